@@ -1,0 +1,67 @@
+import { Behavior, assertNever } from '../runtime';
+import { HiltError, duplicate, notFound, conflict } from '../../src/errors';
+import type { World } from '../world';
+import type { NetworkCommand, NetworkEvent, NetworkState } from './protocol';
+
+export function networkBehavior(world: World): Behavior<NetworkState, NetworkCommand, NetworkEvent> {
+  return {
+    kind: 'network',
+
+    apply(state, e, id) {
+      switch (e.type) {
+        case 'NetworkCreated':
+          return { name: id, owner: e.owner, access: e.access, vlan: e.vlan, dynamic: e.dynamic };
+        case 'NetworkDeleted':
+          return null;
+        case 'AccessGranted':
+          return state && { ...state, access: [...state.access, e.project] };
+        case 'AccessRevoked':
+          return state && { ...state, access: state.access.filter((p) => p !== e.project) };
+        default:
+          return assertNever(e);
+      }
+    },
+
+    decide(state, cmd, id) {
+      switch (cmd.type) {
+        case 'network.create': {
+          if (state) throw duplicate(`network ${id}`);
+          const { owner, access, vlan: wanted } = cmd.spec;
+          const pool = world.vlanPool;
+          // An admin-chosen id outside the pool is not reserved: several networks may share it.
+          if (wanted !== null && !pool.contains(wanted)) {
+            return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false }] };
+          }
+          const vlan = pool.reserve(wanted);
+          if (vlan === null) {
+            throw wanted === null
+              ? new HiltError('AllocationError', 'no free network id is left in the pool')
+              : duplicate(`network id ${wanted}`);
+          }
+          return {
+            events: [{ type: 'NetworkCreated', owner, access, vlan, dynamic: true }],
+            settle: () => pool.release(vlan),
+          };
+        }
+        case 'network.delete':
+          if (!state) throw notFound(`network ${id}`);
+          if (world.rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node or headnode`);
+          return { events: [{ type: 'NetworkDeleted' }] };
+        case 'network.grant':
+          if (!state) throw notFound(`network ${id}`);
+          if (state.access.includes(cmd.project)) throw duplicate(`access of project ${cmd.project} to network ${id}`);
+          return { events: [{ type: 'AccessGranted', project: cmd.project }] };
+        case 'network.revoke':
+          if (!state) throw notFound(`network ${id}`);
+          if (!state.access.includes(cmd.project)) throw notFound(`access of project ${cmd.project} to network ${id}`);
+          if (state.owner === cmd.project) throw conflict(`project ${cmd.project} owns network ${id}`);
+          if (world.rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {
+            throw new HiltError('BlockedError', `a node of project ${cmd.project} is attached to network ${id}`);
+          }
+          return { events: [{ type: 'AccessRevoked', project: cmd.project }] };
+        default:
+          return assertNever(cmd);
+      }
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/** Network actor protocol: the network owns its owner, access list and VLAN id. */
+export interface NetworkState {
+  name: string;
+  /** owning project, or 'admin' */
+  owner: string;
+  /** projects with access; empty = public */
+  access: string[];
+  vlan: number;
+  /** true when the id came from the dynamic pool (not assigned by an admin) */
+  dynamic: boolean;
+}
+
+export interface NetworkCreate {
+  owner: string;
+  access: string[];
+  /** admin-assigned VLAN id, or null for the next free id of the pool */
+  vlan: number | null;
+}
+
+export type NetworkCommand =
+  | { type: 'network.create'; by: string; spec: NetworkCreate }
+  | { type: 'network.delete'; by: string }
+  | { type: 'network.grant'; by: string; project: string }
+  | { type: 'network.revoke'; by: string; project: string };
+
+export type NetworkEvent =
+  | { type: 'NetworkCreated'; owner: string; access: string[]; vlan: number; dynamic: boolean }
+  | { type: 'NetworkDeleted' }
+  | { type: 'AccessGranted'; project: string }
+  | { type: 'AccessRevoked'; project: string };

@@ -1,0 +1,79 @@
+import { open, RootDatabase, Database } from 'lmdb';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, MAX_SEQ } from './engine';
+
+interface StoredEvent { data: unknown; createdAt: number; tags?: string[] }
+interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: number }
+
+/**
+ * nact persistence on one LMDB environment with three named databases:
+ * - `events`    [key, seq] → event   (array keys sort by key then seq: replay is one range read)
+ * - `heads`     key → last seq        (written in the same transaction as the event)
+ * - `snapshots` key → latest snapshot
+ * lmdb-js resolves a write's promise after its transaction is durably committed (no `noSync`),
+ * and writes issued in the same event turn share one commit, so many actors persisting at once
+ * cost one fsync.
+ */
+export class LmdbPersistenceEngine implements PersistenceEngine {
+  private readonly root: RootDatabase;
+  private readonly eventsDb: Database<StoredEvent, [string, number]>;
+  private readonly headsDb: Database<number, string>;
+  private readonly snapshotsDb: Database<StoredSnapshot, string>;
+
+  constructor(path: string, opts: { mapSizeGb?: number } = {}) {
+    this.root = open({ path, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8 });
+    this.eventsDb = this.root.openDB({ name: 'events' });
+    this.headsDb = this.root.openDB({ name: 'heads' });
+    this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
+  }
+
+  events(key: string, offset = 0, limit?: number): PersistedEvent[] {
+    const out: PersistedEvent[] = [];
+    for (const { key: k, value } of this.eventsDb.getRange({ start: [key, offset + 1], end: [key, MAX_SEQ], limit })) {
+      out.push({ data: value.data, sequenceNumber: k[1], key, tags: value.tags ?? [], createdAt: value.createdAt });
+    }
+    return out;
+  }
+
+  persist(event: PersistedEvent): Promise<void> {
+    const key = event.key;
+    const seq = event.sequenceNumber;
+    // Both puts land in the same lmdb-js batch (same turn) and so in one transaction.
+    const a = this.eventsDb.put([key, seq], { data: event.data, createdAt: event.createdAt, tags: event.tags.length ? event.tags : undefined });
+    const b = this.headsDb.put(key, seq);
+    return Promise.all([a, b]).then(() => undefined);
+  }
+
+  async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
+    const s = this.snapshotsDb.get(key);
+    return s ? { data: s.data, sequenceNumber: s.sequenceNumber, key, createdAt: s.createdAt } : undefined;
+  }
+
+  async takeSnapshot(snapshot: PersistedSnapshot): Promise<void> {
+    // A slower, older snapshot must never replace a newer one.
+    await this.snapshotsDb.transaction(() => {
+      const cur = this.snapshotsDb.get(snapshot.key);
+      if (cur && cur.sequenceNumber >= snapshot.sequenceNumber) return;
+      this.snapshotsDb.put(snapshot.key, { data: snapshot.data, sequenceNumber: snapshot.sequenceNumber, createdAt: snapshot.createdAt });
+    });
+  }
+
+  head(key: string): number {
+    return this.headsDb.get(key) ?? 0;
+  }
+
+  keys(prefix: string): string[] {
+    return Array.from(this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) as string[];
+  }
+
+  journal(key: string, limit: number): JournalEntry[] {
+    const out: JournalEntry[] = [];
+    for (const { key: k, value } of this.eventsDb.getRange({ start: [key, MAX_SEQ], end: [key, 0], reverse: true, limit })) {
+      out.push({ sequenceNumber: k[1], createdAt: value.createdAt, data: value.data });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}

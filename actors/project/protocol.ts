@@ -1,0 +1,22 @@
+/**
+ * Project actor protocol. The project is first in the ask order: every call that makes
+ * something refer to project P (a node joins P, a network is created for P or granted to P,
+ * a user joins P) is serialized by P's actor, so project_delete sees them all.
+ */
+import type { NetworkCreate } from '../network/protocol';
+
+export interface ProjectState { name: string }
+
+export type ProjectCommand =
+  | { type: 'project.create'; by: string }
+  | { type: 'project.delete'; by: string }
+  | { type: 'project.connectNode'; by: string; node: string }
+  | { type: 'project.detachNode'; by: string; node: string }
+  | { type: 'project.createNetwork'; by: string; network: string; spec: NetworkCreate }
+  | { type: 'project.grantNetwork'; by: string; network: string }
+  | { type: 'project.addUser'; by: string; user: string }
+  | { type: 'project.removeUser'; by: string; user: string };
+
+export type ProjectEvent =
+  | { type: 'ProjectCreated' }
+  | { type: 'ProjectDeleted' };

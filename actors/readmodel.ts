@@ -1,0 +1,141 @@
+/**
+ * Read models: the committed state of every entity, plus the indexes that lists and
+ * cross-object checks need. Rebuilt from LMDB at start; updated by each actor right after its
+ * commit and before it replies (DESIGN.md rule 5). Nothing here is ever written by a route.
+ * State objects are immutable: an actor's apply() returns new objects, so these maps may share them.
+ */
+import type { ProjectState } from './project/protocol';
+import type { NodeState } from './node/protocol';
+import type { SwitchState, Wire } from './switch/protocol';
+import type { NetworkState } from './network/protocol';
+import type { UserState } from './user/protocol';
+
+/** key → set of members, with empty sets removed. */
+export class SetIndex {
+  private readonly map = new Map<string, Set<string>>();
+  add(key: string, member: string): void {
+    let s = this.map.get(key);
+    if (!s) this.map.set(key, (s = new Set()));
+    s.add(member);
+  }
+  delete(key: string, member: string): void {
+    const s = this.map.get(key);
+    if (s && s.delete(member) && s.size === 0) this.map.delete(key);
+  }
+  get(key: string): ReadonlySet<string> {
+    return this.map.get(key) ?? EMPTY;
+  }
+  has(key: string): boolean {
+    return this.map.has(key);
+  }
+}
+const EMPTY: ReadonlySet<string> = new Set();
+
+export const nicKey = (node: string, nic: string) => `${node}\u0000${nic}`;
+
+export interface PortRef { switch: string; port: string }
+
+/** A completed attachment of a network to a node's nic. */
+export interface Attachment { node: string; nic: string; channel: string; project: string }
+
+export class ReadModel {
+  readonly projects = new Map<string, ProjectState>();
+
+  readonly nodes = new Map<string, NodeState>();
+  readonly freeNodes = new Set<string>();
+  readonly nodesByProject = new SetIndex();
+  /** network → nicKey → completed attachment */
+  readonly attachmentsByNetwork = new Map<string, Map<string, Attachment>>();
+
+  readonly switches = new Map<string, SwitchState>();
+  /** nicKey(node, nic) → the port it is wired to */
+  readonly wiring = new Map<string, PortRef>();
+
+  readonly networks = new Map<string, NetworkState>();
+  /** project → networks whose access list contains it */
+  readonly networksByAccess = new SetIndex();
+  /** project → networks it owns */
+  readonly networksByOwner = new SetIndex();
+  /** dynamically allocated VLAN id → network */
+  readonly dynamicVlans = new Map<number, string>();
+
+  readonly users = new Map<string, UserState>();
+  readonly membersByProject = new SetIndex();
+
+  commitProject(id: string, _prev: ProjectState | null, next: ProjectState | null): void {
+    if (next) this.projects.set(id, next);
+    else this.projects.delete(id);
+  }
+
+  commitNode(id: string, prev: NodeState | null, next: NodeState | null): void {
+    this.indexAttachments(id, prev, false);
+    this.indexAttachments(id, next, true);
+    if (prev?.project) this.nodesByProject.delete(prev.project, id);
+    this.freeNodes.delete(id);
+    if (next) {
+      this.nodes.set(id, next);
+      if (next.project) this.nodesByProject.add(next.project, id);
+      else this.freeNodes.add(id);
+    } else {
+      this.nodes.delete(id);
+    }
+  }
+
+  private indexAttachments(id: string, node: NodeState | null, add: boolean): void {
+    if (!node) return;
+    for (const [nic, st] of Object.entries(node.nics)) {
+      for (const [channel, network] of Object.entries(st.networks)) {
+        let m = this.attachmentsByNetwork.get(network);
+        if (add) {
+          if (!m) this.attachmentsByNetwork.set(network, (m = new Map()));
+          m.set(nicKey(id, nic), { node: id, nic, channel, project: node.project ?? '' });
+        } else if (m) {
+          m.delete(nicKey(id, nic));
+          if (!m.size) this.attachmentsByNetwork.delete(network);
+        }
+      }
+    }
+  }
+
+  attachmentsOf(network: string): Attachment[] {
+    return [...(this.attachmentsByNetwork.get(network)?.values() ?? [])];
+  }
+
+  commitSwitch(id: string, prev: SwitchState | null, next: SwitchState | null): void {
+    const wires = (s: SwitchState | null): [string, Wire][] =>
+      s ? (Object.entries(s.ports).filter(([, w]) => w) as [string, Wire][]) : [];
+    for (const [, w] of wires(prev)) this.wiring.delete(nicKey(w.node, w.nic));
+    for (const [port, w] of wires(next)) this.wiring.set(nicKey(w.node, w.nic), { switch: id, port });
+    if (next) this.switches.set(id, next);
+    else this.switches.delete(id);
+  }
+
+  commitNetwork(id: string, prev: NetworkState | null, next: NetworkState | null): void {
+    if (prev) {
+      for (const p of prev.access) this.networksByAccess.delete(p, id);
+      if (prev.owner !== 'admin') this.networksByOwner.delete(prev.owner, id);
+      if (prev.dynamic) this.dynamicVlans.delete(prev.vlan);
+    }
+    if (next) {
+      for (const p of next.access) this.networksByAccess.add(p, id);
+      if (next.owner !== 'admin') this.networksByOwner.add(next.owner, id);
+      if (next.dynamic) this.dynamicVlans.set(next.vlan, id);
+      this.networks.set(id, next);
+    } else {
+      this.networks.delete(id);
+    }
+  }
+
+  commitUser(id: string, prev: UserState | null, next: UserState | null): void {
+    for (const p of prev?.projects ?? []) this.membersByProject.delete(p, id);
+    for (const p of next?.projects ?? []) this.membersByProject.add(p, id);
+    if (next) this.users.set(id, next);
+    else this.users.delete(id);
+  }
+
+  /** Is `user` an admin or a member of `project`? */
+  canAccessProject(user: string, project: string): boolean {
+    const u = this.users.get(user);
+    return !!u && (u.isAdmin || u.projects.includes(project));
+  }
+}

@@ -1,0 +1,23 @@
+/** User actor protocol (database auth extension): the user owns its password hash, admin flag and memberships. */
+export interface UserState {
+  name: string;
+  /** scrypt hash (src/auth/password.ts); never returned, redacted in inspection */
+  passwordHash: string;
+  isAdmin: boolean;
+  projects: string[];
+}
+
+export type UserCommand =
+  | { type: 'user.create'; by: string; passwordHash: string; isAdmin: boolean }
+  | { type: 'user.delete'; by: string }
+  | { type: 'user.setAdmin'; by: string; isAdmin: boolean }
+  /** from the project actor (project → user) */
+  | { type: 'user.join'; by: string; project: string }
+  | { type: 'user.leave'; by: string; project: string; ifMember?: boolean };
+
+export type UserEvent =
+  | { type: 'UserCreated'; passwordHash: string; isAdmin: boolean }
+  | { type: 'UserDeleted' }
+  | { type: 'UserAdminSet'; isAdmin: boolean }
+  | { type: 'UserJoined'; project: string }
+  | { type: 'UserLeft'; project: string };

@@ -1,0 +1,125 @@
+/**
+ * buildApp: the fastify instance with every route, no port opened (server.ts listens).
+ * Request handling order: parse body → validate (400) → authenticate (401) → route handler,
+ * whose checks follow decisions.md's per-call order.
+ */
+import Fastify, { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { HiltError, badArgument, ERROR_STATUS } from './errors';
+import { Authenticator, Caller } from './auth/basic';
+import type { World } from '../actors/world';
+import type { Config } from './config';
+import type { PowerControl } from '../actors/node/power';
+import { projectRoutes } from './routes/projects';
+import { nodeRoutes } from './routes/nodes';
+import { switchRoutes } from './routes/switches';
+import { networkRoutes } from './routes/networks';
+import { userRoutes } from './routes/users';
+import { adminRoutes } from './routes/admin';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller;
+  }
+  interface FastifyInstance {
+    hilt: Hilt;
+  }
+}
+
+/** Everything a route needs. */
+export interface Hilt {
+  world: World;
+  config: Config;
+  auth: Authenticator;
+  power: PowerControl;
+}
+
+export interface AppOptions {
+  world: World;
+  config: Config;
+  power: PowerControl;
+  logger?: FastifyServerOptions['logger'];
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Bodies are JSON whatever the Content-Type (HIL's client sends none); empty means {}. */
+function parseJsonObject(_req: FastifyRequest, raw: Buffer, done: (err: Error | null, body?: unknown) => void): void {
+  if (raw.length === 0) return done(null, {});
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(raw));
+  } catch {
+    return done(badArgument('the request body is not valid UTF-8 JSON'));
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return done(badArgument('the request body must be a JSON object'));
+  done(null, value);
+}
+
+/** A GET must not carry a body (decisions.md §2); fastify does not read GET bodies, so look. */
+async function rejectGetBody(req: FastifyRequest): Promise<void> {
+  const len = req.headers['content-length'];
+  if (len !== undefined && len !== '0') throw badArgument('a GET request must not have a body');
+  if (req.headers['transfer-encoding']) {
+    for await (const chunk of req.raw) if ((chunk as Buffer).length) throw badArgument('a GET request must not have a body');
+  }
+}
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: 1024 * 1024,
+    maxParamLength: 1000,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    routerOptions: { ignoreTrailingSlash: false },
+  } as FastifyServerOptions);
+
+  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power };
+  app.decorate('hilt', hilt);
+  app.decorateRequest('caller', null as unknown as Caller);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonObject);
+
+  app.addHook('preValidation', async (req) => {
+    if (req.method === 'GET' || req.method === 'HEAD') await rejectGetBody(req);
+    else if (req.body === undefined || req.body === null) req.body = {};
+  });
+  // Runs after validation: a bad request is a 400 even for an unauthenticated caller.
+  app.addHook('preHandler', async (req) => {
+    req.caller = await hilt.auth.authenticate(req.headers.authorization);
+  });
+
+  app.setErrorHandler((err: Error & { validation?: unknown; statusCode?: number; code?: string }, req, reply) => {
+    if (err instanceof HiltError) {
+      if (err.status >= 500) req.log.error({ err }, 'request failed');
+      const msg = err.type === 'ServerError' ? 'internal error; see the service log' : err.message;
+      return reply.code(err.status).send({ type: err.type, msg });
+    }
+    if (err.validation) return reply.code(400).send({ type: 'BadArgumentError', msg: err.message });
+    if (err.statusCode === 413) return reply.code(413).send({ type: 'RequestTooLargeError', msg: err.message });
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode === 404 ? 404 : 400).send({ type: err.statusCode === 404 ? 'NotFoundError' : 'BadArgumentError', msg: err.message });
+    }
+    req.log.error({ err }, 'unexpected error');
+    return reply.code(500).send({ type: 'ServerError', msg: 'internal error; see the service log' });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${req.url.split('?')[0]}` });
+  });
+
+  const routes = async (scope: FastifyInstance) => {
+    await scope.register(projectRoutes);
+    await scope.register(nodeRoutes);
+    await scope.register(switchRoutes);
+    await scope.register(networkRoutes);
+    await scope.register(userRoutes);
+    await scope.register(adminRoutes);
+  };
+  await app.register(routes);
+  // HIL v0.3+ clients use the /v0 prefix (decisions.md §11).
+  await app.register(routes, { prefix: '/v0' });
+  await app.ready();
+  return app;
+}
+
+export { ERROR_STATUS };

@@ -1,0 +1,82 @@
+/**
+ * Configuration: defaults, then an optional JSON file (HILT_CONFIG), then the environment.
+ * The environment wins over the file.
+ */
+import { readFileSync } from 'node:fs';
+import type { VlanRange } from '../actors/network/pool';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  vlanPool: VlanRange[];
+  /** Only the database backend exists (decisions.md: every call needs authentication). */
+  authBackend: 'database';
+  adminUser: string;
+  /** unset: a password is generated and printed once at the first start */
+  adminPassword?: string;
+  baseImages: string[];
+  mockSwitchDelayMs: number;
+  ipmiCipherSuite?: string;
+  obmTimeoutMs: number;
+  logLevel: string;
+  /** entity actors idle this long go to sleep (they wake from LMDB on demand) */
+  actorIdleMs: number;
+  askTimeoutMs: number;
+}
+
+export const DEFAULTS: Config = {
+  host: '127.0.0.1',
+  port: 5000,
+  dataDir: './data',
+  vlanPool: [[1000, 1999]],
+  authBackend: 'database',
+  adminUser: 'admin',
+  baseImages: ['base-headnode'],
+  mockSwitchDelayMs: 0,
+  obmTimeoutMs: 10_000,
+  logLevel: 'info',
+  actorIdleMs: 60_000,
+  askTimeoutMs: 30_000,
+};
+
+/** "1000-1999,3000-3099" → [[1000,1999],[3000,3099]]; ids must lie in 1..4096. */
+export function parseVlanPool(text: string): VlanRange[] {
+  return text.split(',').map((part) => {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(part);
+    if (!m) throw new Error(`bad VLAN pool range "${part}" (expected e.g. 1000-1999)`);
+    const lo = Number(m[1]);
+    const hi = Number(m[2] ?? m[1]);
+    if (lo < 1 || hi > 4096 || lo > hi) throw new Error(`bad VLAN pool range "${part}" (ids are 1..4096)`);
+    return [lo, hi] as VlanRange;
+  });
+}
+
+function int(name: string, v: string): number {
+  if (!/^\d+$/.test(v)) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
+  return Number(v);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cfg: Config = { ...DEFAULTS };
+  if (env.HILT_CONFIG) {
+    const file = JSON.parse(readFileSync(env.HILT_CONFIG, 'utf8')) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(file)) {
+      if (!(k in DEFAULTS) && k !== 'adminPassword' && k !== 'ipmiCipherSuite') throw new Error(`unknown setting "${k}" in ${env.HILT_CONFIG}`);
+      (cfg as unknown as Record<string, unknown>)[k] = k === 'vlanPool' && typeof v === 'string' ? parseVlanPool(v) : v;
+    }
+  }
+  if (env.HILT_HOST) cfg.host = env.HILT_HOST;
+  if (env.HILT_PORT) cfg.port = int('HILT_PORT', env.HILT_PORT);
+  if (env.HILT_DATA_DIR) cfg.dataDir = env.HILT_DATA_DIR;
+  if (env.HILT_VLAN_POOL) cfg.vlanPool = parseVlanPool(env.HILT_VLAN_POOL);
+  if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
+  if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
+  if (env.HIL_BASE_IMG) cfg.baseImages = env.HIL_BASE_IMG.split(',').map((s) => s.trim()).filter(Boolean);
+  if (env.HILT_MOCK_SWITCH_DELAY_MS) cfg.mockSwitchDelayMs = int('HILT_MOCK_SWITCH_DELAY_MS', env.HILT_MOCK_SWITCH_DELAY_MS);
+  if (env.HILT_IPMI_CIPHER_SUITE) cfg.ipmiCipherSuite = env.HILT_IPMI_CIPHER_SUITE;
+  if (env.HILT_OBM_TIMEOUT_MS) cfg.obmTimeoutMs = int('HILT_OBM_TIMEOUT_MS', env.HILT_OBM_TIMEOUT_MS);
+  if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;
+  if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
+  return cfg;
+}

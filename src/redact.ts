@@ -1,0 +1,15 @@
+/** Secrets never leave the service: replace them wherever state or events are shown or logged. */
+const SECRET_KEY = /password|secret|token/i;
+
+export const REDACTED = '[redacted]';
+
+export function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? REDACTED : redact(v)]));
+  }
+  return value;
+}
+
+/** pino redact paths for request logging. */
+export const LOG_REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', '*.password', '*.passwordHash', '*.obm.password'];

@@ -1,0 +1,57 @@
+/**
+ * Operator inspection (admin only): live actors and their mailboxes, an entity's committed
+ * state and sequence number, and its journal (the audit trail: who did what, when).
+ * Secrets are redacted everywhere.
+ */
+import { FastifyInstance } from 'fastify';
+import * as S from '../schemas/admin';
+import { redact } from '../redact';
+import { requireAdmin, found } from './guard';
+import { SWITCH_TYPES } from '../../drivers/switch/registry';
+import { OBM_TYPES } from '../../drivers/obm/registry';
+
+type KI = { kind: string; id: string };
+
+export async function adminRoutes(app: FastifyInstance): Promise<void> {
+  const { world } = app.hilt;
+  const rt = world.runtime;
+  const registry = (kind: string) => found(rt.registry(kind), `actor kind ${kind}`);
+
+  app.get('/admin/actors', { schema: S.listActors }, async (req) => {
+    requireAdmin(req.caller);
+    return Object.fromEntries(rt.kindNames().map((k) => [k, rt.registry(k)!.liveActors()]));
+  });
+
+  app.get<{ Params: KI }>('/admin/actors/:kind/:id', { schema: S.showActor }, async (req) => {
+    requireAdmin(req.caller);
+    const reg = registry(req.params.kind);
+    const { id } = req.params;
+    const sequenceNumber = world.engine.head(reg.key(id));
+    if (!sequenceNumber) found(undefined, `${reg.kind} ${id}`);
+    return {
+      kind: reg.kind,
+      id,
+      live: reg.isLive(id),
+      sequenceNumber,
+      state: redact(await reg.recoverState(id)),
+    };
+  });
+
+  app.get<{ Params: KI; Querystring: { limit?: string } }>('/admin/actors/:kind/:id/journal', { schema: S.journal }, async (req) => {
+    requireAdmin(req.caller);
+    const reg = registry(req.params.kind);
+    const entries = world.engine.journal(reg.key(req.params.id), Number(req.query.limit ?? 100));
+    if (!entries.length) found(undefined, `${reg.kind} ${req.params.id}`);
+    return entries.map((e) => {
+      const { by, at, ...event } = e.data as { by?: string; at?: number; type: string };
+      return { sequenceNumber: e.sequenceNumber, at: new Date(at ?? e.createdAt).toISOString(), by: by ?? null, event: redact(event) };
+    });
+  });
+
+  // list_active_extensions (decisions.md §12)
+  app.get('/active_extensions', { schema: S.noQueryOnly }, async (req) => {
+    requireAdmin(req.caller);
+    const obm = Object.keys(OBM_TYPES).map((k) => `hilt.obm.${k}`);
+    return ['hilt.auth.database', ...obm, ...Object.values(SWITCH_TYPES).map((t) => t.extension)];
+  });
+}

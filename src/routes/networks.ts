@@ -1,0 +1,125 @@
+import { FastifyInstance } from 'fastify';
+import * as S from '../schemas/networks';
+import { badArgument, duplicate, notFound, unauthorized } from '../errors';
+import { requireAdmin, requireProject, found, isMember } from './guard';
+import type { Caller } from '../auth/basic';
+import type { NetworkState } from '../../actors/network/protocol';
+
+type W = { network: string };
+type WP = { network: string; project: string };
+
+/** net_id: a decimal integer 1..4096, or "" for the next free id of the pool. */
+function parseNetId(netId: string): number | null {
+  if (netId === '') return null;
+  if (!/^[0-9]{1,4}$/.test(netId) || Number(netId) < 1 || Number(netId) > 4096) {
+    throw badArgument(`net_id must be "" or a VLAN id from 1 to 4096, got "${netId}"`);
+  }
+  return Number(netId);
+}
+
+/** May the caller manage the network as its owner (admin, or a member of the owning project)? */
+function isOwner(c: Caller, net: NetworkState): boolean {
+  return c.isAdmin || (net.owner !== 'admin' && c.projects.includes(net.owner));
+}
+
+export async function networkRoutes(app: FastifyInstance): Promise<void> {
+  const { world } = app.hilt;
+  const rm = world.rm;
+  const net = (name: string) => found(rm.networks.get(name), `network ${name}`);
+
+  app.put<{ Params: W; Body: { owner: string; access: string; net_id: string } }>('/network/:network', { schema: S.createNetwork }, async (req) => {
+    const { network } = req.params;
+    const { owner, access, net_id } = req.body;
+    const c = req.caller;
+    // decisions.md §7: an existing name is a 409 before any authorization.
+    if (rm.networks.has(network)) throw duplicate(`network ${network}`);
+    let vlan: number | null;
+    if (owner !== 'admin') {
+      found(rm.projects.get(owner), `project ${owner}`);
+      requireProject(c, owner);
+      if (access !== owner || net_id !== '') {
+        if (!c.isAdmin) throw unauthorized('a project may only create networks it owns, with access for itself and no net_id');
+        throw badArgument('a project-owned network must have access equal to its owner and net_id ""');
+      }
+      vlan = null;
+    } else {
+      requireAdmin(c);
+      if (access !== '') found(rm.projects.get(access), `project ${access}`);
+      vlan = parseNetId(net_id);
+    }
+    const spec = { owner, access: access === '' ? [] : [access], vlan };
+    // A network that names a project is created through that project's mailbox, so a
+    // concurrent project_delete cannot miss it.
+    if (access === '') await world.networks.ask(network, { type: 'network.create', by: c.user, spec });
+    else await world.projects.ask(access, { type: 'project.createNetwork', by: c.user, network, spec });
+  });
+
+  app.delete<{ Params: W }>('/network/:network', { schema: S.deleteNetwork }, async (req) => {
+    const n = net(req.params.network);
+    if (!isOwner(req.caller, n)) throw unauthorized(`only the owner of network ${n.name} may delete it`);
+    await world.networks.ask(n.name, { type: 'network.delete', by: req.caller.user });
+  });
+
+  app.get<{ Params: W }>('/network/:network', { schema: S.showNetwork }, async (req) => {
+    const n = net(req.params.network);
+    const c = req.caller;
+    if (n.access.length && !c.isAdmin && !n.access.some((p) => c.projects.includes(p))) {
+      throw unauthorized(`network ${n.name} is not visible to you`);
+    }
+    return {
+      name: n.name,
+      channels: ['vlan/native', `vlan/${n.vlan}`],
+      owner: n.owner,
+      access: n.access.length ? n.access : null,
+    };
+  });
+
+  app.get('/networks', { schema: S.listNetworks }, async (req) => {
+    requireAdmin(req.caller);
+    const out: Record<string, { network_id: string; projects: string[] | null }> = {};
+    for (const n of rm.networks.values()) {
+      out[n.name] = { network_id: String(n.vlan), projects: n.access.length ? n.access : null };
+    }
+    return out;
+  });
+
+  app.get<{ Params: W; Querystring: { project?: string } }>('/network/:network/attachments', { schema: S.attachments }, async (req) => {
+    const n = net(req.params.network);
+    const c = req.caller;
+    const q = req.query.project;
+    if (q === undefined) {
+      if (!isOwner(c, n)) throw unauthorized(`only the owner of network ${n.name} may list all its attachments`);
+    } else {
+      found(rm.projects.get(q), `project ${q}`);
+      if (!isOwner(c, n) && !(n.access.includes(q) && c.projects.includes(q))) {
+        throw unauthorized(`you may not list attachments of project ${q}`);
+      }
+    }
+    const out: Record<string, { nic: string; channel: string; project: string }> = {};
+    for (const a of rm.attachmentsOf(n.name)) {
+      if (q === undefined || a.project === q) out[a.node] = { nic: a.nic, channel: a.channel, project: a.project };
+    }
+    return out;
+  });
+
+  app.put<{ Params: WP }>('/network/:network/access/:project', { schema: S.access }, async (req) => {
+    const n = net(req.params.network);
+    const { project } = req.params;
+    found(rm.projects.get(project), `project ${project}`);
+    if (!isOwner(req.caller, n)) throw unauthorized(`only the owner of network ${n.name} may grant access to it`);
+    // Granting makes something refer to the project: serialize it through the project.
+    await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name });
+  });
+
+  app.delete<{ Params: WP }>('/network/:network/access/:project', { schema: S.access }, async (req) => {
+    const n = net(req.params.network);
+    const { project } = req.params;
+    const c = req.caller;
+    found(rm.projects.get(project), `project ${project}`);
+    if (n.access.length && !isOwner(c, n) && !(n.access.includes(project) && isMember(c, project))) {
+      throw unauthorized(`you may not revoke access of project ${project} to network ${n.name}`);
+    }
+    if (!n.access.includes(project)) throw notFound(`access of project ${project} to network ${n.name}`);
+    await world.networks.ask(n.name, { type: 'network.revoke', by: c.user, project });
+  });
+}

@@ -1,0 +1,89 @@
+import { FastifyInstance } from 'fastify';
+import * as S from '../schemas/nodes';
+import { badArgument, duplicate } from '../errors';
+import { nicKey } from '../../actors/readmodel';
+import { validateObm } from '../../drivers/obm/registry';
+import { requireAdmin, requireProject, found } from './guard';
+import type { Caller } from '../auth/basic';
+import type { NodeState } from '../../actors/node/protocol';
+
+type N = { node: string };
+type NN = { node: string; nic: string };
+
+export async function nodeRoutes(app: FastifyInstance): Promise<void> {
+  const { world, power } = app.hilt;
+  const rm = world.rm;
+
+  /** Power calls (decisions.md §3): a free node is the admin's; an assigned one its project's too. */
+  function powerTarget(caller: Caller, name: string): NodeState {
+    const node = found(rm.nodes.get(name), `node ${name}`);
+    if (node.project) requireProject(caller, node.project);
+    else requireAdmin(caller);
+    return node;
+  }
+
+  app.put<{ Params: N; Body: { obm: Record<string, unknown>; metadata?: Record<string, unknown> } }>('/node/:node', { schema: S.registerNode }, async (req) => {
+    requireAdmin(req.caller);
+    const { node } = req.params;
+    if (rm.nodes.has(node)) throw duplicate(`node ${node}`);
+    const obm = validateObm(req.body.obm);
+    if (typeof obm === 'string') throw badArgument(obm);
+    await world.nodes.ask(node, { type: 'node.register', by: req.caller.user, obm, metadata: req.body.metadata });
+  });
+
+  app.delete<{ Params: N }>('/node/:node', { schema: S.deleteNode }, async (req) => {
+    requireAdmin(req.caller);
+    await world.nodes.ask(req.params.node, { type: 'node.delete', by: req.caller.user });
+  });
+
+  app.put<{ Params: NN; Body: { macaddr: string } }>('/node/:node/nic/:nic', { schema: S.registerNic }, async (req) => {
+    requireAdmin(req.caller);
+    await world.nodes.ask(req.params.node, { type: 'node.registerNic', by: req.caller.user, nic: req.params.nic, macaddr: req.body.macaddr });
+  });
+
+  app.delete<{ Params: NN }>('/node/:node/nic/:nic', { schema: S.deleteNic }, async (req) => {
+    requireAdmin(req.caller);
+    await world.nodes.ask(req.params.node, { type: 'node.deleteNic', by: req.caller.user, nic: req.params.nic });
+  });
+
+  app.post<{ Params: N; Body: { force?: boolean } }>('/node/:node/power_cycle', { schema: S.powerCycle }, async (req) => {
+    const node = powerTarget(req.caller, req.params.node);
+    await power.cycle(node.name, node.obm, req.body.force ?? false);
+  });
+
+  app.post<{ Params: N }>('/node/:node/power_off', { schema: S.powerOff }, async (req) => {
+    const node = powerTarget(req.caller, req.params.node);
+    await power.off(node.name, node.obm);
+  });
+
+  app.get<{ Params: N }>('/node/:node/power_status', { schema: S.powerStatus }, async (req) => {
+    const node = powerTarget(req.caller, req.params.node);
+    return { power_status: await power.status(node.name, node.obm) };
+  });
+
+  app.get<{ Params: { is_free: 'all' | 'free' } }>('/nodes/:is_free', { schema: S.listNodes }, async (req) => {
+    return req.params.is_free === 'free' ? [...rm.freeNodes] : [...rm.nodes.keys()];
+  });
+
+  app.get<{ Params: N }>('/node/:node', { schema: S.showNode }, async (req) => {
+    const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
+    if (node.project) requireProject(req.caller, node.project);
+    const admin = req.caller.isAdmin;
+    return {
+      name: node.name,
+      project: node.project,
+      nics: Object.entries(node.nics).map(([label, nic]) => {
+        const out: Record<string, unknown> = { label, macaddr: nic.macaddr, networks: nic.networks };
+        if (admin) {
+          // Wiring is for operators only (decisions.md §5).
+          const port = rm.wiring.get(nicKey(node.name, label));
+          out.port = port?.port ?? null;
+          out.switch = port?.switch ?? null;
+        }
+        return out;
+      }),
+      ...(node.metadata ? { metadata: node.metadata } : {}),
+    };
+  });
+
+}

@@ -1,0 +1,104 @@
+import { FastifyInstance } from 'fastify';
+import * as S from '../schemas/switches';
+import { badArgument, duplicate, notFound } from '../errors';
+import { validateSwitch, SWITCH_TYPES } from '../../drivers/switch/registry';
+import { requireAdmin, found } from './guard';
+import type { SwitchState } from '../../actors/switch/protocol';
+
+type Sw = { switch: string };
+type Port = { switch: string; '*': string };
+
+/** POST actions on a port: the port name is what precedes the action's path segment. */
+const PORT_ACTIONS = ['connect_nic', 'detach_nic'] as const;
+type PortAction = (typeof PORT_ACTIONS)[number];
+
+function splitAction(rest: string): { port: string; action: PortAction } | null {
+  for (const action of PORT_ACTIONS) {
+    const suffix = `/${action}`;
+    if (rest.endsWith(suffix) && rest.length > suffix.length) return { port: rest.slice(0, -suffix.length), action };
+  }
+  return null;
+}
+
+export async function switchRoutes(app: FastifyInstance): Promise<void> {
+  const { world } = app.hilt;
+  const rm = world.rm;
+
+  const sw = (name: string): SwitchState => found(rm.switches.get(name), `switch ${name}`);
+  const port = (s: SwitchState, name: string) => {
+    if (!(name in s.ports)) throw notFound(`port ${name} of switch ${s.name}`);
+    return s.ports[name];
+  };
+
+  app.put<{ Params: Sw; Body: Record<string, unknown> }>('/switch/:switch', { schema: S.registerSwitch }, async (req) => {
+    requireAdmin(req.caller);
+    if (rm.switches.has(req.params.switch)) throw duplicate(`switch ${req.params.switch}`);
+    const v = validateSwitch(req.body);
+    if (typeof v === 'string') throw badArgument(v);
+    await world.switches.ask(req.params.switch, { type: 'switch.register', by: req.caller.user, switchType: v.type, fields: v.fields });
+  });
+
+  app.delete<{ Params: Sw }>('/switch/:switch', { schema: S.deleteSwitch }, async (req) => {
+    requireAdmin(req.caller);
+    await world.switches.ask(req.params.switch, { type: 'switch.delete', by: req.caller.user });
+  });
+
+  app.get('/switches', { schema: S.listSwitches }, async (req) => {
+    requireAdmin(req.caller);
+    return [...rm.switches.keys()];
+  });
+
+  app.get<{ Params: Sw }>('/switch/:switch', { schema: S.showSwitch }, async (req) => {
+    requireAdmin(req.caller);
+    const s = sw(req.params.switch);
+    return { name: s.name, ports: Object.keys(s.ports) };
+  });
+
+  app.put<{ Params: Port }>('/switch/:switch/port/*', { schema: S.portNoBody }, async (req) => {
+    requireAdmin(req.caller);
+    const s = sw(req.params.switch);
+    const name = req.params['*'];
+    if (name in s.ports) throw duplicate(`port ${name} of switch ${s.name}`);
+    const info = SWITCH_TYPES[s.type];
+    if (info && !info.portName.test(name)) throw badArgument(`"${name}" is not a valid port name for ${s.type}`);
+    await world.switches.ask(s.name, { type: 'switch.registerPort', by: req.caller.user, port: name });
+  });
+
+  app.delete<{ Params: Port }>('/switch/:switch/port/*', { schema: S.portNoBody }, async (req) => {
+    requireAdmin(req.caller);
+    await world.switches.ask(req.params.switch, { type: 'switch.deletePort', by: req.caller.user, port: req.params['*'] });
+  });
+
+  // show_port (decisions.md §12)
+  app.get<{ Params: Port }>('/switch/:switch/port/*', { schema: S.showPort }, async (req) => {
+    requireAdmin(req.caller);
+    const wire = port(sw(req.params.switch), req.params['*']);
+    if (!wire) return {};
+    return { node: wire.node, nic: wire.nic, networks: rm.nodes.get(wire.node)?.nics[wire.nic]?.networks ?? {} };
+  });
+
+  app.post<{ Params: Port; Body: Record<string, unknown> }>('/switch/:switch/port/*', { schema: S.portAction }, async (req, reply) => {
+    const split = splitAction(req.params['*']);
+    if (!split) return reply.callNotFound();
+    if (split.action === 'connect_nic') {
+      const problem = S.checkConnectNicBody(req.body);
+      if (problem) throw badArgument(problem);
+    } else if (Object.keys(req.body).length) {
+      throw badArgument(`${split.action} takes no request body`);
+    }
+    // Validation passed: only now may the caller's identity matter (decisions.md §2).
+    requireAdmin(req.caller);
+    const s = sw(req.params.switch);
+    const wire = port(s, split.port);
+    if (split.action === 'connect_nic') {
+      const { node, nic } = req.body as { node: string; nic: string };
+      const n = found(rm.nodes.get(node), `node ${node}`);
+      found(n.nics[nic], `nic ${nic} of node ${node}`);
+      await world.nodes.ask(node, { type: 'node.wireNic', by: req.caller.user, nic, switch: s.name, port: split.port });
+    } else {
+      if (!wire) throw notFound(`a nic connection of port ${split.port} of switch ${s.name}`);
+      await world.nodes.ask(wire.node, { type: 'node.unwireNic', by: req.caller.user, nic: wire.nic, switch: s.name, port: split.port });
+    }
+  });
+
+}

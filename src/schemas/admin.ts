@@ -1,0 +1,13 @@
+import { params, noQuery } from './common';
+
+export const listActors = { querystring: noQuery } as const;
+export const showActor = { params: params('kind', 'id'), querystring: noQuery } as const;
+export const journal = {
+  params: params('kind', 'id'),
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { limit: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' } },
+  },
+} as const;
+export const noQueryOnly = { querystring: noQuery } as const;

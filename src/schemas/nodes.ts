@@ -1,0 +1,18 @@
+import { params, body, noBody, noQuery, str, bool } from './common';
+
+export const registerNode = {
+  params: params('node'),
+  body: body(['obm'], { obm: { type: 'object' }, metadata: { type: 'object' } }),
+  querystring: noQuery,
+} as const;
+export const deleteNode = { params: params('node'), body: noBody, querystring: noQuery } as const;
+export const registerNic = { params: params('node', 'nic'), body: body(['macaddr'], { macaddr: str }), querystring: noQuery } as const;
+export const deleteNic = { params: params('node', 'nic'), body: noBody, querystring: noQuery } as const;
+export const powerCycle = { params: params('node'), body: body([], { force: bool }), querystring: noQuery } as const;
+export const powerOff = { params: params('node'), body: noBody, querystring: noQuery } as const;
+export const powerStatus = { params: params('node'), querystring: noQuery } as const;
+export const listNodes = {
+  params: { type: 'object', required: ['is_free'], properties: { is_free: { type: 'string', enum: ['all', 'free'] } } },
+  querystring: noQuery,
+} as const;
+export const showNode = { params: params('node'), querystring: noQuery } as const;

@@ -1,0 +1,40 @@
+/** The hilt process: configuration from the environment, pino JSON logs, graceful SIGTERM. */
+import { loadConfig } from './config';
+import { startService } from './service';
+import { LOG_REDACT_PATHS } from './redact';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
+  const svc = await startService(config, { logger });
+  const log = svc.app.log;
+  if (svc.generatedAdminPassword) {
+    // Printed once, on the terminal only: it is not a log line and is never stored in clear.
+    process.stdout.write(
+      `\nhilt: created the bootstrap admin "${config.adminUser}" with password: ${svc.generatedAdminPassword}\n` +
+        'hilt: this password is shown only now; set HILT_ADMIN_PASSWORD before the first start to choose it.\n\n',
+    );
+  }
+  log.info({ url: svc.url, dataDir: config.dataDir, vlanPool: config.vlanPool }, 'hilt is ready');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    svc.close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`hilt: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
