@@ -68,9 +68,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: 1024 * 1024,
-    maxParamLength: 1000,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
-    routerOptions: { ignoreTrailingSlash: false },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
   } as FastifyServerOptions);
 
   const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power };

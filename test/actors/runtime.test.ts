@@ -1,0 +1,108 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { World } from '../../actors/world';
+import { LmdbPersistenceEngine } from '../../actors/persistence/lmdb';
+import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
+import { PersistenceEngine } from '../../actors/persistence/engine';
+import { HiltError } from '../../src/errors';
+
+const obm = { type: 'mock', host: 'h', user: 'u', password: 'p' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('NodeActor and the actor runtime', () => {
+  let dir: string;
+  let engine: PersistenceEngine;
+  let world: World;
+  const open = (idleMs = 60_000) => {
+    engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    world = new World(engine, { vlanPool: [[1000, 1009]], idleMs });
+    return world;
+  };
+
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-rt-')); });
+  afterEach(async () => {
+    await world.close();
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('replays persisted events on startup (read models and woken actors agree)', async () => {
+    open();
+    await world.nodes.ask('n1', { type: 'node.register', by: 'admin', obm });
+    await world.nodes.ask('n1', { type: 'node.registerNic', by: 'admin', nic: 'eth0', macaddr: 'm' });
+    await world.projects.ask('p', { type: 'project.create', by: 'admin' });
+    await world.projects.ask('p', { type: 'project.connectNode', by: 'admin', node: 'n1' });
+    await world.close();
+    await engine.close();
+
+    open();
+    await world.rebuild();
+    expect(world.rm.nodes.get('n1')?.project).to.equal('p');
+    expect(world.rm.nodes.get('n1')?.nics.eth0.macaddr).to.equal('m');
+    expect([...world.rm.nodesByProject.get('p')]).to.deep.equal(['n1']);
+    // A woken actor recovers the same state: a second assignment is refused.
+    const err = await world.projects.ask('p', { type: 'project.connectNode', by: 'admin', node: 'n1' }).catch((e) => e);
+    expect(err).to.be.instanceOf(HiltError);
+    expect((err as HiltError).status).to.equal(409);
+  });
+
+  it('spawns actors on demand and stops them when idle; they wake again from LMDB', async () => {
+    open(100);
+    await world.nodes.ask('n1', { type: 'node.register', by: 'admin', obm });
+    expect(world.nodes.isLive('n1')).to.equal(true);
+    await sleep(400);
+    expect(world.nodes.isLive('n1')).to.equal(false);
+    await world.nodes.ask('n1', { type: 'node.registerNic', by: 'admin', nic: 'eth1', macaddr: 'x' });
+    expect(world.nodes.isLive('n1')).to.equal(true);
+    expect(Object.keys(world.rm.nodes.get('n1')!.nics)).to.deep.equal(['eth1']);
+    expect(engine.head('node:n1')).to.equal(2);
+  });
+
+  it('serializes concurrent commands of one entity: exactly one of 20 assignments wins', async () => {
+    open();
+    await world.nodes.ask('n1', { type: 'node.register', by: 'admin', obm });
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => world.nodes.ask('n1', { type: 'node.assign', by: 'admin', project: `p${i}` })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(1);
+    expect(world.rm.freeNodes.has('n1')).to.equal(false);
+  });
+
+  it('records the acting user and time of every event in the journal', async () => {
+    open();
+    const before = Date.now();
+    await world.users.ask('u', { type: 'user.create', by: 'alice', passwordHash: 'h', isAdmin: false });
+    const [entry] = engine.journal('user:u', 1);
+    const data = entry.data as { type: string; by: string; at: number };
+    expect(data.type).to.equal('UserCreated');
+    expect(data.by).to.equal('alice');
+    expect(data.at).to.be.at.least(before);
+  });
+
+  it('answers a storage failure with 503 and leaves the state unchanged', async () => {
+    const mem = new MemoryPersistenceEngine();
+    engine = mem;
+    world = new World(mem, { vlanPool: [[1, 2]] });
+    mem.persist = async () => { throw new Error('disk full'); };
+    const err = await world.projects.ask('p', { type: 'project.create', by: 'a' }).catch((e) => e);
+    expect((err as HiltError).status).to.equal(503);
+    expect(world.rm.projects.has('p')).to.equal(false);
+  });
+
+  it('hands out distinct pool ids to concurrent network creations, and 409 when the pool is empty', async () => {
+    open();
+    const made = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => world.networks.ask(`w${i}`, { type: 'network.create', by: 'a', spec: { owner: 'admin', access: [], vlan: null } })),
+    );
+    expect(made.filter((r) => r.status === 'fulfilled')).to.have.length(10);
+    const ids = [...world.rm.networks.values()].map((n) => n.vlan).sort();
+    expect(new Set(ids).size).to.equal(10);
+    const refused = made.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect((refused.reason as HiltError).type).to.equal('AllocationError');
+    await world.networks.ask('w0', { type: 'network.delete', by: 'a' });
+    await world.networks.ask('again', { type: 'network.create', by: 'a', spec: { owner: 'admin', access: [], vlan: null } });
+    expect(world.rm.networks.get('again')?.vlan).to.equal(1000);
+  });
+});

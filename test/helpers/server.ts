@@ -1,0 +1,127 @@
+/**
+ * Test servers: the real service (LMDB in a temp folder, real HTTP on 127.0.0.1 port 0),
+ * plus a tiny client. Every server started here is closed by the root after-hook.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
+import { DEFAULTS, Config } from '../../src/config';
+import { startService, Service, ServiceDeps } from '../../src/service';
+
+export const ADMIN = { user: 'admin', password: 'admin-secret' };
+export const MOCK_OBM = 'http://schema.massopencloud.org/haas/v0/obm/mock';
+export const IPMI_OBM = 'http://schema.massopencloud.org/haas/v0/obm/ipmi';
+export const MOCK_SWITCH = 'http://schema.massopencloud.org/haas/v0/switches/mock';
+
+export interface Creds { user: string; password: string }
+export interface Res { status: number; body: any; text: string; headers: Record<string, string | string[] | undefined> }
+
+/** node:http rather than fetch: fetch refuses a GET with a body, which tests must send. */
+function rawHttp(url: string, method: string, headers: Record<string, string>, payload?: string | Buffer) {
+  return new Promise<{ status: number; text: string; headers: Res['headers'] }>((resolve, reject) => {
+    const req = httpRequest(url, { method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export interface CallOpts {
+  as?: Creds | null;
+  body?: unknown;
+  /** sent verbatim instead of JSON.stringify(body) */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export const basic = (c: Creds) => 'Basic ' + Buffer.from(`${c.user}:${c.password}`, 'utf8').toString('base64');
+
+export class Client {
+  constructor(readonly url: string, readonly as: Creds | null = ADMIN) {}
+
+  async call(method: string, path: string, opts: CallOpts = {}): Promise<Res> {
+    const headers: Record<string, string> = { ...opts.headers };
+    const who = opts.as === undefined ? this.as : opts.as;
+    if (who) headers.authorization = basic(who);
+    const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+    const { status, text, headers: resHeaders } = await rawHttp(this.url + path, method, headers, payload);
+    let body: unknown = undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    return { status, body, text, headers: resHeaders };
+  }
+
+  get = (path: string, o?: CallOpts) => this.call('GET', path, o);
+  put = (path: string, body?: unknown, o?: CallOpts) => this.call('PUT', path, { ...o, body });
+  post = (path: string, body?: unknown, o?: CallOpts) => this.call('POST', path, { ...o, body });
+  del = (path: string, o?: CallOpts) => this.call('DELETE', path, o);
+
+  /** A client acting as someone else. */
+  with(as: Creds | null): Client {
+    return new Client(this.url, as);
+  }
+}
+
+export interface TestServer extends Service {
+  dataDir: string;
+  api: Client;
+  config: Config;
+}
+
+const open: TestServer[] = [];
+
+export async function startTestServer(overrides: Partial<Config> = {}, deps: ServiceDeps = {}, dataDir?: string): Promise<TestServer> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'hilt-test-'));
+  const config: Config = {
+    ...DEFAULTS,
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: dir,
+    adminUser: ADMIN.user,
+    adminPassword: ADMIN.password,
+    logLevel: 'silent',
+    ...overrides,
+  };
+  const svc = await startService(config, deps);
+  const ts: TestServer = Object.assign(svc, { dataDir: dir, api: new Client(svc.url), config });
+  open.push(ts);
+  return ts;
+}
+
+export async function stopTestServer(ts: TestServer, removeData = true): Promise<void> {
+  await ts.close();
+  if (removeData) rmSync(ts.dataDir, { recursive: true, force: true });
+}
+
+after(async () => {
+  for (const ts of open) await ts.close().catch(() => undefined);
+});
+
+/** Inventory helpers used by many tests (each asserts its own 200). */
+export async function must(p: Promise<Res>, status = 200): Promise<Res> {
+  const r = await p;
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${r.text}`);
+  return r;
+}
+
+export const obm = (host = 'bmc.example', type = MOCK_OBM) => ({ type, host, user: 'ipmiuser', password: 'obm-secret' });
+export const mockSwitch = { type: MOCK_SWITCH, hostname: 'sw.example', username: 'swuser', password: 'switch-secret' };
+
+export async function makeUser(api: Client, user: string, password: string, projects: string[] = [], isAdmin = false): Promise<Creds> {
+  await must(api.put(`/auth/basic/user/${user}`, { password, 'is-admin': isAdmin }));
+  for (const p of projects) await must(api.post(`/auth/basic/user/${user}/add_project`, { project: p }));
+  return { user, password };
+}
+
+export async function makeNode(api: Client, node: string, nics: string[] = []): Promise<void> {
+  await must(api.put(`/node/${node}`, { obm: obm() }));
+  for (const nic of nics) await must(api.put(`/node/${node}/nic/${nic}`, { macaddr: `de:ad:be:ef:00:${nic.length}` }));
+}
