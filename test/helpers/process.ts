@@ -1,0 +1,55 @@
+/**
+ * The service as a real child process (dist/src/server.js), for tests that must kill it.
+ * Children are killed by PID in an after-hook: this machine's PID 1 does not reap orphans.
+ */
+import { spawn, ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const SERVER = join(__dirname, '..', '..', 'src', 'server.js');
+const children = new Set<ChildProcess>();
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** resolves with the exit code or signal */
+  exited: Promise<number | string>;
+}
+
+export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 15_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [SERVER], {
+    env: { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => {
+    children.delete(child);
+    resolve(code ?? sig ?? 'unknown');
+  }));
+  const deadline = Date.now() + readyTimeoutMs;
+  while (!out.includes('hilt is ready')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
+}
+
+after(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
