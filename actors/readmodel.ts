@@ -44,6 +44,8 @@ export class ReadModel {
   readonly nodes = new Map<string, NodeState>();
   readonly freeNodes = new Set<string>();
   readonly nodesByProject = new SetIndex();
+  /** bumped on every node commit: lets list responses be cached until the next change */
+  nodesVersion = 0;
   /** network → nicKey → completed attachment */
   readonly attachmentsByNetwork = new Map<string, Map<string, Attachment>>();
 
@@ -68,6 +70,7 @@ export class ReadModel {
   }
 
   commitNode(id: string, prev: NodeState | null, next: NodeState | null): void {
+    this.nodesVersion++;
     this.indexAttachments(id, prev, false);
     this.indexAttachments(id, next, true);
     if (prev?.project) this.nodesByProject.delete(prev.project, id);

@@ -9,10 +9,18 @@ interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: num
  * - `events`    [key, seq] → event   (array keys sort by key then seq: replay is one range read)
  * - `heads`     key → last seq        (written in the same transaction as the event)
  * - `snapshots` key → latest snapshot
- * lmdb-js resolves a write's promise after its transaction is durably committed (no `noSync`),
- * and writes issued in the same event turn share one commit, so many actors persisting at once
- * cost one fsync.
+ * Durability: on Linux lmdb-js defaults to `overlappingSync`, where a write's promise resolves
+ * when its transaction is *committed* (visible), before the OS has flushed it. That would
+ * acknowledge changes a power loss can still take away. So the environment is opened with
+ * `separateFlushed`, and persist() waits for the write's `.flushed` promise. Syncs still overlap
+ * with the next transactions, and writes issued in the same event turn share one commit, so
+ * many actors persisting at once cost one fsync.
  */
+/** The write's durable-on-disk promise (see the class comment). */
+function flushed(p: Promise<unknown>): Promise<unknown> {
+  return (p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p;
+}
+
 export class LmdbPersistenceEngine implements PersistenceEngine {
   private readonly root: RootDatabase;
   private readonly eventsDb: Database<StoredEvent, [string, number]>;
@@ -20,7 +28,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private readonly snapshotsDb: Database<StoredSnapshot, string>;
 
   constructor(path: string, opts: { mapSizeGb?: number } = {}) {
-    this.root = open({ path, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8 });
+    this.root = open({ path, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
@@ -40,7 +48,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     // Both puts land in the same lmdb-js batch (same turn) and so in one transaction.
     const a = this.eventsDb.put([key, seq], { data: event.data, createdAt: event.createdAt, tags: event.tags.length ? event.tags : undefined });
     const b = this.headsDb.put(key, seq);
-    return Promise.all([a, b]).then(() => undefined);
+    return Promise.all([flushed(a), flushed(b)]).then(() => undefined);
   }
 
   async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {

@@ -61,8 +61,16 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     return { power_status: await power.status(node.name, node.obm) };
   });
 
-  app.get<{ Params: { is_free: 'all' | 'free' } }>('/nodes/:is_free', { schema: S.listNodes }, async (req) => {
-    return req.params.is_free === 'free' ? [...rm.freeNodes] : [...rm.nodes.keys()];
+  // A data centre's node list is large and read far more often than it changes: serialize it
+  // once per change of the node read model.
+  const listCache = { version: -1, all: Buffer.alloc(0), free: Buffer.alloc(0) };
+  app.get<{ Params: { is_free: 'all' | 'free' } }>('/nodes/:is_free', { schema: S.listNodes }, async (req, reply) => {
+    if (listCache.version !== rm.nodesVersion) {
+      listCache.all = Buffer.from(JSON.stringify([...rm.nodes.keys()]));
+      listCache.free = Buffer.from(JSON.stringify([...rm.freeNodes]));
+      listCache.version = rm.nodesVersion;
+    }
+    return reply.type('application/json; charset=utf-8').send(req.params.is_free === 'free' ? listCache.free : listCache.all);
   });
 
   app.get<{ Params: N }>('/node/:node', { schema: S.showNode }, async (req) => {

@@ -1,0 +1,100 @@
+/**
+ * Inventory load scenario (issue 2): node_register (durable writes), show_node and list of
+ * free nodes over a 10,000-node inventory, each next to a bare fastify JSON route measured in
+ * the same run. The figure is the ratio to that baseline (machines here are noisy).
+ *
+ *   npm run bench            (BENCH_NODES, BENCH_SECONDS, BENCH_CONNECTIONS to change the load)
+ */
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const NODES = Number(process.env.BENCH_NODES ?? 10_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const AUTH = 'Basic ' + Buffer.from('admin:bench').toString('base64');
+const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'bmc', user: 'u', password: 'p' } });
+
+interface Figure { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+
+async function run(name: string, opts: autocannon.Options): Promise<Figure> {
+  const base: autocannon.Options = { url: opts.url, connections: CONNECTIONS, headers: { authorization: AUTH } };
+  // `amount` (a fixed number of requests) and `duration` exclude each other.
+  const r = await autocannon({ ...base, ...(opts.amount ? {} : { duration: SECONDS }), ...opts });
+  // requests.average averages whole-second buckets; total over elapsed time is exact.
+  return { name, rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+}
+
+/** Start bench/target.js: a fresh hilt (empty LMDB) and a bare fastify route in one process. */
+async function startTarget(): Promise<{ hilt: string; bare: string; stop: () => void }> {
+  const child = spawn(process.execPath, [join(__dirname, 'target.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [hiltPort, barePort] = await new Promise<string[]>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /ready (\d+) (\d+)/.exec(out);
+      if (m) resolve([m[1], m[2]]);
+    });
+    child.once('exit', () => reject(new Error(`target exited: ${out}`)));
+  });
+  return { hilt: `http://127.0.0.1:${hiltPort}`, bare: `http://127.0.0.1:${barePort}/bare`, stop: () => child.kill('SIGTERM') };
+}
+
+function registerRequests(prefix: string) {
+  let seq = 0;
+  return [{ method: 'PUT' as const, body: OBM, setupRequest: (req: any) => ({ ...req, path: `/node/${prefix}${seq++}` }) }];
+}
+
+function print(title: string, rows: (Figure & { target: string })[], base: number): void {
+  console.log(`\n${title}\n`);
+  console.log('scenario                          req/s    p50 ms  p99 ms  errors  ratio   target');
+  for (const r of rows) {
+    const ratio = r.target === '' ? '' : (r.rps / base).toFixed(2);
+    console.log(`${r.name.padEnd(32)} ${r.rps.toFixed(0).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(7)} ${String(r.errors + r.non2xx).padStart(7)}  ${ratio.padStart(5)}   ${r.target}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const failed: string[] = [];
+  const check = (f: Figure) => { if (f.errors || f.non2xx) failed.push(f.name); return f; };
+
+  // 1. Durable writes on a fresh service: each registration is acknowledged after its LMDB flush.
+  let t = await startTarget();
+  try {
+    await run('warm-up', { url: t.bare, duration: 1 });
+    await run('warm-up', { url: t.hilt, duration: 1, requests: registerRequests('w') });
+    const b1 = await run('bare fastify route', { url: t.bare });
+    const reg = check(await run('node_register (durable)', { url: t.hilt, requests: registerRequests('n') }));
+    const b2 = await run('bare fastify route', { url: t.bare });
+    print(`hilt writes: ${CONNECTIONS} connections, ${SECONDS} s per scenario`,
+      [{ ...b1, target: '' }, { ...b2, target: '' }, { ...reg, target: '>= 0.25' }], (b1.rps + b2.rps) / 2);
+  } finally {
+    t.stop();
+  }
+
+  // 2. Reads over an inventory of exactly NODES nodes.
+  t = await startTarget();
+  try {
+    await run('seed', { url: t.hilt, amount: NODES, requests: registerRequests('n') });
+    await run('warm-up', { url: t.bare, duration: 1 });
+    await run('warm-up', { url: `${t.hilt}/nodes/free`, duration: 1 });
+    const b1 = await run('bare fastify route', { url: t.bare });
+    let i = 0;
+    const show = check(await run('show_node', {
+      url: t.hilt,
+      requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/node/n${(i = (i * 7919 + 1) % NODES)}` }) }],
+    }));
+    const free = check(await run(`list free nodes (${NODES} free)`, { url: `${t.hilt}/nodes/free` }));
+    const b2 = await run('bare fastify route', { url: t.bare });
+    print(`hilt reads: ${NODES} nodes, ${CONNECTIONS} connections, ${SECONDS} s per scenario`,
+      [{ ...b1, target: '' }, { ...b2, target: '' }, { ...show, target: '>= 0.50' }, { ...free, target: '>= 0.50' }], (b1.rps + b2.rps) / 2);
+  } finally {
+    t.stop();
+  }
+  if (failed.length) throw new Error(`requests failed in: ${failed.join(', ')}; the figures are not valid`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,29 @@
+/**
+ * The process under load: hilt (LMDB in a temp folder, logging off) and, on another port, a
+ * bare fastify JSON route as the same-run baseline. Prints "ready <hiltPort> <barePort>".
+ */
+import Fastify from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULTS } from '../src/config';
+import { startService } from '../src/service';
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'hilt-bench-'));
+  const svc = await startService({ ...DEFAULTS, host: '127.0.0.1', port: 0, dataDir: dir, adminPassword: 'bench', logLevel: 'silent' });
+  const bare = Fastify();
+  bare.get('/bare', async () => ({ hello: 'world' }));
+  await bare.listen({ host: '127.0.0.1', port: 0 });
+  const port = (u: string) => new URL(u).port;
+  process.stdout.write(`ready ${port(svc.url)} ${(bare.server.address() as { port: number }).port}\n`);
+  const stop = async () => {
+    await bare.close();
+    await svc.close();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+}
+
+void main();
