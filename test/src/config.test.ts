@@ -1,0 +1,43 @@
+import { expect } from 'chai';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, parseVlanPool, DEFAULTS } from '../../src/config';
+
+describe('configuration', () => {
+  let dir: string;
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-cfg-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).to.include({ host: '127.0.0.1', port: 5000, dataDir: './data', adminUser: 'admin' });
+    expect(c.vlanPool).to.deep.equal([[1000, 1999]]);
+    expect(c.adminPassword).to.equal(undefined);
+  });
+
+  it('reads the config file, and the environment overrides it', () => {
+    const file = join(dir, 'hilt.json');
+    writeFileSync(file, JSON.stringify({ port: 7000, vlanPool: '10-20', host: '0.0.0.0' }));
+    const fromFile = loadConfig({ HILT_CONFIG: file });
+    expect(fromFile.port).to.equal(7000);
+    expect(fromFile.host).to.equal('0.0.0.0');
+    expect(fromFile.vlanPool).to.deep.equal([[10, 20]]);
+    const both = loadConfig({ HILT_CONFIG: file, HILT_PORT: '7001', HILT_VLAN_POOL: '30-40,50' });
+    expect(both.port).to.equal(7001);
+    expect(both.vlanPool).to.deep.equal([[30, 40], [50, 50]]);
+  });
+
+  it('refuses unknown settings and malformed values with a clear message', () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ prot: 1 }));
+    expect(() => loadConfig({ HILT_CONFIG: file })).to.throw(/unknown setting "prot"/);
+    expect(() => loadConfig({ HILT_PORT: 'abc' })).to.throw(/HILT_PORT/);
+    for (const bad of ['0-10', '10-5000', 'a-b', '20-10', '']) expect(() => parseVlanPool(bad), bad).to.throw(/VLAN pool/);
+  });
+
+  it('takes the headnode base images from HIL_BASE_IMG', () => {
+    expect(loadConfig({ HIL_BASE_IMG: 'a, b' }).baseImages).to.deep.equal(['a', 'b']);
+    expect(DEFAULTS.baseImages).to.deep.equal(['base-headnode']);
+  });
+});
