@@ -1,0 +1,399 @@
+/**
+ * QemuHeadnodeDriver against real QEMU (TCG, 64 MiB, empty disk: SeaBIOS + iPXE) and a private
+ * Open vSwitch (netdev datapath). These tests FAIL, never skip, when QEMU or OVS is missing.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+
+import { QemuHeadnodeDriver } from '../../../drivers/headnode/qemu';
+import { HeadnodeError, type HnicSpec } from '../../../drivers/headnode/types';
+import { makeBaseImage } from '../../helpers/images';
+import { startPrivateOvs, type PrivateOvs } from '../../helpers/ovs';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function sh(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 15_000, killSignal: 'SIGKILL', encoding: 'utf8' }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${cmd} ${args.join(' ')}: ${(stderr || '').trim() || err.message}`)) : resolve(stdout.trim()),
+    );
+  });
+}
+
+/** Live (non-zombie) process? */
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);
+  } catch {
+    return false;
+  }
+}
+
+async function waitGone(pid: number, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`pid ${pid} still alive after ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+/** Live QEMU processes whose command line mentions `marker` (our temp folder). */
+function qemuProcesses(marker: string): number[] {
+  const pids: number[] = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      if (cmd.includes('qemu-system') && cmd.includes(marker) && alive(Number(d))) pids.push(Number(d));
+    } catch {
+      /* exited */
+    }
+  }
+  return pids;
+}
+
+/** Connect to 127.0.0.1:port and read the VNC server's protocol banner. */
+function vncBanner(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection({ host: '127.0.0.1', port });
+    const t = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`no VNC banner on ${port}`));
+    }, 5000);
+    s.once('data', (d) => {
+      clearTimeout(t);
+      s.destroy();
+      resolve(d.toString('latin1'));
+    });
+    s.once('error', (e) => {
+      clearTimeout(t);
+      reject(e);
+    });
+  });
+}
+
+/** A minimal independent QMP client (not the driver's) for one command. */
+function qmp(sock: string, execute: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(sock);
+    const t = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`QMP ${execute} timed out`));
+    }, 5000);
+    let buf = '';
+    let step = 0;
+    s.on('data', (d) => {
+      buf += d.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const msg = JSON.parse(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+        if (msg.event) continue;
+        if (step === 0) s.write('{"execute":"qmp_capabilities"}\n');
+        else if (step === 1) s.write(JSON.stringify({ execute }) + '\n');
+        else {
+          clearTimeout(t);
+          s.destroy();
+          return msg.error ? reject(new Error(msg.error.desc)) : resolve(msg.return);
+        }
+        step++;
+      }
+    });
+    s.once('error', (e) => {
+      clearTimeout(t);
+      reject(e);
+    });
+  });
+}
+
+describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
+  this.timeout(60_000);
+
+  let tmp: string;
+  let imagesDir: string;
+  let stateDir: string;
+  let ovs: PrivateOvs;
+  let driver: QemuHeadnodeDriver;
+  const drivers: QemuHeadnodeDriver[] = [];
+  const veths: string[] = [];
+
+  const make = (opts: Partial<ConstructorParameters<typeof QemuHeadnodeDriver>[0]> = {}) => {
+    const d = new QemuHeadnodeDriver({ imagesDir, stateDir, bridge: ovs.bridge, ovsDbSock: ovs.dbSock, timeoutMs: 10_000, ...opts });
+    drivers.push(d);
+    return d;
+  };
+  const ports = async () => (await ovs.vsctl(['list-ports', ovs.bridge])).split('\n').filter(Boolean);
+  const tag = (port: string) => ovs.vsctl(['get', 'port', port, 'tag']);
+
+  before(async function () {
+    try {
+      await sh('qemu-system-x86_64', ['--version']);
+    } catch (e) {
+      throw new Error(`QEMU is required for these tests (apt-get install qemu-system-x86 qemu-utils): ${(e as Error).message}`);
+    }
+    tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'hilt-hn-'));
+    imagesDir = path.join(tmp, 'images');
+    stateDir = path.join(tmp, 'state');
+    await makeBaseImage(imagesDir);
+    await makeBaseImage(imagesDir, 'other-image');
+    await fsp.writeFile(path.join(imagesDir, 'README.txt'), 'not an image');
+    ovs = await startPrivateOvs();
+    driver = make();
+    process.on('exit', killLeftovers); // QEMU runs in its own process group: ^C would not reach it
+  });
+
+  const killLeftovers = () => {
+    if (tmp) for (const pid of qemuProcesses(tmp)) process.kill(pid, 'SIGKILL');
+  };
+
+  after(async function () {
+    for (const d of drivers) await d.close().catch(() => undefined);
+    killLeftovers(); // safety net; the last test asserts close() left nothing
+    process.off('exit', killLeftovers);
+    for (const v of veths) await sh('ip', ['link', 'del', v]).catch(() => undefined);
+    if (ovs) await ovs.stop();
+    if (tmp) await fsp.rm(tmp, { recursive: true, force: true });
+  });
+
+  it('lists the base images in the images folder', async () => {
+    expect(await driver.listImages()).to.deep.equal(['base-headnode', 'other-image']);
+  });
+
+  it('create makes a qcow2 overlay backed by the base image, idempotently', async () => {
+    await driver.create('hn1', 'base-headnode');
+    const overlay = driver.overlayPath('hn1');
+    const info = JSON.parse(await sh('qemu-img', ['info', '--output=json', overlay]));
+    expect(info.format).to.equal('qcow2');
+    expect(info['backing-filename']).to.equal(path.join(imagesDir, 'base-headnode.qcow2'));
+    const ino = fs.statSync(overlay).ino;
+    await driver.create('hn1', 'base-headnode');
+    expect(fs.statSync(overlay).ino).to.equal(ino);
+    const err = await driver.create('hn1', 'other-image').catch((e) => e);
+    expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/already has a disk/);
+  });
+
+  it('create rejects unknown and malformed base image names', async () => {
+    for (const bad of ['no-such-image', '../images/base-headnode', '']) {
+      const err = await driver.create('hnX', bad).catch((e) => e);
+      expect(err, bad).to.be.instanceOf(HeadnodeError);
+    }
+    expect(fs.existsSync(driver.overlayPath('hnX'))).to.equal(false);
+  });
+
+  it('start before create fails with a HeadnodeError', async () => {
+    const err = await driver.start('never-created', []).catch((e) => e);
+    expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/create it first/);
+  });
+
+  it('start boots QEMU: VNC answers, QMP says running, hnics are tagged OVS ports', async () => {
+    const hnics: HnicSpec[] = [
+      { name: 'eth0', vlan: 100 },
+      { name: 'eth1', vlan: 200 },
+      { name: 'unattached', vlan: null },
+    ];
+    const st = await driver.start('hn1', hnics);
+    expect(st.running).to.equal(true);
+    expect(st.vncport).to.be.a('number').within(5900, 5999);
+    expect(await vncBanner(st.vncport!)).to.match(/^RFB 003\.00\d/);
+    const status = await qmp(driver.qmpSocketPath('hn1'), 'query-status');
+    expect(status).to.include({ running: true, status: 'running' });
+    expect(await driver.status('hn1')).to.deep.equal(st);
+
+    const [t0, t1, t2] = hnics.map((h) => driver.tapName('hn1', h.name));
+    for (const t of [t0!, t1!, t2!]) {
+      expect(t.length).to.be.at.most(15);
+      expect(fs.existsSync(`/sys/class/net/${t}`), `tap ${t} exists`).to.equal(true);
+    }
+    expect(new Set([t0, t1, t2]).size).to.equal(3);
+    expect(await ports()).to.include.members([t0, t1]);
+    expect(await tag(t0!)).to.equal('100');
+    expect(await tag(t1!)).to.equal('200');
+    expect(await ovs.vsctl(['get', 'port', t0!, 'vlan_mode'])).to.equal('access');
+    // The host keeps quiet on attached taps (no IPv6 chatter switched into the project's VLAN).
+    expect(fs.readFileSync(`/proc/sys/net/ipv6/conf/${t0}/disable_ipv6`, 'utf8').trim()).to.equal('1');
+    // No network: the NIC exists but its tap is not on the bridge (an untagged port would be a trunk).
+    expect(await ports()).not.to.include(t2);
+  });
+
+  it('frames from the guest reach its VLAN and only its VLAN', async function () {
+    // The empty disk makes SeaBIOS fall back to iPXE, which broadcasts DHCP on the first NIC (eth0,
+    // VLAN 100). Listeners: a veth on VLAN 100 and one on VLAN 101, IPv6 off so the host stays silent
+    // on them; kernel counters of the far ends count what OVS delivered.
+    const id = randomBytes(3).toString('hex');
+    const same = `hv${id}a`;
+    const other = `hv${id}b`;
+    const rx = (dev: string) => Number(fs.readFileSync(`/sys/class/net/${dev}/statistics/rx_packets`, 'utf8'));
+    try {
+      for (const v of [same, other]) {
+        await sh('ip', ['link', 'add', v, 'type', 'veth', 'peer', 'name', `${v}p`]);
+        veths.push(v);
+        for (const end of [v, `${v}p`]) {
+          fs.writeFileSync(`/proc/sys/net/ipv6/conf/${end}/disable_ipv6`, '1');
+          await sh('ip', ['link', 'set', end, 'up']);
+        }
+      }
+      await ovs.vsctl(['add-port', ovs.bridge, same, 'tag=100', '--', 'add-port', ovs.bridge, other, 'tag=101']);
+      const deadline = Date.now() + 30_000;
+      while (rx(`${same}p`) === 0) {
+        if (Date.now() > deadline) throw new Error('no frame from the guest reached VLAN 100 within 30 s');
+        await sleep(100);
+      }
+      // The guest did send (the kernel's rx on a tap counts frames written by QEMU) ...
+      expect(rx(driver.tapName('hn1', 'eth0'))).to.be.greaterThan(0);
+      // ... and nothing leaked to another VLAN.
+      expect(rx(`${other}p`)).to.equal(0);
+    } finally {
+      await ovs.vsctl(['--if-exists', 'del-port', same, '--', '--if-exists', 'del-port', other]);
+    }
+  });
+
+  it('start of a running headnode is idempotent (same process, same port)', async () => {
+    const pid = await driver.processId('hn1');
+    const before = await driver.status('hn1');
+    const st = await driver.start('hn1', [
+      { name: 'eth0', vlan: 100 },
+      { name: 'eth1', vlan: 200 },
+      { name: 'unattached', vlan: null },
+    ]);
+    expect(st).to.deep.equal(before);
+    expect(await driver.processId('hn1')).to.equal(pid);
+  });
+
+  it('stop powers the VM off and removes its taps from the bridge', async () => {
+    const pid = (await driver.processId('hn1'))!;
+    expect(alive(pid)).to.equal(true);
+    const taps = ['eth0', 'eth1', 'unattached'].map((h) => driver.tapName('hn1', h));
+    await driver.stop('hn1');
+    expect(alive(pid)).to.equal(false);
+    expect(await driver.status('hn1')).to.deep.equal({ running: false, vncport: null });
+    expect(await driver.processId('hn1')).to.equal(null);
+    expect(await ports()).not.to.include.any.members(taps);
+    for (const t of taps) expect(fs.existsSync(`/sys/class/net/${t}`), `tap ${t} gone`).to.equal(false);
+    await driver.stop('hn1'); // idempotent
+    expect(fs.existsSync(driver.overlayPath('hn1')), 'stop keeps the disk').to.equal(true);
+  });
+
+  it('two headnodes at once get distinct VNC ports', async () => {
+    await driver.create('hnA', 'base-headnode');
+    await driver.create('hnB', 'other-image');
+    const [a, b] = await Promise.all([
+      driver.start('hnA', [{ name: 'eth0', vlan: 300 }]),
+      driver.start('hnB', [{ name: 'eth0', vlan: 301 }]),
+    ]);
+    expect(a.vncport).to.be.a('number');
+    expect(b.vncport).to.be.a('number');
+    expect(a.vncport).not.to.equal(b.vncport);
+    expect(await vncBanner(a.vncport!)).to.match(/^RFB/);
+    expect(await vncBanner(b.vncport!)).to.match(/^RFB/);
+    expect(await tag(driver.tapName('hnA', 'eth0'))).to.equal('300');
+    expect(await tag(driver.tapName('hnB', 'eth0'))).to.equal('301');
+    await Promise.all([driver.stop('hnA'), driver.stop('hnB')]);
+    expect(await ports()).to.deep.equal([]);
+  });
+
+  it('status of a VM killed behind the driver\'s back says not running', async () => {
+    const st = await driver.start('hnA', [{ name: 'eth0', vlan: 300 }]);
+    expect(st.running).to.equal(true);
+    const pid = (await driver.processId('hnA'))!;
+    process.kill(pid, 'SIGKILL');
+    await waitGone(pid);
+    expect(await driver.status('hnA')).to.deep.equal({ running: false, vncport: null });
+    await driver.stop('hnA'); // cleans up the dead VM's OVS port
+    expect(await ports()).not.to.include(driver.tapName('hnA', 'eth0'));
+  });
+
+  it('recover() from a new driver instance adopts a still-running VM (same pid, same VNC port)', async () => {
+    const hnics = [{ name: 'eth0', vlan: 400 }, { name: 'eth1', vlan: null }];
+    const st = await driver.start('hnA', hnics);
+    const pid = await driver.processId('hnA');
+    const restarted = make(); // as after a service restart: same stateDir, no memory
+    expect(await restarted.status('hnA')).to.deep.equal(st);
+    const rec = await restarted.recover('hnA', hnics);
+    expect(rec).to.deep.equal(st);
+    expect(await restarted.processId('hnA')).to.equal(pid);
+    expect(await vncBanner(rec.vncport!)).to.match(/^RFB/);
+    expect(await tag(driver.tapName('hnA', 'eth0'))).to.equal('400');
+    // VLANs changed while the service was down: recover re-applies them without a reboot.
+    const moved = await restarted.recover('hnA', [{ name: 'eth0', vlan: 401 }, { name: 'eth1', vlan: 402 }]);
+    expect(moved).to.deep.equal(st);
+    expect(await restarted.processId('hnA')).to.equal(pid);
+    expect(await tag(driver.tapName('hnA', 'eth0'))).to.equal('401');
+    expect(await tag(driver.tapName('hnA', 'eth1'))).to.equal('402');
+  });
+
+  it('recover() restarts a VM whose process was killed', async () => {
+    const restarted = make();
+    const hnics = [{ name: 'eth0', vlan: 401 }, { name: 'eth1', vlan: 402 }];
+    const pid = (await restarted.processId('hnA'))!;
+    process.kill(pid, 'SIGKILL');
+    await waitGone(pid);
+    expect(await restarted.status('hnA')).to.deep.equal({ running: false, vncport: null });
+    const rec = await restarted.recover('hnA', hnics);
+    expect(rec.running).to.equal(true);
+    const newPid = await restarted.processId('hnA');
+    expect(newPid).to.be.a('number').and.not.equal(pid);
+    expect(alive(newPid!)).to.equal(true);
+    expect(await restarted.status('hnA')).to.deep.equal(rec);
+    expect(await vncBanner(rec.vncport!)).to.match(/^RFB/);
+    expect(await qmp(restarted.qmpSocketPath('hnA'), 'query-status')).to.include({ running: true });
+    expect(await tag(restarted.tapName('hnA', 'eth0'))).to.equal('401');
+    expect(await tag(restarted.tapName('hnA', 'eth1'))).to.equal('402');
+  });
+
+  it('destroy stops the VM and removes its overlay and state files', async () => {
+    const pid = (await driver.processId('hnA'))!;
+    expect(alive(pid)).to.equal(true);
+    await driver.destroy('hnA');
+    expect(alive(pid)).to.equal(false);
+    expect(fs.existsSync(driver.overlayPath('hnA'))).to.equal(false);
+    expect(fs.existsSync(driver.qmpSocketPath('hnA'))).to.equal(false);
+    const left = fs.readdirSync(stateDir).filter((f) => f.startsWith('hnA-'));
+    expect(left).to.deep.equal([]);
+    expect(await ports()).to.deep.equal([]);
+    await driver.destroy('hnA'); // idempotent
+    expect(await driver.status('hnA')).to.deep.equal({ running: false, vncport: null });
+  });
+
+  it('a start that fails (no such bridge) leaves no QEMU, state or port behind', async () => {
+    const broken = make({ bridge: 'nosuchbr0' });
+    const err = await broken.start('hnB', [{ name: 'eth0', vlan: 5 }]).catch((e) => e);
+    expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/nosuchbr0/);
+    expect(qemuProcesses(stateDir)).to.deep.equal([]);
+    expect(await broken.status('hnB')).to.deep.equal({ running: false, vncport: null });
+    expect(fs.readdirSync(stateDir).filter((f) => f.startsWith('hnB-') && !f.endsWith('.qcow2') && !f.endsWith('.log'))).to.deep.equal([]);
+  });
+
+  it('a missing QEMU binary is a clear HeadnodeError', async () => {
+    const noQemu = make({ qemuPath: '/nonexistent/qemu-system-x86_64' });
+    const err = await noQemu.start('hnB', []).catch((e) => e);
+    expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/not found/);
+    expect(await noQemu.status('hnB')).to.deep.equal({ running: false, vncport: null });
+  });
+
+  it('rejects invalid hnic specs without starting anything', async () => {
+    for (const hnics of [[{ name: 'e', vlan: 0 }], [{ name: 'e', vlan: 4095 }], [{ name: 'e', vlan: 1 }, { name: 'e', vlan: 2 }]]) {
+      const err = await driver.start('hnB', hnics).catch((e) => e);
+      expect(err, JSON.stringify(hnics)).to.be.instanceOf(HeadnodeError);
+    }
+    expect(qemuProcesses(stateDir)).to.deep.equal([]);
+  });
+
+  it('close() stops every VM the instance started or adopted; no QEMU outlives it', async () => {
+    await driver.create('hnC', 'base-headnode');
+    await driver.start('hnB', [{ name: 'eth0', vlan: 7 }]);
+    const adopter = make();
+    await adopter.recover('hnB', [{ name: 'eth0', vlan: 7 }]);
+    await driver.start('hnC', []);
+    expect(qemuProcesses(stateDir)).to.have.length(2);
+    await Promise.all(drivers.map((d) => d.close()));
+    expect(qemuProcesses(tmp)).to.deep.equal([]);
+    expect(await ports()).to.deep.equal([]);
+  });
+});
