@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import { startTestServer, TestServer, Client, must, makeNode, makeUser } from '../helpers/server';
+
+describe('admin inspection', () => {
+  let ts: TestServer;
+  let api: Client;
+  before(async () => {
+    ts = await startTestServer();
+    api = ts.api;
+    await must(api.put('/project/ap'));
+    await makeNode(api, 'an', ['eth0']);
+    await must(api.post('/project/ap/connect_node', { node: 'an' }));
+  });
+
+  it('GET /admin/actors lists live actors per kind with their mailbox depth', async () => {
+    const r = await api.get('/admin/actors');
+    expect(r.status).to.equal(200);
+    expect(r.body).to.have.keys('project', 'node', 'switch', 'network', 'user');
+    expect(r.body.node).to.deep.include({ id: 'an', mailbox: 0 });
+    expect(r.body.project).to.deep.include({ id: 'ap', mailbox: 0 });
+  });
+
+  it('GET /admin/actors/:kind/:id shows committed state and sequence number, secrets redacted', async () => {
+    const r = await api.get('/admin/actors/node/an');
+    expect(r.status).to.equal(200);
+    expect(r.body).to.include({ kind: 'node', id: 'an', live: true, sequenceNumber: 3 });
+    expect(r.body.state.project).to.equal('ap');
+    expect(r.body.state.obm.password).to.equal('[redacted]');
+    expect(r.body.state.nics.eth0.macaddr).to.be.a('string');
+  });
+
+  it('shows the state of an entity whose actor is asleep, read from LMDB', async () => {
+    await must(api.put('/project/sleepy'));
+    ts.world.projects.sleepIdle(Date.now() + 1e9, 0);
+    const r = await api.get('/admin/actors/project/sleepy');
+    expect(r.body).to.include({ live: false, sequenceNumber: 1 });
+    expect(r.body.state).to.deep.equal({ name: 'sleepy' });
+  });
+
+  it('GET .../journal lists events newest first with time and acting user', async () => {
+    const u = await makeUser(api, 'ap-member', 'pw', ['ap']);
+    await must(api.with(u).post('/project/ap/detach_node', { node: 'an' }));
+    const r = await api.get('/admin/actors/node/an/journal');
+    expect(r.status).to.equal(200);
+    expect(r.body.map((e: { event: { type: string } }) => e.event.type)).to.deep.equal(['NodeReleased', 'NodeAssigned', 'NicRegistered', 'NodeRegistered']);
+    expect(r.body[0].by).to.equal('ap-member');
+    expect(r.body[1].by).to.equal('admin');
+    expect(Date.parse(r.body[0].at)).to.be.closeTo(Date.now(), 60_000);
+    expect(r.body[3].event.obm.password).to.equal('[redacted]');
+    const limited = await api.get('/admin/actors/node/an/journal?limit=1');
+    expect(limited.body).to.have.length(1);
+    expect(limited.body[0].sequenceNumber).to.equal(4);
+  });
+
+  it('keeps the journal of a deleted entity (the audit trail outlives it)', async () => {
+    await must(api.put('/project/gone'));
+    await must(api.del('/project/gone'));
+    const r = await api.get('/admin/actors/project/gone/journal');
+    expect(r.body.map((e: { event: { type: string } }) => e.event.type)).to.deep.equal(['ProjectDeleted', 'ProjectCreated']);
+    expect((await api.get('/admin/actors/project/gone')).body.state).to.equal(null);
+  });
+
+  it('answers 404 for an unknown kind or entity, 400 for a bad limit', async () => {
+    expect((await api.get('/admin/actors/bogus/x')).status).to.equal(404);
+    expect((await api.get('/admin/actors/node/nope')).status).to.equal(404);
+    expect((await api.get('/admin/actors/node/nope/journal')).status).to.equal(404);
+    expect((await api.get('/admin/actors/node/an/journal?limit=0')).status).to.equal(400);
+    expect((await api.get('/admin/actors/node/an/journal?limit=x')).status).to.equal(400);
+  });
+
+  it('is for admins only', async () => {
+    const u = { user: 'ap-member', password: 'pw' };
+    for (const path of ['/admin/actors', '/admin/actors/node/an', '/admin/actors/node/an/journal']) {
+      expect((await api.with(u).get(path)).status, path).to.equal(401);
+    }
+  });
+});
