@@ -1,0 +1,374 @@
+/**
+ * IpmitoolDriver against real ipmitool and a real BMC simulator (ipmi_sim, cipher suite 3).
+ * What the BMC was told is read back from the simulated chassis' state files and hook log.
+ * Missing ipmitool/ipmi_sim fails the suite (before hook); nothing is skipped.
+ */
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { IpmitoolDriver, parseBmcHost } from '../../../drivers/obm/ipmitool';
+import type { ExecFileFn, IpmitoolOptions } from '../../../drivers/obm/ipmitool';
+import { ObmError } from '../../../drivers/obm/types';
+import type { ObmInfo } from '../../../drivers/obm/types';
+import { freeUdpPort, IpmiSim, requireIpmiTools, startIpmiSim, stopAllIpmiSims } from '../../helpers/ipmisim';
+
+const USER = 'admin';
+const PASSWORD = 'Pw$9!xQ7zK'; // distinctive, so finding it anywhere is meaningful
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what: string, pred: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+/** Awaits a promise that must reject with ObmError; returns the error and how long it took. */
+async function obmFailure(p: () => Promise<unknown>): Promise<{ err: ObmError; ms: number }> {
+  const t0 = Date.now();
+  try {
+    await p();
+  } catch (e) {
+    expect(e, String(e)).to.be.instanceOf(ObmError);
+    return { err: e as ObmError, ms: Date.now() - t0 };
+  }
+  throw new Error('expected an ObmError, but the call succeeded');
+}
+
+interface Call { file: string; args: string[]; env: NodeJS.ProcessEnv; child: ChildProcess }
+
+/** Records every ipmitool run; `fake` may replace a run (return undefined to run the real one). */
+function spyExec(fake?: (n: number, ...a: Parameters<ExecFileFn>) => ChildProcess | undefined) {
+  const calls: Call[] = [];
+  const fn: ExecFileFn = (file, args, options, cb) => {
+    const child = fake?.(calls.length, file, args, options, cb) ?? execFile(file, args, options, cb);
+    calls.push({ file, args: [...args], env: options.env ?? {}, child });
+    return child;
+  };
+  return { fn, calls };
+}
+
+function driver(opts: IpmitoolOptions = {}): IpmitoolDriver {
+  return new IpmitoolDriver({ cipherSuite: '3', ...opts });
+}
+
+function info(sim: { host: string }, password = PASSWORD): ObmInfo {
+  return { host: sim.host, user: USER, password };
+}
+
+/** 127.0.0.1:PORT where nothing listens (the kernel answers ICMP port unreachable, ipmitool retries). */
+async function deadBmc(): Promise<ObmInfo> {
+  return { host: `127.0.0.1:${await freeUdpPort()}`, user: USER, password: PASSWORD };
+}
+
+function cmdline(pid: number): string {
+  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '); } catch { return ''; }
+}
+
+describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
+  this.timeout(20_000);
+  let sim: IpmiSim;
+
+  before(() => requireIpmiTools());
+  beforeEach(async () => { sim = await startIpmiSim({ user: USER, password: PASSWORD }); });
+  afterEach(async () => { await sim?.stop(); });
+  after(() => stopAllIpmiSims());
+
+  describe('powerCycle', () => {
+    it('powers on a node that is off, after setting the next boot device to PXE', async () => {
+      expect(sim.powerState()).to.equal('off');
+      await driver().powerCycle(info(sim));
+      expect(sim.powerState()).to.equal('on');
+      expect(sim.bootDevice()).to.equal('pxe');
+      // bootdev first, then a status read decides: off -> "power on" (set power 1), no cycle
+      expect(sim.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
+    });
+
+    it('power-cycles a node that is on (off, then on again)', async () => {
+      sim.setPower(true);
+      await driver().powerCycle(info(sim));
+      expect(sim.bootDevice()).to.equal('pxe');
+      expect(sim.log().slice(0, 4)).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 0']);
+      // ipmi_sim completes a cycle about 1 s later
+      await waitFor('power back on', () => sim.powerState() === 'on');
+      expect(sim.log().slice(4)).to.include('set power 1');
+      expect(sim.log()).not.to.include('set reset 1');
+    });
+
+    it('with force, resets a running node instead of cycling it', async () => {
+      sim.setPower(true);
+      await driver().powerCycle(info(sim), { force: true });
+      expect(sim.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set reset 1']);
+      expect(sim.powerState()).to.equal('on');
+      expect(sim.bootDevice()).to.equal('pxe');
+    });
+
+    it('with force, still powers on a node that is off', async () => {
+      await driver().powerCycle(info(sim), { force: true });
+      expect(sim.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
+      expect(sim.powerState()).to.equal('on');
+    });
+  });
+
+  describe('powerOff and powerStatus', () => {
+    it('powers off a running node', async () => {
+      sim.setPower(true);
+      await driver().powerOff(info(sim));
+      expect(sim.powerState()).to.equal('off');
+      expect(sim.log()).to.deep.equal(['set power 0']);
+    });
+
+    it('powering off a node that is already off succeeds and leaves it off', async () => {
+      await driver().powerOff(info(sim));
+      expect(sim.powerState()).to.equal('off');
+      expect(sim.log()).to.deep.equal(['set power 0']);
+    });
+
+    it('reads the power state set from outside, both ways', async () => {
+      const d = driver();
+      sim.setPower(true);
+      expect(await d.powerStatus(info(sim))).to.equal('on');
+      sim.setPower(false);
+      expect(await d.powerStatus(info(sim))).to.equal('off');
+      sim.setPower(true);
+      expect(await d.powerStatus(info(sim))).to.equal('on');
+      expect(sim.log()).to.deep.equal(['get power', 'get power', 'get power']);
+    });
+
+    it('talks to a BMC given as [IPv6]:port', async () => {
+      const sim6 = await startIpmiSim({ user: USER, password: PASSWORD, address: '::1', power: 'on' });
+      try {
+        expect(sim6.host).to.match(/^\[::1\]:\d+$/);
+        expect(await driver().powerStatus(info(sim6))).to.equal('on');
+        await driver().powerOff(info(sim6));
+        expect(sim6.powerState()).to.equal('off');
+      } finally {
+        await sim6.stop();
+      }
+    });
+  });
+
+  describe('failures', () => {
+    it('wrong password: ObmError with ipmitool\'s reason, fast, no retry, password not in the message', async () => {
+      const spy = spyExec();
+      const wrong = 'Wr0ngPass#77';
+      const { err, ms } = await obmFailure(() => driver({ execFile: spy.fn }).powerCycle(info(sim, wrong)));
+      expect(err.message).to.include('Unable to establish IPMI v2 / RMCP+ session');
+      expect(err.message).to.include(sim.host);
+      expect(err.message).not.to.include(wrong);
+      expect(err.message).not.to.include(PASSWORD);
+      expect(ms).to.be.below(3000);
+      expect(spy.calls).to.have.length(1); // a session failure is not a "busy" answer: not repeated
+      expect(sim.log()).to.deep.equal([]); // nothing reached the chassis
+      expect(sim.bootDevice()).to.equal('default');
+    });
+
+    it('unreachable BMC: rejects within timeoutMs and kills ipmitool', async () => {
+      const spy = spyExec();
+      const bmc = await deadBmc();
+      // -R 1 -N 2 would let ipmitool itself try for ~4 s; the driver's own bound must win
+      const { err, ms } = await obmFailure(() => driver({ timeoutMs: 1500, execFile: spy.fn }).powerStatus(bmc));
+      expect(err.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (chassis power status)`);
+      expect(ms).to.be.within(1400, 2200);
+      expect(spy.calls).to.have.length(1);
+      const child = spy.calls[0]!.child;
+      await waitFor('ipmitool to exit', () => child.exitCode !== null || child.signalCode !== null, 1000);
+      expect(child.signalCode).to.equal('SIGKILL');
+    });
+
+    it('unreachable BMC: ipmitool gives up per -R/-N and its error is reported', async () => {
+      const bmc = await deadBmc();
+      // -R 1 -N 1 is about 2 s; ipmitool's default (-R 4 -N 1) would take about 20 s
+      const { err, ms } = await obmFailure(() => driver({ retries: 1, retryTimeoutS: 1 }).powerOff(bmc));
+      expect(err.message).to.match(/^BMC 127\.0\.0\.1:\d+: ipmitool chassis power off failed: .*Unable to establish IPMI v2 \/ RMCP\+ session/);
+      expect(ms).to.be.within(1500, 3500);
+    });
+
+    it('a BMC that says "Node busy" gets the command repeated once', async () => {
+      const spy = spyExec((n, _file, _args, options, cb) => (n === 0
+        ? execFile('/bin/sh', ['-c', 'echo "Set Chassis Power Control to Down/Off failed: Node busy" >&2; exit 1'], options, cb)
+        : undefined));
+      sim.setPower(true);
+      await driver({ execFile: spy.fn }).powerOff(info(sim));
+      expect(spy.calls).to.have.length(2);
+      expect(sim.powerState()).to.equal('off');
+    });
+
+    it('a BMC that stays busy: ObmError after one repeat', async () => {
+      const spy = spyExec((_n, _file, _args, options, cb) =>
+        execFile('/bin/sh', ['-c', 'echo "Get Chassis Power Status failed: Node busy" >&2; exit 1'], options, cb));
+      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(info(sim)));
+      expect(spy.calls).to.have.length(2);
+      expect(err.message).to.include('Node busy').and.include('(BMC busy)');
+    });
+
+    it('ipmitool missing: ObmError naming the path', async () => {
+      const { err } = await obmFailure(() => driver({ ipmitoolPath: '/nonexistent/ipmitool' }).powerStatus(info(sim)));
+      expect(err.message).to.include('ipmitool not found ("/nonexistent/ipmitool")');
+    });
+
+    it('output without a power state: ObmError, not a guess', async () => {
+      const spy = spyExec((_n, _file, _args, options, cb) => execFile('/bin/echo', ['Chassis Power is unknown'], options, cb));
+      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(info(sim)));
+      expect(err.message).to.include('unexpected ipmitool output');
+    });
+  });
+
+  describe('validation', () => {
+    const bad: Array<[string, unknown]> = [
+      ['empty host', { host: '', user: USER, password: PASSWORD }],
+      ['host not a string', { host: 42, user: USER, password: PASSWORD }],
+      ['port 0', { host: 'bmc:0', user: USER, password: PASSWORD }],
+      ['port 65536', { host: 'bmc:65536', user: USER, password: PASSWORD }],
+      ['port not a number', { host: 'bmc:ipmi', user: USER, password: PASSWORD }],
+      ['empty port', { host: 'bmc:', user: USER, password: PASSWORD }],
+      ['host that looks like an option', { host: '-oProxyCommand=x', user: USER, password: PASSWORD }],
+      ['space in host', { host: 'bmc 1', user: USER, password: PASSWORD }],
+      ['unclosed bracket', { host: '[::1:623', user: USER, password: PASSWORD }],
+      ['brackets around a non-IPv6', { host: '[bmc]:623', user: USER, password: PASSWORD }],
+      ['empty user', { host: 'bmc', user: '', password: PASSWORD }],
+      ['user over 16 bytes', { host: 'bmc', user: 'u'.repeat(17), password: PASSWORD }],
+      ['newline in user', { host: 'bmc', user: 'ad\nmin', password: PASSWORD }],
+      ['empty password', { host: 'bmc', user: USER, password: '' }],
+      ['password over 20 bytes', { host: 'bmc', user: USER, password: `${PASSWORD}${'x'.repeat(11)}` }],
+      ['password not a string', { host: 'bmc', user: USER, password: 12345 }],
+      ['no info at all', null],
+    ];
+    for (const [name, obm] of bad) {
+      it(`rejects ${name} without running ipmitool`, async () => {
+        const spy = spyExec();
+        const d = driver({ execFile: spy.fn });
+        for (const call of [() => d.powerStatus(obm as ObmInfo), () => d.powerOff(obm as ObmInfo), () => d.powerCycle(obm as ObmInfo)]) {
+          const { err } = await obmFailure(call);
+          expect(err.message).to.match(/^invalid OBM info: /);
+          expect(err.message).not.to.include(PASSWORD);
+        }
+        expect(spy.calls).to.have.length(0);
+      });
+    }
+
+    it('parses host, host:port, [v6]:port and bare IPv6', () => {
+      expect(parseBmcHost('10.0.0.5')).to.deep.equal({ address: '10.0.0.5', port: 623, label: '10.0.0.5:623' });
+      expect(parseBmcHost('bmc-7.lab.example:6230')).to.deep.equal({ address: 'bmc-7.lab.example', port: 6230, label: 'bmc-7.lab.example:6230' });
+      expect(parseBmcHost('[fe80::1]:700')).to.deep.equal({ address: 'fe80::1', port: 700, label: '[fe80::1]:700' });
+      expect(parseBmcHost('[2001:db8::5]')).to.deep.equal({ address: '2001:db8::5', port: 623, label: '[2001:db8::5]:623' });
+      expect(parseBmcHost('2001:db8::5')).to.deep.equal({ address: '2001:db8::5', port: 623, label: '[2001:db8::5]:623' });
+    });
+
+    it('rejects bad constructor options', () => {
+      expect(() => new IpmitoolDriver({ cipherSuite: '3; reboot' })).to.throw(/cipherSuite/);
+      expect(() => new IpmitoolDriver({ timeoutMs: 0 })).to.throw(/timeoutMs/);
+      expect(() => new IpmitoolDriver({ retries: 0 })).to.throw(/retries/);
+    });
+  });
+
+  describe('password handling', () => {
+    it('never puts the password on a command line: -E with IPMI_PASSWORD in a minimal environment', async () => {
+      process.env.HILT_TEST_CANARY = 'service-secret';
+      try {
+        const spy = spyExec();
+        const bmc = await deadBmc(); // keeps ipmitool running long enough to inspect it in /proc
+        const pending = obmFailure(() => driver({ timeoutMs: 1500, execFile: spy.fn }).powerStatus(bmc));
+        await waitFor('ipmitool to start', () => spy.calls.length === 1);
+        const pid = spy.calls[0]!.child.pid!;
+        await waitFor('ipmitool to exec', () => cmdline(pid).startsWith('ipmitool '), 1000);
+        expect(cmdline(pid)).to.include(' -E ').and.include(bmc.host.split(':')[1]!);
+        const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+        expect(environ).to.include(`IPMI_PASSWORD=${PASSWORD}`);
+        expect(environ.some((e) => e.startsWith('HILT_TEST_CANARY='))).to.equal(false);
+        // no process on the machine shows the password in its argv
+        for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+          expect(cmdline(Number(p)), `/proc/${p}/cmdline`).not.to.include(PASSWORD);
+        }
+        const { err } = await pending;
+        expect(err.message).not.to.include(PASSWORD);
+      } finally {
+        delete process.env.HILT_TEST_CANARY;
+      }
+    });
+
+    it('keeps the password out of the argv of every command of a real power cycle', async () => {
+      const spy = spyExec();
+      sim.setPower(true);
+      await driver({ execFile: spy.fn }).powerCycle(info(sim));
+      expect(spy.calls.map((c) => c.args.slice(c.args.indexOf('-E') + 1).join(' ')))
+        .to.deep.equal(['chassis bootdev pxe', 'chassis power status', 'chassis power cycle']);
+      for (const c of spy.calls) {
+        expect(c.args.join(' ')).not.to.include(PASSWORD);
+        expect(c.args).to.include.members(['-I', 'lanplus', '-C', '3', '-R', '1', '-N', '2', '-U', USER, '-E']);
+        expect(c.env.IPMI_PASSWORD).to.equal(PASSWORD);
+      }
+    });
+
+    it('redacts the password if ipmitool ever echoes it in an error', async () => {
+      const spy = spyExec((_n, _file, _args, options, cb) =>
+        execFile('/bin/sh', ['-c', 'echo "cannot use password $IPMI_PASSWORD" >&2; exit 1'], options, cb));
+      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerOff(info(sim)));
+      expect(err.message).to.include('cannot use password ***');
+      expect(err.message).not.to.include(PASSWORD);
+    });
+  });
+
+  describe('concurrency', () => {
+    it('serializes concurrent calls to one BMC: whole powerCycles never interleave', async () => {
+      const d = driver({ minIntervalMs: 0 });
+      const [, , state] = await Promise.all([d.powerCycle(info(sim)), d.powerCycle(info(sim)), d.powerStatus(info(sim))]);
+      // first cycle finds it off and powers on; the second finds it on and cycles; then the status read
+      expect(sim.log().slice(0, 9)).to.deep.equal([
+        'get boot', 'set boot pxe', 'get power', 'set power 1',
+        'get boot', 'set boot pxe', 'get power', 'set power 0',
+        'get power',
+      ]);
+      expect(state).to.equal('off'); // read mid-cycle, after the second call had finished
+      await waitFor('power back on', () => sim.powerState() === 'on');
+    });
+
+    it('spaces out commands to one BMC by minIntervalMs', async () => {
+      await driver({ minIntervalMs: 300 }).powerCycle(info(sim));
+      const ev = sim.events();
+      expect(ev.map((e) => e.cmd)).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
+      // three ipmitool runs: bootdev (get+set boot), status, on; >= 300 ms between runs
+      expect(ev[2]!.t - ev[1]!.t).to.be.at.least(0.29);
+      expect(ev[3]!.t - ev[2]!.t).to.be.at.least(0.29);
+    });
+
+    it('a call queued behind a hung one times out without running ipmitool', async () => {
+      const spy = spyExec();
+      const d = driver({ timeoutMs: 1500, execFile: spy.fn });
+      const bmc = await deadBmc();
+      const [first, second] = await Promise.all([obmFailure(() => d.powerOff(bmc)), obmFailure(() => d.powerStatus(bmc))]);
+      expect(first.err.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (chassis power off)`);
+      expect(second.err.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (still busy with an earlier call)`);
+      expect(second.ms).to.be.below(2200);
+      expect(spy.calls).to.have.length(1);
+    });
+
+    it('drives five BMCs at once, in parallel', async () => {
+      const sims = await Promise.all([1, 2, 3, 4, 5].map(() => startIpmiSim({ user: USER, password: PASSWORD })));
+      try {
+        const d = driver({ minIntervalMs: 300 });
+        // one BMC alone: three runs with two 300 ms gaps
+        let t0 = Date.now();
+        await d.powerCycle(info(sims[0]!));
+        const single = Date.now() - t0;
+        sims[0]!.setPower(false);
+
+        t0 = Date.now();
+        await Promise.all(sims.map((s) => d.powerCycle(info(s))));
+        const all = Date.now() - t0;
+        for (const s of sims) {
+          expect(s.powerState(), s.host).to.equal('on');
+          expect(s.bootDevice(), s.host).to.equal('pxe');
+        }
+        expect(sims[1]!.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
+        // serialized across BMCs this would take five times as long
+        expect(all, `single ${single} ms, five ${all} ms`).to.be.below(single * 2.5);
+      } finally {
+        await Promise.all(sims.map((s) => s.stop()));
+      }
+    });
+  });
+});
