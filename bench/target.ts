@@ -14,6 +14,9 @@ async function main(): Promise<void> {
   const svc = await startService({ ...DEFAULTS, host: '127.0.0.1', port: 0, dataDir: dir, adminPassword: 'bench', logLevel: 'silent' });
   const bare = Fastify();
   bare.get('/bare', async () => ({ hello: 'world' }));
+  // Reference only: the same bytes as listing 10,000 free nodes, with no work behind them.
+  const listPayload = Buffer.from(JSON.stringify(Array.from({ length: Number(process.env.BENCH_NODES ?? 10_000) }, (_, i) => `n${i}`)));
+  bare.get('/bare-list', async (_req, reply) => reply.type('application/json; charset=utf-8').send(listPayload));
   await bare.listen({ host: '127.0.0.1', port: 0 });
   const port = (u: string) => new URL(u).port;
   process.stdout.write(`ready ${port(svc.url)} ${(bare.server.address() as { port: number }).port}\n`);

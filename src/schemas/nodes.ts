@@ -2,7 +2,12 @@ import { params, body, noBody, noQuery, str, bool } from './common';
 
 export const registerNode = {
   params: params('node'),
-  body: body(['obm'], { obm: { type: 'object' }, metadata: { type: 'object' } }),
+  body: body(['obm'], {
+    obm: { type: 'object' },
+    // Flat label → value pairs, as HIL's node metadata; nesting is refused so that nothing a
+    // client stores can be too deep to encode, show or redact.
+    metadata: { type: 'object', maxProperties: 100, additionalProperties: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] } },
+  }),
   querystring: noQuery,
 } as const;
 export const deleteNode = { params: params('node'), body: noBody, querystring: noQuery } as const;

@@ -41,6 +41,13 @@ describe('nodes and nics', () => {
       await must(api.put('/node/meta', { obm: obm(), metadata: { rack: 'r1' } }));
       expect((await api.get('/node/meta')).body.metadata).to.deep.equal({ rack: 'r1' });
     });
+    it('refuses nested or oversized metadata (400): it is flat label/value pairs', async () => {
+      expect((await api.put('/node/meta2', { obm: obm(), metadata: { a: { b: 1 } } })).status).to.equal(400);
+      expect((await api.put('/node/meta2', { obm: obm(), metadata: { a: [1] } })).status).to.equal(400);
+      const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
+      expect((await api.put('/node/meta2', { obm: obm(), metadata: many })).status).to.equal(400);
+      expect((await api.get('/node/meta2')).status).to.equal(404);
+    });
     it('never returns the OBM password', async () => {
       const show = await api.get('/node/reg-ipmi');
       expect(show.text).to.not.include('obm-secret');
