@@ -1,4 +1,4 @@
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyRequest } from 'fastify';
 import * as S from '../schemas/switches';
 import { badArgument, duplicate, notFound } from '../errors';
 import { validateSwitch, SWITCH_TYPES } from '../../drivers/switch/registry';
@@ -77,16 +77,19 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     return { node: wire.node, nic: wire.nic, networks: rm.nodes.get(wire.node)?.nics[wire.nic]?.networks ?? {} };
   });
 
-  app.post<{ Params: Port; Body: Record<string, unknown> }>('/switch/:switch/port/*', { schema: S.portAction }, async (req, reply) => {
+  // The body depends on the action, so it is checked here, before authentication
+  // (decisions.md §2: a bad request is a 400 even for an unknown caller).
+  const checkActionBody = async (req: FastifyRequest<{ Params: Port; Body: Record<string, unknown> }>) => {
+    const split = splitAction(req.params['*']);
+    if (!split) return;
+    const problem = split.action === 'connect_nic' ? S.checkConnectNicBody(req.body)
+      : Object.keys(req.body).length ? `${split.action} takes no request body` : null;
+    if (problem) throw badArgument(problem);
+  };
+
+  app.post<{ Params: Port; Body: Record<string, unknown> }>('/switch/:switch/port/*', { schema: S.portAction, preValidation: checkActionBody }, async (req, reply) => {
     const split = splitAction(req.params['*']);
     if (!split) return reply.callNotFound();
-    if (split.action === 'connect_nic') {
-      const problem = S.checkConnectNicBody(req.body);
-      if (problem) throw badArgument(problem);
-    } else if (Object.keys(req.body).length) {
-      throw badArgument(`${split.action} takes no request body`);
-    }
-    // Validation passed: only now may the caller's identity matter (decisions.md §2).
     requireAdmin(req.caller);
     const s = sw(req.params.switch);
     const wire = port(s, split.port);

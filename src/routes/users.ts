@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/users';
-import { badArgument, duplicate, conflict } from '../errors';
+import { duplicate, conflict } from '../errors';
 import { hashPassword } from '../auth/password';
 import { requireAdmin, found } from './guard';
 
@@ -13,7 +13,6 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
 
   app.put<{ Params: U; Body: { password: string; 'is-admin'?: boolean; is_admin?: boolean } }>('/auth/basic/user/:username', { schema: S.createUser }, async (req) => {
     const b = req.body;
-    if (b['is-admin'] !== undefined && b.is_admin !== undefined) throw badArgument('give either "is-admin" or "is_admin", not both');
     requireAdmin(req.caller);
     const { username } = req.params;
     if (rm.users.has(username)) throw duplicate(`user ${username}`);

@@ -126,8 +126,6 @@ interface Row {
   /** extra checks on a 2xx answer */
   check?: (r: Res, f: Fx) => void | Promise<void>;
   expect: Expect;
-  /** callers whose cell is skipped because the service is wrong (see the report) */
-  skip?: Partial<Record<Who, string>>;
 }
 
 const ROWS: Row[] = [
@@ -700,28 +698,16 @@ const ROWS: Row[] = [
     call: 'user_create with both is-admin and is_admin (§12: 400)', method: 'PUT', path: (f) => `/auth/basic/user/${f.u}`,
     body: () => ({ password: 'pw', 'is-admin': true, is_admin: true }),
     state: (f) => abilities([[{ user: f.u, password: 'pw' }, '/nodes/all']]), expect: [400, 400, 400, 400, 400],
-    skip: {
-      badpw: 'service answers 401: the both-keys check runs in the handler, after authentication',
-      anon: 'service answers 401: the both-keys check runs in the handler, after authentication',
-    },
   },
   {
     call: 'port_connect_nic without nic', method: 'POST', path: (f) => `/switch/${f.s}/port/gi1/0/1/connect_nic`, body: (f) => ({ node: f.n }),
     setup: async (f) => { await f.sw(['gi1/0/1']); await f.node({ nics: ['eth0'] }); },
     state: (f) => gets(`/switch/${f.s}/port/gi1/0/1`), expect: [400, 400, 400, 400, 400],
-    skip: {
-      badpw: 'service answers 401: the connect_nic body is checked in the handler, after authentication',
-      anon: 'service answers 401: the connect_nic body is checked in the handler, after authentication',
-    },
   },
   {
     call: 'port_detach_nic with a body', method: 'POST', path: (f) => `/switch/${f.s}/port/gi1/0/1/detach_nic`, body: (f) => ({ node: f.n }),
     setup: async (f) => { await f.sw(['gi1/0/1']); await f.node({ nics: ['eth0'] }); await f.wire('gi1/0/1', 'eth0'); },
     state: (f) => gets(`/switch/${f.s}/port/gi1/0/1`), expect: [400, 400, 400, 400, 400],
-    skip: {
-      badpw: 'service answers 401: the detach_nic body is checked in the handler, after authentication',
-      anon: 'service answers 401: the detach_nic body is checked in the handler, after authentication',
-    },
   },
 ];
 
@@ -777,13 +763,7 @@ describe('authorization matrix (decisions.md §1-§3 and per-call orders)', func
     describe(`${row.method} ${row.call}`, () => {
       CALLERS.forEach((who, k) => {
         const want = row.expect[k];
-        const reason = row.skip?.[who];
-        const title = `${who} → ${want}`;
-        if (reason) {
-          it.skip(`${title} [SERVICE BUG: ${reason}]`);
-          return;
-        }
-        it(title, async () => {
+        it(`${who} → ${want}`, async () => {
           const f = new Fx(`${i}${TAG[who]}`, who);
           await must(api.put(`/project/${f.P}`));
           await must(api.post(`/auth/basic/user/${ALICE.user}/add_project`, { project: f.P }));
