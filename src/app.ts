@@ -9,6 +9,7 @@ import { Authenticator, Caller } from './auth/basic';
 import type { World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../actors/node/power';
+import type { MockObmDriver } from '../drivers/obm/mock';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
 import { switchRoutes } from './routes/switches';
@@ -31,12 +32,15 @@ export interface Hilt {
   config: Config;
   auth: Authenticator;
   power: PowerControl;
+  /** the mock OBM driver, whose BMC state admins may inspect */
+  mockObm?: MockObmDriver;
 }
 
 export interface AppOptions {
   world: World;
   config: Config;
   power: PowerControl;
+  mockObm?: MockObmDriver;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -72,7 +76,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power };
+  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, mockObm: opts.mockObm };
   app.decorate('hilt', hilt);
   app.decorateRequest('caller', null as unknown as Caller);
 

@@ -13,3 +13,8 @@ export function redact(value: unknown): unknown {
 
 /** pino redact paths for request logging. */
 export const LOG_REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', '*.password', '*.passwordHash', '*.obm.password'];
+
+/** The service's pino options; `stream` lets tests read what would be logged. */
+export function loggerOptions(level: string, stream?: { write(line: string): void }) {
+  return { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, ...(stream ? { stream } : {}) };
+}

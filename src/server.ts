@@ -1,12 +1,11 @@
 /** The hilt process: configuration from the environment, pino JSON logs, graceful SIGTERM. */
 import { loadConfig } from './config';
 import { startService } from './service';
-import { LOG_REDACT_PATHS } from './redact';
+import { loggerOptions } from './redact';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
-  const svc = await startService(config, { logger });
+  const svc = await startService(config, { logger: loggerOptions(config.logLevel) });
   const log = svc.app.log;
   if (svc.generatedAdminPassword) {
     // Printed once, on the terminal only: it is not a log line and is never stored in clear.

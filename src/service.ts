@@ -12,6 +12,7 @@ import { World } from '../actors/world';
 import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
 import { PowerControl } from '../actors/node/power';
 import { MockObmDriver } from '../drivers/obm/mock';
+import { IpmitoolDriver } from '../drivers/obm/ipmitool';
 import type { ObmDriver } from '../drivers/obm/types';
 
 export interface Service {
@@ -41,8 +42,11 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     await world.users.ask(config.adminUser, { type: 'user.create', by: 'bootstrap', passwordHash: await hashPassword(password), isAdmin: true });
   }
 
-  const power = new PowerControl({ mock: deps.obm?.mock ?? new MockObmDriver(), ipmi: deps.obm?.ipmi });
-  const app = await buildApp({ world, config, power, logger: deps.logger });
+  // One driver instance per kind: the IPMI driver's per-BMC queue must see every call.
+  const mockObm = deps.obm?.mock ?? new MockObmDriver();
+  const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
+  const power = new PowerControl({ mock: mockObm, ipmi });
+  const app = await buildApp({ world, config, power, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, logger: deps.logger });
   const address = await app.listen({ host: config.host, port: config.port });
   let closed = false;
   return {

@@ -3,7 +3,8 @@
  * Validation happens here once; the node actor stores what passed.
  */
 import { SCHEMA_BASE } from '../schema';
-import type { ObmInfo } from './types';
+import { ObmError, ObmInfo } from './types';
+import { validateObmInfo } from './ipmitool';
 
 export const OBM_TYPES = {
   ipmi: `${SCHEMA_BASE}/v0/obm/ipmi`,
@@ -26,5 +27,15 @@ export function validateObm(obm: Record<string, unknown>): ObmConfig | string {
   const extra = Object.keys(obm).filter((k) => k !== 'type' && !FIELDS.includes(k));
   if (extra.length) return `unexpected OBM field(s): ${extra.join(', ')}`;
   for (const f of FIELDS) if (typeof obm[f] !== 'string') return `obm.${f} must be a string`;
-  return { type: obm.type, host: obm.host as string, user: obm.user as string, password: obm.password as string };
+  const info = { type: obm.type, host: obm.host as string, user: obm.user as string, password: obm.password as string };
+  if (obmKind(obm.type) === 'ipmi') {
+    // Refuse settings ipmitool could never use now (400), rather than at the first power call (502).
+    try {
+      validateObmInfo(info);
+    } catch (err) {
+      if (err instanceof ObmError) return err.message;
+      throw err;
+    }
+  }
+  return info;
 }

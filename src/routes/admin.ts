@@ -8,12 +8,13 @@ import * as S from '../schemas/admin';
 import { redact } from '../redact';
 import { requireAdmin, found } from './guard';
 import { SWITCH_TYPES } from '../../drivers/switch/registry';
-import { OBM_TYPES } from '../../drivers/obm/registry';
+import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
+import type { NodeState } from '../../actors/node/protocol';
 
 type KI = { kind: string; id: string };
 
 export async function adminRoutes(app: FastifyInstance): Promise<void> {
-  const { world } = app.hilt;
+  const { world, mockObm } = app.hilt;
   const rt = world.runtime;
   const registry = (kind: string) => found(rt.registry(kind), `actor kind ${kind}`);
 
@@ -28,12 +29,17 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const { id } = req.params;
     const sequenceNumber = world.engine.head(reg.key(id));
     if (!sequenceNumber) found(undefined, `${reg.kind} ${id}`);
+    const state = await reg.recoverState(id);
+    // A mock BMC's power state and boot device, for labs and demos.
+    const obm = reg.kind === 'node' && state ? (state as NodeState).obm : undefined;
+    const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(obm.host) : undefined;
     return {
       kind: reg.kind,
       id,
       live: reg.isLive(id),
       sequenceNumber,
-      state: redact(await reg.recoverState(id)),
+      state: redact(state),
+      ...(mockBmc ? { mockBmc } : {}),
     };
   });
 
