@@ -39,6 +39,11 @@ export interface RuntimeOptions {
   idleMs?: number;
   /** Bound on how long a caller waits for an actor's answer. */
   askTimeoutMs?: number;
+  /**
+   * Snapshot an entity after this many persisted events. Every snapshot is one more LMDB
+   * commit in the write pipeline; a wake or a start replays at most this many events.
+   */
+  snapshotEvery?: number;
 }
 
 interface LiveActor { ref: any; inflight: number; lastUsed: number }
@@ -47,6 +52,7 @@ export class ActorRuntime {
   readonly system: any;
   readonly idleMs: number;
   readonly askTimeoutMs: number;
+  readonly snapshotEvery: number;
   private readonly kinds = new Map<string, EntityRegistry<any, any, any>>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -54,6 +60,7 @@ export class ActorRuntime {
     this.system = start(configurePersistence(engine as any));
     this.idleMs = opts.idleMs ?? 60_000;
     this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
+    this.snapshotEvery = opts.snapshotEvery ?? 16;
     this.sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(this.idleMs, 10_000))).unref();
   }
 
@@ -174,7 +181,7 @@ export class EntityRegistry<S, C extends Command, E extends Event> {
         (state: S | null | undefined, msg: unknown, ctx: any) => this.handle(id, state ?? null, msg, ctx),
         this.key(id),
         `${this.behavior.kind}-${++this.counter}`,
-        { snapshotEvery: 1 } as any,
+        { snapshotEvery: this.rt.snapshotEvery } as any,
       );
       actor = { ref, inflight: 0, lastUsed: Date.now() };
       this.live.set(id, actor);

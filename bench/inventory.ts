@@ -3,7 +3,7 @@
  * free nodes over a 10,000-node inventory, each next to a bare fastify JSON route measured in
  * the same run. The figure is the ratio to that baseline (machines here are noisy).
  *
- *   npm run bench            (BENCH_NODES, BENCH_SECONDS, BENCH_CONNECTIONS to change the load)
+ *   npm run bench   (BENCH_NODES, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WRITE_CONNECTIONS change the load)
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const WRITE_CONNECTIONS = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 128);
 process.env.BENCH_NODES = String(NODES); // the target process builds its reference payload from it
 const AUTH = 'Basic ' + Buffer.from('admin:bench').toString('base64');
 const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'bmc', user: 'u', password: 'p' } });
@@ -41,9 +42,14 @@ async function startTarget(): Promise<{ hilt: string; bare: string; stop: () => 
   return { hilt: `http://127.0.0.1:${hiltPort}`, bare: `http://127.0.0.1:${barePort}/bare`, stop: () => child.kill('SIGTERM') };
 }
 
-function registerRequests(prefix: string) {
+function registerRequests(prefix: string, base = '') {
   let seq = 0;
-  return [{ method: 'PUT' as const, body: OBM, setupRequest: (req: any) => ({ ...req, path: `/node/${prefix}${seq++}` }) }];
+  return [{
+    method: 'PUT' as const,
+    body: OBM,
+    headers: { 'content-type': 'application/json', authorization: AUTH },
+    setupRequest: (req: any) => ({ ...req, path: `${base}/node/${prefix}${seq++}` }),
+  }];
 }
 
 function print(title: string, rows: (Figure & { target: string })[], base: number): void {
@@ -59,35 +65,44 @@ async function main(): Promise<void> {
   const failed: string[] = [];
   const check = (f: Figure) => { if (f.errors || f.non2xx) failed.push(f.name); return f; };
 
-  // 1. Durable writes on a fresh service: each registration is acknowledged after its LMDB flush.
-  let t = await startTarget();
-  try {
-    await run('warm-up', { url: t.bare, duration: 1 });
-    await run('warm-up', { url: t.hilt, duration: 1, requests: registerRequests('w') });
-    const b1 = await run('bare fastify route', { url: t.bare });
-    const reg = check(await run('node_register (durable)', { url: t.hilt, requests: registerRequests('n') }));
-    const b2 = await run('bare fastify route', { url: t.bare });
-    print(`hilt writes: ${CONNECTIONS} connections, ${SECONDS} s per scenario`,
-      [{ ...b1, target: '' }, { ...b2, target: '' }, { ...reg, target: '>= 0.25' }], (b1.rps + b2.rps) / 2);
-  } finally {
-    t.stop();
+  // 1. Durable writes on a fresh service: each registration is acknowledged after its LMDB
+  // flush. A writer waits for its flush, so throughput grows with concurrent writers (they
+  // share commits): measured at the read scenarios' concurrency and at WRITE_CONNECTIONS.
+  for (const connections of [CONNECTIONS, WRITE_CONNECTIONS]) {
+    const t = await startTarget();
+    try {
+      // The baseline gets the identical PUT requests: generating them costs the load generator
+      // (one core here) far more than a static GET, and that must not count against hilt.
+      const bareUrl = t.bare.replace(/\/bare$/, '');
+      const bareReq = () => registerRequests('b', '/bare');
+      await run('warm-up', { url: bareUrl, duration: 1, connections, requests: bareReq() });
+      await run('warm-up', { url: t.hilt, duration: 1, connections, requests: registerRequests('w') });
+      const b1 = check(await run('bare fastify PUT route', { url: bareUrl, connections, requests: bareReq() }));
+      const reg = check(await run('node_register (durable)', { url: t.hilt, connections, requests: registerRequests('n') }));
+      const b2 = check(await run('bare fastify PUT route', { url: bareUrl, connections, requests: bareReq() }));
+      const get = check(await run('  bare fastify GET route', { url: t.bare, connections }));
+      print(`hilt writes: ${connections} connections, ${SECONDS} s per scenario (ratio to the bare PUT route)`,
+        [{ ...b1, target: '' }, { ...b2, target: '' }, { ...reg, target: '>= 0.25' }, { ...get, target: 'reference' }], (b1.rps + b2.rps) / 2);
+    } finally {
+      t.stop();
+    }
   }
 
   // 2. Reads over an inventory of exactly NODES nodes.
-  t = await startTarget();
+  const t = await startTarget();
   try {
     await run('seed', { url: t.hilt, amount: NODES, requests: registerRequests('n') });
     await run('warm-up', { url: t.bare, duration: 1 });
     await run('warm-up', { url: `${t.hilt}/nodes/free`, duration: 1 });
-    const b1 = await run('bare fastify route', { url: t.bare });
+    const b1 = check(await run('bare fastify route', { url: t.bare }));
     let i = 0;
     const show = check(await run('show_node', {
       url: t.hilt,
       requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/node/n${(i = (i * 7919 + 1) % NODES)}` }) }],
     }));
     const free = check(await run(`list free nodes (${NODES} free)`, { url: `${t.hilt}/nodes/free` }));
-    const sameBytes = await run('  reference: bare, same bytes', { url: `${t.bare}-list` });
-    const b2 = await run('bare fastify route', { url: t.bare });
+    const sameBytes = check(await run('  reference: bare, same bytes', { url: `${t.bare}-list` }));
+    const b2 = check(await run('bare fastify route', { url: t.bare }));
     print(`hilt reads: ${NODES} nodes, ${CONNECTIONS} connections, ${SECONDS} s per scenario`,
       [{ ...b1, target: '' }, { ...b2, target: '' }, { ...show, target: '>= 0.50' }, { ...free, target: '>= 0.50' }, { ...sameBytes, target: 'reference' }],
       (b1.rps + b2.rps) / 2);

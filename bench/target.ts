@@ -14,6 +14,8 @@ async function main(): Promise<void> {
   const svc = await startService({ ...DEFAULTS, host: '127.0.0.1', port: 0, dataDir: dir, adminPassword: 'bench', logLevel: 'silent' });
   const bare = Fastify();
   bare.get('/bare', async () => ({ hello: 'world' }));
+  // Same-shape baseline for writes: the identical PUT (path and JSON body), no work behind it.
+  bare.put('/bare/node/:node', async () => ({}));
   // Reference only: the same bytes as listing 10,000 free nodes, with no work behind them.
   const listPayload = Buffer.from(JSON.stringify(Array.from({ length: Number(process.env.BENCH_NODES ?? 10_000) }, (_, i) => `n${i}`)));
   bare.get('/bare-list', async (_req, reply) => reply.type('application/json; charset=utf-8').send(listPayload));
