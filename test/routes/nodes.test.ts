@@ -156,6 +156,13 @@ describe('nodes and nics', () => {
       expect((await api.get('/node/pw-free/power_status')).body).to.deep.equal({ power_status: 'off' });
       await must(api.post('/node/pw-free/power_off'));
     });
+    it('shows a mock BMC\'s power state and boot device to admins in node inspection', async () => {
+      await must(api.post('/node/pw-free/power_cycle'));
+      const r = await api.get('/admin/actors/node/pw-free');
+      expect(r.body.mockBmc).to.include({ power: 'on', bootdev: 'pxe' });
+      await must(api.post('/node/pw-free/power_off'));
+      expect((await api.get('/admin/actors/node/pw-free')).body.mockBmc.power).to.equal('off');
+    });
     it('accepts {force: true} for power_cycle and rejects other keys', async () => {
       await must(api.post('/node/pw-free/power_cycle', { force: true }));
       expect((await api.post('/node/pw-free/power_cycle', { force: 'yes' })).status).to.equal(400);
