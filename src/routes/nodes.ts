@@ -3,6 +3,7 @@ import * as S from '../schemas/nodes';
 import { badArgument, duplicate } from '../errors';
 import { nicKey } from '../../actors/readmodel';
 import { validateObm } from '../../drivers/obm/registry';
+import { CachedLists } from './cached-lists';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
@@ -61,16 +62,12 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     return { power_status: await power.status(node.name, node.obm) };
   });
 
-  // A data centre's node list is large and read far more often than it changes: serialize it
-  // once per change of the node read model.
-  const listCache = { version: -1, all: Buffer.alloc(0), free: Buffer.alloc(0) };
+  // A data centre's node list is large and read far more often than it changes: it is
+  // serialized once per change of the node read model, and gzipped once too for clients that
+  // accept it (HIL's client, python-requests, does by default).
+  const lists = new CachedLists(() => rm.nodesVersion, () => ({ all: [...rm.nodes.keys()], free: [...rm.freeNodes] }));
   app.get<{ Params: { is_free: 'all' | 'free' } }>('/nodes/:is_free', { schema: S.listNodes }, async (req, reply) => {
-    if (listCache.version !== rm.nodesVersion) {
-      listCache.all = Buffer.from(JSON.stringify([...rm.nodes.keys()]));
-      listCache.free = Buffer.from(JSON.stringify([...rm.freeNodes]));
-      listCache.version = rm.nodesVersion;
-    }
-    return reply.type('application/json; charset=utf-8').send(req.params.is_free === 'free' ? listCache.free : listCache.all);
+    return lists.send(req.params.is_free, req, reply);
   });
 
   app.get<{ Params: N }>('/node/:node', { schema: S.showNode }, async (req) => {

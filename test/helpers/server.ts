@@ -15,15 +15,15 @@ export const IPMI_OBM = 'http://schema.massopencloud.org/haas/v0/obm/ipmi';
 export const MOCK_SWITCH = 'http://schema.massopencloud.org/haas/v0/switches/mock';
 
 export interface Creds { user: string; password: string }
-export interface Res { status: number; body: any; text: string; headers: Record<string, string | string[] | undefined> }
+export interface Res { status: number; body: any; text: string; raw: Buffer; headers: Record<string, string | string[] | undefined> }
 
 /** node:http rather than fetch: fetch refuses a GET with a body, which tests must send. */
 function rawHttp(url: string, method: string, headers: Record<string, string>, payload?: string | Buffer) {
-  return new Promise<{ status: number; text: string; headers: Res['headers'] }>((resolve, reject) => {
+  return new Promise<{ status: number; raw: Buffer; headers: Res['headers'] }>((resolve, reject) => {
     const req = httpRequest(url, { method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, raw: Buffer.concat(chunks), headers: res.headers }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -49,14 +49,15 @@ export class Client {
     const who = opts.as === undefined ? this.as : opts.as;
     if (who) headers.authorization = basic(who);
     const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
-    const { status, text, headers: resHeaders } = await rawHttp(this.url + path, method, headers, payload);
+    const { status, raw, headers: resHeaders } = await rawHttp(this.url + path, method, headers, payload);
+    const text = raw.toString('utf8');
     let body: unknown = undefined;
     try {
       body = text ? JSON.parse(text) : undefined;
     } catch {
       body = text;
     }
-    return { status, body, text, headers: resHeaders };
+    return { status, body, text, raw, headers: resHeaders };
   }
 
   get = (path: string, o?: CallOpts) => this.call('GET', path, o);

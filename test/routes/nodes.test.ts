@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { gunzipSync } from 'node:zlib';
 import { startTestServer, TestServer, Client, must, makeNode, makeUser, obm, mockSwitch, MOCK_OBM, IPMI_OBM, Creds } from '../helpers/server';
 
 describe('nodes and nics', () => {
@@ -132,6 +133,18 @@ describe('nodes and nics', () => {
     });
     it('returns 404 for a missing node', async () => {
       expect((await api.get('/node/nope')).status).to.equal(404);
+    });
+    it('gzips a large node list for clients that accept it, and the list stays current', async () => {
+      await Promise.all(Array.from({ length: 600 }, (_, i) => must(api.put(`/node/many-${i}`, { obm: obm() }))));
+      const r = await api.get('/nodes/all', { headers: { 'accept-encoding': 'gzip, deflate' } });
+      expect(r.headers['content-encoding']).to.equal('gzip');
+      expect(JSON.parse(gunzipSync(r.raw).toString('utf8'))).to.include('many-599');
+      await must(api.put('/node/many-600', { obm: obm() }));
+      const plain = await api.get('/nodes/all');
+      expect(plain.headers['content-encoding']).to.equal(undefined);
+      expect(plain.body).to.include('many-600');
+      const gz = await api.get('/nodes/all', { headers: { 'accept-encoding': 'gzip' } });
+      expect(JSON.parse(gunzipSync(gz.raw).toString('utf8'))).to.include('many-600');
     });
     it('lists all or free nodes, without duplicates', async () => {
       const all = (await api.get('/nodes/all')).body as string[];
