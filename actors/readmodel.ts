@@ -10,6 +10,17 @@ import type { SwitchState, Wire } from './switch/protocol';
 import type { NetworkState } from './network/protocol';
 import type { UserState } from './user/protocol';
 
+function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: string, value: V, add: boolean): void {
+  let m = index.get(key);
+  if (add) {
+    if (!m) index.set(key, (m = new Map()));
+    m.set(member, value);
+  } else if (m) {
+    m.delete(member);
+    if (!m.size) index.delete(key);
+  }
+}
+
 /** key → set of members, with empty sets removed. */
 export class SetIndex {
   private readonly map = new Map<string, Set<string>>();
@@ -48,6 +59,10 @@ export class ReadModel {
   nodesVersion = 0;
   /** network → nicKey → completed attachment */
   readonly attachmentsByNetwork = new Map<string, Map<string, Attachment>>();
+  /** network → nicKey → accepted, not yet finished connect to it */
+  readonly pendingByNetwork = new Map<string, Map<string, Attachment>>();
+  /** nodes with a pending network action */
+  readonly nodesWithPending = new Set<string>();
 
   readonly switches = new Map<string, SwitchState>();
   /** nicKey(node, nic) → the port it is wired to */
@@ -86,18 +101,22 @@ export class ReadModel {
 
   private indexAttachments(id: string, node: NodeState | null, add: boolean): void {
     if (!node) return;
+    const project = node.project ?? '';
+    let pending = false;
     for (const [nic, st] of Object.entries(node.nics)) {
       for (const [channel, network] of Object.entries(st.networks)) {
-        let m = this.attachmentsByNetwork.get(network);
-        if (add) {
-          if (!m) this.attachmentsByNetwork.set(network, (m = new Map()));
-          m.set(nicKey(id, nic), { node: id, nic, channel, project: node.project ?? '' });
-        } else if (m) {
-          m.delete(nicKey(id, nic));
-          if (!m.size) this.attachmentsByNetwork.delete(network);
-        }
+        toggle(this.attachmentsByNetwork, network, nicKey(id, nic), { node: id, nic, channel, project }, add);
       }
+      const p = st.pending;
+      if (p) pending = true;
+      if (p?.newNetwork) toggle(this.pendingByNetwork, p.newNetwork, nicKey(id, nic), { node: id, nic, channel: p.channel, project }, add);
     }
+    if (pending && add) this.nodesWithPending.add(id);
+    else if (!add) this.nodesWithPending.delete(id);
+  }
+
+  pendingConnectsTo(network: string): Attachment[] {
+    return [...(this.pendingByNetwork.get(network)?.values() ?? [])];
   }
 
   attachmentsOf(network: string): Attachment[] {

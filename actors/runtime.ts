@@ -14,19 +14,23 @@ import { HiltError } from '../src/errors';
 import { PersistenceEngine } from './persistence/engine';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
-export interface Event { type: string; by?: string; at?: number }
+export interface Event { type: string }
+/** What the runtime adds to every persisted event. */
+export interface Stamp { by?: string; at?: number }
 
 export interface Decision<E> {
   events: E[];
   value?: unknown;
   /** Runs once the events are committed or have failed (e.g. to drop a reservation). */
   settle?: () => void;
+  /** Side effect after a successful commit (never during recovery): e.g. hand work to hardware. */
+  afterCommit?: () => void;
 }
 
 export interface Behavior<S, C extends Command, E extends Event> {
   readonly kind: string;
   /** Pure: the only place state changes. Never mutate `state`: read models hold it. */
-  apply(state: S | null, event: E, id: string): S | null;
+  apply(state: S | null, event: E & Stamp, id: string): S | null;
   /** Validate a command against the current state; throw HiltError to refuse. */
   decide(state: S | null, cmd: C, id: string): Decision<E> | Promise<Decision<E>>;
 }
@@ -208,6 +212,7 @@ export class EntityRegistry<S, C extends Command, E extends Event> {
         for (const e of stamped) next = this.behavior.apply(next, e, id);
         this.onCommit(id, state, next);
       }
+      decision.afterCommit?.();
       reply = { ok: true, value: decision.value };
     } catch (err) {
       reply = { ok: false, error: err instanceof HiltError ? err : new HiltError('ServerError', String((err as Error)?.stack ?? err)) };

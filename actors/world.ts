@@ -7,6 +7,10 @@ import { ActorRuntime, EntityRegistry, RuntimeOptions } from './runtime';
 import { PersistenceEngine } from './persistence/engine';
 import { ReadModel } from './readmodel';
 import { VlanPool, VlanRange } from './network/pool';
+import { NetworkUseBook } from './network/uses';
+import { SwitchSessions, PortWork } from './switch/sessions';
+import type { SwitchDriver } from '../drivers/switch/types';
+import type { NetworkAction } from './node/protocol';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
 import { switchBehavior } from './switch/actor';
@@ -20,6 +24,21 @@ import type { UserCommand, UserEvent, UserState } from './user/protocol';
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
+  /** the driver of each switch type (none: every switch operation fails) */
+  switchDriverFor?: (type: string) => SwitchDriver | undefined;
+  /** bound on each switch session step */
+  switchTimeoutMs?: number;
+}
+
+/** The driver calls that carry out one action on its port. */
+function portWork(a: NetworkAction): PortWork {
+  const native = a.channel === 'vlan/native';
+  return async (s) => {
+    if (a.type === 'revert_port') return s.resetPort(a.port);
+    const vlan = a.vlan!;
+    if (a.newNetwork) return native ? s.setNative(a.port, vlan) : s.addTagged(a.port, vlan);
+    return native ? s.removeNative(a.port) : s.removeTagged(a.port, vlan);
+  };
 }
 
 export class World {
@@ -31,9 +50,14 @@ export class World {
   readonly switches: EntityRegistry<SwitchState, SwitchCommand, SwitchEvent>;
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent>;
+  readonly uses = new NetworkUseBook();
+  readonly sessions: SwitchSessions;
+  /** nodes whose oldest pending action is with a switch now */
+  private readonly inFlight = new Set<string>();
 
   constructor(readonly engine: PersistenceEngine, opts: WorldOptions) {
     this.runtime = new ActorRuntime(engine, opts);
+    this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000);
     this.vlanPool = new VlanPool(opts.vlanPool, this.rm);
     const rm = this.rm;
     this.projects = this.runtime.register(projectBehavior(this), (id, a, b) => rm.commitProject(id, a, b));
@@ -58,6 +82,39 @@ export class World {
         if (state) commit(id, state);
       }
     }
+  }
+
+  /**
+   * Hand the node's oldest pending action to its switch, unless one is already there: actions
+   * of one node are applied in the order they were accepted, even across switches. The
+   * outcome comes back to the node actor as a message, which pumps again.
+   */
+  pumpActions(node: string): void {
+    if (this.inFlight.has(node)) return;
+    const state = this.rm.nodes.get(node);
+    const pending = state && Object.values(state.nics).map((n) => n.pending).filter((a): a is NetworkAction => !!a);
+    if (!pending?.length) return;
+    const action = pending.reduce((a, b) => (a.seq < b.seq ? a : b));
+    const sw = this.rm.switches.get(action.switch);
+    this.inFlight.add(node);
+    const work = sw
+      ? this.sessions.submit({ name: sw.name, type: sw.type, fields: sw.fields }, portWork(action))
+      : Promise.reject(new Error(`switch ${action.switch} no longer exists`));
+    void work
+      .then(() => null, (err: Error) => err.message)
+      .then((error) => this.nodes.ask(node, { type: 'node.actionFinished', by: 'switch', seq: action.seq, error }))
+      .then(
+        // Only once the outcome is committed may the node's next action go.
+        () => { this.inFlight.delete(node); this.pumpActions(node); },
+        // The node actor did not answer (shutting down): the action stays PENDING in LMDB and
+        // is resumed at the next start.
+        () => { this.inFlight.delete(node); },
+      );
+  }
+
+  /** After a start: resume every action that was pending (driver operations are idempotent). */
+  resumeActions(): void {
+    for (const node of this.rm.nodesWithPending) this.pumpActions(node);
   }
 
   /** Headnodes arrive with issue 5; until then a project has none. */

@@ -10,12 +10,14 @@ import type { World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../actors/node/power';
 import type { MockObmDriver } from '../drivers/obm/mock';
+import type { MockSwitchDriver } from '../drivers/switch/mock';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
 import { switchRoutes } from './routes/switches';
 import { networkRoutes } from './routes/networks';
 import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
+import { actionRoutes } from './routes/actions';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,6 +36,8 @@ export interface Hilt {
   power: PowerControl;
   /** the mock OBM driver, whose BMC state admins may inspect */
   mockObm?: MockObmDriver;
+  /** the mock switch driver, whose port state admins may inspect */
+  mockSwitch?: MockSwitchDriver;
 }
 
 export interface AppOptions {
@@ -41,6 +45,7 @@ export interface AppOptions {
   config: Config;
   power: PowerControl;
   mockObm?: MockObmDriver;
+  mockSwitch?: MockSwitchDriver;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -76,7 +81,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, mockObm: opts.mockObm };
+  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, mockObm: opts.mockObm, mockSwitch: opts.mockSwitch };
   app.decorate('hilt', hilt);
   app.decorateRequest('caller', null as unknown as Caller);
 
@@ -117,6 +122,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(networkRoutes);
     await scope.register(userRoutes);
     await scope.register(adminRoutes);
+    await scope.register(actionRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (decisions.md §11).

@@ -13,11 +13,16 @@ import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
 import { PowerControl } from '../actors/node/power';
 import { MockObmDriver } from '../drivers/obm/mock';
 import { IpmitoolDriver } from '../drivers/obm/ipmitool';
+import { MockSwitchDriver } from '../drivers/switch/mock';
+import { SWITCH_TYPES } from '../drivers/switch/registry';
+import type { SwitchDriver } from '../drivers/switch/types';
+import { join } from 'node:path';
 import type { ObmDriver } from '../drivers/obm/types';
 
 export interface Service {
   app: FastifyInstance;
   world: World;
+  mockSwitch: MockSwitchDriver;
   url: string;
   /** set only when the bootstrap admin was created now with a generated password */
   generatedAdminPassword?: string;
@@ -28,13 +33,26 @@ export interface ServiceDeps {
   logger?: FastifyServerOptions['logger'];
   /** override OBM drivers (tests, labs) */
   obm?: { ipmi?: ObmDriver; mock?: ObmDriver };
+  /** extra or replacement switch drivers by type */
+  switches?: Record<string, SwitchDriver>;
 }
+
+const SWITCH_TYPES_MOCK = Object.values(SWITCH_TYPES).find((t) => t.extension === 'hilt.switches.mock')!.type;
 
 export async function startService(config: Config, deps: ServiceDeps = {}): Promise<Service> {
   mkdirSync(config.dataDir, { recursive: true });
   const engine = new LmdbPersistenceEngine(config.dataDir);
-  const world = new World(engine, { vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs });
+  // The mock switches keep their ports in their own LMDB folder, as hardware would.
+  const mockSwitch = new MockSwitchDriver({
+    path: join(config.dataDir, 'mock-switches'), delayMs: config.mockSwitchDelayMs, failPorts: config.mockSwitchFailPorts,
+  });
+  const switchDrivers: Record<string, SwitchDriver> = { [SWITCH_TYPES_MOCK]: mockSwitch, ...deps.switches };
+  const world = new World(engine, {
+    vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
+    switchDriverFor: (type) => switchDrivers[type], switchTimeoutMs: config.switchTimeoutMs,
+  });
   await world.rebuild();
+  world.resumeActions();
 
   let generatedAdminPassword: string | undefined;
   if (world.users.storedIds().length === 0) {
@@ -46,12 +64,13 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const mockObm = deps.obm?.mock ?? new MockObmDriver();
   const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
   const power = new PowerControl({ mock: mockObm, ipmi });
-  const app = await buildApp({ world, config, power, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, logger: deps.logger });
+  const app = await buildApp({ world, config, power, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
   const address = await app.listen({ host: config.host, port: config.port });
   let closed = false;
   return {
     app,
     world,
+    mockSwitch,
     url: address,
     generatedAdminPassword,
     async close() {
@@ -60,6 +79,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       await app.close();
       await world.close();
       await engine.close();
+      await mockSwitch.close();
     },
   };
 }

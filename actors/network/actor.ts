@@ -1,9 +1,22 @@
-import { Behavior, assertNever } from '../runtime';
+import { Behavior, Decision, assertNever } from '../runtime';
 import { HiltError, duplicate, notFound, conflict } from '../../src/errors';
 import type { World } from '../world';
 import type { NetworkCommand, NetworkEvent, NetworkState } from './protocol';
 
 export function networkBehavior(world: World): Behavior<NetworkState, NetworkCommand, NetworkEvent> {
+  const { rm, uses } = world;
+
+  /** Projects attached to, connecting to, or reserving the network. */
+  const usersOf = (id: string) => [
+    ...rm.attachmentsOf(id).map((a) => a.project), ...rm.pendingConnectsTo(id).map((a) => a.project), ...uses.reservedBy(id),
+  ];
+
+  /** Persist a change while no node may reserve the network for a new connect (see uses.ts). */
+  function locked(id: string, event: NetworkEvent): Decision<NetworkEvent> {
+    uses.lock(id);
+    return { events: [event], settle: () => uses.unlock(id) };
+  }
+
   return {
     kind: 'network',
 
@@ -45,20 +58,31 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
         }
         case 'network.delete':
           if (!state) throw notFound(`network ${id}`);
-          if (world.rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node or headnode`);
-          return { events: [{ type: 'NetworkDeleted' }] };
-        case 'network.grant':
+          if (rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node or headnode`);
+          if (rm.pendingConnectsTo(id).length || uses.reservedBy(id).length) {
+            throw new HiltError('BlockedError', `pending network operations involve network ${id}`);
+          }
+          return locked(id, { type: 'NetworkDeleted' });
+        case 'network.grant': {
           if (!state) throw notFound(`network ${id}`);
           if (state.access.includes(cmd.project)) throw duplicate(`access of project ${cmd.project} to network ${id}`);
-          return { events: [{ type: 'AccessGranted', project: cmd.project }] };
+          if (!state.access.length && usersOf(id).some((p) => p !== cmd.project)) {
+            // A public network would become [P]: others attached to it would lose their access.
+            throw new HiltError('BlockedError', `nodes of other projects use public network ${id}`);
+          }
+          return locked(id, { type: 'AccessGranted', project: cmd.project });
+        }
         case 'network.revoke':
           if (!state) throw notFound(`network ${id}`);
           if (!state.access.includes(cmd.project)) throw notFound(`access of project ${cmd.project} to network ${id}`);
           if (state.owner === cmd.project) throw conflict(`project ${cmd.project} owns network ${id}`);
-          if (world.rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {
+          if (rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {
             throw new HiltError('BlockedError', `a node of project ${cmd.project} is attached to network ${id}`);
           }
-          return { events: [{ type: 'AccessRevoked', project: cmd.project }] };
+          if (rm.pendingConnectsTo(id).some((a) => a.project === cmd.project) || uses.reservedBy(id).includes(cmd.project)) {
+            throw new HiltError('BlockedError', `a node of project ${cmd.project} has a pending connect to network ${id}`);
+          }
+          return locked(id, { type: 'AccessRevoked', project: cmd.project });
         default:
           return assertNever(cmd);
       }

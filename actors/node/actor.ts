@@ -1,21 +1,70 @@
-import { Behavior, assertNever } from '../runtime';
-import { HiltError, duplicate, notFound, blocked } from '../../src/errors';
+import { randomBytes } from 'node:crypto';
+import { Behavior, Decision, assertNever } from '../runtime';
+import { HiltError, duplicate, notFound, blocked, conflict } from '../../src/errors';
 import { nicKey } from '../readmodel';
 import type { World } from '../world';
-import type { NodeCommand, NodeEvent, NodeState } from './protocol';
+import { ACTION_HISTORY, NetworkAction, NodeCommand, NodeEvent, NodeState, NicState } from './protocol';
+
+const NATIVE = 'vlan/native';
+
+/** Replace one action (by seq) in the history and in its nic's pending slot. */
+function finish(state: NodeState, seq: number, status: 'DONE' | 'ERROR', at: number | undefined, error?: string): NodeState {
+  const action = state.actions.find((a) => a.seq === seq);
+  if (!action) return state;
+  const done: NetworkAction = { ...action, status, finishedAt: at, ...(error !== undefined ? { error } : {}) };
+  const nic = state.nics[action.nic];
+  let nics = state.nics;
+  if (nic) {
+    let networks = nic.networks;
+    if (status === 'DONE') {
+      if (action.type === 'revert_port') networks = {};
+      else if (action.newNetwork) networks = { ...networks, [action.channel]: action.newNetwork };
+      else {
+        const { [action.channel]: _gone, ...rest } = networks;
+        networks = rest;
+      }
+    }
+    nics = { ...state.nics, [action.nic]: { ...nic, networks, pending: nic.pending?.seq === seq ? null : nic.pending } };
+  }
+  return { ...state, nics, actions: state.actions.map((a) => (a.seq === seq ? done : a)) };
+}
 
 export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, NodeEvent> {
+  const rm = world.rm;
+
+  /** The nic of a node in a project that is wired to a switch port, for a network operation. */
+  function wiredNic(state: NodeState, id: string, nic: string): { st: NicState; port: { switch: string; port: string } } {
+    const st = state.nics[nic];
+    if (!st) throw notFound(`nic ${nic} of node ${id}`);
+    const port = rm.wiring.get(nicKey(id, nic));
+    if (!port) throw notFound(`a switch port connected to nic ${nic} of node ${id}`);
+    return { st, port };
+  }
+
+  function queue(state: NodeState, id: string, action: Omit<NetworkAction, 'seq' | 'status' | 'acceptedAt'>, extra: Partial<Decision<NodeEvent>> = {}): Decision<NodeEvent> {
+    const seq = state.nextSeq;
+    return {
+      events: [{ type: 'NetworkActionQueued', action: { ...action, seq, status: 'PENDING', acceptedAt: Date.now() } }],
+      value: seq,
+      ...extra,
+      afterCommit: () => world.pumpActions(id),
+    };
+  }
+
   return {
     kind: 'node',
 
     apply(state, e, id) {
       switch (e.type) {
         case 'NodeRegistered':
-          return { name: id, project: null, obm: e.obm, ...(e.metadata ? { metadata: e.metadata } : {}), nics: {} };
+          return {
+            name: id, incarnation: e.incarnation, project: null, obm: e.obm, ...(e.metadata ? { metadata: e.metadata } : {}),
+            nics: {}, nextSeq: 1, actions: [],
+          };
         case 'NodeDeleted':
           return null;
         case 'NicRegistered':
-          return state && { ...state, nics: { ...state.nics, [e.nic]: { macaddr: e.macaddr, networks: {} } } };
+          return state && { ...state, nics: { ...state.nics, [e.nic]: { macaddr: e.macaddr, networks: {}, pending: null } } };
         case 'NicDeleted': {
           if (!state) return state;
           const { [e.nic]: _gone, ...nics } = state.nics;
@@ -25,6 +74,24 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           return state && { ...state, project: e.project };
         case 'NodeReleased':
           return state && { ...state, project: null };
+        case 'NetworkActionQueued': {
+          if (!state) return state;
+          const a = e.action;
+          const nic = state.nics[a.nic];
+          let actions = [...state.actions, a];
+          // Trim the oldest finished statuses; a pending one is never dropped.
+          while (actions.length > ACTION_HISTORY && actions[0].status !== 'PENDING') actions = actions.slice(1);
+          return {
+            ...state,
+            nextSeq: a.seq + 1,
+            actions,
+            nics: nic ? { ...state.nics, [a.nic]: { ...nic, pending: a } } : state.nics,
+          };
+        }
+        case 'NetworkActionDone':
+          return state && finish(state, e.seq, 'DONE', e.at);
+        case 'NetworkActionFailed':
+          return state && finish(state, e.seq, 'ERROR', e.at, e.error);
         default:
           return assertNever(e);
       }
@@ -33,9 +100,10 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
     async decide(state, cmd, id) {
       if (cmd.type === 'node.register') {
         if (state) throw duplicate(`node ${id}`);
-        return { events: [{ type: 'NodeRegistered', obm: cmd.obm, metadata: cmd.metadata }] };
+        return { events: [{ type: 'NodeRegistered', obm: cmd.obm, metadata: cmd.metadata, incarnation: randomBytes(6).toString('hex') }] };
       }
       if (!state) throw notFound(`node ${id}`);
+      const anyPending = () => Object.values(state.nics).some((n) => n.pending);
       switch (cmd.type) {
         case 'node.delete':
           if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
@@ -48,8 +116,9 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           const nic = state.nics[cmd.nic];
           if (!nic) throw notFound(`nic ${cmd.nic} of node ${id}`);
           if (Object.keys(nic.networks).length) throw blocked(`nic ${cmd.nic} of node ${id} is attached to a network`);
+          if (nic.pending) throw blocked(`nic ${cmd.nic} of node ${id} has a pending network operation`);
           // Deleting a wired nic frees its port (the switch owns that fact: ask it first).
-          const wired = world.rm.wiring.get(nicKey(id, cmd.nic));
+          const wired = rm.wiring.get(nicKey(id, cmd.nic));
           if (wired) {
             await world.switches.ask(wired.switch, { type: 'switch.unwirePort', by: cmd.by, port: wired.port, node: id, nic: cmd.nic });
           }
@@ -63,16 +132,63 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           if (Object.values(state.nics).some((n) => Object.keys(n.networks).length)) {
             throw blocked(`node ${id} is attached to a network`);
           }
+          if (anyPending()) throw blocked(`node ${id} has pending network operations`);
           return { events: [{ type: 'NodeReleased', project: cmd.project }] };
         case 'node.wireNic':
           if (!state.nics[cmd.nic]) throw notFound(`nic ${cmd.nic} of node ${id}`);
-          if (world.rm.wiring.has(nicKey(id, cmd.nic))) throw duplicate(`a port connection of nic ${cmd.nic} of node ${id}`);
+          if (rm.wiring.has(nicKey(id, cmd.nic))) throw duplicate(`a port connection of nic ${cmd.nic} of node ${id}`);
           await world.switches.ask(cmd.switch, { type: 'switch.wirePort', by: cmd.by, port: cmd.port, node: id, nic: cmd.nic });
           return { events: [] };
         case 'node.unwireNic':
           if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
           await world.switches.ask(cmd.switch, { type: 'switch.unwirePort', by: cmd.by, port: cmd.port, node: id, nic: cmd.nic });
           return { events: [] };
+
+        case 'node.connectNetwork': {
+          // decisions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
+          if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+          const { st, port } = wiredNic(state, id, cmd.nic);
+          if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
+          const net = rm.networks.get(cmd.network);
+          if (!net) throw notFound(`network ${cmd.network}`);
+          if (net.access.length && !net.access.includes(state.project)) {
+            throw conflict(`project ${state.project} has no access to network ${cmd.network}`);
+          }
+          if (Object.values(st.networks).includes(cmd.network)) throw conflict(`network ${cmd.network} is already attached to nic ${cmd.nic}`);
+          if (st.networks[cmd.channel]) throw conflict(`channel ${cmd.channel} of nic ${cmd.nic} is already in use`);
+          if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
+            throw conflict(`channel ${cmd.channel} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
+          }
+          const key = `${nicKey(id, cmd.nic)}\u0000${state.nextSeq}`;
+          if (!world.uses.reserve(cmd.network, key, state.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
+          return queue(state, id, {
+            nic: cmd.nic, type: 'modify_port', channel: cmd.channel, newNetwork: cmd.network, vlan: net.vlan, ...port,
+          }, { settle: () => world.uses.release(cmd.network, key) });
+        }
+        case 'node.detachNetwork': {
+          if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+          const { st, port } = wiredNic(state, id, cmd.nic);
+          if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
+          const channel = Object.keys(st.networks).find((c) => st.networks[c] === cmd.network);
+          if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${cmd.nic} of node ${id}`);
+          return queue(state, id, {
+            nic: cmd.nic, type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan, ...port,
+          });
+        }
+        case 'node.revertPort': {
+          const { st, port } = wiredNic(state, id, cmd.nic);
+          if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
+          return queue(state, id, { nic: cmd.nic, type: 'revert_port', channel: '', newNetwork: null, ...port });
+        }
+        case 'node.actionFinished': {
+          const action = state.actions.find((a) => a.seq === cmd.seq);
+          // Already finished (e.g. replayed after a restart): nothing to record.
+          if (!action || action.status !== 'PENDING') return { events: [] };
+          const event: NodeEvent = cmd.error === null
+            ? { type: 'NetworkActionDone', seq: cmd.seq }
+            : { type: 'NetworkActionFailed', seq: cmd.seq, error: cmd.error };
+          return { events: [event] };
+        }
         default:
           return assertNever(cmd);
       }

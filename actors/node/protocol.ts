@@ -6,19 +6,52 @@ export interface Obm {
   password: string;
 }
 
+/** A network operation on one nic's switch port (HIL's "networking action"). */
+export interface NetworkAction {
+  /** per node, in acceptance order; with the node's incarnation it makes the status id */
+  seq: number;
+  nic: string;
+  type: 'modify_port' | 'revert_port';
+  /** the attachment's channel; '' for a revert */
+  channel: string;
+  /** network attached by this action, or null for a detach or a revert */
+  newNetwork: string | null;
+  /** network removed by a detach */
+  oldNetwork?: string;
+  /** VLAN of the network concerned (resolved when accepted) */
+  vlan?: number;
+  switch: string;
+  port: string;
+  status: 'PENDING' | 'DONE' | 'ERROR';
+  error?: string;
+  acceptedAt: number;
+  finishedAt?: number;
+}
+
 export interface NicState {
   macaddr: string;
-  /** channel → network name; changed only when a switch reports success (issue 3) */
+  /** channel → network name; changed only when the switch reported success */
   networks: Record<string, string>;
+  /** the nic's single pending operation */
+  pending: NetworkAction | null;
 }
 
 export interface NodeState {
   name: string;
+  /** random id per registration: status ids of a deleted node never match a re-registered one */
+  incarnation: string;
   project: string | null;
   obm: Obm;
   metadata?: Record<string, unknown>;
   nics: Record<string, NicState>;
+  /** the next action's seq */
+  nextSeq: number;
+  /** recent actions, oldest first (at most ACTION_HISTORY; pending ones are always kept) */
+  actions: NetworkAction[];
 }
+
+/** Statuses kept per node (decisions.md §8: at least the last 1,000). */
+export const ACTION_HISTORY = 1000;
 
 export type NodeCommand =
   | { type: 'node.register'; by: string; obm: Obm; metadata?: Record<string, unknown> }
@@ -30,12 +63,21 @@ export type NodeCommand =
   | { type: 'node.release'; by: string; project: string }
   /** port_connect_nic / port_detach_nic: the node serializes every wiring change of its nics */
   | { type: 'node.wireNic'; by: string; nic: string; switch: string; port: string }
-  | { type: 'node.unwireNic'; by: string; nic: string; switch: string; port: string };
+  | { type: 'node.unwireNic'; by: string; nic: string; switch: string; port: string }
+  /** node_connect_network / node_detach_network / port_revert: replies with the action's seq */
+  | { type: 'node.connectNetwork'; by: string; nic: string; network: string; channel: string }
+  | { type: 'node.detachNetwork'; by: string; nic: string; network: string }
+  | { type: 'node.revertPort'; by: string; nic: string }
+  /** from the switch sessions: the action's outcome */
+  | { type: 'node.actionFinished'; by: string; seq: number; error: string | null };
 
 export type NodeEvent =
-  | { type: 'NodeRegistered'; obm: Obm; metadata?: Record<string, unknown> }
+  | { type: 'NodeRegistered'; obm: Obm; metadata?: Record<string, unknown>; incarnation: string }
   | { type: 'NodeDeleted' }
   | { type: 'NicRegistered'; nic: string; macaddr: string }
   | { type: 'NicDeleted'; nic: string }
   | { type: 'NodeAssigned'; project: string }
-  | { type: 'NodeReleased'; project: string };
+  | { type: 'NodeReleased'; project: string }
+  | { type: 'NetworkActionQueued'; action: NetworkAction }
+  | { type: 'NetworkActionDone'; seq: number }
+  | { type: 'NetworkActionFailed'; seq: number; error: string };

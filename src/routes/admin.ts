@@ -10,11 +10,12 @@ import { requireAdmin, found } from './guard';
 import { SWITCH_TYPES } from '../../drivers/switch/registry';
 import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
 import type { NodeState } from '../../actors/node/protocol';
+import type { SwitchState } from '../../actors/switch/protocol';
 
 type KI = { kind: string; id: string };
 
 export async function adminRoutes(app: FastifyInstance): Promise<void> {
-  const { world, mockObm } = app.hilt;
+  const { world, mockObm, mockSwitch } = app.hilt;
   const rt = world.runtime;
   const registry = (kind: string) => found(rt.registry(kind), `actor kind ${kind}`);
 
@@ -33,6 +34,9 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     // A mock BMC's power state and boot device, for labs and demos.
     const obm = reg.kind === 'node' && state ? (state as NodeState).obm : undefined;
     const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(obm.host) : undefined;
+    // A mock switch's port VLANs as the "hardware" holds them.
+    const sw = reg.kind === 'switch' && state ? (state as SwitchState) : undefined;
+    const mockPorts = sw && mockSwitch && SWITCH_TYPES[sw.type]?.extension === 'hilt.switches.mock' ? mockSwitch.ports(id) : undefined;
     return {
       kind: reg.kind,
       id,
@@ -40,6 +44,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       sequenceNumber,
       state: redact(state),
       ...(mockBmc ? { mockBmc } : {}),
+      ...(mockPorts ? { mockPorts } : {}),
     };
   });
 

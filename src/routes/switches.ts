@@ -4,12 +4,13 @@ import { badArgument, duplicate, notFound } from '../errors';
 import { validateSwitch, SWITCH_TYPES } from '../../drivers/switch/registry';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
+import { encodeStatusId } from './actions';
 
 type Sw = { switch: string };
 type Port = { switch: string; '*': string };
 
 /** POST actions on a port: the port name is what precedes the action's path segment. */
-const PORT_ACTIONS = ['connect_nic', 'detach_nic'] as const;
+const PORT_ACTIONS = ['connect_nic', 'detach_nic', 'revert'] as const;
 type PortAction = (typeof PORT_ACTIONS)[number];
 
 function splitAction(rest: string): { port: string; action: PortAction } | null {
@@ -98,9 +99,14 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
       const n = found(rm.nodes.get(node), `node ${node}`);
       found(n.nics[nic], `nic ${nic} of node ${node}`);
       await world.nodes.ask(node, { type: 'node.wireNic', by: req.caller.user, nic, switch: s.name, port: split.port });
-    } else {
+    } else if (split.action === 'detach_nic') {
       if (!wire) throw notFound(`a nic connection of port ${split.port} of switch ${s.name}`);
       await world.nodes.ask(wire.node, { type: 'node.unwireNic', by: req.caller.user, nic: wire.nic, switch: s.name, port: split.port });
+    } else {
+      // port_revert (decisions.md §12): queue the removal of every network from the port.
+      if (!wire) throw notFound(`a nic connection of port ${split.port} of switch ${s.name}`);
+      const seq = await world.nodes.ask<number>(wire.node, { type: 'node.revertPort', by: req.caller.user, nic: wire.nic });
+      return reply.code(202).send({ status_id: encodeStatusId(rm.nodes.get(wire.node)!, seq) });
     }
   });
 

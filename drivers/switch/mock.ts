@@ -1,0 +1,67 @@
+/**
+ * Mock switch driver, for labs and demos: each port's VLAN configuration is kept in its own
+ * LMDB environment (like a real switch, it survives the service's restarts and is not the
+ * service's own state). Options: a delay per session operation (HILT_MOCK_SWITCH_DELAY_MS)
+ * and failure injection for chosen ports (HILT_MOCK_SWITCH_FAIL_PORTS="switch/port,...").
+ */
+import { open, RootDatabase } from 'lmdb';
+import { PortVlans, SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from './types';
+
+export interface MockSwitchOptions {
+  /** LMDB folder for the mock switches' port configuration */
+  path: string;
+  delayMs?: number;
+  /** `switch/port` entries whose every operation fails */
+  failPorts?: string[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const EMPTY: PortVlans = { native: null, tagged: [] };
+
+export class MockSwitchDriver implements SwitchDriver {
+  private readonly db: RootDatabase<PortVlans, [string, string]>;
+  private readonly fail: Set<string>;
+  /** sessions opened so far, per switch (lets tests observe batching) */
+  readonly sessionsOpened = new Map<string, number>();
+
+  constructor(private readonly opts: MockSwitchOptions) {
+    this.db = open({ path: opts.path, separateFlushed: true });
+    this.fail = new Set(opts.failPorts ?? []);
+  }
+
+  /** Current configuration of a port, as the switch itself holds it. */
+  port(sw: string, port: string): PortVlans {
+    return this.db.get([sw, port]) ?? EMPTY;
+  }
+
+  /** Every configured port of a switch. */
+  ports(sw: string): Record<string, PortVlans> {
+    const out: Record<string, PortVlans> = {};
+    for (const { key, value } of this.db.getRange({ start: [sw], end: [sw, '\uffff'] })) out[key[1]] = value;
+    return out;
+  }
+
+  async open(sw: SwitchInfo): Promise<SwitchSession> {
+    this.sessionsOpened.set(sw.name, (this.sessionsOpened.get(sw.name) ?? 0) + 1);
+    const change = async (port: string, f: (v: PortVlans) => PortVlans) => {
+      if (this.opts.delayMs) await sleep(this.opts.delayMs);
+      if (this.fail.has(`${sw.name}/${port}`)) throw new SwitchError(`mock switch ${sw.name}: port ${port} refused the change (failure injected)`);
+      const next = f(this.port(sw.name, port));
+      const p = this.db.put([sw.name, port], next) as Promise<boolean> & { flushed?: Promise<unknown> };
+      await (p.flushed ?? p);
+    };
+    return {
+      setNative: (port, vlan) => change(port, (v) => ({ ...v, native: vlan })),
+      removeNative: (port) => change(port, (v) => ({ ...v, native: null })),
+      addTagged: (port, vlan) => change(port, (v) => ({ ...v, tagged: [...new Set([...v.tagged, vlan])].sort((a, b) => a - b) })),
+      removeTagged: (port, vlan) => change(port, (v) => ({ ...v, tagged: v.tagged.filter((t) => t !== vlan) })),
+      resetPort: (port) => change(port, () => EMPTY),
+      getPortVlans: async (port) => this.port(sw.name, port),
+      close: async () => undefined,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}
