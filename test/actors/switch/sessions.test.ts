@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import { SwitchSessions } from '../../../actors/switch/sessions';
+import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../../drivers/switch/types';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sw = (name: string): SwitchInfo => ({ name, type: 'fake', fields: {} });
+
+/** Records sessions and calls; `hang` ports never answer, `fail` ports throw. */
+class FakeDriver implements SwitchDriver {
+  log: string[] = [];
+  open_ = new Map<string, number>();
+  maxOpen = 0;
+  opened = 0;
+  failOpen = false;
+  constructor(private readonly delayMs = 10) {}
+  async open(info: SwitchInfo): Promise<SwitchSession> {
+    if (this.failOpen) throw new SwitchError('login refused');
+    const n = (this.open_.get(info.name) ?? 0) + 1;
+    this.open_.set(info.name, n);
+    this.maxOpen = Math.max(this.maxOpen, n);
+    const id = ++this.opened;
+    this.log.push(`${info.name} open#${id}`);
+    const op = (what: string) => async (port: string) => {
+      if (port === 'hang') await new Promise(() => undefined);
+      await sleep(this.delayMs);
+      if (port === 'fail') throw new SwitchError(`port ${port} refused`);
+      this.log.push(`${info.name} #${id} ${what} ${port}`);
+    };
+    return {
+      setNative: op('native'), removeNative: op('-native'), addTagged: op('tag'), removeTagged: op('-tag'), resetPort: op('reset'),
+      getPortVlans: async () => ({ native: null, tagged: [] }),
+      close: async () => { this.log.push(`${info.name} close#${id}`); this.open_.set(info.name, (this.open_.get(info.name) ?? 1) - 1); },
+    };
+  }
+}
+
+describe('SwitchSessions', () => {
+  it('applies work queued while a session is open in that same session (batching)', async () => {
+    const d = new FakeDriver();
+    const s = new SwitchSessions(() => d, 1000);
+    await Promise.all(['p1', 'p2', 'p3', 'p4'].map((p) => s.submit(sw('a'), (x) => x.setNative(p, 5))));
+    expect(d.opened).to.equal(1);
+    expect(d.log).to.deep.equal(['a open#1', 'a #1 native p1', 'a #1 native p2', 'a #1 native p3', 'a #1 native p4', 'a close#1']);
+  });
+
+  it('never opens two sessions on one switch, and runs different switches in parallel', async () => {
+    const d = new FakeDriver(20);
+    const s = new SwitchSessions(() => d, 1000);
+    const t = Date.now();
+    const work: Promise<void>[] = [];
+    for (let i = 0; i < 5; i++) for (const name of ['a', 'b', 'c', 'd']) work.push(s.submit(sw(name), (x) => x.addTagged(`p${i}`, 7)));
+    // work arriving while the first batches run still joins them or waits its turn
+    await sleep(30);
+    for (const name of ['a', 'b', 'c', 'd']) work.push(s.submit(sw(name), (x) => x.addTagged('late', 7)));
+    await Promise.all(work);
+    expect(d.maxOpen).to.equal(1);
+    // 6 operations of 20 ms per switch, four switches in parallel: about 120 ms, not 480.
+    expect(Date.now() - t).to.be.below(350);
+    for (const name of ['a', 'b', 'c', 'd']) expect(d.log.filter((l) => l.startsWith(`${name} #`))).to.have.length(6);
+  });
+
+  it('fails only the operation that failed, then carries on in a fresh session', async () => {
+    const d = new FakeDriver();
+    const s = new SwitchSessions(() => d, 1000);
+    const results = await Promise.allSettled([
+      s.submit(sw('a'), (x) => x.setNative('p1', 1)),
+      s.submit(sw('a'), (x) => x.setNative('fail', 1)),
+      s.submit(sw('a'), (x) => x.setNative('p3', 1)),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as Error).message).to.match(/refused/);
+    expect(d.opened).to.equal(2);
+    expect(d.log).to.include('a #2 native p3');
+  });
+
+  it('bounds every step with the timeout: a hanging switch fails its operation, not the queue', async () => {
+    const d = new FakeDriver();
+    const s = new SwitchSessions(() => d, 100);
+    const t = Date.now();
+    const results = await Promise.allSettled([s.submit(sw('a'), (x) => x.resetPort('hang')), s.submit(sw('a'), (x) => x.resetPort('ok'))]);
+    expect(results[0].status).to.equal('rejected');
+    expect(((results[0] as PromiseRejectedResult).reason as Error)).to.be.instanceOf(SwitchError);
+    expect(((results[0] as PromiseRejectedResult).reason as Error).message).to.match(/within 100 ms/);
+    expect(results[1].status).to.equal('fulfilled');
+    expect(Date.now() - t).to.be.below(500);
+  });
+
+  it('fails the operation when the login fails or no driver exists', async () => {
+    const d = new FakeDriver();
+    d.failOpen = true;
+    const s = new SwitchSessions(() => d, 1000);
+    const err = await s.submit(sw('a'), (x) => x.resetPort('p')).catch((e) => e);
+    expect((err as Error).message).to.match(/login refused/);
+    const none = new SwitchSessions(() => undefined, 1000);
+    expect(((await none.submit(sw('a'), (x) => x.resetPort('p')).catch((e) => e)) as Error).message).to.match(/no driver/);
+  });
+});

@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServerProcess } from '../helpers/process';
+import { Client, must, obm, mockSwitch } from '../helpers/server';
+
+const admin = { user: 'root', password: 'root-pw' };
+
+describe('network operations survive kill -9', function () {
+  this.timeout(90_000);
+  let dir: string;
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-netkill-')); });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('resumes every pending operation after SIGKILL; each ends DONE and the service matches the switches', async () => {
+    const env = { HILT_DATA_DIR: dir, HILT_ADMIN_USER: admin.user, HILT_ADMIN_PASSWORD: admin.password };
+    // A slow switch: most operations are still pending when the process dies.
+    const first = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '400' });
+    const api = new Client(first.url, admin);
+    await must(api.put('/project/kp'));
+    await must(api.put('/network/kw', { owner: 'kp', access: 'kp', net_id: '' }));
+    await must(api.put('/network/kt', { owner: 'kp', access: 'kp', net_id: '' }));
+    const vlan = { kw: Number((await api.get('/networks')).body.kw.network_id), kt: Number((await api.get('/networks')).body.kt.network_id) };
+    const nodes = Array.from({ length: 8 }, (_, i) => `kn${i}`);
+    for (const s of ['ks0', 'ks1']) await must(api.put(`/switch/${s}`, mockSwitch));
+    for (const [i, n] of nodes.entries()) {
+      await must(api.put(`/node/${n}`, { obm: obm() }));
+      await must(api.put(`/node/${n}/nic/eth0`, { macaddr: 'm' }));
+      const sw = `ks${i % 2}`;
+      await must(api.put(`/switch/${sw}/port/gi1/0/${i}`));
+      await must(api.post(`/switch/${sw}/port/gi1/0/${i}/connect_nic`, { node: n, nic: 'eth0' }));
+      await must(api.post('/project/kp/connect_node', { node: n }));
+    }
+    const ids = await Promise.all(nodes.map(async (n, i) => {
+      const r = await api.post(`/node/${n}/nic/eth0/connect_network`, i % 3 ? { network: 'kw' } : { network: 'kt', channel: `vlan/${vlan.kt}` });
+      expect(r.status).to.equal(202);
+      return r.body.status_id as string;
+    }));
+    const before = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body.status));
+    expect(before.filter((s) => s === 'PENDING').length, 'operations pending at the kill').to.be.above(4);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '0' });
+    const api2 = new Client(second.url, admin);
+    const deadline = Date.now() + 20_000;
+    let statuses: string[] = [];
+    do {
+      statuses = await Promise.all(ids.map(async (id) => (await api2.get(`/networking_action/${id}`)).body.status));
+      if (statuses.every((s) => s !== 'PENDING')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    } while (Date.now() < deadline);
+    expect(statuses).to.deep.equal(ids.map(() => 'DONE'));
+
+    const mockPorts: Record<string, Record<string, { native: number | null; tagged: number[] }>> = {};
+    for (const s of ['ks0', 'ks1']) mockPorts[s] = (await api2.get(`/admin/actors/switch/${s}`)).body.mockPorts;
+    for (const [i, n] of nodes.entries()) {
+      const nic = (await api2.get(`/node/${n}`)).body.nics[0];
+      const port = mockPorts[`ks${i % 2}`][`gi1/0/${i}`];
+      if (i % 3) {
+        expect(nic.networks, n).to.deep.equal({ 'vlan/native': 'kw' });
+        expect(port, n).to.deep.equal({ native: vlan.kw, tagged: [] });
+      } else {
+        expect(nic.networks, n).to.deep.equal({ [`vlan/${vlan.kt}`]: 'kt' });
+        expect(port, n).to.deep.equal({ native: null, tagged: [vlan.kt] });
+      }
+    }
+    // Each operation was recorded once: no duplicate statuses after the replay.
+    for (const n of nodes) expect((await api2.get(`/node/${n}/networking_actions`)).body).to.have.length(1);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).to.equal(0);
+  });
+});
