@@ -35,6 +35,13 @@ function portWork(a: NetworkAction): PortWork {
   const native = a.channel === 'vlan/native';
   return async (s) => {
     if (a.type === 'revert_port') return s.resetPort(a.port);
+    if (a.type === 'reapply_port') {
+      // Reset, then set exactly what the service holds: repairs drift (e.g. a rebooted switch).
+      await s.resetPort(a.port);
+      if (a.config!.native !== null) await s.setNative(a.port, a.config!.native);
+      for (const v of a.config!.tagged) await s.addTagged(a.port, v);
+      return;
+    }
     const vlan = a.vlan!;
     if (a.newNetwork) return native ? s.setNative(a.port, vlan) : s.addTagged(a.port, vlan);
     return native ? s.removeNative(a.port) : s.removeTagged(a.port, vlan);

@@ -92,6 +92,12 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           return state && finish(state, e.seq, 'DONE', e.at);
         case 'NetworkActionFailed':
           return state && finish(state, e.seq, 'ERROR', e.at, e.error);
+        case 'NicNetworkForceDetached': {
+          const nic = state?.nics[e.nic];
+          if (!state || !nic) return state;
+          const { [e.channel]: _gone, ...networks } = nic.networks;
+          return { ...state, nics: { ...state.nics, [e.nic]: { ...nic, networks } } };
+        }
         default:
           return assertNever(e);
       }
@@ -179,6 +185,27 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           const { st, port } = wiredNic(state, id, cmd.nic);
           if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
           return queue(state, id, { nic: cmd.nic, type: 'revert_port', channel: '', newNetwork: null, ...port });
+        }
+        case 'node.reapplyPort': {
+          const { st, port } = wiredNic(state, id, cmd.nic);
+          if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
+          const config = { native: null as number | null, tagged: [] as number[] };
+          for (const [channel, network] of Object.entries(st.networks)) {
+            const vlan = rm.networks.get(network)?.vlan;
+            if (vlan === undefined) continue;
+            if (channel === NATIVE) config.native = vlan;
+            else config.tagged.push(vlan);
+          }
+          config.tagged.sort((a, b) => a - b);
+          return queue(state, id, { nic: cmd.nic, type: 'reapply_port', channel: '', newNetwork: null, config, ...port });
+        }
+        case 'node.forceDetach': {
+          const st = state.nics[cmd.nic];
+          if (!st) throw notFound(`nic ${cmd.nic} of node ${id}`);
+          if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} has a pending network operation`);
+          const channel = Object.keys(st.networks).find((c) => st.networks[c] === cmd.network);
+          if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${cmd.nic} of node ${id}`);
+          return { events: [{ type: 'NicNetworkForceDetached', nic: cmd.nic, channel, network: cmd.network }] };
         }
         case 'node.actionFinished': {
           const action = state.actions.find((a) => a.seq === cmd.seq);

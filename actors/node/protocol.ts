@@ -11,7 +11,7 @@ export interface NetworkAction {
   /** per node, in acceptance order; with the node's incarnation it makes the status id */
   seq: number;
   nic: string;
-  type: 'modify_port' | 'revert_port';
+  type: 'modify_port' | 'revert_port' | 'reapply_port';
   /** the attachment's channel; '' for a revert */
   channel: string;
   /** network attached by this action, or null for a detach or a revert */
@@ -20,6 +20,8 @@ export interface NetworkAction {
   oldNetwork?: string;
   /** VLAN of the network concerned (resolved when accepted) */
   vlan?: number;
+  /** reapply_port: the whole port configuration the service holds for the nic */
+  config?: { native: number | null; tagged: number[] };
   switch: string;
   port: string;
   status: 'PENDING' | 'DONE' | 'ERROR';
@@ -68,6 +70,10 @@ export type NodeCommand =
   | { type: 'node.connectNetwork'; by: string; nic: string; network: string; channel: string }
   | { type: 'node.detachNetwork'; by: string; nic: string; network: string }
   | { type: 'node.revertPort'; by: string; nic: string }
+  /** admin repair: re-apply the port configuration from the service's state */
+  | { type: 'node.reapplyPort'; by: string; nic: string }
+  /** admin repair for a dead switch: drop a network from the nic in the service's state only */
+  | { type: 'node.forceDetach'; by: string; nic: string; network: string }
   /** from the switch sessions: the action's outcome */
   | { type: 'node.actionFinished'; by: string; seq: number; error: string | null };
 
@@ -80,4 +86,5 @@ export type NodeEvent =
   | { type: 'NodeReleased'; project: string }
   | { type: 'NetworkActionQueued'; action: NetworkAction }
   | { type: 'NetworkActionDone'; seq: number }
-  | { type: 'NetworkActionFailed'; seq: number; error: string };
+  | { type: 'NetworkActionFailed'; seq: number; error: string }
+  | { type: 'NicNetworkForceDetached'; nic: string; channel: string; network: string };

@@ -6,6 +6,7 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/admin';
 import { redact } from '../redact';
+import { encodeStatusId } from './actions';
 import { requireAdmin, found } from './guard';
 import { SWITCH_TYPES } from '../../drivers/switch/registry';
 import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
@@ -57,6 +58,19 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       const { by, at, ...event } = e.data as { by?: string; at?: number; type: string };
       return { sequenceNumber: e.sequenceNumber, at: new Date(at ?? e.createdAt).toISOString(), by: by ?? null, event: redact(event) };
     });
+  });
+
+  // Repairs. Re-apply a nic's port configuration from the service's state, as a queued action.
+  app.post<{ Params: { node: string; nic: string } }>('/admin/node/:node/nic/:nic/reapply', { schema: S.reapply }, async (req, reply) => {
+    requireAdmin(req.caller);
+    const seq = await world.nodes.ask<number>(req.params.node, { type: 'node.reapplyPort', by: req.caller.user, nic: req.params.nic });
+    return reply.code(202).send({ status_id: encodeStatusId(world.rm.nodes.get(req.params.node)!, seq) });
+  });
+
+  // For a dead switch: forget an attachment in the service's state only (the switch is not told).
+  app.post<{ Params: { node: string; nic: string }; Body: { network: string } }>('/admin/node/:node/nic/:nic/force_detach', { schema: S.forceDetach }, async (req) => {
+    requireAdmin(req.caller);
+    await world.nodes.ask(req.params.node, { type: 'node.forceDetach', by: req.caller.user, nic: req.params.nic, network: req.body.network });
   });
 
   // list_active_extensions (decisions.md §12)

@@ -1,4 +1,4 @@
-import { params, noQuery } from './common';
+import { params, noQuery, noBody, body, str } from './common';
 
 export const listActors = { querystring: noQuery } as const;
 export const showActor = { params: params('kind', 'id'), querystring: noQuery } as const;
@@ -11,3 +11,5 @@ export const journal = {
   },
 } as const;
 export const noQueryOnly = { querystring: noQuery } as const;
+export const reapply = { params: params('node', 'nic'), body: noBody, querystring: noQuery } as const;
+export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: str }), querystring: noQuery } as const;
