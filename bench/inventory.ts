@@ -14,12 +14,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WRITE_CONNECTIONS = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 128);
 process.env.BENCH_NODES = String(NODES); // the target process builds its reference payload from it
-const AUTH = 'Basic ' + Buffer.from('admin:bench').toString('base64');
+export const AUTH = 'Basic ' + Buffer.from('admin:bench').toString('base64');
 const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'bmc', user: 'u', password: 'p' } });
 
-interface Figure { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+export interface Figure { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number }
 
-async function run(name: string, opts: autocannon.Options): Promise<Figure> {
+export async function run(name: string, opts: autocannon.Options): Promise<Figure> {
   const base: autocannon.Options = { url: opts.url, connections: CONNECTIONS, headers: { authorization: AUTH } };
   // `amount` (a fixed number of requests) and `duration` exclude each other.
   const r = await autocannon({ ...base, ...(opts.amount ? {} : { duration: SECONDS }), ...opts });
@@ -28,11 +28,11 @@ async function run(name: string, opts: autocannon.Options): Promise<Figure> {
 }
 
 /** Start bench/target.js: a fresh hilt (empty LMDB) and a bare fastify route in one process. */
-async function startTarget(): Promise<{ hilt: string; bare: string; stop: () => void }> {
+export async function startTarget(env: Record<string, string> = {}): Promise<{ hilt: string; bare: string; stop: () => void }> {
   // The same V8 flags as `npm start` (package.json): a larger young generation means fewer
   // scavenges on the allocation-heavy request path.
   const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, join(__dirname, 'target.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...flags, join(__dirname, 'target.js')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const [hiltPort, barePort] = await new Promise<string[]>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -115,7 +115,9 @@ async function main(): Promise<void> {
   if (failed.length) throw new Error(`requests failed in: ${failed.join(', ')}; the figures are not valid`);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -6,12 +6,13 @@ import Fastify from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULTS } from '../src/config';
+import { loadConfig } from '../src/config';
 import { startService } from '../src/service';
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hilt-bench-'));
-  const svc = await startService({ ...DEFAULTS, host: '127.0.0.1', port: 0, dataDir: dir, adminPassword: 'bench', logLevel: 'silent' });
+  // HILT_* settings (e.g. mock switch delays) come from the environment, as in production.
+  const svc = await startService({ ...loadConfig(), host: '127.0.0.1', port: 0, dataDir: dir, adminUser: 'admin', adminPassword: 'bench', logLevel: 'silent' });
   const bare = Fastify();
   bare.get('/bare', async () => ({ hello: 'world' }));
   // Same-shape baseline for writes: the identical PUT (path and JSON body), no work behind it.

@@ -17,6 +17,7 @@ export interface Config {
   adminPassword?: string;
   baseImages: string[];
   mockSwitchDelayMs: number;
+  mockSwitchSessionDelayMs: number;
   /** failure injection: `switch/port` entries whose every mock switch operation fails */
   mockSwitchFailPorts: string[];
   /** bound on each switch session step (login, one port change, logout) */
@@ -38,6 +39,7 @@ export const DEFAULTS: Config = {
   adminUser: 'admin',
   baseImages: ['base-headnode'],
   mockSwitchDelayMs: 0,
+  mockSwitchSessionDelayMs: 0,
   mockSwitchFailPorts: [],
   switchTimeoutMs: 30_000,
   obmTimeoutMs: 10_000,
@@ -80,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
   if (env.HIL_BASE_IMG) cfg.baseImages = env.HIL_BASE_IMG.split(',').map((s) => s.trim()).filter(Boolean);
   if (env.HILT_MOCK_SWITCH_DELAY_MS) cfg.mockSwitchDelayMs = int('HILT_MOCK_SWITCH_DELAY_MS', env.HILT_MOCK_SWITCH_DELAY_MS);
+  if (env.HILT_MOCK_SWITCH_SESSION_DELAY_MS) cfg.mockSwitchSessionDelayMs = int('HILT_MOCK_SWITCH_SESSION_DELAY_MS', env.HILT_MOCK_SWITCH_SESSION_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_FAIL_PORTS) cfg.mockSwitchFailPorts = env.HILT_MOCK_SWITCH_FAIL_PORTS.split(',').map((s) => s.trim()).filter(Boolean);
   if (env.HILT_SWITCH_TIMEOUT_MS) cfg.switchTimeoutMs = int('HILT_SWITCH_TIMEOUT_MS', env.HILT_SWITCH_TIMEOUT_MS);
   if (env.HILT_IPMI_CIPHER_SUITE) cfg.ipmiCipherSuite = env.HILT_IPMI_CIPHER_SUITE;

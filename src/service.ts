@@ -44,7 +44,8 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const engine = new LmdbPersistenceEngine(config.dataDir);
   // The mock switches keep their ports in their own LMDB folder, as hardware would.
   const mockSwitch = new MockSwitchDriver({
-    path: join(config.dataDir, 'mock-switches'), delayMs: config.mockSwitchDelayMs, failPorts: config.mockSwitchFailPorts,
+    path: join(config.dataDir, 'mock-switches'), delayMs: config.mockSwitchDelayMs,
+    sessionDelayMs: config.mockSwitchSessionDelayMs, failPorts: config.mockSwitchFailPorts,
   });
   const switchDrivers: Record<string, SwitchDriver> = { [SWITCH_TYPES_MOCK]: mockSwitch, ...deps.switches };
   const world = new World(engine, {

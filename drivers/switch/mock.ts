@@ -1,8 +1,9 @@
 /**
  * Mock switch driver, for labs and demos: each port's VLAN configuration is kept in its own
  * LMDB environment (like a real switch, it survives the service's restarts and is not the
- * service's own state). Options: a delay per session operation (HILT_MOCK_SWITCH_DELAY_MS)
- * and failure injection for chosen ports (HILT_MOCK_SWITCH_FAIL_PORTS="switch/port,...").
+ * service's own state). Options: a delay per operation (HILT_MOCK_SWITCH_DELAY_MS), per
+ * session login (HILT_MOCK_SWITCH_SESSION_DELAY_MS) and failure injection for chosen ports
+ * (HILT_MOCK_SWITCH_FAIL_PORTS="switch/port,...").
  */
 import { open, RootDatabase } from 'lmdb';
 import { PortVlans, SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from './types';
@@ -11,6 +12,8 @@ export interface MockSwitchOptions {
   /** LMDB folder for the mock switches' port configuration */
   path: string;
   delayMs?: number;
+  /** delay of opening a session (a real switch's SSH login costs about 100 ms) */
+  sessionDelayMs?: number;
   /** `switch/port` entries whose every operation fails */
   failPorts?: string[];
 }
@@ -25,7 +28,7 @@ export class MockSwitchDriver implements SwitchDriver {
   readonly sessionsOpened = new Map<string, number>();
 
   constructor(private readonly opts: MockSwitchOptions) {
-    this.db = open({ path: opts.path, separateFlushed: true });
+    this.db = open({ path: opts.path });
     this.fail = new Set(opts.failPorts ?? []);
   }
 
@@ -43,12 +46,16 @@ export class MockSwitchDriver implements SwitchDriver {
 
   async open(sw: SwitchInfo): Promise<SwitchSession> {
     this.sessionsOpened.set(sw.name, (this.sessionsOpened.get(sw.name) ?? 0) + 1);
+    if (this.opts.sessionDelayMs) await sleep(this.opts.sessionDelayMs);
     const change = async (port: string, f: (v: PortVlans) => PortVlans) => {
       if (this.opts.delayMs) await sleep(this.opts.delayMs);
       if (this.fail.has(`${sw.name}/${port}`)) throw new SwitchError(`mock switch ${sw.name}: port ${port} refused the change (failure injected)`);
       const next = f(this.port(sw.name, port));
-      const p = this.db.put([sw.name, port], next) as Promise<boolean> & { flushed?: Promise<unknown> };
-      await (p.flushed ?? p);
+      // Committed, not fsynced: this stands in for the switch's own configuration, which a
+      // kill -9 of the service does not touch (committed pages survive it in the OS cache).
+      // Waiting for a disk flush per port change would bill the service for a cost no real
+      // switch puts on it.
+      await this.db.put([sw.name, port], next);
     };
     return {
       setNative: (port, vlan) => change(port, (v) => ({ ...v, native: vlan })),

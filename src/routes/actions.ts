@@ -85,6 +85,11 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { node: string } }>('/node/:node/networking_actions', { schema: S.listActions }, async (req) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     requireNodeAccess(req.caller, node);
-    return node.actions.slice().reverse().map((a) => ({ status_id: encodeStatusId(node, a.seq), ...statusBody(node, a) }));
+    return node.actions.slice().reverse().map((a) => ({
+      status_id: encodeStatusId(node, a.seq),
+      ...statusBody(node, a),
+      accepted_at: new Date(a.acceptedAt).toISOString(),
+      finished_at: a.finishedAt ? new Date(a.finishedAt).toISOString() : null,
+    }));
   });
 }

@@ -1,0 +1,128 @@
+/**
+ * Network operations scenario (issue 3): connect/detach cycles on many nodes across several
+ * mock switches. Reports completed operations per second (202 to DONE) and the latency from
+ * acceptance to DONE (p50, p99, from the service's own timestamps), next to the bare fastify
+ * route of the same process. Runs: no injected delay; then a 50 ms login delay per switch
+ * session, with 1, 4 and 16 switches (batching and parallel switches should show).
+ *
+ *   npm run bench:network      (BENCH_SECONDS, BENCH_NETWORK_NODES to change the load)
+ */
+import { Agent, request } from 'node:http';
+import { startTarget, run, AUTH } from './inventory';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+// Not BENCH_NODES: bench/inventory.ts (imported above) sets that one for its own target.
+const NODES = Number(process.env.BENCH_NETWORK_NODES ?? 64);
+const M = 'http://schema.massopencloud.org/haas/v0/';
+
+// Keep-alive sockets, capped: one per client loop is plenty.
+const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+
+function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(base + path, { method, agent, headers: { authorization: AUTH, ...(payload ? { 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function ok(base: string, method: string, path: string, body?: unknown) {
+  const r = await call(base, method, path, body);
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
+
+interface Result { label: string; switches: number; clients: number; opsPerSec: number; p50: number; p99: number; errors: number; bareRps: number }
+
+interface Delays { label: string; opMs: number; sessionMs: number }
+const NO_DELAY: Delays = { label: 'no injected delay', opMs: 0, sessionMs: 0 };
+
+/** `clients` nodes cycle connect/detach (each client owns one node); all NODES nodes are set up. */
+async function scenario(switches: number, delays: Delays, clients = NODES): Promise<Result> {
+  const t = await startTarget({ HILT_MOCK_SWITCH_DELAY_MS: String(delays.opMs), HILT_MOCK_SWITCH_SESSION_DELAY_MS: String(delays.sessionMs) });
+  const delayed = delays.opMs + delays.sessionMs > 0;
+  try {
+    const h = t.hilt;
+    await ok(h, 'PUT', '/project/bp');
+    await ok(h, 'PUT', '/network/bw', { owner: 'bp', access: 'bp', net_id: '' });
+    for (let s = 0; s < switches; s++) {
+      await ok(h, 'PUT', `/switch/bs${s}`, { type: `${M}switches/mock`, hostname: 'h', username: 'u', password: 'p' });
+    }
+    await Promise.all(Array.from({ length: NODES }, async (_, i) => {
+      const sw = `bs${i % switches}`;
+      await ok(h, 'PUT', `/node/bn${i}`, { obm: { type: `${M}obm/mock`, host: 'h', user: 'u', password: 'p' } });
+      await ok(h, 'PUT', `/node/bn${i}/nic/eth0`, { macaddr: 'm' });
+      await ok(h, 'PUT', `/switch/${sw}/port/gi1/0/${i}`);
+      await ok(h, 'POST', `/switch/${sw}/port/gi1/0/${i}/connect_nic`, { node: `bn${i}`, nic: 'eth0' });
+      await ok(h, 'POST', '/project/bp/connect_node', { node: `bn${i}` });
+    }));
+
+    let errors = 0;
+    let completed = 0;
+    const start = Date.now();
+    const end = start + SECONDS * 1000;
+    await Promise.all(Array.from({ length: clients }, async (_, i) => {
+      let connected = false;
+      while (Date.now() < end) {
+        const path = `/node/bn${i}/nic/eth0/${connected ? 'detach_network' : 'connect_network'}`;
+        const { status_id } = await ok(h, 'POST', path, { network: 'bw' });
+        let status = 'PENDING';
+        while (status === 'PENDING') {
+          await sleep(delayed ? 10 : 1);
+          status = (await ok(h, 'GET', `/networking_action/${status_id}`)).status;
+        }
+        if (status !== 'DONE') errors++;
+        else connected = !connected;
+        completed++;
+      }
+    }));
+    const elapsed = (Date.now() - start) / 1000;
+
+    const latencies: number[] = [];
+    for (let i = 0; i < clients; i++) {
+      for (const a of await ok(h, 'GET', `/node/bn${i}/networking_actions`)) {
+        if (a.finished_at) latencies.push(Date.parse(a.finished_at) - Date.parse(a.accepted_at));
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    const bare = await run('bare', { url: t.bare, duration: 2 });
+    return {
+      label: delays.label, switches, clients, opsPerSec: completed / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors, bareRps: bare.rps,
+    };
+  } finally {
+    t.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const results: Result[] = [];
+  // Latency of one operation on an otherwise idle service, then under load.
+  results.push(await scenario(4, NO_DELAY, 1));
+  results.push(await scenario(4, NO_DELAY));
+  // A slow switch: operations on one switch are serialized, different switches work in parallel.
+  for (const k of [1, 4, 16]) results.push(await scenario(k, { label: '50 ms per operation', opMs: 50, sessionMs: 0 }));
+  // A slow login (SSH): operations queued meanwhile share the session (batching).
+  for (const k of [1, 4, 16]) results.push(await scenario(k, { label: '50 ms per session', opMs: 0, sessionMs: 50 }));
+  console.log(`\nhilt network operations: ${NODES} nodes on mock switches, each client cycling connect/detach on its own node, ${SECONDS} s per run\n`);
+  console.log('run                   switches clients   ops/s  accept->DONE p50 ms  p99 ms  errors  bare route req/s  ops/bare');
+  for (const r of results) {
+    console.log(`${r.label.padEnd(22)} ${String(r.switches).padStart(7)} ${String(r.clients).padStart(7)} ${r.opsPerSec.toFixed(0).padStart(7)} ${String(r.p50).padStart(20)} ${String(r.p99).padStart(7)} ${String(r.errors).padStart(7)} ${r.bareRps.toFixed(0).padStart(17)}  ${(r.opsPerSec / r.bareRps).toFixed(3)}`);
+  }
+  console.log('\ntargets: p50 accept->DONE <= 5 ms without injected delay; with a 50 ms delay, ops/s grows with switches');
+  if (results.some((r) => r.errors)) throw new Error('some operations ended in ERROR: the figures are not valid');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
