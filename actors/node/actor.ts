@@ -172,11 +172,15 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           }, { settle: () => world.uses.release(cmd.network, key) });
         }
         case 'node.detachNetwork': {
+          // decisions.md §8: … pending 409 → not attached 409; the wiring is no step of its own
+          // (an attached nic is wired: a node in a project cannot be unwired).
           if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
-          const { st, port } = wiredNic(state, id, cmd.nic);
+          const st = state.nics[cmd.nic];
+          if (!st) throw notFound(`nic ${cmd.nic} of node ${id}`);
           if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
           const channel = Object.keys(st.networks).find((c) => st.networks[c] === cmd.network);
           if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${cmd.nic} of node ${id}`);
+          const { port } = wiredNic(state, id, cmd.nic);
           return queue(state, id, {
             nic: cmd.nic, type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan, ...port,
           });

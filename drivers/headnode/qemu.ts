@@ -126,8 +126,30 @@ async function procStat(pid: number): Promise<{ state: string; start: string } |
   const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const state = rest[0] ?? '';
   const start = rest[19] ?? '';
-  if (state === 'Z' || state === 'X' || state === 'x') return null;
+  // QEMU is multithreaded: its leader shows Z while other threads are still exiting and still
+  // hold the process's files, QEMU's image lock among them. Dead means every thread is.
+  if (isDead(state) && !(await liveThreads(pid))) return null;
   return { state, start };
+}
+
+const isDead = (state: string) => state === 'Z' || state === 'X' || state === 'x';
+
+async function liveThreads(pid: number): Promise<boolean> {
+  let tids: string[];
+  try {
+    tids = await fsp.readdir(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  for (const tid of tids) {
+    try {
+      const text = await fsp.readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      if (!isDead(text.slice(text.lastIndexOf(')') + 2).split(' ')[0] ?? '')) return true;
+    } catch {
+      /* that thread is gone */
+    }
+  }
+  return false;
 }
 
 function run(

@@ -273,9 +273,8 @@ describe('network operations on nics (decisions.md §8)', function () {
         await refusedUnchanged(() => detach(ADMIN_AS, 'n1', 'eth0', { network: 'pub' }), 409);
         await refusedUnchanged(() => detach(alice, 'n1', 'eth0', { network: 'pb-net' }), 409);
       });
-      // SERVICE DISCREPANCY: node_detach_network checks the nic's wiring (404) although §8's order for
-      // detach has none: "nic 404 → node free 409 → auth → pending 409 → not attached 409".
-      it.skip('SKIPPED (service answers 404 "a switch port connected to nic ... does not exist"; §8 says not attached 409): 409 when the network is not attached to an unwired nic', async () => {
+      // §8's order for detach has no wiring step: "nic 404 → node free 409 → auth → pending 409 → not attached 409".
+      it('409 when the network is not attached to an unwired nic', async () => {
         await refusedUnchanged(() => detach(alice, 'n1', 'eth2', { network: 'pa-net' }), 409);
       });
     });
