@@ -9,6 +9,7 @@ import type { NodeState } from './node/protocol';
 import type { SwitchState, Wire } from './switch/protocol';
 import type { NetworkState } from './network/protocol';
 import type { UserState } from './user/protocol';
+import type { HeadnodeState } from './headnode/protocol';
 
 function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: string, value: V, add: boolean): void {
   let m = index.get(key);
@@ -78,6 +79,11 @@ export class ReadModel {
 
   readonly users = new Map<string, UserState>();
   readonly membersByProject = new SetIndex();
+
+  readonly headnodes = new Map<string, HeadnodeState>();
+  readonly headnodesByProject = new SetIndex();
+  /** network → `headnode/hnic` → the headnode's project */
+  readonly hnicsByNetwork = new Map<string, Map<string, string>>();
 
   commitProject(id: string, _prev: ProjectState | null, next: ProjectState | null): void {
     if (next) this.projects.set(id, next);
@@ -153,6 +159,23 @@ export class ReadModel {
     for (const p of next?.projects ?? []) this.membersByProject.add(p, id);
     if (next) this.users.set(id, next);
     else this.users.delete(id);
+  }
+
+  commitHeadnode(id: string, prev: HeadnodeState | null, next: HeadnodeState | null): void {
+    for (const h of prev?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, `${id}/${h.name}`, prev!.project, false);
+    for (const h of next?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, `${id}/${h.name}`, next!.project, true);
+    if (prev) this.headnodesByProject.delete(prev.project, id);
+    if (next) {
+      this.headnodesByProject.add(next.project, id);
+      this.headnodes.set(id, next);
+    } else {
+      this.headnodes.delete(id);
+    }
+  }
+
+  /** Projects of the headnodes whose hnics hold the network (one entry per hnic). */
+  hnicProjectsOn(network: string): string[] {
+    return [...(this.hnicsByNetwork.get(network)?.values() ?? [])];
   }
 
   /** Is `user` an admin or a member of `project`? */

@@ -1,7 +1,7 @@
 /**
  * The actor world: the runtime, one registry per entity kind, the read models and the VLAN pool.
  * Ask order (never upward, so no cycles): project → node → switch; project → network;
- * project → user. See docs/actors.md.
+ * project → user; project → headnode. See docs/actors.md.
  */
 import { ActorRuntime, EntityRegistry, RuntimeOptions } from './runtime';
 import { PersistenceEngine } from './persistence/engine';
@@ -16,11 +16,13 @@ import { nodeBehavior } from './node/actor';
 import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
+import { headnodeBehavior } from './headnode/actor';
 import type { ProjectCommand, ProjectEvent, ProjectState } from './project/protocol';
 import type { NodeCommand, NodeEvent, NodeState } from './node/protocol';
 import type { SwitchCommand, SwitchEvent, SwitchState } from './switch/protocol';
 import type { NetworkCommand, NetworkEvent, NetworkState } from './network/protocol';
 import type { UserCommand, UserEvent, UserState } from './user/protocol';
+import type { HeadnodeCommand, HeadnodeEvent, HeadnodeState } from './headnode/protocol';
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
@@ -57,6 +59,7 @@ export class World {
   readonly switches: EntityRegistry<SwitchState, SwitchCommand, SwitchEvent>;
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent>;
+  readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent>;
   readonly uses = new NetworkUseBook();
   readonly sessions: SwitchSessions;
   /** nodes whose oldest pending action is with a switch now */
@@ -72,6 +75,7 @@ export class World {
     this.switches = this.runtime.register(switchBehavior(), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = this.runtime.register(networkBehavior(this), (id, a, b) => rm.commitNetwork(id, a, b));
     this.users = this.runtime.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
+    this.headnodes = this.runtime.register(headnodeBehavior(this), (id, a, b) => rm.commitHeadnode(id, a, b));
   }
 
   /** Rebuild every read model from the latest snapshot plus later events of each entity. */
@@ -82,6 +86,7 @@ export class World {
       [this.switches, (id, s) => this.rm.commitSwitch(id, null, s)],
       [this.networks, (id, s) => this.rm.commitNetwork(id, null, s)],
       [this.users, (id, s) => this.rm.commitUser(id, null, s)],
+      [this.headnodes, (id, s) => this.rm.commitHeadnode(id, null, s)],
     ];
     for (const [reg, commit] of commits) {
       for (const id of reg.storedIds()) {
@@ -122,11 +127,6 @@ export class World {
   /** After a start: resume every action that was pending (driver operations are idempotent). */
   resumeActions(): void {
     for (const node of this.rm.nodesWithPending) this.pumpActions(node);
-  }
-
-  /** Headnodes arrive with issue 5; until then a project has none. */
-  headnodesOfProject(_project: string): string[] {
-    return [];
   }
 
   async close(): Promise<void> {

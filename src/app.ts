@@ -9,6 +9,7 @@ import { Authenticator, Caller } from './auth/basic';
 import type { World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../actors/node/power';
+import type { HeadnodeControl } from '../actors/headnode/control';
 import type { MockObmDriver } from '../drivers/obm/mock';
 import type { MockSwitchDriver } from '../drivers/switch/mock';
 import { projectRoutes } from './routes/projects';
@@ -18,6 +19,7 @@ import { networkRoutes } from './routes/networks';
 import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
 import { actionRoutes } from './routes/actions';
+import { headnodeRoutes } from './routes/headnodes';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,6 +36,7 @@ export interface Hilt {
   config: Config;
   auth: Authenticator;
   power: PowerControl;
+  headnodes: HeadnodeControl;
   /** the mock OBM driver, whose BMC state admins may inspect */
   mockObm?: MockObmDriver;
   /** the mock switch driver, whose port state admins may inspect */
@@ -44,6 +47,7 @@ export interface AppOptions {
   world: World;
   config: Config;
   power: PowerControl;
+  headnodes: HeadnodeControl;
   mockObm?: MockObmDriver;
   mockSwitch?: MockSwitchDriver;
   logger?: FastifyServerOptions['logger'];
@@ -81,7 +85,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, mockObm: opts.mockObm, mockSwitch: opts.mockSwitch };
+  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, mockObm: opts.mockObm, mockSwitch: opts.mockSwitch };
   app.decorate('hilt', hilt);
   app.decorateRequest('caller', null as unknown as Caller);
 
@@ -123,6 +127,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(userRoutes);
     await scope.register(adminRoutes);
     await scope.register(actionRoutes);
+    await scope.register(headnodeRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (decisions.md §11).

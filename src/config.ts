@@ -15,7 +15,20 @@ export interface Config {
   adminUser: string;
   /** unset: a password is generated and printed once at the first start */
   adminPassword?: string;
+  /** base images of the mock headnode driver (the qemu driver lists headnodeImagesDir) */
   baseImages: string[];
+  /** `qemu`: real VMs on an Open vSwitch bridge; `mock`: in-memory VMs for labs and demos */
+  headnodeDriver: 'qemu' | 'mock';
+  /** base image NAME is the file NAME.qcow2 in this folder */
+  headnodeImagesDir: string;
+  /** OVS bridge the hnics' taps join (datapath_type=netdev where the kernel has no OVS module) */
+  ovsBridge: string;
+  /** ovsdb-server socket path; unset: ovs-vsctl's default */
+  ovsDb?: string;
+  headnodeAccel: 'tcg' | 'kvm';
+  headnodeMemoryMb: number;
+  /** how often running headnode VMs are checked for having died (0: never) */
+  headnodeCheckMs: number;
   mockSwitchDelayMs: number;
   mockSwitchSessionDelayMs: number;
   /** failure injection: `switch/port` entries whose every mock switch operation fails */
@@ -38,6 +51,12 @@ export const DEFAULTS: Config = {
   authBackend: 'database',
   adminUser: 'admin',
   baseImages: ['base-headnode'],
+  headnodeDriver: 'qemu',
+  headnodeImagesDir: './images',
+  ovsBridge: 'br-hilt',
+  headnodeAccel: 'tcg',
+  headnodeMemoryMb: 512,
+  headnodeCheckMs: 5_000,
   mockSwitchDelayMs: 0,
   mockSwitchSessionDelayMs: 0,
   mockSwitchFailPorts: [],
@@ -60,6 +79,16 @@ export function parseVlanPool(text: string): VlanRange[] {
   });
 }
 
+/** Settings without a default value, also allowed in the file. */
+const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb'];
+const HEADNODE_DRIVERS = ['qemu', 'mock'] as const;
+const ACCELS = ['tcg', 'kvm'] as const;
+
+function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
+  if (!(values as readonly string[]).includes(v)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${v}"`);
+  return v as T;
+}
+
 function int(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
   return Number(v);
@@ -70,7 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_CONFIG) {
     const file = JSON.parse(readFileSync(env.HILT_CONFIG, 'utf8')) as Record<string, unknown>;
     for (const [k, v] of Object.entries(file)) {
-      if (!(k in DEFAULTS) && k !== 'adminPassword' && k !== 'ipmiCipherSuite') throw new Error(`unknown setting "${k}" in ${env.HILT_CONFIG}`);
+      if (!(k in DEFAULTS) && !OPTIONAL_KEYS.includes(k)) throw new Error(`unknown setting "${k}" in ${env.HILT_CONFIG}`);
       (cfg as unknown as Record<string, unknown>)[k] = k === 'vlanPool' && typeof v === 'string' ? parseVlanPool(v) : v;
     }
   }
@@ -81,6 +110,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
   if (env.HIL_BASE_IMG) cfg.baseImages = env.HIL_BASE_IMG.split(',').map((s) => s.trim()).filter(Boolean);
+  if (env.HILT_HEADNODE_DRIVER) cfg.headnodeDriver = oneOf('HILT_HEADNODE_DRIVER', env.HILT_HEADNODE_DRIVER, HEADNODE_DRIVERS);
+  if (env.HILT_HEADNODE_IMAGES) cfg.headnodeImagesDir = env.HILT_HEADNODE_IMAGES;
+  if (env.HILT_OVS_BRIDGE) cfg.ovsBridge = env.HILT_OVS_BRIDGE;
+  if (env.HILT_OVS_DB) cfg.ovsDb = env.HILT_OVS_DB;
+  if (env.HILT_HEADNODE_ACCEL) cfg.headnodeAccel = oneOf('HILT_HEADNODE_ACCEL', env.HILT_HEADNODE_ACCEL, ACCELS);
+  if (env.HILT_HEADNODE_MEMORY_MB) cfg.headnodeMemoryMb = int('HILT_HEADNODE_MEMORY_MB', env.HILT_HEADNODE_MEMORY_MB);
+  if (env.HILT_HEADNODE_CHECK_MS) cfg.headnodeCheckMs = int('HILT_HEADNODE_CHECK_MS', env.HILT_HEADNODE_CHECK_MS);
   if (env.HILT_MOCK_SWITCH_DELAY_MS) cfg.mockSwitchDelayMs = int('HILT_MOCK_SWITCH_DELAY_MS', env.HILT_MOCK_SWITCH_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_SESSION_DELAY_MS) cfg.mockSwitchSessionDelayMs = int('HILT_MOCK_SWITCH_SESSION_DELAY_MS', env.HILT_MOCK_SWITCH_SESSION_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_FAIL_PORTS) cfg.mockSwitchFailPorts = env.HILT_MOCK_SWITCH_FAIL_PORTS.split(',').map((s) => s.trim()).filter(Boolean);
@@ -89,5 +125,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_OBM_TIMEOUT_MS) cfg.obmTimeoutMs = int('HILT_OBM_TIMEOUT_MS', env.HILT_OBM_TIMEOUT_MS);
   if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;
   if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
+  // The file's values too.
+  oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS);
+  oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
   return cfg;
 }

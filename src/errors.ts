@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   RequestTooLargeError: 413,
   /** Hardware (BMC) failed or timed out: not the client's mistake (decisions.md §11). */
   OBMError: 502,
+  /** A headnode VM (QEMU, Open vSwitch) failed or timed out. */
+  HeadnodeError: 502,
   /** Storage or an actor did not answer in time; the change was not acknowledged. */
   ServiceUnavailableError: 503,
   /** A bug. Logged with its stack; the client gets a generic message. */

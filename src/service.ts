@@ -18,11 +18,17 @@ import { SWITCH_TYPES } from '../drivers/switch/registry';
 import type { SwitchDriver } from '../drivers/switch/types';
 import { join } from 'node:path';
 import type { ObmDriver } from '../drivers/obm/types';
+import { HeadnodeControl } from '../actors/headnode/control';
+import { QemuHeadnodeDriver } from '../drivers/headnode/qemu';
+import { MockHeadnodeDriver } from '../drivers/headnode/mock';
+import type { HeadnodeDriver } from '../drivers/headnode/types';
 
 export interface Service {
   app: FastifyInstance;
   world: World;
   mockSwitch: MockSwitchDriver;
+  /** headnode VMs: HTTP calls, recovery, monitor; `.driver` is the configured driver */
+  headnodes: HeadnodeControl;
   url: string;
   /** set only when the bootstrap admin was created now with a generated password */
   generatedAdminPassword?: string;
@@ -35,6 +41,21 @@ export interface ServiceDeps {
   obm?: { ipmi?: ObmDriver; mock?: ObmDriver };
   /** extra or replacement switch drivers by type */
   switches?: Record<string, SwitchDriver>;
+  /** replaces the configured headnode driver */
+  headnodeDriver?: HeadnodeDriver;
+}
+
+function headnodeDriver(config: Config): HeadnodeDriver {
+  if (config.headnodeDriver === 'mock') return new MockHeadnodeDriver({ images: config.baseImages });
+  return new QemuHeadnodeDriver({
+    imagesDir: config.headnodeImagesDir,
+    // Overlays, QMP sockets and VM state files live with the service's data.
+    stateDir: join(config.dataDir, 'headnodes'),
+    bridge: config.ovsBridge,
+    ovsDbSock: config.ovsDb,
+    accel: config.headnodeAccel,
+    memoryMb: config.headnodeMemoryMb,
+  });
 }
 
 const SWITCH_TYPES_MOCK = Object.values(SWITCH_TYPES).find((t) => t.extension === 'hilt.switches.mock')!.type;
@@ -65,19 +86,26 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const mockObm = deps.obm?.mock ?? new MockObmDriver();
   const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
   const power = new PowerControl({ mock: mockObm, ipmi });
-  const app = await buildApp({ world, config, power, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
+  const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), { checkMs: config.headnodeCheckMs });
+  const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
+  headnodes.log = app.log;
+  // VMs that should run come back (adopted if still running) in the background.
+  headnodes.recover();
   const address = await app.listen({ host: config.host, port: config.port });
   let closed = false;
   return {
     app,
     world,
     mockSwitch,
+    headnodes,
     url: address,
     generatedAdminPassword,
     async close() {
       if (closed) return;
       closed = true;
       await app.close();
+      // Headnode VMs keep running across a restart of the service: the next start adopts them.
+      await headnodes.close();
       await world.close();
       await engine.close();
       await mockSwitch.close();

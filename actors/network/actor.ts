@@ -6,9 +6,10 @@ import type { NetworkCommand, NetworkEvent, NetworkState } from './protocol';
 export function networkBehavior(world: World): Behavior<NetworkState, NetworkCommand, NetworkEvent> {
   const { rm, uses } = world;
 
-  /** Projects attached to, connecting to, or reserving the network. */
+  /** Projects attached to (nodes and headnodes), connecting to, or reserving the network. */
   const usersOf = (id: string) => [
-    ...rm.attachmentsOf(id).map((a) => a.project), ...rm.pendingConnectsTo(id).map((a) => a.project), ...uses.reservedBy(id),
+    ...rm.attachmentsOf(id).map((a) => a.project), ...rm.hnicProjectsOn(id),
+    ...rm.pendingConnectsTo(id).map((a) => a.project), ...uses.reservedBy(id),
   ];
 
   /** Persist a change while no node may reserve the network for a new connect (see uses.ts). */
@@ -58,7 +59,8 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
         }
         case 'network.delete':
           if (!state) throw notFound(`network ${id}`);
-          if (rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node or headnode`);
+          if (rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node`);
+          if (rm.hnicProjectsOn(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a headnode`);
           if (rm.pendingConnectsTo(id).length || uses.reservedBy(id).length) {
             throw new HiltError('BlockedError', `pending network operations involve network ${id}`);
           }
@@ -68,7 +70,7 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
           if (state.access.includes(cmd.project)) throw duplicate(`access of project ${cmd.project} to network ${id}`);
           if (!state.access.length && usersOf(id).some((p) => p !== cmd.project)) {
             // A public network would become [P]: others attached to it would lose their access.
-            throw new HiltError('BlockedError', `nodes of other projects use public network ${id}`);
+            throw new HiltError('BlockedError', `nodes or headnodes of other projects use public network ${id}`);
           }
           return locked(id, { type: 'AccessGranted', project: cmd.project });
         }
@@ -78,6 +80,9 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
           if (state.owner === cmd.project) throw conflict(`project ${cmd.project} owns network ${id}`);
           if (rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {
             throw new HiltError('BlockedError', `a node of project ${cmd.project} is attached to network ${id}`);
+          }
+          if (rm.hnicProjectsOn(id).includes(cmd.project)) {
+            throw new HiltError('BlockedError', `a headnode of project ${cmd.project} is attached to network ${id}`);
           }
           if (rm.pendingConnectsTo(id).some((a) => a.project === cmd.project) || uses.reservedBy(id).includes(cmd.project)) {
             throw new HiltError('BlockedError', `a node of project ${cmd.project} has a pending connect to network ${id}`);

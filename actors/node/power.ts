@@ -6,9 +6,10 @@
 import { HiltError } from '../../src/errors';
 import { obmKind, ObmKind } from '../../drivers/obm/registry';
 import { ObmDriver, ObmError, ObmInfo, PowerState } from '../../drivers/obm/types';
+import { SerialQueues } from '../serial';
 
 export class PowerControl {
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly queues = new SerialQueues();
 
   constructor(private readonly drivers: Partial<Record<ObmKind, ObmDriver>>) {}
 
@@ -28,14 +29,9 @@ export class PowerControl {
     const kind = obmKind(obm.type);
     const driver = kind && this.drivers[kind];
     if (!driver) return Promise.reject(new HiltError('OBMError', `no driver is configured for OBM type ${obm.type}`));
-    const prev = this.chains.get(node) ?? Promise.resolve();
-    const result = prev.then(() => op(driver)).catch((err: unknown) => {
+    return this.queues.run(node, () => op(driver)).catch((err: unknown) => {
       if (err instanceof ObmError) throw new HiltError('OBMError', err.message);
       throw err;
     });
-    const tail = result.catch(() => undefined);
-    this.chains.set(node, tail);
-    void tail.then(() => { if (this.chains.get(node) === tail) this.chains.delete(node); });
-    return result;
   }
 }

@@ -34,7 +34,7 @@ export function projectBehavior(world: World): Behavior<ProjectState, ProjectCom
           if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
           if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns networks`);
           if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to networks`);
-          if (world.headnodesOfProject(id).length) throw blocked(`project ${id} still has headnodes`);
+          if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has headnodes`);
           // Memberships go first: every join goes through this mailbox, so none can slip in.
           for (const user of [...rm.membersByProject.get(id)]) {
             await world.users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });
@@ -52,6 +52,9 @@ export function projectBehavior(world: World): Behavior<ProjectState, ProjectCom
           return { events: [] };
         case 'project.grantNetwork':
           await world.networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id });
+          return { events: [] };
+        case 'project.createHeadnode':
+          await world.headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg });
           return { events: [] };
         case 'project.addUser':
           await world.users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id });

@@ -1,7 +1,8 @@
 /**
  * Project actor protocol. The project is first in the ask order: every call that makes
  * something refer to project P (a node joins P, a network is created for P or granted to P,
- * a user joins P) is serialized by P's actor, so project_delete sees them all.
+ * a user joins P, a headnode is created for P) is serialized by P's actor, so project_delete
+ * sees them all.
  */
 import type { NetworkCreate } from '../network/protocol';
 
@@ -14,6 +15,7 @@ export type ProjectCommand =
   | { type: 'project.detachNode'; by: string; node: string }
   | { type: 'project.createNetwork'; by: string; network: string; spec: NetworkCreate }
   | { type: 'project.grantNetwork'; by: string; network: string }
+  | { type: 'project.createHeadnode'; by: string; headnode: string; baseImg: string }
   | { type: 'project.addUser'; by: string; user: string }
   | { type: 'project.removeUser'; by: string; user: string };
 

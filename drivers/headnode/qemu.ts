@@ -682,6 +682,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       try {
         entries = await fsp.readdir(this.imagesDir, { withFileTypes: true });
       } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return []; // no folder, no images installed
         throw new HeadnodeError(`cannot read images folder ${this.imagesDir}: ${errMsg(e)}`);
       }
       return entries

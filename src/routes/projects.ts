@@ -53,6 +53,6 @@ export async function projectRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: P }>('/project/:project/headnodes', { schema: S.projectList }, async (req) => {
     found(rm.projects.get(req.params.project), `project ${req.params.project}`);
     requireProject(req.caller, req.params.project);
-    return world.headnodesOfProject(req.params.project);
+    return [...rm.headnodesByProject.get(req.params.project)];
   });
 }

@@ -1,0 +1,155 @@
+import { Behavior, Decision, assertNever } from '../runtime';
+import { duplicate, notFound, conflict, badArgument } from '../../src/errors';
+import type { World } from '../world';
+import type { BootSpec, HeadnodeCommand, HeadnodeEvent, HeadnodeState, Hnic } from './protocol';
+
+const mapHnic = (state: HeadnodeState, hnic: string, f: (h: Hnic) => Hnic): HeadnodeState => ({
+  ...state,
+  hnics: state.hnics.map((h) => (h.name === hnic ? f(h) : h)),
+});
+
+/** The VM's hnics with the VLAN of each attached network. */
+export function bootSpec(world: World, state: HeadnodeState): BootSpec {
+  return {
+    baseImg: state.baseImg,
+    // A network cannot be deleted while an hnic holds it, so its VLAN is there.
+    hnics: state.hnics.map((h) => ({ name: h.name, vlan: h.network ? world.rm.networks.get(h.network)?.vlan ?? null : null })),
+  };
+}
+
+export function headnodeBehavior(world: World): Behavior<HeadnodeState, HeadnodeCommand, HeadnodeEvent> {
+  const { rm, uses } = world;
+
+  function hnicOf(state: HeadnodeState, id: string, hnic: string): Hnic {
+    const h = state.hnics.find((x) => x.name === hnic);
+    if (!h) throw notFound(`hnic ${hnic} of headnode ${id}`);
+    return h;
+  }
+
+  /** hnics and networks change only before the first start (spec, Headnode rule 1). */
+  function modifiable(state: HeadnodeState, id: string): void {
+    if (state.status === 'created') return;
+    if (state.status === 'deleting') throw conflict(`headnode ${id} is being deleted`);
+    if (state.status === 'starting') throw conflict(`headnode ${id} is being started: its hnics can no longer change`);
+    throw conflict(`headnode ${id} has been started: its hnics and networks can no longer change`);
+  }
+
+  return {
+    kind: 'headnode',
+
+    apply(state, e, id) {
+      if (e.type === 'HeadnodeCreated') {
+        return { name: id, project: e.project, baseImg: e.baseImg, hnics: [], frozen: false, status: 'created', vncport: null, error: null };
+      }
+      if (!state) return state;
+      switch (e.type) {
+        case 'HnicCreated':
+          return { ...state, hnics: [...state.hnics, { name: e.hnic, network: null }] };
+        case 'HnicDeleted':
+          return { ...state, hnics: state.hnics.filter((h) => h.name !== e.hnic) };
+        case 'HnicNetworkConnected':
+          return mapHnic(state, e.hnic, (h) => ({ ...h, network: e.network }));
+        case 'HnicNetworkDetached':
+          return mapHnic(state, e.hnic, (h) => ({ ...h, network: null }));
+        case 'HeadnodeStartRequested':
+          return { ...state, status: 'starting', vncport: null };
+        case 'HeadnodeStarted':
+          return { ...state, status: 'running', frozen: true, vncport: e.vncport, error: null };
+        case 'HeadnodeStartFailed':
+          // A headnode that never ran stays modifiable.
+          return { ...state, status: state.frozen ? 'stopped' : 'created', vncport: null, error: e.error };
+        case 'HeadnodeStopRequested':
+          return { ...state, status: 'stopping' };
+        case 'HeadnodeStopped':
+          return { ...state, status: 'stopped', vncport: null, error: null };
+        case 'HeadnodeStopFailed':
+          return { ...state, status: 'running', error: e.error };
+        case 'HeadnodeDied':
+          return { ...state, status: 'died', vncport: null, error: e.error };
+        case 'HeadnodeDeleteRequested':
+          return { ...state, status: 'deleting' };
+        case 'HeadnodeDeleteFailed':
+          return { ...state, error: e.error };
+        case 'HeadnodeDeleted':
+          return null;
+        default:
+          return assertNever(e);
+      }
+    },
+
+    decide(state, cmd, id): Decision<HeadnodeEvent> {
+      if (cmd.type === 'headnode.create') {
+        if (state) throw duplicate(`headnode ${id}`);
+        return { events: [{ type: 'HeadnodeCreated', project: cmd.project, baseImg: cmd.baseImg }] };
+      }
+      if (!state) throw notFound(`headnode ${id}`);
+      switch (cmd.type) {
+        // decisions.md §9 orders, after the route's headnode 404 → auth.
+        case 'headnode.createHnic':
+          if (state.hnics.some((h) => h.name === cmd.hnic)) throw duplicate(`hnic ${cmd.hnic} of headnode ${id}`);
+          modifiable(state, id);
+          return { events: [{ type: 'HnicCreated', hnic: cmd.hnic }] };
+        case 'headnode.deleteHnic':
+          hnicOf(state, id, cmd.hnic);
+          modifiable(state, id);
+          return { events: [{ type: 'HnicDeleted', hnic: cmd.hnic }] };
+        case 'headnode.connectNetwork': {
+          const h = hnicOf(state, id, cmd.hnic);
+          const net = rm.networks.get(cmd.network);
+          if (!net) throw notFound(`network ${cmd.network}`);
+          if (!net.dynamic) throw badArgument(`network ${cmd.network} has an id assigned by an administrator; headnodes take only networks with an allocated id`);
+          modifiable(state, id);
+          if (net.access.length && !net.access.includes(state.project)) {
+            throw conflict(`project ${state.project} has no access to network ${cmd.network}`);
+          }
+          if (h.network === cmd.network) return { events: [] };
+          // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
+          const key = `headnode\u0000${id}\u0000${cmd.hnic}`;
+          if (!uses.reserve(cmd.network, key, state.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
+          return {
+            events: [{ type: 'HnicNetworkConnected', hnic: cmd.hnic, network: cmd.network }],
+            settle: () => uses.release(cmd.network, key),
+          };
+        }
+        case 'headnode.detachNetwork': {
+          const h = hnicOf(state, id, cmd.hnic);
+          modifiable(state, id);
+          return { events: h.network ? [{ type: 'HnicNetworkDetached', hnic: cmd.hnic }] : [] };
+        }
+
+        case 'headnode.beginStart': {
+          if (state.status === 'running') throw conflict(`headnode ${id} is already running`);
+          if (state.status !== 'created' && state.status !== 'stopped' && state.status !== 'died') {
+            throw conflict(`headnode ${id} is ${state.status}`);
+          }
+          return { events: [{ type: 'HeadnodeStartRequested' }], value: bootSpec(world, state) };
+        }
+        case 'headnode.endStart':
+          if (state.status !== 'starting') return { events: [] };
+          return { events: [cmd.error === null ? { type: 'HeadnodeStarted', vncport: cmd.vncport } : { type: 'HeadnodeStartFailed', error: cmd.error }] };
+        case 'headnode.beginStop':
+          if (state.status !== 'running') {
+            throw conflict(`headnode ${id} is not running (${state.status}${state.error ? `: ${state.error}` : ''})`);
+          }
+          return { events: [{ type: 'HeadnodeStopRequested' }] };
+        case 'headnode.endStop':
+          if (state.status !== 'stopping') return { events: [] };
+          return { events: [cmd.error === null ? { type: 'HeadnodeStopped' } : { type: 'HeadnodeStopFailed', error: cmd.error }] };
+        case 'headnode.beginDelete':
+          // HeadnodeControl runs one operation per headnode at a time: starting/stopping here
+          // means a crash interrupted one, and recovery finishes it first.
+          if (state.status === 'starting' || state.status === 'stopping') throw conflict(`headnode ${id} is ${state.status}; try again`);
+          return { events: state.status === 'deleting' ? [] : [{ type: 'HeadnodeDeleteRequested' }] };
+        case 'headnode.endDelete':
+          if (state.status !== 'deleting') return { events: [] };
+          return { events: [cmd.error === null ? { type: 'HeadnodeDeleted' } : { type: 'HeadnodeDeleteFailed', error: cmd.error }] };
+        case 'headnode.observed':
+          if (state.status !== 'running') return { events: [] };
+          if (!cmd.running) return { events: [{ type: 'HeadnodeDied', error: cmd.error ?? 'the VM is no longer running' }] };
+          return { events: cmd.vncport !== state.vncport ? [{ type: 'HeadnodeStarted', vncport: cmd.vncport }] : [] };
+        default:
+          return assertNever(cmd);
+      }
+    },
+  };
+}
