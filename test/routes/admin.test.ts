@@ -15,7 +15,7 @@ describe('admin inspection', () => {
   it('GET /admin/actors lists live actors per kind with their mailbox depth', async () => {
     const r = await api.get('/admin/actors');
     expect(r.status).to.equal(200);
-    expect(r.body).to.have.keys('project', 'node', 'switch', 'network', 'user');
+    expect(r.body).to.have.keys('project', 'node', 'switch', 'network', 'user', 'headnode');
     expect(r.body.node).to.deep.include({ id: 'an', mailbox: 0 });
     expect(r.body.project).to.deep.include({ id: 'ap', mailbox: 0 });
   });

@@ -91,6 +91,15 @@ class Fx {
   async grant(project: string): Promise<void> {
     await must(api.put(`/network/${this.w}/access/${project}`));
   }
+  /** headnode h<id> of P (mock driver), with hnic eth0 */
+  get h(): string {
+    return `h${this.id}`;
+  }
+  async headnode(opts: { start?: boolean } = {}): Promise<void> {
+    await must(api.put(`/headnode/${this.h}`, { project: this.P, base_img: 'base-headnode' }));
+    await must(api.put(`/headnode/${this.h}/hnic/eth0`));
+    if (opts.start) await must(api.post(`/headnode/${this.h}/start`));
+  }
   async user(projects: string[] = [], isAdmin = false): Promise<Creds> {
     return makeUser(api, this.u, 'u-pw', projects, isAdmin);
   }
@@ -199,6 +208,67 @@ const ROWS: Row[] = [
     check: (r) => { expect(r.body).to.deep.equal([]); },
   },
   { call: 'list_project_headnodes, missing project', method: 'GET', path: (f) => `/project/${f.Q}/headnodes`, expect: [404, 404, 404, U, U] },
+
+  // ───────────── headnodes (§9; mock driver) ─────────────
+  {
+    call: 'headnode_create', method: 'PUT', path: (f) => `/headnode/${f.h}`, body: (f) => ({ project: f.P, base_img: 'base-headnode' }),
+    state: (f) => gets(`/project/${f.P}/headnodes`), expect: [200, 200, U, U, U],
+  },
+  {
+    call: 'headnode_create, base image not installed (400 first)', method: 'PUT', path: (f) => `/headnode/${f.h}`,
+    body: (f) => ({ project: f.Q, base_img: 'nope' }), state: (f) => gets(`/project/${f.P}/headnodes`), expect: [400, 400, 400, U, U],
+  },
+  {
+    call: 'headnode_create, existing name (409 before project and auth)', method: 'PUT', path: (f) => `/headnode/${f.h}`,
+    body: (f) => ({ project: f.Q, base_img: 'base-headnode' }), setup: (f) => f.headnode(), state: (f) => gets(`/headnode/${f.h}`), expect: [409, 409, 409, U, U],
+  },
+  {
+    call: 'headnode_delete', method: 'DELETE', path: (f) => `/headnode/${f.h}`, setup: (f) => f.headnode({ start: true }),
+    state: (f) => gets(`/headnode/${f.h}`, `/project/${f.P}/headnodes`), expect: [200, 200, U, U, U],
+  },
+  { call: 'headnode_delete, missing headnode (404 before auth)', method: 'DELETE', path: (f) => `/headnode/${f.h}`, expect: [404, 404, 404, U, U] },
+  {
+    call: 'headnode_start', method: 'POST', path: (f) => `/headnode/${f.h}/start`, setup: (f) => f.headnode(),
+    state: (f) => gets(`/headnode/${f.h}`), expect: [200, 200, U, U, U],
+    check: async (_r, f) => { expect((await api.get(`/headnode/${f.h}`)).body.vncport).to.be.a('number'); },
+  },
+  {
+    call: 'headnode_stop', method: 'POST', path: (f) => `/headnode/${f.h}/stop`, setup: (f) => f.headnode({ start: true }),
+    state: (f) => gets(`/headnode/${f.h}`), expect: [200, 200, U, U, U],
+  },
+  {
+    call: 'show_headnode', method: 'GET', path: (f) => `/headnode/${f.h}`, setup: (f) => f.headnode(), expect: [200, 200, U, U, U],
+    check: (r, f) => { expect(r.body).to.include({ name: f.h, project: f.P, vncport: null }); expect(r.body.hnics).to.deep.equal(['eth0']); },
+  },
+  {
+    call: 'headnode_create_hnic', method: 'PUT', path: (f) => `/headnode/${f.h}/hnic/eth1`, setup: (f) => f.headnode(),
+    state: (f) => gets(`/headnode/${f.h}`), expect: [200, 200, U, U, U],
+  },
+  {
+    call: 'headnode_create_hnic after start (409)', method: 'PUT', path: (f) => `/headnode/${f.h}/hnic/eth1`, setup: (f) => f.headnode({ start: true }),
+    state: (f) => gets(`/headnode/${f.h}`), expect: [409, 409, U, U, U],
+  },
+  {
+    call: 'headnode_delete_hnic', method: 'DELETE', path: (f) => `/headnode/${f.h}/hnic/eth0`, setup: (f) => f.headnode(),
+    state: (f) => gets(`/headnode/${f.h}`), expect: [200, 200, U, U, U],
+  },
+  {
+    call: 'headnode_connect_network', method: 'POST', path: (f) => `/headnode/${f.h}/hnic/eth0/connect_network`, body: (f) => ({ network: f.w }),
+    setup: async (f) => { await f.headnode(); await f.net(f.P, f.P); }, state: (f) => gets(`/headnode/${f.h}`, `/network/${f.w}`), expect: [200, 200, U, U, U],
+  },
+  {
+    call: 'headnode_connect_network, network of another project (409)', method: 'POST', path: (f) => `/headnode/${f.h}/hnic/eth0/connect_network`, body: (f) => ({ network: f.w }),
+    setup: async (f) => { await f.headnode(); await f.project(f.Q); await f.net(f.Q, f.Q); }, state: (f) => gets(`/headnode/${f.h}`), expect: [409, 409, U, U, U],
+  },
+  {
+    call: 'headnode_detach_network', method: 'POST', path: (f) => `/headnode/${f.h}/hnic/eth0/detach_network`,
+    setup: async (f) => { await f.headnode(); await f.net(f.P, f.P); await must(api.post(`/headnode/${f.h}/hnic/eth0/connect_network`, { network: f.w })); },
+    state: (f) => gets(`/headnode/${f.h}`), expect: [200, 200, U, U, U],
+  },
+  {
+    call: 'list_headnode_images', method: 'GET', path: () => '/headnode_images', expect: [200, 200, 200, U, U],
+    check: (r) => { expect(r.body).to.deep.equal(['base-headnode']); },
+  },
 
   // ───────────── nodes and nics (§3 admin-only; §5) ─────────────
   {
@@ -723,7 +793,7 @@ describe('authorization matrix (decisions.md §1-§3 and per-call orders)', func
   this.timeout(60_000);
 
   before(async () => {
-    ts = await startTestServer({}, { obm: { mock: bmc } });
+    ts = await startTestServer({ headnodeDriver: 'mock' }, { obm: { mock: bmc } });
     api = ts.api;
     await must(api.put(`/project/${OTHER_PROJECT}`));
     await makeUser(api, ALICE.user, ALICE.password);

@@ -417,6 +417,44 @@ describe('concurrency: conflicting calls over HTTP have exactly one winner', fun
     });
   });
 
+  describe('headnodes racing network_delete and project_delete (mock headnode driver)', () => {
+    it('an hnic never holds a deleted network, and a deleted project never keeps a headnode (40 rounds at once)', async () => {
+      const hs = await startTestServer({ headnodeDriver: 'mock' });
+      const h = hs.api;
+      const rounds = range(40);
+      for (const r of rounds) {
+        await must(h.put(`/project/hp${r}`));
+        await must(h.put(`/project/hq${r}`));
+        await must(h.put(`/network/hn${r}`, { owner: `hp${r}`, access: `hp${r}`, net_id: '' }));
+        await must(h.put(`/headnode/hh${r}`, { project: `hp${r}`, base_img: 'base-headnode' }));
+        await must(h.put(`/headnode/hh${r}/hnic/eth0`));
+      }
+      const results = await Promise.all(rounds.map(async (r) => {
+        const net = [() => h.post(`/headnode/hh${r}/hnic/eth0/connect_network`, { network: `hn${r}` }), () => h.del(`/network/hn${r}`)];
+        const proj = [() => h.put(`/headnode/hq${r}h`, { project: `hq${r}`, base_img: 'base-headnode' }), () => h.del(`/project/hq${r}`)];
+        const order = r % 2 ? [0, 1] : [1, 0];
+        const [a, b] = await Promise.all(order.map((i) => net[i]()));
+        const [c, d] = await Promise.all(order.map((i) => proj[i]()));
+        return { connect: (r % 2 ? a : b).status, netDelete: (r % 2 ? b : a).status, create: (r % 2 ? c : d).status, projDelete: (r % 2 ? d : c).status };
+      }));
+      const seen = new Set<string>();
+      for (const r of rounds) {
+        const x = results[r];
+        const what = `round ${r}: ${JSON.stringify(x)}`;
+        seen.add(`${x.connect}/${x.netDelete} ${x.create}/${x.projDelete}`);
+        // Exactly one of each pair wins.
+        expect(x.connect === 200, what).to.equal(x.netDelete !== 200);
+        expect(x.create === 200, what).to.equal(x.projDelete !== 200);
+        const hn = (await must(h.get(`/headnode/hh${r}`))).body;
+        expect(hn.networks.eth0, what).to.equal(x.connect === 200 ? `hn${r}` : null);
+        expect((await h.get(`/network/hn${r}`)).status, what).to.equal(x.netDelete === 200 ? 404 : 200);
+        expect((await h.get(`/headnode/hq${r}h`)).status, what).to.equal(x.create === 200 ? 200 : 404);
+        expect((await h.get('/projects')).body.includes(`hq${r}`), what).to.equal(x.projDelete !== 200);
+      }
+      expect(seen.size, [...seen].join(', ')).to.be.above(1);
+    });
+  });
+
   describe('bulk registration', () => {
     it('200 parallel node_register of distinct nodes all succeed and list_nodes shows every one', async () => {
       const names = range(200).map((i) => `bulk-${i}`);

@@ -26,11 +26,15 @@ const ROUTES: [string, string][] = [
   ['PUT', '/network/rw'], ['DELETE', '/network/rw'], ['PUT', '/network/rw/access/rp'], ['DELETE', '/network/rw/access/rp'],
   ['PUT', '/auth/basic/user/ru'], ['DELETE', '/auth/basic/user/ru'], ['POST', '/auth/basic/user/ru/add_project'],
   ['POST', '/auth/basic/user/ru/remove_project'], ['PATCH', '/auth/basic/user/ru'],
+  ['PUT', '/headnode/rh'], ['DELETE', '/headnode/rh'], ['POST', '/headnode/rh/start'], ['POST', '/headnode/rh/stop'],
+  ['PUT', '/headnode/rh/hnic/e'], ['DELETE', '/headnode/rh/hnic/e'], ['POST', '/headnode/rh/hnic/e/connect_network'],
+  ['POST', '/headnode/rh/hnic/e/detach_network'],
 ];
 
 const GETS = [
   '/projects', '/nodes/all', '/nodes/free', '/node/rn', '/switches', '/switch/rs', '/switch/rs/port/gi1/0/1', '/networks',
   '/network/rw', '/network/rw/attachments', '/project/rp/nodes', '/admin/actors', '/admin/actors/node/rn/journal',
+  '/headnode/rh', '/headnode_images', '/project/rp/headnodes',
 ];
 
 const ODD_PATHS = [

@@ -36,6 +36,23 @@ describe('configuration', () => {
     for (const bad of ['0-10', '10-5000', 'a-b', '20-10', '']) expect(() => parseVlanPool(bad), bad).to.throw(/VLAN pool/);
   });
 
+  it('reads the headnode settings from the file and the environment', () => {
+    expect(DEFAULTS).to.include({ headnodeDriver: 'qemu', headnodeImagesDir: './images', ovsBridge: 'br-hilt', headnodeAccel: 'tcg' });
+    const file = join(dir, 'hn.json');
+    writeFileSync(file, JSON.stringify({ headnodeDriver: 'mock', ovsDb: '/run/ovs/db.sock' }));
+    expect(loadConfig({ HILT_CONFIG: file })).to.include({ headnodeDriver: 'mock', ovsDb: '/run/ovs/db.sock' });
+    const env = loadConfig({
+      HILT_CONFIG: file, HILT_HEADNODE_DRIVER: 'qemu', HILT_HEADNODE_IMAGES: '/srv/images', HILT_OVS_BRIDGE: 'br0',
+      HILT_OVS_DB: '/tmp/db.sock', HILT_HEADNODE_ACCEL: 'kvm', HILT_HEADNODE_MEMORY_MB: '1024', HILT_HEADNODE_CHECK_MS: '0',
+    });
+    expect(env).to.include({
+      headnodeDriver: 'qemu', headnodeImagesDir: '/srv/images', ovsBridge: 'br0', ovsDb: '/tmp/db.sock', headnodeAccel: 'kvm',
+      headnodeMemoryMb: 1024, headnodeCheckMs: 0,
+    });
+    expect(() => loadConfig({ HILT_HEADNODE_DRIVER: 'libvirt' })).to.throw(/HILT_HEADNODE_DRIVER must be one of qemu, mock/);
+    expect(() => loadConfig({ HILT_HEADNODE_ACCEL: 'hvf' })).to.throw(/HILT_HEADNODE_ACCEL/);
+  });
+
   it('takes the headnode base images from HIL_BASE_IMG', () => {
     expect(loadConfig({ HIL_BASE_IMG: 'a, b' }).baseImages).to.deep.equal(['a', 'b']);
     expect(DEFAULTS.baseImages).to.deep.equal(['base-headnode']);
