@@ -15,7 +15,7 @@ export interface Config {
   adminUser: string;
   /** unset: a password is generated and printed once at the first start */
   adminPassword?: string;
-  /** base images of the mock headnode driver (the qemu driver lists headnodeImagesDir) */
+  /** the installed headnode base images (decisions.md §9); the qemu driver finds NAME.qcow2 in headnodeImagesDir */
   baseImages: string[];
   /** `qemu`: real VMs on an Open vSwitch bridge; `mock`: in-memory VMs for labs and demos */
   headnodeDriver: 'qemu' | 'mock';
@@ -29,6 +29,8 @@ export interface Config {
   headnodeMemoryMb: number;
   /** how often running headnode VMs are checked for having died (0: never) */
   headnodeCheckMs: number;
+  /** delay of every VM operation of the mock headnode driver */
+  mockHeadnodeDelayMs: number;
   mockSwitchDelayMs: number;
   mockSwitchSessionDelayMs: number;
   /** failure injection: `switch/port` entries whose every mock switch operation fails */
@@ -57,6 +59,7 @@ export const DEFAULTS: Config = {
   headnodeAccel: 'tcg',
   headnodeMemoryMb: 512,
   headnodeCheckMs: 5_000,
+  mockHeadnodeDelayMs: 0,
   mockSwitchDelayMs: 0,
   mockSwitchSessionDelayMs: 0,
   mockSwitchFailPorts: [],
@@ -117,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_HEADNODE_ACCEL) cfg.headnodeAccel = oneOf('HILT_HEADNODE_ACCEL', env.HILT_HEADNODE_ACCEL, ACCELS);
   if (env.HILT_HEADNODE_MEMORY_MB) cfg.headnodeMemoryMb = int('HILT_HEADNODE_MEMORY_MB', env.HILT_HEADNODE_MEMORY_MB);
   if (env.HILT_HEADNODE_CHECK_MS) cfg.headnodeCheckMs = int('HILT_HEADNODE_CHECK_MS', env.HILT_HEADNODE_CHECK_MS);
+  if (env.HILT_MOCK_HEADNODE_DELAY_MS) cfg.mockHeadnodeDelayMs = int('HILT_MOCK_HEADNODE_DELAY_MS', env.HILT_MOCK_HEADNODE_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_DELAY_MS) cfg.mockSwitchDelayMs = int('HILT_MOCK_SWITCH_DELAY_MS', env.HILT_MOCK_SWITCH_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_SESSION_DELAY_MS) cfg.mockSwitchSessionDelayMs = int('HILT_MOCK_SWITCH_SESSION_DELAY_MS', env.HILT_MOCK_SWITCH_SESSION_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_FAIL_PORTS) cfg.mockSwitchFailPorts = env.HILT_MOCK_SWITCH_FAIL_PORTS.split(',').map((s) => s.trim()).filter(Boolean);

@@ -29,6 +29,8 @@ export interface Service {
   mockSwitch: MockSwitchDriver;
   /** headnode VMs: HTTP calls, recovery, monitor; `.driver` is the configured driver */
   headnodes: HeadnodeControl;
+  /** resolves once every headnode was recovered after this start */
+  headnodesRecovered: Promise<void>;
   url: string;
   /** set only when the bootstrap admin was created now with a generated password */
   generatedAdminPassword?: string;
@@ -46,7 +48,7 @@ export interface ServiceDeps {
 }
 
 function headnodeDriver(config: Config): HeadnodeDriver {
-  if (config.headnodeDriver === 'mock') return new MockHeadnodeDriver({ images: config.baseImages });
+  if (config.headnodeDriver === 'mock') return new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs });
   return new QemuHeadnodeDriver({
     imagesDir: config.headnodeImagesDir,
     // Overlays, QMP sockets and VM state files live with the service's data.
@@ -86,11 +88,14 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const mockObm = deps.obm?.mock ?? new MockObmDriver();
   const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
   const power = new PowerControl({ mock: mockObm, ipmi });
-  const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), { checkMs: config.headnodeCheckMs });
+  const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
+    baseImages: config.baseImages, checkMs: config.headnodeCheckMs,
+  });
   const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
   headnodes.log = app.log;
-  // VMs that should run come back (adopted if still running) in the background.
-  headnodes.recover();
+  // VMs that should run come back (adopted if still running) in the background; calls on a
+  // headnode wait for its recovery.
+  const headnodesRecovered = headnodes.recover();
   const address = await app.listen({ host: config.host, port: config.port });
   let closed = false;
   return {
@@ -98,6 +103,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     world,
     mockSwitch,
     headnodes,
+    headnodesRecovered,
     url: address,
     generatedAdminPassword,
     async close() {

@@ -3,7 +3,9 @@
  * notices VMs that died. The slow part (booting or killing QEMU) runs outside the headnode
  * actor's mailbox (DESIGN.md rule 4); the actor records the intent first (`starting`,
  * `stopping`, `deleting`) and the outcome after, both durably. Operations on one headnode run
- * one after another in a chain of their own, so the driver never sees two at once.
+ * one after another in a queue of their own, so the driver never sees two at once, and a
+ * headnode found in a transitional state at the head of its queue was interrupted (a crash, or
+ * an outcome that could not be recorded): it is repaired before anything else.
  */
 import { HiltError } from '../../src/errors';
 import type { HeadnodeDriver } from '../../drivers/headnode/types';
@@ -15,6 +17,8 @@ import type { BootSpec } from './protocol';
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export interface HeadnodeControlOptions {
+  /** the installed base images (decisions.md §9: HIL_BASE_IMG) */
+  baseImages: string[];
   /** how often running VMs are checked (0: never) */
   checkMs: number;
 }
@@ -26,26 +30,30 @@ export class HeadnodeControl {
   /** where recovery and monitor failures are reported */
   log?: { warn(obj: object, msg: string): void };
 
-  constructor(private readonly world: World, readonly driver: HeadnodeDriver, opts: HeadnodeControlOptions) {
+  constructor(private readonly world: World, readonly driver: HeadnodeDriver, private readonly opts: HeadnodeControlOptions) {
     if (opts.checkMs > 0) this.monitor = setInterval(() => this.checkAll(), opts.checkMs).unref();
   }
 
   /** Installed base images. */
-  images(): Promise<string[]> {
-    return this.driver.listImages().catch((err) => {
-      throw new HiltError('HeadnodeError', `listing base images: ${errorText(err)}`);
-    });
+  images(): string[] {
+    return [...this.opts.baseImages];
   }
 
   /** headnode_start: boot the VM with its hnics; 502 HeadnodeError when the driver fails. */
   start(name: string, by: string): Promise<void> {
     return this.chain(name, async () => {
       const spec = await this.world.headnodes.ask<BootSpec>(name, { type: 'headnode.beginStart', by });
-      const vncport = await this.boot(name, spec).catch(async (err) => {
-        await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport: null, error: errorText(err) });
-        throw new HiltError('HeadnodeError', `starting headnode ${name}: ${errorText(err)}`);
-      });
-      await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error: null });
+      let vncport: number | null = null;
+      let error: string | null = null;
+      try {
+        await this.driver.create(name, spec.baseImg);
+        vncport = (await this.driver.start(name, spec.hnics)).vncport;
+      } catch (err) {
+        error = errorText(err);
+        await this.forceOff(name);
+      }
+      await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
+      if (error !== null) throw new HiltError('HeadnodeError', `starting headnode ${name}: ${error}`);
     });
   }
 
@@ -53,7 +61,7 @@ export class HeadnodeControl {
   stop(name: string, by: string): Promise<void> {
     return this.chain(name, async () => {
       await this.world.headnodes.ask(name, { type: 'headnode.beginStop', by });
-      await this.finish(name, by, 'headnode.endStop', () => this.driver.stop(name), 'stopping');
+      await this.finishStop(name, by);
     });
   }
 
@@ -61,70 +69,46 @@ export class HeadnodeControl {
   delete(name: string, by: string): Promise<void> {
     return this.chain(name, async () => {
       await this.world.headnodes.ask(name, { type: 'headnode.beginDelete', by });
-      await this.finish(name, by, 'headnode.endDelete', () => this.driver.destroy(name), 'deleting');
+      await this.finishDelete(name, by);
     });
   }
 
   /**
-   * After a start: finish what a crash interrupted, bring back every VM that should run
-   * (adopting it if it still runs), and make sure nothing runs for a headnode that should not.
-   * Runs in the background; calls on a headnode wait for its recovery.
+   * After a start of the service: finish what a crash interrupted, bring back every VM that
+   * should run (adopting it if it still runs), and make sure nothing runs for a headnode that
+   * should not. Runs in the background; calls on a headnode wait for its recovery. Resolves
+   * when every headnode has been seen to.
    */
-  recover(): void {
-    const by = 'recovery';
-    for (const h of this.world.rm.headnodes.values()) {
-      const name = h.name;
-      void this.chain(name, async () => {
-        const state = this.world.rm.headnodes.get(name);
-        if (!state) return;
-        switch (state.status) {
-          case 'starting':
-          case 'running': {
-            const spec = bootSpec(this.world, state);
-            let vncport: number | null = null;
-            let error: string | null = null;
-            try {
-              await this.driver.create(name, spec.baseImg);
-              const st = await this.driver.recover(name, spec.hnics);
-              vncport = st.vncport;
-            } catch (err) {
-              error = `could not bring the VM back after a restart of the service: ${errorText(err)}`;
-            }
-            if (state.status === 'starting') {
-              await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
-            } else {
-              await this.world.headnodes.ask(name, { type: 'headnode.observed', by, running: error === null, vncport, error });
-            }
-            break;
-          }
-          case 'stopping':
-            await this.finish(name, by, 'headnode.endStop', () => this.driver.stop(name), 'stopping').catch(() => undefined);
-            break;
-          case 'deleting':
-            await this.finish(name, by, 'headnode.endDelete', () => this.driver.destroy(name), 'deleting').catch(() => undefined);
-            break;
-          default:
-            // created, stopped, died: a VM left running (e.g. a crash during a start) goes.
-            await this.driver.stop(name);
-        }
-      }).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode recovery failed'));
-    }
+  async recover(): Promise<void> {
+    // Queued now, before the first HTTP call can queue anything.
+    const recovered = Promise.all([...this.world.rm.headnodes.keys()].map((name) =>
+      this.queues.run(name, async () => {
+        const status = this.world.rm.headnodes.get(name)?.status;
+        if (status === 'running') await this.revive(name, 'a restart of the service');
+        // created, stopped, died: a VM left running (e.g. by a crash during a start) goes.
+        else if (status === 'created' || status === 'stopped' || status === 'died') await this.driver.stop(name);
+        else if (status === 'deleting') await this.finishDelete(name, 'recovery').catch(() => undefined);
+        else await this.repair(name);
+      }).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode recovery failed'))));
+    const installed = await this.driver.listImages().catch(() => [] as string[]);
+    const missing = this.opts.baseImages.filter((i) => !installed.includes(i));
+    if (missing.length) this.log?.warn({ missing }, 'configured headnode base images have no image file: starting headnodes made from them will fail');
+    await recovered;
   }
 
-  /** Check every running VM; one that is gone is recorded as died (with its leftovers removed). */
+  /** Check every running VM; one whose process is gone is recorded as died, its leftovers removed. */
   checkAll(): void {
     for (const h of this.world.rm.headnodes.values()) {
       if (h.status !== 'running' || this.queues.busy(h.name)) continue;
       const name = h.name;
       void this.chain(name, async () => {
         if (this.world.rm.headnodes.get(name)?.status !== 'running') return;
-        const st = await this.driver.status(name);
-        let error: string | null = null;
-        if (!st.running) {
-          error = 'the VM stopped running without a stop call (QEMU exited or was killed)';
-          await this.driver.stop(name).catch(() => undefined); // its taps and sockets
-        }
-        await this.world.headnodes.ask(name, { type: 'headnode.observed', by: 'monitor', running: st.running, vncport: st.vncport, error });
+        // Only a VM that is gone is dead: a paused or slow guest is left alone.
+        if (await this.driver.isAlive(name)) return;
+        await this.forceOff(name); // its taps and sockets
+        await this.world.headnodes.ask(name, {
+          type: 'headnode.observed', by: 'monitor', running: false, vncport: null, error: 'the VM stopped running without a stop call (QEMU exited or was killed)',
+        });
       }).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode check failed'));
     }
   }
@@ -136,9 +120,49 @@ export class HeadnodeControl {
     await this.queues.idle();
   }
 
-  private async boot(name: string, spec: BootSpec): Promise<number | null> {
-    await this.driver.create(name, spec.baseImg);
-    return (await this.driver.start(name, spec.hnics)).vncport;
+  /**
+   * A headnode that should run: adopt its VM or boot it again; if neither works, make sure
+   * nothing of it runs and record why. Also finishes an interrupted start.
+   */
+  private async revive(name: string, why: string): Promise<void> {
+    const state = this.world.rm.headnodes.get(name);
+    if (!state) return;
+    const spec = bootSpec(this.world, state);
+    let vncport: number | null = null;
+    let error: string | null = null;
+    try {
+      await this.driver.create(name, spec.baseImg);
+      vncport = (await this.driver.recover(name, spec.hnics)).vncport;
+    } catch (err) {
+      error = `could not bring the VM back after ${why}: ${errorText(err)}`;
+      await this.forceOff(name);
+    }
+    const by = 'recovery';
+    if (state.status === 'starting') await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
+    else await this.world.headnodes.ask(name, { type: 'headnode.observed', by, running: error === null, vncport, error });
+  }
+
+  /**
+   * Finish a start or stop that was interrupted (it is at the head of the queue, so nothing
+   * else runs). A delete that failed stays `deleting` until it is asked for again.
+   */
+  private async repair(name: string): Promise<void> {
+    const status = this.world.rm.headnodes.get(name)?.status;
+    if (status === 'starting') await this.revive(name, 'an interrupted start');
+    if (status === 'stopping') await this.finishStop(name, 'recovery').catch(() => undefined);
+  }
+
+  private finishStop(name: string, by: string): Promise<void> {
+    return this.finish(name, by, 'headnode.endStop', () => this.driver.stop(name), 'stopping');
+  }
+
+  private finishDelete(name: string, by: string): Promise<void> {
+    return this.finish(name, by, 'headnode.endDelete', () => this.driver.destroy(name), 'deleting');
+  }
+
+  /** Best effort: after a failure nothing of the VM may keep running unrecorded. */
+  private async forceOff(name: string): Promise<void> {
+    await this.driver.stop(name).catch((err) => this.log?.warn({ err, headnode: name }, 'could not power off a failed headnode VM'));
   }
 
   /** Run the driver call, record its outcome with `command`; a failure is a 502 HeadnodeError. */
@@ -157,6 +181,9 @@ export class HeadnodeControl {
 
   private chain<T>(name: string, op: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new HiltError('ServiceUnavailableError', 'the service is shutting down'));
-    return this.queues.run(name, op);
+    return this.queues.run(name, async () => {
+      await this.repair(name);
+      return op();
+    });
   }
 }

@@ -11,7 +11,11 @@ export interface MockHeadnodeOptions {
   images?: string[];
   /** First fake VNC port handed out. Default 5900. */
   firstVncPort?: number;
+  /** Delay of every start, stop, recover and destroy (labs: watch the transitional states). */
+  delayMs?: number;
 }
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface MockVm {
   baseImage: string;
@@ -26,10 +30,16 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
   private readonly images: string[];
   private readonly vms = new Map<string, MockVm>();
   private nextPort: number;
+  private readonly delayMs: number;
 
   constructor(opts: MockHeadnodeOptions = {}) {
     this.images = [...(opts.images ?? ['base-headnode'])];
     this.nextPort = opts.firstVncPort ?? 5900;
+    this.delayMs = opts.delayMs ?? 0;
+  }
+
+  private async slow(): Promise<void> {
+    if (this.delayMs) await sleep(this.delayMs);
   }
 
   /** Inspect a VM (tests, demos). */
@@ -91,10 +101,12 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
   }
 
   async start(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
+    await this.slow();
     return this.boot(this.need(name), hnics);
   }
 
   async stop(name: string): Promise<void> {
+    await this.slow();
     const vm = this.vms.get(name);
     if (vm) {
       vm.running = false;
@@ -107,15 +119,24 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
     return vm?.running ? { running: true, vncport: vm.vncport } : { running: false, vncport: null };
   }
 
+  async isAlive(name: string): Promise<boolean> {
+    return this.vms.get(name)?.running ?? false;
+  }
+
   async recover(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
+    await this.slow();
     return this.boot(this.need(name), hnics);
   }
 
   async destroy(name: string): Promise<void> {
+    await this.slow();
     this.vms.delete(name);
   }
 
   async close(): Promise<void> {
-    for (const name of this.vms.keys()) await this.stop(name);
+    for (const vm of this.vms.values()) {
+      vm.running = false;
+      vm.vncport = null;
+    }
   }
 }

@@ -82,6 +82,8 @@ interface VmState {
 
 type QmpCommand = { execute: string; arguments?: Record<string, unknown> };
 
+/** NICs per PCI bridge (slots 1..30 of the bridge's 32). */
+const NICS_PER_BRIDGE = 30;
 /** Longest unix socket path (sun_path is 108 bytes including the NUL). */
 const SUN_PATH_MAX = 107;
 const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
@@ -448,6 +450,31 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     }
   }
 
+  /** Kill every live QEMU whose command line names this QMP socket (unique per headnode). */
+  private async killStrays(qmp: string): Promise<void> {
+    const marker = `path=${qopt(qmp)},`;
+    const pids: number[] = [];
+    for (const d of await fsp.readdir('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const cmdline = await fsp.readFile(`/proc/${d}/cmdline`, 'utf8').catch(() => '');
+      if (cmdline.includes(marker) && (await procStat(Number(d)))) pids.push(Number(d));
+    }
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    const deadline = Date.now() + this.timeoutMs;
+    for (const pid of pids) {
+      while (await procStat(pid)) {
+        if (Date.now() > deadline) throw new HeadnodeError(`a stray QEMU (pid ${pid}) survived SIGKILL for ${this.timeoutMs} ms`);
+        await sleep(25);
+      }
+    }
+  }
+
   /** Remove the VM's OVS ports, QMP socket and state file (the process must be gone). */
   private async cleanup(st: VmState): Promise<void> {
     const dels = st.hnics.flatMap((h) => ['--', '--if-exists', 'del-port', h.tap]);
@@ -518,6 +545,9 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     }));
     // Rows left behind by a VM that died unseen would keep stale settings: start from scratch.
     if (taps.length) await this.ovs(taps.flatMap((t, i) => [...(i ? ['--'] : []), '--if-exists', 'del-port', t.tap]));
+    // A QEMU of this headnode that no state file records (the service was killed between
+    // spawning it and writing its state) would hold the overlay and the taps: it goes first.
+    await this.killStrays(qmp);
     await rmIfExists(qmp);
 
     const args = [
@@ -535,9 +565,13 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       '-parallel', 'none',
       '-drive', `file=${qopt(overlay)},if=virtio,format=qcow2`,
     ];
+    // The root PCI bus has about 28 free slots; the NICs sit on PCI bridges of NICS_PER_BRIDGE
+    // each, so a headnode may have any number of hnics (the spec's word).
+    for (let b = 0; b * NICS_PER_BRIDGE < taps.length; b++) args.push('-device', `pci-bridge,id=pb${b},chassis_nr=${b + 1}`);
     taps.forEach((t, i) => {
+      const bus = `pb${Math.floor(i / NICS_PER_BRIDGE)},addr=0x${((i % NICS_PER_BRIDGE) + 1).toString(16)}`;
       args.push('-netdev', `tap,id=n${i},ifname=${t.tap},script=no,downscript=no`);
-      args.push('-device', `virtio-net-pci,netdev=n${i},mac=${t.mac}`);
+      args.push('-device', `virtio-net-pci,netdev=n${i},mac=${t.mac},bus=${bus}`);
     });
 
     await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // QMP sockets: whoever reaches them controls the VMs
@@ -746,6 +780,10 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
         }
       }),
     );
+  }
+
+  async isAlive(name: string): Promise<boolean> {
+    return (await this.processId(name)) !== null;
   }
 
   recover(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {

@@ -28,6 +28,11 @@ export interface HeadnodeDriver {
   /** Current truth about the VM (e.g. after a service restart). */
   status(name: string): Promise<HeadnodeStatus>;
   /**
+   * Does the VM's process still exist? Unlike status(), a VM that is paused or slow to answer
+   * counts as alive: only a VM that is gone is dead.
+   */
+  isAlive(name: string): Promise<boolean>;
+  /**
    * After a service restart: for a headnode the service believes is running, adopt the VM if it
    * still runs, else start it again. Returns the resulting status.
    */

@@ -32,6 +32,8 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
   const settings = (): Partial<Config> => ({
     headnodeDriver: 'qemu', headnodeImagesDir: path.join(tmp, 'images'), ovsBridge: ovs.bridge, ovsDb: ovs.dbSock,
     headnodeMemoryMb: 64, headnodeCheckMs: 100,
+    // missing-image is configured but has no file: a start of a headnode made from it fails.
+    baseImages: ['base-headnode', 'missing-image'],
   });
   const driver = () => ts.headnodes.driver as QemuHeadnodeDriver;
   const as = (c: Creds | null) => api.with(c);
@@ -97,7 +99,7 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
 
   describe('creating and changing a headnode before its first start', () => {
     it('lists the installed base images to any authenticated user', async () => {
-      expect((await must(as(bob).get('/headnode_images'))).body).to.deep.equal(['base-headnode']);
+      expect((await must(as(bob).get('/headnode_images'))).body).to.deep.equal(['base-headnode', 'missing-image']);
       expect((await as(null).get('/headnode_images')).status).to.equal(401);
     });
 
@@ -167,6 +169,21 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
       expect((await api.put('/network/pub/access/pb')).status).to.equal(409);
       expect((await api.del('/project/pa')).status).to.equal(409);
       await must(as(alice).post('/headnode/hn1/hnic/eth2/detach_network'));
+    });
+
+    it('a first start that fails answers 502 and leaves the headnode changeable, with the reason shown', async () => {
+      await must(as(alice).put('/headnode/hnm', { project: 'pa', base_img: 'missing-image' }));
+      await must(as(alice).put('/headnode/hnm/hnic/eth0'));
+      const r = await as(alice).post('/headnode/hnm/start');
+      expect(r.status).to.equal(502);
+      expect(r.body.type).to.equal('HeadnodeError');
+      expect(r.body.msg).to.match(/missing-image/);
+      const h = await show('hnm');
+      expect(h).to.include({ status: 'created', vncport: null });
+      expect(h.error).to.match(/missing-image/);
+      await must(as(alice).put('/headnode/hnm/hnic/eth1')); // not frozen
+      expect(qemuProcesses(tmp)).to.deep.equal([]);
+      await must(as(alice).del('/headnode/hnm'));
     });
 
     it('lets only the owning project and admins near a headnode', async () => {
@@ -261,9 +278,8 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
       expect(alive(p)).to.equal(true); // VMs outlive a restart of the service
       ts = await startTestServer(settings(), {}, dataDir);
       api = ts.api;
-      const after = await show('hn1');
-      expect(after).to.include({ status: 'running', vncport: before.vncport });
-      await sleep(300); // recovery runs in the background: let it finish
+      await ts.headnodesRecovered;
+      expect(await show('hn1')).to.include({ status: 'running', vncport: before.vncport, error: null });
       expect(await pid('hn1')).to.equal(p);
       expect(await vncBanner(before.vncport)).to.match(/^RFB/);
       expect(await tag(driver().tapName('hn1', 'eth0'))).to.equal(String(vlanOf['pa-net']));
@@ -281,6 +297,22 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
       expect(await vncBanner(h.show.vncport)).to.match(/^RFB/);
       expect(await qmp(driver().qmpSocketPath('hn1'), 'query-status')).to.include({ running: true });
       expect(await tag(driver().tapName('hn1', 'eth1'))).to.equal(String(vlanOf['pub']));
+    });
+  });
+
+  describe('calls on one headnode at once', () => {
+    it('start, stop, start and delete in parallel run one after another and leave nothing behind', async () => {
+      await must(as(alice).put('/headnode/hp', { project: 'pa', base_img: 'base-headnode' }));
+      await must(as(alice).put('/headnode/hp/hnic/eth0'));
+      await must(as(alice).post('/headnode/hp/hnic/eth0/connect_network', { network: 'pub' }));
+      const calls = [() => as(alice).post('/headnode/hp/start'), () => as(alice).post('/headnode/hp/stop'),
+        () => as(alice).post('/headnode/hp/start'), () => as(alice).del('/headnode/hp')];
+      const rs = await Promise.all(calls.map((c) => c()));
+      for (const r of rs) expect([200, 404, 409], JSON.stringify(r.body)).to.include(r.status);
+      expect(rs[3].status).to.equal(200);
+      expect((await api.get('/headnode/hp')).status).to.equal(404);
+      expect(qemuProcesses(tmp).length).to.equal(1); // hn1's only
+      expect(await ports()).to.have.members([driver().tapName('hn1', 'eth0'), driver().tapName('hn1', 'eth1')]);
     });
   });
 

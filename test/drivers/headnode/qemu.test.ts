@@ -298,6 +298,46 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     expect(qemuProcesses(stateDir)).to.deep.equal([]);
   });
 
+  it('isAlive follows the process, not the guest: a paused VM is alive, a killed one is not', async () => {
+    await driver.create('hnP', 'base-headnode');
+    await driver.start('hnP', []);
+    await qmp(driver.qmpSocketPath('hnP'), 'stop'); // pause the guest
+    expect(await driver.status('hnP')).to.deep.equal({ running: false, vncport: null });
+    expect(await driver.isAlive('hnP')).to.equal(true);
+    const pid = (await driver.processId('hnP'))!;
+    process.kill(pid, 'SIGKILL');
+    await waitGone(pid);
+    expect(await driver.isAlive('hnP')).to.equal(false);
+    await driver.destroy('hnP');
+  });
+
+  it('a QEMU that no state file records (a crash right after spawning it) is killed before the next boot', async () => {
+    await driver.create('hnS', 'base-headnode');
+    await driver.start('hnS', [{ name: 'eth0', vlan: 77 }]);
+    const stray = (await driver.processId('hnS'))!;
+    for (const f of fs.readdirSync(stateDir)) if (f.startsWith('hnS-') && f.endsWith('.json')) fs.rmSync(path.join(stateDir, f));
+    expect(await driver.processId('hnS')).to.equal(null); // the driver no longer knows it
+    expect(alive(stray)).to.equal(true);
+    const st = await driver.start('hnS', [{ name: 'eth0', vlan: 77 }]);
+    expect(st.running).to.equal(true);
+    await waitGone(stray);
+    expect(await driver.processId('hnS')).to.be.a('number').and.not.equal(stray);
+    expect(await tag(driver.tapName('hnS', 'eth0'))).to.equal('77');
+    await driver.destroy('hnS');
+  });
+
+  it('boots a VM with 70 hnics (more than one PCI bus holds)', async () => {
+    const hnics = Array.from({ length: 70 }, (_, i) => ({ name: `e${i}`, vlan: i % 3 ? 500 + i : null }));
+    await driver.create('hnM', 'base-headnode');
+    const st = await driver.start('hnM', hnics);
+    expect(st.running).to.equal(true);
+    expect(await vncBanner(st.vncport!)).to.match(/^RFB/);
+    expect(await tag(driver.tapName('hnM', 'e68'))).to.equal('568');
+    expect((await ports()).length).to.equal(hnics.filter((h) => h.vlan !== null).length);
+    await driver.destroy('hnM');
+    expect(await ports()).to.deep.equal([]);
+  });
+
   it('close() stops every VM the instance started or adopted; no QEMU outlives it', async () => {
     await driver.create('hnC', 'base-headnode');
     await driver.start('hnB', [{ name: 'eth0', vlan: 7 }]);
