@@ -43,15 +43,7 @@ export class HeadnodeControl {
   start(name: string, by: string): Promise<void> {
     return this.chain(name, async () => {
       const spec = await this.world.headnodes.ask<BootSpec>(name, { type: 'headnode.beginStart', by });
-      let vncport: number | null = null;
-      let error: string | null = null;
-      try {
-        await this.driver.create(name, spec.baseImg);
-        vncport = (await this.driver.start(name, spec.hnics)).vncport;
-      } catch (err) {
-        error = errorText(err);
-        await this.forceOff(name);
-      }
+      const { vncport, error } = await this.boot(name, spec, (hnics) => this.driver.start(name, hnics));
       await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
       if (error !== null) throw new HiltError('HeadnodeError', `starting headnode ${name}: ${error}`);
     });
@@ -127,16 +119,9 @@ export class HeadnodeControl {
   private async revive(name: string, why: string): Promise<void> {
     const state = this.world.rm.headnodes.get(name);
     if (!state) return;
-    const spec = bootSpec(this.world, state);
-    let vncport: number | null = null;
-    let error: string | null = null;
-    try {
-      await this.driver.create(name, spec.baseImg);
-      vncport = (await this.driver.recover(name, spec.hnics)).vncport;
-    } catch (err) {
-      error = `could not bring the VM back after ${why}: ${errorText(err)}`;
-      await this.forceOff(name);
-    }
+    const booted = await this.boot(name, bootSpec(this.world, state), (hnics) => this.driver.recover(name, hnics));
+    const vncport = booted.vncport;
+    const error = booted.error && `could not bring the VM back after ${why}: ${booted.error}`;
     const by = 'recovery';
     if (state.status === 'starting') await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
     else await this.world.headnodes.ask(name, { type: 'headnode.observed', by, running: error === null, vncport, error });
@@ -158,6 +143,17 @@ export class HeadnodeControl {
 
   private finishDelete(name: string, by: string): Promise<void> {
     return this.finish(name, by, 'headnode.endDelete', () => this.driver.destroy(name), 'deleting');
+  }
+
+  /** Make the disk, then `run` (start or recover); on failure nothing of the VM keeps running. */
+  private async boot(name: string, spec: BootSpec, run: (hnics: BootSpec['hnics']) => Promise<{ vncport: number | null }>) {
+    try {
+      await this.driver.create(name, spec.baseImg);
+      return { vncport: (await run(spec.hnics)).vncport, error: null };
+    } catch (err) {
+      await this.forceOff(name);
+      return { vncport: null, error: errorText(err) };
+    }
   }
 
   /** Best effort: after a failure nothing of the VM may keep running unrecorded. */
