@@ -15,7 +15,7 @@ export interface Config {
   adminUser: string;
   /** unset: a password is generated and printed once at the first start */
   adminPassword?: string;
-  /** the installed headnode base images (decisions.md §9); the qemu driver finds NAME.qcow2 in headnodeImagesDir */
+  /** headnode base images always offered (decisions.md §9), beside the driver's own (NAME.qcow2 in headnodeImagesDir) */
   baseImages: string[];
   /** `qemu`: real VMs on an Open vSwitch bridge; `mock`: in-memory VMs for labs and demos */
   headnodeDriver: 'qemu' | 'mock';

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /** The hilt process: configuration from the environment, pino JSON logs, graceful SIGTERM. */
 import { loadConfig } from './config';
 import { startService } from './service';

@@ -34,9 +34,15 @@ export class HeadnodeControl {
     if (opts.checkMs > 0) this.monitor = setInterval(() => this.checkAll(), opts.checkMs).unref();
   }
 
-  /** Installed base images. */
-  images(): string[] {
-    return [...this.opts.baseImages];
+  /**
+   * Installed base images: the configured ones (decisions.md §9, HIL_BASE_IMG) and every image
+   * the driver has (for qemu, each NAME.qcow2 in the images folder).
+   */
+  async images(): Promise<string[]> {
+    const files = await this.driver.listImages().catch((err) => {
+      throw new HiltError('HeadnodeError', `listing base images: ${errorText(err)}`);
+    });
+    return [...new Set([...this.opts.baseImages, ...files])].sort();
   }
 
   /** headnode_start: boot the VM with its hnics; 502 HeadnodeError when the driver fails. */

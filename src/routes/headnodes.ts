@@ -27,7 +27,7 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
     const { headnode } = req.params;
     const { project, base_img } = req.body;
     // decisions.md §9: base image 400 → name 409 → project 404 → auth.
-    if (!headnodes.images().includes(base_img)) throw badArgument(`base image ${base_img} is not installed`);
+    if (!(await headnodes.images()).includes(base_img)) throw badArgument(`base image ${base_img} is not installed`);
     if (rm.headnodes.has(headnode)) throw duplicate(`headnode ${headnode}`);
     found(rm.projects.get(project), `project ${project}`);
     requireProject(req.caller, project);
@@ -86,5 +86,5 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // The installed base images (any authenticated caller, as in HIL).
-  app.get('/headnode_images', { schema: S.listImages }, async () => headnodes.images());
+  app.get('/headnode_images', { schema: S.listImages }, () => headnodes.images());
 }

@@ -68,6 +68,7 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
   before(async function () {
     tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'hilt-hnapi-'));
     await makeBaseImage(path.join(tmp, 'images'));
+    await makeBaseImage(path.join(tmp, 'images'), 'dropped-in'); // offered without being configured
     ovs = await startPrivateOvs();
     process.on('exit', killLeftovers);
     dataDir = path.join(tmp, 'data');
@@ -99,7 +100,7 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
 
   describe('creating and changing a headnode before its first start', () => {
     it('lists the installed base images to any authenticated user', async () => {
-      expect((await must(as(bob).get('/headnode_images'))).body).to.deep.equal(['base-headnode', 'missing-image']);
+      expect((await must(as(bob).get('/headnode_images'))).body).to.deep.equal(['base-headnode', 'dropped-in', 'missing-image']);
       expect((await as(null).get('/headnode_images')).status).to.equal(401);
     });
 
@@ -335,7 +336,7 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
     it('deletes a headnode that never started, and one that is stopped; the name can be reused', async () => {
       await must(as(bob).put('/headnode/hb', { project: 'pb', base_img: 'base-headnode' }));
       await must(as(bob).del('/headnode/hb'));
-      await must(as(bob).put('/headnode/hb', { project: 'pb', base_img: 'base-headnode' }));
+      await must(as(bob).put('/headnode/hb', { project: 'pb', base_img: 'dropped-in' }));
       await must(as(bob).put('/headnode/hb/hnic/eth0'));
       await must(as(bob).post('/headnode/hb/hnic/eth0/connect_network', { network: 'pb-net' }));
       await must(as(bob).post('/headnode/hb/start'));
