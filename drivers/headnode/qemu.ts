@@ -29,6 +29,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { HeadnodeError, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
@@ -276,6 +277,8 @@ function tcpProbe(port: number, timeoutMs: number): Promise<boolean> {
 export class QemuHeadnodeDriver implements HeadnodeDriver {
   readonly imagesDir: string;
   readonly stateDir: string;
+  /** folder of the QMP sockets (sun_path limits their paths to 107 bytes) */
+  private readonly socketDir: string;
   readonly bridge: string;
   private readonly accel: 'tcg' | 'kvm';
   private readonly memoryMb: number;
@@ -313,10 +316,11 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || to < from || 5900 + to > 65535) {
       throw new HeadnodeError('QemuHeadnodeDriver: bad vncDisplays range');
     }
-    const longest = this.qmpSocketPath('x').length;
-    if (longest > SUN_PATH_MAX) {
-      throw new HeadnodeError(`QemuHeadnodeDriver: stateDir ${this.stateDir} is too long for unix sockets (${longest} > ${SUN_PATH_MAX})`);
-    }
+    // QMP sockets live with the state unless that path is too long for a unix socket; then in
+    // a private folder of the system's temp dir, named after the state dir (stable across restarts).
+    const sock = (dir: string) => path.join(dir, `${'x'.repeat(12)}.qmp`).length <= SUN_PATH_MAX;
+    this.socketDir = sock(this.stateDir) ? this.stateDir : path.join(os.tmpdir(), `hilt-qmp-${sha256(this.stateDir).slice(0, 12)}`);
+    if (!sock(this.socketDir)) throw new HeadnodeError(`QemuHeadnodeDriver: no folder short enough for unix sockets (${this.socketDir})`);
   }
 
   // ---- naming -------------------------------------------------------------------------------
@@ -337,7 +341,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
   }
   /** QMP socket of the headnode's QEMU (short: sun_path limits unix socket paths to 107 bytes). */
   qmpSocketPath(name: string): string {
-    return path.join(this.stateDir, `${sha256(name).slice(0, 12)}.qmp`);
+    return path.join(this.socketDir, `${sha256(name).slice(0, 12)}.qmp`);
   }
   /** Deterministic tap name (15 chars, the IFNAMSIZ limit) for an hnic. */
   tapName(name: string, hnic: string): string {
@@ -574,7 +578,15 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       args.push('-device', `virtio-net-pci,netdev=n${i},mac=${t.mac},bus=${bus}`);
     });
 
-    await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // QMP sockets: whoever reaches them controls the VMs
+    // QMP sockets: whoever reaches them controls the VMs.
+    for (const dir of new Set([this.stateDir, this.socketDir])) await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+    if (this.socketDir !== this.stateDir) {
+      // In a shared temp dir: it must be ours and closed to others (nobody may plant it for us).
+      const st = await fsp.lstat(this.socketDir);
+      if (!st.isDirectory() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0) {
+        throw new HeadnodeError(`socket folder ${this.socketDir} is not a private folder of this user`);
+      }
+    }
     const logFd = fs.openSync(this.logPath(name), 'w', 0o600);
     let child;
     try {

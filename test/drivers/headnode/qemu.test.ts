@@ -338,6 +338,21 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     expect(await ports()).to.deep.equal([]);
   });
 
+  it('keeps its QMP sockets in a private temp folder when the state folder is too long for unix sockets', async () => {
+    const long = make({ stateDir: path.join(tmp, 'a-state-folder-with-a-long-name-'.repeat(4)) });
+    const sock = long.qmpSocketPath('hnL');
+    expect(sock.startsWith(os.tmpdir())).to.equal(true);
+    expect(sock.length).to.be.at.most(107);
+    await long.create('hnL', 'base-headnode');
+    const st = await long.start('hnL', []);
+    expect(await qmp(sock, 'query-status')).to.include({ running: true });
+    expect(fs.statSync(path.dirname(sock)).mode & 0o777).to.equal(0o700);
+    expect(await vncBanner(st.vncport!)).to.match(/^RFB/);
+    await long.destroy('hnL');
+    expect(fs.existsSync(sock)).to.equal(false);
+    fs.rmSync(path.dirname(sock), { recursive: true, force: true });
+  });
+
   it('close() stops every VM the instance started or adopted; no QEMU outlives it', async () => {
     await driver.create('hnC', 'base-headnode');
     await driver.start('hnB', [{ name: 'eth0', vlan: 7 }]);
