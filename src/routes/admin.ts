@@ -77,6 +77,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   app.get('/active_extensions', { schema: S.noQueryOnly }, async (req) => {
     requireAdmin(req.caller);
     const obm = Object.keys(OBM_TYPES).map((k) => `hilt.obm.${k}`);
-    return ['hilt.auth.database', ...obm, ...Object.values(SWITCH_TYPES).map((t) => t.extension)];
+    const headnodes = `hilt.headnodes.${app.hilt.config.headnodeDriver}`;
+    return ['hilt.auth.database', ...obm, ...Object.values(SWITCH_TYPES).map((t) => t.extension), headnodes];
   });
 }

@@ -80,6 +80,6 @@ describe('users (database auth extension)', () => {
   });
   it('lists the active extensions to admins', async () => {
     const r = await api.get('/active_extensions');
-    expect(r.body).to.include.members(['hilt.auth.database', 'hilt.switches.mock']);
+    expect(r.body).to.include.members(['hilt.auth.database', 'hilt.switches.mock', 'hilt.headnodes.qemu']);
   });
 });
