@@ -32,23 +32,29 @@ export interface WorldOptions extends RuntimeOptions {
   switchTimeoutMs?: number;
 }
 
+/** A port's whole VLAN configuration. */
+export interface PortConfig { native: number | null; tagged: number[] }
+
+/** Reset the port, then set exactly `config`: repairs drift (e.g. a rebooted switch). */
+async function applyConfig(s: Parameters<PortWork>[0], port: string, config: PortConfig): Promise<void> {
+  await s.resetPort(port);
+  if (config.native !== null) await s.setNative(port, config.native);
+  for (const v of config.tagged) await s.addTagged(port, v);
+}
+
 /** The driver calls that carry out one action on its port. */
 function portWork(a: NetworkAction): PortWork {
   const native = a.channel === 'vlan/native';
   return async (s) => {
     if (a.type === 'revert_port') return s.resetPort(a.port);
-    if (a.type === 'reapply_port') {
-      // Reset, then set exactly what the service holds: repairs drift (e.g. a rebooted switch).
-      await s.resetPort(a.port);
-      if (a.config!.native !== null) await s.setNative(a.port, a.config!.native);
-      for (const v of a.config!.tagged) await s.addTagged(a.port, v);
-      return;
-    }
+    if (a.type === 'reapply_port') return applyConfig(s, a.port, a.config!);
     const vlan = a.vlan!;
     if (a.newNetwork) return native ? s.setNative(a.port, vlan) : s.addTagged(a.port, vlan);
     return native ? s.removeNative(a.port) : s.removeTagged(a.port, vlan);
   };
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class World {
   readonly rm = new ReadModel();
@@ -64,6 +70,7 @@ export class World {
   readonly sessions: SwitchSessions;
   /** nodes whose oldest pending action is with a switch now */
   private readonly inFlight = new Set<string>();
+  private closing = false;
 
   constructor(readonly engine: PersistenceEngine, opts: WorldOptions) {
     this.runtime = new ActorRuntime(engine, opts);
@@ -102,26 +109,68 @@ export class World {
    * outcome comes back to the node actor as a message, which pumps again.
    */
   pumpActions(node: string): void {
-    if (this.inFlight.has(node)) return;
+    if (this.inFlight.has(node) || this.closing) return;
     const state = this.rm.nodes.get(node);
     const pending = state && Object.values(state.nics).map((n) => n.pending).filter((a): a is NetworkAction => !!a);
     if (!pending?.length) return;
     const action = pending.reduce((a, b) => (a.seq < b.seq ? a : b));
-    const sw = this.rm.switches.get(action.switch);
     this.inFlight.add(node);
-    const work = sw
-      ? this.sessions.submit({ name: sw.name, type: sw.type, fields: sw.fields }, portWork(action))
-      : Promise.reject(new Error(`switch ${action.switch} no longer exists`));
-    void work
-      .then(() => null, (err: Error) => err.message)
-      .then((error) => this.nodes.ask(node, { type: 'node.actionFinished', by: 'switch', seq: action.seq, error }))
-      .then(
-        // Only once the outcome is committed may the node's next action go.
-        () => { this.inFlight.delete(node); this.pumpActions(node); },
-        // The node actor did not answer (shutting down): the action stays PENDING in LMDB and
-        // is resumed at the next start.
-        () => { this.inFlight.delete(node); },
+    void this.execute(node, action)
+      .then((error) => this.recordOutcome(node, action.seq, error))
+      .then((recorded) => {
+        this.inFlight.delete(node);
+        // Only once the outcome is committed may the node's next action go. Not recorded
+        // (shutting down): the action stays PENDING in LMDB and is resumed at the next start.
+        if (recorded) this.pumpActions(node);
+      });
+  }
+
+  /**
+   * Apply the action on its switch; null when done, else the reason. A failed or timed-out
+   * operation may have changed the port all the same, so the port is then set back to what
+   * the service holds for the nic (its networks did not change).
+   */
+  private async execute(node: string, action: NetworkAction): Promise<string | null> {
+    const sw = this.rm.switches.get(action.switch);
+    if (!sw) return `switch ${action.switch} no longer exists`;
+    const info = { name: sw.name, type: sw.type, fields: sw.fields };
+    try {
+      await this.sessions.submit(info, portWork(action));
+      return null;
+    } catch (err) {
+      const config = this.portConfig(node, action.nic);
+      const restored = await this.sessions.submit(info, (s) => applyConfig(s, action.port, config)).then(
+        () => 'the port was set back to the configuration the service holds',
+        (e: Error) => `setting the port back failed too (${e.message}); an admin can re-apply it (POST /admin/node/${node}/nic/${action.nic}/reapply)`,
       );
+      return `${(err as Error).message}; ${restored}`;
+    }
+  }
+
+  /** Commit the outcome; retried with backoff, since a lost outcome would stall the node. */
+  private async recordOutcome(node: string, seq: number, error: string | null): Promise<boolean> {
+    for (let attempt = 0; !this.closing; attempt++) {
+      try {
+        await this.nodes.ask(node, { type: 'node.actionFinished', by: 'switch', seq, error });
+        return true;
+      } catch {
+        await sleep(Math.min(5_000, 50 * 2 ** attempt));
+      }
+    }
+    return false;
+  }
+
+  /** The VLANs a nic's committed networks put on its port. */
+  portConfig(node: string, nic: string): PortConfig {
+    const config: PortConfig = { native: null, tagged: [] };
+    for (const [channel, network] of Object.entries(this.rm.nodes.get(node)?.nics[nic]?.networks ?? {})) {
+      const vlan = this.rm.networks.get(network)?.vlan;
+      if (vlan === undefined) continue;
+      if (channel === 'vlan/native') config.native = vlan;
+      else config.tagged.push(vlan);
+    }
+    config.tagged.sort((a, b) => a - b);
+    return config;
   }
 
   /** After a start: resume every action that was pending (driver operations are idempotent). */
@@ -130,6 +179,7 @@ export class World {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.runtime.close();
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Behavior, Decision, assertNever } from '../runtime';
-import { HiltError, duplicate, notFound, blocked, conflict } from '../../src/errors';
+import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../../src/errors';
 import { nicKey } from '../readmodel';
 import type { World } from '../world';
 import { ACTION_HISTORY, NetworkAction, NodeCommand, NodeEvent, NodeState, NicState } from './protocol';
@@ -30,6 +30,11 @@ function finish(state: NodeState, seq: number, status: 'DONE' | 'ERROR', at: num
     nics = { ...state.nics, [action.nic]: { ...nic, networks, pending: nic.pending?.seq === seq ? null : nic.pending } };
   }
   return { ...state, nics, actions: state.actions.map((a) => (a.seq === seq ? done : a)) };
+}
+
+/** The node moved to another project since the route authorized the caller through `project`. */
+function stillAuthorized(state: NodeState, id: string, project: string | null): void {
+  if (project !== null && state.project !== project) throw unauthorized(`node ${id} no longer belongs to project ${project}`);
 }
 
 export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, NodeEvent> {
@@ -83,7 +88,10 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           const nic = state.nics[a.nic];
           let actions = [...state.actions, a];
           // Trim the oldest finished statuses; a pending one is never dropped.
-          while (actions.length > ACTION_HISTORY && actions[0].status !== 'PENDING') actions = actions.slice(1);
+          if (actions.length > ACTION_HISTORY) {
+            let excess = actions.length - ACTION_HISTORY;
+            actions = actions.filter((x) => x.status === 'PENDING' || excess-- <= 0);
+          }
           return {
             ...state,
             nextSeq: a.seq + 1,
@@ -150,12 +158,16 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           return { events: [] };
         case 'node.unwireNic':
           if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
+          // A queued revert or re-apply still targets this port: it must not reach a port
+          // that is meanwhile wired to another nic.
+          if (state.nics[cmd.nic]?.pending) throw blocked(`nic ${cmd.nic} of node ${id} has a pending network operation`);
           await world.switches.ask(cmd.switch, { type: 'switch.unwirePort', by: cmd.by, port: cmd.port, node: id, nic: cmd.nic });
           return { events: [] };
 
         case 'node.connectNetwork': {
           // decisions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
           if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+          stillAuthorized(state, id, cmd.project);
           const { st, port } = wiredNic(state, id, cmd.nic);
           if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
           const net = rm.networks.get(cmd.network);
@@ -178,6 +190,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           // decisions.md §8: … pending 409 → not attached 409; the wiring is no step of its own
           // (an attached nic is wired: a node in a project cannot be unwired).
           if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+          stillAuthorized(state, id, cmd.project);
           const st = state.nics[cmd.nic];
           if (!st) throw notFound(`nic ${cmd.nic} of node ${id}`);
           if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
@@ -196,15 +209,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
         case 'node.reapplyPort': {
           const { st, port } = wiredNic(state, id, cmd.nic);
           if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
-          const config = { native: null as number | null, tagged: [] as number[] };
-          for (const [channel, network] of Object.entries(st.networks)) {
-            const vlan = rm.networks.get(network)?.vlan;
-            if (vlan === undefined) continue;
-            if (channel === NATIVE) config.native = vlan;
-            else config.tagged.push(vlan);
-          }
-          config.tagged.sort((a, b) => a - b);
-          return queue(state, id, { nic: cmd.nic, type: 'reapply_port', channel: '', newNetwork: null, config, ...port });
+          return queue(state, id, { nic: cmd.nic, type: 'reapply_port', channel: '', newNetwork: null, config: world.portConfig(id, cmd.nic), ...port });
         }
         case 'node.forceDetach': {
           const st = state.nics[cmd.nic];

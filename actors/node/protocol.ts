@@ -67,8 +67,9 @@ export type NodeCommand =
   | { type: 'node.wireNic'; by: string; nic: string; switch: string; port: string }
   | { type: 'node.unwireNic'; by: string; nic: string; switch: string; port: string }
   /** node_connect_network / node_detach_network / port_revert: replies with the action's seq */
-  | { type: 'node.connectNetwork'; by: string; nic: string; network: string; channel: string }
-  | { type: 'node.detachNetwork'; by: string; nic: string; network: string }
+  /** `project`: the node's project the caller was authorized for (null: an admin, who may act on any) */
+  | { type: 'node.connectNetwork'; by: string; project: string | null; nic: string; network: string; channel: string }
+  | { type: 'node.detachNetwork'; by: string; project: string | null; nic: string; network: string }
   | { type: 'node.revertPort'; by: string; nic: string }
   /** admin repair: re-apply the port configuration from the service's state */
   | { type: 'node.reapplyPort'; by: string; nic: string }

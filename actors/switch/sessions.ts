@@ -3,13 +3,19 @@
  * switch while its session is open is applied in the same session (HIL did the same: one
  * login per batch). Different switches work in parallel. Every driver call is bounded by a
  * timeout; a failed or timed-out call fails only its own operation, and the session is
- * dropped so that the next operation starts on a fresh one.
+ * dropped so that the next operation starts on a fresh one — but only once the failed call
+ * has finished (or had several timeouts to), since a timed-out call may still be changing
+ * the switch.
  */
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 
 export type PortWork = (session: SwitchSession) => Promise<void>;
 
 interface Queued { work: PortWork; resolve: () => void; reject: (err: Error) => void }
+
+const noop = () => undefined;
+/** How many timeouts a failed call gets to finish after its session was closed. */
+const SETTLE_TIMEOUTS = 4;
 
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
@@ -40,6 +46,16 @@ export class SwitchSessions {
     return (this.queues.get(sw)?.length ?? 0) + (this.running.has(sw) ? 1 : 0);
   }
 
+  /**
+   * After a call failed or timed out: close the session (a driver must end its pending calls
+   * then) and give the call up to SETTLE_TIMEOUTS timeouts to finish, so that nothing else
+   * touches the switch while it might still be applying a change.
+   */
+  private async drop(session: SwitchSession | undefined, call: Promise<unknown>): Promise<void> {
+    if (session) await bounded(session.close(), this.timeoutMs, 'closing a session').catch(() => undefined);
+    await bounded(call.then(noop, noop), this.timeoutMs * SETTLE_TIMEOUTS, 'settling').catch(() => undefined);
+  }
+
   private async drain(sw: SwitchInfo): Promise<void> {
     this.running.add(sw.name);
     const q = this.queues.get(sw.name)!;
@@ -47,20 +63,28 @@ export class SwitchSessions {
     try {
       while (q.length) {
         const item = q.shift()!;
+        let call: Promise<unknown> = Promise.resolve();
         try {
           if (!session) {
             const driver = this.driverFor(sw.type);
             if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
-            session = await bounded(driver.open(sw), this.timeoutMs, `opening a session on switch ${sw.name}`);
+            const opening = driver.open(sw);
+            call = opening;
+            session = await bounded(opening, this.timeoutMs, `opening a session on switch ${sw.name}`).catch((err) => {
+              // A session that arrives after its timeout is closed at once, never used.
+              void opening.then((late) => late.close().catch(noop), noop);
+              throw err;
+            });
           }
-          await bounded(item.work(session), this.timeoutMs, `an operation on switch ${sw.name}`);
+          call = item.work(session);
+          await bounded(call, this.timeoutMs, `an operation on switch ${sw.name}`);
           item.resolve();
         } catch (err) {
-          item.reject(err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`));
           // The session may be in any state now: drop it; the next operation gets a new one.
           const broken = session;
           session = undefined;
-          if (broken) void broken.close().catch(() => undefined);
+          await this.drop(broken, call);
+          item.reject(err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`));
         }
       }
     } finally {

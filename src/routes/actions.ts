@@ -46,6 +46,9 @@ function requireNodeAccess(c: Caller, node: NodeState): void {
   else requireAdmin(c);
 }
 
+/** The project a non-admin was authorized through; the node actor checks it still holds the node. */
+const authorizedFor = (caller: Caller, project: string) => (caller.isAdmin ? null : project);
+
 export async function actionRoutes(app: FastifyInstance): Promise<void> {
   const { world } = app.hilt;
   const rm = world.rm;
@@ -58,7 +61,8 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
     const seq = await world.nodes.ask<number>(node.name, {
-      type: 'node.connectNetwork', by: req.caller.user, nic: req.params.nic, network: req.body.network, channel: req.body.channel ?? 'vlan/native',
+      type: 'node.connectNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic,
+      network: req.body.network, channel: req.body.channel ?? 'vlan/native',
     });
     return reply.code(202).send({ status_id: encodeStatusId(rm.nodes.get(node.name)!, seq) });
   });
@@ -69,7 +73,9 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     found(node.nics[req.params.nic], `nic ${req.params.nic} of node ${node.name}`);
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
-    const seq = await world.nodes.ask<number>(node.name, { type: 'node.detachNetwork', by: req.caller.user, nic: req.params.nic, network: req.body.network });
+    const seq = await world.nodes.ask<number>(node.name, {
+      type: 'node.detachNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic, network: req.body.network,
+    });
     return reply.code(202).send({ status_id: encodeStatusId(rm.nodes.get(node.name)!, seq) });
   });
 

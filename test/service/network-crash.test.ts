@@ -71,4 +71,59 @@ describe('network operations survive kill -9', function () {
     second.child.kill('SIGTERM');
     expect(await second.exited).to.equal(0);
   });
+
+  it('resumes pending detaches and port reverts after SIGKILL: each ends DONE, the nics and the ports are empty', async () => {
+    const env = { HILT_DATA_DIR: dir, HILT_ADMIN_USER: admin.user, HILT_ADMIN_PASSWORD: admin.password };
+    const setup = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '0' });
+    let api = new Client(setup.url, admin);
+    await must(api.put('/project/kp'));
+    await must(api.put('/network/kw', { owner: 'kp', access: 'kp', net_id: '' }));
+    await must(api.put('/switch/ks', mockSwitch));
+    const nodes = Array.from({ length: 6 }, (_, i) => `kn${i}`);
+    for (const [i, n] of nodes.entries()) {
+      await must(api.put(`/node/${n}`, { obm: obm() }));
+      await must(api.put(`/node/${n}/nic/eth0`, { macaddr: 'm' }));
+      await must(api.put(`/switch/ks/port/gi1/0/${i}`));
+      await must(api.post(`/switch/ks/port/gi1/0/${i}/connect_nic`, { node: n, nic: 'eth0' }));
+      await must(api.post('/project/kp/connect_node', { node: n }));
+      const id = (await must(api.post(`/node/${n}/nic/eth0/connect_network`, { network: 'kw' }), 202)).body.status_id;
+      while ((await api.get(`/networking_action/${id}`)).body.status === 'PENDING') await new Promise((r) => setTimeout(r, 10));
+    }
+    setup.child.kill('SIGTERM');
+    await setup.exited;
+
+    const first = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '400' });
+    api = new Client(first.url, admin);
+    // Even nodes detach their network, odd ones have their port reverted by an admin.
+    const ids = await Promise.all(nodes.map(async (n, i) => {
+      const r = i % 2 ? await api.post(`/switch/ks/port/gi1/0/${i}/revert`) : await api.post(`/node/${n}/nic/eth0/detach_network`, { network: 'kw' });
+      expect(r.status).to.equal(202);
+      return r.body.status_id as string;
+    }));
+    const before = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body.status));
+    expect(before.filter((s) => s === 'PENDING').length, 'operations pending at the kill').to.be.above(3);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '0' });
+    api = new Client(second.url, admin);
+    const deadline = Date.now() + 20_000;
+    let statuses: { status: string; type: string }[] = [];
+    do {
+      statuses = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body));
+      if (statuses.every((s) => s.status !== 'PENDING')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    } while (Date.now() < deadline);
+    expect(statuses.map((s) => s.status)).to.deep.equal(ids.map(() => 'DONE'));
+    expect(statuses.map((s) => s.type)).to.deep.equal(nodes.map((_, i) => (i % 2 ? 'revert_port' : 'modify_port')));
+    const ports = (await api.get('/admin/actors/switch/ks')).body.mockPorts as Record<string, unknown>;
+    for (const [i, n] of nodes.entries()) {
+      expect((await api.get(`/node/${n}`)).body.nics[0].networks, n).to.deep.equal({});
+      expect(ports[`gi1/0/${i}`], n).to.deep.equal({ native: null, tagged: [] });
+    }
+    // Nothing is attached any more: the network can go.
+    await must(api.del('/network/kw'));
+    second.child.kill('SIGTERM');
+    expect(await second.exited).to.equal(0);
+  });
 });

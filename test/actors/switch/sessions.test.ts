@@ -22,7 +22,8 @@ class FakeDriver implements SwitchDriver {
     this.log.push(`${info.name} open#${id}`);
     const op = (what: string) => async (port: string) => {
       if (port === 'hang') await new Promise(() => undefined);
-      await sleep(this.delayMs);
+      // 'slow' takes 3x the delay and still lands, whatever the caller decided meanwhile
+      await sleep(port === 'slow' ? this.delayMs * 3 : this.delayMs);
       if (port === 'fail') throw new SwitchError(`port ${port} refused`);
       this.log.push(`${info.name} #${id} ${what} ${port}`);
     };
@@ -82,7 +83,36 @@ describe('SwitchSessions', () => {
     expect(((results[0] as PromiseRejectedResult).reason as Error)).to.be.instanceOf(SwitchError);
     expect(((results[0] as PromiseRejectedResult).reason as Error).message).to.match(/within 100 ms/);
     expect(results[1].status).to.equal('fulfilled');
-    expect(Date.now() - t).to.be.below(500);
+    // 100 ms timeout, then up to 4 more timeouts for the hung call to finish (it never does).
+    expect(Date.now() - t).to.be.below(800);
+  });
+
+  it('after a timeout, keeps the switch until the timed-out call has finished: no overlap, no second session meanwhile', async () => {
+    const d = new FakeDriver(100);
+    const s = new SwitchSessions(() => d, 150);
+    const results = await Promise.allSettled([s.submit(sw('a'), (x) => x.setNative('slow', 1)), s.submit(sw('a'), (x) => x.setNative('next', 1))]);
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'fulfilled']);
+    expect(d.maxOpen).to.equal(1);
+    // The slow change landed (at 300 ms) before the next session was even opened.
+    expect(d.log).to.deep.equal(['a open#1', 'a close#1', 'a #1 native slow', 'a open#2', 'a #2 native next', 'a close#2']);
+  });
+
+  it('closes a session whose login answered after its timeout, and never uses it', async () => {
+    let slowLogin = true;
+    const d = new FakeDriver(10);
+    const open = d.open.bind(d);
+    d.open = async (info) => {
+      if (slowLogin) {
+        slowLogin = false;
+        await sleep(200);
+      }
+      return open(info);
+    };
+    const s = new SwitchSessions(() => d, 100);
+    const results = await Promise.allSettled([s.submit(sw('a'), (x) => x.setNative('p1', 1)), s.submit(sw('a'), (x) => x.setNative('p2', 1))]);
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'fulfilled']);
+    expect(d.maxOpen).to.equal(1);
+    expect(d.log).to.deep.equal(['a open#1', 'a close#1', 'a open#2', 'a #2 native p2', 'a close#2']);
   });
 
   it('fails the operation when the login fails or no driver exists', async () => {
