@@ -92,6 +92,15 @@ function oneOf<T extends string>(name: string, v: string, values: readonly T[]):
   return v as T;
 }
 
+/** Base image names: a list, or a comma-separated string; each a file name stem. */
+function imageNames(v: unknown): string[] {
+  const list = typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : v;
+  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(x))) {
+    throw new Error(`base images (HIL_BASE_IMG, baseImages) must be names of letters, digits and ._+- , got ${JSON.stringify(v)}`);
+  }
+  return list as string[];
+}
+
 function int(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
   return Number(v);
@@ -112,7 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_VLAN_POOL) cfg.vlanPool = parseVlanPool(env.HILT_VLAN_POOL);
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
-  if (env.HIL_BASE_IMG) cfg.baseImages = env.HIL_BASE_IMG.split(',').map((s) => s.trim()).filter(Boolean);
+  if (env.HIL_BASE_IMG) cfg.baseImages = imageNames(env.HIL_BASE_IMG);
   if (env.HILT_HEADNODE_DRIVER) cfg.headnodeDriver = oneOf('HILT_HEADNODE_DRIVER', env.HILT_HEADNODE_DRIVER, HEADNODE_DRIVERS);
   if (env.HILT_HEADNODE_IMAGES) cfg.headnodeImagesDir = env.HILT_HEADNODE_IMAGES;
   if (env.HILT_OVS_BRIDGE) cfg.ovsBridge = env.HILT_OVS_BRIDGE;
@@ -130,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;
   if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
   // The file's values too.
+  cfg.baseImages = imageNames(cfg.baseImages as unknown);
   oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS);
   oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
   return cfg;

@@ -47,7 +47,9 @@ export class HeadnodeControl {
 
   /** headnode_start: boot the VM with its hnics; 502 HeadnodeError when the driver fails. */
   start(name: string, by: string): Promise<void> {
-    return this.chain(name, async () => {
+    return this.chain(name, async (repaired) => {
+      // An interrupted start was just finished: that is what the caller asked for.
+      if (repaired && this.world.rm.headnodes.get(name)?.status === 'running') return;
       const spec = await this.world.headnodes.ask<BootSpec>(name, { type: 'headnode.beginStart', by });
       const { vncport, error } = await this.boot(name, spec, (hnics) => this.driver.start(name, hnics));
       await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
@@ -57,7 +59,8 @@ export class HeadnodeControl {
 
   /** headnode_stop: a forced power off. */
   stop(name: string, by: string): Promise<void> {
-    return this.chain(name, async () => {
+    return this.chain(name, async (repaired) => {
+      if (repaired && this.world.rm.headnodes.get(name)?.status === 'stopped') return;
       await this.world.headnodes.ask(name, { type: 'headnode.beginStop', by });
       await this.finishStop(name, by);
     });
@@ -94,11 +97,20 @@ export class HeadnodeControl {
     await recovered;
   }
 
-  /** Check every running VM; one whose process is gone is recorded as died, its leftovers removed. */
+  /**
+   * Check every running VM; one whose process is gone is recorded as died, its leftovers
+   * removed. A headnode left starting or stopping with nothing queued was interrupted: the
+   * queue's repair finishes it.
+   */
   checkAll(): void {
     for (const h of this.world.rm.headnodes.values()) {
-      if (h.status !== 'running' || this.queues.busy(h.name)) continue;
+      if (this.queues.busy(h.name)) continue;
       const name = h.name;
+      if (h.status === 'starting' || h.status === 'stopping') {
+        void this.chain(name, async () => undefined).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode repair failed'));
+        continue;
+      }
+      if (h.status !== 'running') continue;
       void this.chain(name, async () => {
         if (this.world.rm.headnodes.get(name)?.status !== 'running') return;
         // Only a VM that is gone is dead: a paused or slow guest is left alone.
@@ -137,10 +149,12 @@ export class HeadnodeControl {
    * Finish a start or stop that was interrupted (it is at the head of the queue, so nothing
    * else runs). A delete that failed stays `deleting` until it is asked for again.
    */
-  private async repair(name: string): Promise<void> {
+  private async repair(name: string): Promise<boolean> {
     const status = this.world.rm.headnodes.get(name)?.status;
     if (status === 'starting') await this.revive(name, 'an interrupted start');
-    if (status === 'stopping') await this.finishStop(name, 'recovery').catch(() => undefined);
+    else if (status === 'stopping') await this.finishStop(name, 'recovery').catch(() => undefined);
+    else return false;
+    return true;
   }
 
   private finishStop(name: string, by: string): Promise<void> {
@@ -181,11 +195,9 @@ export class HeadnodeControl {
     if (error !== null) throw new HiltError('HeadnodeError', `${doing} headnode ${name}: ${error}`);
   }
 
-  private chain<T>(name: string, op: () => Promise<T>): Promise<T> {
+  /** Queue `op` for the headnode, after finishing an interrupted start or stop (`repaired`). */
+  private chain<T>(name: string, op: (repaired: boolean) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new HiltError('ServiceUnavailableError', 'the service is shutting down'));
-    return this.queues.run(name, async () => {
-      await this.repair(name);
-      return op();
-    });
+    return this.queues.run(name, async () => op(await this.repair(name)));
   }
 }

@@ -547,11 +547,11 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       tap: this.tapName(name, h.name),
       mac: this.mac(name, h.name),
     }));
-    // Rows left behind by a VM that died unseen would keep stale settings: start from scratch.
-    if (taps.length) await this.ovs(taps.flatMap((t, i) => [...(i ? ['--'] : []), '--if-exists', 'del-port', t.tap]));
     // A QEMU of this headnode that no state file records (the service was killed between
     // spawning it and writing its state) would hold the overlay and the taps: it goes first.
     await this.killStrays(qmp);
+    // Rows left behind by a VM that died unseen would keep stale settings: start from scratch.
+    if (taps.length) await this.ovs(taps.flatMap((t, i) => [...(i ? ['--'] : []), '--if-exists', 'del-port', t.tap]));
     await rmIfExists(qmp);
 
     const args = [
@@ -685,7 +685,9 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
           q = null;
         }
         const vncOk = q?.vncport != null && (await tcpProbe(q.vncport, Math.min(this.timeoutMs, 3000)));
-        if (q?.running && vncOk && sameNics && st.bridge === this.bridge) {
+        // A guest that is paused (by an operator, or by QEMU on a full disk) is adopted as it
+        // is: only a VM whose QMP or VNC does not answer is killed and booted again.
+        if (q && vncOk && sameNics && st.bridge === this.bridge) {
           const taps = st.hnics.map((t, i) => ({ ...t, vlan: hnics[i]!.vlan }));
           await this.plug(taps, false);
           st.hnics = taps;
@@ -707,6 +709,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       await this.kill(st);
       await this.cleanup(st);
     }
+    await this.killStrays(this.qmpSocketPath(name));
     this.owned.delete(name);
   }
 
@@ -746,8 +749,9 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
           throw new HeadnodeError(`invalid base image name ${JSON.stringify(baseImage)}`);
         }
         const base = path.join(this.imagesDir, `${baseImage}.qcow2`);
-        if (!(await exists(base))) throw new HeadnodeError(`no base image ${baseImage} (${base})`);
         const overlay = this.overlayPath(name);
+        // An existing disk is checked first: its VM may run on although the base file was
+        // since removed (QEMU keeps it open), and must not be refused for that.
         if (await exists(overlay)) {
           // -U: the VM may be running and holding the image lock.
           const { stdout } = await run(this.qemuImg, ['info', '-U', '--output=json', overlay], this.timeoutMs);
@@ -758,6 +762,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
           }
           return;
         }
+        if (!(await exists(base))) throw new HeadnodeError(`no base image ${baseImage} (${base})`);
         await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // QMP sockets: whoever reaches them controls the VMs
         const tmp = `${overlay}.${process.pid}.tmp`;
         try {

@@ -55,6 +55,12 @@ describe('configuration', () => {
 
   it('takes the headnode base images from HIL_BASE_IMG', () => {
     expect(loadConfig({ HIL_BASE_IMG: 'a, b' }).baseImages).to.deep.equal(['a', 'b']);
+    expect(() => loadConfig({ HIL_BASE_IMG: 'ok,bad name' })).to.throw(/base images/);
+    const file = join(dir, 'img.json');
+    writeFileSync(file, JSON.stringify({ baseImages: 'x,y' }));
+    expect(loadConfig({ HILT_CONFIG: file }).baseImages).to.deep.equal(['x', 'y']);
+    writeFileSync(file, JSON.stringify({ baseImages: ['../etc'] }));
+    expect(() => loadConfig({ HILT_CONFIG: file })).to.throw(/base images/);
     expect(DEFAULTS.baseImages).to.deep.equal(['base-headnode']);
   });
 });

@@ -305,6 +305,10 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     expect(await driver.status('hnP')).to.deep.equal({ running: false, vncport: null });
     expect(await driver.isAlive('hnP')).to.equal(true);
     const pid = (await driver.processId('hnP'))!;
+    // After a restart of the service, a paused guest is adopted as it is, not rebooted.
+    const adopted = await make().recover('hnP', []);
+    expect(adopted.vncport).to.be.a('number');
+    expect(await driver.processId('hnP')).to.equal(pid);
     process.kill(pid, 'SIGKILL');
     await waitGone(pid);
     expect(await driver.isAlive('hnP')).to.equal(false);
@@ -323,7 +327,33 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     await waitGone(stray);
     expect(await driver.processId('hnS')).to.be.a('number').and.not.equal(stray);
     expect(await tag(driver.tapName('hnS', 'eth0'))).to.equal('77');
+    // Unrecorded again: a delete finds and kills it too.
+    const stray2 = (await driver.processId('hnS'))!;
+    for (const f of fs.readdirSync(stateDir)) if (f.startsWith('hnS-') && f.endsWith('.json')) fs.rmSync(path.join(stateDir, f));
     await driver.destroy('hnS');
+    await waitGone(stray2);
+    // Its OVS row was known only to the state file this test deleted (a real stray dies before
+    // its taps are plugged).
+    await ovs.vsctl(['--if-exists', 'del-port', driver.tapName('hnS', 'eth0')]);
+  });
+
+  it('adopts a running VM after a restart although its base image file was removed', async () => {
+    const base = path.join(imagesDir, 'other-image.qcow2');
+    await driver.create('hnC', 'other-image');
+    await driver.start('hnC', []);
+    const pid = (await driver.processId('hnC'))!;
+    fs.renameSync(base, `${base}.away`);
+    try {
+      const again = make();
+      await again.create('hnC', 'other-image'); // the disk exists: no need for the base file
+      expect((await again.recover('hnC', [])).running).to.equal(true);
+      expect(await again.processId('hnC')).to.equal(pid);
+      // A new headnode from the missing image is refused.
+      expect(await again.create('hnD', 'other-image').catch((e) => e)).to.be.instanceOf(HeadnodeError);
+    } finally {
+      fs.renameSync(`${base}.away`, base);
+    }
+    await driver.destroy('hnC');
   });
 
   it('boots a VM with 70 hnics (more than one PCI bus holds)', async () => {
