@@ -7,6 +7,16 @@ import { Client, must, obm, mockSwitch } from '../helpers/server';
 
 const admin = { user: 'root', password: 'root-pw' };
 
+/** The statuses of the actions, once none is PENDING (or after 20 s). */
+async function finished(api: Client, ids: string[]): Promise<{ status: string; type: string }[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const statuses = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body));
+    if (statuses.every((s) => s.status !== 'PENDING') || Date.now() > deadline) return statuses;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe('network operations survive kill -9', function () {
   this.timeout(90_000);
   let dir: string;
@@ -44,13 +54,7 @@ describe('network operations survive kill -9', function () {
 
     const second = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '0' });
     const api2 = new Client(second.url, admin);
-    const deadline = Date.now() + 20_000;
-    let statuses: string[] = [];
-    do {
-      statuses = await Promise.all(ids.map(async (id) => (await api2.get(`/networking_action/${id}`)).body.status));
-      if (statuses.every((s) => s !== 'PENDING')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    } while (Date.now() < deadline);
+    const statuses = (await finished(api2, ids)).map((x) => x.status);
     expect(statuses).to.deep.equal(ids.map(() => 'DONE'));
 
     const mockPorts: Record<string, Record<string, { native: number | null; tagged: number[] }>> = {};
@@ -107,13 +111,7 @@ describe('network operations survive kill -9', function () {
 
     const second = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '0' });
     api = new Client(second.url, admin);
-    const deadline = Date.now() + 20_000;
-    let statuses: { status: string; type: string }[] = [];
-    do {
-      statuses = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body));
-      if (statuses.every((s) => s.status !== 'PENDING')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    } while (Date.now() < deadline);
+    const statuses = await finished(api, ids);
     expect(statuses.map((s) => s.status)).to.deep.equal(ids.map(() => 'DONE'));
     expect(statuses.map((s) => s.type)).to.deep.equal(nodes.map((_, i) => (i % 2 ? 'revert_port' : 'modify_port')));
     const ports = (await api.get('/admin/actors/switch/ks')).body.mockPorts as Record<string, unknown>;
