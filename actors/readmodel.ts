@@ -74,8 +74,8 @@ export class ReadModel {
   readonly networksByAccess = new SetIndex();
   /** project → networks it owns */
   readonly networksByOwner = new SetIndex();
-  /** dynamically allocated VLAN id → network */
-  readonly dynamicVlans = new Map<number, string>();
+  /** VLAN id reserved in the pool → network */
+  readonly pooledVlans = new Map<number, string>();
 
   readonly users = new Map<string, UserState>();
   readonly membersByProject = new SetIndex();
@@ -142,12 +142,12 @@ export class ReadModel {
     if (prev) {
       for (const p of prev.access) this.networksByAccess.delete(p, id);
       if (prev.owner !== 'admin') this.networksByOwner.delete(prev.owner, id);
-      if (prev.dynamic) this.dynamicVlans.delete(prev.vlan);
+      if (prev.pooled) this.pooledVlans.delete(prev.vlan);
     }
     if (next) {
       for (const p of next.access) this.networksByAccess.add(p, id);
       if (next.owner !== 'admin') this.networksByOwner.add(next.owner, id);
-      if (next.dynamic) this.dynamicVlans.set(next.vlan, id);
+      if (next.pooled) this.pooledVlans.set(next.vlan, id);
       this.networks.set(id, next);
     } else {
       this.networks.delete(id);

@@ -23,6 +23,7 @@ import type { SwitchCommand, SwitchEvent, SwitchState } from './switch/protocol'
 import type { NetworkCommand, NetworkEvent, NetworkState } from './network/protocol';
 import type { UserCommand, UserEvent, UserState } from './user/protocol';
 import type { HeadnodeCommand, HeadnodeEvent, HeadnodeState } from './headnode/protocol';
+import { own } from './own';
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
@@ -163,7 +164,7 @@ export class World {
   /** The VLANs a nic's committed networks put on its port. */
   portConfig(node: string, nic: string): PortConfig {
     const config: PortConfig = { native: null, tagged: [] };
-    for (const [channel, network] of Object.entries(this.rm.nodes.get(node)?.nics[nic]?.networks ?? {})) {
+    for (const [channel, network] of Object.entries(own(this.rm.nodes.get(node)?.nics ?? {}, nic)?.networks ?? {})) {
       const vlan = this.rm.networks.get(network)?.vlan;
       if (vlan === undefined) continue;
       if (channel === 'vlan/native') config.native = vlan;

@@ -3,7 +3,7 @@
  * Request handling order: parse body → validate (400) → authenticate (401) → route handler,
  * whose checks follow decisions.md's per-call order.
  */
-import Fastify, { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import Fastify, { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { HiltError, badArgument, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
 import type { World } from '../actors/world';
@@ -83,6 +83,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
+    // Errors fastify raises before routing (e.g. a malformed percent-encoding) get our body too.
+    frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
+      reply.code(400).send({ type: 'BadArgumentError', msg: err.message });
+    },
   } as FastifyServerOptions);
 
   const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, mockObm: opts.mockObm, mockSwitch: opts.mockSwitch };

@@ -24,7 +24,7 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
     apply(state, e, id) {
       switch (e.type) {
         case 'NetworkCreated':
-          return { name: id, owner: e.owner, access: e.access, vlan: e.vlan, dynamic: e.dynamic };
+          return { name: id, owner: e.owner, access: e.access, vlan: e.vlan, dynamic: e.dynamic, pooled: e.pooled ?? e.dynamic };
         case 'NetworkDeleted':
           return null;
         case 'AccessGranted':
@@ -44,7 +44,7 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
           const pool = world.vlanPool;
           // An admin-chosen id outside the pool is not reserved: several networks may share it.
           if (wanted !== null && !pool.contains(wanted)) {
-            return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false }] };
+            return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false, pooled: false }] };
           }
           const vlan = pool.reserve(wanted);
           if (vlan === null) {
@@ -53,7 +53,8 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
               : duplicate(`network id ${wanted}`);
           }
           return {
-            events: [{ type: 'NetworkCreated', owner, access, vlan, dynamic: true }],
+            // An admin's chosen id of the pool is reserved there, but was not allocated by it.
+            events: [{ type: 'NetworkCreated', owner, access, vlan, dynamic: wanted === null, pooled: true }],
             settle: () => pool.release(vlan),
           };
         }

@@ -17,7 +17,7 @@ export class VlanPool {
   }
 
   inUse(vlan: number): boolean {
-    return this.reserved.has(vlan) || this.rm.dynamicVlans.has(vlan);
+    return this.reserved.has(vlan) || this.rm.pooledVlans.has(vlan);
   }
 
   /** Reserve a specific id of the pool, or the lowest free one when `vlan` is null. */

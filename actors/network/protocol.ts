@@ -6,8 +6,10 @@ export interface NetworkState {
   /** projects with access; empty = public */
   access: string[];
   vlan: number;
-  /** true when the id came from the dynamic pool (not assigned by an admin) */
+  /** true when the id was allocated from the pool (net_id ""), not chosen by an admin */
   dynamic: boolean;
+  /** true when the id belongs to the pool and is reserved there (allocated, or chosen in it) */
+  pooled: boolean;
 }
 
 export interface NetworkCreate {
@@ -24,7 +26,8 @@ export type NetworkCommand =
   | { type: 'network.revoke'; by: string; project: string };
 
 export type NetworkEvent =
-  | { type: 'NetworkCreated'; owner: string; access: string[]; vlan: number; dynamic: boolean }
+  /** `pooled` absent (older events): as `dynamic` */
+  | { type: 'NetworkCreated'; owner: string; access: string[]; vlan: number; dynamic: boolean; pooled?: boolean }
   | { type: 'NetworkDeleted' }
   | { type: 'AccessGranted'; project: string }
   | { type: 'AccessRevoked'; project: string };

@@ -4,6 +4,7 @@ import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from 
 import { nicKey } from '../readmodel';
 import type { World } from '../world';
 import { ACTION_HISTORY, NetworkAction, NodeCommand, NodeEvent, NodeState, NicState } from './protocol';
+import { own } from '../own';
 
 const NATIVE = 'vlan/native';
 
@@ -15,7 +16,7 @@ function finish(state: NodeState, seq: number, status: 'DONE' | 'ERROR', at: num
   const action = state.actions.find((a) => a.seq === seq);
   if (!action) return state;
   const done: NetworkAction = { ...action, status, finishedAt: at, ...(error !== undefined ? { error } : {}) };
-  const nic = state.nics[action.nic];
+  const nic = own(state.nics, action.nic);
   let nics = state.nics;
   if (nic) {
     let networks = nic.networks;
@@ -42,7 +43,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
 
   /** The nic of a node in a project that is wired to a switch port, for a network operation. */
   function wiredNic(state: NodeState, id: string, nic: string): { st: NicState; port: { switch: string; port: string } } {
-    const st = state.nics[nic];
+    const st = own(state.nics, nic);
     if (!st) throw notFound(`nic ${nic} of node ${id}`);
     const port = rm.wiring.get(nicKey(id, nic));
     if (!port) throw notFound(`a switch port connected to nic ${nic} of node ${id}`);
@@ -85,7 +86,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
         case 'NetworkActionQueued': {
           if (!state) return state;
           const a = e.action;
-          const nic = state.nics[a.nic];
+          const nic = own(state.nics, a.nic);
           let actions = [...state.actions, a];
           // Trim the oldest finished statuses; a pending one is never dropped.
           if (actions.length > ACTION_HISTORY) {
@@ -104,7 +105,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
         case 'NetworkActionFailed':
           return state && finish(state, e.seq, 'ERROR', e.at, e.error);
         case 'NicNetworkForceDetached': {
-          const nic = state?.nics[e.nic];
+          const nic = state && own(state.nics, e.nic);
           if (!state || !nic) return state;
           const { [e.channel]: _gone, ...networks } = nic.networks;
           return { ...state, nics: { ...state.nics, [e.nic]: { ...nic, networks } } };
@@ -127,10 +128,10 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           if (Object.keys(state.nics).length) throw blocked(`node ${id} still has nics`);
           return { events: [{ type: 'NodeDeleted' }] };
         case 'node.registerNic':
-          if (state.nics[cmd.nic]) throw duplicate(`nic ${cmd.nic} of node ${id}`);
+          if (own(state.nics, cmd.nic)) throw duplicate(`nic ${cmd.nic} of node ${id}`);
           return { events: [{ type: 'NicRegistered', nic: cmd.nic, macaddr: cmd.macaddr }] };
         case 'node.deleteNic': {
-          const nic = state.nics[cmd.nic];
+          const nic = own(state.nics, cmd.nic);
           if (!nic) throw notFound(`nic ${cmd.nic} of node ${id}`);
           if (Object.keys(nic.networks).length) throw blocked(`nic ${cmd.nic} of node ${id} is attached to a network`);
           if (nic.pending) throw blocked(`nic ${cmd.nic} of node ${id} has a pending network operation`);
@@ -152,7 +153,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           if (anyPending()) throw blocked(`node ${id} has pending network operations`);
           return { events: [{ type: 'NodeReleased', project: cmd.project }] };
         case 'node.wireNic':
-          if (!state.nics[cmd.nic]) throw notFound(`nic ${cmd.nic} of node ${id}`);
+          if (!own(state.nics, cmd.nic)) throw notFound(`nic ${cmd.nic} of node ${id}`);
           if (rm.wiring.has(nicKey(id, cmd.nic))) throw duplicate(`a port connection of nic ${cmd.nic} of node ${id}`);
           await world.switches.ask(cmd.switch, { type: 'switch.wirePort', by: cmd.by, port: cmd.port, node: id, nic: cmd.nic });
           return { events: [] };
@@ -160,7 +161,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
           // A queued revert or re-apply still targets this port: it must not reach a port
           // that is meanwhile wired to another nic.
-          if (state.nics[cmd.nic]?.pending) throw blocked(`nic ${cmd.nic} of node ${id} has a pending network operation`);
+          if (own(state.nics, cmd.nic)?.pending) throw blocked(`nic ${cmd.nic} of node ${id} has a pending network operation`);
           await world.switches.ask(cmd.switch, { type: 'switch.unwirePort', by: cmd.by, port: cmd.port, node: id, nic: cmd.nic });
           return { events: [] };
 
@@ -176,7 +177,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
             throw conflict(`project ${state.project} has no access to network ${cmd.network}`);
           }
           if (Object.values(st.networks).includes(cmd.network)) throw conflict(`network ${cmd.network} is already attached to nic ${cmd.nic}`);
-          if (st.networks[cmd.channel]) throw conflict(`channel ${cmd.channel} of nic ${cmd.nic} is already in use`);
+          if (own(st.networks, cmd.channel)) throw conflict(`channel ${cmd.channel} of nic ${cmd.nic} is already in use`);
           if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
             throw conflict(`channel ${cmd.channel} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
           }
@@ -191,7 +192,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           // (an attached nic is wired: a node in a project cannot be unwired).
           if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
           stillAuthorized(state, id, cmd.project);
-          const st = state.nics[cmd.nic];
+          const st = own(state.nics, cmd.nic);
           if (!st) throw notFound(`nic ${cmd.nic} of node ${id}`);
           if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} already has a pending network operation`);
           const channel = Object.keys(st.networks).find((c) => st.networks[c] === cmd.network);
@@ -212,7 +213,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           return queue(state, id, { nic: cmd.nic, type: 'reapply_port', channel: '', newNetwork: null, config: world.portConfig(id, cmd.nic), ...port });
         }
         case 'node.forceDetach': {
-          const st = state.nics[cmd.nic];
+          const st = own(state.nics, cmd.nic);
           if (!st) throw notFound(`nic ${cmd.nic} of node ${id}`);
           if (st.pending) throw conflict(`nic ${cmd.nic} of node ${id} has a pending network operation`);
           const channel = Object.keys(st.networks).find((c) => st.networks[c] === cmd.network);

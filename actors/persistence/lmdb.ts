@@ -1,5 +1,6 @@
 import { open, RootDatabase, Database } from 'lmdb';
 import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, MAX_SEQ } from './engine';
+import { escapeKeys, unescapeKeys } from './keys';
 
 interface StoredEvent { data: unknown; createdAt: number; tags?: string[] }
 interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: number }
@@ -37,7 +38,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   events(key: string, offset = 0, limit?: number): PersistedEvent[] {
     const out: PersistedEvent[] = [];
     for (const { key: k, value } of this.eventsDb.getRange({ start: [key, offset + 1], end: [key, MAX_SEQ], limit })) {
-      out.push({ data: value.data, sequenceNumber: k[1], key, tags: value.tags ?? [], createdAt: value.createdAt });
+      out.push({ data: unescapeKeys(value.data), sequenceNumber: k[1], key, tags: value.tags ?? [], createdAt: value.createdAt });
     }
     return out;
   }
@@ -46,14 +47,14 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     const key = event.key;
     const seq = event.sequenceNumber;
     // Both puts land in the same lmdb-js batch (same turn) and so in one transaction.
-    const a = this.eventsDb.put([key, seq], { data: event.data, createdAt: event.createdAt, tags: event.tags.length ? event.tags : undefined });
+    const a = this.eventsDb.put([key, seq], { data: escapeKeys(event.data), createdAt: event.createdAt, tags: event.tags.length ? event.tags : undefined });
     const b = this.headsDb.put(key, seq);
     return Promise.all([flushed(a), flushed(b)]).then(() => undefined);
   }
 
   async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
     const s = this.snapshotsDb.get(key);
-    return s ? { data: s.data, sequenceNumber: s.sequenceNumber, key, createdAt: s.createdAt } : undefined;
+    return s ? { data: unescapeKeys(s.data), sequenceNumber: s.sequenceNumber, key, createdAt: s.createdAt } : undefined;
   }
 
   async takeSnapshot(snapshot: PersistedSnapshot): Promise<void> {
@@ -61,7 +62,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     await this.snapshotsDb.transaction(() => {
       const cur = this.snapshotsDb.get(snapshot.key);
       if (cur && cur.sequenceNumber >= snapshot.sequenceNumber) return;
-      this.snapshotsDb.put(snapshot.key, { data: snapshot.data, sequenceNumber: snapshot.sequenceNumber, createdAt: snapshot.createdAt });
+      this.snapshotsDb.put(snapshot.key, { data: escapeKeys(snapshot.data), sequenceNumber: snapshot.sequenceNumber, createdAt: snapshot.createdAt });
     });
   }
 
@@ -76,7 +77,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   journal(key: string, limit: number): JournalEntry[] {
     const out: JournalEntry[] = [];
     for (const { key: k, value } of this.eventsDb.getRange({ start: [key, MAX_SEQ], end: [key, 0], reverse: true, limit })) {
-      out.push({ sequenceNumber: k[1], createdAt: value.createdAt, data: value.data });
+      out.push({ sequenceNumber: k[1], createdAt: value.createdAt, data: unescapeKeys(value.data) });
     }
     return out;
   }

@@ -39,10 +39,10 @@ export function switchBehavior(): Behavior<SwitchState, SwitchCommand, SwitchEve
         return { events: [{ type: 'SwitchDeleted' }] };
       }
       if (cmd.type === 'switch.registerPort') {
-        if (cmd.port in state.ports) throw duplicate(`port ${cmd.port} of switch ${id}`);
+        if (Object.hasOwn(state.ports, cmd.port)) throw duplicate(`port ${cmd.port} of switch ${id}`);
         return { events: [{ type: 'PortRegistered', port: cmd.port }] };
       }
-      if (!(cmd.port in state.ports)) throw notFound(`port ${cmd.port} of switch ${id}`);
+      if (!Object.hasOwn(state.ports, cmd.port)) throw notFound(`port ${cmd.port} of switch ${id}`);
       const wire = state.ports[cmd.port];
       switch (cmd.type) {
         case 'switch.deletePort':

@@ -28,7 +28,11 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent> {
         if (state) throw duplicate(`user ${id}`);
         return { events: [{ type: 'UserCreated', passwordHash: cmd.passwordHash, isAdmin: cmd.isAdmin }] };
       }
-      if (!state) throw notFound(`user ${id}`);
+      if (!state) {
+        // project_delete removing its members: one deleted meanwhile is simply not a member.
+        if (cmd.type === 'user.leave' && cmd.ifMember) return { events: [] };
+        throw notFound(`user ${id}`);
+      }
       switch (cmd.type) {
         case 'user.delete':
           return { events: [{ type: 'UserDeleted' }] };

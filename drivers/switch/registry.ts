@@ -14,7 +14,8 @@ export interface SwitchTypeInfo {
   portName: RegExp;
 }
 
-export const SWITCH_TYPES: Record<string, SwitchTypeInfo> = {};
+/** Null prototype: a `type` such as "constructor" must find nothing. */
+export const SWITCH_TYPES: Record<string, SwitchTypeInfo> = Object.create(null);
 
 function add(info: SwitchTypeInfo): void {
   SWITCH_TYPES[info.type] = info;

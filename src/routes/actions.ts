@@ -8,6 +8,7 @@ import { conflict, notFound } from '../errors';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NetworkAction, NodeState } from '../../actors/node/protocol';
+import { own } from '../../actors/own';
 
 type NN = { node: string; nic: string };
 
@@ -55,7 +56,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: NN; Body: { network: string; channel?: string } }>('/node/:node/nic/:nic/connect_network', { schema: S.connectNetwork }, async (req, reply) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
-    found(node.nics[req.params.nic], `nic ${req.params.nic} of node ${node.name}`);
+    found(own(node.nics, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
     found(rm.networks.get(req.body.network), `network ${req.body.network}`);
     // decisions.md §8: a free node is a 409 before authorization, for admins too.
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
@@ -70,7 +71,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: NN; Body: { network: string } }>('/node/:node/nic/:nic/detach_network', { schema: S.detachNetwork }, async (req, reply) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     found(rm.networks.get(req.body.network), `network ${req.body.network}`);
-    found(node.nics[req.params.nic], `nic ${req.params.nic} of node ${node.name}`);
+    found(own(node.nics, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
     const seq = await world.nodes.ask<number>(node.name, {

@@ -5,6 +5,7 @@ import { validateSwitch, SWITCH_TYPES } from '../../drivers/switch/registry';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
 import { encodeStatusId } from './actions';
+import { own } from '../../actors/own';
 
 type Sw = { switch: string };
 type Port = { switch: string; '*': string };
@@ -27,7 +28,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
 
   const sw = (name: string): SwitchState => found(rm.switches.get(name), `switch ${name}`);
   const port = (s: SwitchState, name: string) => {
-    if (!(name in s.ports)) throw notFound(`port ${name} of switch ${s.name}`);
+    if (!Object.hasOwn(s.ports, name)) throw notFound(`port ${name} of switch ${s.name}`);
     return s.ports[name];
   };
 
@@ -59,7 +60,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     requireAdmin(req.caller);
     const s = sw(req.params.switch);
     const name = req.params['*'];
-    if (name in s.ports) throw duplicate(`port ${name} of switch ${s.name}`);
+    if (Object.hasOwn(s.ports, name)) throw duplicate(`port ${name} of switch ${s.name}`);
     const info = SWITCH_TYPES[s.type];
     if (info && !info.portName.test(name)) throw badArgument(`"${name}" is not a valid port name for ${s.type}`);
     await world.switches.ask(s.name, { type: 'switch.registerPort', by: req.caller.user, port: name });
@@ -75,7 +76,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     requireAdmin(req.caller);
     const wire = port(sw(req.params.switch), req.params['*']);
     if (!wire) return {};
-    return { node: wire.node, nic: wire.nic, networks: rm.nodes.get(wire.node)?.nics[wire.nic]?.networks ?? {} };
+    return { node: wire.node, nic: wire.nic, networks: own(rm.nodes.get(wire.node)?.nics ?? {}, wire.nic)?.networks ?? {} };
   });
 
   // The body depends on the action, so it is checked here, before authentication
@@ -97,7 +98,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     if (split.action === 'connect_nic') {
       const { node, nic } = req.body as { node: string; nic: string };
       const n = found(rm.nodes.get(node), `node ${node}`);
-      found(n.nics[nic], `nic ${nic} of node ${node}`);
+      found(own(n.nics, nic), `nic ${nic} of node ${node}`);
       await world.nodes.ask(node, { type: 'node.wireNic', by: req.caller.user, nic, switch: s.name, port: split.port });
     } else if (split.action === 'detach_nic') {
       if (!wire) throw notFound(`a nic connection of port ${split.port} of switch ${s.name}`);

@@ -64,6 +64,19 @@ describe('networks', () => {
       await must(api.put('/network/d4', { owner: 'admin', access: '', net_id: '' }));
       expect((await api.get('/networks')).body.d4.network_id).to.equal('1002');
     });
+    it('an id an admin chose inside the pool is reserved there, but is not a pool allocation (headnodes refuse it)', async () => {
+      await must(api.put('/headnode/hn-pool', { project: 'pa', base_img: 'base-headnode' }));
+      await must(api.put('/headnode/hn-pool/hnic/e0'));
+      const r = await api.post('/headnode/hn-pool/hnic/e0/connect_network', { network: 'inpool' });
+      expect(r.status).to.equal(400);
+      expect(r.body.msg).to.match(/assigned by an administrator/);
+      await must(api.post('/headnode/hn-pool/hnic/e0/connect_network', { network: 'd1' }));
+      await must(api.del('/headnode/hn-pool'));
+      // Deleting it gives its id back to the pool.
+      await must(api.del('/network/inpool'));
+      await must(api.put('/network/inpool', { owner: 'admin', access: '', net_id: '' }));
+      expect((await api.get('/networks')).body.inpool.network_id).to.equal('1003');
+    });
   });
 
   describe('GET /network/:network', () => {

@@ -3,7 +3,7 @@
  * Every route gets a battery of malformed bodies, paths and query strings.
  */
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, makeNode, mockSwitch } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch } from '../helpers/server';
 
 const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 const BODIES: (string | Buffer)[] = [
@@ -70,11 +70,13 @@ describe('robustness: no client input yields a 5xx', function () {
     }
   });
 
-  it('answers odd paths and query strings with a 4xx or a success', async () => {
-    for (const path of [...GETS.map((p) => p + '?bogus=1'), ...ODD_PATHS]) {
+  it('answers odd paths and query strings with a 4xx or a success, errors with the JSON error body', async () => {
+    for (const path of [...GETS.map((p) => p + '?bogus=1'), ...ODD_PATHS, '/node/%E0%A4%A']) {
       const r = await api.get(path);
       expect(r.status, path).to.be.below(500);
+      if (r.status >= 400 && r.status !== 404) expect(r.body, path).to.have.keys('type', 'msg');
     }
+    expect((await api.get('/node/%zz')).body).to.deep.include({ type: 'BadArgumentError' });
   });
 
   it('is still up and consistent afterwards', async () => {
@@ -83,5 +85,38 @@ describe('robustness: no client input yields a 5xx', function () {
     await must(api.put('/auth/basic/user/proto', { password: 'p' }));
     expect((await api.with({ user: 'proto', password: 'p' }).get('/projects')).status).to.equal(401);
     for (const path of GETS) expect((await api.get(path)).status, path).to.be.below(500);
+  });
+});
+
+describe('names that are built-in JavaScript object properties', function () {
+  this.timeout(30_000);
+  const NAMES = ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty'];
+
+  it('are ordinary names for nics, and nothing for ports and switch types; they survive a restart', async () => {
+    let ts = await startTestServer();
+    let api = ts.api;
+    await makeNode(api, 'pn');
+    await must(api.put('/switch/ps', mockSwitch));
+    await must(api.put('/switch/ps/port/gi1/0/1'));
+    for (const n of NAMES) {
+      expect((await api.put('/switch/px', { type: n, hostname: 'h', username: 'u', password: 'p' })).status, n).to.equal(400);
+      expect((await api.del(`/node/pn/nic/${n}`)).status, n).to.equal(404);
+      expect((await api.post('/switch/ps/port/gi1/0/1/connect_nic', { node: 'pn', nic: n })).status, n).to.equal(404);
+      expect((await api.get(`/switch/ps/port/${n}`)).status, n).to.equal(404);
+      expect((await api.del(`/switch/ps/port/${n}`)).status, n).to.equal(404);
+      expect((await api.put(`/switch/ps/port/${n}`)).status, n).to.equal(400); // not a mock port name
+    }
+    expect((await api.get('/switch/ps/port/gi1/0/1')).body).to.deep.equal({});
+    for (const n of NAMES) await must(api.put(`/node/pn/nic/${n}`, { macaddr: `m-${n}` }));
+    await must(api.post('/switch/ps/port/gi1/0/1/connect_nic', { node: 'pn', nic: '__proto__' }));
+    const before = (await api.get('/node/pn')).body;
+    expect(before.nics.map((x: { label: string }) => x.label)).to.have.members(NAMES);
+    await stopTestServer(ts, false);
+    ts = await startTestServer({}, {}, ts.dataDir);
+    api = ts.api;
+    expect((await api.get('/node/pn')).body).to.deep.equal(before);
+    expect((await api.get('/switch/ps/port/gi1/0/1')).body).to.include({ node: 'pn', nic: '__proto__' });
+    for (const n of NAMES.filter((x) => x !== '__proto__')) await must(api.del(`/node/pn/nic/${n}`));
+    await stopTestServer(ts);
   });
 });

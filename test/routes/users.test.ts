@@ -64,6 +64,18 @@ describe('users (database auth extension)', () => {
     expect((await api.with({ user: 'u1', password: 'p1' }).get('/nodes/all')).status).to.equal(401);
     expect((await api.with({ user: 'u1', password: 'new' }).get('/nodes/all')).status).to.equal(200);
   });
+  it('project_delete is not refused by a member deleted while it runs (its leave of a missing user is a no-op)', async () => {
+    await must(api.put('/project/gone-member'));
+    await must(api.put('/auth/basic/user/gm', { password: 'pw' }));
+    await must(api.post('/auth/basic/user/gm/add_project', { project: 'gone-member' }));
+    await must(api.del('/auth/basic/user/gm'));
+    // What project_delete asks of each member it read before the user was deleted:
+    await ts.world.users.ask('gm', { type: 'user.leave', by: 'admin', project: 'gone-member', ifMember: true });
+    const err = await ts.world.users.ask('gm', { type: 'user.leave', by: 'admin', project: 'gone-member' }).catch((e) => e);
+    expect(err).to.have.property('type', 'NotFoundError');
+    await must(api.del('/project/gone-member'));
+  });
+
   it('lets an admin delete itself', async () => {
     const me = { user: 'selfdel', password: 'p' };
     await must(api.put('/auth/basic/user/selfdel', { password: 'p', 'is-admin': true }));

@@ -28,6 +28,21 @@ export function engineConformance(name: string, make: () => PersistenceEngine, r
       expect(engine.events('k', 5)).to.deep.equal([]);
     });
 
+    it('gives back object keys exactly, "__proto__" and control characters included', async () => {
+      const nics: Record<string, unknown> = {};
+      for (const k of ['__proto__', '\u0001x', 'constructor', 'a']) Object.defineProperty(nics, k, { value: { k }, enumerable: true, writable: true, configurable: true });
+      const data = { type: 'S', nics, list: [nics] };
+      await engine.persist(ev('node:p', 1, data));
+      await engine.takeSnapshot({ key: 'node:p', sequenceNumber: 1, data, createdAt: 1 });
+      const back = [engine.events('node:p')[0].data, (await engine.latestSnapshot('node:p'))!.data] as { nics: object; list: object[] }[];
+      for (const b of back) {
+        expect(Object.keys(b.nics)).to.deep.equal(['__proto__', '\u0001x', 'constructor', 'a']);
+        expect(Object.getPrototypeOf(b.nics)).to.equal(Object.prototype);
+        expect(Object.getOwnPropertyDescriptor(b.nics, '__proto__')!.value).to.deep.equal({ k: '__proto__' });
+        expect(Object.keys(b.list[0])).to.deep.equal(Object.keys(b.nics));
+      }
+    });
+
     it('keeps keys apart, including keys that are prefixes of each other', async () => {
       await engine.persist(ev('node:a', 1, 'a'));
       await engine.persist(ev('node:ab', 1, 'ab'));
