@@ -2,7 +2,7 @@
  * startService: open storage, rebuild read models, create the bootstrap admin on first start,
  * build the app and listen. close() stops in the safe order: HTTP, then actors, then LMDB.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from './app';
@@ -63,7 +63,9 @@ function headnodeDriver(config: Config): HeadnodeDriver {
 const SWITCH_TYPES_MOCK = Object.values(SWITCH_TYPES).find((t) => t.extension === 'hilt.switches.mock')!.type;
 
 export async function startService(config: Config, deps: ServiceDeps = {}): Promise<Service> {
-  mkdirSync(config.dataDir, { recursive: true });
+  // The store holds BMC and switch credentials: the folder is the service's alone.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
   const engine = new LmdbPersistenceEngine(config.dataDir);
   // The mock switches keep their ports in their own LMDB folder, as hardware would.
   const mockSwitch = new MockSwitchDriver({
@@ -87,7 +89,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // One driver instance per kind: the IPMI driver's per-BMC queue must see every call.
   const mockObm = deps.obm?.mock ?? new MockObmDriver();
   const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
-  const power = new PowerControl({ mock: mockObm, ipmi });
+  const power = new PowerControl({ mock: mockObm, ipmi }, config.obmTimeoutMs);
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
     baseImages: config.baseImages, checkMs: config.headnodeCheckMs,
   });

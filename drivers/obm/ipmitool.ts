@@ -162,7 +162,18 @@ export class IpmitoolDriver implements ObmDriver {
   }
 
   async powerOff(info: ObmInfo): Promise<void> {
-    await this.session(info, (run) => run(['chassis', 'power', 'off']));
+    await this.session(info, async (run) => {
+      try {
+        await run(['chassis', 'power', 'off']);
+      } catch (err) {
+        // Some BMCs refuse "off" for a node that is already off (completion code 0xD5,
+        // "Command not supported in present state"): off is what was asked for.
+        if (err instanceof ObmError && /present state/i.test(err.message)) {
+          if (parsePowerStatus(await run(['chassis', 'power', 'status'])) === 'off') return;
+        }
+        throw err;
+      }
+    });
   }
 
   async powerStatus(info: ObmInfo): Promise<PowerState> {

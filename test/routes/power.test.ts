@@ -117,6 +117,22 @@ describe('power control over IPMI (ipmitool against ipmi_sim)', function () {
     expect(Date.now() - t).to.be.below(TIMEOUT_MS + 1500);
   });
 
+  it('answers each of several concurrent calls to one unreachable BMC within the timeout', async () => {
+    const port = await freeUdpPort();
+    await register('dead2', `127.0.0.1:${port}`);
+    const t = Date.now();
+    const rs = await Promise.all([0, 1, 2].map(async () => {
+      const r = await api.post('/node/dead2/power_off');
+      return { ...r, ms: Date.now() - t };
+    }));
+    for (const r of rs) {
+      expect(r.status).to.equal(502);
+      expect(r.body.type).to.equal('OBMError');
+      expect(r.ms).to.be.below(TIMEOUT_MS + 1500);
+    }
+    expect(rs.filter((r) => /still busy/.test(r.body.msg))).to.have.length(2);
+  });
+
   it('serves concurrent calls on one node one after another, all answered', async () => {
     const results = await Promise.all([
       api.post('/node/b2/power_cycle'), api.post('/node/b2/power_off'), api.get('/node/b2/power_status'),

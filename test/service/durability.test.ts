@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServerProcess } from '../helpers/process';
@@ -85,6 +85,17 @@ describe('durability of acknowledged changes (kill -9)', function () {
     expect(log).to.include('"reqId"');
     for (const secret of ['obm-secret', 'switch-secret', 'user-secret-pw', 'wrong-secret-pw', admin.password, Buffer.from(`${admin.user}:${admin.password}`).toString('base64')]) {
       expect(log).to.not.include(secret);
+    }
+  });
+
+  it('keeps its data folder (credentials inside) closed to other users, new or existing', async () => {
+    const fresh = join(dir, 'fresh');
+    chmodSync(dir, 0o755); // an existing folder that others may read
+    for (const d of [fresh, dir]) {
+      const p = await startServerProcess({ HILT_DATA_DIR: d, HILT_ADMIN_USER: admin.user, HILT_ADMIN_PASSWORD: admin.password });
+      p.child.kill('SIGTERM');
+      await p.exited;
+      expect(statSync(d).mode & 0o777, d).to.equal(0o700);
     }
   });
 });

@@ -56,6 +56,20 @@ describe('PowerControl', () => {
     expect(await pc.status('n1', obm('a'))).to.equal('on');
   });
 
+  it('answers every call within the timeout, also those queued behind a hung BMC, which never reach it', async () => {
+    const d = new RecordingDriver();
+    let calls = 0;
+    d.powerOff = async () => { calls++; await new Promise(() => undefined); }; // a BMC that never answers
+    const pc = new PowerControl({ ipmi: d }, 200);
+    const t = Date.now();
+    const answers = await Promise.all([1, 2, 3].map(() => pc.off('n1', obm('a')).then(() => 'ok', (e: HiltError) => `${e.status} ${e.message}`)));
+    expect(Date.now() - t).to.be.below(400);
+    expect(answers[0]).to.match(/^502 .*did not answer within 200 ms/);
+    expect(answers[1]).to.match(/^502 .*still busy/);
+    expect(answers[2]).to.match(/^502 .*still busy/);
+    expect(calls).to.equal(1);
+  });
+
   it('answers 502 for an OBM type without a configured driver', async () => {
     const pc = new PowerControl({});
     const err = await pc.off('n1', obm('a')).catch((e) => e);
