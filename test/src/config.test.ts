@@ -49,6 +49,8 @@ describe('configuration', () => {
       headnodeDriver: 'qemu', headnodeImagesDir: '/srv/images', ovsBridge: 'br0', ovsDb: '/tmp/db.sock', headnodeAccel: 'kvm',
       headnodeMemoryMb: 1024, headnodeCheckMs: 0,
     });
+    expect(loadConfig({ HILT_IPMI_CIPHER_SUITE: '3', HILT_OBM_TIMEOUT_MS: '2500' })).to.include({ ipmiCipherSuite: '3', obmTimeoutMs: 2500 });
+    expect(loadConfig({}).ipmiCipherSuite).to.equal(undefined);
     expect(() => loadConfig({ HILT_HEADNODE_DRIVER: 'libvirt' })).to.throw(/HILT_HEADNODE_DRIVER must be one of qemu, mock/);
     expect(() => loadConfig({ HILT_HEADNODE_ACCEL: 'hvf' })).to.throw(/HILT_HEADNODE_ACCEL/);
   });
