@@ -3,7 +3,7 @@ import { Behavior, Decision, assertNever } from '../runtime';
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../../src/errors';
 import { nicKey } from '../readmodel';
 import type { World } from '../world';
-import { ACTION_HISTORY, NetworkAction, NodeCommand, NodeEvent, NodeState, NicState } from './protocol';
+import { RECENT_ACTIONS, NetworkAction, NodeCommand, NodeEvent, NodeState, NicState } from './protocol';
 import { own } from '../own';
 
 const NATIVE = 'vlan/native';
@@ -89,8 +89,8 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           const nic = own(state.nics, a.nic);
           let actions = [...state.actions, a];
           // Trim the oldest finished statuses; a pending one is never dropped.
-          if (actions.length > ACTION_HISTORY) {
-            let excess = actions.length - ACTION_HISTORY;
+          if (actions.length > RECENT_ACTIONS) {
+            let excess = actions.length - RECENT_ACTIONS;
             actions = actions.filter((x) => x.status === 'PENDING' || excess-- <= 0);
           }
           return {

@@ -48,12 +48,12 @@ export interface NodeState {
   nics: Record<string, NicState>;
   /** the next action's seq */
   nextSeq: number;
-  /** recent actions, oldest first (at most ACTION_HISTORY; pending ones are always kept) */
+  /** recent actions, oldest first (at most RECENT_ACTIONS; pending ones are always kept; older ones: history.ts) */
   actions: NetworkAction[];
 }
 
-/** Statuses kept per node (decisions.md §8: at least the last 1,000). */
-export const ACTION_HISTORY = 1000;
+/** Statuses kept in the node's state; older ones are read from its journal (history.ts). */
+export const RECENT_ACTIONS = 32;
 
 export type NodeCommand =
   | { type: 'node.register'; by: string; obm: Obm; metadata?: Record<string, unknown> }

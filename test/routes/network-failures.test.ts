@@ -4,7 +4,8 @@
  * authorized through a project cannot act on the node once it has moved to another project.
  */
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds } from '../helpers/server';
+import { RECENT_ACTIONS } from '../../actors/node/protocol';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,5 +97,46 @@ describe('network operations and rewiring, project moves', function () {
     expect((await api.get('/node/mn/networking_actions')).body).to.deep.equal([]);
     // Over HTTP the member of mp is refused outright now.
     expect((await api.with(member).post('/node/mn/nic/eth0/connect_network', { network: 'mp-net' })).status).to.equal(401);
+  });
+});
+
+describe('network operation statuses beyond the recent ones', function () {
+  this.timeout(60_000);
+
+  it('are still answered from the journal, also after a restart; the node\'s state keeps only the recent ones', async () => {
+    let ts = await startTestServer();
+    let api = ts.api;
+    const { member } = await fixture(api, 'hp', 'hn');
+    const n = RECENT_ACTIONS + 8;
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const path = `/node/hn/nic/eth0/${i % 2 ? 'detach_network' : 'connect_network'}`;
+      const r = await must(api.with(member).post(path, { network: 'hp-net' }), 202);
+      ids.push(r.body.status_id);
+      expect((await finished(api, r.body.status_id)).status).to.equal('DONE');
+    }
+    expect((await api.get('/node/hn')).body.nics[0].networks).to.deep.equal({});
+    expect((await api.get('/admin/actors/node/hn')).body.state.actions).to.have.length(RECENT_ACTIONS);
+    for (let round = 0; round < 2; round++) {
+      const first = (await must(api.with(member).get(`/networking_action/${ids[0]}`))).body;
+      expect(first).to.include({ status: 'DONE', node: 'hn', nic: 'eth0', new_network: 'hp-net' });
+      const list = (await must(api.get('/node/hn/networking_actions'))).body as { status_id: string; status: string; finished_at: string }[];
+      expect(list.map((a) => a.status_id)).to.deep.equal([...ids].reverse());
+      expect(list.every((a) => a.status === 'DONE' && a.finished_at)).to.equal(true);
+      if (round === 0) {
+        await stopTestServer(ts, false);
+        ts = await startTestServer({}, {}, ts.dataDir);
+        api = ts.api;
+      }
+    }
+    // A node deleted and registered again under its name starts a new history.
+    await must(api.post('/project/hp/detach_node', { node: 'hn' }));
+    await must(api.post('/switch/s/port/gi1/0/22/detach_nic'));
+    await must(api.del('/node/hn/nic/eth0'));
+    await must(api.del('/node/hn'));
+    await makeNode(api, 'hn', ['eth0']);
+    expect((await must(api.get('/node/hn/networking_actions'))).body).to.deep.equal([]);
+    expect((await api.get(`/networking_action/${ids[0]}`)).status).to.equal(404);
+    await stopTestServer(ts);
   });
 });
