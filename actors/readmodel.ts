@@ -82,7 +82,7 @@ export class ReadModel {
 
   readonly headnodes = new Map<string, HeadnodeState>();
   readonly headnodesByProject = new SetIndex();
-  /** network → `headnode/hnic` → the headnode's project */
+  /** network → nicKey(headnode, hnic) → the headnode's project */
   readonly hnicsByNetwork = new Map<string, Map<string, string>>();
 
   commitProject(id: string, _prev: ProjectState | null, next: ProjectState | null): void {
@@ -162,8 +162,8 @@ export class ReadModel {
   }
 
   commitHeadnode(id: string, prev: HeadnodeState | null, next: HeadnodeState | null): void {
-    for (const h of prev?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, `${id}/${h.name}`, prev!.project, false);
-    for (const h of next?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, `${id}/${h.name}`, next!.project, true);
+    for (const h of prev?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, nicKey(id, h.name), prev!.project, false);
+    for (const h of next?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, nicKey(id, h.name), next!.project, true);
     if (prev) this.headnodesByProject.delete(prev.project, id);
     if (next) {
       this.headnodesByProject.add(next.project, id);

@@ -89,7 +89,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // One driver instance per kind: the IPMI driver's per-BMC queue must see every call.
   const mockObm = deps.obm?.mock ?? new MockObmDriver();
   const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
-  const power = new PowerControl({ mock: mockObm, ipmi }, config.obmTimeoutMs);
+  const power = new PowerControl({ mock: mockObm, ipmi });
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
     baseImages: config.baseImages, checkMs: config.headnodeCheckMs,
   });

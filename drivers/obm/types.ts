@@ -1,10 +1,11 @@
 /**
  * Out-of-band management (power control) driver contract.
  *
- * A driver knows nothing about actors or HTTP. The node actor serializes calls for one node;
- * a driver may still be called concurrently for different nodes (different BMCs).
- * Every call is bounded by the driver's timeout and rejects with ObmError on failure
- * (the HTTP layer maps ObmError to 502 {"type": "OBMError"}).
+ * A driver knows nothing about actors or HTTP. It may be called concurrently, for one BMC too:
+ * it serializes the calls of one BMC itself (their commands never interleave). Every call is
+ * bounded by the driver's timeout, counted from the moment it is made (time spent waiting
+ * behind an earlier call included), and rejects with ObmError on failure (the HTTP layer maps
+ * ObmError to 502 {"type": "OBMError"}).
  */
 export interface ObmInfo {
   /** BMC address, optionally `host:port` (IPMI default port 623). */

@@ -49,17 +49,17 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: N; Body: { force?: boolean } }>('/node/:node/power_cycle', { schema: S.powerCycle }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    await power.cycle(node.name, node.obm, req.body.force ?? false);
+    await power.cycle(node.obm, req.body.force ?? false);
   });
 
   app.post<{ Params: N }>('/node/:node/power_off', { schema: S.powerOff }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    await power.off(node.name, node.obm);
+    await power.off(node.obm);
   });
 
   app.get<{ Params: N }>('/node/:node/power_status', { schema: S.powerStatus }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    return { power_status: await power.status(node.name, node.obm) };
+    return { power_status: await power.status(node.obm) };
   });
 
   // A data centre's node list is large and read far more often than it changes: it is

@@ -60,4 +60,20 @@ describe('HeadnodeControl (mock driver)', () => {
     await sleep(200);
     expect((await ts.api.get('/headnode/b')).body.status).to.equal('running');
   });
+
+  it('keeps hnic attachments of names containing "/" apart (a/b + c is not a + b/c)', async () => {
+    const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0 });
+    const api = ts.api;
+    await must(api.put('/project/p'));
+    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+    for (const [h, nic] of [['a', 'b%2Fc'], ['a%2Fb', 'c']]) {
+      await must(api.put(`/headnode/${h}`, { project: 'p', base_img: 'base-headnode' }));
+      await must(api.put(`/headnode/${h}/hnic/${nic}`));
+      await must(api.post(`/headnode/${h}/hnic/${nic}/connect_network`, { network: 'w' }));
+    }
+    await must(api.post('/headnode/a/hnic/b%2Fc/detach_network'));
+    // a/b's hnic c still holds w.
+    expect((await api.del('/network/w')).status).to.equal(409);
+    expect((await api.get('/headnode/a%2Fb')).body.networks).to.deep.equal({ c: 'w' });
+  });
 });
