@@ -9,7 +9,7 @@ import { ReadModel } from './readmodel';
 import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions, PortWork } from './switch/sessions';
-import type { SwitchDriver } from '../drivers/switch/types';
+import type { SwitchDriver, SwitchSession } from '../drivers/switch/types';
 import type { NetworkAction } from './node/protocol';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
@@ -37,7 +37,7 @@ export interface WorldOptions extends RuntimeOptions {
 export interface PortConfig { native: number | null; tagged: number[] }
 
 /** Reset the port, then set exactly `config`: repairs drift (e.g. a rebooted switch). */
-async function applyConfig(s: Parameters<PortWork>[0], port: string, config: PortConfig): Promise<void> {
+async function applyConfig(s: SwitchSession, port: string, config: PortConfig): Promise<void> {
   await s.resetPort(port);
   if (config.native !== null) await s.setNative(port, config.native);
   for (const v of config.tagged) await s.addTagged(port, v);

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { VlanRange } from '../actors/network/pool';
+import { IMAGE_NAME } from '../drivers/headnode/types';
 
 export interface Config {
   host: string;
@@ -95,7 +96,7 @@ function oneOf<T extends string>(name: string, v: string, values: readonly T[]):
 /** Base image names: a list, or a comma-separated string; each a file name stem. */
 function imageNames(v: unknown): string[] {
   const list = typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : v;
-  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(x))) {
+  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string' || !IMAGE_NAME.test(x))) {
     throw new Error(`base images (HIL_BASE_IMG, baseImages) must be names of letters, digits and ._+- , got ${JSON.stringify(v)}`);
   }
   return list as string[];

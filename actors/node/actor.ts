@@ -89,9 +89,9 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
           const nic = own(state.nics, a.nic);
           let actions = [...state.actions, a];
           // Trim the oldest finished statuses; a pending one is never dropped.
-          if (actions.length > RECENT_ACTIONS) {
-            let excess = actions.length - RECENT_ACTIONS;
-            actions = actions.filter((x) => x.status === 'PENDING' || excess-- <= 0);
+          for (let i = 0; actions.length > RECENT_ACTIONS && i < actions.length; ) {
+            if (actions[i].status === 'PENDING') i++;
+            else actions.splice(i, 1);
           }
           return {
             ...state,

@@ -14,19 +14,35 @@ export const LISTED_ACTIONS = 1000;
 /** Events read back at most: 1,000 actions take about 2,000, plus the node's other events. */
 const SCAN_LIMIT = 5000;
 
-/** The node's actions of its current incarnation, newest first, at most `max`. */
-export function actionsFromJournal(engine: PersistenceEngine, node: string, max = LISTED_ACTIONS): NetworkAction[] {
-  const out: NetworkAction[] = [];
+/**
+ * The actions of the node's current incarnation, newest first, read lazily from the journal
+ * (`key` is the node actor's persistence key). Stop iterating and the rest is not read.
+ */
+export function* actionsFromJournal(engine: PersistenceEngine, key: string): Generator<NetworkAction> {
   const outcomes = new Map<number, Partial<NetworkAction>>();
-  for (const entry of engine.journal(`node:${node}`, SCAN_LIMIT)) {
+  for (const entry of engine.journal(key, SCAN_LIMIT)) {
     const e = entry.data as NodeEvent & Stamp;
-    if (e.type === 'NodeRegistered') break; // older events belong to an earlier node of this name
+    if (e.type === 'NodeRegistered') return; // older events belong to an earlier node of this name
     if (e.type === 'NetworkActionDone') outcomes.set(e.seq, { status: 'DONE', finishedAt: e.at });
     else if (e.type === 'NetworkActionFailed') outcomes.set(e.seq, { status: 'ERROR', error: e.error, finishedAt: e.at });
-    else if (e.type === 'NetworkActionQueued') {
-      out.push({ ...e.action, ...outcomes.get(e.action.seq) });
-      if (out.length >= max) break;
-    }
+    else if (e.type === 'NetworkActionQueued') yield { ...e.action, ...outcomes.get(e.action.seq) };
+  }
+}
+
+/** The newest `max` actions. */
+export function listActions(engine: PersistenceEngine, key: string, max = LISTED_ACTIONS): NetworkAction[] {
+  const out: NetworkAction[] = [];
+  for (const a of actionsFromJournal(engine, key)) {
+    out.push(a);
+    if (out.length >= max) break;
   }
   return out;
+}
+
+/** One action by its seq: the scan stops once it has passed it (actions are journaled in seq order). */
+export function findAction(engine: PersistenceEngine, key: string, seq: number): NetworkAction | undefined {
+  for (const a of actionsFromJournal(engine, key)) {
+    if (a.seq <= seq) return a.seq === seq ? a : undefined;
+  }
+  return undefined;
 }

@@ -41,8 +41,8 @@ export interface PersistenceEngine {
   /** Highest persisted sequence number of a key (0 when none). */
   head(key: string): number;
   keys(prefix: string): string[];
-  /** Newest first, at most `limit` entries. */
-  journal(key: string, limit: number): JournalEntry[];
+  /** Newest first, at most `limit` entries; read lazily (stop early and the rest is not read). */
+  journal(key: string, limit: number): Iterable<JournalEntry>;
   close(): Promise<void>;
 }
 

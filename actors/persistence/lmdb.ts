@@ -74,12 +74,10 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     return Array.from(this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) as string[];
   }
 
-  journal(key: string, limit: number): JournalEntry[] {
-    const out: JournalEntry[] = [];
+  *journal(key: string, limit: number): Iterable<JournalEntry> {
     for (const { key: k, value } of this.eventsDb.getRange({ start: [key, MAX_SEQ], end: [key, 0], reverse: true, limit })) {
-      out.push({ sequenceNumber: k[1], createdAt: value.createdAt, data: unescapeKeys(value.data) });
+      yield { sequenceNumber: k[1], createdAt: value.createdAt, data: unescapeKeys(value.data) };
     }
-    return out;
   }
 
   async close(): Promise<void> {

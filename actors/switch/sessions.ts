@@ -52,8 +52,8 @@ export class SwitchSessions {
    * touches the switch while it might still be applying a change.
    */
   private async drop(session: SwitchSession | undefined, call: Promise<unknown>): Promise<void> {
-    if (session) await bounded(session.close(), this.timeoutMs, 'closing a session').catch(() => undefined);
-    await bounded(call.then(noop, noop), this.timeoutMs * SETTLE_TIMEOUTS, 'settling').catch(() => undefined);
+    if (session) await bounded(session.close(), this.timeoutMs, 'closing a session').catch(noop);
+    await bounded(call.then(noop, noop), this.timeoutMs * SETTLE_TIMEOUTS, 'settling').catch(noop);
   }
 
   private async drain(sw: SwitchInfo): Promise<void> {

@@ -32,7 +32,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { HeadnodeError, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
+import { HeadnodeError, IMAGE_NAME, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
 
 export interface QemuHeadnodeOptions {
   /** Folder of base images: image NAME is the file NAME.qcow2. */
@@ -87,7 +87,6 @@ type QmpCommand = { execute: string; arguments?: Record<string, unknown> };
 const NICS_PER_BRIDGE = 30;
 /** Longest unix socket path (sun_path is 108 bytes including the NUL). */
 const SUN_PATH_MAX = 107;
-const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -708,8 +707,10 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     if (st) {
       await this.kill(st);
       await this.cleanup(st);
+    } else {
+      // No state: a crash may have come between spawning a QEMU and recording it.
+      await this.killStrays(this.qmpSocketPath(name));
     }
-    await this.killStrays(this.qmpSocketPath(name));
     this.owned.delete(name);
   }
 
@@ -763,7 +764,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
           return;
         }
         if (!(await exists(base))) throw new HeadnodeError(`no base image ${baseImage} (${base})`);
-        await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // QMP sockets: whoever reaches them controls the VMs
+        await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // state files, overlays, logs
         const tmp = `${overlay}.${process.pid}.tmp`;
         try {
           await run(this.qemuImg, ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', base, tmp], this.timeoutMs);

@@ -25,7 +25,7 @@ export interface HeadnodeDriver {
   start(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus>;
   /** Forced power off (no clean shutdown). Idempotent. */
   stop(name: string): Promise<void>;
-  /** Current truth about the VM (e.g. after a service restart). */
+  /** Whether the guest runs now (a paused guest, or one whose QEMU does not answer, does not), and its VNC port. */
   status(name: string): Promise<HeadnodeStatus>;
   /**
    * Does the VM's process still exist? Unlike status(), a VM that is paused or slow to answer
@@ -42,6 +42,9 @@ export interface HeadnodeDriver {
   /** Stop every VM this driver started (service shutdown in tests). */
   close(): Promise<void>;
 }
+
+/** A base image name: the stem of its file NAME.qcow2. */
+export const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 
 export class HeadnodeError extends Error {
   override name = 'HeadnodeError';

@@ -3,7 +3,7 @@
  * action is durable, carried out by the switch sessions, reported by status id.
  */
 import { FastifyInstance } from 'fastify';
-import { actionsFromJournal } from '../../actors/node/history';
+import { findAction, listActions } from '../../actors/node/history';
 import * as S from '../schemas/actions';
 import { conflict, notFound } from '../errors';
 import { requireAdmin, requireProject, found } from './guard';
@@ -84,9 +84,10 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { status_id: string } }>('/networking_action/:status_id', { schema: S.showAction }, async (req) => {
     const id = decodeStatusId(req.params.status_id);
     const node = id ? rm.nodes.get(id[0]) : undefined;
-    const current = node && node.incarnation === id![1];
+    const seq = id?.[2] ?? 0;
+    const current = node && node.incarnation === id![1] && seq < node.nextSeq;
     // Recent ones are in the node's state; older ones in its journal.
-    const action = current ? node.actions.find((a) => a.seq === id![2]) ?? actionsFromJournal(world.engine, node.name).find((a) => a.seq === id![2]) : undefined;
+    const action = current ? node.actions.find((a) => a.seq === seq) ?? findAction(world.engine, world.nodes.key(node.name), seq) : undefined;
     if (!node || !action) throw notFound(`networking action ${req.params.status_id}`);
     requireNodeAccess(req.caller, node);
     return statusBody(node, action);
@@ -95,7 +96,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { node: string } }>('/node/:node/networking_actions', { schema: S.listActions }, async (req) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     requireNodeAccess(req.caller, node);
-    return actionsFromJournal(world.engine, node.name).map((a) => ({
+    return listActions(world.engine, world.nodes.key(node.name)).map((a) => ({
       status_id: encodeStatusId(node, a.seq),
       ...statusBody(node, a),
       accepted_at: new Date(a.acceptedAt).toISOString(),

@@ -52,7 +52,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: KI; Querystring: { limit?: string } }>('/admin/actors/:kind/:id/journal', { schema: S.journal }, async (req) => {
     requireAdmin(req.caller);
     const reg = registry(req.params.kind);
-    const entries = world.engine.journal(reg.key(req.params.id), Number(req.query.limit ?? 100));
+    const entries = Array.from(world.engine.journal(reg.key(req.params.id), Number(req.query.limit ?? 100)));
     if (!entries.length) found(undefined, `${reg.kind} ${req.params.id}`);
     return entries.map((e) => {
       const { by, at, ...event } = e.data as { by?: string; at?: number; type: string };

@@ -4,11 +4,21 @@ import * as net from 'node:net';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Live (non-zombie) process? */
+const state = (statFile: string) => {
+  const stat = fs.readFileSync(statFile, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+};
+
+/** Any thread of the process still alive? (A zombie leader may still have exiting threads.) */
 export function alive(pid: number): boolean {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);
+    return fs.readdirSync(`/proc/${pid}/task`).some((tid) => {
+      try {
+        return !['Z', 'X'].includes(state(`/proc/${pid}/task/${tid}/stat`));
+      } catch {
+        return false;
+      }
+    });
   } catch {
     return false;
   }

@@ -88,9 +88,9 @@ export function engineConformance(name: string, make: () => PersistenceEngine, r
 
     it('lists the journal newest first, limited', async () => {
       for (let i = 1; i <= 4; i++) await engine.persist(ev('j', i, { n: i }));
-      expect(engine.journal('j', 2).map((e) => e.sequenceNumber)).to.deep.equal([4, 3]);
-      expect(engine.journal('j', 10)).to.have.length(4);
-      expect(engine.journal('none', 10)).to.deep.equal([]);
+      expect(Array.from(engine.journal('j', 2)).map((e) => e.sequenceNumber)).to.deep.equal([4, 3]);
+      expect(Array.from(engine.journal('j', 10))).to.have.length(4);
+      expect(Array.from(engine.journal('none', 10))).to.deep.equal([]);
     });
 
     if (reopen) {
