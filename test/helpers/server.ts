@@ -78,9 +78,12 @@ export interface TestServer extends Service {
 }
 
 const open: TestServer[] = [];
+/** data folders this helper made: removed when the run ends */
+const made = new Set<string>();
 
 export async function startTestServer(overrides: Partial<Config> = {}, deps: ServiceDeps = {}, dataDir?: string): Promise<TestServer> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'hilt-test-'));
+  if (!dataDir) made.add(dir);
   const config: Config = {
     ...DEFAULTS,
     host: '127.0.0.1',
@@ -104,6 +107,7 @@ export async function stopTestServer(ts: TestServer, removeData = true): Promise
 
 after(async () => {
   for (const ts of open) await ts.close().catch(() => undefined);
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Inventory helpers used by many tests (each asserts its own 200). */
