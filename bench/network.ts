@@ -13,6 +13,8 @@ import { startTarget, run, AUTH } from './inventory';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 // Not BENCH_NODES: bench/inventory.ts (imported above) sets that one for its own target.
 const NODES = Number(process.env.BENCH_NETWORK_NODES ?? 64);
+/** how long a client waits between two status polls without injected delays */
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1);
 const M = 'http://schema.massopencloud.org/haas/v0/';
 
 // Keep-alive sockets, capped: one per client loop is plenty.
@@ -45,10 +47,10 @@ const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1,
 interface Result { label: string; switches: number; clients: number; opsPerSec: number; p50: number; p99: number; errors: number; bareRps: number }
 
 interface Delays { label: string; opMs: number; sessionMs: number }
-const NO_DELAY: Delays = { label: 'no injected delay', opMs: 0, sessionMs: 0 };
+export const NO_DELAY: Delays = { label: 'no injected delay', opMs: 0, sessionMs: 0 };
 
 /** `clients` nodes cycle connect/detach (each client owns one node); all NODES nodes are set up. */
-async function scenario(switches: number, delays: Delays, clients = NODES): Promise<Result> {
+export async function scenario(switches: number, delays: Delays, clients = NODES): Promise<Result> {
   const t = await startTarget({ HILT_MOCK_SWITCH_DELAY_MS: String(delays.opMs), HILT_MOCK_SWITCH_SESSION_DELAY_MS: String(delays.sessionMs) });
   const delayed = delays.opMs + delays.sessionMs > 0;
   try {
@@ -78,7 +80,7 @@ async function scenario(switches: number, delays: Delays, clients = NODES): Prom
         const { status_id } = await ok(h, 'POST', path, { network: 'bw' });
         let status = 'PENDING';
         while (status === 'PENDING') {
-          await sleep(delayed ? 10 : 1);
+          await sleep(delayed ? 10 : POLL_MS);
           status = (await ok(h, 'GET', `/networking_action/${status_id}`)).status;
         }
         if (status !== 'DONE') errors++;
@@ -122,7 +124,9 @@ async function main(): Promise<void> {
   if (results.some((r) => r.errors)) throw new Error('some operations ended in ERROR: the figures are not valid');
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -28,7 +28,7 @@ export class MockSwitchDriver implements SwitchDriver {
   readonly sessionsOpened = new Map<string, number>();
 
   constructor(private readonly opts: MockSwitchOptions) {
-    this.db = open({ path: opts.path });
+    this.db = open({ path: opts.path, noSync: true });
     this.fail = new Set(opts.failPorts ?? []);
   }
 
@@ -51,11 +51,11 @@ export class MockSwitchDriver implements SwitchDriver {
       if (this.opts.delayMs) await sleep(this.opts.delayMs);
       if (this.fail.has(`${sw.name}/${port}`)) throw new SwitchError(`mock switch ${sw.name}: port ${port} refused the change (failure injected)`);
       const next = f(this.port(sw.name, port));
-      // Committed, not fsynced: this stands in for the switch's own configuration, which a
-      // kill -9 of the service does not touch (committed pages survive it in the OS cache).
-      // Waiting for a disk flush per port change would bill the service for a cost no real
-      // switch puts on it.
-      await this.db.put([sw.name, port], next);
+      // A synchronous commit without fsync: this stands in for the switch's own configuration,
+      // which a kill -9 of the service does not touch (committed pages survive it in the OS
+      // cache). Waiting for the write thread, or a disk flush, per port change would bill the
+      // service for a cost no real switch puts on it.
+      this.db.putSync([sw.name, port], next);
     };
     return {
       setNative: (port, vlan) => change(port, (v) => ({ ...v, native: vlan })),
