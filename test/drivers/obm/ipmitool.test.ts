@@ -198,19 +198,18 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     });
 
     it('power off of a node that is off succeeds although the BMC refuses it "in present state"', async () => {
-      const spy = spyExec((n, _file, _args, options, cb) => (n === 0
+      // The BMC refuses the first command (the off); later ones reach the simulator.
+      const refuseOff = () => spyExec((n, _file, _args, options, cb) => (n === 0
         ? execFile('/bin/sh', ['-c', 'echo "Set Chassis Power Control to Down/Off failed: Command not supported in present state" >&2; exit 1'], options, cb)
         : undefined));
+      const spy = refuseOff();
       sim.setPower(false);
       await driver({ execFile: spy.fn }).powerOff(info(sim));
       expect(spy.calls).to.have.length(2); // the refused off, then a status read that says off
       expect(sim.powerState()).to.equal('off');
       // Refused while the node is on: the refusal stands.
-      const on = spyExec((n, _file, _args, options, cb) => (n === 0
-        ? execFile('/bin/sh', ['-c', 'echo "Set Chassis Power Control to Down/Off failed: Command not supported in present state" >&2; exit 1'], options, cb)
-        : undefined));
       sim.setPower(true);
-      const { err } = await obmFailure(() => driver({ execFile: on.fn }).powerOff(info(sim)));
+      const { err } = await obmFailure(() => driver({ execFile: refuseOff().fn }).powerOff(info(sim)));
       expect(err.message).to.include('present state');
     });
 
