@@ -2,10 +2,18 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServerProcess } from '../helpers/process';
+import { startServerProcess, ServerProcess } from '../helpers/process';
 import { Client, must, obm, mockSwitch } from '../helpers/server';
 
 const admin = { user: 'root', password: 'root-pw' };
+
+/** SIGKILL the server once more than `min` of the actions are still PENDING. */
+async function killWithPending(server: ServerProcess, api: Client, ids: string[], min: number): Promise<void> {
+  const before = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body.status));
+  expect(before.filter((s) => s === 'PENDING').length, 'operations pending at the kill').to.be.above(min);
+  server.child.kill('SIGKILL');
+  await server.exited;
+}
 
 /** The statuses of the actions, once none is PENDING (or after 20 s). */
 async function finished(api: Client, ids: string[]): Promise<{ status: string; type: string }[]> {
@@ -47,10 +55,7 @@ describe('network operations survive kill -9', function () {
       expect(r.status).to.equal(202);
       return r.body.status_id as string;
     }));
-    const before = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body.status));
-    expect(before.filter((s) => s === 'PENDING').length, 'operations pending at the kill').to.be.above(4);
-    first.child.kill('SIGKILL');
-    await first.exited;
+    await killWithPending(first, api, ids, 4);
 
     const second = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '0' });
     const api2 = new Client(second.url, admin);
@@ -104,10 +109,7 @@ describe('network operations survive kill -9', function () {
       expect(r.status).to.equal(202);
       return r.body.status_id as string;
     }));
-    const before = await Promise.all(ids.map(async (id) => (await api.get(`/networking_action/${id}`)).body.status));
-    expect(before.filter((s) => s === 'PENDING').length, 'operations pending at the kill').to.be.above(3);
-    first.child.kill('SIGKILL');
-    await first.exited;
+    await killWithPending(first, api, ids, 3);
 
     const second = await startServerProcess({ ...env, HILT_MOCK_SWITCH_DELAY_MS: '0' });
     api = new Client(second.url, admin);
