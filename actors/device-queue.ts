@@ -1,0 +1,198 @@
+/**
+ * One queue per hardware device (a switch, a BMC, a headnode VM): the calls for one device run
+ * one at a time, in the order they were made, and different devices run in parallel. Real
+ * devices misbehave when two clients talk to them at once (switch CLIs, small BMCs), and a VM
+ * must never be started and stopped at the same time.
+ *
+ * Every call has a deadline, and the queue, not the driver, enforces it. A call receives an
+ * AbortSignal; at its deadline the signal aborts (a driver then ends what it is doing: kills its
+ * child process, closes its connection) and the caller is answered at once with a timeout
+ * error. The device is not given to the next call until the timed-out one has really finished
+ * (or had `settleMs` to do so): a timed-out call may still be changing the device, and nothing
+ * else may touch it meanwhile.
+ */
+
+export type DeviceCall<T> = (signal: AbortSignal) => Promise<T>;
+
+export interface CallOptions {
+  /** Bound on this call (default: the queue's timeoutMs). */
+  timeoutMs?: number;
+  /**
+   * Where the deadline counts from. `start` (default): the call gets its whole timeout once it
+   * has the device. `submit`: time spent waiting behind earlier calls counts too, so every call
+   * is answered within its timeout of being made; one still waiting then never runs.
+   */
+  from?: 'start' | 'submit';
+  /** Names the call in the timeout message, e.g. "chassis power status". */
+  what?: string;
+}
+
+export interface DeviceQueueOptions {
+  /** Default bound on each call. */
+  timeoutMs: number;
+  /** After a call timed out, how long it may take to finish before the next call gets the device anyway. Default 4 × timeoutMs. */
+  settleMs?: number;
+  /** Quiet time between the end of one call and the start of the next on one device (a BMC that drops sessions when hurried). */
+  minIntervalMs?: number;
+  /** A call is not started with less time than this left before its deadline: it could only be killed again. */
+  minRunMs?: number;
+  /**
+   * Runs in the device's turn each time its queue has emptied after work (e.g. logging out of a
+   * switch session), bounded by timeoutMs; calls made meanwhile wait for it.
+   */
+  onIdle?: (device: string, signal: AbortSignal) => Promise<void>;
+  /** Builds the error of a call that ran out of time (drivers' error classes map to HTTP differently). */
+  timeoutError?: (message: string) => Error;
+}
+
+interface Entry {
+  call: DeviceCall<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (err: Error) => void;
+  timeoutMs: number;
+  /** absolute deadline when it counts from submission */
+  deadline?: number;
+  what: string;
+  /** answered already (timed out while waiting): skip it */
+  settled: boolean;
+  waitTimer?: NodeJS.Timeout;
+}
+
+interface Line {
+  queue: Entry[];
+  running: boolean;
+  /** work ran since the last onIdle */
+  dirty: boolean;
+  /** when the last call on the device ended */
+  lastEnd: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class DeviceTimeoutError extends Error {
+  override name = 'DeviceTimeoutError';
+}
+
+export class DeviceQueue {
+  private readonly lines = new Map<string, Line>();
+  private readonly settleMs: number;
+  private readonly makeTimeout: (message: string) => Error;
+
+  constructor(private readonly opts: DeviceQueueOptions) {
+    this.settleMs = opts.settleMs ?? opts.timeoutMs * 4;
+    this.makeTimeout = opts.timeoutError ?? ((m) => new DeviceTimeoutError(m));
+  }
+
+  /** Queue `call` on `device`; resolves or rejects with its outcome, or rejects with the timeout error. */
+  run<T>(device: string, call: DeviceCall<T>, opts: CallOptions = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
+      const entry: Entry = {
+        call, resolve: resolve as (v: unknown) => void, reject, timeoutMs, what: opts.what ?? 'a call', settled: false,
+      };
+      if (opts.from === 'submit') {
+        entry.deadline = Date.now() + timeoutMs;
+        entry.waitTimer = setTimeout(() => this.expire(entry, device, 'still busy with an earlier call'), timeoutMs);
+      }
+      let line = this.lines.get(device);
+      if (!line) this.lines.set(device, (line = { queue: [], running: false, dirty: false, lastEnd: 0 }));
+      line.queue.push(entry);
+      if (!line.running) void this.drain(device, line);
+    });
+  }
+
+  /** Calls queued or running on the device. */
+  depth(device: string): number {
+    const line = this.lines.get(device);
+    return line ? line.queue.length + (line.running ? 1 : 0) : 0;
+  }
+
+  /** Something is queued or running on the device. */
+  busy(device: string): boolean {
+    return this.lines.has(device);
+  }
+
+  /** Resolves once every device is idle (including what gets queued meanwhile). */
+  async idle(): Promise<void> {
+    while (this.lines.size) await sleep(10);
+  }
+
+  private expire(entry: Entry, device: string, why: string): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    entry.reject(this.makeTimeout(`${device}: ${entry.what} did not finish within ${entry.timeoutMs} ms (${why})`));
+  }
+
+  private async drain(device: string, line: Line): Promise<void> {
+    line.running = true;
+    try {
+      for (;;) {
+        const entry = line.queue.shift();
+        if (entry) {
+          if (entry.settled) continue;
+          await this.invoke(device, line, entry);
+          line.dirty = true;
+        } else if (line.dirty && this.opts.onIdle) {
+          line.dirty = false;
+          const onIdle = this.opts.onIdle;
+          await this.invoke(device, line, {
+            call: (signal) => onIdle(device, signal), resolve: () => undefined, reject: () => undefined,
+            timeoutMs: this.opts.timeoutMs, what: 'closing', settled: false,
+          });
+        } else {
+          break;
+        }
+      }
+    } finally {
+      line.running = false;
+      this.lines.delete(device);
+    }
+  }
+
+  /** Run one entry with its deadline; returns once the device is free for the next call. */
+  private async invoke(device: string, line: Line, entry: Entry): Promise<void> {
+    const interval = this.opts.minIntervalMs ?? 0;
+    const wait = line.lastEnd + interval - Date.now();
+    if (wait > 0) {
+      if (entry.deadline !== undefined && Date.now() + wait >= entry.deadline) {
+        clearTimeout(entry.waitTimer);
+        return this.expire(entry, device, 'still busy with an earlier call');
+      }
+      await sleep(wait);
+      if (entry.settled) return;
+    }
+    clearTimeout(entry.waitTimer);
+    const left = entry.deadline !== undefined ? entry.deadline - Date.now() : entry.timeoutMs;
+    if (left <= 0 || left < (this.opts.minRunMs ?? 0)) return this.expire(entry, device, 'still busy with an earlier call');
+
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const running = Promise.resolve().then(() => entry.call(controller.signal));
+    const finished = running.then(
+      (v) => { if (!entry.settled) { entry.settled = true; entry.resolve(v); } },
+      (err: unknown) => {
+        if (entry.settled) return;
+        entry.settled = true;
+        entry.reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+    const deadline = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), left);
+    });
+    const timedOut = await Promise.race([finished.then(() => false), deadline]);
+    clearTimeout(timer);
+    if (timedOut) {
+      const error = this.makeTimeout(`${device}: ${entry.what} did not finish within ${entry.timeoutMs} ms`);
+      if (!entry.settled) {
+        entry.settled = true;
+        entry.reject(error);
+      }
+      controller.abort(error);
+      // The call may still be changing the device: wait for it to end, within reason.
+      let settleTimer: NodeJS.Timeout | undefined;
+      await Promise.race([finished, new Promise<void>((r) => { settleTimer = setTimeout(r, this.settleMs); })]);
+      clearTimeout(settleTimer);
+    }
+    line.lastEnd = Date.now();
+  }
+}

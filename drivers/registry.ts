@@ -1,0 +1,80 @@
+/**
+ * One registry per driver kind (switch, OBM, headnode). Each driver file exports one entry;
+ * the kind's `index.ts` lists the entries. Adding a driver is one new file plus one line in that
+ * list: validation of its registration fields, its extension name, its construction and its
+ * inspection all come from the entry, and nothing else in the service names a driver.
+ */
+import Ajv, { ValidateFunction } from 'ajv';
+import type { Config } from '../src/config';
+
+/** What a driver is built from: the service's settings (its data folder included). */
+export interface DriverContext {
+  config: Config;
+}
+
+/** Registration fields as stored: the driver's own, already validated. */
+export type DriverFields = Record<string, unknown>;
+
+export interface DriverEntry<D> {
+  /**
+   * The identifier clients send as `type` (HIL's, e.g. `http://schema.massopencloud.org/haas/v0/obm/ipmi`);
+   * for headnode drivers, which clients never name, the value of HILT_HEADNODE_DRIVER.
+   */
+  readonly type: string;
+  /** How list_active_extensions names the driver, e.g. `hilt.obm.ipmi`. */
+  readonly extension: string;
+  /** JSON schema of the registration fields besides `type`; unknown fields are refused. */
+  readonly fields: object;
+  /** Checks a schema cannot express (e.g. a BMC address that must parse): a reason, or null. */
+  check?(fields: DriverFields): string | null;
+  /** The driver instance; the service makes one per entry. */
+  create(ctx: DriverContext): D;
+  /**
+   * What an admin's `GET /admin/actors/<kind>/<id>` shows of the device beside the actor's
+   * state (a mock driver's simulated hardware), or undefined.
+   */
+  inspect?(driver: D, device: { id: string; fields: DriverFields }): unknown;
+}
+
+export interface Registered { type: string; fields: DriverFields }
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+
+export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
+  /** Null prototype: a `type` such as "constructor" finds nothing. */
+  private readonly byType: Record<string, { entry: E; validate: ValidateFunction }> = Object.create(null);
+
+  constructor(readonly kind: string, readonly entries: readonly E[]) {
+    for (const entry of entries) {
+      if (this.byType[entry.type]) throw new Error(`two ${kind} drivers claim the type ${entry.type}`);
+      this.byType[entry.type] = { entry, validate: ajv.compile(entry.fields) };
+    }
+  }
+
+  get(type: string): E | undefined {
+    return this.byType[type]?.entry;
+  }
+
+  types(): string[] {
+    return this.entries.map((e) => e.type);
+  }
+
+  extensions(): string[] {
+    return this.entries.map((e) => e.extension);
+  }
+
+  /** `{type, ...fields}` as a client sent it → the validated registration, or why it is refused. */
+  validate(body: Record<string, unknown>): Registered | string {
+    const { type, ...fields } = body;
+    const known = typeof type === 'string' ? this.byType[type] : undefined;
+    if (!known) return `unknown ${this.kind} type "${String(type)}" (known: ${this.types().join(', ')})`;
+    if (!known.validate(fields)) {
+      const e = known.validate.errors![0];
+      const where = e.instancePath ? `${e.instancePath.slice(1)} ` : '';
+      const extra = e.keyword === 'additionalProperties' ? `: ${(e.params as { additionalProperty: string }).additionalProperty}` : '';
+      return `bad fields for ${known.entry.type}: ${where}${e.message}${extra}`;
+    }
+    const problem = known.entry.check?.(fields);
+    return problem ?? { type: known.entry.type, fields };
+  }
+}
