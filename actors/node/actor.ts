@@ -3,7 +3,7 @@ import { Behavior, Decision, assertNever } from '../runtime';
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../../src/errors';
 import { nicKey } from '../readmodel';
 import type { World } from '../world';
-import { RECENT_ACTIONS, NetworkAction, NodeCommand, NodeEvent, NodeState, NicState } from './protocol';
+import { RECENT_ACTIONS, upcastObm, NetworkAction, NodeCommand, NodeEvent, NodeState, NicState } from './protocol';
 import { own } from '../own';
 
 const NATIVE = 'vlan/native';
@@ -67,7 +67,7 @@ export function nodeBehavior(world: World): Behavior<NodeState, NodeCommand, Nod
       switch (e.type) {
         case 'NodeRegistered':
           return {
-            name: id, incarnation: e.incarnation, project: null, obm: e.obm, ...(e.metadata ? { metadata: e.metadata } : {}),
+            name: id, incarnation: e.incarnation, project: null, obm: upcastObm(e.obm), ...(e.metadata ? { metadata: e.metadata } : {}),
             nics: {}, nextSeq: 1, actions: [],
           };
         case 'NodeDeleted':

@@ -8,28 +8,29 @@
 import { HiltError } from '../../src/errors';
 import { obmKind, ObmKind } from '../../drivers/obm/registry';
 import { ObmDriver, ObmError, ObmInfo, PowerState } from '../../drivers/obm/types';
+import type { Obm } from './protocol';
 
 export class PowerControl {
   constructor(private readonly drivers: Partial<Record<ObmKind, ObmDriver>>) {}
 
-  cycle(obm: ObmInfo & { type: string }, force = false): Promise<void> {
-    return this.run(obm, (d) => d.powerCycle(obm, { force }));
+  cycle(obm: Obm, force = false): Promise<void> {
+    return this.run(obm, (d, info) => d.powerCycle(info, { force }));
   }
 
-  off(obm: ObmInfo & { type: string }): Promise<void> {
-    return this.run(obm, (d) => d.powerOff(obm));
+  off(obm: Obm): Promise<void> {
+    return this.run(obm, (d, info) => d.powerOff(info));
   }
 
-  status(obm: ObmInfo & { type: string }): Promise<PowerState> {
-    return this.run(obm, (d) => d.powerStatus(obm));
+  status(obm: Obm): Promise<PowerState> {
+    return this.run(obm, (d, info) => d.powerStatus(info));
   }
 
-  private async run<T>(obm: { type: string }, op: (d: ObmDriver) => Promise<T>): Promise<T> {
+  private async run<T>(obm: Obm, op: (d: ObmDriver, info: ObmInfo) => Promise<T>): Promise<T> {
     const kind = obmKind(obm.type);
     const driver = kind && this.drivers[kind];
     if (!driver) throw new HiltError('OBMError', `no driver is configured for OBM type ${obm.type}`);
     try {
-      return await op(driver);
+      return await op(driver, obm.fields as unknown as ObmInfo);
     } catch (err) {
       throw err instanceof ObmError ? new HiltError('OBMError', err.message) : err;
     }

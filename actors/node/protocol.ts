@@ -1,9 +1,19 @@
 /** Node actor protocol: the node owns its project assignment and its nics. */
+
+/** A node's OBM settings: the driver's type identifier and that driver's own fields. */
 export interface Obm {
   type: string;
-  host: string;
-  user: string;
-  password: string;
+  fields: Record<string, unknown>;
+}
+
+/** How NodeRegistered events written before drivers had fields of their own carry the OBM. */
+export interface LegacyObm { type: string; host: string; user: string; password: string }
+
+/** Every OBM record as stored, whatever its age. */
+export function upcastObm(obm: Obm | LegacyObm): Obm {
+  if ('fields' in obm) return obm;
+  const { type, ...fields } = obm;
+  return { type, fields };
 }
 
 /** A network operation on one nic's switch port (HIL's "networking action"). */
@@ -79,7 +89,7 @@ export type NodeCommand =
   | { type: 'node.actionFinished'; by: string; seq: number; error: string | null };
 
 export type NodeEvent =
-  | { type: 'NodeRegistered'; obm: Obm; metadata?: Record<string, unknown>; incarnation: string }
+  | { type: 'NodeRegistered'; obm: Obm | LegacyObm; metadata?: Record<string, unknown>; incarnation: string }
   | { type: 'NodeDeleted' }
   | { type: 'NicRegistered'; nic: string; macaddr: string }
   | { type: 'NicDeleted'; nic: string }

@@ -12,7 +12,7 @@ export const OBM_TYPES = {
 } as const;
 
 export type ObmKind = keyof typeof OBM_TYPES;
-export interface ObmConfig extends ObmInfo { type: string }
+export interface ObmConfig { type: string; fields: ObmInfo & Record<string, unknown> }
 
 const FIELDS = ['host', 'user', 'password'];
 
@@ -27,7 +27,7 @@ export function validateObm(obm: Record<string, unknown>): ObmConfig | string {
   const extra = Object.keys(obm).filter((k) => k !== 'type' && !FIELDS.includes(k));
   if (extra.length) return `unexpected OBM field(s): ${extra.join(', ')}`;
   for (const f of FIELDS) if (typeof obm[f] !== 'string') return `obm.${f} must be a string`;
-  const info = { type: obm.type, host: obm.host as string, user: obm.user as string, password: obm.password as string };
+  const info = { host: obm.host as string, user: obm.user as string, password: obm.password as string };
   if (obmKind(obm.type) === 'ipmi') {
     // Refuse settings ipmitool could never use now (400), rather than at the first power call (502).
     try {
@@ -37,5 +37,5 @@ export function validateObm(obm: Record<string, unknown>): ObmConfig | string {
       throw err;
     }
   }
-  return info;
+  return { type: obm.type, fields: info };
 }

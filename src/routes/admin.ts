@@ -34,7 +34,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const state = await reg.recoverState(id);
     // A mock BMC's power state and boot device, for labs and demos.
     const obm = reg.kind === 'node' && state ? (state as NodeState).obm : undefined;
-    const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(obm.host) : undefined;
+    const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(String(obm.fields.host)) : undefined;
     // A mock switch's port VLANs as the "hardware" holds them.
     const sw = reg.kind === 'switch' && state ? (state as SwitchState) : undefined;
     const mockPorts = sw && mockSwitch && SWITCH_TYPES[sw.type]?.extension === 'hilt.switches.mock' ? mockSwitch.ports(id) : undefined;

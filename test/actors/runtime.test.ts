@@ -8,7 +8,7 @@ import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
 import { PersistenceEngine } from '../../actors/persistence/engine';
 import { HiltError } from '../../src/errors';
 
-const obm = { type: 'mock', host: 'h', user: 'u', password: 'p' };
+const obm = { type: 'mock', fields: { host: 'h', user: 'u', password: 'p' } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('NodeActor and the actor runtime', () => {

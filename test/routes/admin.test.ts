@@ -25,7 +25,7 @@ describe('admin inspection', () => {
     expect(r.status).to.equal(200);
     expect(r.body).to.include({ kind: 'node', id: 'an', live: true, sequenceNumber: 3 });
     expect(r.body.state.project).to.equal('ap');
-    expect(r.body.state.obm.password).to.equal('[redacted]');
+    expect(r.body.state.obm.fields.password).to.equal('[redacted]');
     expect(r.body.state.nics.eth0.macaddr).to.be.a('string');
   });
 
@@ -46,7 +46,7 @@ describe('admin inspection', () => {
     expect(r.body[0].by).to.equal('ap-member');
     expect(r.body[1].by).to.equal('admin');
     expect(Date.parse(r.body[0].at)).to.be.closeTo(Date.now(), 60_000);
-    expect(r.body[3].event.obm.password).to.equal('[redacted]');
+    expect(r.body[3].event.obm.fields.password).to.equal('[redacted]');
     const limited = await api.get('/admin/actors/node/an/journal?limit=1');
     expect(limited.body).to.have.length(1);
     expect(limited.body[0].sequenceNumber).to.equal(4);

@@ -11,7 +11,7 @@ import { HiltError } from '../../../src/errors';
 
 const IPMI = 'http://schema.massopencloud.org/haas/v0/obm/ipmi';
 const MOCK = 'http://schema.massopencloud.org/haas/v0/obm/mock';
-const obm = (host: string, type = IPMI) => ({ type, host, user: 'u', password: 'p' });
+const obm = (host: string, type = IPMI, user = 'u') => ({ type, fields: { host, user, password: 'p' } });
 
 /** Records which calls reach it. */
 class RecordingDriver implements ObmDriver {
@@ -39,7 +39,7 @@ describe('PowerControl', () => {
 
   it('turns a driver failure into a 502 OBMError and keeps serving the node afterwards', async () => {
     const pc = new PowerControl({ ipmi: new RecordingDriver() });
-    const err = await pc.off({ ...obm('a'), user: 'fail' }).catch((e) => e);
+    const err = await pc.off(obm('a', IPMI, 'fail')).catch((e) => e);
     expect(err).to.be.instanceOf(HiltError);
     expect((err as HiltError).status).to.equal(502);
     expect((err as HiltError).type).to.equal('OBMError');
