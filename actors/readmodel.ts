@@ -1,15 +1,18 @@
 /**
  * Read models: the committed state of every entity, plus the indexes that lists and
- * cross-object checks need. Rebuilt from LMDB at start; updated by each actor right after its
- * commit and before it replies (DESIGN.md rule 5). Nothing here is ever written by a route.
+ * cross-object checks need. Rebuilt from storage at start; updated by each actor right after
+ * its commit and before it replies (DESIGN.md rule 5). Nothing here is ever written by a route.
  * State objects are immutable: an actor's apply() returns new objects, so these maps may share them.
  */
 import type { ProjectState } from './project/protocol';
 import type { NodeState } from './node/protocol';
-import type { SwitchState, Wire } from './switch/protocol';
+import type { NicState } from './nic/protocol';
+import type { PortConfig, PortState } from './port/protocol';
+import type { SwitchState } from './switch/protocol';
 import type { NetworkState } from './network/protocol';
 import type { UserState } from './user/protocol';
 import type { HeadnodeState } from './headnode/protocol';
+import { nicId, portId } from './ids';
 
 function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: string, value: V, add: boolean): void {
   let m = index.get(key);
@@ -40,10 +43,11 @@ export class SetIndex {
   has(key: string): boolean {
     return this.map.has(key);
   }
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
 }
 const EMPTY: ReadonlySet<string> = new Set();
-
-export const nicKey = (node: string, nic: string) => `${node}\u0000${nic}`;
 
 export interface PortRef { switch: string; port: string }
 
@@ -58,15 +62,24 @@ export class ReadModel {
   readonly nodesByProject = new SetIndex();
   /** bumped on every node commit: lets list responses be cached until the next change */
   nodesVersion = 0;
-  /** network → nicKey → completed attachment */
+
+  /** nicId(node, nic) → the nic */
+  readonly nics = new Map<string, NicState>();
+  /** node → its nics' names */
+  readonly nicsByNode = new SetIndex();
+  /** network → nicId → completed attachment */
   readonly attachmentsByNetwork = new Map<string, Map<string, Attachment>>();
-  /** network → nicKey → accepted, not yet finished connect to it */
+  /** network → nicId → accepted, not yet finished connect to it */
   readonly pendingByNetwork = new Map<string, Map<string, Attachment>>();
-  /** nodes with a pending network action */
-  readonly nodesWithPending = new Set<string>();
+  /** nodes with a nic that has a pending operation → those nics' names */
+  readonly pendingByNode = new SetIndex();
 
   readonly switches = new Map<string, SwitchState>();
-  /** nicKey(node, nic) → the port it is wired to */
+  /** portId(switch, port) → the port */
+  readonly ports = new Map<string, PortState>();
+  /** switch → its ports' names */
+  readonly portsBySwitch = new SetIndex();
+  /** nicId(node, nic) → the port it is wired to */
   readonly wiring = new Map<string, PortRef>();
 
   readonly networks = new Map<string, NetworkState>();
@@ -82,7 +95,7 @@ export class ReadModel {
 
   readonly headnodes = new Map<string, HeadnodeState>();
   readonly headnodesByProject = new SetIndex();
-  /** network → nicKey(headnode, hnic) → the headnode's project */
+  /** network → hnic key → the headnode's project */
   readonly hnicsByNetwork = new Map<string, Map<string, string>>();
 
   commitProject(id: string, _prev: ProjectState | null, next: ProjectState | null): void {
@@ -92,8 +105,6 @@ export class ReadModel {
 
   commitNode(id: string, prev: NodeState | null, next: NodeState | null): void {
     this.nodesVersion++;
-    this.indexAttachments(id, prev, false);
-    this.indexAttachments(id, next, true);
     if (prev?.project) this.nodesByProject.delete(prev.project, id);
     this.freeNodes.delete(id);
     if (next) {
@@ -105,20 +116,30 @@ export class ReadModel {
     }
   }
 
-  private indexAttachments(id: string, node: NodeState | null, add: boolean): void {
-    if (!node) return;
-    const project = node.project ?? '';
-    let pending = false;
-    for (const [nic, st] of Object.entries(node.nics)) {
-      for (const [channel, network] of Object.entries(st.networks)) {
-        toggle(this.attachmentsByNetwork, network, nicKey(id, nic), { node: id, nic, channel, project }, add);
-      }
-      const p = st.pending;
-      if (p) pending = true;
-      if (p?.newNetwork) toggle(this.pendingByNetwork, p.newNetwork, nicKey(id, nic), { node: id, nic, channel: p.channel, project }, add);
+  commitNic(id: string, prev: NicState | null, next: NicState | null): void {
+    this.indexNic(id, prev, false);
+    this.indexNic(id, next, true);
+    if (next) {
+      this.nics.set(id, next);
+      this.nicsByNode.add(next.node, next.name);
+    } else if (prev) {
+      this.nics.delete(id);
+      this.nicsByNode.delete(prev.node, prev.name);
     }
-    if (pending && add) this.nodesWithPending.add(id);
-    else if (!add) this.nodesWithPending.delete(id);
+  }
+
+  private indexNic(id: string, nic: NicState | null, add: boolean): void {
+    if (!nic) return;
+    // A nic carries networks or a pending connect only while its node is in a project, and
+    // the node cannot change project meanwhile: the project read now is the attachment's.
+    const project = this.nodes.get(nic.node)?.project ?? '';
+    for (const [channel, network] of Object.entries(nic.networks)) {
+      toggle(this.attachmentsByNetwork, network, id, { node: nic.node, nic: nic.name, channel, project }, add);
+    }
+    const p = nic.pending;
+    if (p?.newNetwork) toggle(this.pendingByNetwork, p.newNetwork, id, { node: nic.node, nic: nic.name, channel: p.channel, project }, add);
+    if (p && add) this.pendingByNode.add(nic.node, nic.name);
+    else if (!add) this.pendingByNode.delete(nic.node, nic.name);
   }
 
   pendingConnectsTo(network: string): Attachment[] {
@@ -129,13 +150,39 @@ export class ReadModel {
     return [...(this.attachmentsByNetwork.get(network)?.values() ?? [])];
   }
 
-  commitSwitch(id: string, prev: SwitchState | null, next: SwitchState | null): void {
-    const wires = (s: SwitchState | null): [string, Wire][] =>
-      s ? (Object.entries(s.ports).filter(([, w]) => w) as [string, Wire][]) : [];
-    for (const [, w] of wires(prev)) this.wiring.delete(nicKey(w.node, w.nic));
-    for (const [port, w] of wires(next)) this.wiring.set(nicKey(w.node, w.nic), { switch: id, port });
+  /** The nics of a node, committed, by name (the same order before and after a restart). */
+  nicsOf(node: string): NicState[] {
+    return [...this.nicsByNode.get(node)].sort().map((nic) => this.nics.get(nicId(node, nic))!);
+  }
+
+  nic(node: string, nic: string): NicState | undefined {
+    return this.nics.get(nicId(node, nic));
+  }
+
+  commitSwitch(id: string, _prev: SwitchState | null, next: SwitchState | null): void {
     if (next) this.switches.set(id, next);
     else this.switches.delete(id);
+  }
+
+  commitPort(id: string, prev: PortState | null, next: PortState | null): void {
+    if (prev?.wire) this.wiring.delete(nicId(prev.wire.node, prev.wire.nic));
+    if (next?.wire) this.wiring.set(nicId(next.wire.node, next.wire.nic), { switch: next.switch, port: next.name });
+    if (next) {
+      this.ports.set(id, next);
+      this.portsBySwitch.add(next.switch, next.name);
+    } else if (prev) {
+      this.ports.delete(id);
+      this.portsBySwitch.delete(prev.switch, prev.name);
+    }
+  }
+
+  port(sw: string, port: string): PortState | undefined {
+    return this.ports.get(portId(sw, port));
+  }
+
+  /** The configuration the service holds for a port (empty when it does not exist). */
+  portConfig(sw: string, port: string): PortConfig {
+    return this.port(sw, port)?.config ?? { native: null, tagged: [] };
   }
 
   commitNetwork(id: string, prev: NetworkState | null, next: NetworkState | null): void {
@@ -162,8 +209,8 @@ export class ReadModel {
   }
 
   commitHeadnode(id: string, prev: HeadnodeState | null, next: HeadnodeState | null): void {
-    for (const h of prev?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, nicKey(id, h.name), prev!.project, false);
-    for (const h of next?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, nicKey(id, h.name), next!.project, true);
+    for (const h of prev?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, nicId(id, h.name), prev!.project, false);
+    for (const h of next?.hnics ?? []) if (h.network) toggle(this.hnicsByNetwork, h.network, nicId(id, h.name), next!.project, true);
     if (prev) this.headnodesByProject.delete(prev.project, id);
     if (next) {
       this.headnodesByProject.add(next.project, id);

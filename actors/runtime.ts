@@ -4,22 +4,31 @@
  *
  * Every entity actor runs the same loop over its kind's Behavior:
  *   decide(state, command)  -> events (or a HiltError)        may ask actors lower in the ask order
- *   persist(events)         -> durable LMDB commit
+ *   persist(events)         -> durable commit
  *   apply(state, event)     -> next state (pure; also replays during recovery)
  *   onCommit(prev, next)    -> read models updated
  *   reply                   -> only now does the caller (and the HTTP client) hear "ok"
+ * A decision may defer its reply (a promise): the mailbox goes on with the next message while
+ * the caller waits, e.g. for hardware (rule 4).
+ *
+ * Only this module and actors/persistence/ touch the storage engine: the journal, an
+ * entity's stored state and the keys of a kind are read through an EntityRegistry.
  */
-import { start, spawnPersistent, query, dispatch, stop, configurePersistence } from 'nact';
-import { HiltError } from '../src/errors';
-import { PersistenceEngine } from './persistence/engine';
+import { start, spawnPersistent, dispatch, stop, configurePersistence } from 'nact';
+import { HiltError } from './errors';
+import type { PersistenceEngine, PersistedEvent, JournalEntry } from './persistence/engine';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
 export interface Event { type: string }
 /** What the runtime adds to every persisted event. */
 export interface Stamp { by?: string; at?: number }
 
+/** What each command of a protocol answers: command type → reply value. */
+export type Replies<C extends Command> = { [K in C['type']]: unknown };
+
 export interface Decision<E> {
   events: E[];
+  /** The answer (typed by the protocol's Replies). A promise defers it: the mailbox moves on. */
   value?: unknown;
   /** Runs once the events are committed or have failed (e.g. to drop a reservation). */
   settle?: () => void;
@@ -36,48 +45,82 @@ export interface Behavior<S, C extends Command, E extends Event> {
 }
 
 type Reply = { ok: true; value: unknown } | { ok: false; error: HiltError };
-type Envelope<C> = C & { replyTo: unknown };
+type Envelope<C> = C & { reply: (r: Reply) => void };
 
 export interface RuntimeOptions {
-  /** An entity actor idle this long is stopped (it wakes again from LMDB on the next message). */
+  /** An entity actor idle this long is stopped (it wakes again from storage on the next message). */
   idleMs?: number;
-  /** Bound on how long a caller waits for an actor's answer. */
+  /** Bound on how long a caller waits for an actor's answer (deferred answers excepted). */
   askTimeoutMs?: number;
   /**
-   * Snapshot an entity after this many persisted events. Every snapshot is one more LMDB
-   * commit in the write pipeline; a wake or a start replays at most this many events.
+   * Snapshot an entity after this many persisted events. Every snapshot is one more commit in
+   * the write pipeline; a wake or a start replays at most this many events.
    */
   snapshotEvery?: number;
 }
 
+export interface AskOptions {
+  /** Wait for a deferred answer without bound (hardware work that the device queue bounds). */
+  unbounded?: boolean;
+}
+
+/** What a behavior may ask of the actors below it: their typed commands, nothing else. */
+export interface Asker<C extends Command, R extends Replies<C>> {
+  ask<K extends C['type']>(id: string, cmd: Extract<C, { type: K }>, opts?: AskOptions): Promise<R[K]>;
+}
+
+/** An entity as stored: state, sequence number, whether its actor is awake. */
+export interface StoredState<S> { state: S | null; sequenceNumber: number; live: boolean }
+
 interface LiveActor { ref: any; inflight: number; lastUsed: number }
+
+/** Actors put to sleep per slice of the idle sweep: a reader waits at most one slice. */
+const SWEEP_SLICE = 500;
+
+/** nact's engine contract (events().reduce, persist one event) over ours. */
+function nactEngine(engine: PersistenceEngine) {
+  return {
+    events: (key: string, offset: number) => ({
+      async reduce<A>(f: (acc: A, e: PersistedEvent, i: number) => A, init: A): Promise<A> {
+        let acc = init;
+        let i = 0;
+        for await (const e of engine.events(key, offset)) acc = f(acc, e, i++);
+        return acc;
+      },
+    }),
+    persist: (e: PersistedEvent) => engine.persist([e]),
+    latestSnapshot: (key: string) => engine.latestSnapshot(key),
+    takeSnapshot: (s: Parameters<PersistenceEngine['takeSnapshot']>[0]) => engine.takeSnapshot(s),
+  };
+}
 
 export class ActorRuntime {
   readonly system: any;
   readonly idleMs: number;
   readonly askTimeoutMs: number;
   readonly snapshotEvery: number;
-  private readonly kinds = new Map<string, EntityRegistry<any, any, any>>();
+  private readonly kinds = new Map<string, EntityRegistry<any, any, any, any>>();
   private readonly sweeper: NodeJS.Timeout;
+  private sweeping = false;
 
   constructor(readonly engine: PersistenceEngine, opts: RuntimeOptions = {}) {
-    this.system = start(configurePersistence(engine as any));
+    this.system = start(configurePersistence(nactEngine(engine) as any));
     this.idleMs = opts.idleMs ?? 60_000;
     this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
     this.snapshotEvery = opts.snapshotEvery ?? 16;
-    this.sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(this.idleMs, 10_000))).unref();
+    this.sweeper = setInterval(() => void this.sweep(), Math.max(50, Math.min(this.idleMs, 10_000))).unref();
   }
 
-  register<S, C extends Command, E extends Event>(
+  register<S, C extends Command, E extends Event, R extends Replies<C>>(
     behavior: Behavior<S, C, E>,
     onCommit: (id: string, prev: S | null, next: S | null) => void,
-  ): EntityRegistry<S, C, E> {
-    const reg = new EntityRegistry(this, behavior, onCommit);
+  ): EntityRegistry<S, C, E, R> {
+    const reg = new EntityRegistry<S, C, E, R>(this, behavior, onCommit);
     this.kinds.set(behavior.kind, reg);
     return reg;
   }
 
-  registry(kind: string): EntityRegistry<any, any, any> | undefined {
+  registry(kind: string): EntityRegistry<unknown, Command, Event, Replies<Command>> | undefined {
     return this.kinds.get(kind);
   }
 
@@ -85,9 +128,23 @@ export class ActorRuntime {
     return [...this.kinds.keys()];
   }
 
-  private sweep(): void {
-    const now = Date.now();
-    for (const reg of this.kinds.values()) reg.sleepIdle(now, this.idleMs);
+  /**
+   * Put idle actors to sleep, a slice at a time with a macrotask between slices: tens of
+   * thousands going idle together must not stall the event loop (a reading client) in one go.
+   */
+  async sweep(now = Date.now(), idleMs = this.idleMs): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for (const reg of this.kinds.values()) {
+        for (const batch of reg.idleSlices(now, idleMs, SWEEP_SLICE)) {
+          reg.sleep(batch);
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /** Wait until no actor has a message in flight, then stop them all. */
@@ -101,7 +158,7 @@ export class ActorRuntime {
   }
 }
 
-export class EntityRegistry<S, C extends Command, E extends Event> {
+export class EntityRegistry<S, C extends Command, E extends Event, R extends Replies<C>> implements Asker<C, R> {
   private readonly live = new Map<string, LiveActor>();
   private counter = 0;
 
@@ -119,21 +176,37 @@ export class EntityRegistry<S, C extends Command, E extends Event> {
     return `${this.behavior.kind}:${id}`;
   }
 
-  /** Send a command to the entity's actor and wait for its decision (after any commit). */
-  async ask<T = void>(id: string, cmd: C): Promise<T> {
+  /** Send a command to the entity's actor; its answer is the protocol's reply to that command. */
+  ask<K extends C['type']>(id: string, cmd: Extract<C, { type: K }>, opts: AskOptions = {}): Promise<R[K]> {
     const actor = this.wake(id);
-    actor.inflight++;
-    let reply: Reply;
-    try {
-      reply = await query(actor.ref, (replyTo: unknown) => ({ ...cmd, replyTo }), this.rt.askTimeoutMs) as Reply;
-    } catch {
-      throw new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${id} did not answer in time; the change may not have been applied`);
-    } finally {
-      actor.inflight--;
-      actor.lastUsed = Date.now();
-    }
-    if (!reply.ok) throw reply.error;
-    return reply.value as T;
+    // A deferred answer (hardware) keeps no message in the mailbox: it neither holds the actor
+    // awake nor delays a shutdown, and its answer does not need the actor.
+    const counted = !opts.unbounded;
+    if (counted) actor.inflight++;
+    return new Promise<R[K]>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let answered = false;
+      const done = () => {
+        answered = true;
+        clearTimeout(timer);
+        if (counted) actor.inflight--;
+        actor.lastUsed = Date.now();
+      };
+      const reply = (r: Reply) => {
+        if (answered) return;
+        done();
+        if (r.ok) resolve(r.value as R[K]);
+        else reject(r.error);
+      };
+      if (!opts.unbounded) {
+        timer = setTimeout(() => {
+          if (answered) return;
+          done();
+          reject(new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${id} did not answer in time; the change may not have been applied`));
+        }, this.rt.askTimeoutMs);
+      }
+      dispatch(actor.ref, { ...cmd, reply });
+    });
   }
 
   /** Live actors of this kind, with the number of messages queued or being handled. */
@@ -150,30 +223,62 @@ export class EntityRegistry<S, C extends Command, E extends Event> {
     return false;
   }
 
-  /** Rebuild one entity's committed state from storage (used at start for read models). */
-  async recoverState(id: string): Promise<S | null> {
+  /** Rebuild every stored entity's committed state, in bulk (at start, for the read models). */
+  async *recoverAll(): AsyncIterable<{ id: string; state: S | null }> {
+    const prefix = `${this.behavior.kind}:`;
+    for await (const stored of this.rt.engine.recoverAll(prefix)) {
+      const id = stored.key.slice(prefix.length);
+      let state = (stored.snapshot?.data ?? null) as S | null;
+      for (const ev of stored.events) state = this.behavior.apply(state, ev.data as E, id);
+      yield { id, state };
+    }
+  }
+
+  /** One entity's committed state as stored (its actor may be asleep), or null if it never existed. */
+  async inspect(id: string): Promise<StoredState<S> | null> {
     const key = this.key(id);
+    const sequenceNumber = await this.rt.engine.head(key);
+    if (!sequenceNumber) return null;
     const snap = await this.rt.engine.latestSnapshot(key);
     let state = (snap?.data ?? null) as S | null;
-    for (const ev of this.rt.engine.events(key, snap?.sequenceNumber ?? 0)) {
-      state = this.behavior.apply(state, ev.data as E, id);
-    }
-    return state;
+    for await (const ev of this.rt.engine.events(key, snap?.sequenceNumber ?? 0)) state = this.behavior.apply(state, ev.data as E, id);
+    return { state, sequenceNumber, live: this.isLive(id) };
   }
 
-  /** Ids of every entity of this kind that has ever persisted an event. */
-  storedIds(): string[] {
+  /** The entity's events, newest first, read lazily: the audit trail. */
+  journal(id: string, limit: number): AsyncIterable<JournalEntry> {
+    return this.rt.engine.journal(this.key(id), limit);
+  }
+
+  /** Ids (starting with `idPrefix`) of every entity of this kind that has ever persisted an event. */
+  async storedIds(idPrefix = ''): Promise<string[]> {
     const prefix = `${this.behavior.kind}:`;
-    return this.rt.engine.keys(prefix).map((k) => k.slice(prefix.length));
+    const out: string[] = [];
+    for await (const k of this.rt.engine.keys(prefix + idPrefix)) out.push(k.slice(prefix.length));
+    return out;
   }
 
-  sleepIdle(now: number, idleMs: number): void {
+  /** Idle actors, in slices of at most `size`. */
+  *idleSlices(now: number, idleMs: number, size: number): Generator<string[]> {
+    let batch: string[] = [];
     for (const [id, a] of this.live) {
-      if (a.inflight === 0 && now - a.lastUsed >= idleMs) {
-        // Removed from the map in the same turn as the stop: the next ask spawns a fresh actor.
-        this.live.delete(id);
-        stop(a.ref);
+      if (a.inflight === 0 && now - a.lastUsed >= idleMs) batch.push(id);
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
       }
+    }
+    if (batch.length) yield batch;
+  }
+
+  /** Stop these actors if they are still idle (a message may have arrived between slices). */
+  sleep(ids: string[]): void {
+    for (const id of ids) {
+      const a = this.live.get(id);
+      if (!a || a.inflight > 0) continue;
+      // Removed from the map in the same turn as the stop: the next ask spawns a fresh actor.
+      this.live.delete(id);
+      stop(a.ref);
     }
   }
 
@@ -197,7 +302,7 @@ export class EntityRegistry<S, C extends Command, E extends Event> {
     if (ctx.recovering) return this.behavior.apply(state, msg as E, id);
     const cmd = msg as Envelope<C>;
     let next = state;
-    let reply: Reply;
+    let reply: Reply | undefined;
     let decision: Decision<E> | undefined;
     try {
       decision = await this.behavior.decide(state, cmd, id);
@@ -213,15 +318,25 @@ export class EntityRegistry<S, C extends Command, E extends Event> {
         this.onCommit(id, state, next);
       }
       decision.afterCommit?.();
-      reply = { ok: true, value: decision.value };
+      const value = decision.value;
+      if (value instanceof Promise) {
+        // Deferred: answered when it settles, while this mailbox goes on.
+        value.then((v) => cmd.reply({ ok: true, value: v }), (err) => cmd.reply({ ok: false, error: asHiltError(err) }));
+      } else {
+        reply = { ok: true, value };
+      }
     } catch (err) {
-      reply = { ok: false, error: err instanceof HiltError ? err : new HiltError('ServerError', String((err as Error)?.stack ?? err)) };
+      reply = { ok: false, error: asHiltError(err) };
     } finally {
       decision?.settle?.();
     }
-    dispatch(cmd.replyTo as any, reply);
+    if (reply) cmd.reply(reply);
     return next;
   }
+}
+
+function asHiltError(err: unknown): HiltError {
+  return err instanceof HiltError ? err : new HiltError('ServerError', String((err as Error)?.stack ?? err));
 }
 
 /** Exhaustiveness check for protocol switches (the TS counterpart of a sealed trait). */

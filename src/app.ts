@@ -4,7 +4,7 @@
  * whose checks follow decisions.md's per-call order.
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { HiltError, badArgument, ERROR_STATUS } from './errors';
+import { HiltError, badArgument, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
 import type { World } from '../actors/world';
 import type { Config } from './config';
@@ -107,9 +107,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.setErrorHandler((err: Error & { validation?: unknown; statusCode?: number; code?: string }, req, reply) => {
     if (err instanceof HiltError) {
-      if (err.status >= 500) req.log.error({ err }, 'request failed');
+      const status = statusOf(err);
+      if (status >= 500) req.log.error({ err }, 'request failed');
       const msg = err.type === 'ServerError' ? 'internal error; see the service log' : err.message;
-      return reply.code(err.status).send({ type: err.type, msg });
+      return reply.code(status).send({ type: err.type, msg });
     }
     if (err.validation) return reply.code(400).send({ type: 'BadArgumentError', msg: err.message });
     if (err.statusCode === 413) return reply.code(413).send({ type: 'RequestTooLargeError', msg: err.message });

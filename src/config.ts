@@ -5,11 +5,14 @@
 import { readFileSync } from 'node:fs';
 import type { VlanRange } from '../actors/network/pool';
 import { IMAGE_NAME } from '../drivers/headnode/types';
+import { STORAGE_ENGINES, StorageKind } from '../actors/persistence';
 
 export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** `lmdb` (in dataDir) or `memory` (tests and demos: nothing survives the process) */
+  storage: StorageKind;
   vlanPool: VlanRange[];
   /** Only the database backend exists (decisions.md: every call needs authentication). */
   authBackend: 'database';
@@ -50,6 +53,7 @@ export const DEFAULTS: Config = {
   host: '127.0.0.1',
   port: 5000,
   dataDir: './data',
+  storage: 'lmdb',
   vlanPool: [[1000, 1999]],
   authBackend: 'database',
   adminUser: 'admin',
@@ -119,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_HOST) cfg.host = env.HILT_HOST;
   if (env.HILT_PORT) cfg.port = int('HILT_PORT', env.HILT_PORT);
   if (env.HILT_DATA_DIR) cfg.dataDir = env.HILT_DATA_DIR;
+  if (env.HILT_STORAGE) cfg.storage = oneOf('HILT_STORAGE', env.HILT_STORAGE, STORAGE_ENGINES);
   if (env.HILT_VLAN_POOL) cfg.vlanPool = parseVlanPool(env.HILT_VLAN_POOL);
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
@@ -143,5 +148,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   cfg.baseImages = imageNames(cfg.baseImages as unknown);
   oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS);
   oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
+  oneOf('storage', cfg.storage, STORAGE_ENGINES);
   return cfg;
 }

@@ -9,7 +9,8 @@ import { buildApp } from './app';
 import type { Config } from './config';
 import { hashPassword } from './auth/password';
 import { World } from '../actors/world';
-import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
+import { openEngine } from '../actors/persistence';
+import { upgradeStorage } from '../actors/persistence/upgrade';
 import { PowerControl } from '../actors/node/power';
 import { MockObmDriver } from '../drivers/obm/mock';
 import { IpmitoolDriver } from '../drivers/obm/ipmitool';
@@ -66,7 +67,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // The store holds BMC and switch credentials: the folder is the service's alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
-  const engine = new LmdbPersistenceEngine(config.dataDir);
+  const engine = openEngine(config);
   // The mock switches keep their ports in their own LMDB folder, as hardware would.
   const mockSwitch = new MockSwitchDriver({
     path: join(config.dataDir, 'mock-switches'), delayMs: config.mockSwitchDelayMs,
@@ -77,11 +78,13 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
     switchDriverFor: (type) => switchDrivers[type], switchTimeoutMs: config.switchTimeoutMs,
   });
+  // Data written by an earlier release is brought to the current format first, once.
+  const upgraded = await upgradeStorage(world);
   await world.rebuild();
-  world.resumeActions();
+  world.operations.resumeAll();
 
   let generatedAdminPassword: string | undefined;
-  if (world.users.storedIds().length === 0) {
+  if ((await world.users.storedIds()).length === 0) {
     const password = config.adminPassword ?? (generatedAdminPassword = randomBytes(12).toString('base64url'));
     await world.users.ask(config.adminUser, { type: 'user.create', by: 'bootstrap', passwordHash: await hashPassword(password), isAdmin: true });
   }
@@ -95,6 +98,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   });
   const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
   headnodes.log = app.log;
+  if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
   // VMs that should run come back (adopted if still running) in the background; calls on a
   // headnode wait for its recovery.
   const headnodesRecovered = headnodes.recover();

@@ -1,6 +1,7 @@
 import { Behavior, Decision, assertNever } from '../runtime';
-import { duplicate, notFound, conflict, badArgument } from '../../src/errors';
-import type { World } from '../world';
+import { duplicate, notFound, conflict, badArgument } from '../errors';
+import type { ReadModel } from '../readmodel';
+import type { NetworkUseBook } from '../network/uses';
 import type { BootSpec, HeadnodeCommand, HeadnodeEvent, HeadnodeState, Hnic } from './protocol';
 
 const mapHnic = (state: HeadnodeState, hnic: string, f: (h: Hnic) => Hnic): HeadnodeState => ({
@@ -9,16 +10,21 @@ const mapHnic = (state: HeadnodeState, hnic: string, f: (h: Hnic) => Hnic): Head
 });
 
 /** The VM's hnics with the VLAN of each attached network. */
-export function bootSpec(world: World, state: HeadnodeState): BootSpec {
+export function bootSpec({ rm }: { rm: ReadModel }, state: HeadnodeState): BootSpec {
   return {
     baseImg: state.baseImg,
     // A network cannot be deleted while an hnic holds it, so its VLAN is there.
-    hnics: state.hnics.map((h) => ({ name: h.name, vlan: h.network ? world.rm.networks.get(h.network)?.vlan ?? null : null })),
+    hnics: state.hnics.map((h) => ({ name: h.name, vlan: h.network ? rm.networks.get(h.network)?.vlan ?? null : null })),
   };
 }
 
-export function headnodeBehavior(world: World): Behavior<HeadnodeState, HeadnodeCommand, HeadnodeEvent> {
-  const { rm, uses } = world;
+/** What the headnode actor needs: the committed view and the network reservations. */
+export interface HeadnodeDeps {
+  rm: ReadModel;
+  uses: NetworkUseBook;
+}
+
+export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeState, HeadnodeCommand, HeadnodeEvent> {
 
   function hnicOf(state: HeadnodeState, id: string, hnic: string): Hnic {
     const h = state.hnics.find((x) => x.name === hnic);
@@ -122,7 +128,7 @@ export function headnodeBehavior(world: World): Behavior<HeadnodeState, Headnode
           if (state.status !== 'created' && state.status !== 'stopped' && state.status !== 'died') {
             throw conflict(`headnode ${id} is ${state.status}`);
           }
-          return { events: [{ type: 'HeadnodeStartRequested' }], value: bootSpec(world, state) };
+          return { events: [{ type: 'HeadnodeStartRequested' }], value: bootSpec({ rm }, state) };
         }
         case 'headnode.endStart':
           if (state.status !== 'starting') return { events: [] };

@@ -50,7 +50,7 @@ export class HeadnodeControl {
     return this.chain(name, async (repaired) => {
       // An interrupted start was just finished: that is what the caller asked for.
       if (repaired && this.world.rm.headnodes.get(name)?.status === 'running') return;
-      const spec = await this.world.headnodes.ask<BootSpec>(name, { type: 'headnode.beginStart', by });
+      const spec = await this.world.headnodes.ask(name, { type: 'headnode.beginStart', by });
       const { vncport, error } = await this.boot(name, spec, (hnics) => this.driver.start(name, hnics));
       await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
       if (error !== null) throw new HiltError('HeadnodeError', `starting headnode ${name}: ${error}`);

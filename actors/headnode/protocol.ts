@@ -56,6 +56,22 @@ export type HeadnodeCommand =
   /** HeadnodeControl's monitor and recovery: what the driver found */
   | { type: 'headnode.observed'; by: string; running: boolean; vncport: number | null; error: string | null };
 
+export interface HeadnodeReplies {
+  'headnode.create': void;
+  'headnode.createHnic': void;
+  'headnode.deleteHnic': void;
+  'headnode.connectNetwork': void;
+  'headnode.detachNetwork': void;
+  /** what the VM needs, read in the same turn as the status change */
+  'headnode.beginStart': BootSpec;
+  'headnode.endStart': void;
+  'headnode.beginStop': void;
+  'headnode.endStop': void;
+  'headnode.beginDelete': void;
+  'headnode.endDelete': void;
+  'headnode.observed': void;
+}
+
 export type HeadnodeEvent =
   | { type: 'HeadnodeCreated'; project: string; baseImg: string }
   | { type: 'HnicCreated'; hnic: string }

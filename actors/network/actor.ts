@@ -1,10 +1,18 @@
 import { Behavior, Decision, assertNever } from '../runtime';
-import { HiltError, duplicate, notFound, conflict } from '../../src/errors';
-import type { World } from '../world';
+import { HiltError, duplicate, notFound, conflict } from '../errors';
+import type { ReadModel } from '../readmodel';
+import type { NetworkUseBook } from './uses';
+import type { VlanPool } from './pool';
 import type { NetworkCommand, NetworkEvent, NetworkState } from './protocol';
 
-export function networkBehavior(world: World): Behavior<NetworkState, NetworkCommand, NetworkEvent> {
-  const { rm, uses } = world;
+/** What the network actor needs: the committed view, the reservations of its users, the VLAN pool. */
+export interface NetworkDeps {
+  rm: ReadModel;
+  uses: NetworkUseBook;
+  vlanPool: VlanPool;
+}
+
+export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Behavior<NetworkState, NetworkCommand, NetworkEvent> {
 
   /** Projects attached to (nodes and headnodes), connecting to, or reserving the network. */
   const usersOf = (id: string) => [
@@ -41,7 +49,6 @@ export function networkBehavior(world: World): Behavior<NetworkState, NetworkCom
         case 'network.create': {
           if (state) throw duplicate(`network ${id}`);
           const { owner, access, vlan: wanted } = cmd.spec;
-          const pool = world.vlanPool;
           // An admin-chosen id outside the pool is not reserved: several networks may share it.
           if (wanted !== null && !pool.contains(wanted)) {
             return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false, pooled: false }] };

@@ -25,6 +25,13 @@ export type NetworkCommand =
   | { type: 'network.grant'; by: string; project: string }
   | { type: 'network.revoke'; by: string; project: string };
 
+export interface NetworkReplies {
+  'network.create': void;
+  'network.delete': void;
+  'network.grant': void;
+  'network.revoke': void;
+}
+
 export type NetworkEvent =
   /** `pooled` absent (older events): as `dynamic` */
   | { type: 'NetworkCreated'; owner: string; access: string[]; vlan: number; dynamic: boolean; pooled?: boolean }

@@ -1,4 +1,10 @@
-/** Node actor protocol: the node owns its project assignment and its nics. */
+/**
+ * Node actor protocol. The node owns its registration (OBM settings, metadata), which project
+ * holds it, and the numbering of its network operations; it serializes every call that
+ * involves its nics, which it asks in turn (node → nic): a nic's facts are its own actor's
+ * (actors/nic/protocol.ts).
+ */
+import type { NicStatusRef } from '../nic/protocol';
 
 /** A node's OBM settings: the driver's type identifier and that driver's own fields. */
 export interface Obm {
@@ -16,38 +22,6 @@ export function upcastObm(obm: Obm | LegacyObm): Obm {
   return { type, fields };
 }
 
-/** A network operation on one nic's switch port (HIL's "networking action"). */
-export interface NetworkAction {
-  /** per node, in acceptance order; with the node's incarnation it makes the status id */
-  seq: number;
-  nic: string;
-  type: 'modify_port' | 'revert_port' | 'reapply_port';
-  /** the attachment's channel; '' for a revert */
-  channel: string;
-  /** network attached by this action, or null for a detach or a revert */
-  newNetwork: string | null;
-  /** network removed by a detach */
-  oldNetwork?: string;
-  /** VLAN of the network concerned (resolved when accepted) */
-  vlan?: number;
-  /** reapply_port: the whole port configuration the service holds for the nic */
-  config?: { native: number | null; tagged: number[] };
-  switch: string;
-  port: string;
-  status: 'PENDING' | 'DONE' | 'ERROR';
-  error?: string;
-  acceptedAt: number;
-  finishedAt?: number;
-}
-
-export interface NicState {
-  macaddr: string;
-  /** channel → network name; changed only when the switch reported success */
-  networks: Record<string, string>;
-  /** the nic's single pending operation */
-  pending: NetworkAction | null;
-}
-
 export interface NodeState {
   name: string;
   /** random id per registration: status ids of a deleted node never match a re-registered one */
@@ -55,15 +29,7 @@ export interface NodeState {
   project: string | null;
   obm: Obm;
   metadata?: Record<string, unknown>;
-  nics: Record<string, NicState>;
-  /** the next action's seq */
-  nextSeq: number;
-  /** recent actions, oldest first (at most RECENT_ACTIONS; pending ones are always kept; older ones: history.ts) */
-  actions: NetworkAction[];
 }
-
-/** Statuses kept in the node's state; older ones are read from its journal (history.ts). */
-export const RECENT_ACTIONS = 32;
 
 export type NodeCommand =
   | { type: 'node.register'; by: string; obm: Obm; metadata?: Record<string, unknown> }
@@ -76,26 +42,53 @@ export type NodeCommand =
   /** port_connect_nic / port_detach_nic: the node serializes every wiring change of its nics */
   | { type: 'node.wireNic'; by: string; nic: string; switch: string; port: string }
   | { type: 'node.unwireNic'; by: string; nic: string; switch: string; port: string }
-  /** node_connect_network / node_detach_network / port_revert: replies with the action's seq */
-  /** `project`: the node's project the caller was authorized for (null: an admin, who may act on any) */
+  /**
+   * node_connect_network / node_detach_network. `project`: the node's project the caller was
+   * authorized through (null: an admin, who may act on any node).
+   */
   | { type: 'node.connectNetwork'; by: string; project: string | null; nic: string; network: string; channel: string }
   | { type: 'node.detachNetwork'; by: string; project: string | null; nic: string; network: string }
+  /** port_revert */
   | { type: 'node.revertPort'; by: string; nic: string }
-  /** admin repair: re-apply the port configuration from the service's state */
+  /** admin repair: re-apply the port configuration the service holds */
   | { type: 'node.reapplyPort'; by: string; nic: string }
   /** admin repair for a dead switch: drop a network from the nic in the service's state only */
-  | { type: 'node.forceDetach'; by: string; nic: string; network: string }
-  /** from the switch sessions: the action's outcome */
-  | { type: 'node.actionFinished'; by: string; seq: number; error: string | null };
+  | { type: 'node.forceDetach'; by: string; nic: string; network: string };
+
+/** What each command answers: the accepted operation's status reference, or nothing. */
+export interface NodeReplies {
+  'node.register': void;
+  'node.delete': void;
+  'node.registerNic': void;
+  'node.deleteNic': void;
+  'node.assign': void;
+  'node.release': void;
+  'node.wireNic': void;
+  'node.unwireNic': void;
+  'node.connectNetwork': NicStatusRef;
+  'node.detachNetwork': NicStatusRef;
+  'node.revertPort': NicStatusRef;
+  'node.reapplyPort': NicStatusRef;
+  'node.forceDetach': void;
+}
 
 export type NodeEvent =
   | { type: 'NodeRegistered'; obm: Obm | LegacyObm; metadata?: Record<string, unknown>; incarnation: string }
   | { type: 'NodeDeleted' }
-  | { type: 'NicRegistered'; nic: string; macaddr: string }
-  | { type: 'NicDeleted'; nic: string }
   | { type: 'NodeAssigned'; project: string }
   | { type: 'NodeReleased'; project: string }
-  | { type: 'NetworkActionQueued'; action: NetworkAction }
+  /** the data-format upgrade (actors/persistence/upgrade.ts) sets the node's whole state */
+  | { type: 'NodeUpgraded'; state: NodeState | null }
+  | LegacyNodeEvent;
+
+/**
+ * Events of the first data format, when a node held its nics: still in old journals. The
+ * upgrade copied what they say into the nic actors; a node's state ignores them.
+ */
+export type LegacyNodeEvent =
+  | { type: 'NicRegistered'; nic: string; macaddr: string }
+  | { type: 'NicDeleted'; nic: string }
+  | { type: 'NetworkActionQueued'; action: import('../nic/protocol').NetworkAction }
   | { type: 'NetworkActionDone'; seq: number }
   | { type: 'NetworkActionFailed'; seq: number; error: string }
   | { type: 'NicNetworkForceDetached'; nic: string; channel: string; network: string };

@@ -1,13 +1,20 @@
 /**
- * The storage contract under nact's persistent actors, plus the two reads the service needs
- * beyond nact: the list of keys of one kind (to rebuild read models at start) and the journal
- * (audit trail).
+ * The storage contract under the actors: events and snapshots per actor key, plus the reads
+ * the service needs beyond replaying one actor (the keys of one kind and their states at start,
+ * the journal). Every method is asynchronous, so an engine may live across a network.
  *
- * Contract (checked by test/actors/persistence/engine.conformance.ts for every engine):
- * - persist(event) resolves only once the event is durable; events of one key are read back in
- *   sequence order by events(key, offset), which returns those with sequenceNumber > offset.
- * - takeSnapshot keeps only the latest snapshot per key (highest sequenceNumber wins).
- * - keys(prefix) lists every key that has at least one event, in key order.
+ * Contract (test/actors/persistence/conformance.ts checks it for every engine):
+ * - persist(events) commits all its events in one transaction and resolves only once they are
+ *   durable; the events of one key are read back in sequence order.
+ * - events(key, offset) yields the events with sequenceNumber > offset, oldest first.
+ * - takeSnapshot keeps only the latest snapshot per key (the highest sequenceNumber wins, also
+ *   when an older one arrives later).
+ * - keys(prefix) yields every key with at least one event, in key order.
+ * - journal(key, limit) yields at most `limit` events, newest first, read lazily: a caller
+ *   that stops early costs no more reads.
+ * - recoverAll(prefix) yields, for every key under the prefix, its latest snapshot and the
+ *   events after it: what a start needs to rebuild the read models, in bulk.
+ * - Object keys in event and snapshot data round-trip exactly, `__proto__` included.
  */
 /** Shape of nact's PersistedEvent (nact's typings declare it as a type only). */
 export interface PersistedEvent {
@@ -33,19 +40,24 @@ export interface JournalEntry {
   data: unknown;
 }
 
+/** One key's state as stored: its latest snapshot and the events after it. */
+export interface StoredEntity {
+  key: string;
+  snapshot?: PersistedSnapshot;
+  events: PersistedEvent[];
+}
+
 export interface PersistenceEngine {
-  events(key: string, offset?: number, limit?: number): PersistedEvent[];
-  persist(event: PersistedEvent): Promise<void>;
+  events(key: string, offset?: number): AsyncIterable<PersistedEvent>;
+  persist(events: PersistedEvent[]): Promise<void>;
   latestSnapshot(key: string): Promise<PersistedSnapshot | undefined>;
   takeSnapshot(snapshot: PersistedSnapshot): Promise<void>;
   /** Highest persisted sequence number of a key (0 when none). */
-  head(key: string): number;
-  keys(prefix: string): string[];
-  /** Newest first, at most `limit` entries; read lazily (stop early and the rest is not read). */
-  journal(key: string, limit: number): Iterable<JournalEntry>;
+  head(key: string): Promise<number>;
+  keys(prefix: string): AsyncIterable<string>;
+  journal(key: string, limit: number): AsyncIterable<JournalEntry>;
+  recoverAll(prefix: string): AsyncIterable<StoredEntity>;
   close(): Promise<void>;
 }
 
-const MAX_SEQ = Number.MAX_SAFE_INTEGER;
-
-export { MAX_SEQ };
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;

@@ -1,12 +1,12 @@
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, MAX_SEQ } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
 interface StoredEvent { data: unknown; createdAt: number; tags?: string[] }
 interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: number }
 
 /**
- * nact persistence on one LMDB environment with three named databases:
+ * The storage contract on one LMDB environment with three named databases:
  * - `events`    [key, seq] → event   (array keys sort by key then seq: replay is one range read)
  * - `heads`     key → last seq        (written in the same transaction as the event)
  * - `snapshots` key → latest snapshot
@@ -15,7 +15,9 @@ interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: num
  * acknowledge changes a power loss can still take away. So the environment is opened with
  * `separateFlushed`, and persist() waits for the write's `.flushed` promise. Syncs still overlap
  * with the next transactions, and writes issued in the same event turn share one commit, so
- * many actors persisting at once cost one fsync.
+ * many actors persisting at once cost one fsync (and one persist() call is one transaction).
+ *
+ * Reads are synchronous in lmdb-js (memory-mapped); the async iterables only wrap them.
  */
 /** The write's durable-on-disk promise (see the class comment). */
 function flushed(p: Promise<unknown>): Promise<unknown> {
@@ -35,24 +37,36 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
   }
 
-  events(key: string, offset = 0, limit?: number): PersistedEvent[] {
+  async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
+    yield* this.eventsAfter(key, offset);
+  }
+
+  private eventsAfter(key: string, offset: number): PersistedEvent[] {
     const out: PersistedEvent[] = [];
-    for (const { key: k, value } of this.eventsDb.getRange({ start: [key, offset + 1], end: [key, MAX_SEQ], limit })) {
+    for (const { key: k, value } of this.eventsDb.getRange({ start: [key, offset + 1], end: [key, MAX_SEQ] })) {
       out.push({ data: unescapeKeys(value.data), sequenceNumber: k[1], key, tags: value.tags ?? [], createdAt: value.createdAt });
     }
     return out;
   }
 
-  persist(event: PersistedEvent): Promise<void> {
-    const key = event.key;
-    const seq = event.sequenceNumber;
-    // Both puts land in the same lmdb-js batch (same turn) and so in one transaction.
-    const a = this.eventsDb.put([key, seq], { data: escapeKeys(event.data), createdAt: event.createdAt, tags: event.tags.length ? event.tags : undefined });
-    const b = this.headsDb.put(key, seq);
-    return Promise.all([flushed(a), flushed(b)]).then(() => undefined);
+  persist(events: PersistedEvent[]): Promise<void> {
+    if (!events.length) return Promise.resolve();
+    // Every put is issued in this one turn: lmdb-js commits them in one transaction.
+    const heads = new Map<string, number>();
+    let last: Promise<unknown> = Promise.resolve();
+    for (const e of events) {
+      last = this.eventsDb.put([e.key, e.sequenceNumber], { data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined });
+      heads.set(e.key, Math.max(heads.get(e.key) ?? 0, e.sequenceNumber));
+    }
+    for (const [key, seq] of heads) last = this.headsDb.put(key, seq);
+    return flushed(last).then(() => undefined);
   }
 
   async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
+    return this.snapshot(key);
+  }
+
+  private snapshot(key: string): PersistedSnapshot | undefined {
     const s = this.snapshotsDb.get(key);
     return s ? { data: unescapeKeys(s.data), sequenceNumber: s.sequenceNumber, key, createdAt: s.createdAt } : undefined;
   }
@@ -66,17 +80,25 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     });
   }
 
-  head(key: string): number {
+  async head(key: string): Promise<number> {
     return this.headsDb.get(key) ?? 0;
   }
 
-  keys(prefix: string): string[] {
-    return Array.from(this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) as string[];
+  async *keys(prefix: string): AsyncIterable<string> {
+    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) yield k as string;
   }
 
-  *journal(key: string, limit: number): Iterable<JournalEntry> {
+  async *journal(key: string, limit: number): AsyncIterable<JournalEntry> {
     for (const { key: k, value } of this.eventsDb.getRange({ start: [key, MAX_SEQ], end: [key, 0], reverse: true, limit })) {
       yield { sequenceNumber: k[1], createdAt: value.createdAt, data: unescapeKeys(value.data) };
+    }
+  }
+
+  async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
+    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) {
+      const key = k as string;
+      const snapshot = this.snapshot(key);
+      yield { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
     }
   }
 

@@ -1,9 +1,23 @@
 import { Behavior, assertNever } from '../runtime';
-import { HiltError, duplicate, notFound, blocked } from '../../src/errors';
-import type { World } from '../world';
+import { HiltError, duplicate, notFound, blocked } from '../errors';
+import type { Asker } from '../runtime';
+import type { ReadModel } from '../readmodel';
+import type { NodeCommand, NodeReplies } from '../node/protocol';
+import type { NetworkCommand, NetworkReplies } from '../network/protocol';
+import type { UserCommand, UserReplies } from '../user/protocol';
+import type { HeadnodeCommand, HeadnodeReplies } from '../headnode/protocol';
 import type { ProjectCommand, ProjectEvent, ProjectState } from './protocol';
 
-export function projectBehavior(world: World): Behavior<ProjectState, ProjectCommand, ProjectEvent> {
+/** What the project actor needs: the committed view and the actors it asks (project → node, network, user, headnode). */
+export interface ProjectDeps {
+  rm: ReadModel;
+  nodes: Asker<NodeCommand, NodeReplies>;
+  networks: Asker<NetworkCommand, NetworkReplies>;
+  users: Asker<UserCommand, UserReplies>;
+  headnodes: Asker<HeadnodeCommand, HeadnodeReplies>;
+}
+
+export function projectBehavior({ rm, nodes, networks, users, headnodes }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent> {
   return {
     kind: 'project',
 
@@ -28,7 +42,6 @@ export function projectBehavior(world: World): Behavior<ProjectState, ProjectCom
         if (cmd.type === 'project.delete') throw new HiltError('IllegalStateError', `project ${id} does not exist`);
         throw notFound(`project ${id}`);
       }
-      const rm = world.rm;
       switch (cmd.type) {
         case 'project.delete': {
           if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
@@ -37,30 +50,30 @@ export function projectBehavior(world: World): Behavior<ProjectState, ProjectCom
           if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has headnodes`);
           // Memberships go first: every join goes through this mailbox, so none can slip in.
           for (const user of [...rm.membersByProject.get(id)]) {
-            await world.users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });
+            await users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });
           }
           return { events: [{ type: 'ProjectDeleted' }] };
         }
         case 'project.connectNode':
-          await world.nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id });
+          await nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id });
           return { events: [] };
         case 'project.detachNode':
-          await world.nodes.ask(cmd.node, { type: 'node.release', by: cmd.by, project: id });
+          await nodes.ask(cmd.node, { type: 'node.release', by: cmd.by, project: id });
           return { events: [] };
         case 'project.createNetwork':
-          await world.networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec });
+          await networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec });
           return { events: [] };
         case 'project.grantNetwork':
-          await world.networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id });
+          await networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id });
           return { events: [] };
         case 'project.createHeadnode':
-          await world.headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg });
+          await headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg });
           return { events: [] };
         case 'project.addUser':
-          await world.users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id });
+          await users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id });
           return { events: [] };
         case 'project.removeUser':
-          await world.users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id });
+          await users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id });
           return { events: [] };
         default:
           return assertNever(cmd);

@@ -19,6 +19,18 @@ export type ProjectCommand =
   | { type: 'project.addUser'; by: string; user: string }
   | { type: 'project.removeUser'; by: string; user: string };
 
+export interface ProjectReplies {
+  'project.create': void;
+  'project.delete': void;
+  'project.connectNode': void;
+  'project.detachNode': void;
+  'project.createNetwork': void;
+  'project.grantNetwork': void;
+  'project.createHeadnode': void;
+  'project.addUser': void;
+  'project.removeUser': void;
+}
+
 export type ProjectEvent =
   | { type: 'ProjectCreated' }
   | { type: 'ProjectDeleted' };

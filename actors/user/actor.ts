@@ -1,5 +1,5 @@
 import { Behavior, assertNever } from '../runtime';
-import { duplicate, notFound } from '../../src/errors';
+import { duplicate, notFound } from '../errors';
 import type { UserCommand, UserEvent, UserState } from './protocol';
 
 export function userBehavior(): Behavior<UserState, UserCommand, UserEvent> {

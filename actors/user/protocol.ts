@@ -15,6 +15,14 @@ export type UserCommand =
   | { type: 'user.join'; by: string; project: string }
   | { type: 'user.leave'; by: string; project: string; ifMember?: boolean };
 
+export interface UserReplies {
+  'user.create': void;
+  'user.delete': void;
+  'user.setAdmin': void;
+  'user.join': void;
+  'user.leave': void;
+}
+
 export type UserEvent =
   | { type: 'UserCreated'; passwordHash: string; isAdmin: boolean }
   | { type: 'UserDeleted' }

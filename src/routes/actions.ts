@@ -1,32 +1,44 @@
 /**
- * Network operations on node nics (decisions.md §8): accepted with 202 once the pending
- * action is durable, carried out by the switch sessions, reported by status id.
+ * Network operations on node nics (docs/api-conventions.md §8): accepted with 202 once the
+ * pending operation is durable in its nic, carried out through the nic's switch port, reported
+ * by status id.
  */
 import { FastifyInstance } from 'fastify';
-import { findAction, listActions } from '../../actors/node/history';
+import { findFirstFormatStatus, findStatus, listStatuses } from '../../actors/nic/history';
 import * as S from '../schemas/actions';
 import { conflict, notFound } from '../errors';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
-import type { NetworkAction, NodeState } from '../../actors/node/protocol';
-import { own } from '../../actors/own';
+import type { NodeState } from '../../actors/node/protocol';
+import type { NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
 
 type NN = { node: string; nic: string };
 
-/** Opaque to clients; names the node, its incarnation and the action's sequence number. */
-export function encodeStatusId(node: NodeState, seq: number): string {
-  return Buffer.from(JSON.stringify([node.name, node.incarnation, seq])).toString('base64url');
+/**
+ * Opaque to clients; names the node's and the nic's registrations and the operation's number.
+ * Operations of the first data format keep the ids they were given then (node and number only).
+ */
+export function encodeStatusId(node: NodeState, ref: NicStatusRef, firstFormat = false): string {
+  const id = firstFormat ? [node.name, node.incarnation, ref.seq] : [node.name, node.incarnation, ref.nic, ref.incarnation, ref.seq];
+  return Buffer.from(JSON.stringify(id)).toString('base64url');
 }
 
-function decodeStatusId(id: string): [string, string, number] | null {
+type StatusId =
+  | { node: string; incarnation: string; seq: number; nic?: undefined }
+  | { node: string; incarnation: string; seq: number; nic: string; nicIncarnation: string };
+
+function decodeStatusId(id: string): StatusId | null {
+  let v: unknown;
   try {
-    const v = JSON.parse(Buffer.from(id, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 3 && typeof v[0] === 'string' && typeof v[1] === 'string' && Number.isInteger(v[2])) {
-      return v as [string, string, number];
-    }
+    v = JSON.parse(Buffer.from(id, 'base64url').toString('utf8'));
   } catch {
-    // not one of ours
+    return null; // not one of ours
   }
+  if (!Array.isArray(v) || !v.slice(0, -1).every((x) => typeof x === 'string') || !Number.isInteger(v[v.length - 1])) return null;
+  // Only the exact text this service handed out: base64 decoding forgives stray characters.
+  if (Buffer.from(JSON.stringify(v)).toString('base64url') !== id) return null;
+  if (v.length === 3) return { node: v[0], incarnation: v[1], seq: v[2] };
+  if (v.length === 5) return { node: v[0], incarnation: v[1], nic: v[2], nicIncarnation: v[3], seq: v[4] };
   return null;
 }
 
@@ -54,40 +66,46 @@ const authorizedFor = (caller: Caller, project: string) => (caller.isAdmin ? nul
 export async function actionRoutes(app: FastifyInstance): Promise<void> {
   const { world } = app.hilt;
   const rm = world.rm;
+  const journals = { rm, nics: world.nics };
+
+  /** The 202 of an accepted operation. */
+  const accepted = (node: string, ref: NicStatusRef) => ({ status_id: encodeStatusId(rm.nodes.get(node)!, ref) });
 
   app.post<{ Params: NN; Body: { network: string; channel?: string } }>('/node/:node/nic/:nic/connect_network', { schema: S.connectNetwork }, async (req, reply) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
-    found(own(node.nics, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
+    found(rm.nic(node.name, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
     found(rm.networks.get(req.body.network), `network ${req.body.network}`);
-    // decisions.md §8: a free node is a 409 before authorization, for admins too.
+    // §8: a free node is a 409 before authorization, for admins too.
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
-    const seq = await world.nodes.ask<number>(node.name, {
+    const ref = await world.nodes.ask(node.name, {
       type: 'node.connectNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic,
       network: req.body.network, channel: req.body.channel ?? 'vlan/native',
     });
-    return reply.code(202).send({ status_id: encodeStatusId(rm.nodes.get(node.name)!, seq) });
+    return reply.code(202).send(accepted(node.name, ref));
   });
 
   app.post<{ Params: NN; Body: { network: string } }>('/node/:node/nic/:nic/detach_network', { schema: S.detachNetwork }, async (req, reply) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     found(rm.networks.get(req.body.network), `network ${req.body.network}`);
-    found(own(node.nics, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
+    found(rm.nic(node.name, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
-    const seq = await world.nodes.ask<number>(node.name, {
+    const ref = await world.nodes.ask(node.name, {
       type: 'node.detachNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic, network: req.body.network,
     });
-    return reply.code(202).send({ status_id: encodeStatusId(rm.nodes.get(node.name)!, seq) });
+    return reply.code(202).send(accepted(node.name, ref));
   });
 
   app.get<{ Params: { status_id: string } }>('/networking_action/:status_id', { schema: S.showAction }, async (req) => {
     const id = decodeStatusId(req.params.status_id);
-    const node = id ? rm.nodes.get(id[0]) : undefined;
-    const seq = id?.[2] ?? 0;
-    const current = node && node.incarnation === id![1] && seq < node.nextSeq;
-    // Recent ones are in the node's state; older ones in its journal.
-    const action = current ? node.actions.find((a) => a.seq === seq) ?? findAction(world.engine, world.nodes.key(node.name), seq) : undefined;
+    const node = id ? rm.nodes.get(id.node) : undefined;
+    let action: NetworkAction | undefined;
+    if (id && node && node.incarnation === id.incarnation) {
+      action = id.nic === undefined
+        ? (await findFirstFormatStatus(journals, node, id.seq))?.action
+        : await findStatus(journals, node.name, id.nic, id.nicIncarnation, id.seq);
+    }
     if (!node || !action) throw notFound(`networking action ${req.params.status_id}`);
     requireNodeAccess(req.caller, node);
     return statusBody(node, action);
@@ -96,8 +114,8 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { node: string } }>('/node/:node/networking_actions', { schema: S.listActions }, async (req) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     requireNodeAccess(req.caller, node);
-    return listActions(world.engine, world.nodes.key(node.name)).map((a) => ({
-      status_id: encodeStatusId(node, a.seq),
+    return (await listStatuses(journals, node)).map(({ action: a, nicIncarnation }) => ({
+      status_id: encodeStatusId(node, { nic: a.nic, incarnation: nicIncarnation, seq: a.seq }, a.firstFormat),
       ...statusBody(node, a),
       accepted_at: new Date(a.acceptedAt).toISOString(),
       finished_at: a.finishedAt ? new Date(a.finishedAt).toISOString() : null,

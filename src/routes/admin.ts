@@ -8,12 +8,16 @@ import * as S from '../schemas/admin';
 import { redact } from '../redact';
 import { encodeStatusId } from './actions';
 import { requireAdmin, found } from './guard';
+import { badArgument, notFound } from '../errors';
+import { nicId } from '../../actors/ids';
+import type { JournalEntry } from '../../actors/persistence/engine';
 import { SWITCH_TYPES } from '../../drivers/switch/registry';
 import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
 import type { NodeState } from '../../actors/node/protocol';
 import type { SwitchState } from '../../actors/switch/protocol';
 
-type KI = { kind: string; id: string };
+/** Kinds whose ids are two names (actors/ids.ts). */
+const COMPOSITE = new Set(['nic', 'port']);
 
 export async function adminRoutes(app: FastifyInstance): Promise<void> {
   const { world, mockObm, mockSwitch } = app.hilt;
@@ -25,13 +29,43 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return Object.fromEntries(rt.kindNames().map((k) => [k, rt.registry(k)!.liveActors()]));
   });
 
-  app.get<{ Params: KI }>('/admin/actors/:kind/:id', { schema: S.showActor }, async (req) => {
-    requireAdmin(req.caller);
+  /**
+   * The entity an inspection URL names: `<id>` or, for nics and ports, `<node>/<nic>` and
+   * `<switch>/<port>` (each name percent-encoded, so a port name's `/` is `%2F`), then
+   * optionally `/journal`. Read from the raw URL: the router decodes `%2F` into `/`.
+   */
+  function target(req: { url: string; params: { kind: string } }): { reg: NonNullable<ReturnType<typeof rt.registry>>; id: string; journal: boolean } {
     const reg = registry(req.params.kind);
-    const { id } = req.params;
-    const sequenceNumber = world.engine.head(reg.key(id));
-    if (!sequenceNumber) found(undefined, `${reg.kind} ${id}`);
-    const state = await reg.recoverState(id);
+    const raw = req.url.split('?')[0];
+    const marker = `/admin/actors/${encodeURIComponent(req.params.kind)}/`;
+    const at = raw.indexOf(marker);
+    let parts: string[];
+    try {
+      parts = raw.slice(at + marker.length).split('/').map(decodeURIComponent);
+    } catch {
+      throw badArgument('the actor id is not valid percent-encoding');
+    }
+    const arity = COMPOSITE.has(reg.kind) ? 2 : 1;
+    const journal = parts.length === arity + 1 && parts[arity] === 'journal';
+    if (parts.length !== arity && !journal) throw notFound(`${reg.kind} ${parts.join('/')}`);
+    return { reg, id: arity === 2 ? nicId(parts[0], parts[1]) : parts[0], journal };
+  }
+
+  app.get<{ Params: { kind: string; '*': string }; Querystring: { limit?: string } }>('/admin/actors/:kind/*', { schema: S.actor }, async (req) => {
+    requireAdmin(req.caller);
+    const { reg, id, journal } = target(req);
+    if (journal) {
+      const entries: JournalEntry[] = [];
+      for await (const e of reg.journal(id, Number(req.query.limit ?? 100))) entries.push(e);
+      if (!entries.length) found(undefined, `${reg.kind} ${id}`);
+      return entries.map((e) => {
+        const { by, at, ...event } = e.data as { by?: string; at?: number; type: string };
+        return { sequenceNumber: e.sequenceNumber, at: new Date(at ?? e.createdAt).toISOString(), by: by ?? null, event: redact(event) };
+      });
+    }
+    if (req.query.limit !== undefined) throw badArgument('limit applies to journals only');
+    const stored = found((await reg.inspect(id)) ?? undefined, `${reg.kind} ${id}`);
+    const state = stored.state;
     // A mock BMC's power state and boot device, for labs and demos.
     const obm = reg.kind === 'node' && state ? (state as NodeState).obm : undefined;
     const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(String(obm.fields.host)) : undefined;
@@ -41,30 +75,19 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return {
       kind: reg.kind,
       id,
-      live: reg.isLive(id),
-      sequenceNumber,
+      live: stored.live,
+      sequenceNumber: stored.sequenceNumber,
       state: redact(state),
       ...(mockBmc ? { mockBmc } : {}),
       ...(mockPorts ? { mockPorts } : {}),
     };
   });
 
-  app.get<{ Params: KI; Querystring: { limit?: string } }>('/admin/actors/:kind/:id/journal', { schema: S.journal }, async (req) => {
-    requireAdmin(req.caller);
-    const reg = registry(req.params.kind);
-    const entries = Array.from(world.engine.journal(reg.key(req.params.id), Number(req.query.limit ?? 100)));
-    if (!entries.length) found(undefined, `${reg.kind} ${req.params.id}`);
-    return entries.map((e) => {
-      const { by, at, ...event } = e.data as { by?: string; at?: number; type: string };
-      return { sequenceNumber: e.sequenceNumber, at: new Date(at ?? e.createdAt).toISOString(), by: by ?? null, event: redact(event) };
-    });
-  });
-
   // Repairs. Re-apply a nic's port configuration from the service's state, as a queued action.
   app.post<{ Params: { node: string; nic: string } }>('/admin/node/:node/nic/:nic/reapply', { schema: S.reapply }, async (req, reply) => {
     requireAdmin(req.caller);
-    const seq = await world.nodes.ask<number>(req.params.node, { type: 'node.reapplyPort', by: req.caller.user, nic: req.params.nic });
-    return reply.code(202).send({ status_id: encodeStatusId(world.rm.nodes.get(req.params.node)!, seq) });
+    const ref = await world.nodes.ask(req.params.node, { type: 'node.reapplyPort', by: req.caller.user, nic: req.params.nic });
+    return reply.code(202).send({ status_id: encodeStatusId(world.rm.nodes.get(req.params.node)!, ref) });
   });
 
   // For a dead switch: forget an attachment in the service's state only (the switch is not told).
@@ -73,7 +96,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     await world.nodes.ask(req.params.node, { type: 'node.forceDetach', by: req.caller.user, nic: req.params.nic, network: req.body.network });
   });
 
-  // list_active_extensions (decisions.md §12)
+  // list_active_extensions (docs/api-conventions.md §12)
   app.get('/active_extensions', { schema: S.noQueryOnly }, async (req) => {
     requireAdmin(req.caller);
     const obm = Object.keys(OBM_TYPES).map((k) => `hilt.obm.${k}`);

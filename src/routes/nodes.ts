@@ -1,9 +1,9 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/nodes';
 import { badArgument, duplicate } from '../errors';
-import { nicKey } from '../../actors/readmodel';
 import { validateObm } from '../../drivers/obm/registry';
 import { CachedLists } from './cached-lists';
+import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
@@ -77,11 +77,11 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     return {
       name: node.name,
       project: node.project,
-      nics: Object.entries(node.nics).map(([label, nic]) => {
-        const out: Record<string, unknown> = { label, macaddr: nic.macaddr, networks: nic.networks };
+      nics: rm.nicsOf(node.name).map((nic) => {
+        const out: Record<string, unknown> = { label: nic.name, macaddr: nic.macaddr, networks: nic.networks };
         if (admin) {
-          // Wiring is for operators only (decisions.md §5).
-          const port = rm.wiring.get(nicKey(node.name, label));
+          // Wiring is for operators only (docs/api-conventions.md §5).
+          const port = rm.wiring.get(nicId(node.name, nic.name));
           out.port = port?.port ?? null;
           out.switch = port?.switch ?? null;
         }

@@ -5,7 +5,6 @@ import { validateSwitch, SWITCH_TYPES } from '../../drivers/switch/registry';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
 import { encodeStatusId } from './actions';
-import { own } from '../../actors/own';
 
 type Sw = { switch: string };
 type Port = { switch: string; '*': string };
@@ -27,10 +26,8 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   const rm = world.rm;
 
   const sw = (name: string): SwitchState => found(rm.switches.get(name), `switch ${name}`);
-  const port = (s: SwitchState, name: string) => {
-    if (!Object.hasOwn(s.ports, name)) throw notFound(`port ${name} of switch ${s.name}`);
-    return s.ports[name];
-  };
+  /** The port's wired nic (null when unwired), or a 404. */
+  const port = (s: SwitchState, name: string) => found(rm.port(s.name, name), `port ${name} of switch ${s.name}`).wire;
 
   app.put<{ Params: Sw; Body: Record<string, unknown> }>('/switch/:switch', { schema: S.registerSwitch }, async (req) => {
     requireAdmin(req.caller);
@@ -53,14 +50,14 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: Sw }>('/switch/:switch', { schema: S.showSwitch }, async (req) => {
     requireAdmin(req.caller);
     const s = sw(req.params.switch);
-    return { name: s.name, ports: Object.keys(s.ports) };
+    return { name: s.name, ports: [...rm.portsBySwitch.get(s.name)] };
   });
 
   app.put<{ Params: Port }>('/switch/:switch/port/*', { schema: S.portNoBody }, async (req) => {
     requireAdmin(req.caller);
     const s = sw(req.params.switch);
     const name = req.params['*'];
-    if (Object.hasOwn(s.ports, name)) throw duplicate(`port ${name} of switch ${s.name}`);
+    if (rm.port(s.name, name)) throw duplicate(`port ${name} of switch ${s.name}`);
     const info = SWITCH_TYPES[s.type];
     if (info && !info.portName.test(name)) throw badArgument(`"${name}" is not a valid port name for ${s.type}`);
     await world.switches.ask(s.name, { type: 'switch.registerPort', by: req.caller.user, port: name });
@@ -71,16 +68,16 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     await world.switches.ask(req.params.switch, { type: 'switch.deletePort', by: req.caller.user, port: req.params['*'] });
   });
 
-  // show_port (decisions.md §12)
+  // show_port (docs/api-conventions.md §12)
   app.get<{ Params: Port }>('/switch/:switch/port/*', { schema: S.showPort }, async (req) => {
     requireAdmin(req.caller);
     const wire = port(sw(req.params.switch), req.params['*']);
     if (!wire) return {};
-    return { node: wire.node, nic: wire.nic, networks: own(rm.nodes.get(wire.node)?.nics ?? {}, wire.nic)?.networks ?? {} };
+    return { node: wire.node, nic: wire.nic, networks: rm.nic(wire.node, wire.nic)?.networks ?? {} };
   });
 
   // The body depends on the action, so it is checked here, before authentication
-  // (decisions.md §2: a bad request is a 400 even for an unknown caller).
+  // (docs/api-conventions.md §2: a bad request is a 400 even for an unknown caller).
   const checkActionBody = async (req: FastifyRequest<{ Params: Port; Body: Record<string, unknown> }>) => {
     const split = splitAction(req.params['*']);
     if (!split) return;
@@ -97,17 +94,17 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     const wire = port(s, split.port);
     if (split.action === 'connect_nic') {
       const { node, nic } = req.body as { node: string; nic: string };
-      const n = found(rm.nodes.get(node), `node ${node}`);
-      found(own(n.nics, nic), `nic ${nic} of node ${node}`);
+      found(rm.nodes.get(node), `node ${node}`);
+      found(rm.nic(node, nic), `nic ${nic} of node ${node}`);
       await world.nodes.ask(node, { type: 'node.wireNic', by: req.caller.user, nic, switch: s.name, port: split.port });
     } else if (split.action === 'detach_nic') {
       if (!wire) throw notFound(`a nic connection of port ${split.port} of switch ${s.name}`);
       await world.nodes.ask(wire.node, { type: 'node.unwireNic', by: req.caller.user, nic: wire.nic, switch: s.name, port: split.port });
     } else {
-      // port_revert (decisions.md §12): queue the removal of every network from the port.
+      // port_revert (docs/api-conventions.md §12): queue the removal of every network from the port.
       if (!wire) throw notFound(`a nic connection of port ${split.port} of switch ${s.name}`);
-      const seq = await world.nodes.ask<number>(wire.node, { type: 'node.revertPort', by: req.caller.user, nic: wire.nic });
-      return reply.code(202).send({ status_id: encodeStatusId(rm.nodes.get(wire.node)!, seq) });
+      const ref = await world.nodes.ask(wire.node, { type: 'node.revertPort', by: req.caller.user, nic: wire.nic });
+      return reply.code(202).send({ status_id: encodeStatusId(rm.nodes.get(wire.node)!, ref) });
     }
   });
 

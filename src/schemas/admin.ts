@@ -1,9 +1,9 @@
 import { params, noQuery, noBody, body, str } from './common';
 
 export const listActors = { querystring: noQuery } as const;
-export const showActor = { params: params('kind', 'id'), querystring: noQuery } as const;
-export const journal = {
-  params: params('kind', 'id'),
+/** `/admin/actors/<kind>/<id>` and `…/<id>/journal?limit=N`; the id is one name, or two for nics and ports. */
+export const actor = {
+  params: { type: 'object', required: ['kind', '*'], properties: { kind: params('kind').properties.kind, '*': { type: 'string', minLength: 1 } } },
   querystring: {
     type: 'object',
     additionalProperties: false,

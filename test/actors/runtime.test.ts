@@ -10,6 +10,11 @@ import { HiltError } from '../../src/errors';
 
 const obm = { type: 'mock', fields: { host: 'h', user: 'u', password: 'p' } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
 
 describe('NodeActor and the actor runtime', () => {
   let dir: string;
@@ -40,12 +45,12 @@ describe('NodeActor and the actor runtime', () => {
     open();
     await world.rebuild();
     expect(world.rm.nodes.get('n1')?.project).to.equal('p');
-    expect(world.rm.nodes.get('n1')?.nics.eth0.macaddr).to.equal('m');
+    expect(world.rm.nic('n1', 'eth0')?.macaddr).to.equal('m');
     expect([...world.rm.nodesByProject.get('p')]).to.deep.equal(['n1']);
     // A woken actor recovers the same state: a second assignment is refused.
     const err = await world.projects.ask('p', { type: 'project.connectNode', by: 'admin', node: 'n1' }).catch((e) => e);
     expect(err).to.be.instanceOf(HiltError);
-    expect((err as HiltError).status).to.equal(409);
+    expect((err as HiltError).type).to.equal('BlockedError');
   });
 
   it('spawns actors on demand and stops them when idle; they wake again from LMDB', async () => {
@@ -56,8 +61,9 @@ describe('NodeActor and the actor runtime', () => {
     expect(world.nodes.isLive('n1')).to.equal(false);
     await world.nodes.ask('n1', { type: 'node.registerNic', by: 'admin', nic: 'eth1', macaddr: 'x' });
     expect(world.nodes.isLive('n1')).to.equal(true);
-    expect(Object.keys(world.rm.nodes.get('n1')!.nics)).to.deep.equal(['eth1']);
-    expect(engine.head('node:n1')).to.equal(2);
+    expect(world.rm.nicsOf('n1').map((n) => n.name)).to.deep.equal(['eth1']);
+    expect(await engine.head('node:n1')).to.equal(1);
+    expect(await engine.head('nic:n1/eth1')).to.equal(1);
   });
 
   it('serializes concurrent commands of one entity: exactly one of 20 assignments wins', async () => {
@@ -74,7 +80,7 @@ describe('NodeActor and the actor runtime', () => {
     open();
     const before = Date.now();
     await world.users.ask('u', { type: 'user.create', by: 'alice', passwordHash: 'h', isAdmin: false });
-    const [entry] = engine.journal('user:u', 1);
+    const [entry] = await all(world.users.journal('u', 1));
     const data = entry.data as { type: string; by: string; at: number };
     expect(data.type).to.equal('UserCreated');
     expect(data.by).to.equal('alice');
@@ -87,7 +93,7 @@ describe('NodeActor and the actor runtime', () => {
     world = new World(mem, { vlanPool: [[1, 2]] });
     mem.persist = async () => { throw new Error('disk full'); };
     const err = await world.projects.ask('p', { type: 'project.create', by: 'a' }).catch((e) => e);
-    expect((err as HiltError).status).to.equal(503);
+    expect((err as HiltError).type).to.equal('ServiceUnavailableError');
     expect(world.rm.projects.has('p')).to.equal(false);
   });
 

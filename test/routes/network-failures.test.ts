@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds } from '../helpers/server';
-import { RECENT_ACTIONS } from '../../actors/node/protocol';
+import { RECENT_ACTIONS } from '../../actors/nic/protocol';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -103,7 +103,7 @@ describe('network operations and rewiring, project moves', function () {
 describe('network operation statuses beyond the recent ones', function () {
   this.timeout(60_000);
 
-  it('are still answered from the journal, also after a restart; the node\'s state keeps only the recent ones', async () => {
+  it('are still answered from the journal, also after a restart; the nic\'s state keeps only the recent ones', async () => {
     let ts = await startTestServer();
     let api = ts.api;
     const { member } = await fixture(api, 'hp', 'hn');
@@ -116,7 +116,7 @@ describe('network operation statuses beyond the recent ones', function () {
       expect((await finished(api, r.body.status_id)).status).to.equal('DONE');
     }
     expect((await api.get('/node/hn')).body.nics[0].networks).to.deep.equal({});
-    expect((await api.get('/admin/actors/node/hn')).body.state.actions).to.have.length(RECENT_ACTIONS);
+    expect((await api.get('/admin/actors/nic/hn/eth0')).body.state.actions).to.have.length(RECENT_ACTIONS);
     for (let round = 0; round < 2; round++) {
       const first = (await must(api.with(member).get(`/networking_action/${ids[0]}`))).body;
       expect(first).to.include({ status: 'DONE', node: 'hn', nic: 'eth0', new_network: 'hp-net' });

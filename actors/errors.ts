@@ -1,0 +1,36 @@
+/**
+ * The one error catalogue: every refusal the service gives, named by HIL's error classes (HIL's
+ * clients read the `type`). Actors, routes and the service throw HiltError; the HTTP layer maps
+ * each type to a status in one place (src/errors.ts).
+ */
+export type ErrorType =
+  | 'BadArgumentError'
+  | 'AuthorizationError'
+  | 'NotFoundError'
+  | 'DuplicateError'
+  | 'AllocationError'
+  | 'BlockedError'
+  | 'IllegalStateError'
+  | 'ProjectMismatchError'
+  | 'RequestTooLargeError'
+  /** Hardware (a BMC) failed or timed out: not the client's mistake. */
+  | 'OBMError'
+  /** A headnode VM (QEMU, Open vSwitch) failed or timed out. */
+  | 'HeadnodeError'
+  /** Storage or an actor did not answer in time; the change was not acknowledged. */
+  | 'ServiceUnavailableError'
+  /** A bug. Logged with its stack; the client gets a generic message. */
+  | 'ServerError';
+
+export class HiltError extends Error {
+  constructor(readonly type: ErrorType, message: string) {
+    super(message);
+  }
+}
+
+export const notFound = (what: string) => new HiltError('NotFoundError', `${what} does not exist`);
+export const duplicate = (what: string) => new HiltError('DuplicateError', `${what} already exists`);
+export const blocked = (msg: string) => new HiltError('BlockedError', msg);
+export const badArgument = (msg: string) => new HiltError('BadArgumentError', msg);
+export const unauthorized = (msg = 'you do not have permission for this call') => new HiltError('AuthorizationError', msg);
+export const conflict = (msg: string) => new HiltError('IllegalStateError', msg);

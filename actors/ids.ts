@@ -1,0 +1,23 @@
+/**
+ * Actor ids of the entities that live inside another: a nic is `<node>/<nic>`, a switch port
+ * `<switch>/<port>`. Each part has `%` and `/` escaped (port names such as `gi1/0/3` contain
+ * `/`), so an id splits back into its two names unambiguously, and ordinary names stay
+ * readable (`nic:n1/eth0`).
+ */
+const escape = (s: string) => s.replace(/%/g, '%25').replace(/\//g, '%2F');
+const unescape = (s: string) => s.replace(/%(25|2F)/g, (_m, c: string) => (c === '25' ? '%' : '/'));
+
+const join = (outer: string, inner: string) => `${escape(outer)}/${escape(inner)}`;
+
+export const nicId = join;
+export const portId = join;
+
+/** An id made by nicId or portId → its two names. */
+export function splitId(id: string): [string, string] {
+  const i = id.indexOf('/');
+  if (i < 0) return [unescape(id), ''];
+  return [unescape(id.slice(0, i)), unescape(id.slice(i + 1))];
+}
+
+/** The id prefix of every nic of a node (or port of a switch): for range reads. */
+export const childPrefix = (outer: string) => `${escape(outer)}/`;

@@ -1,0 +1,208 @@
+import { Asker, Behavior, Decision, assertNever } from '../runtime';
+import { duplicate, notFound, blocked, conflict } from '../errors';
+import type { ReadModel, PortRef } from '../readmodel';
+import type { NetworkUseBook } from '../network/uses';
+import { nicId, portId, splitId } from '../ids';
+import { own } from '../own';
+import { newIncarnation } from '../node/actor';
+import type { PortCommand, PortReplies } from '../port/protocol';
+import { RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicState } from './protocol';
+
+const NATIVE = 'vlan/native';
+
+/** What the nic actor needs: the committed view, the network reservations, its port's actor, and who carries out its operations. */
+export interface NicDeps {
+  rm: ReadModel;
+  uses: NetworkUseBook;
+  ports: Asker<PortCommand, PortReplies>;
+  /** An operation of the node was committed: hand it on (the runner keeps the node's order). */
+  handOn(node: string): void;
+}
+
+/** Replace one action (by seq) in the history and in the pending slot; apply its effect when DONE. */
+function finish(state: NicState, seq: number, status: 'DONE' | 'ERROR', at: number | undefined, error?: string): NicState {
+  const action = state.actions.find((a) => a.seq === seq);
+  if (!action) return state;
+  const done: NetworkAction = { ...action, status, finishedAt: at, ...(error !== undefined ? { error } : {}) };
+  let networks = state.networks;
+  if (status === 'DONE') {
+    if (action.type === 'revert_port') networks = {};
+    else if (action.type === 'reapply_port') networks = state.networks;
+    else if (action.newNetwork) networks = { ...networks, [action.channel]: action.newNetwork };
+    else {
+      const { [action.channel]: _gone, ...rest } = networks;
+      networks = rest;
+    }
+  }
+  return {
+    ...state,
+    networks,
+    pending: state.pending?.seq === seq ? null : state.pending,
+    actions: state.actions.map((a) => (a.seq === seq ? done : a)),
+  };
+}
+
+export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicState, NicCommand, NicEvent> {
+  /** The port the nic is wired to (its port actor owns that fact; wiring changes pass this mailbox). */
+  function wiredPort(state: NicState): PortRef {
+    const port = rm.wiring.get(nicId(state.node, state.name));
+    if (!port) throw notFound(`a switch port connected to nic ${state.name} of node ${state.node}`);
+    return port;
+  }
+
+  function idle(state: NicState): void {
+    if (state.pending) throw conflict(`nic ${state.name} of node ${state.node} already has a pending network operation`);
+  }
+
+  /** Record the operation as pending (durable before the caller's 202), then hand it on. */
+  function queue(state: NicState, seq: number, action: NewAction, port: PortRef, extra: Partial<Decision<NicEvent>> = {}): Decision<NicEvent> {
+    // The node numbers its operations above its nics' own, so this holds unless an earlier
+    // accept timed out while still committing; never reuse a number within one nic.
+    const n = Math.max(seq, state.lastSeq + 1);
+    const queued: NetworkAction = { ...action, seq: n, nic: state.name, ...port, status: 'PENDING', acceptedAt: Date.now() };
+    return {
+      events: [{ type: 'NetworkActionQueued', action: queued }],
+      value: { nic: state.name, incarnation: state.incarnation, seq: n },
+      ...extra,
+      afterCommit: () => handOn(state.node),
+    };
+  }
+
+  return {
+    kind: 'nic',
+
+    apply(state, e, id) {
+      switch (e.type) {
+        case 'NicRegistered': {
+          const [node, name] = splitId(id);
+          return {
+            node, name, incarnation: e.incarnation, nodeIncarnation: e.nodeIncarnation, macaddr: e.macaddr,
+            networks: {}, pending: null, lastSeq: 0, actions: [],
+          };
+        }
+        case 'NicDeleted':
+          return null;
+        case 'NetworkActionQueued': {
+          if (!state) return state;
+          const a = e.action;
+          const actions = [...state.actions, a];
+          // Trim the oldest finished statuses; a pending one is never dropped.
+          for (let i = 0; actions.length > RECENT_ACTIONS && i < actions.length; ) {
+            if (actions[i].status === 'PENDING') i++;
+            else actions.splice(i, 1);
+          }
+          return { ...state, lastSeq: Math.max(state.lastSeq, a.seq), actions, pending: a };
+        }
+        case 'NetworkActionDone':
+          return state && finish(state, e.seq, 'DONE', e.at);
+        case 'NetworkActionFailed':
+          return state && finish(state, e.seq, 'ERROR', e.at, e.error);
+        case 'NicNetworkForceDetached': {
+          if (!state) return state;
+          const { [e.channel]: _gone, ...networks } = state.networks;
+          return { ...state, networks };
+        }
+        default:
+          return assertNever(e);
+      }
+    },
+
+    async decide(state, cmd, id) {
+      if (cmd.type === 'nic.register') {
+        if (state) throw duplicate(`nic ${state.name} of node ${state.node}`);
+        return { events: [{ type: 'NicRegistered', macaddr: cmd.macaddr, incarnation: newIncarnation(), nodeIncarnation: cmd.nodeIncarnation }] };
+      }
+      if (!state) {
+        const [node, nic] = splitId(id);
+        throw notFound(`nic ${nic} of node ${node}`);
+      }
+      const name = `nic ${state.name} of node ${state.node}`;
+      switch (cmd.type) {
+        case 'nic.delete': {
+          if (Object.keys(state.networks).length) throw blocked(`${name} is attached to a network`);
+          if (state.pending) throw blocked(`${name} has a pending network operation`);
+          // Deleting a wired nic frees its port (the port owns that fact: ask it first).
+          const wired = rm.wiring.get(id);
+          if (wired) await ports.ask(portId(wired.switch, wired.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name });
+          return { events: [{ type: 'NicDeleted' }] };
+        }
+        case 'nic.wire':
+          if (rm.wiring.has(id)) throw duplicate(`a port connection of ${name}`);
+          await ports.ask(portId(cmd.switch, cmd.port), { type: 'port.wire', by: cmd.by, node: state.node, nic: state.name });
+          return { events: [] };
+        case 'nic.unwire':
+          // A queued operation still targets this port: it must not reach a port that is
+          // meanwhile wired to another nic.
+          if (state.pending) throw blocked(`${name} has a pending network operation`);
+          await ports.ask(portId(cmd.switch, cmd.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name });
+          return { events: [] };
+
+        case 'nic.connect': {
+          // docs/api-conventions.md §8: … nic not wired 404 → pending 409 → access 409 → attached 409 → channel used 409 → channel illegal 409.
+          const port = wiredPort(state);
+          idle(state);
+          const net = rm.networks.get(cmd.network);
+          if (!net) throw notFound(`network ${cmd.network}`);
+          if (net.access.length && !net.access.includes(cmd.project)) {
+            throw conflict(`project ${cmd.project} has no access to network ${cmd.network}`);
+          }
+          if (Object.values(state.networks).includes(cmd.network)) throw conflict(`network ${cmd.network} is already attached to nic ${state.name}`);
+          if (own(state.networks, cmd.channel)) throw conflict(`channel ${cmd.channel} of nic ${state.name} is already in use`);
+          if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
+            throw conflict(`channel ${cmd.channel} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
+          }
+          // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
+          const key = `${id}\u0000${cmd.seq}`;
+          if (!uses.reserve(cmd.network, key, cmd.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
+          return queue(state, cmd.seq, { type: 'modify_port', channel: cmd.channel, newNetwork: cmd.network, vlan: net.vlan }, port, {
+            settle: () => uses.release(cmd.network, key),
+          });
+        }
+        case 'nic.detach': {
+          // §8: … pending 409 → not attached 409; the wiring is no step of its own (an attached nic is wired).
+          idle(state);
+          const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
+          if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
+          const port = wiredPort(state);
+          return queue(state, cmd.seq, {
+            type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan,
+          }, port);
+        }
+        case 'nic.revert': {
+          const port = wiredPort(state);
+          idle(state);
+          return queue(state, cmd.seq, { type: 'revert_port', channel: '', newNetwork: null }, port);
+        }
+        case 'nic.reapply': {
+          const port = wiredPort(state);
+          idle(state);
+          return queue(state, cmd.seq, { type: 'reapply_port', channel: '', newNetwork: null }, port);
+        }
+        case 'nic.forceDetach': {
+          if (state.pending) throw conflict(`${name} has a pending network operation`);
+          const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
+          if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
+          // The port forgets the VLAN first: a port that holds less than its nic is safe, one
+          // that holds more could keep a reused VLAN in another tenant's network on a re-apply.
+          const wired = rm.wiring.get(id);
+          const vlan = rm.networks.get(cmd.network)?.vlan;
+          if (wired && vlan !== undefined) {
+            await ports.ask(portId(wired.switch, wired.port), { type: 'port.forget', by: cmd.by, native: channel === NATIVE, vlan });
+          }
+          return { events: [{ type: 'NicNetworkForceDetached', channel, network: cmd.network }] };
+        }
+        case 'nic.actionFinished': {
+          const action = state.actions.find((a) => a.seq === cmd.seq);
+          // Already finished (e.g. resumed after a restart): nothing to record.
+          if (!action || action.status !== 'PENDING') return { events: [] };
+          const event: NicEvent = cmd.error === null
+            ? { type: 'NetworkActionDone', seq: cmd.seq }
+            : { type: 'NetworkActionFailed', seq: cmd.seq, error: cmd.error };
+          return { events: [event] };
+        }
+        default:
+          return assertNever(cmd);
+      }
+    },
+  };
+}

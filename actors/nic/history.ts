@@ -1,0 +1,106 @@
+/**
+ * Operation statuses of nics, recent and old: the one place that reads them back. A nic's state
+ * keeps only its RECENT_ACTIONS newest operations (and every pending one): a full history in
+ * every nic's state would cost a data centre gigabytes of memory and fatten every snapshot. The
+ * statuses must stay available (at least the last 1,000 per node: docs/api-conventions.md §8),
+ * so older ones are read back from the nic's journal, which keeps them all, also after the
+ * nic is deleted.
+ *
+ * A nic's journal holds every registration of its name: the events after a NicRegistered belong
+ * to that registration (its incarnation), and a status names the registration it belongs to.
+ */
+import type { JournalEntry } from '../persistence/engine';
+import type { Stamp } from '../runtime';
+import type { ReadModel } from '../readmodel';
+import type { NodeState } from '../node/protocol';
+import { childPrefix, nicId } from '../ids';
+import type { NetworkAction, NicEvent } from './protocol';
+
+/** Statuses a listing shows at most (at least the last 1,000 are kept). */
+export const LISTED_ACTIONS = 1000;
+/** Events read back per nic at most: 1,000 operations take about 2,000, plus the nic's other events. */
+const SCAN_LIMIT = 5000;
+
+/** What reading statuses needs: the committed view and the nics' journals. */
+export interface NicJournals {
+  rm: ReadModel;
+  nics: {
+    journal(id: string, limit: number): AsyncIterable<JournalEntry>;
+    storedIds(idPrefix: string): Promise<string[]>;
+  };
+}
+
+/** A status as its node's clients know it. */
+export interface StatusOf { action: NetworkAction; nicIncarnation: string }
+
+interface Segment { incarnation: string; nodeIncarnation: string; actions: NetworkAction[] }
+
+/**
+ * The registrations of one nic name, newest first, each with its operations newest first:
+ * read lazily, so a caller that has found what it wanted stops reading.
+ */
+async function* segments(journals: NicJournals, id: string): AsyncGenerator<Segment> {
+  const outcomes = new Map<number, Partial<NetworkAction>>();
+  let actions: NetworkAction[] = [];
+  for await (const entry of journals.nics.journal(id, SCAN_LIMIT)) {
+    const e = entry.data as NicEvent & Stamp;
+    if (e.type === 'NetworkActionDone') outcomes.set(e.seq, { status: 'DONE', finishedAt: e.at });
+    else if (e.type === 'NetworkActionFailed') outcomes.set(e.seq, { status: 'ERROR', error: e.error, finishedAt: e.at });
+    else if (e.type === 'NetworkActionQueued') actions.push({ ...e.action, ...outcomes.get(e.action.seq) });
+    else if (e.type === 'NicRegistered') {
+      yield { incarnation: e.incarnation, nodeIncarnation: e.nodeIncarnation, actions };
+      actions = [];
+      outcomes.clear();
+    }
+  }
+}
+
+/** One status by the nic's registration and the operation's number. */
+export async function findStatus(journals: NicJournals, node: string, nic: string, incarnation: string, seq: number): Promise<NetworkAction | undefined> {
+  const current = journals.rm.nic(node, nic);
+  if (current?.incarnation === incarnation) {
+    const recent = current.actions.find((a) => a.seq === seq);
+    if (recent) return recent;
+  }
+  for await (const s of segments(journals, nicId(node, nic))) {
+    if (s.incarnation === incarnation) return s.actions.find((a) => a.seq === seq);
+  }
+  return undefined;
+}
+
+/** A status of the first data format, named by its node's registration and number alone. */
+export async function findFirstFormatStatus(journals: NicJournals, node: NodeState, seq: number): Promise<StatusOf | undefined> {
+  for (const nic of journals.rm.nicsOf(node.name)) {
+    const recent = nic.actions.find((a) => a.seq === seq && a.firstFormat);
+    if (recent) return { action: recent, nicIncarnation: nic.incarnation };
+  }
+  for (const id of await journals.nics.storedIds(childPrefix(node.name))) {
+    for await (const s of segments(journals, id)) {
+      if (s.nodeIncarnation !== node.incarnation) continue;
+      const action = s.actions.find((a) => a.seq === seq && a.firstFormat);
+      if (action) return { action, nicIncarnation: s.incarnation };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The node's newest statuses (at most `max`), newest first: those of its current registration,
+ * from every nic it has had, deleted ones included.
+ */
+export async function listStatuses(journals: NicJournals, node: NodeState, max = LISTED_ACTIONS): Promise<StatusOf[]> {
+  const out: StatusOf[] = [];
+  for (const id of await journals.nics.storedIds(childPrefix(node.name))) {
+    let taken = 0;
+    for await (const s of segments(journals, id)) {
+      if (s.nodeIncarnation !== node.incarnation) continue;
+      for (const action of s.actions) {
+        out.push({ action, nicIncarnation: s.incarnation });
+        if (++taken >= max) break;
+      }
+      if (taken >= max) break;
+    }
+  }
+  out.sort((a, b) => b.action.acceptedAt - a.action.acceptedAt || b.action.seq - a.action.seq);
+  return out.slice(0, max);
+}

@@ -1,0 +1,96 @@
+/**
+ * Carries out the nics' pending network operations, outside their mailboxes (DESIGN.md rule 4):
+ * it hands an operation to its port actor (nic → port), waits for the outcome and records it in
+ * the nic (`nic.actionFinished`). A node's operations are applied in the order it accepted them,
+ * also across its nics: at most one operation per node is with a port, the lowest-numbered
+ * pending one, and the next goes only once the outcome is committed. It holds no durable state:
+ * after a restart, resumeAll() hands on every operation still pending in storage (the port's
+ * changes are idempotent, so a repeat does not change the outcome).
+ */
+import type { Asker } from '../runtime';
+import type { ReadModel } from '../readmodel';
+import { nicId, portId } from '../ids';
+import type { PortChange, PortCommand, PortReplies } from '../port/protocol';
+import type { NetworkAction, NicCommand, NicReplies } from './protocol';
+
+export interface NetworkOperationsDeps {
+  rm: ReadModel;
+  nics: Asker<NicCommand, NicReplies>;
+  ports: Asker<PortCommand, PortReplies>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The port change an operation asks for; null when it cannot be carried out. */
+function changeOf(a: NetworkAction): PortChange | null {
+  if (a.type === 'revert_port') return { kind: 'revert' };
+  if (a.type === 'reapply_port') return { kind: 'reapply' };
+  if (a.vlan === undefined) return null;
+  return { kind: a.newNetwork ? 'attach' : 'detach', native: a.channel === 'vlan/native', vlan: a.vlan };
+}
+
+export class NetworkOperations {
+  /** nodes with an operation at a port now */
+  private readonly inFlight = new Set<string>();
+  private closing = false;
+
+  constructor(private readonly deps: NetworkOperationsDeps) {}
+
+  /** Hand the node's oldest pending operation to its port, unless one of the node's is there already. */
+  handOn(node: string): void {
+    if (this.inFlight.has(node) || this.closing) return;
+    const { rm } = this.deps;
+    let next: NetworkAction | undefined;
+    for (const nic of rm.pendingByNode.get(node)) {
+      const p = rm.nic(node, nic)?.pending;
+      if (p && (!next || p.seq < next.seq || (p.seq === next.seq && p.nic < next.nic))) next = p;
+    }
+    if (!next) return;
+    const action = next;
+    this.inFlight.add(node);
+    void this.carryOut(node, action).then((recorded) => {
+      this.inFlight.delete(node);
+      // Not recorded (shutting down): the operation stays PENDING in storage and is resumed at the next start.
+      if (recorded) this.handOn(node);
+    });
+  }
+
+  /** After a start: hand on every operation that was pending. */
+  resumeAll(): void {
+    for (const node of [...this.deps.rm.pendingByNode.keys()]) this.handOn(node);
+  }
+
+  close(): void {
+    this.closing = true;
+  }
+
+  private async carryOut(node: string, action: NetworkAction): Promise<boolean> {
+    const change = changeOf(action);
+    let error: string | null;
+    if (!change) {
+      error = 'the network of this operation has no VLAN id';
+    } else {
+      try {
+        error = await this.deps.ports.ask(portId(action.switch, action.port),
+          { type: 'port.apply', by: 'switch', node, nic: action.nic, change }, { unbounded: true });
+      } catch (err) {
+        error = (err as Error).message;
+      }
+    }
+    if (this.closing) return false;
+    return this.record(node, action, error);
+  }
+
+  /** Commit the outcome; retried with backoff, since a lost outcome would stall the node. */
+  private async record(node: string, action: NetworkAction, error: string | null): Promise<boolean> {
+    for (let attempt = 0; !this.closing; attempt++) {
+      try {
+        await this.deps.nics.ask(nicId(node, action.nic), { type: 'nic.actionFinished', by: 'switch', seq: action.seq, error });
+        return true;
+      } catch {
+        await sleep(Math.min(5_000, 50 * 2 ** attempt));
+      }
+    }
+    return false;
+  }
+}

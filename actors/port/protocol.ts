@@ -1,0 +1,63 @@
+/**
+ * Switch port actor protocol (`port:<switch>/<port>`). The port owns its registration, which
+ * nic it is wired to, and the VLAN configuration the service holds for it; it is the only
+ * caller of hardware for that port, through its switch's session. Registration and deletion
+ * come from its switch actor (switch → port); wiring and operations from its nic (nic → port).
+ */
+
+/** A port's whole VLAN configuration. */
+export interface PortConfig { native: number | null; tagged: number[] }
+
+export const EMPTY_CONFIG: PortConfig = { native: null, tagged: [] };
+
+export interface Wire { node: string; nic: string }
+
+export interface PortState {
+  switch: string;
+  name: string;
+  /** the wired nic, or null */
+  wire: Wire | null;
+  /** what the service holds for the port: changed only after the switch applied it */
+  config: PortConfig;
+}
+
+/** One operation's change to the port. */
+export type PortChange =
+  | { kind: 'attach'; native: boolean; vlan: number }
+  | { kind: 'detach'; native: boolean; vlan: number }
+  /** remove every VLAN */
+  | { kind: 'revert' }
+  /** set the port to the configuration the service holds (repairs drift) */
+  | { kind: 'reapply' };
+
+export type PortCommand =
+  | { type: 'port.register'; by: string }
+  | { type: 'port.delete'; by: string }
+  | { type: 'port.wire'; by: string; node: string; nic: string }
+  | { type: 'port.unwire'; by: string; node: string; nic: string }
+  /**
+   * Carry out a change on the hardware for the wired nic. Answered when the switch is done:
+   * null, or why it failed (the port was then set back to the configuration the service holds).
+   */
+  | { type: 'port.apply'; by: string; node: string; nic: string; change: PortChange }
+  /** internal: record the configuration the switch now has */
+  | { type: 'port.configured'; by: string; config: PortConfig }
+  /** force-detach for a dead switch: forget a VLAN without touching the hardware */
+  | { type: 'port.forget'; by: string; native: boolean; vlan: number };
+
+export interface PortReplies {
+  'port.register': void;
+  'port.delete': void;
+  'port.wire': void;
+  'port.unwire': void;
+  'port.apply': string | null;
+  'port.configured': void;
+  'port.forget': void;
+}
+
+export type PortEvent =
+  | { type: 'PortRegistered' }
+  | { type: 'PortDeleted' }
+  | { type: 'PortWired'; node: string; nic: string }
+  | { type: 'PortUnwired' }
+  | { type: 'PortConfigured'; config: PortConfig };
