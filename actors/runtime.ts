@@ -102,6 +102,8 @@ export class ActorRuntime {
   private readonly kinds = new Map<string, EntityRegistry<any, any, any, any>>();
   private readonly sweeper: NodeJS.Timeout;
   private sweeping = false;
+  /** set once close() has stopped the actors: asks are refused at once */
+  stopped = false;
 
   constructor(readonly engine: PersistenceEngine, opts: RuntimeOptions = {}) {
     this.system = start(configurePersistence(nactEngine(engine) as any));
@@ -154,6 +156,7 @@ export class ActorRuntime {
     while ([...this.kinds.values()].some((r) => r.busy()) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
     }
+    this.stopped = true;
     stop(this.system);
   }
 }
@@ -178,6 +181,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
 
   /** Send a command to the entity's actor; its answer is the protocol's reply to that command. */
   ask<K extends C['type']>(id: string, cmd: Extract<C, { type: K }>, opts: AskOptions = {}): Promise<R[K]> {
+    if (this.rt.stopped) return Promise.reject(new HiltError('ServiceUnavailableError', 'the service is shutting down'));
     const actor = this.wake(id);
     // A deferred answer (hardware) keeps no message in the mailbox: it neither holds the actor
     // awake nor delays a shutdown, and its answer does not need the actor.

@@ -58,6 +58,7 @@ export class World {
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent, UserReplies>;
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
   private closing = false;
+  private closed?: Promise<void>;
 
   constructor(engine: PersistenceEngine, opts: WorldOptions) {
     const rm = this.rm;
@@ -122,9 +123,9 @@ export class World {
     }
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closing = true;
     this.operations.close();
-    await this.runtime.close();
+    return (this.closed ??= this.runtime.close());
   }
 }

@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { World } from '../../../actors/world';
+import { testWorld, wiredNode, settled, TestWorld, FAKE_SWITCH } from '../../helpers/world';
+
+const by = 'admin';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('NetworkOperations (the runner of pending operations)', () => {
+  let t: TestWorld;
+  let world: World;
+  beforeEach(async () => {
+    t = testWorld();
+    world = t.world;
+    await wiredNode(world, ['eth0', 'eth1', 'eth2']);
+  });
+  afterEach(() => t.close());
+
+  it('applies a node\'s operations in acceptance order across its nics, one at a time', async () => {
+    t.driver.hold();
+    for (const [nic, network, channel] of [['eth2', 'w1', 'vlan/native'], ['eth0', 'w2', 'vlan/101'], ['eth1', 'w1', 'vlan/100']]) {
+      await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic, network, channel });
+    }
+    await sleep(30);
+    // Only the first is at the switch; the others wait for its outcome to be committed.
+    expect(t.driver.log).to.deep.equal([]);
+    expect([...world.rm.pendingByNode.get('n1')].sort()).to.deep.equal(['eth0', 'eth1', 'eth2']);
+    t.driver.release();
+    await settled(world);
+    expect(t.driver.log).to.deep.equal(['s1 gi1/0/3 native 100', 's1 gi1/0/1 tag 101', 's1 gi1/0/2 tag 100']);
+  });
+
+  it('runs different nodes in parallel', async () => {
+    await world.switches.ask('s2', { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: {} });
+    await world.switches.ask('s2', { type: 'switch.registerPort', by, port: 'x' });
+    await world.nodes.ask('n2', { type: 'node.register', by, obm: { type: 'mock', fields: {} } });
+    await world.nodes.ask('n2', { type: 'node.registerNic', by, nic: 'e', macaddr: 'm' });
+    await world.nodes.ask('n2', { type: 'node.wireNic', by, nic: 'e', switch: 's2', port: 'x' });
+    await world.projects.ask('p', { type: 'project.connectNode', by, node: 'n2' });
+    t.driver.hold();
+    await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+    await world.nodes.ask('n2', { type: 'node.connectNetwork', by, project: 'p', nic: 'e', network: 'w1', channel: 'vlan/native' });
+    await sleep(20);
+    t.driver.release();
+    await settled(world, 'n1');
+    await settled(world, 'n2');
+    expect(t.driver.log.sort()).to.deep.equal(['s1 gi1/0/1 native 100', 's2 x native 100']);
+  });
+
+  it('leaves operations PENDING in storage when the service stops, and resumes them at the next start', async () => {
+    t.driver.hold();
+    await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+    await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth1', network: 'w2', channel: 'vlan/native' });
+    await world.close();
+    t.driver.release();
+    await sleep(20);
+    const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: () => t.driver });
+    try {
+      await again.rebuild();
+      expect(again.rm.nic('n1', 'eth0')!.pending?.status).to.equal('PENDING');
+      again.operations.resumeAll();
+      await settled(again);
+      expect(again.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1' });
+      expect(again.rm.nic('n1', 'eth1')!.networks).to.deep.equal({ 'vlan/native': 'w2' });
+      expect(t.driver.port('s1', 'gi1/0/2')).to.deep.equal({ native: 101, tagged: [] });
+    } finally {
+      await again.close();
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import { World } from '../../../actors/world';
+import { MemoryPersistenceEngine } from '../../../actors/persistence/memory';
+import { upgradeStorage, CURRENT_FORMAT } from '../../../actors/persistence/upgrade';
+import type { PersistedEvent } from '../../../actors/persistence/engine';
+
+const at = 1_700_000_000_000;
+const ev = (key: string, seq: number, data: object): PersistedEvent => ({ key, sequenceNumber: seq, data: { by: 'admin', at: at + seq, ...data }, tags: [], createdAt: at + seq });
+const action = { seq: 1, nic: 'eth0', type: 'modify_port', channel: 'vlan/native', newNetwork: 'w', vlan: 100, switch: 's', port: 'gi1/0/1', status: 'PENDING', acceptedAt: at };
+
+/** What the first data format wrote for: network w (VLAN 100); node n1 with nic eth0 attached to w; switch s with port gi1/0/1 wired to it. */
+async function firstFormat(engine: MemoryPersistenceEngine): Promise<void> {
+  await engine.persist([
+    ev('network:w', 1, { type: 'NetworkCreated', owner: 'admin', access: [], vlan: 100, dynamic: true }),
+    ev('node:n1', 1, { type: 'NodeRegistered', obm: { type: 'mock', host: 'h', user: 'u', password: 'p' }, incarnation: 'i1' }),
+    ev('node:n1', 2, { type: 'NicRegistered', nic: 'eth0', macaddr: 'mac' }),
+    ev('node:n1', 3, { type: 'NetworkActionQueued', action }),
+    ev('node:n1', 4, { type: 'NetworkActionDone', seq: 1 }),
+    ev('switch:s', 1, { type: 'SwitchRegistered', switchType: 'mock', fields: { hostname: 'h' } }),
+    ev('switch:s', 2, { type: 'PortRegistered', port: 'gi1/0/1' }),
+    ev('switch:s', 3, { type: 'PortWired', port: 'gi1/0/1', node: 'n1', nic: 'eth0' }),
+  ]);
+}
+
+async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+describe('upgrade of stored data to the current format', () => {
+  it('moves nics and ports into actors of their own, keeping time, user and statuses; once', async () => {
+    const engine = new MemoryPersistenceEngine();
+    await firstFormat(engine);
+    const world = new World(engine, { vlanPool: [[100, 199]] });
+    const summary = await upgradeStorage(world);
+    expect(summary).to.include({ from: 1, to: CURRENT_FORMAT, nodes: 1, nics: 1, switches: 1, ports: 1 });
+    expect(await upgradeStorage(world)).to.equal(null);
+    await world.rebuild();
+    const nic = world.rm.nic('n1', 'eth0')!;
+    expect(nic).to.include({ macaddr: 'mac', nodeIncarnation: 'i1', lastSeq: 1, pending: null });
+    expect(nic.networks).to.deep.equal({ 'vlan/native': 'w' });
+    expect(nic.actions[0]).to.include({ seq: 1, status: 'DONE', firstFormat: true, finishedAt: at + 4 });
+    expect(world.rm.nodes.get('n1')).to.deep.equal({ name: 'n1', incarnation: 'i1', project: null, obm: { type: 'mock', fields: { host: 'h', user: 'u', password: 'p' } } });
+    expect(world.rm.switches.get('s')).to.deep.equal({ name: 's', type: 'mock', fields: { hostname: 'h' } });
+    expect(world.rm.port('s', 'gi1/0/1')).to.deep.equal({ switch: 's', name: 'gi1/0/1', wire: { node: 'n1', nic: 'eth0' }, config: { native: 100, tagged: [] } });
+    const journal = (await all(world.nics.journal('n1/eth0', 10))).map((e) => e.data as { type: string; by: string; at: number });
+    expect(journal.map((e) => e.type)).to.deep.equal(['NetworkActionDone', 'NetworkActionQueued', 'NicRegistered']);
+    expect(journal.map((e) => e.at)).to.deep.equal([at + 4, at + 3, at + 2]);
+    await world.close();
+  });
+
+  it('goes on where it stopped when it was interrupted, copying nothing twice', async () => {
+    const engine = new MemoryPersistenceEngine();
+    await firstFormat(engine);
+    const world = new World(engine, { vlanPool: [[100, 199]] });
+    const persist = engine.persist.bind(engine);
+    engine.persist = async (events) => {
+      if (events.some((e) => e.key.startsWith('switch:'))) throw new Error('power lost');
+      return persist(events);
+    };
+    const err = await upgradeStorage(world).catch((e: Error) => e);
+    expect((err as Error).message).to.equal('power lost');
+    expect(await engine.head('nic:n1/eth0')).to.equal(3); // the node was done, in one write
+    expect(await engine.head('port:s/gi1%2F0%2F1')).to.equal(0);
+    engine.persist = persist;
+    expect(await upgradeStorage(world)).to.include({ nodes: 0, switches: 1, ports: 1 });
+    expect(await engine.head('nic:n1/eth0')).to.equal(3);
+    expect(await engine.head('port:s/gi1%2F0%2F1')).to.equal(3);
+    await world.close();
+  });
+
+  it('records the format in a new, empty store without reporting an upgrade', async () => {
+    const engine = new MemoryPersistenceEngine();
+    const world = new World(engine, { vlanPool: [[100, 199]] });
+    expect(await upgradeStorage(world)).to.equal(null);
+    expect(await engine.head('meta:format')).to.equal(1);
+    expect(await upgradeStorage(world)).to.equal(null);
+    expect(await engine.head('meta:format')).to.equal(1);
+    await world.close();
+  });
+});

@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import { HiltError } from '../../../actors/errors';
+import { portId } from '../../../actors/ids';
+import { configAfter } from '../../../actors/port/hardware';
+import { World } from '../../../actors/world';
+import { testWorld, wiredNode, TestWorld } from '../../helpers/world';
+
+const by = 'admin';
+const P = portId('s1', 'gi1/0/1');
+const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a refusal'); }, (e: HiltError) => e);
+
+describe('PortActor (switch → port, nic → port, and the hardware path)', () => {
+  let t: TestWorld;
+  let world: World;
+  beforeEach(async () => {
+    t = testWorld();
+    world = t.world;
+    await wiredNode(world);
+  });
+  afterEach(() => t.close());
+
+  const apply = (change: Parameters<World['ports']['ask']>[1] extends never ? never : any, nic = 'eth0') =>
+    world.ports.ask(P, { type: 'port.apply', by, node: 'n1', nic, change }, { unbounded: true });
+
+  it('owns its registration and wiring: duplicates 409, a wired port cannot be deleted, unwiring names its nic', async () => {
+    expect((await refusal(world.switches.ask('s1', { type: 'switch.registerPort', by, port: 'gi1/0/1' }))).type).to.equal('DuplicateError');
+    expect((await refusal(world.switches.ask('s1', { type: 'switch.deletePort', by, port: 'gi1/0/1' }))).type).to.equal('BlockedError');
+    expect((await refusal(world.ports.ask(P, { type: 'port.wire', by, node: 'n1', nic: 'eth1' }))).type).to.equal('DuplicateError');
+    expect((await refusal(world.ports.ask(P, { type: 'port.unwire', by, node: 'n1', nic: 'eth1' }))).type).to.equal('NotFoundError');
+    expect((await refusal(world.switches.ask('s1', { type: 'switch.delete', by }))).type).to.equal('BlockedError');
+    expect((await refusal(world.ports.ask(portId('s1', 'nope'), { type: 'port.wire', by, node: 'n1', nic: 'eth0' }))).type).to.equal('NotFoundError');
+  });
+
+  it('answers a change once the switch applied it and its configuration is recorded, its mailbox free meanwhile', async () => {
+    t.driver.hold();
+    let answered = false;
+    const pending = apply({ kind: 'attach', native: false, vlan: 100 }).then((r) => { answered = true; return r; });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(answered).to.equal(false);
+    // Another message is handled while the switch is busy.
+    expect((await refusal(world.ports.ask(P, { type: 'port.wire', by, node: 'n1', nic: 'eth1' }))).type).to.equal('DuplicateError');
+    t.driver.release();
+    expect(await pending).to.equal(null);
+    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [100] });
+    expect((await world.ports.inspect(P))!.state!.config).to.deep.equal({ native: null, tagged: [100] });
+  });
+
+  it('after a failed change, answers the reason and sets the switch back to the configuration it holds', async () => {
+    expect(await apply({ kind: 'attach', native: true, vlan: 100 })).to.equal(null);
+    t.driver.failNext = 1;
+    const reason = await apply({ kind: 'attach', native: false, vlan: 101 });
+    expect(reason).to.match(/port gi1\/0\/1 refused; the port was set back to the configuration the service holds/);
+    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [] });
+    expect(t.driver.log.slice(-3)).to.deep.equal(['s1 gi1/0/1 tag 101', 's1 gi1/0/1 reset', 's1 gi1/0/1 native 100']);
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [] });
+  });
+
+  it('re-applies exactly its configuration (repairs a switch that lost it)', async () => {
+    expect(await apply({ kind: 'attach', native: false, vlan: 100 })).to.equal(null);
+    t.driver.ports.set('s1/gi1/0/1', { native: 55, tagged: [7] }); // drift
+    expect(await apply({ kind: 'reapply' })).to.equal(null);
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [100] });
+  });
+
+  it('touches nothing for a nic it is not wired to, and says so', async () => {
+    expect(await apply({ kind: 'revert' }, 'eth1')).to.match(/no longer wired to nic eth1 of node n1/);
+    expect(t.driver.log).to.deep.equal([]);
+  });
+
+  it('computes configurations: attach, detach, revert, re-apply', () => {
+    const c = { native: 5, tagged: [10] };
+    expect(configAfter(c, { kind: 'attach', native: false, vlan: 3 })).to.deep.equal({ native: 5, tagged: [3, 10] });
+    expect(configAfter(c, { kind: 'attach', native: false, vlan: 10 })).to.deep.equal({ native: 5, tagged: [10] });
+    expect(configAfter(c, { kind: 'attach', native: true, vlan: 6 })).to.deep.equal({ native: 6, tagged: [10] });
+    expect(configAfter(c, { kind: 'detach', native: false, vlan: 10 })).to.deep.equal({ native: 5, tagged: [] });
+    expect(configAfter(c, { kind: 'detach', native: true, vlan: 5 })).to.deep.equal({ native: null, tagged: [10] });
+    expect(configAfter(c, { kind: 'revert' })).to.deep.equal({ native: null, tagged: [] });
+    expect(configAfter(c, { kind: 'reapply' })).to.equal(c);
+  });
+});
