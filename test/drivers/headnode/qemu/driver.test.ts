@@ -10,11 +10,11 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 
-import { QemuHeadnodeDriver } from '../../../drivers/headnode/qemu';
-import { HeadnodeError, type HnicSpec } from '../../../drivers/headnode/types';
-import { makeBaseImage } from '../../helpers/images';
-import { startPrivateOvs, type PrivateOvs } from '../../helpers/ovs';
-import { alive, qemuProcesses, qmp, vncBanner, waitGone } from '../../helpers/vm';
+import { QemuHeadnodeDriver } from '../../../../drivers/headnode/qemu';
+import { HeadnodeError, type HnicSpec } from '../../../../drivers/headnode/types';
+import { makeBaseImage } from '../../../helpers/images';
+import { startPrivateOvs, type PrivateOvs } from '../../../helpers/ovs';
+import { alive, qemuProcesses, qmp, vncBanner, waitGone } from '../../../helpers/vm';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

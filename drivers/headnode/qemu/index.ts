@@ -1,0 +1,1 @@
+export { QemuHeadnodeDriver, type QemuHeadnodeOptions } from './driver';
