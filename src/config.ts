@@ -30,6 +30,8 @@ export interface Config {
   headnodeMemoryMb: number;
   /** how often running headnode VMs are checked for having died (0: never) */
   headnodeCheckMs: number;
+  /** bound on each headnode VM operation (start, stop, delete, recovery, check) */
+  headnodeTimeoutMs: number;
   /** delay of every VM operation of the mock headnode driver */
   mockHeadnodeDelayMs: number;
   mockSwitchDelayMs: number;
@@ -60,6 +62,7 @@ export const DEFAULTS: Config = {
   headnodeAccel: 'tcg',
   headnodeMemoryMb: 512,
   headnodeCheckMs: 5_000,
+  headnodeTimeoutMs: 120_000,
   mockHeadnodeDelayMs: 0,
   mockSwitchDelayMs: 0,
   mockSwitchSessionDelayMs: 0,
@@ -130,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_HEADNODE_ACCEL) cfg.headnodeAccel = oneOf('HILT_HEADNODE_ACCEL', env.HILT_HEADNODE_ACCEL, ACCELS);
   if (env.HILT_HEADNODE_MEMORY_MB) cfg.headnodeMemoryMb = int('HILT_HEADNODE_MEMORY_MB', env.HILT_HEADNODE_MEMORY_MB);
   if (env.HILT_HEADNODE_CHECK_MS) cfg.headnodeCheckMs = int('HILT_HEADNODE_CHECK_MS', env.HILT_HEADNODE_CHECK_MS);
+  if (env.HILT_HEADNODE_TIMEOUT_MS) cfg.headnodeTimeoutMs = int('HILT_HEADNODE_TIMEOUT_MS', env.HILT_HEADNODE_TIMEOUT_MS);
   if (env.HILT_MOCK_HEADNODE_DELAY_MS) cfg.mockHeadnodeDelayMs = int('HILT_MOCK_HEADNODE_DELAY_MS', env.HILT_MOCK_HEADNODE_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_DELAY_MS) cfg.mockSwitchDelayMs = int('HILT_MOCK_SWITCH_DELAY_MS', env.HILT_MOCK_SWITCH_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_SESSION_DELAY_MS) cfg.mockSwitchSessionDelayMs = int('HILT_MOCK_SWITCH_SESSION_DELAY_MS', env.HILT_MOCK_SWITCH_SESSION_DELAY_MS);

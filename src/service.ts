@@ -91,7 +91,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
   const power = new PowerControl({ mock: mockObm, ipmi });
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
-    baseImages: config.baseImages, checkMs: config.headnodeCheckMs,
+    baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
   });
   const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
   headnodes.log = app.log;

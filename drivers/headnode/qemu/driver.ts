@@ -8,17 +8,21 @@
  * - Tap names and MACs derive from a hash of the state folder, headnode and hnic (layout.ts).
  * - State: a file per VM records pid, process start time (guards against PID reuse), QMP socket,
  *   VNC port and taps, so status/stop/recover work from a fresh driver instance after a restart.
+ * - Calls take as long as QEMU and OVS need: the caller's signal bounds them. A start whose signal
+ *   aborts SIGKILLs the QEMU it was booting and leaves the rest (OVS rows, state file) to the
+ *   next stop, start or destroy of that headnode, which clean up whatever a VM left.
  */
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
+import { pause } from '../pause';
 import { HeadnodeError, IMAGE_NAME, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from '../types';
 import { run } from './exec';
 import { QemuLayout } from './layout';
 import { OvsBridge } from './ovs';
-import { alive, killQemu, killStrays, logTail, processStart, qemuArgs, sleep, spawnQemu, waitDead } from './process';
+import { alive, killQemu, killStrays, logTail, processStart, qemuArgs, spawnQemu, waitDead } from './process';
 import { qmpRunning, qmpSession } from './qmp';
 import { readState, writeState, type TapState, type VmState } from './state';
 
@@ -42,8 +46,6 @@ export interface QemuHeadnodeOptions {
   ovsVsctlPath?: string;
   /** iproute2's `ip`, used to bring taps up (OVS does not). */
   ipPath?: string;
-  /** Bound for each external command, each QMP exchange, VM boot and VM exit. Default 10000 ms. */
-  timeoutMs?: number;
   /** VNC display range searched by QEMU (port = 5900 + display). Default 0..99. */
   vncDisplays?: { from: number; to: number };
 }
@@ -65,16 +67,31 @@ async function rmIfExists(p: string): Promise<void> {
   await fsp.rm(p, { force: true });
 }
 
-/** True when a TCP connection to 127.0.0.1:port succeeds. */
-function tcpProbe(port: number, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
+/**
+ * A live QEMU answers QMP at once, even with its guest paused; one silent this long is wedged:
+ * status() reports it not running and start/recover kill it and boot it again.
+ */
+const WEDGED_MS = 10_000;
+/** Likewise for its VNC server accepting a connection. */
+const VNC_PROBE_MS = 3000;
+/** How often QEMU's QMP socket is tried while it boots. */
+const BOOT_POLL_MS = 20;
+
+/** True when a TCP connection to 127.0.0.1:port succeeds within VNC_PROBE_MS. */
+function vncAnswers(port: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
     const s = net.createConnection({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => {
+    const done = (ok: boolean | Error) => {
       clearTimeout(t);
+      signal.removeEventListener('abort', onAbort);
       s.destroy();
-      resolve(ok);
+      if (ok instanceof Error) reject(ok);
+      else resolve(ok);
     };
-    const t = setTimeout(() => done(false), timeoutMs);
+    const onAbort = () => done(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const t = setTimeout(() => done(false), VNC_PROBE_MS);
     s.once('connect', () => done(true));
     s.once('error', () => done(false));
   });
@@ -90,11 +107,9 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
   private readonly memoryMb: number;
   private readonly qemu: string;
   private readonly qemuImg: string;
-  private readonly timeoutMs: number;
   private readonly vnc: { from: number; to: number };
   /** Headnodes this instance started or adopted: close() stops them. */
   private readonly owned = new Set<string>();
-  private readonly locks = new Map<string, Promise<unknown>>();
 
   constructor(opts: QemuHeadnodeOptions) {
     this.imagesDir = path.resolve(opts.imagesDir);
@@ -104,7 +119,6 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     this.memoryMb = opts.memoryMb ?? 64;
     this.qemu = opts.qemuPath ?? 'qemu-system-x86_64';
     this.qemuImg = opts.qemuImgPath ?? 'qemu-img';
-    this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.vnc = opts.vncDisplays ?? { from: 0, to: 99 };
     if (!this.bridge) throw new HeadnodeError('QemuHeadnodeDriver: bridge is required');
     if (this.accel !== 'tcg' && this.accel !== 'kvm') throw new HeadnodeError(`QemuHeadnodeDriver: unknown accel ${String(this.accel)}`);
@@ -115,7 +129,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     }
     this.layout = new QemuLayout(this.stateDir);
     this.ovs = new OvsBridge({
-      bridge: this.bridge, dbSock: opts.ovsDbSock, env: opts.ovsEnv, vsctlPath: opts.ovsVsctlPath, ipPath: opts.ipPath, timeoutMs: this.timeoutMs,
+      bridge: this.bridge, dbSock: opts.ovsDbSock, env: opts.ovsEnv, vsctlPath: opts.ovsVsctlPath, ipPath: opts.ipPath,
     });
   }
 
@@ -131,29 +145,21 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     return this.layout.tapName(name, hnic);
   }
 
-  private withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.locks.get(name) ?? Promise.resolve();
-    const result = prev.then(fn, fn);
-    const tail = result.catch(() => undefined);
-    this.locks.set(name, tail);
-    void tail.then(() => {
-      if (this.locks.get(name) === tail) this.locks.delete(name);
-    });
-    return result;
-  }
-
-  private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /** Failures become HeadnodeErrors naming `what`; once the signal has aborted, its reason. */
+  private async guard<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
     try {
+      signal.throwIfAborted();
       return await fn();
     } catch (e) {
+      if (signal.aborted) throw signal.reason;
       if (e instanceof HeadnodeError) throw e;
       throw Object.assign(new HeadnodeError(`${what}: ${errMsg(e)}`), { cause: e });
     }
   }
 
   /** Remove the VM's OVS ports, QMP socket and state file (the process must be gone). */
-  private async cleanup(st: VmState): Promise<void> {
-    await this.ovs.removePorts(st.hnics.map((h) => h.tap));
+  private async cleanup(st: VmState, signal: AbortSignal): Promise<void> {
+    await this.ovs.removePorts(st.hnics.map((h) => h.tap), signal);
     await rmIfExists(st.qmp);
     await rmIfExists(this.layout.stateFile(st.name));
   }
@@ -173,7 +179,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
 
   // ---- boot ---------------------------------------------------------------------------------
 
-  private async boot(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
+  private async boot(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
     const overlay = this.layout.overlay(name);
     if (!(await exists(overlay))) throw new HeadnodeError(`headnode ${name} has no disk: create it first`);
     const qmp = this.layout.qmpSocket(name);
@@ -185,9 +191,9 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     }));
     // A QEMU of this headnode that no state file records (the service was killed between
     // spawning it and writing its state) would hold the overlay and the taps: it goes first.
-    await killStrays(qmp, this.timeoutMs);
+    await killStrays(qmp, signal);
     // Rows left behind by a VM that died unseen would keep stale settings: start from scratch.
-    await this.ovs.removePorts(taps.map((t) => t.tap));
+    await this.ovs.removePorts(taps.map((t) => t.tap), signal);
     await rmIfExists(qmp);
 
     const args = qemuArgs({
@@ -219,40 +225,40 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     };
     try {
       if (child.pid === undefined) {
-        await sleep(0);
+        await pause(0, signal); // spawn reports its error on the next turn
         throw new HeadnodeError(`headnode ${name}: cannot start ${this.qemu}: ${child.exit() ?? 'spawn failed'}`);
       }
       st.procStart = await processStart(child.pid);
       await writeState(this.layout.stateFile(name), st); // from here on, stop()/recover() can find the process
 
-      // Wait for QMP (the socket appears once QEMU has set up devices, taps included).
-      const deadline = Date.now() + this.timeoutMs;
+      // Wait for QMP (the socket appears once QEMU has set up devices, taps included), for as
+      // long as QEMU runs and the signal allows.
       let vncport: number | null = null;
       for (;;) {
         const exit = child.exit();
         if (exit) throw new HeadnodeError(`headnode ${name}: ${exit}: ${await logTail(this.layout.log(name))}`);
         try {
-          vncport = (await qmpRunning(qmp, this.timeoutMs)).vncport;
+          vncport = (await qmpRunning(qmp, signal)).vncport;
           break;
-        } catch (e) {
-          if (Date.now() >= deadline) throw new HeadnodeError(`headnode ${name}: QMP did not come up within ${this.timeoutMs} ms: ${errMsg(e)}`);
-          await sleep(20);
+        } catch {
+          await pause(BOOT_POLL_MS, signal);
         }
       }
       if (vncport === null) throw new HeadnodeError(`headnode ${name}: QEMU reports no VNC server`);
       st.vncport = vncport;
       await writeState(this.layout.stateFile(name), st);
 
-      await this.ovs.plug(taps, true);
+      await this.ovs.plug(taps, true, signal);
 
-      const [, status] = (await qmpSession(qmp, [{ execute: 'cont' }, { execute: 'query-status' }], this.timeoutMs)) as [
+      const [, status] = (await qmpSession(qmp, [{ execute: 'cont' }, { execute: 'query-status' }], signal)) as [
         unknown,
         { running?: boolean; status?: string },
       ];
       if (status?.running !== true) throw new HeadnodeError(`headnode ${name}: QEMU status is ${status?.status} after cont`);
       return { running: true, vncport };
     } catch (e) {
-      // Leave nothing half-started behind.
+      // Leave nothing half-started behind. SIGKILL needs no waiting, so it happens even when the
+      // signal has aborted; the rest then waits for the next stop, start or destroy.
       try {
         if (child.pid !== undefined && !child.exit()) {
           try {
@@ -260,9 +266,9 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
           } catch {
             /* gone */
           }
-          if (st.procStart) await waitDead(st, this.timeoutMs);
+          if (st.procStart) await waitDead(st, signal);
         }
-        await this.cleanup(st);
+        await this.cleanup(st, signal);
       } catch {
         /* report the original failure */
       }
@@ -275,7 +281,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
    * Bring the headnode to "running with these hnics": adopt a healthy running VM (re-applying its
    * OVS ports), otherwise kill whatever is left and boot it.
    */
-  private async ensureRunning(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
+  private async ensureRunning(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
     this.validateHnics(name, hnics);
     const st = await readState(this.layout.stateFile(name));
     if (st) {
@@ -284,55 +290,52 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
           st.hnics.length === hnics.length && st.hnics.every((t, i) => t.hnic === hnics[i]!.name);
         let q: { running: boolean; vncport: number | null } | null = null;
         try {
-          q = await qmpRunning(st.qmp, this.timeoutMs);
+          q = await qmpRunning(st.qmp, signal, WEDGED_MS);
         } catch {
+          signal.throwIfAborted();
           q = null;
         }
-        const vncOk = q?.vncport != null && (await tcpProbe(q.vncport, Math.min(this.timeoutMs, 3000)));
+        const vncOk = q?.vncport != null && (await vncAnswers(q.vncport, signal));
         // A guest that is paused (by an operator, or by QEMU on a full disk) is adopted as it
         // is: only a VM whose QMP or VNC does not answer is killed and booted again.
         if (q && vncOk && sameNics && st.bridge === this.bridge) {
           const taps = st.hnics.map((t, i) => ({ ...t, vlan: hnics[i]!.vlan }));
-          await this.ovs.plug(taps, false);
+          await this.ovs.plug(taps, false, signal);
           st.hnics = taps;
           st.vncport = q.vncport;
           await writeState(this.layout.stateFile(name), st);
           this.owned.add(name);
           return { running: true, vncport: q.vncport };
         }
-        await killQemu(st, this.timeoutMs);
+        await killQemu(st, signal);
       }
-      await this.cleanup(st);
+      await this.cleanup(st, signal);
     }
-    return this.boot(name, hnics);
+    return this.boot(name, hnics, signal);
   }
 
-  private async stopLocked(name: string): Promise<void> {
+  private async powerOff(name: string, signal: AbortSignal): Promise<void> {
     const st = await readState(this.layout.stateFile(name));
     if (st) {
-      await killQemu(st, this.timeoutMs);
-      await this.cleanup(st);
+      await killQemu(st, signal);
+      await this.cleanup(st, signal);
     } else {
       // No state: a crash may have come between spawning a QEMU and recording it.
-      await killStrays(this.layout.qmpSocket(name), this.timeoutMs);
+      await killStrays(this.layout.qmpSocket(name), signal);
     }
     this.owned.delete(name);
   }
 
   /** PID of the headnode's QEMU while it exists (diagnostics, tests), else null. */
-  processId(name: string): Promise<number | null> {
-    return this.withLock(name, () =>
-      this.guard(`pid of headnode ${name}`, async () => {
-        const st = await readState(this.layout.stateFile(name));
-        return st && (await alive(st)) ? st.pid : null;
-      }),
-    );
+  async processId(name: string): Promise<number | null> {
+    const st = await readState(this.layout.stateFile(name));
+    return st && (await alive(st)) ? st.pid : null;
   }
 
   // ---- HeadnodeDriver -----------------------------------------------------------------------
 
-  async listImages(): Promise<string[]> {
-    return this.guard('listing base images', async () => {
+  listImages(signal: AbortSignal): Promise<string[]> {
+    return this.guard('listing base images', signal, async () => {
       let entries: fs.Dirent[];
       try {
         entries = await fsp.readdir(this.imagesDir, { withFileTypes: true });
@@ -348,85 +351,81 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     });
   }
 
-  create(name: string, baseImage: string): Promise<void> {
-    return this.withLock(name, () =>
-      this.guard(`creating headnode ${name}`, async () => {
-        if (typeof baseImage !== 'string' || !IMAGE_NAME.test(baseImage)) {
-          throw new HeadnodeError(`invalid base image name ${JSON.stringify(baseImage)}`);
+  create(name: string, baseImage: string, signal: AbortSignal): Promise<void> {
+    return this.guard(`creating headnode ${name}`, signal, async () => {
+      if (typeof baseImage !== 'string' || !IMAGE_NAME.test(baseImage)) {
+        throw new HeadnodeError(`invalid base image name ${JSON.stringify(baseImage)}`);
+      }
+      const base = path.join(this.imagesDir, `${baseImage}.qcow2`);
+      const overlay = this.layout.overlay(name);
+      // An existing disk is checked first: its VM may run on although the base file was
+      // since removed (QEMU keeps it open), and must not be refused for that.
+      if (await exists(overlay)) {
+        // -U: the VM may be running and holding the image lock.
+        const { stdout } = await run(this.qemuImg, ['info', '-U', '--output=json', overlay], signal);
+        const info = JSON.parse(stdout) as { 'backing-filename'?: string; 'full-backing-filename'?: string };
+        const backing = info['full-backing-filename'] ?? info['backing-filename'];
+        if (backing !== base) {
+          throw new HeadnodeError(`headnode ${name} already has a disk, based on ${backing ?? 'nothing'}, not ${base}`);
         }
-        const base = path.join(this.imagesDir, `${baseImage}.qcow2`);
-        const overlay = this.layout.overlay(name);
-        // An existing disk is checked first: its VM may run on although the base file was
-        // since removed (QEMU keeps it open), and must not be refused for that.
-        if (await exists(overlay)) {
-          // -U: the VM may be running and holding the image lock.
-          const { stdout } = await run(this.qemuImg, ['info', '-U', '--output=json', overlay], this.timeoutMs);
-          const info = JSON.parse(stdout) as { 'backing-filename'?: string; 'full-backing-filename'?: string };
-          const backing = info['full-backing-filename'] ?? info['backing-filename'];
-          if (backing !== base) {
-            throw new HeadnodeError(`headnode ${name} already has a disk, based on ${backing ?? 'nothing'}, not ${base}`);
-          }
-          return;
-        }
-        if (!(await exists(base))) throw new HeadnodeError(`no base image ${baseImage} (${base})`);
-        await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // state files, overlays, logs
-        const tmp = `${overlay}.${process.pid}.tmp`;
-        try {
-          await run(this.qemuImg, ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', base, tmp], this.timeoutMs);
-          await fsp.rename(tmp, overlay);
-        } finally {
-          await rmIfExists(tmp);
-        }
-      }),
-    );
+        return;
+      }
+      if (!(await exists(base))) throw new HeadnodeError(`no base image ${baseImage} (${base})`);
+      await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // state files, overlays, logs
+      const tmp = `${overlay}.${process.pid}.tmp`;
+      try {
+        await run(this.qemuImg, ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', base, tmp], signal);
+        await fsp.rename(tmp, overlay);
+      } finally {
+        await rmIfExists(tmp);
+      }
+    });
   }
 
-  start(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
-    return this.withLock(name, () => this.guard(`starting headnode ${name}`, () => this.ensureRunning(name, hnics)));
+  start(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    return this.guard(`starting headnode ${name}`, signal, () => this.ensureRunning(name, hnics, signal));
   }
 
-  stop(name: string): Promise<void> {
-    return this.withLock(name, () => this.guard(`stopping headnode ${name}`, () => this.stopLocked(name)));
+  stop(name: string, signal: AbortSignal): Promise<void> {
+    return this.guard(`stopping headnode ${name}`, signal, () => this.powerOff(name, signal));
   }
 
-  status(name: string): Promise<HeadnodeStatus> {
-    return this.withLock(name, () =>
-      this.guard(`status of headnode ${name}`, async () => {
-        const st = await readState(this.layout.stateFile(name));
-        if (!st || !(await alive(st))) return { running: false, vncport: null };
-        try {
-          const q = await qmpRunning(st.qmp, this.timeoutMs);
-          // A live process whose guest is paused, or whose QMP does not answer, is not a usable VM.
-          return q.running ? { running: true, vncport: q.vncport } : { running: false, vncport: null };
-        } catch {
-          return { running: false, vncport: null };
-        }
-      }),
-    );
+  status(name: string, signal: AbortSignal): Promise<HeadnodeStatus> {
+    return this.guard(`status of headnode ${name}`, signal, async () => {
+      const st = await readState(this.layout.stateFile(name));
+      if (!st || !(await alive(st))) return { running: false, vncport: null };
+      try {
+        const q = await qmpRunning(st.qmp, signal, WEDGED_MS);
+        // A live process whose guest is paused, or whose QMP does not answer, is not a usable VM.
+        return q.running ? { running: true, vncport: q.vncport } : { running: false, vncport: null };
+      } catch {
+        signal.throwIfAborted();
+        return { running: false, vncport: null };
+      }
+    });
   }
 
-  async isAlive(name: string): Promise<boolean> {
-    return (await this.processId(name)) !== null;
+  isAlive(name: string, signal: AbortSignal): Promise<boolean> {
+    return this.guard(`checking headnode ${name}`, signal, async () => (await this.processId(name)) !== null);
   }
 
-  recover(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
-    return this.withLock(name, () => this.guard(`recovering headnode ${name}`, () => this.ensureRunning(name, hnics)));
+  recover(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    return this.guard(`recovering headnode ${name}`, signal, () => this.ensureRunning(name, hnics, signal));
   }
 
-  destroy(name: string): Promise<void> {
-    return this.withLock(name, () =>
-      this.guard(`destroying headnode ${name}`, async () => {
-        await this.stopLocked(name);
-        await rmIfExists(this.layout.overlay(name));
-        await rmIfExists(this.layout.log(name));
-        await rmIfExists(this.layout.qmpSocket(name));
-      }),
-    );
+  destroy(name: string, signal: AbortSignal): Promise<void> {
+    return this.guard(`destroying headnode ${name}`, signal, async () => {
+      await this.powerOff(name, signal);
+      await rmIfExists(this.layout.overlay(name));
+      await rmIfExists(this.layout.log(name));
+      await rmIfExists(this.layout.qmpSocket(name));
+    });
   }
 
-  async close(): Promise<void> {
+  async close(signal: AbortSignal): Promise<void> {
     const names = [...this.owned];
-    const results = await Promise.allSettled(names.map((n) => this.stop(n)));
+    const results = await Promise.allSettled(names.map((n) => this.stop(n, signal)));
+    signal.throwIfAborted();
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${names[i]}: ${errMsg(r.reason)}`] : []));
     if (failed.length) throw new HeadnodeError(`closing headnode driver: ${failed.join('; ')}`);
   }

@@ -23,7 +23,6 @@ export interface OvsOptions {
   vsctlPath?: string;
   /** iproute2's `ip`, used to bring taps up (OVS does not). */
   ipPath?: string;
-  timeoutMs: number;
 }
 
 /**
@@ -45,40 +44,38 @@ export class OvsBridge {
   private readonly ip: string;
   private readonly args: string[];
   private readonly env: NodeJS.ProcessEnv | undefined;
-  private readonly timeoutMs: number;
 
   constructor(opts: OvsOptions) {
     this.bridge = opts.bridge;
     this.vsctl = opts.vsctlPath ?? 'ovs-vsctl';
     this.ip = opts.ipPath ?? 'ip';
-    this.timeoutMs = opts.timeoutMs;
-    this.args = [`--timeout=${Math.max(1, Math.ceil(this.timeoutMs / 1000))}`];
-    if (opts.dbSock) this.args.unshift(`--db=unix:${path.resolve(opts.dbSock)}`);
+    // No --timeout: ovs-vsctl waits for vswitchd to apply a change, and the caller's signal
+    // decides how long that may take.
+    this.args = opts.dbSock ? [`--db=unix:${path.resolve(opts.dbSock)}`] : [];
     this.env = opts.env ? { ...process.env, ...opts.env } : undefined;
   }
 
   /** One ovs-vsctl transaction of the commands (`--`-separated). */
-  private run(cmds: string[][]) {
-    return run(this.vsctl, [...this.args, ...cmds.flatMap((c, i) => (i ? ['--', ...c] : c))], this.timeoutMs + 2000, this.env);
+  private run(cmds: string[][], signal: AbortSignal) {
+    return run(this.vsctl, [...this.args, ...cmds.flatMap((c, i) => (i ? ['--', ...c] : c))], signal, { env: this.env });
   }
 
   /** Remove these taps' ports, where they exist. */
-  async removePorts(taps: string[]): Promise<void> {
-    if (taps.length) await this.run(taps.map((t) => ['--if-exists', 'del-port', t]));
+  async removePorts(taps: string[], signal: AbortSignal): Promise<void> {
+    if (taps.length) await this.run(taps.map((t) => ['--if-exists', 'del-port', t]), signal);
   }
 
   /**
    * Put attached taps on the bridge with their VLAN (access ports); take unattached ones off it
    * (`fresh`: the taps were just created, so none is on it yet).
    */
-  async plug(taps: TapState[], fresh: boolean): Promise<void> {
+  async plug(taps: TapState[], fresh: boolean, signal: AbortSignal): Promise<void> {
     const attached = taps.filter((t) => t.vlan !== null);
-    await Promise.all(
-      attached.map(async (t) => {
-        await quietIpv6(t.tap);
-        await run(this.ip, ['link', 'set', 'dev', t.tap, 'up'], this.timeoutMs);
-      }),
-    );
+    if (attached.length) {
+      await Promise.all(attached.map((t) => quietIpv6(t.tap)));
+      // One `ip` for all of them: a VM may have dozens of hnics.
+      await run(this.ip, ['-batch', '-'], signal, { input: attached.map((t) => `link set dev ${t.tap} up\n`).join('') });
+    }
     const cmds: string[][] = [];
     for (const t of taps) {
       if (t.vlan === null) {
@@ -89,7 +86,7 @@ export class OvsBridge {
       cmds.push(['set', 'port', t.tap, `tag=${t.vlan}`, 'vlan_mode=access', 'trunks=[]']);
     }
     if (!cmds.length) return;
-    const { stderr } = await this.run(cmds);
+    const { stderr } = await this.run(cmds, signal);
     // ovs-vsctl exits 0 but warns when vswitchd could not open a device.
     if (/error detected|could not open/i.test(stderr)) {
       throw new HeadnodeError(`adding hnics to OVS bridge ${this.bridge}: ${stderr.trim()}`);

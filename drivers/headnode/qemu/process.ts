@@ -9,14 +9,21 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 
-import { HeadnodeError } from '../types';
+import { pause } from '../pause';
 import { qmpSession } from './qmp';
 import type { TapState, VmState } from './state';
 
 /** NICs per PCI bridge (slots 1..30 of the bridge's 32). */
 const NICS_PER_BRIDGE = 30;
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** QEMU answers `quit` at once; one silent this long is wedged and gets SIGKILL straight away. */
+const QUIT_ANSWER_MS = 3000;
+/**
+ * After answering `quit`, QEMU closes its disk (flushing the qcow2 overlay's metadata) and exits;
+ * one still there after this gets SIGKILL.
+ */
+const QUIT_GRACE_MS = 10_000;
+/** How often /proc is looked at while waiting for a process to end. */
+const POLL_MS = 25;
 
 /** QEMU option values escape ',' by doubling it. */
 export function qopt(v: string): string {
@@ -78,37 +85,41 @@ export async function alive(st: VmState): Promise<boolean> {
   }
 }
 
-export async function waitDead(st: VmState, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
+/**
+ * Wait until the recorded process is gone: true once it is, false when `withinMs` passed first.
+ * An aborted signal ends the wait with its reason.
+ */
+export async function waitDead(st: VmState, signal: AbortSignal, withinMs = Infinity): Promise<boolean> {
+  const until = Date.now() + withinMs;
   while (await alive(st)) {
-    if (Date.now() >= deadline) return false;
-    await sleep(25);
+    if (Date.now() >= until) return false;
+    await pause(POLL_MS, signal);
   }
   return true;
 }
 
-/** Force the process off: QMP quit, then SIGKILL. Throws if it survives. */
-export async function killQemu(st: VmState, timeoutMs: number): Promise<void> {
+/** Force the process off: QMP quit, then SIGKILL; resolves once it is gone. */
+export async function killQemu(st: VmState, signal: AbortSignal): Promise<void> {
   if (!(await alive(st))) return;
   let asked = true;
   try {
-    await qmpSession(st.qmp, [{ execute: 'quit' }], Math.min(timeoutMs, 3000), true);
+    await qmpSession(st.qmp, [{ execute: 'quit' }], signal, { quitting: true, answerMs: QUIT_ANSWER_MS });
   } catch {
+    signal.throwIfAborted();
     asked = false; // wedged or already gone: straight to SIGKILL
   }
-  if (await waitDead(st, asked ? timeoutMs : 0)) return;
+  if (asked && (await waitDead(st, signal, QUIT_GRACE_MS))) return;
   try {
     process.kill(st.pid, 'SIGKILL');
   } catch {
     /* exited meanwhile */
   }
-  if (!(await waitDead(st, timeoutMs))) {
-    throw new HeadnodeError(`headnode ${st.name}: QEMU pid ${st.pid} survived SIGKILL for ${timeoutMs} ms`);
-  }
+  await waitDead(st, signal);
 }
 
 /** Kill every live QEMU whose command line names this QMP socket (unique per headnode). */
-export async function killStrays(qmp: string, timeoutMs: number): Promise<void> {
+export async function killStrays(qmp: string, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
   const marker = `path=${qopt(qmp)},`;
   const pids: number[] = [];
   for (const d of await fsp.readdir('/proc')) {
@@ -123,13 +134,7 @@ export async function killStrays(qmp: string, timeoutMs: number): Promise<void> 
       /* gone */
     }
   }
-  const deadline = Date.now() + timeoutMs;
-  for (const pid of pids) {
-    while (await procStat(pid)) {
-      if (Date.now() > deadline) throw new HeadnodeError(`a stray QEMU (pid ${pid}) survived SIGKILL for ${timeoutMs} ms`);
-      await sleep(25);
-    }
-  }
+  for (const pid of pids) while (await procStat(pid)) await pause(POLL_MS, signal);
 }
 
 export interface QemuVm {

@@ -8,26 +8,42 @@ import { HeadnodeError } from '../types';
 
 export type QmpCommand = { execute: string; arguments?: Record<string, unknown> };
 
+export interface QmpOptions {
+  /** The connection closing after the last command was sent counts as success (`quit`). */
+  quitting?: boolean;
+  /**
+   * For probes: a QEMU silent this long is deemed wedged and the session fails with a
+   * HeadnodeError. Without it, only the signal ends the wait.
+   */
+  answerMs?: number;
+}
+
 /**
  * One QMP session: greeting, qmp_capabilities, then `cmds` in order. Resolves with each command's
- * `return`. With `quitting`, the connection closing after the last command was sent counts as success.
+ * `return`. An aborted signal closes the connection and rejects with the signal's reason.
  */
-export function qmpSession(sock: string, cmds: QmpCommand[], timeoutMs: number, quitting = false): Promise<unknown[]> {
+export function qmpSession(sock: string, cmds: QmpCommand[], signal: AbortSignal, opts: QmpOptions = {}): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
     const results: unknown[] = [];
     let buf = '';
     let stage = -2; // -2: greeting, -1: capabilities, i >= 0: waiting for cmds[i]
     let done = false;
     const s = net.createConnection(sock);
-    const finish = (err?: Error) => {
+    const finish = (err?: unknown) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
       s.destroy();
-      if (err) reject(err);
-      else resolve(results);
+      if (err === undefined) resolve(results);
+      else reject(err);
     };
-    const timer = setTimeout(() => finish(new HeadnodeError(`QMP ${sock}: no answer within ${timeoutMs} ms`)), timeoutMs);
+    const onAbort = () => finish(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const answerMs = opts.answerMs;
+    const timer = answerMs === undefined ? undefined
+      : setTimeout(() => finish(new HeadnodeError(`QMP ${sock}: no answer within ${answerMs} ms`)), answerMs);
     const send = (c: QmpCommand) => s.write(JSON.stringify(c) + '\n');
     const handle = (msg: Record<string, unknown>) => {
       if ('event' in msg) return;
@@ -69,15 +85,18 @@ export function qmpSession(sock: string, cmds: QmpCommand[], timeoutMs: number, 
     });
     s.on('error', (e) => finish(Object.assign(new HeadnodeError(`QMP ${sock}: ${e.message}`), { cause: e })));
     s.on('close', () => {
-      if (quitting && stage === cmds.length - 1) finish();
+      if (opts.quitting && stage === cmds.length - 1) finish();
       else finish(new HeadnodeError(`QMP ${sock}: connection closed`));
     });
   });
 }
 
 /** QMP says the guest runs; returns the VNC port QEMU actually listens on. */
-export async function qmpRunning(sock: string, timeoutMs: number): Promise<{ running: boolean; vncport: number | null }> {
-  const [status, vnc] = (await qmpSession(sock, [{ execute: 'query-status' }, { execute: 'query-vnc' }], timeoutMs)) as [
+export async function qmpRunning(
+  sock: string, signal: AbortSignal, answerMs?: number,
+): Promise<{ running: boolean; vncport: number | null }> {
+  const cmds = [{ execute: 'query-status' }, { execute: 'query-vnc' }];
+  const [status, vnc] = (await qmpSession(sock, cmds, signal, { answerMs })) as [
     { running?: boolean; status?: string },
     { enabled?: boolean; service?: string },
   ];
