@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { VlanRange } from '../actors/network/pool';
+import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import { IMAGE_NAME } from '../drivers/headnode/types';
 
 export interface Config {
@@ -18,8 +19,8 @@ export interface Config {
   adminPassword?: string;
   /** headnode base images always offered (decisions.md §9), beside the driver's own (NAME.qcow2 in headnodeImagesDir) */
   baseImages: string[];
-  /** `qemu`: real VMs on an Open vSwitch bridge; `mock`: in-memory VMs for labs and demos */
-  headnodeDriver: 'qemu' | 'mock';
+  /** the type of a headnode driver (drivers/headnode/index.ts): `qemu` (real VMs on an Open vSwitch bridge) or `mock` (in-memory VMs for labs and demos) */
+  headnodeDriver: string;
   /** base image NAME is the file NAME.qcow2 in this folder */
   headnodeImagesDir: string;
   /** OVS bridge the hnics' taps join (datapath_type=netdev where the kernel has no OVS module) */
@@ -88,7 +89,6 @@ export function parseVlanPool(text: string): VlanRange[] {
 
 /** Settings without a default value, also allowed in the file. */
 const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb'];
-const HEADNODE_DRIVERS = ['qemu', 'mock'] as const;
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -126,7 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
   if (env.HIL_BASE_IMG) cfg.baseImages = imageNames(env.HIL_BASE_IMG);
-  if (env.HILT_HEADNODE_DRIVER) cfg.headnodeDriver = oneOf('HILT_HEADNODE_DRIVER', env.HILT_HEADNODE_DRIVER, HEADNODE_DRIVERS);
+  if (env.HILT_HEADNODE_DRIVER) cfg.headnodeDriver = oneOf('HILT_HEADNODE_DRIVER', env.HILT_HEADNODE_DRIVER, HEADNODE_DRIVERS.types());
   if (env.HILT_HEADNODE_IMAGES) cfg.headnodeImagesDir = env.HILT_HEADNODE_IMAGES;
   if (env.HILT_OVS_BRIDGE) cfg.ovsBridge = env.HILT_OVS_BRIDGE;
   if (env.HILT_OVS_DB) cfg.ovsDb = env.HILT_OVS_DB;
@@ -145,7 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
   // The file's values too.
   cfg.baseImages = imageNames(cfg.baseImages as unknown);
-  oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS);
+  oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS.types());
   oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
   return cfg;
 }

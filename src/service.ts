@@ -19,8 +19,7 @@ import type { SwitchDriver } from '../drivers/switch/types';
 import { join } from 'node:path';
 import type { ObmDriver } from '../drivers/obm/types';
 import { HeadnodeControl } from '../actors/headnode/control';
-import { QemuHeadnodeDriver } from '../drivers/headnode/qemu';
-import { MockHeadnodeDriver } from '../drivers/headnode/mock';
+import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
 
 export interface Service {
@@ -48,16 +47,9 @@ export interface ServiceDeps {
 }
 
 function headnodeDriver(config: Config): HeadnodeDriver {
-  if (config.headnodeDriver === 'mock') return new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs });
-  return new QemuHeadnodeDriver({
-    imagesDir: config.headnodeImagesDir,
-    // Overlays, QMP sockets and VM state files live with the service's data.
-    stateDir: join(config.dataDir, 'headnodes'),
-    bridge: config.ovsBridge,
-    ovsDbSock: config.ovsDb,
-    accel: config.headnodeAccel,
-    memoryMb: config.headnodeMemoryMb,
-  });
+  const entry = HEADNODE_DRIVERS.get(config.headnodeDriver);
+  if (!entry) throw new Error(`unknown headnode driver "${config.headnodeDriver}" (known: ${HEADNODE_DRIVERS.types().join(', ')})`);
+  return entry.create({ config });
 }
 
 const SWITCH_TYPES_MOCK = Object.values(SWITCH_TYPES).find((t) => t.extension === 'hilt.switches.mock')!.type;

@@ -4,8 +4,9 @@
  * It enforces the same rules as the real driver (disk before start, valid VLANs, unique hnics) so
  * that code exercised against it behaves the same against QEMU.
  */
+import type { DriverEntry } from '../registry';
 import { pause } from './pause';
-import { HeadnodeError, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
+import { HeadnodeError, NO_FIELDS, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
 
 export interface MockHeadnodeOptions {
   /** Base image names listImages() reports and create() accepts. Default ['base-headnode']. */
@@ -143,3 +144,11 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
     }
   }
 }
+
+/** HILT_HEADNODE_DRIVER=mock: the configured base images, HILT_MOCK_HEADNODE_DELAY_MS per operation. */
+export const mockHeadnode: DriverEntry<HeadnodeDriver> = {
+  type: 'mock',
+  extension: 'hilt.headnodes.mock',
+  fields: NO_FIELDS,
+  create: ({ config }) => new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs }),
+};

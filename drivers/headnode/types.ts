@@ -48,6 +48,12 @@ export interface HeadnodeDriver {
   close(signal: AbortSignal): Promise<void>;
 }
 
+/**
+ * The registration fields of every headnode driver: none. Clients never register headnode
+ * drivers; the service runs the one HILT_HEADNODE_DRIVER names.
+ */
+export const NO_FIELDS = { type: 'object', additionalProperties: false } as const;
+
 /** A base image name: the stem of its file NAME.qcow2. */
 export const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 
