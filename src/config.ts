@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { VlanRange } from '../actors/network/pool';
+import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import { IMAGE_NAME } from '../drivers/headnode/types';
 import { STORAGE_ENGINES, StorageKind } from '../actors/persistence';
 
@@ -21,8 +22,8 @@ export interface Config {
   adminPassword?: string;
   /** headnode base images always offered (decisions.md §9), beside the driver's own (NAME.qcow2 in headnodeImagesDir) */
   baseImages: string[];
-  /** `qemu`: real VMs on an Open vSwitch bridge; `mock`: in-memory VMs for labs and demos */
-  headnodeDriver: 'qemu' | 'mock';
+  /** the type of a headnode driver (drivers/headnode/index.ts): `qemu` (real VMs on an Open vSwitch bridge) or `mock` (in-memory VMs for labs and demos) */
+  headnodeDriver: string;
   /** base image NAME is the file NAME.qcow2 in this folder */
   headnodeImagesDir: string;
   /** OVS bridge the hnics' taps join (datapath_type=netdev where the kernel has no OVS module) */
@@ -33,6 +34,8 @@ export interface Config {
   headnodeMemoryMb: number;
   /** how often running headnode VMs are checked for having died (0: never) */
   headnodeCheckMs: number;
+  /** bound on each headnode VM operation (start, stop, delete, recovery, check) */
+  headnodeTimeoutMs: number;
   /** delay of every VM operation of the mock headnode driver */
   mockHeadnodeDelayMs: number;
   mockSwitchDelayMs: number;
@@ -64,6 +67,7 @@ export const DEFAULTS: Config = {
   headnodeAccel: 'tcg',
   headnodeMemoryMb: 512,
   headnodeCheckMs: 5_000,
+  headnodeTimeoutMs: 120_000,
   mockHeadnodeDelayMs: 0,
   mockSwitchDelayMs: 0,
   mockSwitchSessionDelayMs: 0,
@@ -89,7 +93,6 @@ export function parseVlanPool(text: string): VlanRange[] {
 
 /** Settings without a default value, also allowed in the file. */
 const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb'];
-const HEADNODE_DRIVERS = ['qemu', 'mock'] as const;
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -128,13 +131,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
   if (env.HIL_BASE_IMG) cfg.baseImages = imageNames(env.HIL_BASE_IMG);
-  if (env.HILT_HEADNODE_DRIVER) cfg.headnodeDriver = oneOf('HILT_HEADNODE_DRIVER', env.HILT_HEADNODE_DRIVER, HEADNODE_DRIVERS);
+  if (env.HILT_HEADNODE_DRIVER) cfg.headnodeDriver = oneOf('HILT_HEADNODE_DRIVER', env.HILT_HEADNODE_DRIVER, HEADNODE_DRIVERS.types());
   if (env.HILT_HEADNODE_IMAGES) cfg.headnodeImagesDir = env.HILT_HEADNODE_IMAGES;
   if (env.HILT_OVS_BRIDGE) cfg.ovsBridge = env.HILT_OVS_BRIDGE;
   if (env.HILT_OVS_DB) cfg.ovsDb = env.HILT_OVS_DB;
   if (env.HILT_HEADNODE_ACCEL) cfg.headnodeAccel = oneOf('HILT_HEADNODE_ACCEL', env.HILT_HEADNODE_ACCEL, ACCELS);
   if (env.HILT_HEADNODE_MEMORY_MB) cfg.headnodeMemoryMb = int('HILT_HEADNODE_MEMORY_MB', env.HILT_HEADNODE_MEMORY_MB);
   if (env.HILT_HEADNODE_CHECK_MS) cfg.headnodeCheckMs = int('HILT_HEADNODE_CHECK_MS', env.HILT_HEADNODE_CHECK_MS);
+  if (env.HILT_HEADNODE_TIMEOUT_MS) cfg.headnodeTimeoutMs = int('HILT_HEADNODE_TIMEOUT_MS', env.HILT_HEADNODE_TIMEOUT_MS);
   if (env.HILT_MOCK_HEADNODE_DELAY_MS) cfg.mockHeadnodeDelayMs = int('HILT_MOCK_HEADNODE_DELAY_MS', env.HILT_MOCK_HEADNODE_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_DELAY_MS) cfg.mockSwitchDelayMs = int('HILT_MOCK_SWITCH_DELAY_MS', env.HILT_MOCK_SWITCH_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_SESSION_DELAY_MS) cfg.mockSwitchSessionDelayMs = int('HILT_MOCK_SWITCH_SESSION_DELAY_MS', env.HILT_MOCK_SWITCH_SESSION_DELAY_MS);
@@ -146,7 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
   // The file's values too.
   cfg.baseImages = imageNames(cfg.baseImages as unknown);
-  oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS);
+  oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS.types());
   oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
   oneOf('storage', cfg.storage, STORAGE_ENGINES);
   return cfg;

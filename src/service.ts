@@ -20,8 +20,7 @@ import type { SwitchDriver } from '../drivers/switch/types';
 import { join } from 'node:path';
 import type { ObmDriver } from '../drivers/obm/types';
 import { HeadnodeControl } from '../actors/headnode/control';
-import { QemuHeadnodeDriver } from '../drivers/headnode/qemu';
-import { MockHeadnodeDriver } from '../drivers/headnode/mock';
+import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
 
 export interface Service {
@@ -49,16 +48,9 @@ export interface ServiceDeps {
 }
 
 function headnodeDriver(config: Config): HeadnodeDriver {
-  if (config.headnodeDriver === 'mock') return new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs });
-  return new QemuHeadnodeDriver({
-    imagesDir: config.headnodeImagesDir,
-    // Overlays, QMP sockets and VM state files live with the service's data.
-    stateDir: join(config.dataDir, 'headnodes'),
-    bridge: config.ovsBridge,
-    ovsDbSock: config.ovsDb,
-    accel: config.headnodeAccel,
-    memoryMb: config.headnodeMemoryMb,
-  });
+  const entry = HEADNODE_DRIVERS.get(config.headnodeDriver);
+  if (!entry) throw new Error(`unknown headnode driver "${config.headnodeDriver}" (known: ${HEADNODE_DRIVERS.types().join(', ')})`);
+  return entry.create({ config });
 }
 
 const SWITCH_TYPES_MOCK = Object.values(SWITCH_TYPES).find((t) => t.extension === 'hilt.switches.mock')!.type;
@@ -94,7 +86,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
   const power = new PowerControl({ mock: mockObm, ipmi });
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
-    baseImages: config.baseImages, checkMs: config.headnodeCheckMs,
+    baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
   });
   const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
   headnodes.log = app.log;

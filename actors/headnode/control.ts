@@ -3,14 +3,19 @@
  * notices VMs that died. The slow part (booting or killing QEMU) runs outside the headnode
  * actor's mailbox (DESIGN.md rule 4); the actor records the intent first (`starting`,
  * `stopping`, `deleting`) and the outcome after, both durably. Operations on one headnode run
- * one after another in a queue of their own, so the driver never sees two at once, and a
- * headnode found in a transitional state at the head of its queue was interrupted (a crash, or
- * an outcome that could not be recorded): it is repaired before anything else.
+ * one after another in the device queue, so the driver never sees two at once, and a headnode
+ * found in a transitional state at the head of its queue was interrupted (a crash, or an
+ * outcome that could not be recorded): it is repaired before anything else.
+ *
+ * Each operation has HILT_HEADNODE_TIMEOUT_MS once it has the headnode; its signal goes to every
+ * driver call. One that runs out of time is answered 502 at once, while what follows a failure
+ * still happens in the headnode's turn: powering the VM off (within a budget of its own, since
+ * the operation's signal has aborted) and recording the outcome.
  */
 import { HiltError } from '../../src/errors';
 import type { HeadnodeDriver } from '../../drivers/headnode/types';
 import type { World } from '../world';
-import { SerialQueues } from '../serial';
+import { DeviceQueue } from '../device-queue';
 import { bootSpec } from './actor';
 import type { BootSpec } from './protocol';
 
@@ -21,16 +26,24 @@ export interface HeadnodeControlOptions {
   baseImages: string[];
   /** how often running VMs are checked (0: never) */
   checkMs: number;
+  /** bound on each VM operation, and on the power-off after one that failed (HILT_HEADNODE_TIMEOUT_MS) */
+  timeoutMs: number;
 }
 
 export class HeadnodeControl {
-  private readonly queues = new SerialQueues();
+  /**
+   * Keyed by headnode name. A timed-out operation keeps its headnode until it has finished (by
+   * default up to 4 × timeoutMs): its power-off gets one timeoutMs, and recording the outcome
+   * is quick unless storage stalls.
+   */
+  private readonly queue: DeviceQueue;
   private readonly monitor?: NodeJS.Timeout;
   private closed = false;
   /** where recovery and monitor failures are reported */
   log?: { warn(obj: object, msg: string): void };
 
   constructor(private readonly world: World, readonly driver: HeadnodeDriver, private readonly opts: HeadnodeControlOptions) {
+    this.queue = new DeviceQueue({ timeoutMs: opts.timeoutMs, timeoutError: (m) => new HiltError('HeadnodeError', `headnode ${m}`) });
     if (opts.checkMs > 0) this.monitor = setInterval(() => this.checkAll(), opts.checkMs).unref();
   }
 
@@ -39,7 +52,7 @@ export class HeadnodeControl {
    * the driver has (for qemu, each NAME.qcow2 in the images folder).
    */
   async images(): Promise<string[]> {
-    const files = await this.driver.listImages().catch((err) => {
+    const files = await this.driver.listImages(this.budget('listing base images')).catch((err) => {
       throw new HiltError('HeadnodeError', `listing base images: ${errorText(err)}`);
     });
     return [...new Set([...this.opts.baseImages, ...files])].sort();
@@ -47,11 +60,11 @@ export class HeadnodeControl {
 
   /** headnode_start: boot the VM with its hnics; 502 HeadnodeError when the driver fails. */
   start(name: string, by: string): Promise<void> {
-    return this.chain(name, async (repaired) => {
+    return this.chain(name, 'starting the VM', async (signal, repaired) => {
       // An interrupted start was just finished: that is what the caller asked for.
       if (repaired && this.world.rm.headnodes.get(name)?.status === 'running') return;
       const spec = await this.world.headnodes.ask(name, { type: 'headnode.beginStart', by });
-      const { vncport, error } = await this.boot(name, spec, (hnics) => this.driver.start(name, hnics));
+      const { vncport, error } = await this.boot(name, spec, signal, (hnics) => this.driver.start(name, hnics, signal));
       await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
       if (error !== null) throw new HiltError('HeadnodeError', `starting headnode ${name}: ${error}`);
     });
@@ -59,18 +72,18 @@ export class HeadnodeControl {
 
   /** headnode_stop: a forced power off. */
   stop(name: string, by: string): Promise<void> {
-    return this.chain(name, async (repaired) => {
+    return this.chain(name, 'stopping the VM', async (signal, repaired) => {
       if (repaired && this.world.rm.headnodes.get(name)?.status === 'stopped') return;
       await this.world.headnodes.ask(name, { type: 'headnode.beginStop', by });
-      await this.finishStop(name, by);
+      await this.finishStop(name, by, signal);
     });
   }
 
   /** headnode_delete: in any state; the VM, its disk and its taps go first, then the record. */
   delete(name: string, by: string): Promise<void> {
-    return this.chain(name, async () => {
+    return this.chain(name, 'deleting the VM', async (signal) => {
       await this.world.headnodes.ask(name, { type: 'headnode.beginDelete', by });
-      await this.finishDelete(name, by);
+      await this.finishDelete(name, by, signal);
     });
   }
 
@@ -83,15 +96,15 @@ export class HeadnodeControl {
   async recover(): Promise<void> {
     // Queued now, before the first HTTP call can queue anything.
     const recovered = Promise.all([...this.world.rm.headnodes.keys()].map((name) =>
-      this.queues.run(name, async () => {
+      this.queue.run(name, async (signal) => {
         const status = this.world.rm.headnodes.get(name)?.status;
-        if (status === 'running') await this.revive(name, 'a restart of the service');
+        if (status === 'running') await this.revive(name, 'a restart of the service', signal);
         // created, stopped, died: a VM left running (e.g. by a crash during a start) goes.
-        else if (status === 'created' || status === 'stopped' || status === 'died') await this.driver.stop(name);
-        else if (status === 'deleting') await this.finishDelete(name, 'recovery').catch(() => undefined);
-        else await this.repair(name);
-      }).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode recovery failed'))));
-    const installed = await this.driver.listImages().catch(() => [] as string[]);
+        else if (status === 'created' || status === 'stopped' || status === 'died') await this.driver.stop(name, signal);
+        else if (status === 'deleting') await this.finishDelete(name, 'recovery', signal).catch(() => undefined);
+        else await this.repair(name, signal);
+      }, { what: 'recovering the VM' }).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode recovery failed'))));
+    const installed = await this.driver.listImages(this.budget('listing base images')).catch(() => [] as string[]);
     const missing = this.opts.baseImages.filter((i) => !installed.includes(i));
     if (missing.length) this.log?.warn({ missing }, 'configured headnode base images have no image file: starting headnodes made from them will fail');
     await recovered;
@@ -104,17 +117,18 @@ export class HeadnodeControl {
    */
   checkAll(): void {
     for (const h of this.world.rm.headnodes.values()) {
-      if (this.queues.busy(h.name)) continue;
+      if (this.queue.busy(h.name)) continue;
       const name = h.name;
       if (h.status === 'starting' || h.status === 'stopping') {
-        void this.chain(name, async () => undefined).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode repair failed'));
+        void this.chain(name, 'finishing an interrupted operation', async () => undefined)
+          .catch((err) => this.log?.warn({ err, headnode: name }, 'headnode repair failed'));
         continue;
       }
       if (h.status !== 'running') continue;
-      void this.chain(name, async () => {
+      void this.chain(name, 'checking the VM', async (signal) => {
         if (this.world.rm.headnodes.get(name)?.status !== 'running') return;
         // Only a VM that is gone is dead: a paused or slow guest is left alone.
-        if (await this.driver.isAlive(name)) return;
+        if (await this.driver.isAlive(name, signal)) return;
         await this.forceOff(name); // its taps and sockets
         await this.world.headnodes.ask(name, {
           type: 'headnode.observed', by: 'monitor', running: false, vncport: null, error: 'the VM stopped running without a stop call (QEMU exited or was killed)',
@@ -127,17 +141,17 @@ export class HeadnodeControl {
   async close(): Promise<void> {
     this.closed = true;
     if (this.monitor) clearInterval(this.monitor);
-    await this.queues.idle();
+    await this.queue.idle();
   }
 
   /**
    * A headnode that should run: adopt its VM or boot it again; if neither works, make sure
    * nothing of it runs and record why. Also finishes an interrupted start.
    */
-  private async revive(name: string, why: string): Promise<void> {
+  private async revive(name: string, why: string, signal: AbortSignal): Promise<void> {
     const state = this.world.rm.headnodes.get(name);
     if (!state) return;
-    const booted = await this.boot(name, bootSpec(this.world, state), (hnics) => this.driver.recover(name, hnics));
+    const booted = await this.boot(name, bootSpec(this.world, state), signal, (hnics) => this.driver.recover(name, hnics, signal));
     const vncport = booted.vncport;
     const error = booted.error && `could not bring the VM back after ${why}: ${booted.error}`;
     const by = 'recovery';
@@ -149,26 +163,37 @@ export class HeadnodeControl {
    * Finish a start or stop that was interrupted (it is at the head of the queue, so nothing
    * else runs). A delete that failed stays `deleting` until it is asked for again.
    */
-  private async repair(name: string): Promise<boolean> {
+  private async repair(name: string, signal: AbortSignal): Promise<boolean> {
     const status = this.world.rm.headnodes.get(name)?.status;
-    if (status === 'starting') await this.revive(name, 'an interrupted start');
-    else if (status === 'stopping') await this.finishStop(name, 'recovery').catch(() => undefined);
+    if (status === 'starting') await this.revive(name, 'an interrupted start', signal);
+    else if (status === 'stopping') await this.finishStop(name, 'recovery', signal).catch(() => undefined);
     else return false;
     return true;
   }
 
-  private finishStop(name: string, by: string): Promise<void> {
-    return this.finish(name, by, 'headnode.endStop', () => this.driver.stop(name), 'stopping');
+  /** A stop that fails is recorded as such: the headnode stays `running`, watched by the monitor. */
+  private finishStop(name: string, by: string, signal: AbortSignal): Promise<void> {
+    return this.finish(name, by, 'headnode.endStop', () => this.driver.stop(name, signal), 'stopping');
   }
 
-  private finishDelete(name: string, by: string): Promise<void> {
-    return this.finish(name, by, 'headnode.endDelete', () => this.driver.destroy(name), 'deleting');
+  /** A delete that fails leaves the headnode `deleting`, which the monitor does not watch: its VM is powered off. */
+  private finishDelete(name: string, by: string, signal: AbortSignal): Promise<void> {
+    return this.finish(name, by, 'headnode.endDelete', async () => {
+      try {
+        await this.driver.destroy(name, signal);
+      } catch (err) {
+        await this.forceOff(name);
+        throw err;
+      }
+    }, 'deleting');
   }
 
   /** Make the disk, then `run` (start or recover); on failure nothing of the VM keeps running. */
-  private async boot(name: string, spec: BootSpec, run: (hnics: BootSpec['hnics']) => Promise<{ vncport: number | null }>) {
+  private async boot(
+    name: string, spec: BootSpec, signal: AbortSignal, run: (hnics: BootSpec['hnics']) => Promise<{ vncport: number | null }>,
+  ) {
     try {
-      await this.driver.create(name, spec.baseImg);
+      await this.driver.create(name, spec.baseImg, signal);
       return { vncport: (await run(spec.hnics)).vncport, error: null };
     } catch (err) {
       await this.forceOff(name);
@@ -176,9 +201,13 @@ export class HeadnodeControl {
     }
   }
 
-  /** Best effort: after a failure nothing of the VM may keep running unrecorded. */
+  /**
+   * Best effort: after a failure nothing of the VM may keep running unrecorded. It has a budget
+   * of its own because the failure may be the operation's signal running out.
+   */
   private async forceOff(name: string): Promise<void> {
-    await this.driver.stop(name).catch((err) => this.log?.warn({ err, headnode: name }, 'could not power off a failed headnode VM'));
+    await this.driver.stop(name, this.budget(`powering off headnode ${name}`))
+      .catch((err) => this.log?.warn({ err, headnode: name }, 'could not power off a failed headnode VM'));
   }
 
   /** Run the driver call, record its outcome with `command`; a failure is a 502 HeadnodeError. */
@@ -195,9 +224,17 @@ export class HeadnodeControl {
     if (error !== null) throw new HiltError('HeadnodeError', `${doing} headnode ${name}: ${error}`);
   }
 
+  /** A signal for driver work outside the queue's deadlines: it aborts after timeoutMs. */
+  private budget(what: string): AbortSignal {
+    const { timeoutMs } = this.opts;
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new HiltError('HeadnodeError', `${what} did not finish within ${timeoutMs} ms`)), timeoutMs).unref();
+    return controller.signal;
+  }
+
   /** Queue `op` for the headnode, after finishing an interrupted start or stop (`repaired`). */
-  private chain<T>(name: string, op: (repaired: boolean) => Promise<T>): Promise<T> {
+  private chain<T>(name: string, what: string, op: (signal: AbortSignal, repaired: boolean) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new HiltError('ServiceUnavailableError', 'the service is shutting down'));
-    return this.queues.run(name, async () => op(await this.repair(name)));
+    return this.queue.run(name, async (signal) => op(signal, await this.repair(name, signal)), { what });
   }
 }

@@ -4,18 +4,21 @@
  * It enforces the same rules as the real driver (disk before start, valid VLANs, unique hnics) so
  * that code exercised against it behaves the same against QEMU.
  */
-import { HeadnodeError, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
+import type { DriverEntry } from '../registry';
+import { pause } from './pause';
+import { HeadnodeError, NO_FIELDS, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
 
 export interface MockHeadnodeOptions {
   /** Base image names listImages() reports and create() accepts. Default ['base-headnode']. */
   images?: string[];
   /** First fake VNC port handed out. Default 5900. */
   firstVncPort?: number;
-  /** Delay of every start, stop, recover and destroy (labs: watch the transitional states). */
+  /**
+   * Delay of every start, stop, recover and destroy (labs: watch the transitional states). An
+   * aborted signal ends it, and the call then does nothing.
+   */
   delayMs?: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface MockVm {
   baseImage: string;
@@ -38,8 +41,9 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
     this.delayMs = opts.delayMs ?? 0;
   }
 
-  private async slow(): Promise<void> {
-    if (this.delayMs) await sleep(this.delayMs);
+  private async slow(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.delayMs) await pause(this.delayMs, signal);
   }
 
   /** Inspect a VM (tests, demos). */
@@ -84,11 +88,11 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
     return { running: true, vncport: vm.vncport };
   }
 
-  async listImages(): Promise<string[]> {
+  async listImages(_signal: AbortSignal): Promise<string[]> {
     return [...this.images].sort();
   }
 
-  async create(name: string, baseImage: string): Promise<void> {
+  async create(name: string, baseImage: string, _signal: AbortSignal): Promise<void> {
     if (!this.images.includes(baseImage)) throw new HeadnodeError(`no base image ${baseImage}`);
     const vm = this.vms.get(name);
     if (vm) {
@@ -100,13 +104,13 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
     this.vms.set(name, { baseImage, running: false, vncport: null, hnics: [], boots: 0 });
   }
 
-  async start(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
-    await this.slow();
+  async start(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    await this.slow(signal);
     return this.boot(this.need(name), hnics);
   }
 
-  async stop(name: string): Promise<void> {
-    await this.slow();
+  async stop(name: string, signal: AbortSignal): Promise<void> {
+    await this.slow(signal);
     const vm = this.vms.get(name);
     if (vm) {
       vm.running = false;
@@ -114,29 +118,37 @@ export class MockHeadnodeDriver implements HeadnodeDriver {
     }
   }
 
-  async status(name: string): Promise<HeadnodeStatus> {
+  async status(name: string, _signal: AbortSignal): Promise<HeadnodeStatus> {
     const vm = this.vms.get(name);
     return vm?.running ? { running: true, vncport: vm.vncport } : { running: false, vncport: null };
   }
 
-  async isAlive(name: string): Promise<boolean> {
+  async isAlive(name: string, _signal: AbortSignal): Promise<boolean> {
     return this.vms.get(name)?.running ?? false;
   }
 
-  async recover(name: string, hnics: HnicSpec[]): Promise<HeadnodeStatus> {
-    await this.slow();
+  async recover(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    await this.slow(signal);
     return this.boot(this.need(name), hnics);
   }
 
-  async destroy(name: string): Promise<void> {
-    await this.slow();
+  async destroy(name: string, signal: AbortSignal): Promise<void> {
+    await this.slow(signal);
     this.vms.delete(name);
   }
 
-  async close(): Promise<void> {
+  async close(_signal: AbortSignal): Promise<void> {
     for (const vm of this.vms.values()) {
       vm.running = false;
       vm.vncport = null;
     }
   }
 }
+
+/** HILT_HEADNODE_DRIVER=mock: the configured base images, HILT_MOCK_HEADNODE_DELAY_MS per operation. */
+export const mockHeadnode: DriverEntry<HeadnodeDriver> = {
+  type: 'mock',
+  extension: 'hilt.headnodes.mock',
+  fields: NO_FIELDS,
+  create: ({ config }) => new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs }),
+};

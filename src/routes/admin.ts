@@ -13,6 +13,7 @@ import { nicId } from '../../actors/ids';
 import type { JournalEntry } from '../../actors/persistence/engine';
 import { SWITCH_TYPES } from '../../drivers/switch/registry';
 import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
+import { HEADNODE_DRIVERS } from '../../drivers/headnode';
 import type { NodeState } from '../../actors/node/protocol';
 import type { SwitchState } from '../../actors/switch/protocol';
 
@@ -100,7 +101,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   app.get('/active_extensions', { schema: S.noQueryOnly }, async (req) => {
     requireAdmin(req.caller);
     const obm = Object.keys(OBM_TYPES).map((k) => `hilt.obm.${k}`);
-    const headnodes = `hilt.headnodes.${app.hilt.config.headnodeDriver}`;
-    return ['hilt.auth.database', ...obm, ...Object.values(SWITCH_TYPES).map((t) => t.extension), headnodes];
+    const headnodes = HEADNODE_DRIVERS.entries.filter((e) => e.type === app.hilt.config.headnodeDriver).map((e) => e.extension);
+    return ['hilt.auth.database', ...obm, ...Object.values(SWITCH_TYPES).map((t) => t.extension), ...headnodes];
   });
 }

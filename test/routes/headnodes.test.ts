@@ -12,7 +12,7 @@ import { ADMIN, Client, Creds, TestServer, makeUser, must, startTestServer, stop
 import { makeBaseImage } from '../helpers/images';
 import { startPrivateOvs, type PrivateOvs } from '../helpers/ovs';
 import { alive, qemuProcesses, qmp, vncBanner, waitGone } from '../helpers/vm';
-import type { QemuHeadnodeDriver } from '../../drivers/headnode/qemu';
+import { QemuHeadnodeDriver } from '../../drivers/headnode/qemu';
 import type { Config } from '../../src/config';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -89,7 +89,7 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
 
   after(async function () {
     if (ts) {
-      await (ts.headnodes.driver.close()).catch(() => undefined);
+      await ts.headnodes.driver.close(AbortSignal.timeout(30_000)).catch(() => undefined);
       await stopTestServer(ts, false).catch(() => undefined);
     }
     killLeftovers();
@@ -293,7 +293,9 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
       await waitGone(p);
       ts = await startTestServer(settings(), {}, dataDir);
       api = ts.api;
-      const h = await waitFor('hn1 back', async () => ({ pid: await driver().processId('hn1'), show: await show('hn1') }), (x) => x.pid !== null && x.pid !== p);
+      await ts.headnodesRecovered;
+      const h = { pid: await driver().processId('hn1'), show: await show('hn1') };
+      expect(h.pid).to.be.a('number').and.not.equal(p);
       expect(h.show.status).to.equal('running');
       expect(await vncBanner(h.show.vncport)).to.match(/^RFB/);
       expect(await qmp(driver().qmpSocketPath('hn1'), 'query-status')).to.include({ running: true });
@@ -346,6 +348,45 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
       await must(as(bob).del('/network/pb-net'));
       await must(api.del('/project/pb'));
       expect(qemuProcesses(tmp)).to.deep.equal([]);
+    });
+  });
+
+  describe('a start that runs out of time', () => {
+    it('answers 502 at HILT_HEADNODE_TIMEOUT_MS, records the start as failed, and leaves no QEMU, helper, tap or state file', async () => {
+      const dir = path.join(tmp, 'slow');
+      fs.mkdirSync(dir);
+      // An `ip` that hangs where the driver brings the taps up, when QEMU already runs (paused).
+      // It records its pid; exec keeps that pid for the sleep.
+      const reached = path.join(dir, 'ip-reached');
+      const ip = path.join(dir, 'hanging-ip');
+      fs.writeFileSync(ip, `#!/bin/sh\necho $$ > ${reached}\nexec sleep 60\n`, { mode: 0o755 });
+      const stateDir = path.join(dir, 'state');
+      const hanging = new QemuHeadnodeDriver({
+        imagesDir: path.join(tmp, 'images'), stateDir, bridge: ovs.bridge, ovsDbSock: ovs.dbSock, memoryMb: 64, ipPath: ip,
+      });
+      const slow = await startTestServer({ ...settings(), headnodeTimeoutMs: 3000 }, { headnodeDriver: hanging }, path.join(dir, 'data'));
+      const sapi = slow.api;
+      await must(sapi.put('/project/ps'));
+      await must(sapi.put('/network/ps-net', { owner: 'ps', access: 'ps', net_id: '' }));
+      await must(sapi.put('/headnode/hs', { project: 'ps', base_img: 'base-headnode' }));
+      await must(sapi.put('/headnode/hs/hnic/eth0'));
+      await must(sapi.post('/headnode/hs/hnic/eth0/connect_network', { network: 'ps-net' }));
+
+      const t0 = Date.now();
+      const r = await sapi.post('/headnode/hs/start');
+      const ms = Date.now() - t0;
+      expect(r.status).to.equal(502);
+      expect(r.body).to.deep.equal({ type: 'HeadnodeError', msg: 'headnode hs: starting the VM did not finish within 3000 ms' });
+      expect(ms).to.be.within(2900, 4500);
+      expect(fs.existsSync(reached), 'the deadline struck while the helper hung').to.equal(true);
+      await waitGone(Number(fs.readFileSync(reached, 'utf8')), 2000);
+
+      const h = await waitFor('hs recorded', async () => (await must(sapi.get('/headnode/hs'))).body, (b) => b.status !== 'starting', 5000);
+      expect(h).to.include({ status: 'created', vncport: null, error: 'headnode hs: starting the VM did not finish within 3000 ms' });
+      expect(qemuProcesses(dir)).to.deep.equal([]);
+      expect(fs.readdirSync(stateDir).filter((f) => f.endsWith('.json'))).to.deep.equal([]);
+      expect(await ports()).not.to.include(hanging.tapName('hs', 'eth0'));
+      await stopTestServer(slow, false);
     });
   });
 });

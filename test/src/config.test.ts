@@ -37,18 +37,20 @@ describe('configuration', () => {
   });
 
   it('reads the headnode settings from the file and the environment', () => {
-    expect(DEFAULTS).to.include({ headnodeDriver: 'qemu', headnodeImagesDir: './images', ovsBridge: 'br-hilt', headnodeAccel: 'tcg' });
+    expect(DEFAULTS).to.include({ headnodeDriver: 'qemu', headnodeImagesDir: './images', ovsBridge: 'br-hilt', headnodeAccel: 'tcg', headnodeTimeoutMs: 120_000 });
     const file = join(dir, 'hn.json');
     writeFileSync(file, JSON.stringify({ headnodeDriver: 'mock', ovsDb: '/run/ovs/db.sock' }));
     expect(loadConfig({ HILT_CONFIG: file })).to.include({ headnodeDriver: 'mock', ovsDb: '/run/ovs/db.sock' });
     const env = loadConfig({
       HILT_CONFIG: file, HILT_HEADNODE_DRIVER: 'qemu', HILT_HEADNODE_IMAGES: '/srv/images', HILT_OVS_BRIDGE: 'br0',
       HILT_OVS_DB: '/tmp/db.sock', HILT_HEADNODE_ACCEL: 'kvm', HILT_HEADNODE_MEMORY_MB: '1024', HILT_HEADNODE_CHECK_MS: '0',
+      HILT_HEADNODE_TIMEOUT_MS: '45000',
     });
     expect(env).to.include({
       headnodeDriver: 'qemu', headnodeImagesDir: '/srv/images', ovsBridge: 'br0', ovsDb: '/tmp/db.sock', headnodeAccel: 'kvm',
-      headnodeMemoryMb: 1024, headnodeCheckMs: 0,
+      headnodeMemoryMb: 1024, headnodeCheckMs: 0, headnodeTimeoutMs: 45000,
     });
+    expect(() => loadConfig({ HILT_HEADNODE_TIMEOUT_MS: '2m' })).to.throw(/HILT_HEADNODE_TIMEOUT_MS/);
     expect(loadConfig({ HILT_IPMI_CIPHER_SUITE: '3', HILT_OBM_TIMEOUT_MS: '2500' })).to.include({ ipmiCipherSuite: '3', obmTimeoutMs: 2500 });
     expect(loadConfig({}).ipmiCipherSuite).to.equal(undefined);
     expect(() => loadConfig({ HILT_HEADNODE_DRIVER: 'libvirt' })).to.throw(/HILT_HEADNODE_DRIVER must be one of qemu, mock/);

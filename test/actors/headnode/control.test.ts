@@ -3,13 +3,14 @@
  * by the next call), and a VM gone behind the service's back is recorded as died.
  */
 import { expect } from 'chai';
-import { startTestServer, must } from '../../helpers/server';
-import type { MockHeadnodeDriver } from '../../../drivers/headnode/mock';
+import { startTestServer, must, type TestServer } from '../../helpers/server';
+import { MockHeadnodeDriver } from '../../../drivers/headnode/mock';
+import type { HeadnodeStatus, HnicSpec } from '../../../drivers/headnode/types';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5000;
+async function until<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
   for (;;) {
     const v = await f();
     if (ok(v)) return v;
@@ -17,6 +18,38 @@ async function until<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean
     await sleep(20);
   }
 }
+
+/** Rejects with the signal's reason once it aborts, as a driver's call does. */
+const aborted = (signal: AbortSignal) => new Promise<never>((_, reject) => {
+  signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+});
+
+/** A mock driver whose chosen calls do their work and then never end by themselves. */
+class HangingMock extends MockHeadnodeDriver {
+  readonly hang = new Set<'start' | 'destroy'>();
+
+  override async start(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    const booted = await super.start(name, hnics, signal);
+    if (this.hang.has('start')) await aborted(signal); // the VM runs, the call hangs
+    return booted;
+  }
+
+  override async destroy(name: string, signal: AbortSignal): Promise<void> {
+    if (this.hang.has('destroy')) await aborted(signal);
+    return super.destroy(name, signal);
+  }
+}
+
+/** Time an HTTP call. */
+async function timed<T>(call: Promise<T>): Promise<[T, number]> {
+  const t0 = Date.now();
+  const r = await call;
+  return [r, Date.now() - t0];
+}
+
+/** The headnode once its current operation has recorded its outcome. */
+const settled = (ts: TestServer, h: string, ms: number) =>
+  until(`${h} settled`, async () => (await ts.api.get(`/headnode/${h}`)).body, (b) => !['starting', 'stopping'].includes(b.status), ms);
 
 describe('HeadnodeControl (mock driver)', () => {
   it('the monitor finishes a start whose outcome was never recorded', async () => {
@@ -75,5 +108,73 @@ describe('HeadnodeControl (mock driver)', () => {
     // a/b's hnic c still holds w.
     expect((await api.del('/network/w')).status).to.equal(409);
     expect((await api.get('/headnode/a%2Fb')).body.networks).to.deep.equal({ c: 'w' });
+  });
+
+  describe('with HILT_HEADNODE_TIMEOUT_MS', () => {
+    it('answers 502 at the deadline of a start that outlasts it, and records the start as failed', async () => {
+      // Every mock VM operation takes 5 s: far beyond the deadline.
+      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300, mockHeadnodeDelayMs: 5000 });
+      await must(ts.api.put('/project/p'));
+      await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+      const [r, ms] = await timed(ts.api.post('/headnode/h/start'));
+      expect(r.status).to.equal(502);
+      expect(r.body).to.deep.equal({ type: 'HeadnodeError', msg: 'headnode h: starting the VM did not finish within 300 ms' });
+      expect(ms).to.be.within(290, 1000);
+      // The driver's delay ended at the deadline, and the power-off after it had 300 ms of its
+      // own: the outcome is recorded well before the 5 s a driver ignoring its signal would take.
+      const h = await settled(ts, 'h', 2000);
+      expect(h).to.include({ status: 'created', vncport: null, error: 'headnode h: starting the VM did not finish within 300 ms' });
+      expect((ts.headnodes.driver as MockHeadnodeDriver).vm('h')).to.include({ running: false, boots: 0 });
+      await must(ts.api.put('/headnode/h/hnic/eth0')); // a first start that failed leaves it changeable
+    });
+
+    it('powers off a VM whose start ran out of time after booting it, with a budget of its own', async () => {
+      const driver = new HangingMock();
+      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300 }, { headnodeDriver: driver });
+      await must(ts.api.put('/project/p'));
+      await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+      driver.hang.add('start');
+      const [r, ms] = await timed(ts.api.post('/headnode/h/start'));
+      expect(r.status).to.equal(502);
+      expect(ms).to.be.within(290, 1000);
+      expect(driver.vm('h')?.boots).to.equal(1);
+      const h = await settled(ts, 'h', 2000);
+      expect(h).to.include({ status: 'created', vncport: null });
+      expect(h.error).to.match(/did not finish within 300 ms/);
+      // Recorded as not running, and it is not: the power-off did not reuse the aborted signal.
+      expect(driver.vm('h')?.running).to.equal(false);
+      driver.hang.clear();
+      await must(ts.api.post('/headnode/h/start'));
+      expect((await ts.api.get('/headnode/h')).body.status).to.equal('running');
+    });
+
+    it('leaves a delete that ran out of time deleting, with the reason and the VM powered off; asking again finishes it', async () => {
+      const driver = new HangingMock();
+      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300 }, { headnodeDriver: driver });
+      await must(ts.api.put('/project/p'));
+      await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+      await must(ts.api.post('/headnode/h/start'));
+      driver.hang.add('destroy');
+      const [r, ms] = await timed(ts.api.del('/headnode/h'));
+      expect(r.status).to.equal(502);
+      expect(r.body.msg).to.equal('headnode h: deleting the VM did not finish within 300 ms');
+      expect(ms).to.be.within(290, 1000);
+      const h = await until('h recorded', async () => (await ts.api.get('/headnode/h')).body, (b) => b.error !== null, 2000);
+      expect(h).to.include({ status: 'deleting', error: 'headnode h: deleting the VM did not finish within 300 ms' });
+      expect(driver.vm('h')?.running).to.equal(false);
+      driver.hang.clear();
+      await must(ts.api.del('/headnode/h'));
+      expect((await ts.api.get('/headnode/h')).status).to.equal(404);
+    });
+
+    it('gives each operation its whole deadline once it has the headnode: one queued behind a slow one still runs', async () => {
+      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 600, mockHeadnodeDelayMs: 400 });
+      await must(ts.api.put('/project/p'));
+      await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+      // The stop waits about 400 ms behind the start, then takes 400 ms of its own 600.
+      const [start, stop] = await Promise.all([ts.api.post('/headnode/h/start'), ts.api.post('/headnode/h/stop')]);
+      expect([start.status, stop.status]).to.deep.equal([200, 200]);
+      expect((await ts.api.get('/headnode/h')).body.status).to.equal('stopped');
+    });
   });
 });

@@ -10,13 +10,15 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 
-import { QemuHeadnodeDriver } from '../../../drivers/headnode/qemu';
-import { HeadnodeError, type HnicSpec } from '../../../drivers/headnode/types';
-import { makeBaseImage } from '../../helpers/images';
-import { startPrivateOvs, type PrivateOvs } from '../../helpers/ovs';
-import { alive, qemuProcesses, qmp, vncBanner, waitGone } from '../../helpers/vm';
+import { QemuHeadnodeDriver } from '../../../../drivers/headnode/qemu';
+import { HeadnodeError, type HnicSpec } from '../../../../drivers/headnode/types';
+import { makeBaseImage } from '../../../helpers/images';
+import { startPrivateOvs, type PrivateOvs } from '../../../helpers/ovs';
+import { alive, qemuProcesses, qmp, vncBanner, waitGone } from '../../../helpers/vm';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** The deadline of one driver call: a hang fails with the call's own error, not mocha's timeout. */
+const within = () => AbortSignal.timeout(30_000);
 
 function sh(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -38,7 +40,7 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
   const veths: string[] = [];
 
   const make = (opts: Partial<ConstructorParameters<typeof QemuHeadnodeDriver>[0]> = {}) => {
-    const d = new QemuHeadnodeDriver({ imagesDir, stateDir, bridge: ovs.bridge, ovsDbSock: ovs.dbSock, timeoutMs: 10_000, ...opts });
+    const d = new QemuHeadnodeDriver({ imagesDir, stateDir, bridge: ovs.bridge, ovsDbSock: ovs.dbSock, ...opts });
     drivers.push(d);
     return d;
   };
@@ -67,7 +69,7 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
   };
 
   after(async function () {
-    for (const d of drivers) await d.close().catch(() => undefined);
+    for (const d of drivers) await d.close(within()).catch(() => undefined);
     killLeftovers(); // safety net; the last test asserts close() left nothing
     process.off('exit', killLeftovers);
     for (const v of veths) await sh('ip', ['link', 'del', v]).catch(() => undefined);
@@ -76,32 +78,32 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
   });
 
   it('lists the base images in the images folder', async () => {
-    expect(await driver.listImages()).to.deep.equal(['base-headnode', 'other-image']);
+    expect(await driver.listImages(within())).to.deep.equal(['base-headnode', 'other-image']);
   });
 
   it('create makes a qcow2 overlay backed by the base image, idempotently', async () => {
-    await driver.create('hn1', 'base-headnode');
+    await driver.create('hn1', 'base-headnode', within());
     const overlay = driver.overlayPath('hn1');
     const info = JSON.parse(await sh('qemu-img', ['info', '--output=json', overlay]));
     expect(info.format).to.equal('qcow2');
     expect(info['backing-filename']).to.equal(path.join(imagesDir, 'base-headnode.qcow2'));
     const ino = fs.statSync(overlay).ino;
-    await driver.create('hn1', 'base-headnode');
+    await driver.create('hn1', 'base-headnode', within());
     expect(fs.statSync(overlay).ino).to.equal(ino);
-    const err = await driver.create('hn1', 'other-image').catch((e) => e);
+    const err = await driver.create('hn1', 'other-image', within()).catch((e) => e);
     expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/already has a disk/);
   });
 
   it('create rejects unknown and malformed base image names', async () => {
     for (const bad of ['no-such-image', '../images/base-headnode', '']) {
-      const err = await driver.create('hnX', bad).catch((e) => e);
+      const err = await driver.create('hnX', bad, within()).catch((e) => e);
       expect(err, bad).to.be.instanceOf(HeadnodeError);
     }
     expect(fs.existsSync(driver.overlayPath('hnX'))).to.equal(false);
   });
 
   it('start before create fails with a HeadnodeError', async () => {
-    const err = await driver.start('never-created', []).catch((e) => e);
+    const err = await driver.start('never-created', [], within()).catch((e) => e);
     expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/create it first/);
   });
 
@@ -111,13 +113,13 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
       { name: 'eth1', vlan: 200 },
       { name: 'unattached', vlan: null },
     ];
-    const st = await driver.start('hn1', hnics);
+    const st = await driver.start('hn1', hnics, within());
     expect(st.running).to.equal(true);
     expect(st.vncport).to.be.a('number').within(5900, 5999);
     expect(await vncBanner(st.vncport!)).to.match(/^RFB 003\.00\d/);
     const status = await qmp(driver.qmpSocketPath('hn1'), 'query-status');
     expect(status).to.include({ running: true, status: 'running' });
-    expect(await driver.status('hn1')).to.deep.equal(st);
+    expect(await driver.status('hn1', within())).to.deep.equal(st);
 
     const [t0, t1, t2] = hnics.map((h) => driver.tapName('hn1', h.name));
     for (const t of [t0!, t1!, t2!]) {
@@ -169,12 +171,12 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
 
   it('start of a running headnode is idempotent (same process, same port)', async () => {
     const pid = await driver.processId('hn1');
-    const before = await driver.status('hn1');
+    const before = await driver.status('hn1', within());
     const st = await driver.start('hn1', [
       { name: 'eth0', vlan: 100 },
       { name: 'eth1', vlan: 200 },
       { name: 'unattached', vlan: null },
-    ]);
+    ], within());
     expect(st).to.deep.equal(before);
     expect(await driver.processId('hn1')).to.equal(pid);
   });
@@ -183,22 +185,22 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     const pid = (await driver.processId('hn1'))!;
     expect(alive(pid)).to.equal(true);
     const taps = ['eth0', 'eth1', 'unattached'].map((h) => driver.tapName('hn1', h));
-    await driver.stop('hn1');
+    await driver.stop('hn1', within());
     expect(alive(pid)).to.equal(false);
-    expect(await driver.status('hn1')).to.deep.equal({ running: false, vncport: null });
+    expect(await driver.status('hn1', within())).to.deep.equal({ running: false, vncport: null });
     expect(await driver.processId('hn1')).to.equal(null);
     expect(await ports()).not.to.include.any.members(taps);
     for (const t of taps) expect(fs.existsSync(`/sys/class/net/${t}`), `tap ${t} gone`).to.equal(false);
-    await driver.stop('hn1'); // idempotent
+    await driver.stop('hn1', within()); // idempotent
     expect(fs.existsSync(driver.overlayPath('hn1')), 'stop keeps the disk').to.equal(true);
   });
 
   it('two headnodes at once get distinct VNC ports', async () => {
-    await driver.create('hnA', 'base-headnode');
-    await driver.create('hnB', 'other-image');
+    await driver.create('hnA', 'base-headnode', within());
+    await driver.create('hnB', 'other-image', within());
     const [a, b] = await Promise.all([
-      driver.start('hnA', [{ name: 'eth0', vlan: 300 }]),
-      driver.start('hnB', [{ name: 'eth0', vlan: 301 }]),
+      driver.start('hnA', [{ name: 'eth0', vlan: 300 }], within()),
+      driver.start('hnB', [{ name: 'eth0', vlan: 301 }], within()),
     ]);
     expect(a.vncport).to.be.a('number');
     expect(b.vncport).to.be.a('number');
@@ -207,34 +209,34 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     expect(await vncBanner(b.vncport!)).to.match(/^RFB/);
     expect(await tag(driver.tapName('hnA', 'eth0'))).to.equal('300');
     expect(await tag(driver.tapName('hnB', 'eth0'))).to.equal('301');
-    await Promise.all([driver.stop('hnA'), driver.stop('hnB')]);
+    await Promise.all([driver.stop('hnA', within()), driver.stop('hnB', within())]);
     expect(await ports()).to.deep.equal([]);
   });
 
   it('status of a VM killed behind the driver\'s back says not running', async () => {
-    const st = await driver.start('hnA', [{ name: 'eth0', vlan: 300 }]);
+    const st = await driver.start('hnA', [{ name: 'eth0', vlan: 300 }], within());
     expect(st.running).to.equal(true);
     const pid = (await driver.processId('hnA'))!;
     process.kill(pid, 'SIGKILL');
     await waitGone(pid);
-    expect(await driver.status('hnA')).to.deep.equal({ running: false, vncport: null });
-    await driver.stop('hnA'); // cleans up the dead VM's OVS port
+    expect(await driver.status('hnA', within())).to.deep.equal({ running: false, vncport: null });
+    await driver.stop('hnA', within()); // cleans up the dead VM's OVS port
     expect(await ports()).not.to.include(driver.tapName('hnA', 'eth0'));
   });
 
   it('recover() from a new driver instance adopts a still-running VM (same pid, same VNC port)', async () => {
     const hnics = [{ name: 'eth0', vlan: 400 }, { name: 'eth1', vlan: null }];
-    const st = await driver.start('hnA', hnics);
+    const st = await driver.start('hnA', hnics, within());
     const pid = await driver.processId('hnA');
     const restarted = make(); // as after a service restart: same stateDir, no memory
-    expect(await restarted.status('hnA')).to.deep.equal(st);
-    const rec = await restarted.recover('hnA', hnics);
+    expect(await restarted.status('hnA', within())).to.deep.equal(st);
+    const rec = await restarted.recover('hnA', hnics, within());
     expect(rec).to.deep.equal(st);
     expect(await restarted.processId('hnA')).to.equal(pid);
     expect(await vncBanner(rec.vncport!)).to.match(/^RFB/);
     expect(await tag(driver.tapName('hnA', 'eth0'))).to.equal('400');
     // VLANs changed while the service was down: recover re-applies them without a reboot.
-    const moved = await restarted.recover('hnA', [{ name: 'eth0', vlan: 401 }, { name: 'eth1', vlan: 402 }]);
+    const moved = await restarted.recover('hnA', [{ name: 'eth0', vlan: 401 }, { name: 'eth1', vlan: 402 }], within());
     expect(moved).to.deep.equal(st);
     expect(await restarted.processId('hnA')).to.equal(pid);
     expect(await tag(driver.tapName('hnA', 'eth0'))).to.equal('401');
@@ -247,13 +249,13 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     const pid = (await restarted.processId('hnA'))!;
     process.kill(pid, 'SIGKILL');
     await waitGone(pid);
-    expect(await restarted.status('hnA')).to.deep.equal({ running: false, vncport: null });
-    const rec = await restarted.recover('hnA', hnics);
+    expect(await restarted.status('hnA', within())).to.deep.equal({ running: false, vncport: null });
+    const rec = await restarted.recover('hnA', hnics, within());
     expect(rec.running).to.equal(true);
     const newPid = await restarted.processId('hnA');
     expect(newPid).to.be.a('number').and.not.equal(pid);
     expect(alive(newPid!)).to.equal(true);
-    expect(await restarted.status('hnA')).to.deep.equal(rec);
+    expect(await restarted.status('hnA', within())).to.deep.equal(rec);
     expect(await vncBanner(rec.vncport!)).to.match(/^RFB/);
     expect(await qmp(restarted.qmpSocketPath('hnA'), 'query-status')).to.include({ running: true });
     expect(await tag(restarted.tapName('hnA', 'eth0'))).to.equal('401');
@@ -263,66 +265,100 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
   it('destroy stops the VM and removes its overlay and state files', async () => {
     const pid = (await driver.processId('hnA'))!;
     expect(alive(pid)).to.equal(true);
-    await driver.destroy('hnA');
+    await driver.destroy('hnA', within());
     expect(alive(pid)).to.equal(false);
     expect(fs.existsSync(driver.overlayPath('hnA'))).to.equal(false);
     expect(fs.existsSync(driver.qmpSocketPath('hnA'))).to.equal(false);
     const left = fs.readdirSync(stateDir).filter((f) => f.startsWith('hnA-'));
     expect(left).to.deep.equal([]);
     expect(await ports()).to.deep.equal([]);
-    await driver.destroy('hnA'); // idempotent
-    expect(await driver.status('hnA')).to.deep.equal({ running: false, vncport: null });
+    await driver.destroy('hnA', within()); // idempotent
+    expect(await driver.status('hnA', within())).to.deep.equal({ running: false, vncport: null });
   });
 
   it('a start that fails (no such bridge) leaves no QEMU, state or port behind', async () => {
     const broken = make({ bridge: 'nosuchbr0' });
-    const err = await broken.start('hnB', [{ name: 'eth0', vlan: 5 }]).catch((e) => e);
+    const err = await broken.start('hnB', [{ name: 'eth0', vlan: 5 }], within()).catch((e) => e);
     expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/nosuchbr0/);
     expect(qemuProcesses(stateDir)).to.deep.equal([]);
-    expect(await broken.status('hnB')).to.deep.equal({ running: false, vncport: null });
+    expect(await broken.status('hnB', within())).to.deep.equal({ running: false, vncport: null });
     expect(fs.readdirSync(stateDir).filter((f) => f.startsWith('hnB-') && !f.endsWith('.qcow2') && !f.endsWith('.log'))).to.deep.equal([]);
   });
 
   it('a missing QEMU binary is a clear HeadnodeError', async () => {
     const noQemu = make({ qemuPath: '/nonexistent/qemu-system-x86_64' });
-    const err = await noQemu.start('hnB', []).catch((e) => e);
+    const err = await noQemu.start('hnB', [], within()).catch((e) => e);
     expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/not found/);
-    expect(await noQemu.status('hnB')).to.deep.equal({ running: false, vncport: null });
+    expect(await noQemu.status('hnB', within())).to.deep.equal({ running: false, vncport: null });
+  });
+
+  it('a start whose signal aborts rejects with its reason at once, kills its QEMU and its helper; a stop removes the rest', async () => {
+    // An `ip` that hangs where the driver brings the taps up: QEMU runs (paused) by then. It
+    // records its pid, and exec keeps that pid for the sleep.
+    const reached = path.join(tmp, 'ip-reached');
+    const ip = path.join(tmp, 'hanging-ip');
+    fs.writeFileSync(ip, `#!/bin/sh\necho $$ > ${reached}\nexec sleep 60\n`, { mode: 0o755 });
+    const hanging = make({ ipPath: ip });
+    await hanging.create('hnT', 'base-headnode', within());
+    const controller = new AbortController();
+    const started = hanging.start('hnT', [{ name: 'eth0', vlan: 9 }], controller.signal).catch((e) => e);
+    const deadline = Date.now() + 15_000;
+    while (!fs.existsSync(reached) || !fs.readFileSync(reached, 'utf8').trim()) {
+      if (Date.now() > deadline) throw new Error('the start never reached the taps');
+      await sleep(20);
+    }
+    const helper = Number(fs.readFileSync(reached, 'utf8'));
+    const qemu = (await hanging.processId('hnT'))!;
+    expect(alive(qemu)).to.equal(true);
+    const reason = new Error('deadline');
+    const t0 = Date.now();
+    controller.abort(reason);
+    expect(await started).to.equal(reason);
+    expect(Date.now() - t0).to.be.below(500);
+    await waitGone(helper, 2000);
+    await waitGone(qemu, 2000);
+    // Its state file is left for the next call on the headnode, which cleans up.
+    const stateFiles = () => fs.readdirSync(stateDir).filter((f) => f.startsWith('hnT-') && f.endsWith('.json'));
+    expect(stateFiles()).to.have.length(1);
+    await hanging.stop('hnT', within());
+    expect(stateFiles()).to.deep.equal([]);
+    expect(await ports()).not.to.include(hanging.tapName('hnT', 'eth0'));
+    await hanging.destroy('hnT', within());
   });
 
   it('rejects invalid hnic specs without starting anything', async () => {
     for (const hnics of [[{ name: 'e', vlan: 0 }], [{ name: 'e', vlan: 4095 }], [{ name: 'e', vlan: 1 }, { name: 'e', vlan: 2 }]]) {
-      const err = await driver.start('hnB', hnics).catch((e) => e);
+      const err = await driver.start('hnB', hnics, within()).catch((e) => e);
       expect(err, JSON.stringify(hnics)).to.be.instanceOf(HeadnodeError);
     }
     expect(qemuProcesses(stateDir)).to.deep.equal([]);
   });
 
   it('isAlive follows the process, not the guest: a paused VM is alive, a killed one is not', async () => {
-    await driver.create('hnP', 'base-headnode');
-    await driver.start('hnP', []);
+    await driver.create('hnP', 'base-headnode', within());
+    await driver.start('hnP', [], within());
     await qmp(driver.qmpSocketPath('hnP'), 'stop'); // pause the guest
-    expect(await driver.status('hnP')).to.deep.equal({ running: false, vncport: null });
-    expect(await driver.isAlive('hnP')).to.equal(true);
+    expect(await driver.status('hnP', within())).to.deep.equal({ running: false, vncport: null });
+    expect(await driver.isAlive('hnP', within())).to.equal(true);
     const pid = (await driver.processId('hnP'))!;
     // After a restart of the service, a paused guest is adopted as it is, not rebooted.
-    const adopted = await make().recover('hnP', []);
+    const adopted = await make().recover('hnP', [], within());
     expect(adopted.vncport).to.be.a('number');
     expect(await driver.processId('hnP')).to.equal(pid);
     process.kill(pid, 'SIGKILL');
     await waitGone(pid);
-    expect(await driver.isAlive('hnP')).to.equal(false);
-    await driver.destroy('hnP');
+    expect(await driver.isAlive('hnP', within())).to.equal(false);
+    await driver.destroy('hnP', within());
   });
 
   it('a QEMU that no state file records (a crash right after spawning it) is killed before the next boot', async () => {
-    await driver.create('hnS', 'base-headnode');
-    await driver.start('hnS', [{ name: 'eth0', vlan: 77 }]);
+    await driver.create('hnS', 'base-headnode', within());
+    await driver.start('hnS', [{ name: 'eth0', vlan: 77 }], within());
     const stray = (await driver.processId('hnS'))!;
     for (const f of fs.readdirSync(stateDir)) if (f.startsWith('hnS-') && f.endsWith('.json')) fs.rmSync(path.join(stateDir, f));
     expect(await driver.processId('hnS')).to.equal(null); // the driver no longer knows it
     expect(alive(stray)).to.equal(true);
-    const st = await driver.start('hnS', [{ name: 'eth0', vlan: 77 }]);
+    const st = await driver.start('hnS', [{ name: 'eth0', vlan: 77 }], within());
     expect(st.running).to.equal(true);
     await waitGone(stray);
     expect(await driver.processId('hnS')).to.be.a('number').and.not.equal(stray);
@@ -330,7 +366,7 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     // Unrecorded again: a delete finds and kills it too.
     const stray2 = (await driver.processId('hnS'))!;
     for (const f of fs.readdirSync(stateDir)) if (f.startsWith('hnS-') && f.endsWith('.json')) fs.rmSync(path.join(stateDir, f));
-    await driver.destroy('hnS');
+    await driver.destroy('hnS', within());
     await waitGone(stray2);
     // Its OVS row was known only to the state file this test deleted (a real stray dies before
     // its taps are plugged).
@@ -339,32 +375,32 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
 
   it('adopts a running VM after a restart although its base image file was removed', async () => {
     const base = path.join(imagesDir, 'other-image.qcow2');
-    await driver.create('hnC', 'other-image');
-    await driver.start('hnC', []);
+    await driver.create('hnC', 'other-image', within());
+    await driver.start('hnC', [], within());
     const pid = (await driver.processId('hnC'))!;
     fs.renameSync(base, `${base}.away`);
     try {
       const again = make();
-      await again.create('hnC', 'other-image'); // the disk exists: no need for the base file
-      expect((await again.recover('hnC', [])).running).to.equal(true);
+      await again.create('hnC', 'other-image', within()); // the disk exists: no need for the base file
+      expect((await again.recover('hnC', [], within())).running).to.equal(true);
       expect(await again.processId('hnC')).to.equal(pid);
       // A new headnode from the missing image is refused.
-      expect(await again.create('hnD', 'other-image').catch((e) => e)).to.be.instanceOf(HeadnodeError);
+      expect(await again.create('hnD', 'other-image', within()).catch((e) => e)).to.be.instanceOf(HeadnodeError);
     } finally {
       fs.renameSync(`${base}.away`, base);
     }
-    await driver.destroy('hnC');
+    await driver.destroy('hnC', within());
   });
 
   it('boots a VM with 70 hnics (more than one PCI bus holds)', async () => {
     const hnics = Array.from({ length: 70 }, (_, i) => ({ name: `e${i}`, vlan: i % 3 ? 500 + i : null }));
-    await driver.create('hnM', 'base-headnode');
-    const st = await driver.start('hnM', hnics);
+    await driver.create('hnM', 'base-headnode', within());
+    const st = await driver.start('hnM', hnics, within());
     expect(st.running).to.equal(true);
     expect(await vncBanner(st.vncport!)).to.match(/^RFB/);
     expect(await tag(driver.tapName('hnM', 'e68'))).to.equal('568');
     expect((await ports()).length).to.equal(hnics.filter((h) => h.vlan !== null).length);
-    await driver.destroy('hnM');
+    await driver.destroy('hnM', within());
     expect(await ports()).to.deep.equal([]);
   });
 
@@ -373,24 +409,24 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     const sock = long.qmpSocketPath('hnL');
     expect(sock.startsWith(os.tmpdir())).to.equal(true);
     expect(sock.length).to.be.at.most(107);
-    await long.create('hnL', 'base-headnode');
-    const st = await long.start('hnL', []);
+    await long.create('hnL', 'base-headnode', within());
+    const st = await long.start('hnL', [], within());
     expect(await qmp(sock, 'query-status')).to.include({ running: true });
     expect(fs.statSync(path.dirname(sock)).mode & 0o777).to.equal(0o700);
     expect(await vncBanner(st.vncport!)).to.match(/^RFB/);
-    await long.destroy('hnL');
+    await long.destroy('hnL', within());
     expect(fs.existsSync(sock)).to.equal(false);
     fs.rmSync(path.dirname(sock), { recursive: true, force: true });
   });
 
   it('close() stops every VM the instance started or adopted; no QEMU outlives it', async () => {
-    await driver.create('hnC', 'base-headnode');
-    await driver.start('hnB', [{ name: 'eth0', vlan: 7 }]);
+    await driver.create('hnC', 'base-headnode', within());
+    await driver.start('hnB', [{ name: 'eth0', vlan: 7 }], within());
     const adopter = make();
-    await adopter.recover('hnB', [{ name: 'eth0', vlan: 7 }]);
-    await driver.start('hnC', []);
+    await adopter.recover('hnB', [{ name: 'eth0', vlan: 7 }], within());
+    await driver.start('hnC', [], within());
     expect(qemuProcesses(stateDir)).to.have.length(2);
-    await Promise.all(drivers.map((d) => d.close()));
+    await Promise.all(drivers.map((d) => d.close(within())));
     expect(qemuProcesses(tmp)).to.deep.equal([]);
     expect(await ports()).to.deep.equal([]);
   });

@@ -1,0 +1,67 @@
+/**
+ * Where a headnode's files live and what its host devices are called. Every name derives from
+ * the state folder and the headnode's name: a new driver instance (after a restart of the
+ * service) finds the VMs of an earlier one, and deployments sharing a host never collide.
+ */
+import { createHash } from 'node:crypto';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { HeadnodeError } from '../types';
+
+/** Longest unix socket path (sun_path is 108 bytes including the NUL). */
+const SUN_PATH_MAX = 107;
+
+export function sha256(...parts: string[]): string {
+  return createHash('sha256').update(parts.join('\0')).digest('hex');
+}
+
+export class QemuLayout {
+  /** folder of the QMP sockets (sun_path limits their paths to 107 bytes) */
+  readonly socketDir: string;
+
+  constructor(readonly stateDir: string) {
+    // QMP sockets live with the state unless that path is too long for a unix socket; then in
+    // a private folder of the system's temp dir, named after the state dir (stable across restarts).
+    const fits = (dir: string) => path.join(dir, `${'x'.repeat(12)}.qmp`).length <= SUN_PATH_MAX;
+    this.socketDir = fits(stateDir) ? stateDir : path.join(os.tmpdir(), `hilt-qmp-${sha256(stateDir).slice(0, 12)}`);
+    if (!fits(this.socketDir)) throw new HeadnodeError(`QemuHeadnodeDriver: no folder short enough for unix sockets (${this.socketDir})`);
+  }
+
+  /** File name stem for a headnode: readable prefix plus a hash (names are arbitrary strings). */
+  key(name: string): string {
+    const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^\.+/, '_').slice(0, 40);
+    return `${safe}-${sha256(name).slice(0, 10)}`;
+  }
+
+  /** The headnode's disk: a qcow2 overlay of its base image. */
+  overlay(name: string): string {
+    return path.join(this.stateDir, `${this.key(name)}.qcow2`);
+  }
+
+  /** The state file of its running VM. */
+  stateFile(name: string): string {
+    return path.join(this.stateDir, `${this.key(name)}.json`);
+  }
+
+  /** QEMU's stdout and stderr. */
+  log(name: string): string {
+    return path.join(this.stateDir, `${this.key(name)}.log`);
+  }
+
+  /** QMP socket of the headnode's QEMU (short: sun_path limits unix socket paths to 107 bytes). */
+  qmpSocket(name: string): string {
+    return path.join(this.socketDir, `${sha256(name).slice(0, 12)}.qmp`);
+  }
+
+  /** Deterministic tap name (15 chars, the IFNAMSIZ limit) for an hnic. */
+  tapName(name: string, hnic: string): string {
+    return 'hn' + sha256(this.stateDir, name, hnic).slice(0, 13);
+  }
+
+  /** A locally administered MAC from the same hash: a guest keeps its MACs across restarts. */
+  mac(name: string, hnic: string): string {
+    const h = sha256('mac', this.stateDir, name, hnic);
+    return ['52', '54', h.slice(0, 2), h.slice(2, 4), h.slice(4, 6), h.slice(6, 8)].join(':');
+  }
+}
