@@ -77,12 +77,11 @@ export async function processStart(pid: number): Promise<string> {
 export async function alive(st: VmState): Promise<boolean> {
   const ps = await procStat(st.pid);
   if (!ps || ps.start !== st.procStart) return false;
-  try {
-    const cmdline = await fsp.readFile(`/proc/${st.pid}/cmdline`, 'utf8');
-    return cmdline.includes(st.qmp);
-  } catch {
-    return false;
-  }
+  const cmdline = await fsp.readFile(`/proc/${st.pid}/cmdline`, 'utf8').catch(() => null);
+  if (cmdline === null) return false;
+  // A process whose threads are still exiting has no command line left: its start time, checked
+  // above, still names it, and it is not gone until every thread is.
+  return cmdline === '' || cmdline.includes(st.qmp);
 }
 
 /**
