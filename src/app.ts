@@ -11,7 +11,7 @@ import type { Config } from './config';
 import type { PowerControl } from '../actors/node/power';
 import type { HeadnodeControl } from '../actors/headnode/control';
 import type { MockObmDriver } from '../drivers/obm/mock';
-import type { MockSwitchDriver } from '../drivers/switch/mock';
+import type { Drivers } from './drivers';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
 import { switchRoutes } from './routes/switches';
@@ -39,8 +39,8 @@ export interface Hilt {
   headnodes: HeadnodeControl;
   /** the mock OBM driver, whose BMC state admins may inspect */
   mockObm?: MockObmDriver;
-  /** the mock switch driver, whose port state admins may inspect */
-  mockSwitch?: MockSwitchDriver;
+  /** the drivers' registries (registration fields, extensions, inspection) and instances */
+  drivers: Drivers;
 }
 
 export interface AppOptions {
@@ -49,7 +49,7 @@ export interface AppOptions {
   power: PowerControl;
   headnodes: HeadnodeControl;
   mockObm?: MockObmDriver;
-  mockSwitch?: MockSwitchDriver;
+  drivers: Drivers;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -89,7 +89,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, mockObm: opts.mockObm, mockSwitch: opts.mockSwitch };
+  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, mockObm: opts.mockObm, drivers: opts.drivers };
   app.decorate('hilt', hilt);
   app.decorateRequest('caller', null as unknown as Caller);
 

@@ -36,7 +36,7 @@ export interface Config {
   mockSwitchSessionDelayMs: number;
   /** failure injection: `switch/port` entries whose every mock switch operation fails */
   mockSwitchFailPorts: string[];
-  /** bound on each switch session step (login, one port change, logout) */
+  /** bound on each switch call: its port change and, when it opens the switch's session, the login (a logout has the same bound) */
   switchTimeoutMs: number;
   ipmiCipherSuite?: string;
   obmTimeoutMs: number;

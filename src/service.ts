@@ -13,9 +13,7 @@ import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
 import { PowerControl } from '../actors/node/power';
 import { MockObmDriver } from '../drivers/obm/mock';
 import { IpmitoolDriver } from '../drivers/obm/ipmitool';
-import { MockSwitchDriver } from '../drivers/switch/mock';
-import { SWITCH_TYPES } from '../drivers/switch/registry';
-import type { SwitchDriver } from '../drivers/switch/types';
+import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
 import { join } from 'node:path';
 import type { ObmDriver } from '../drivers/obm/types';
 import { HeadnodeControl } from '../actors/headnode/control';
@@ -26,7 +24,8 @@ import type { HeadnodeDriver } from '../drivers/headnode/types';
 export interface Service {
   app: FastifyInstance;
   world: World;
-  mockSwitch: MockSwitchDriver;
+  /** every driver of each kind, one instance each (tests reach the mocks' hardware here) */
+  drivers: Drivers;
   /** headnode VMs: HTTP calls, recovery, monitor; `.driver` is the configured driver */
   headnodes: HeadnodeControl;
   /** resolves once every headnode was recovered after this start */
@@ -41,8 +40,8 @@ export interface ServiceDeps {
   logger?: FastifyServerOptions['logger'];
   /** override OBM drivers (tests, labs) */
   obm?: { ipmi?: ObmDriver; mock?: ObmDriver };
-  /** extra or replacement switch drivers by type */
-  switches?: Record<string, SwitchDriver>;
+  /** switch drivers offered beside the built-in ones (tests, labs) */
+  extraDrivers?: ExtraDrivers;
   /** replaces the configured headnode driver */
   headnodeDriver?: HeadnodeDriver;
 }
@@ -60,22 +59,16 @@ function headnodeDriver(config: Config): HeadnodeDriver {
   });
 }
 
-const SWITCH_TYPES_MOCK = Object.values(SWITCH_TYPES).find((t) => t.extension === 'hilt.switches.mock')!.type;
-
 export async function startService(config: Config, deps: ServiceDeps = {}): Promise<Service> {
   // The store holds BMC and switch credentials: the folder is the service's alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
+  // Drivers first: a driver list that cannot work (two claiming one type) fails before storage opens.
+  const drivers = startDrivers(config, deps.extraDrivers);
   const engine = new LmdbPersistenceEngine(config.dataDir);
-  // The mock switches keep their ports in their own LMDB folder, as hardware would.
-  const mockSwitch = new MockSwitchDriver({
-    path: join(config.dataDir, 'mock-switches'), delayMs: config.mockSwitchDelayMs,
-    sessionDelayMs: config.mockSwitchSessionDelayMs, failPorts: config.mockSwitchFailPorts,
-  });
-  const switchDrivers: Record<string, SwitchDriver> = { [SWITCH_TYPES_MOCK]: mockSwitch, ...deps.switches };
   const world = new World(engine, {
     vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
-    switchDriverFor: (type) => switchDrivers[type], switchTimeoutMs: config.switchTimeoutMs,
+    switchDriverFor: (type) => drivers.switches.driver(type), switchTimeoutMs: config.switchTimeoutMs,
   });
   await world.rebuild();
   world.resumeActions();
@@ -93,7 +86,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
     baseImages: config.baseImages, checkMs: config.headnodeCheckMs,
   });
-  const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
+  const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, drivers, logger: deps.logger });
   headnodes.log = app.log;
   // VMs that should run come back (adopted if still running) in the background; calls on a
   // headnode wait for its recovery.
@@ -103,7 +96,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   return {
     app,
     world,
-    mockSwitch,
+    drivers,
     headnodes,
     headnodesRecovered,
     url: address,
@@ -116,7 +109,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       await headnodes.close();
       await world.close();
       await engine.close();
-      await mockSwitch.close();
+      await closeDrivers(drivers);
     },
   };
 }

@@ -5,13 +5,13 @@ export interface SwitchState {
   name: string;
   type: string;
   /** driver fields (hostname, username, password, ...); the password is never returned */
-  fields: Record<string, string>;
+  fields: Record<string, unknown>;
   /** port name → wired nic, or null when unwired */
   ports: Record<string, Wire | null>;
 }
 
 export type SwitchCommand =
-  | { type: 'switch.register'; by: string; switchType: string; fields: Record<string, string> }
+  | { type: 'switch.register'; by: string; switchType: string; fields: Record<string, unknown> }
   | { type: 'switch.delete'; by: string }
   | { type: 'switch.registerPort'; by: string; port: string }
   | { type: 'switch.deletePort'; by: string; port: string }
@@ -20,7 +20,7 @@ export type SwitchCommand =
   | { type: 'switch.unwirePort'; by: string; port: string; node: string; nic: string };
 
 export type SwitchEvent =
-  | { type: 'SwitchRegistered'; switchType: string; fields: Record<string, string> }
+  | { type: 'SwitchRegistered'; switchType: string; fields: Record<string, unknown> }
   | { type: 'SwitchDeleted' }
   | { type: 'PortRegistered'; port: string }
   | { type: 'PortDeleted'; port: string }

@@ -8,7 +8,6 @@ import * as S from '../schemas/admin';
 import { redact } from '../redact';
 import { encodeStatusId } from './actions';
 import { requireAdmin, found } from './guard';
-import { SWITCH_TYPES } from '../../drivers/switch/registry';
 import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
 import type { NodeState } from '../../actors/node/protocol';
 import type { SwitchState } from '../../actors/switch/protocol';
@@ -16,7 +15,7 @@ import type { SwitchState } from '../../actors/switch/protocol';
 type KI = { kind: string; id: string };
 
 export async function adminRoutes(app: FastifyInstance): Promise<void> {
-  const { world, mockObm, mockSwitch } = app.hilt;
+  const { world, mockObm, drivers } = app.hilt;
   const rt = world.runtime;
   const registry = (kind: string) => found(rt.registry(kind), `actor kind ${kind}`);
 
@@ -35,17 +34,17 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     // A mock BMC's power state and boot device, for labs and demos.
     const obm = reg.kind === 'node' && state ? (state as NodeState).obm : undefined;
     const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(String(obm.fields.host)) : undefined;
-    // A mock switch's port VLANs as the "hardware" holds them.
+    // What the switch's driver shows of it (a mock's simulated hardware).
     const sw = reg.kind === 'switch' && state ? (state as SwitchState) : undefined;
-    const mockPorts = sw && mockSwitch && SWITCH_TYPES[sw.type]?.extension === 'hilt.switches.mock' ? mockSwitch.ports(id) : undefined;
+    const device = sw ? drivers.switches.inspect(sw.type, { id, fields: sw.fields }) : undefined;
     return {
+      ...device,
       kind: reg.kind,
       id,
       live: reg.isLive(id),
       sequenceNumber,
       state: redact(state),
       ...(mockBmc ? { mockBmc } : {}),
-      ...(mockPorts ? { mockPorts } : {}),
     };
   });
 
@@ -78,6 +77,6 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     requireAdmin(req.caller);
     const obm = Object.keys(OBM_TYPES).map((k) => `hilt.obm.${k}`);
     const headnodes = `hilt.headnodes.${app.hilt.config.headnodeDriver}`;
-    return ['hilt.auth.database', ...obm, ...Object.values(SWITCH_TYPES).map((t) => t.extension), headnodes];
+    return ['hilt.auth.database', ...obm, ...drivers.switches.registry.extensions(), headnodes];
   });
 }
