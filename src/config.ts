@@ -39,6 +39,7 @@ export interface Config {
   /** bound on each switch call: its port change and, when it opens the switch's session, the login (a logout has the same bound) */
   switchTimeoutMs: number;
   ipmiCipherSuite?: string;
+  /** bound on each power call, counted from when it is made (waiting behind earlier calls to the BMC included) */
   obmTimeoutMs: number;
   logLevel: string;
   /** entity actors idle this long go to sleep (they wake from LMDB on demand) */

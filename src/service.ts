@@ -11,11 +11,8 @@ import { hashPassword } from './auth/password';
 import { World } from '../actors/world';
 import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
 import { PowerControl } from '../actors/node/power';
-import { MockObmDriver } from '../drivers/obm/mock';
-import { IpmitoolDriver } from '../drivers/obm/ipmitool';
 import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
 import { join } from 'node:path';
-import type { ObmDriver } from '../drivers/obm/types';
 import { HeadnodeControl } from '../actors/headnode/control';
 import { QemuHeadnodeDriver } from '../drivers/headnode/qemu';
 import { MockHeadnodeDriver } from '../drivers/headnode/mock';
@@ -38,9 +35,7 @@ export interface Service {
 
 export interface ServiceDeps {
   logger?: FastifyServerOptions['logger'];
-  /** override OBM drivers (tests, labs) */
-  obm?: { ipmi?: ObmDriver; mock?: ObmDriver };
-  /** switch drivers offered beside the built-in ones (tests, labs) */
+  /** switch and OBM drivers offered beside the built-in ones (tests, labs) */
   extraDrivers?: ExtraDrivers;
   /** replaces the configured headnode driver */
   headnodeDriver?: HeadnodeDriver;
@@ -79,14 +74,11 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     await world.users.ask(config.adminUser, { type: 'user.create', by: 'bootstrap', passwordHash: await hashPassword(password), isAdmin: true });
   }
 
-  // One driver instance per kind: the IPMI driver's per-BMC queue must see every call.
-  const mockObm = deps.obm?.mock ?? new MockObmDriver();
-  const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
-  const power = new PowerControl({ mock: mockObm, ipmi });
+  const power = new PowerControl(drivers.obm, config.obmTimeoutMs);
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
     baseImages: config.baseImages, checkMs: config.headnodeCheckMs,
   });
-  const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, drivers, logger: deps.logger });
+  const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger });
   headnodes.log = app.log;
   // VMs that should run come back (adopted if still running) in the background; calls on a
   // headnode wait for its recovery.

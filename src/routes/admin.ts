@@ -8,14 +8,13 @@ import * as S from '../schemas/admin';
 import { redact } from '../redact';
 import { encodeStatusId } from './actions';
 import { requireAdmin, found } from './guard';
-import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
 import type { NodeState } from '../../actors/node/protocol';
 import type { SwitchState } from '../../actors/switch/protocol';
 
 type KI = { kind: string; id: string };
 
 export async function adminRoutes(app: FastifyInstance): Promise<void> {
-  const { world, mockObm, drivers } = app.hilt;
+  const { world, drivers } = app.hilt;
   const rt = world.runtime;
   const registry = (kind: string) => found(rt.registry(kind), `actor kind ${kind}`);
 
@@ -31,12 +30,11 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const sequenceNumber = world.engine.head(reg.key(id));
     if (!sequenceNumber) found(undefined, `${reg.kind} ${id}`);
     const state = await reg.recoverState(id);
-    // A mock BMC's power state and boot device, for labs and demos.
+    // What the device's driver shows of it (a mock's simulated hardware).
     const obm = reg.kind === 'node' && state ? (state as NodeState).obm : undefined;
-    const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(String(obm.fields.host)) : undefined;
-    // What the switch's driver shows of it (a mock's simulated hardware).
     const sw = reg.kind === 'switch' && state ? (state as SwitchState) : undefined;
-    const device = sw ? drivers.switches.inspect(sw.type, { id, fields: sw.fields }) : undefined;
+    const device = obm ? drivers.obm.inspect(obm.type, { id, fields: obm.fields })
+      : sw ? drivers.switches.inspect(sw.type, { id, fields: sw.fields }) : undefined;
     return {
       ...device,
       kind: reg.kind,
@@ -44,7 +42,6 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       live: reg.isLive(id),
       sequenceNumber,
       state: redact(state),
-      ...(mockBmc ? { mockBmc } : {}),
     };
   });
 
@@ -75,8 +72,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   // list_active_extensions (decisions.md §12)
   app.get('/active_extensions', { schema: S.noQueryOnly }, async (req) => {
     requireAdmin(req.caller);
-    const obm = Object.keys(OBM_TYPES).map((k) => `hilt.obm.${k}`);
     const headnodes = `hilt.headnodes.${app.hilt.config.headnodeDriver}`;
-    return ['hilt.auth.database', ...obm, ...drivers.switches.registry.extensions(), headnodes];
+    return ['hilt.auth.database', ...drivers.obm.registry.extensions(), ...drivers.switches.registry.extensions(), headnodes];
   });
 }
