@@ -33,7 +33,7 @@ describe('PowerControl', () => {
     const FAKE = 'http://schema.example/obm/fake';
     const node = (bmc: string, extra: DriverFields = {}) => ({ type: FAKE, fields: { bmc, ...extra } });
 
-    /** Records calls; a call to a BMC named `hang…` never answers by itself, one with `fail` rejects. */
+    /** Records calls, each taking 100 ms; a call to a BMC named `hang…` never answers by itself, one with `fail` rejects. */
     class FakeBmcs implements ObmDriver {
       readonly log: string[] = [];
       readonly signals: AbortSignal[] = [];
@@ -45,7 +45,7 @@ describe('PowerControl', () => {
           this.log.push(`aborted ${what} ${fields.bmc}`);
           throw new ObmError('stopped');
         }
-        await sleep(30);
+        await sleep(100);
         if (fields.fail) throw new ObmError(`BMC ${fields.bmc} refused`);
         this.log.push(`end ${what} ${fields.bmc}`);
       }
@@ -80,7 +80,7 @@ describe('PowerControl', () => {
       await Promise.all([pc.cycle(node('a')), pc.off(node('a')), pc.status(node('a')), pc.cycle(node('b')), pc.off(node('b'))]);
       const a = driver.log.filter((l) => l.endsWith(' a'));
       expect(a).to.deep.equal(['start cycle a', 'end cycle a', 'start off a', 'end off a', 'start status a', 'end status a']);
-      expect(Date.now() - t).to.be.below(160); // 3 × 30 ms on a while b works beside it, not 5 × 30 ms
+      expect(Date.now() - t).to.be.below(450); // 3 × 100 ms on a while b works beside it, not 5 × 100 ms
     });
 
     it('spaces the calls of one BMC as the driver\'s entry asks', async () => {
@@ -88,8 +88,8 @@ describe('PowerControl', () => {
       const pc = powerControl(2000, entry);
       const t = Date.now();
       await Promise.all([pc.off(node('a')), pc.off(node('a'))]);
-      // 30 ms, at least 150 ms of quiet, 30 ms
-      expect(Date.now() - t).to.be.at.least(200);
+      // 100 ms, at least 150 ms of quiet, 100 ms
+      expect(Date.now() - t).to.be.at.least(345);
       expect(driver.log).to.have.length(4);
     });
 
