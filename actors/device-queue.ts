@@ -41,8 +41,21 @@ export interface DeviceQueueOptions {
    * switch session), bounded by timeoutMs; calls made meanwhile wait for it.
    */
   onIdle?: (device: string, signal: AbortSignal) => Promise<void>;
-  /** Builds the error of a call that ran out of time (drivers' error classes map to HTTP differently). */
-  timeoutError?: (message: string) => Error;
+  /**
+   * Builds the error of a call that ran out of time (drivers' error classes map to HTTP
+   * differently); `timeout` lets a caller word the message its own way.
+   */
+  timeoutError?: (message: string, timeout: TimedOut) => Error;
+}
+
+/** What ran out of time, for timeoutError. */
+export interface TimedOut {
+  device: string;
+  /** the call's `what` */
+  what: string;
+  timeoutMs: number;
+  /** true: it never got the device (still busy with an earlier call); false: it ran too long */
+  waiting: boolean;
 }
 
 interface Entry {
@@ -76,7 +89,7 @@ export class DeviceTimeoutError extends Error {
 export class DeviceQueue {
   private readonly lines = new Map<string, Line>();
   private readonly settleMs: number;
-  private readonly makeTimeout: (message: string) => Error;
+  private readonly makeTimeout: (message: string, timeout: TimedOut) => Error;
 
   constructor(private readonly opts: DeviceQueueOptions) {
     this.settleMs = opts.settleMs ?? opts.timeoutMs * 4;
@@ -92,7 +105,7 @@ export class DeviceQueue {
       };
       if (opts.from === 'submit') {
         entry.deadline = Date.now() + timeoutMs;
-        entry.waitTimer = setTimeout(() => this.expire(entry, device, 'still busy with an earlier call'), timeoutMs);
+        entry.waitTimer = setTimeout(() => this.expire(entry, device), timeoutMs);
       }
       let line = this.lines.get(device);
       if (!line) this.lines.set(device, (line = { queue: [], running: false, dirty: false, lastEnd: 0 }));
@@ -117,10 +130,17 @@ export class DeviceQueue {
     while (this.lines.size) await sleep(10);
   }
 
-  private expire(entry: Entry, device: string, why: string): void {
+  /** The error of a call that ran out of time, waiting for the device or running on it. */
+  private timeout(entry: Entry, device: string, waiting: boolean): Error {
+    const message = `${device}: ${entry.what} did not finish within ${entry.timeoutMs} ms${waiting ? ' (still busy with an earlier call)' : ''}`;
+    return this.makeTimeout(message, { device, what: entry.what, timeoutMs: entry.timeoutMs, waiting });
+  }
+
+  /** Answers a call that never got the device in time; it will not run. */
+  private expire(entry: Entry, device: string): void {
     if (entry.settled) return;
     entry.settled = true;
-    entry.reject(this.makeTimeout(`${device}: ${entry.what} did not finish within ${entry.timeoutMs} ms (${why})`));
+    entry.reject(this.timeout(entry, device, true));
   }
 
   private async drain(device: string, line: Line): Promise<void> {
@@ -156,14 +176,14 @@ export class DeviceQueue {
     if (wait > 0) {
       if (entry.deadline !== undefined && Date.now() + wait >= entry.deadline) {
         clearTimeout(entry.waitTimer);
-        return this.expire(entry, device, 'still busy with an earlier call');
+        return this.expire(entry, device);
       }
       await sleep(wait);
       if (entry.settled) return;
     }
     clearTimeout(entry.waitTimer);
     const left = entry.deadline !== undefined ? entry.deadline - Date.now() : entry.timeoutMs;
-    if (left <= 0 || left < (this.opts.minRunMs ?? 0)) return this.expire(entry, device, 'still busy with an earlier call');
+    if (left <= 0 || left < (this.opts.minRunMs ?? 0)) return this.expire(entry, device);
 
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -182,7 +202,7 @@ export class DeviceQueue {
     const timedOut = await Promise.race([finished.then(() => false), deadline]);
     clearTimeout(timer);
     if (timedOut) {
-      const error = this.makeTimeout(`${device}: ${entry.what} did not finish within ${entry.timeoutMs} ms`);
+      const error = this.timeout(entry, device, false);
       if (!entry.settled) {
         entry.settled = true;
         entry.reject(error);

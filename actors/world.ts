@@ -36,7 +36,7 @@ export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
   /** the driver of each switch type (none: every switch operation fails) */
   switchDriverFor?: (type: string) => SwitchDriver | undefined;
-  /** bound on each switch call */
+  /** bound on each switch call: its port change and, when it opens the session, the login */
   switchTimeoutMs?: number;
 }
 

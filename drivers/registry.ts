@@ -31,9 +31,12 @@ export interface DriverEntry<D> {
   create(ctx: DriverContext): D;
   /**
    * What an admin's `GET /admin/actors/<kind>/<id>` shows of the device beside the actor's
-   * state (a mock driver's simulated hardware), or undefined.
+   * state (a mock driver's simulated hardware, e.g. `{mockPorts}`), added to the answer's
+   * properties; or undefined.
    */
-  inspect?(driver: D, device: { id: string; fields: DriverFields }): unknown;
+  inspect?(driver: D, device: { id: string; fields: DriverFields }): Record<string, unknown> | undefined;
+  /** Releases what the instance holds (files, connections) when the service stops. */
+  close?(driver: D): Promise<void>;
 }
 
 export interface Registered { type: string; fields: DriverFields }
@@ -76,5 +79,38 @@ export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
     }
     const problem = known.entry.check?.(fields);
     return problem ?? { type: known.entry.type, fields };
+  }
+}
+
+/**
+ * A registry's drivers as one service runs them: one instance per entry, made at start. One
+ * instance, because a driver's own state (a mock's simulated hardware) must be the same for
+ * every call and for inspection.
+ */
+export class DriverSet<D, E extends DriverEntry<D> = DriverEntry<D>> {
+  private readonly instances: Record<string, D> = Object.create(null);
+
+  constructor(readonly registry: DriverRegistry<D, E>, ctx: DriverContext) {
+    for (const entry of registry.entries) this.instances[entry.type] = entry.create(ctx);
+  }
+
+  /** The entry and instance of a type, or undefined for a type no driver claims. */
+  get(type: string): { entry: E; driver: D } | undefined {
+    const entry = this.registry.get(type);
+    return entry && { entry, driver: this.instances[type]! };
+  }
+
+  driver(type: string): D | undefined {
+    return this.get(type)?.driver;
+  }
+
+  /** The entry's inspection of one device (see DriverEntry.inspect), or undefined. */
+  inspect(type: string, device: { id: string; fields: DriverFields }): Record<string, unknown> | undefined {
+    const found = this.get(type);
+    return found?.entry.inspect?.(found.driver, device);
+  }
+
+  async close(): Promise<void> {
+    for (const entry of this.registry.entries) await entry.close?.(this.instances[entry.type]!);
   }
 }

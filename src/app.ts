@@ -10,8 +10,7 @@ import type { World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../actors/node/power';
 import type { HeadnodeControl } from '../actors/headnode/control';
-import type { MockObmDriver } from '../drivers/obm/mock';
-import type { MockSwitchDriver } from '../drivers/switch/mock';
+import type { Drivers } from './drivers';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
 import { switchRoutes } from './routes/switches';
@@ -37,10 +36,8 @@ export interface Hilt {
   auth: Authenticator;
   power: PowerControl;
   headnodes: HeadnodeControl;
-  /** the mock OBM driver, whose BMC state admins may inspect */
-  mockObm?: MockObmDriver;
-  /** the mock switch driver, whose port state admins may inspect */
-  mockSwitch?: MockSwitchDriver;
+  /** the drivers' registries (registration fields, extensions, inspection) and instances */
+  drivers: Drivers;
 }
 
 export interface AppOptions {
@@ -48,8 +45,7 @@ export interface AppOptions {
   config: Config;
   power: PowerControl;
   headnodes: HeadnodeControl;
-  mockObm?: MockObmDriver;
-  mockSwitch?: MockSwitchDriver;
+  drivers: Drivers;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -89,7 +85,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, mockObm: opts.mockObm, mockSwitch: opts.mockSwitch };
+  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers };
   app.decorate('hilt', hilt);
   app.decorateRequest('caller', null as unknown as Caller);
 

@@ -42,9 +42,10 @@ export interface Config {
   mockSwitchSessionDelayMs: number;
   /** failure injection: `switch/port` entries whose every mock switch operation fails */
   mockSwitchFailPorts: string[];
-  /** bound on each switch session step (login, one port change, logout) */
+  /** bound on each switch call: its port change and, when it opens the switch's session, the login (a logout has the same bound) */
   switchTimeoutMs: number;
   ipmiCipherSuite?: string;
+  /** bound on each power call, counted from when it is made (waiting behind earlier calls to the BMC included) */
   obmTimeoutMs: number;
   logLevel: string;
   /** entity actors idle this long go to sleep (they wake from LMDB on demand) */

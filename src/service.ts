@@ -12,13 +12,8 @@ import { World } from '../actors/world';
 import { openEngine } from '../actors/persistence';
 import { upgradeStorage } from '../actors/persistence/upgrade';
 import { PowerControl } from '../actors/node/power';
-import { MockObmDriver } from '../drivers/obm/mock';
-import { IpmitoolDriver } from '../drivers/obm/ipmitool';
-import { MockSwitchDriver } from '../drivers/switch/mock';
-import { SWITCH_TYPES } from '../drivers/switch/registry';
-import type { SwitchDriver } from '../drivers/switch/types';
+import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
 import { join } from 'node:path';
-import type { ObmDriver } from '../drivers/obm/types';
 import { HeadnodeControl } from '../actors/headnode/control';
 import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
@@ -26,7 +21,8 @@ import type { HeadnodeDriver } from '../drivers/headnode/types';
 export interface Service {
   app: FastifyInstance;
   world: World;
-  mockSwitch: MockSwitchDriver;
+  /** every driver of each kind, one instance each (tests reach the mocks' hardware here) */
+  drivers: Drivers;
   /** headnode VMs: HTTP calls, recovery, monitor; `.driver` is the configured driver */
   headnodes: HeadnodeControl;
   /** resolves once every headnode was recovered after this start */
@@ -39,10 +35,8 @@ export interface Service {
 
 export interface ServiceDeps {
   logger?: FastifyServerOptions['logger'];
-  /** override OBM drivers (tests, labs) */
-  obm?: { ipmi?: ObmDriver; mock?: ObmDriver };
-  /** extra or replacement switch drivers by type */
-  switches?: Record<string, SwitchDriver>;
+  /** switch and OBM drivers offered beside the built-in ones (tests, labs) */
+  extraDrivers?: ExtraDrivers;
   /** replaces the configured headnode driver */
   headnodeDriver?: HeadnodeDriver;
 }
@@ -53,22 +47,16 @@ function headnodeDriver(config: Config): HeadnodeDriver {
   return entry.create({ config });
 }
 
-const SWITCH_TYPES_MOCK = Object.values(SWITCH_TYPES).find((t) => t.extension === 'hilt.switches.mock')!.type;
-
 export async function startService(config: Config, deps: ServiceDeps = {}): Promise<Service> {
   // The store holds BMC and switch credentials: the folder is the service's alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
+  // Drivers first: a driver list that cannot work (two claiming one type) fails before storage opens.
+  const drivers = startDrivers(config, deps.extraDrivers);
   const engine = openEngine(config);
-  // The mock switches keep their ports in their own LMDB folder, as hardware would.
-  const mockSwitch = new MockSwitchDriver({
-    path: join(config.dataDir, 'mock-switches'), delayMs: config.mockSwitchDelayMs,
-    sessionDelayMs: config.mockSwitchSessionDelayMs, failPorts: config.mockSwitchFailPorts,
-  });
-  const switchDrivers: Record<string, SwitchDriver> = { [SWITCH_TYPES_MOCK]: mockSwitch, ...deps.switches };
   const world = new World(engine, {
     vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
-    switchDriverFor: (type) => switchDrivers[type], switchTimeoutMs: config.switchTimeoutMs,
+    switchDriverFor: (type) => drivers.switches.driver(type), switchTimeoutMs: config.switchTimeoutMs,
   });
   // Data written by an earlier release is brought to the current format first, once.
   const upgraded = await upgradeStorage(world);
@@ -81,14 +69,11 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     await world.users.ask(config.adminUser, { type: 'user.create', by: 'bootstrap', passwordHash: await hashPassword(password), isAdmin: true });
   }
 
-  // One driver instance per kind: the IPMI driver's per-BMC queue must see every call.
-  const mockObm = deps.obm?.mock ?? new MockObmDriver();
-  const ipmi = deps.obm?.ipmi ?? new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite, timeoutMs: config.obmTimeoutMs });
-  const power = new PowerControl({ mock: mockObm, ipmi });
+  const power = new PowerControl(drivers.obm, config.obmTimeoutMs);
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
     baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
   });
-  const app = await buildApp({ world, config, power, headnodes, mockObm: mockObm instanceof MockObmDriver ? mockObm : undefined, mockSwitch, logger: deps.logger });
+  const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger });
   headnodes.log = app.log;
   if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
   // VMs that should run come back (adopted if still running) in the background; calls on a
@@ -99,7 +84,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   return {
     app,
     world,
-    mockSwitch,
+    drivers,
     headnodes,
     headnodesRecovered,
     url: address,
@@ -112,7 +97,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       await headnodes.close();
       await world.close();
       await engine.close();
-      await mockSwitch.close();
+      await closeDrivers(drivers);
     },
   };
 }

@@ -1,98 +1,107 @@
 /**
  * Drives switches: one session at a time per switch, and every operation queued for that
  * switch while its session is open is applied in the same session (HIL did the same: one
- * login per batch). Different switches work in parallel. Every driver call is bounded by a
- * timeout; a failed or timed-out call fails only its own operation, and the session is
- * dropped so that the next operation starts on a fresh one — but only once the failed call
- * has finished (or had several timeouts to), since a timed-out call may still be changing
+ * login per batch). Different switches work in parallel. The calls of one switch run on a
+ * DeviceQueue: each gets one timeout, covering its port change and, when it opens the session,
+ * the login. The session is closed when the switch's queue runs empty: the last queued call
+ * starts the logout as soon as its work is done, and the queue's onIdle, the switch's next
+ * turn, waits for it to end (as does a login that comes meanwhile).
+ *
+ * A failed or timed-out call fails only its own operation, and the session is dropped so that
+ * the next operation starts on a fresh one — but only once the failed call has finished (or
+ * had four timeouts to: the queue's settle time), since a timed-out call may still be changing
  * the switch.
  */
+import { DeviceQueue } from '../device-queue';
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 
 export type PortWork = (session: SwitchSession) => Promise<void>;
 
-interface Queued { work: PortWork; resolve: () => void; reject: (err: Error) => void }
-
 const noop = () => undefined;
-/** How many timeouts a failed call gets to finish after its session was closed. */
-const SETTLE_TIMEOUTS = 4;
 
-function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** Resolves when `p` settles or after `ms`, whichever comes first. */
+function bounded(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new SwitchError(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([p.then(noop, noop), new Promise<void>((r) => { timer = setTimeout(r, ms); })]).finally(() => clearTimeout(timer));
 }
 
 export class SwitchSessions {
-  private readonly queues = new Map<string, Queued[]>();
-  private readonly running = new Set<string>();
+  private readonly queue: DeviceQueue;
+  /** The open session of each switch; only the call that holds the switch touches its entry. */
+  private readonly sessions = new Map<string, SwitchSession>();
+  /** Each switch's logout in progress, if any, bounded by the timeout. */
+  private readonly closing = new Map<string, Promise<void>>();
 
-  constructor(private readonly driverFor: (type: string) => SwitchDriver | undefined, private readonly timeoutMs: number) {}
+  constructor(private readonly driverFor: (type: string) => SwitchDriver | undefined, private readonly timeoutMs: number) {
+    this.queue = new DeviceQueue({
+      timeoutMs,
+      timeoutError: (_message, t) => new SwitchError(`switch ${t.device}: ${t.what} did not finish within ${t.timeoutMs} ms`),
+      onIdle: (name) => this.close(name),
+    });
+  }
 
   /** Queue work on a switch; resolves once applied, rejects with SwitchError. */
   submit(sw: SwitchInfo, work: PortWork): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const q = this.queues.get(sw.name) ?? [];
-      q.push({ work, resolve, reject });
-      this.queues.set(sw.name, q);
-      if (!this.running.has(sw.name)) void this.drain(sw);
+    // The call's own failure, when it failed before its deadline: the reason to report even if
+    // closing the broken session then ran out of time.
+    let failure: SwitchError | undefined;
+    const call = (signal: AbortSignal) => this.apply(sw, work, signal).catch((err: unknown) => {
+      if (!signal.aborted) failure = err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`);
+      throw failure ?? err;
     });
+    return this.queue.run(sw.name, call, { what: 'a port operation' }).catch((err: Error) => { throw failure ?? err; });
   }
 
   /** Operations queued or in progress, per switch. */
   depth(sw: string): number {
-    return (this.queues.get(sw)?.length ?? 0) + (this.running.has(sw) ? 1 : 0);
+    return this.queue.depth(sw);
   }
 
-  /**
-   * After a call failed or timed out: close the session (a driver must end its pending calls
-   * then) and give the call up to SETTLE_TIMEOUTS timeouts to finish, so that nothing else
-   * touches the switch while it might still be applying a change.
-   */
-  private async drop(session: SwitchSession | undefined, call: Promise<unknown>): Promise<void> {
-    if (session) await bounded(session.close(), this.timeoutMs, 'closing a session').catch(noop);
-    await bounded(call.then(noop, noop), this.timeoutMs * SETTLE_TIMEOUTS, 'settling').catch(noop);
-  }
-
-  private async drain(sw: SwitchInfo): Promise<void> {
-    this.running.add(sw.name);
-    const q = this.queues.get(sw.name)!;
-    let session: SwitchSession | undefined;
-    try {
-      while (q.length) {
-        const item = q.shift()!;
-        let call: Promise<unknown> = Promise.resolve();
-        try {
-          if (!session) {
-            const driver = this.driverFor(sw.type);
-            if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
-            const opening = driver.open(sw);
-            call = opening;
-            session = await bounded(opening, this.timeoutMs, `opening a session on switch ${sw.name}`).catch((err) => {
-              // A session that arrives after its timeout is closed at once, never used.
-              void opening.then((late) => late.close().catch(noop), noop);
-              throw err;
-            });
-          }
-          call = item.work(session);
-          await bounded(call, this.timeoutMs, `an operation on switch ${sw.name}`);
-          item.resolve();
-        } catch (err) {
-          // The session may be in any state now: drop it; the next operation gets a new one.
-          const broken = session;
-          session = undefined;
-          await this.drop(broken, call);
-          item.reject(err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`));
-        }
+  /** One operation, in the switch's turn: log in if no session is open, then apply the work. */
+  private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal): Promise<void> {
+    let session = this.sessions.get(sw.name);
+    if (!session) {
+      await this.closing.get(sw.name);
+      signal.throwIfAborted();
+      const driver = this.driverFor(sw.type);
+      if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
+      const opened = await driver.open(sw, signal);
+      if (signal.aborted) {
+        // A session that arrives after its deadline is closed at once, never used.
+        await opened.close().catch(noop);
+        throw signal.reason;
       }
-    } finally {
-      // Still "running" while closing: work submitted meanwhile waits in q, never a 2nd session.
-      if (session) await bounded(session.close(), this.timeoutMs, `closing the session on switch ${sw.name}`).catch(() => undefined);
-      this.running.delete(sw.name);
-      if (q.length) void this.drain(sw);
-      else this.queues.delete(sw.name);
+      this.sessions.set(sw.name, (session = opened));
     }
+    // At the deadline, or on failure, the session may be in any state: close it (a driver ends
+    // its pending calls then), and the next operation gets a new one.
+    let closing: Promise<void> | undefined;
+    const drop = () => { closing ??= this.close(sw.name); };
+    signal.addEventListener('abort', drop);
+    try {
+      await work(session);
+    } catch (err) {
+      drop();
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', drop);
+      await closing;
+    }
+    // Nothing else is queued for the switch: log out now (its next turn waits for it). Not
+    // after the deadline: the switch may belong to a later call by now.
+    if (!signal.aborted && this.queue.depth(sw.name) === 1) void this.close(sw.name);
+  }
+
+  /** Log out of the switch's session if one is open; resolves once its last logout has ended (or had its timeout). */
+  private close(name: string): Promise<void> {
+    const session = this.sessions.get(name);
+    if (session) {
+      this.sessions.delete(name);
+      const done: Promise<void> = bounded(session.close(), this.timeoutMs).then(() => {
+        if (this.closing.get(name) === done) this.closing.delete(name);
+      });
+      this.closing.set(name, done);
+    }
+    return this.closing.get(name) ?? Promise.resolve();
   }
 }

@@ -4,14 +4,18 @@
  *
  * - argv array through execFile, never a shell; the password goes in the child's environment
  *   (`-E` reads IPMI_PASSWORD), so it is not on any command line or in `ps` output.
- * - Every driver call has one overall deadline (timeoutMs); a child still running then is SIGKILLed.
- * - Calls for one BMC run one at a time and are spaced out: small BMCs drop sessions or answer
- *   "busy" when several clients talk to them at once. Different BMCs run in parallel.
+ * - The service runs the calls of one BMC one at a time, spaced out and each with a deadline
+ *   (its entry's `device` and `pacing`): small BMCs drop sessions or answer "busy" when several
+ *   clients talk to them at once. At the deadline the call's signal aborts and the running
+ *   ipmitool is SIGKILLed.
  */
 import { execFile as nodeExecFile } from 'node:child_process';
 import type { ChildProcess, ExecFileException, ExecFileOptionsWithStringEncoding } from 'node:child_process';
+import { setTimeout as pause } from 'node:timers/promises';
+import type { DriverFields } from '../registry';
+import { requiredStrings, SCHEMA_BASE } from '../schema';
 import { ObmError } from './types';
-import type { ObmDriver, ObmInfo, PowerState } from './types';
+import type { ObmDriver, ObmDriverEntry, PowerState } from './types';
 
 /** The subset of child_process.execFile the driver uses; tests inject a spy with this shape. */
 export type ExecFileFn = (
@@ -24,15 +28,13 @@ export type ExecFileFn = (
 export interface IpmitoolOptions {
   /** `-C`: RMCP+ cipher suite. Unset lets ipmitool ask the BMC (real BMCs mostly use 17); ipmi_sim needs "3". */
   cipherSuite?: string;
-  /** Overall bound for one driver call (all its ipmitool runs, and its wait behind earlier calls). Default 10000. */
-  timeoutMs?: number;
   /** `-R`: session retransmissions. Default 1. (ipmitool treats 0 as its default, 4.) */
   retries?: number;
   /** `-N`: seconds before the first retransmission; ipmitool adds 1 s per retry. Default 2. */
   retryTimeoutS?: number;
   /** Default "ipmitool" (looked up on PATH). */
   ipmitoolPath?: string;
-  /** Quiet time between two ipmitool runs against the same BMC. Default 100. */
+  /** Quiet time between two ipmitool runs of one call (a power cycle runs three). Default 100. */
   minIntervalMs?: number;
   /** For tests: replaces child_process.execFile. */
   execFile?: ExecFileFn;
@@ -54,6 +56,9 @@ export const IPMITOOL_KNOWN_ERRORS: ReadonlyArray<{ match: RegExp; retry: boolea
   { match: /insufficient resources/i, retry: true, hint: 'BMC session table full' },
 ];
 
+/** Quiet time between two ipmitool runs against one BMC, within a call and between calls. */
+const MIN_INTERVAL_MS = 100;
+
 /** No IPMI session completes faster (ipmi_sim on loopback: 30-40 ms per command). */
 const MIN_RUN_MS = 50;
 
@@ -71,8 +76,17 @@ export interface BmcAddress {
 const HOSTNAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_.])?$/;
 const IPV6 = /^[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?$/;
 
+/** The ipmi driver's registration fields (a type, not an interface: it is a DriverFields record). */
+export type IpmiFields = {
+  /** BMC address, optionally `host:port` (IPMI default port 623). */
+  host: string;
+  user: string;
+  /** Never logged, never returned by the API, never placed on a command line. */
+  password: string;
+};
+
 /**
- * Parses ObmInfo.host: `name`, `name:port`, `1.2.3.4:port`, `[v6]`, `[v6]:port` or a bare IPv6
+ * Parses IpmiFields.host: `name`, `name:port`, `1.2.3.4:port`, `[v6]`, `[v6]:port` or a bare IPv6
  * address (then the port is the IPMI default, 623). Throws ObmError for anything else, including a
  * leading "-" that ipmitool could mistake for an option.
  */
@@ -103,11 +117,14 @@ export function parseBmcHost(host: unknown): BmcAddress {
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** Checks the whole ObmInfo before anything runs. Messages never contain the password. */
-export function validateObmInfo(info: ObmInfo): BmcAddress {
-  if (typeof info !== 'object' || info === null) throw new ObmError('invalid OBM info: expected {host, user, password}');
-  const bmc = parseBmcHost(info.host);
-  const { user, password } = info as { user: unknown; password: unknown };
+/** A node's ipmi fields, checked, with the BMC's address parsed. */
+interface Target extends IpmiFields { bmc: BmcAddress }
+
+/** Checks the whole of a node's ipmi fields; messages never contain the password. */
+export function validateObmInfo(fields: unknown): Target {
+  if (typeof fields !== 'object' || fields === null) throw new ObmError('invalid OBM info: expected {host, user, password}');
+  const { host, user, password } = fields as Record<string, unknown>;
+  const bmc = parseBmcHost(host);
   if (typeof user !== 'string' || user === '') throw new ObmError('invalid OBM info: user must be a non-empty string');
   // IPMI v2 limits: 16-byte user names, 20-byte passwords (ipmitool refuses longer ones).
   if (Buffer.byteLength(user) > 16 || CONTROL.test(user)) {
@@ -117,21 +134,16 @@ export function validateObmInfo(info: ObmInfo): BmcAddress {
   if (Buffer.byteLength(password) > 20 || password.includes('\0')) {
     throw new ObmError('invalid OBM info: password must be at most 20 bytes without NUL characters');
   }
-  return bmc;
+  return { bmc, host: host as string, user, password };
 }
-
-/** Per-BMC queue: `tail` settles when the last queued call is done; `lastEnd` is when ipmitool last exited. */
-interface BmcQueue { tail: Promise<void>; lastEnd: number; pending: number }
 
 export class IpmitoolDriver implements ObmDriver {
   private readonly cipherSuite?: string;
-  private readonly timeoutMs: number;
   private readonly retries: number;
   private readonly retryTimeoutS: number;
   private readonly ipmitoolPath: string;
   private readonly minIntervalMs: number;
   private readonly execFile: ExecFileFn;
-  private readonly queues = new Map<string, BmcQueue>();
 
   constructor(opts: IpmitoolOptions = {}) {
     const int = (name: string, v: number | undefined, dflt: number, min: number): number => {
@@ -143,127 +155,95 @@ export class IpmitoolDriver implements ObmDriver {
       throw new Error('IpmitoolDriver: cipherSuite must be a cipher suite number such as "3" or "17"');
     }
     this.cipherSuite = opts.cipherSuite;
-    this.timeoutMs = int('timeoutMs', opts.timeoutMs, 10_000, 1);
     this.retries = int('retries', opts.retries, 1, 1);
     this.retryTimeoutS = int('retryTimeoutS', opts.retryTimeoutS, 2, 1);
-    this.minIntervalMs = int('minIntervalMs', opts.minIntervalMs, 100, 0);
+    this.minIntervalMs = int('minIntervalMs', opts.minIntervalMs, MIN_INTERVAL_MS, 0);
     this.ipmitoolPath = opts.ipmitoolPath ?? 'ipmitool';
     this.execFile = opts.execFile ?? (nodeExecFile as unknown as ExecFileFn);
   }
 
-  async powerCycle(info: ObmInfo, opts: { force?: boolean } = {}): Promise<void> {
-    await this.session(info, async (run) => {
-      await run(['chassis', 'bootdev', 'pxe']);
-      // A node that is off cannot be cycled: most BMCs refuse, so turn it on instead.
-      const state = parsePowerStatus(await run(['chassis', 'power', 'status']));
-      if (state === 'off') await run(['chassis', 'power', 'on']);
-      else await run(['chassis', 'power', opts.force ? 'reset' : 'cycle']);
-    });
+  async powerCycle(fields: DriverFields, opts: { force?: boolean }, signal: AbortSignal): Promise<void> {
+    const run = this.runner(fields, signal);
+    await run(['chassis', 'bootdev', 'pxe']);
+    // A node that is off cannot be cycled: most BMCs refuse, so turn it on instead.
+    const state = parsePowerStatus(await run(['chassis', 'power', 'status']));
+    if (state === 'off') await run(['chassis', 'power', 'on']);
+    else await run(['chassis', 'power', opts.force ? 'reset' : 'cycle']);
   }
 
-  async powerOff(info: ObmInfo): Promise<void> {
-    await this.session(info, async (run) => {
-      try {
-        await run(['chassis', 'power', 'off']);
-      } catch (err) {
-        // Some BMCs refuse "off" for a node that is already off (completion code 0xD5,
-        // "Command not supported in present state"): off is what was asked for.
-        if (err instanceof ObmError && /present state/i.test(err.message)) {
-          if (parsePowerStatus(await run(['chassis', 'power', 'status'])) === 'off') return;
-        }
-        throw err;
-      }
-    });
-  }
-
-  async powerStatus(info: ObmInfo): Promise<PowerState> {
-    return this.session(info, async (run) => parsePowerStatus(await run(['chassis', 'power', 'status'])));
-  }
-
-  /**
-   * Runs `body` with exclusive use of the BMC, within one deadline. `run` executes one ipmitool
-   * command (spaced from the previous one, retried once if the BMC was busy) and returns its stdout.
-   */
-  private async session<T>(info: ObmInfo, body: (run: (cmd: string[]) => Promise<string>) => Promise<T>): Promise<T> {
-    const bmc = validateObmInfo(info);
-    const deadline = Date.now() + this.timeoutMs;
-    const timedOut = (what: string) => new ObmError(`BMC ${bmc.label} did not answer within ${this.timeoutMs} ms (${what})`);
-
-    let q = this.queues.get(bmc.label);
-    if (!q) this.queues.set(bmc.label, (q = { tail: Promise.resolve(), lastEnd: 0, pending: 0 }));
-    const queue = q;
-    const before = queue.tail;
-    let release!: () => void;
-    // The next caller waits for `before` too, so giving up early below never lets two calls overlap.
-    queue.tail = before.then(() => new Promise<void>((r) => (release = r)));
-    queue.pending++;
+  async powerOff(fields: DriverFields, signal: AbortSignal): Promise<void> {
+    const run = this.runner(fields, signal);
     try {
-      // Getting the BMC with almost no time left only starts an ipmitool run to kill it again.
-      if (!(await raceDeadline(before, deadline)) || deadline - Date.now() < MIN_RUN_MS) {
-        throw timedOut('still busy with an earlier call');
+      await run(['chassis', 'power', 'off']);
+    } catch (err) {
+      // Some BMCs refuse "off" for a node that is already off (completion code 0xD5,
+      // "Command not supported in present state"): off is what was asked for.
+      if (err instanceof ObmError && /present state/i.test(err.message)) {
+        if (parsePowerStatus(await run(['chassis', 'power', 'status'])) === 'off') return;
       }
-
-      const run = async (cmd: string[]): Promise<string> => {
-        for (let attempt = 0; ; attempt++) {
-          const wait = queue.lastEnd + (attempt ? Math.max(this.minIntervalMs, BUSY_RETRY_DELAY_MS) : this.minIntervalMs) - Date.now();
-          if (wait > 0) {
-            if (Date.now() + wait >= deadline) throw timedOut(cmd.join(' '));
-            await sleep(wait);
-          }
-          try {
-            return await this.ipmitool(bmc, info, cmd, deadline, timedOut);
-          } catch (e) {
-            if (attempt === 0 && e instanceof RetryableError) continue;
-            throw e instanceof RetryableError ? e.obm : e;
-          } finally {
-            queue.lastEnd = Date.now();
-          }
-        }
-      };
-      return await body(run);
-    } finally {
-      // `release` is set once `before` has settled; chain on it so the order stays intact either way.
-      void before.then(() => release());
-      if (--queue.pending === 0) {
-        // Forget idle BMCs, but only after the spacing interval no longer matters.
-        setTimeout(() => { if (queue.pending === 0 && this.queues.get(bmc.label) === queue) this.queues.delete(bmc.label); },
-          this.minIntervalMs).unref();
-      }
+      throw err;
     }
   }
 
-  /** One ipmitool run. Resolves with stdout; rejects with ObmError (or RetryableError wrapping one). */
-  private ipmitool(bmc: BmcAddress, info: ObmInfo, cmd: string[], deadline: number,
-    timedOut: (what: string) => ObmError): Promise<string> {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) return Promise.reject(timedOut(cmd.join(' ')));
+  async powerStatus(fields: DriverFields, signal: AbortSignal): Promise<PowerState> {
+    return parsePowerStatus(await this.runner(fields, signal)(['chassis', 'power', 'status']));
+  }
+
+  /**
+   * `run` for one call: executes one ipmitool command against the BMC of `fields` (spaced from
+   * the call's previous one, repeated once if the BMC said busy) and resolves with its stdout.
+   * Throws ObmError at once for fields ipmitool could not use.
+   */
+  private runner(fields: DriverFields, signal: AbortSignal): (cmd: string[]) => Promise<string> {
+    const target = validateObmInfo(fields);
+    let lastEnd: number | undefined;
+    return async (cmd) => {
+      for (let attempt = 0; ; attempt++) {
+        const gap = attempt ? Math.max(this.minIntervalMs, BUSY_RETRY_DELAY_MS) : this.minIntervalMs;
+        const wait = lastEnd === undefined ? 0 : lastEnd + gap - Date.now();
+        if (wait > 0) await pause(wait, undefined, { signal });
+        try {
+          return await this.ipmitool(target, cmd, signal);
+        } catch (e) {
+          if (attempt === 0 && e instanceof RetryableError && !signal.aborted) continue;
+          throw e instanceof RetryableError ? e.obm : e;
+        } finally {
+          lastEnd = Date.now();
+        }
+      }
+    };
+  }
+
+  /**
+   * One ipmitool run, SIGKILLed when the signal aborts. Resolves with stdout; rejects with
+   * ObmError (or RetryableError wrapping one).
+   */
+  private ipmitool(target: Target, cmd: string[], signal: AbortSignal): Promise<string> {
+    const { bmc, password } = target;
+    const what = `BMC ${bmc.label}: ipmitool ${cmd.join(' ')}`;
+    if (signal.aborted) return Promise.reject(new ObmError(`${what} not run: the call was stopped`));
     const argv = [
       '-I', 'lanplus',
       ...(this.cipherSuite !== undefined ? ['-C', this.cipherSuite] : []),
       '-R', String(this.retries), '-N', String(this.retryTimeoutS),
       '-H', bmc.address, '-p', String(bmc.port),
-      '-U', info.user,
+      '-U', target.user,
       '-E', // password from IPMI_PASSWORD: argv is world-readable in /proc, the environment is not
       ...cmd,
     ];
     // A minimal environment: ipmitool needs nothing of the service's own (possibly secret) settings.
-    const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', IPMI_PASSWORD: info.password };
-    const redact = (s: string) => s.split(info.password).join('***');
+    const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', IPMI_PASSWORD: password };
+    const redact = (s: string) => s.split(password).join('***');
 
     return new Promise<string>((resolve, reject) => {
-      let done = false;
-      let child: ChildProcess | undefined;
-      const timer = setTimeout(() => {
-        done = true;
-        child?.kill('SIGKILL');
-        reject(timedOut(cmd.join(' ')));
-      }, remaining);
+      // Killed by hand: execFile's own `signal` option sends SIGTERM on Node 20, whatever
+      // killSignal says, and a stuck RMCP+ session has nothing to clean up.
+      let kill: (() => void) | undefined;
       try {
-        child = this.execFile(this.ipmitoolPath, argv, { env, encoding: 'utf8', maxBuffer: 1 << 20, windowsHide: true },
+        const child = this.execFile(this.ipmitoolPath, argv, { env, encoding: 'utf8', maxBuffer: 1 << 20, windowsHide: true },
           (err, stdout, stderr) => {
-            clearTimeout(timer);
-            if (done) return;
-            done = true;
+            if (kill) signal.removeEventListener('abort', kill);
+            if (signal.aborted) return reject(new ObmError(`${what} was killed: the call was stopped`));
             if (!err) return resolve(stdout);
             if (err.code === 'ENOENT') {
               return reject(new ObmError(`ipmitool not found ("${this.ipmitoolPath}"): install the ipmitool package`));
@@ -271,14 +251,14 @@ export class IpmitoolDriver implements ObmDriver {
             const text = redact(stderr.trim() || stdout.trim()).split('\n').map((l) => l.trim()).filter(Boolean).join('; ');
             const known = IPMITOOL_KNOWN_ERRORS.find((k) => k.match.test(text));
             const why = text || (err.signal ? `killed by ${err.signal}` : `exit code ${err.code}`);
-            const error = new ObmError(`BMC ${bmc.label}: ipmitool ${cmd.join(' ')} failed: ${why}${known ? ` (${known.hint})` : ''}`);
+            const error = new ObmError(`${what} failed: ${why}${known ? ` (${known.hint})` : ''}`);
             reject(known?.retry ? new RetryableError(error) : error);
           });
+        kill = () => { child.kill('SIGKILL'); };
+        signal.addEventListener('abort', kill, { once: true });
         child.stdin?.end(); // ipmitool never reads stdin; make sure nothing can wait on it
       } catch (e) {
         // execFile throws synchronously for bad arguments (e.g. a NUL byte); keep the password out of it
-        clearTimeout(timer);
-        done = true;
         reject(new ObmError(`BMC ${bmc.label}: could not run ipmitool: ${redact((e as Error).message)}`));
       }
     });
@@ -295,14 +275,21 @@ export function parsePowerStatus(stdout: string): PowerState {
   return m[1] as PowerState;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Resolves true when `p` settles before the deadline, false otherwise (p itself never rejects here). */
-function raceDeadline(p: Promise<void>, deadline: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
-    p.then(() => { clearTimeout(timer); resolve(true); });
-  });
-}
+export const ipmi: ObmDriverEntry<IpmitoolDriver> = {
+  type: `${SCHEMA_BASE}/v0/obm/ipmi`,
+  extension: 'hilt.obm.ipmi',
+  fields: requiredStrings('host', 'user', 'password'),
+  // Refuse settings ipmitool could never use now (400), rather than at the first power call (502).
+  check: (fields) => {
+    try {
+      validateObmInfo(fields);
+      return null;
+    } catch (err) {
+      if (err instanceof ObmError) return err.message;
+      throw err;
+    }
+  },
+  create: ({ config }) => new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite }),
+  device: (fields) => parseBmcHost(fields.host).label,
+  pacing: { minIntervalMs: MIN_INTERVAL_MS, minRunMs: MIN_RUN_MS },
+};

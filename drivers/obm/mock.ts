@@ -2,7 +2,9 @@
  * Mock OBM driver, for labs and demos: no hardware, every call succeeds and the power state
  * and next boot device are remembered per BMC host so operators can inspect them.
  */
-import type { ObmDriver, ObmInfo, PowerState } from './types';
+import type { DriverFields } from '../registry';
+import { requiredStrings, SCHEMA_BASE } from '../schema';
+import type { ObmDriver, ObmDriverEntry, PowerState } from './types';
 
 export interface MockBmcState { power: PowerState; bootdev: string; cycles: number }
 
@@ -15,18 +17,28 @@ export class MockObmDriver implements ObmDriver {
     return s;
   }
 
-  async powerCycle(info: ObmInfo): Promise<void> {
-    const s = this.state(info.host);
+  async powerCycle(fields: DriverFields): Promise<void> {
+    const s = this.state(String(fields.host));
     s.bootdev = 'pxe';
     s.power = 'on';
     s.cycles++;
   }
 
-  async powerOff(info: ObmInfo): Promise<void> {
-    this.state(info.host).power = 'off';
+  async powerOff(fields: DriverFields): Promise<void> {
+    this.state(String(fields.host)).power = 'off';
   }
 
-  async powerStatus(info: ObmInfo): Promise<PowerState> {
-    return this.state(info.host).power;
+  async powerStatus(fields: DriverFields): Promise<PowerState> {
+    return this.state(String(fields.host)).power;
   }
 }
+
+export const mock: ObmDriverEntry<MockObmDriver> = {
+  type: `${SCHEMA_BASE}/v0/obm/mock`,
+  extension: 'hilt.obm.mock',
+  fields: requiredStrings('host', 'user', 'password'),
+  create: () => new MockObmDriver(),
+  device: (fields) => String(fields.host),
+  // The mock BMC's power state and boot device, for labs and demos.
+  inspect: (driver, { fields }) => ({ mockBmc: driver.state(String(fields.host)) }),
+};

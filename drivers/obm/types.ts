@@ -1,28 +1,38 @@
 /**
  * Out-of-band management (power control) driver contract.
  *
- * A driver knows nothing about actors or HTTP. It may be called concurrently, for one BMC too:
- * it serializes the calls of one BMC itself (their commands never interleave). Every call is
- * bounded by the driver's timeout, counted from the moment it is made (time spent waiting
- * behind an earlier call included), and rejects with ObmError on failure (the HTTP layer maps
- * ObmError to 502 {"type": "OBMError"}).
+ * A driver knows nothing about actors or HTTP, and holds no queue and no timer: the service
+ * (actors/node/power.ts) runs the calls of one BMC one at a time, paced as the driver's entry
+ * asks, and gives each a deadline. A call receives the node's OBM fields (validated by the
+ * entry at registration) and an AbortSignal that aborts at the deadline: the driver then stops
+ * what it is doing (kills its child process, closes its connection). Calls reject with ObmError
+ * on failure (the HTTP layer maps ObmError to 502 {"type": "OBMError"}).
  */
-export interface ObmInfo {
-  /** BMC address, optionally `host:port` (IPMI default port 623). */
-  host: string;
-  user: string;
-  /** Never logged, never returned by the API, never placed on a command line. */
-  password: string;
-}
+import type { DriverEntry, DriverFields } from '../registry';
 
 export type PowerState = 'on' | 'off';
 
 export interface ObmDriver {
   /** Set the next boot device to PXE, then power-cycle a running node or power on a node that is off. */
-  powerCycle(info: ObmInfo, opts?: { force?: boolean }): Promise<void>;
+  powerCycle(fields: DriverFields, opts: { force?: boolean }, signal: AbortSignal): Promise<void>;
   /** Hard power off; no effect when already off. */
-  powerOff(info: ObmInfo): Promise<void>;
-  powerStatus(info: ObmInfo): Promise<PowerState>;
+  powerOff(fields: DriverFields, signal: AbortSignal): Promise<void>;
+  powerStatus(fields: DriverFields, signal: AbortSignal): Promise<PowerState>;
+}
+
+/** An OBM driver's registry entry (drivers/registry.ts), plus what the service's queue needs. */
+export interface ObmDriverEntry<D extends ObmDriver = ObmDriver> extends DriverEntry<D> {
+  /**
+   * The BMC that a node's fields address (e.g. `host:port`): calls with one key run one at a
+   * time. It also names the BMC in messages, so it must hold no secret.
+   */
+  device(fields: DriverFields): string;
+  /**
+   * How calls to one BMC are paced: `minIntervalMs` of quiet between two calls (small BMCs
+   * drop sessions when hurried), and no call started with less than `minRunMs` left before its
+   * deadline (it could only be killed again). Default: no pacing.
+   */
+  readonly pacing?: { minIntervalMs: number; minRunMs: number };
 }
 
 /** A hardware failure: not the client's mistake. `message` is safe to show (no secrets). */

@@ -5,8 +5,11 @@
  * session login (HILT_MOCK_SWITCH_SESSION_DELAY_MS) and failure injection for chosen ports
  * (HILT_MOCK_SWITCH_FAIL_PORTS="switch/port,...").
  */
+import { join } from 'node:path';
+import { setTimeout as pause } from 'node:timers/promises';
 import { open, RootDatabase } from 'lmdb';
-import { PortVlans, SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from './types';
+import { requiredStrings, SCHEMA_BASE } from '../schema';
+import { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchSession } from './types';
 
 export interface MockSwitchOptions {
   /** LMDB folder for the mock switches' port configuration */
@@ -44,9 +47,9 @@ export class MockSwitchDriver implements SwitchDriver {
     return out;
   }
 
-  async open(sw: SwitchInfo): Promise<SwitchSession> {
+  async open(sw: SwitchInfo, signal: AbortSignal): Promise<SwitchSession> {
     this.sessionsOpened.set(sw.name, (this.sessionsOpened.get(sw.name) ?? 0) + 1);
-    if (this.opts.sessionDelayMs) await sleep(this.opts.sessionDelayMs);
+    if (this.opts.sessionDelayMs) await pause(this.opts.sessionDelayMs, undefined, { signal });
     const change = async (port: string, f: (v: PortVlans) => PortVlans) => {
       if (this.opts.delayMs) await sleep(this.opts.delayMs);
       if (this.fail.has(`${sw.name}/${port}`)) throw new SwitchError(`mock switch ${sw.name}: port ${port} refused the change (failure injected)`);
@@ -72,3 +75,20 @@ export class MockSwitchDriver implements SwitchDriver {
     await this.db.close();
   }
 }
+
+export const mock: SwitchDriverEntry<MockSwitchDriver> = {
+  type: `${SCHEMA_BASE}/v0/switches/mock`,
+  extension: 'hilt.switches.mock',
+  fields: requiredStrings('hostname', 'username', 'password'),
+  portName: /^(gi|te)\d+\/\d+(\/\d+)?$/,
+  // The mock switches keep their ports in their own LMDB folder, as hardware would.
+  create: ({ config }) => new MockSwitchDriver({
+    path: join(config.dataDir, 'mock-switches'),
+    delayMs: config.mockSwitchDelayMs,
+    sessionDelayMs: config.mockSwitchSessionDelayMs,
+    failPorts: config.mockSwitchFailPorts,
+  }),
+  // The port VLANs as the "hardware" holds them.
+  inspect: (driver, { id }) => ({ mockPorts: driver.ports(id) }),
+  close: (driver) => driver.close(),
+};

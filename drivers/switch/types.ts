@@ -1,15 +1,19 @@
 /**
- * Switch driver contract. A driver knows nothing about actors or HTTP. The service opens one
- * session per switch at a time and applies every queued operation of that switch in it
- * (real switches misbehave under concurrent CLI sessions). Every call is bounded by the
- * driver's timeout and rejects with SwitchError; the operation then ends ERROR with the message.
- * Operations must be idempotent: after a crash the service applies a pending one again.
+ * Switch driver contract. A driver knows nothing about actors or HTTP, and holds no queue and
+ * no timer: the service (actors/switch/sessions.ts) opens one session per switch at a time,
+ * applies every queued operation of that switch in it, and bounds each call with a deadline;
+ * at the deadline it aborts the signal given to `open` (a driver stops logging in) or closes the
+ * session (a driver must then end its pending calls). Calls reject with SwitchError; the
+ * operation then ends ERROR with the message. Operations must be idempotent: after a crash the
+ * service applies a pending one again.
  */
+import type { DriverEntry, DriverFields } from '../registry';
+
 export interface SwitchInfo {
   name: string;
   type: string;
-  /** registration fields (hostname, username, password, ...) */
-  fields: Record<string, string>;
+  /** the driver's registration fields (e.g. hostname, username, password) */
+  fields: DriverFields;
 }
 
 export interface PortVlans {
@@ -31,7 +35,14 @@ export interface SwitchSession {
 }
 
 export interface SwitchDriver {
-  open(sw: SwitchInfo): Promise<SwitchSession>;
+  /** Log in to the switch; give up when `signal` aborts. */
+  open(sw: SwitchInfo, signal: AbortSignal): Promise<SwitchSession>;
+}
+
+/** A switch driver's registry entry (drivers/registry.ts), plus its port-name format. */
+export interface SwitchDriverEntry<D extends SwitchDriver = SwitchDriver> extends DriverEntry<D> {
+  /** Port names the switch has (checked at port registration). */
+  readonly portName: RegExp;
 }
 
 export class SwitchError extends Error {

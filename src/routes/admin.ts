@@ -11,8 +11,6 @@ import { requireAdmin, found } from './guard';
 import { badArgument, notFound } from '../errors';
 import { nicId } from '../../actors/ids';
 import type { JournalEntry } from '../../actors/persistence/engine';
-import { SWITCH_TYPES } from '../../drivers/switch/registry';
-import { OBM_TYPES, obmKind } from '../../drivers/obm/registry';
 import { HEADNODE_DRIVERS } from '../../drivers/headnode';
 import type { NodeState } from '../../actors/node/protocol';
 import type { SwitchState } from '../../actors/switch/protocol';
@@ -21,7 +19,7 @@ import type { SwitchState } from '../../actors/switch/protocol';
 const COMPOSITE = new Set(['nic', 'port']);
 
 export async function adminRoutes(app: FastifyInstance): Promise<void> {
-  const { world, mockObm, mockSwitch } = app.hilt;
+  const { world, drivers } = app.hilt;
   const rt = world.runtime;
   const registry = (kind: string) => found(rt.registry(kind), `actor kind ${kind}`);
 
@@ -67,20 +65,18 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     if (req.query.limit !== undefined) throw badArgument('limit applies to journals only');
     const stored = found((await reg.inspect(id)) ?? undefined, `${reg.kind} ${id}`);
     const state = stored.state;
-    // A mock BMC's power state and boot device, for labs and demos.
+    // What the device's driver shows of it (a mock's simulated hardware).
     const obm = reg.kind === 'node' && state ? (state as NodeState).obm : undefined;
-    const mockBmc = obm && mockObm && obmKind(obm.type) === 'mock' ? mockObm.state(String(obm.fields.host)) : undefined;
-    // A mock switch's port VLANs as the "hardware" holds them.
     const sw = reg.kind === 'switch' && state ? (state as SwitchState) : undefined;
-    const mockPorts = sw && mockSwitch && SWITCH_TYPES[sw.type]?.extension === 'hilt.switches.mock' ? mockSwitch.ports(id) : undefined;
+    const device = obm ? drivers.obm.inspect(obm.type, { id, fields: obm.fields })
+      : sw ? drivers.switches.inspect(sw.type, { id, fields: sw.fields }) : undefined;
     return {
+      ...device,
       kind: reg.kind,
       id,
       live: stored.live,
       sequenceNumber: stored.sequenceNumber,
       state: redact(state),
-      ...(mockBmc ? { mockBmc } : {}),
-      ...(mockPorts ? { mockPorts } : {}),
     };
   });
 
@@ -100,8 +96,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   // list_active_extensions (docs/api-conventions.md §12)
   app.get('/active_extensions', { schema: S.noQueryOnly }, async (req) => {
     requireAdmin(req.caller);
-    const obm = Object.keys(OBM_TYPES).map((k) => `hilt.obm.${k}`);
     const headnodes = HEADNODE_DRIVERS.entries.filter((e) => e.type === app.hilt.config.headnodeDriver).map((e) => e.extension);
-    return ['hilt.auth.database', ...obm, ...Object.values(SWITCH_TYPES).map((t) => t.extension), ...headnodes];
+    return ['hilt.auth.database', ...drivers.obm.registry.extensions(), ...drivers.switches.registry.extensions(), ...headnodes];
   });
 }

@@ -1,7 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/nodes';
 import { badArgument, duplicate } from '../errors';
-import { validateObm } from '../../drivers/obm/registry';
 import { CachedLists } from './cached-lists';
 import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
@@ -12,7 +11,7 @@ type N = { node: string };
 type NN = { node: string; nic: string };
 
 export async function nodeRoutes(app: FastifyInstance): Promise<void> {
-  const { world, power } = app.hilt;
+  const { world, power, drivers } = app.hilt;
   const rm = world.rm;
 
   /** Power calls (decisions.md §3): a free node is the admin's; an assigned one its project's too. */
@@ -27,7 +26,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     requireAdmin(req.caller);
     const { node } = req.params;
     if (rm.nodes.has(node)) throw duplicate(`node ${node}`);
-    const obm = validateObm(req.body.obm);
+    const obm = drivers.obm.registry.validate(req.body.obm);
     if (typeof obm === 'string') throw badArgument(obm);
     await world.nodes.ask(node, { type: 'node.register', by: req.caller.user, obm, metadata: req.body.metadata });
   });

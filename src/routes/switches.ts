@@ -1,7 +1,6 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import * as S from '../schemas/switches';
 import { badArgument, duplicate, notFound } from '../errors';
-import { validateSwitch, SWITCH_TYPES } from '../../drivers/switch/registry';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
 import { encodeStatusId } from './actions';
@@ -22,8 +21,9 @@ function splitAction(rest: string): { port: string; action: PortAction } | null 
 }
 
 export async function switchRoutes(app: FastifyInstance): Promise<void> {
-  const { world } = app.hilt;
+  const { world, drivers } = app.hilt;
   const rm = world.rm;
+  const registry = drivers.switches.registry;
 
   const sw = (name: string): SwitchState => found(rm.switches.get(name), `switch ${name}`);
   /** The port's wired nic (null when unwired), or a 404. */
@@ -32,7 +32,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   app.put<{ Params: Sw; Body: Record<string, unknown> }>('/switch/:switch', { schema: S.registerSwitch }, async (req) => {
     requireAdmin(req.caller);
     if (rm.switches.has(req.params.switch)) throw duplicate(`switch ${req.params.switch}`);
-    const v = validateSwitch(req.body);
+    const v = registry.validate(req.body);
     if (typeof v === 'string') throw badArgument(v);
     await world.switches.ask(req.params.switch, { type: 'switch.register', by: req.caller.user, switchType: v.type, fields: v.fields });
   });
@@ -58,8 +58,8 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     const s = sw(req.params.switch);
     const name = req.params['*'];
     if (rm.port(s.name, name)) throw duplicate(`port ${name} of switch ${s.name}`);
-    const info = SWITCH_TYPES[s.type];
-    if (info && !info.portName.test(name)) throw badArgument(`"${name}" is not a valid port name for ${s.type}`);
+    const entry = registry.get(s.type);
+    if (entry && !entry.portName.test(name)) throw badArgument(`"${name}" is not a valid port name for ${s.type}`);
     await world.switches.ask(s.name, { type: 'switch.registerPort', by: req.caller.user, port: name });
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DeviceQueue, DeviceTimeoutError } from '../../actors/device-queue';
+import { DeviceQueue, DeviceTimeoutError, TimedOut } from '../../actors/device-queue';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -134,5 +134,17 @@ describe('DeviceQueue', () => {
     const q = new DeviceQueue({ timeoutMs: 20, timeoutError: (m) => new ObmLike(m) });
     const err = await q.run('x', (s) => new Promise((_, rej) => s.addEventListener('abort', () => rej(s.reason)))).catch((e) => e);
     expect(err).to.be.instanceOf(ObmLike);
+  });
+
+  it('tells the error factory which call ran out of time and whether it ever got the device', async () => {
+    const seen: TimedOut[] = [];
+    const q = new DeviceQueue({ timeoutMs: 40, settleMs: 500, timeoutError: (m, t) => { seen.push(t); return new Error(m); } });
+    const hang = (s: AbortSignal) => new Promise((_, rej) => s.addEventListener('abort', () => rej(s.reason)));
+    await Promise.allSettled([q.run('bmc', hang, { from: 'submit', what: 'power off' }), q.run('bmc', hang, { from: 'submit', what: 'power status' })]);
+    // Both deadlines fall on the same millisecond: either may be reported first.
+    expect(seen).to.have.deep.members([
+      { device: 'bmc', what: 'power off', timeoutMs: 40, waiting: false },
+      { device: 'bmc', what: 'power status', timeoutMs: 40, waiting: true },
+    ]);
   });
 });

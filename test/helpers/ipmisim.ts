@@ -26,7 +26,7 @@ export interface IpmiSimOptions {
 export interface IpmiSimEvent { /** seconds since the epoch, from the hook */ t: number; /** e.g. "set power 1" */ cmd: string }
 
 export interface IpmiSim {
-  /** `127.0.0.1:PORT` or `[::1]:PORT`, as ObmInfo.host */
+  /** `127.0.0.1:PORT` or `[::1]:PORT`, as the ipmi driver's `host` field */
   host: string;
   port: number;
   /** The chassis hook's directory: files power (0|1), boot, reset, log. */

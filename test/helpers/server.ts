@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { DEFAULTS, Config } from '../../src/config';
 import { startService, Service, ServiceDeps } from '../../src/service';
+import type { MockSwitchDriver } from '../../drivers/switch/mock';
+import type { MockObmDriver } from '../../drivers/obm/mock';
 
 export const ADMIN = { user: 'admin', password: 'admin-secret' };
 export const MOCK_OBM = 'http://schema.massopencloud.org/haas/v0/obm/mock';
@@ -75,6 +77,10 @@ export interface TestServer extends Service {
   dataDir: string;
   api: Client;
   config: Config;
+  /** the mock switches' "hardware" (their ports' VLANs) */
+  mockSwitch: MockSwitchDriver;
+  /** the mock BMCs (power state, boot device) */
+  mockObm: MockObmDriver;
 }
 
 const open: TestServer[] = [];
@@ -95,7 +101,11 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
     ...overrides,
   };
   const svc = await startService(config, deps);
-  const ts: TestServer = Object.assign(svc, { dataDir: dir, api: new Client(svc.url), config });
+  const ts: TestServer = Object.assign(svc, {
+    dataDir: dir, api: new Client(svc.url), config,
+    mockSwitch: svc.drivers.switches.driver(MOCK_SWITCH) as MockSwitchDriver,
+    mockObm: svc.drivers.obm.driver(MOCK_OBM) as MockObmDriver,
+  });
   open.push(ts);
   return ts;
 }

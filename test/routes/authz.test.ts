@@ -21,7 +21,6 @@ import { expect } from 'chai';
 import {
   startTestServer, TestServer, Client, Creds, Res, ADMIN, MOCK_OBM, MOCK_SWITCH, must, makeUser, obm, mockSwitch,
 } from '../helpers/server';
-import { MockObmDriver } from '../../drivers/obm/mock';
 
 type Who = 'admin' | 'member' | 'other' | 'badpw' | 'anon';
 const CALLERS: Who[] = ['admin', 'member', 'other', 'badpw', 'anon'];
@@ -43,7 +42,6 @@ const U = 401;
 
 let ts: TestServer;
 let api: Client;
-const bmc = new MockObmDriver();
 
 /** The fixture of one cell. Names are unique per cell; only P (with alice in it) exists up front. */
 class Fx {
@@ -120,7 +118,7 @@ async function abilities(calls: [Creds, string][]): Promise<number[]> {
   for (const [c, path] of calls) out.push((await api.with(c).get(path)).status);
   return out;
 }
-const bmcState = (f: Fx) => ({ ...bmc.state(f.bmcHost) });
+const bmcState = (f: Fx) => ({ ...ts.mockObm.state(f.bmcHost) });
 
 interface Row {
   call: string;
@@ -323,7 +321,7 @@ const ROWS: Row[] = [
   {
     call: 'node_power_cycle of a node of the project', method: 'POST', path: (f) => `/node/${f.n}/power_cycle`,
     setup: (f) => f.node({ project: f.P }), state: bmcState, expect: [200, 200, U, U, U],
-    check: (_r, f) => { expect(bmc.state(f.bmcHost)).to.include({ power: 'on', bootdev: 'pxe', cycles: 1 }); },
+    check: (_r, f) => { expect(ts.mockObm.state(f.bmcHost)).to.include({ power: 'on', bootdev: 'pxe', cycles: 1 }); },
   },
   { call: 'node_power_cycle of a missing node', method: 'POST', path: (f) => `/node/${f.n}/power_cycle`, expect: [404, 404, 404, U, U] },
   {
@@ -333,7 +331,7 @@ const ROWS: Row[] = [
   {
     call: 'node_power_off of a node of the project', method: 'POST', path: (f) => `/node/${f.n}/power_off`,
     setup: async (f) => { await f.node({ project: f.P }); await must(api.post(`/node/${f.n}/power_cycle`)); }, state: bmcState, expect: [200, 200, U, U, U],
-    check: (_r, f) => { expect(bmc.state(f.bmcHost).power).to.equal('off'); },
+    check: (_r, f) => { expect(ts.mockObm.state(f.bmcHost).power).to.equal('off'); },
   },
   { call: 'node_power_off of a missing node', method: 'POST', path: (f) => `/node/${f.n}/power_off`, expect: [404, 404, 404, U, U] },
   // power_status is not in decisions.md; it follows §3's power rule (as HIL's node_power_status does).
@@ -793,7 +791,7 @@ describe('authorization matrix (decisions.md §1-§3 and per-call orders)', func
   this.timeout(60_000);
 
   before(async () => {
-    ts = await startTestServer({ headnodeDriver: 'mock' }, { obm: { mock: bmc } });
+    ts = await startTestServer({ headnodeDriver: 'mock' });
     api = ts.api;
     await must(api.put(`/project/${OTHER_PROJECT}`));
     await makeUser(api, ALICE.user, ALICE.password);

@@ -36,7 +36,7 @@ describe('admin repairs of network state', () => {
 
   it('re-applies a port\'s configuration from the service\'s state after drift', async () => {
     // The switch "reboots" and forgets the port's VLANs.
-    const session = await ts.mockSwitch.open({ name: 'rs', type: 'mock', fields: {} });
+    const session = await ts.mockSwitch.open({ name: 'rs', type: 'mock', fields: {} }, new AbortController().signal);
     await session.resetPort('gi1/0/1');
     await session.addTagged('gi1/0/1', 3999);
     expect(ts.mockSwitch.port('rs', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [3999] });

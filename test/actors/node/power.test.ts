@@ -1,52 +1,217 @@
 /**
- * PowerControl picks the driver of the node's OBM type and maps driver failures to 502
- * OBMError. Serialization per BMC and the deadline of queued calls are the driver's
- * (test/drivers/obm/ipmitool.test.ts, against ipmi_sim; over HTTP in test/routes/power.test.ts).
+ * PowerControl: every power call goes to the driver of the node's OBM type through a per-BMC
+ * device queue (one call at a time per BMC, paced as the driver's entry asks, each answered
+ * within the OBM timeout of being made), and driver failures become 502 OBMError. First with
+ * fake drivers, then with the real ipmitool driver against ipmi_sim BMCs.
  */
 import { expect } from 'chai';
 import { PowerControl } from '../../../actors/node/power';
-import { ObmDriver, ObmError, ObmInfo, PowerState } from '../../../drivers/obm/types';
-import { MockObmDriver } from '../../../drivers/obm/mock';
+import { DriverFields, DriverRegistry, DriverSet } from '../../../drivers/registry';
+import { ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../../drivers/obm/types';
+import { ipmi, IpmitoolDriver } from '../../../drivers/obm/ipmitool';
+import { mock } from '../../../drivers/obm/mock';
+import { DEFAULTS } from '../../../src/config';
 import { HiltError } from '../../../src/errors';
+import { freeUdpPort, IpmiSim, requireIpmiTools, startIpmiSim, stopAllIpmiSims } from '../../helpers/ipmisim';
+import { spyExec } from '../../helpers/exec-spy';
 
-const IPMI = 'http://schema.massopencloud.org/haas/v0/obm/ipmi';
-const MOCK = 'http://schema.massopencloud.org/haas/v0/obm/mock';
-const obm = (host: string, type = IPMI, user = 'u') => ({ type, fields: { host, user, password: 'p' } });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Records which calls reach it. */
-class RecordingDriver implements ObmDriver {
-  readonly calls: string[] = [];
-  powerCycle = async (i: ObmInfo, o?: { force?: boolean }) => { this.calls.push(`cycle ${i.host}${o?.force ? ' force' : ''}`); };
-  powerOff = async (i: ObmInfo) => {
-    this.calls.push(`off ${i.host}`);
-    if (i.user === 'fail') throw new ObmError(`BMC ${i.host} refused`);
-  };
-  powerStatus = async (i: ObmInfo): Promise<PowerState> => { this.calls.push(`status ${i.host}`); return 'on'; };
+/** PowerControl over the given OBM entries. */
+function powerControl(timeoutMs: number, ...entries: ObmDriverEntry[]): PowerControl {
+  return new PowerControl(new DriverSet(new DriverRegistry<ObmDriver, ObmDriverEntry>('OBM', entries), { config: DEFAULTS }), timeoutMs);
+}
+
+async function failure(p: Promise<unknown>): Promise<HiltError> {
+  const err = await p.then(() => { throw new Error('expected a failure'); }, (e: unknown) => e);
+  expect(err).to.be.instanceOf(HiltError);
+  return err as HiltError;
 }
 
 describe('PowerControl', () => {
-  it('sends each call to the driver of the node\'s OBM type', async () => {
-    const ipmi = new RecordingDriver();
-    const mock = new MockObmDriver();
-    const pc = new PowerControl({ ipmi, mock });
-    await pc.cycle(obm('a'), true);
-    await pc.off(obm('a'));
-    expect(await pc.status(obm('a'))).to.equal('on');
-    await pc.cycle(obm('m', MOCK));
-    expect(ipmi.calls).to.deep.equal(['cycle a force', 'off a', 'status a']);
-    expect(mock.state('m')).to.include({ power: 'on', bootdev: 'pxe' });
+  describe('with fake drivers', () => {
+    const FAKE = 'http://schema.example/obm/fake';
+    const node = (bmc: string, extra: DriverFields = {}) => ({ type: FAKE, fields: { bmc, ...extra } });
+
+    /** Records calls, each taking 100 ms; a call to a BMC named `hang…` never answers by itself, one with `fail` rejects. */
+    class FakeBmcs implements ObmDriver {
+      readonly log: string[] = [];
+      readonly signals: AbortSignal[] = [];
+      private async call(what: string, fields: DriverFields, signal: AbortSignal): Promise<void> {
+        this.signals.push(signal);
+        this.log.push(`start ${what} ${fields.bmc}`);
+        if (String(fields.bmc).startsWith('hang')) {
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+          this.log.push(`aborted ${what} ${fields.bmc}`);
+          throw new ObmError('stopped');
+        }
+        await sleep(100);
+        if (fields.fail) throw new ObmError(`BMC ${fields.bmc} refused`);
+        this.log.push(`end ${what} ${fields.bmc}`);
+      }
+      powerCycle = (f: DriverFields, o: { force?: boolean }, s: AbortSignal) => this.call(o.force ? 'cycle!' : 'cycle', f, s);
+      powerOff = (f: DriverFields, s: AbortSignal) => this.call('off', f, s);
+      powerStatus = async (f: DriverFields, s: AbortSignal): Promise<PowerState> => { await this.call('status', f, s); return 'on'; };
+    }
+
+    function fake(pacing?: ObmDriverEntry['pacing']) {
+      const driver = new FakeBmcs();
+      const entry: ObmDriverEntry = {
+        type: FAKE, extension: 'test.obm.fake', fields: { type: 'object' }, create: () => driver, device: (f) => `bmc-${f.bmc}`, pacing,
+      };
+      return { driver, entry };
+    }
+
+    it('sends each call to the driver of the node\'s OBM type, with the node\'s fields and a live signal', async () => {
+      const { driver, entry } = fake();
+      const pc = powerControl(1000, entry, mock);
+      await pc.cycle(node('a'), true);
+      await pc.off(node('a'));
+      expect(await pc.status(node('a'))).to.equal('on');
+      await pc.cycle({ type: mock.type, fields: { host: 'm', user: 'u', password: 'p' } });
+      expect(driver.log.filter((l) => l.startsWith('start'))).to.deep.equal(['start cycle! a', 'start off a', 'start status a']);
+      expect(driver.signals.every((s) => !s.aborted)).to.equal(true);
+    });
+
+    it('runs the calls of one BMC one at a time, in order, and different BMCs in parallel', async () => {
+      const { driver, entry } = fake();
+      const pc = powerControl(1000, entry);
+      const t = Date.now();
+      await Promise.all([pc.cycle(node('a')), pc.off(node('a')), pc.status(node('a')), pc.cycle(node('b')), pc.off(node('b'))]);
+      const a = driver.log.filter((l) => l.endsWith(' a'));
+      expect(a).to.deep.equal(['start cycle a', 'end cycle a', 'start off a', 'end off a', 'start status a', 'end status a']);
+      expect(Date.now() - t).to.be.below(450); // 3 × 100 ms on a while b works beside it, not 5 × 100 ms
+    });
+
+    it('spaces the calls of one BMC as the driver\'s entry asks', async () => {
+      const { driver, entry } = fake({ minIntervalMs: 150, minRunMs: 0 });
+      const pc = powerControl(2000, entry);
+      const t = Date.now();
+      await Promise.all([pc.off(node('a')), pc.off(node('a'))]);
+      // 100 ms, at least 150 ms of quiet, 100 ms
+      expect(Date.now() - t).to.be.at.least(345);
+      expect(driver.log).to.have.length(4);
+    });
+
+    it('turns a driver failure into a 502 OBMError and keeps serving the node afterwards', async () => {
+      const { entry } = fake();
+      const pc = powerControl(1000, entry);
+      const err = await failure(pc.off(node('a', { fail: true })));
+      expect(err.type).to.equal('OBMError');
+      expect(err.type).to.equal('OBMError');
+      expect(err.message).to.equal('BMC a refused');
+      expect(await pc.status(node('a'))).to.equal('on');
+    });
+
+    it('answers a hung call at the timeout, aborting the driver\'s call, and one queued behind it without running it', async () => {
+      const { driver, entry } = fake();
+      const pc = powerControl(150, entry);
+      const t = Date.now();
+      const [first, second] = await Promise.all([failure(pc.off(node('hang'))), failure(pc.status(node('hang')))]);
+      expect(Date.now() - t).to.be.below(400);
+      expect(first.type).to.equal('OBMError');
+      expect(first.message).to.equal('BMC bmc-hang did not answer within 150 ms (power off)');
+      expect(second.message).to.equal('BMC bmc-hang did not answer within 150 ms (still busy with an earlier call)');
+      expect(driver.log).to.deep.equal(['start off hang', 'aborted off hang']);
+      expect(driver.signals[0]!.aborted).to.equal(true);
+    });
+
+    it('answers 502 for an OBM type no driver claims', async () => {
+      const err = await failure(powerControl(1000, mock).off(node('a')));
+      expect(err.type).to.equal('OBMError');
+      expect(err.message).to.match(/no driver is configured for OBM type/);
+    });
   });
 
-  it('turns a driver failure into a 502 OBMError and keeps serving the node afterwards', async () => {
-    const pc = new PowerControl({ ipmi: new RecordingDriver() });
-    const err = await pc.off(obm('a', IPMI, 'fail')).catch((e) => e);
-    expect(err).to.be.instanceOf(HiltError);
-    expect((err as HiltError).type).to.equal('OBMError');
-    expect(await pc.status(obm('a'))).to.equal('on');
-  });
+  describe('with ipmitool against ipmi_sim', function () {
+    this.timeout(30_000);
+    const USER = 'admin';
+    const PASSWORD = 'Pw$9!xQ7zK'; // distinctive, so finding it anywhere is meaningful
+    let sim: IpmiSim;
 
-  it('answers 502 for an OBM type without a configured driver', async () => {
-    const err = await new PowerControl({}).off(obm('a')).catch((e) => e);
-    expect((err as HiltError).type).to.equal('OBMError');
+    before(() => requireIpmiTools());
+    beforeEach(async () => { sim = await startIpmiSim({ user: USER, password: PASSWORD }); });
+    afterEach(async () => { await sim?.stop(); });
+    after(() => stopAllIpmiSims());
+
+    const obm = (s: { host: string }) => ({ type: ipmi.type, fields: { host: s.host, user: USER, password: PASSWORD } });
+    /** 127.0.0.1:PORT where nothing listens: ipmitool retries there for about 4 s (-R 1 -N 2). */
+    const deadBmc = async () => ({ host: `127.0.0.1:${await freeUdpPort()}` });
+    /** The ipmi entry as the service has it, with this driver and pacing. */
+    const withDriver = (driver: IpmitoolDriver, pacing = ipmi.pacing): ObmDriverEntry => ({ ...ipmi, pacing, create: () => driver });
+
+    it('never interleaves the commands of calls to one BMC: whole power cycles, one after another', async () => {
+      const pc = powerControl(10_000, withDriver(new IpmitoolDriver({ cipherSuite: '3', minIntervalMs: 0 }), { minIntervalMs: 0, minRunMs: 0 }));
+      const [, , state] = await Promise.all([pc.cycle(obm(sim)), pc.cycle(obm(sim)), pc.status(obm(sim))]);
+      // first cycle finds it off and powers on; the second finds it on and cycles; then the status read
+      expect(sim.log().slice(0, 9)).to.deep.equal([
+        'get boot', 'set boot pxe', 'get power', 'set power 1',
+        'get boot', 'set boot pxe', 'get power', 'set power 0',
+        'get power',
+      ]);
+      expect(state).to.equal('off'); // read mid-cycle, after the second call had finished
+    });
+
+    it('spaces out calls to one BMC by the entry\'s interval', async () => {
+      const pc = powerControl(10_000, withDriver(new IpmitoolDriver({ cipherSuite: '3' }), { minIntervalMs: 300, minRunMs: 50 }));
+      await Promise.all([pc.status(obm(sim)), pc.status(obm(sim)), pc.off(obm(sim))]);
+      const ev = sim.events();
+      expect(ev.map((e) => e.cmd)).to.deep.equal(['get power', 'get power', 'set power 0']);
+      expect(ev[1]!.t - ev[0]!.t).to.be.at.least(0.29);
+      expect(ev[2]!.t - ev[1]!.t).to.be.at.least(0.29);
+    });
+
+    it('answers an unreachable BMC within the timeout and kills its ipmitool; the password is in no message', async () => {
+      const spy = spyExec();
+      const pc = powerControl(1500, withDriver(new IpmitoolDriver({ cipherSuite: '3', execFile: spy.fn })));
+      const bmc = await deadBmc();
+      const t = Date.now();
+      const err = await failure(pc.status(obm(bmc)));
+      expect(Date.now() - t).to.be.within(1400, 2200);
+      expect(err.type).to.equal('OBMError');
+      expect(err.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (power status)`);
+      expect(err.message).to.not.include(PASSWORD);
+      expect(spy.calls).to.have.length(1);
+      const child = spy.calls[0]!.child;
+      for (const end = Date.now() + 1000; child.exitCode === null && child.signalCode === null && Date.now() < end;) await sleep(20);
+      expect(child.signalCode).to.equal('SIGKILL');
+    });
+
+    it('answers a call queued behind a hung one within its timeout, without running ipmitool for it', async () => {
+      const spy = spyExec();
+      const pc = powerControl(1500, withDriver(new IpmitoolDriver({ cipherSuite: '3', execFile: spy.fn })));
+      const bmc = await deadBmc();
+      const t = Date.now();
+      const [first, second] = await Promise.all([failure(pc.off(obm(bmc))), failure(pc.status(obm(bmc)))]);
+      expect(first.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (power off)`);
+      expect(second.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (still busy with an earlier call)`);
+      expect(Date.now() - t).to.be.below(2200);
+      expect(spy.calls).to.have.length(1);
+    });
+
+    it('drives five BMCs at once, in parallel', async () => {
+      const sims = await Promise.all([1, 2, 3, 4, 5].map(() => startIpmiSim({ user: USER, password: PASSWORD })));
+      try {
+        const pc = powerControl(10_000, withDriver(new IpmitoolDriver({ cipherSuite: '3', minIntervalMs: 300 })));
+        // one BMC alone: three runs with two 300 ms gaps
+        let t0 = Date.now();
+        await pc.cycle(obm(sims[0]!));
+        const single = Date.now() - t0;
+        sims[0]!.setPower(false);
+
+        t0 = Date.now();
+        await Promise.all(sims.map((s) => pc.cycle(obm(s))));
+        const all = Date.now() - t0;
+        for (const s of sims) {
+          expect(s.powerState(), s.host).to.equal('on');
+          expect(s.bootDevice(), s.host).to.equal('pxe');
+        }
+        expect(sims[1]!.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
+        // serialized across BMCs this would take five times as long
+        expect(all, `single ${single} ms, five ${all} ms`).to.be.below(single * 2.5);
+      } finally {
+        await Promise.all(sims.map((s) => s.stop()));
+      }
+    });
   });
 });

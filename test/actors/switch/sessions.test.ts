@@ -97,6 +97,19 @@ describe('SwitchSessions', () => {
     expect(d.log).to.deep.equal(['a open#1', 'a close#1', 'a #1 native slow', 'a open#2', 'a #2 native next', 'a close#2']);
   });
 
+  it('leaves the next call\'s session alone when a timed-out call ends after its settle time', async () => {
+    const d = new FakeDriver();
+    // 200 ms timeout: the switch is given to the next call 4 × 200 ms after the deadline.
+    const s = new SwitchSessions(() => d, 200);
+    const results = await Promise.allSettled([
+      s.submit(sw('a'), async () => { await sleep(1100); }), // ignores its deadline; ends while the next call works
+      s.submit(sw('a'), async (x) => { await sleep(150); await x.setNative('p2', 1); }),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'fulfilled']);
+    await sleep(20);
+    expect(d.log).to.deep.equal(['a open#1', 'a close#1', 'a open#2', 'a #2 native p2', 'a close#2']);
+  });
+
   it('closes a session whose login answered after its timeout, and never uses it', async () => {
     let slowLogin = true;
     const d = new FakeDriver(10);

@@ -1,17 +1,19 @@
 /**
  * IpmitoolDriver against real ipmitool and a real BMC simulator (ipmi_sim, cipher suite 3).
  * What the BMC was told is read back from the simulated chassis' state files and hook log.
- * Missing ipmitool/ipmi_sim fails the suite (before hook); nothing is skipped.
+ * Missing ipmitool/ipmi_sim fails the suite (before hook); nothing is skipped. The per-BMC
+ * queue, pacing and deadline of power calls are the service's: test/actors/node/power.test.ts.
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { IpmitoolDriver, parseBmcHost } from '../../../drivers/obm/ipmitool';
-import type { ExecFileFn, IpmitoolOptions } from '../../../drivers/obm/ipmitool';
+import { ipmi, IpmitoolDriver, parseBmcHost } from '../../../drivers/obm/ipmitool';
+import type { IpmiFields, IpmitoolOptions } from '../../../drivers/obm/ipmitool';
 import { ObmError } from '../../../drivers/obm/types';
-import type { ObmInfo } from '../../../drivers/obm/types';
+import { DriverRegistry } from '../../../drivers/registry';
+import { DEFAULTS } from '../../../src/config';
 import { freeUdpPort, IpmiSim, requireIpmiTools, startIpmiSim, stopAllIpmiSims } from '../../helpers/ipmisim';
+import { spyExec } from '../../helpers/exec-spy';
 
 const USER = 'admin';
 const PASSWORD = 'Pw$9!xQ7zK'; // distinctive, so finding it anywhere is meaningful
@@ -38,29 +40,19 @@ async function obmFailure(p: () => Promise<unknown>): Promise<{ err: ObmError; m
   throw new Error('expected an ObmError, but the call succeeded');
 }
 
-interface Call { file: string; args: string[]; env: NodeJS.ProcessEnv; child: ChildProcess }
-
-/** Records every ipmitool run; `fake` may replace a run (return undefined to run the real one). */
-function spyExec(fake?: (n: number, ...a: Parameters<ExecFileFn>) => ChildProcess | undefined) {
-  const calls: Call[] = [];
-  const fn: ExecFileFn = (file, args, options, cb) => {
-    const child = fake?.(calls.length, file, args, options, cb) ?? execFile(file, args, options, cb);
-    calls.push({ file, args: [...args], env: options.env ?? {}, child });
-    return child;
-  };
-  return { fn, calls };
-}
+/** A call that is never stopped. */
+const LIVE = new AbortController().signal;
 
 function driver(opts: IpmitoolOptions = {}): IpmitoolDriver {
   return new IpmitoolDriver({ cipherSuite: '3', ...opts });
 }
 
-function info(sim: { host: string }, password = PASSWORD): ObmInfo {
+function info(sim: { host: string }, password = PASSWORD): IpmiFields {
   return { host: sim.host, user: USER, password };
 }
 
 /** 127.0.0.1:PORT where nothing listens (the kernel answers ICMP port unreachable, ipmitool retries). */
-async function deadBmc(): Promise<ObmInfo> {
+async function deadBmc(): Promise<IpmiFields> {
   return { host: `127.0.0.1:${await freeUdpPort()}`, user: USER, password: PASSWORD };
 }
 
@@ -80,7 +72,7 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
   describe('powerCycle', () => {
     it('powers on a node that is off, after setting the next boot device to PXE', async () => {
       expect(sim.powerState()).to.equal('off');
-      await driver().powerCycle(info(sim));
+      await driver().powerCycle(info(sim), {}, LIVE);
       expect(sim.powerState()).to.equal('on');
       expect(sim.bootDevice()).to.equal('pxe');
       // bootdev first, then a status read decides: off -> "power on" (set power 1), no cycle
@@ -89,7 +81,7 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
 
     it('power-cycles a node that is on (off, then on again)', async () => {
       sim.setPower(true);
-      await driver().powerCycle(info(sim));
+      await driver().powerCycle(info(sim), {}, LIVE);
       expect(sim.bootDevice()).to.equal('pxe');
       expect(sim.log().slice(0, 4)).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 0']);
       // ipmi_sim completes a cycle about 1 s later
@@ -100,14 +92,14 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
 
     it('with force, resets a running node instead of cycling it', async () => {
       sim.setPower(true);
-      await driver().powerCycle(info(sim), { force: true });
+      await driver().powerCycle(info(sim), { force: true }, LIVE);
       expect(sim.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set reset 1']);
       expect(sim.powerState()).to.equal('on');
       expect(sim.bootDevice()).to.equal('pxe');
     });
 
     it('with force, still powers on a node that is off', async () => {
-      await driver().powerCycle(info(sim), { force: true });
+      await driver().powerCycle(info(sim), { force: true }, LIVE);
       expect(sim.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
       expect(sim.powerState()).to.equal('on');
     });
@@ -116,13 +108,13 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
   describe('powerOff and powerStatus', () => {
     it('powers off a running node', async () => {
       sim.setPower(true);
-      await driver().powerOff(info(sim));
+      await driver().powerOff(info(sim), LIVE);
       expect(sim.powerState()).to.equal('off');
       expect(sim.log()).to.deep.equal(['set power 0']);
     });
 
     it('powering off a node that is already off succeeds and leaves it off', async () => {
-      await driver().powerOff(info(sim));
+      await driver().powerOff(info(sim), LIVE);
       expect(sim.powerState()).to.equal('off');
       expect(sim.log()).to.deep.equal(['set power 0']);
     });
@@ -130,11 +122,11 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     it('reads the power state set from outside, both ways', async () => {
       const d = driver();
       sim.setPower(true);
-      expect(await d.powerStatus(info(sim))).to.equal('on');
+      expect(await d.powerStatus(info(sim), LIVE)).to.equal('on');
       sim.setPower(false);
-      expect(await d.powerStatus(info(sim))).to.equal('off');
+      expect(await d.powerStatus(info(sim), LIVE)).to.equal('off');
       sim.setPower(true);
-      expect(await d.powerStatus(info(sim))).to.equal('on');
+      expect(await d.powerStatus(info(sim), LIVE)).to.equal('on');
       expect(sim.log()).to.deep.equal(['get power', 'get power', 'get power']);
     });
 
@@ -142,8 +134,8 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
       const sim6 = await startIpmiSim({ user: USER, password: PASSWORD, address: '::1', power: 'on' });
       try {
         expect(sim6.host).to.match(/^\[::1\]:\d+$/);
-        expect(await driver().powerStatus(info(sim6))).to.equal('on');
-        await driver().powerOff(info(sim6));
+        expect(await driver().powerStatus(info(sim6), LIVE)).to.equal('on');
+        await driver().powerOff(info(sim6), LIVE);
         expect(sim6.powerState()).to.equal('off');
       } finally {
         await sim6.stop();
@@ -155,7 +147,7 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     it('wrong password: ObmError with ipmitool\'s reason, fast, no retry, password not in the message', async () => {
       const spy = spyExec();
       const wrong = 'Wr0ngPass#77';
-      const { err, ms } = await obmFailure(() => driver({ execFile: spy.fn }).powerCycle(info(sim, wrong)));
+      const { err, ms } = await obmFailure(() => driver({ execFile: spy.fn }).powerCycle(info(sim, wrong), {}, LIVE));
       expect(err.message).to.include('Unable to establish IPMI v2 / RMCP+ session');
       expect(err.message).to.include(sim.host);
       expect(err.message).not.to.include(wrong);
@@ -166,23 +158,34 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
       expect(sim.bootDevice()).to.equal('default');
     });
 
-    it('unreachable BMC: rejects within timeoutMs and kills ipmitool', async () => {
+    it('kills ipmitool (SIGKILL) and rejects at once when the call\'s signal aborts', async () => {
       const spy = spyExec();
       const bmc = await deadBmc();
-      // -R 1 -N 2 would let ipmitool itself try for ~4 s; the driver's own bound must win
-      const { err, ms } = await obmFailure(() => driver({ timeoutMs: 1500, execFile: spy.fn }).powerStatus(bmc));
-      expect(err.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (chassis power status)`);
-      expect(ms).to.be.within(1400, 2200);
+      // -R 1 -N 2 would let ipmitool itself try for ~4 s; the abort must end it now
+      const { err, ms } = await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(bmc, AbortSignal.timeout(500)));
+      expect(err.message).to.equal(`BMC ${bmc.host}: ipmitool chassis power status was killed: the call was stopped`);
+      expect(ms).to.be.within(450, 1200);
       expect(spy.calls).to.have.length(1);
       const child = spy.calls[0]!.child;
       await waitFor('ipmitool to exit', () => child.exitCode !== null || child.signalCode !== null, 1000);
       expect(child.signalCode).to.equal('SIGKILL');
     });
 
+    it('runs nothing once the call\'s signal has aborted, not even the busy repeat', async () => {
+      const controller = new AbortController();
+      const spy = spyExec((_n, _file, _args, options, cb) => {
+        controller.abort(); // the deadline falls while the BMC answers "busy"
+        return execFile('/bin/sh', ['-c', 'echo "Get Chassis Power Status failed: Node busy" >&2; exit 1'], options, cb);
+      });
+      await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(info(sim), controller.signal));
+      expect(spy.calls).to.have.length(1);
+      expect(sim.log()).to.deep.equal([]);
+    });
+
     it('unreachable BMC: ipmitool gives up per -R/-N and its error is reported', async () => {
       const bmc = await deadBmc();
       // -R 1 -N 1 is about 2 s; ipmitool's default (-R 4 -N 1) would take about 20 s
-      const { err, ms } = await obmFailure(() => driver({ retries: 1, retryTimeoutS: 1 }).powerOff(bmc));
+      const { err, ms } = await obmFailure(() => driver({ retries: 1, retryTimeoutS: 1 }).powerOff(bmc, LIVE));
       expect(err.message).to.match(/^BMC 127\.0\.0\.1:\d+: ipmitool chassis power off failed: .*Unable to establish IPMI v2 \/ RMCP\+ session/);
       expect(ms).to.be.within(1500, 3500);
     });
@@ -192,7 +195,7 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
         ? execFile('/bin/sh', ['-c', 'echo "Set Chassis Power Control to Down/Off failed: Node busy" >&2; exit 1'], options, cb)
         : undefined));
       sim.setPower(true);
-      await driver({ execFile: spy.fn }).powerOff(info(sim));
+      await driver({ execFile: spy.fn }).powerOff(info(sim), LIVE);
       expect(spy.calls).to.have.length(2);
       expect(sim.powerState()).to.equal('off');
     });
@@ -204,31 +207,31 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
         : undefined));
       const spy = refuseOff();
       sim.setPower(false);
-      await driver({ execFile: spy.fn }).powerOff(info(sim));
+      await driver({ execFile: spy.fn }).powerOff(info(sim), LIVE);
       expect(spy.calls).to.have.length(2); // the refused off, then a status read that says off
       expect(sim.powerState()).to.equal('off');
       // Refused while the node is on: the refusal stands.
       sim.setPower(true);
-      const { err } = await obmFailure(() => driver({ execFile: refuseOff().fn }).powerOff(info(sim)));
+      const { err } = await obmFailure(() => driver({ execFile: refuseOff().fn }).powerOff(info(sim), LIVE));
       expect(err.message).to.include('present state');
     });
 
     it('a BMC that stays busy: ObmError after one repeat', async () => {
       const spy = spyExec((_n, _file, _args, options, cb) =>
         execFile('/bin/sh', ['-c', 'echo "Get Chassis Power Status failed: Node busy" >&2; exit 1'], options, cb));
-      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(info(sim)));
+      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(info(sim), LIVE));
       expect(spy.calls).to.have.length(2);
       expect(err.message).to.include('Node busy').and.include('(BMC busy)');
     });
 
     it('ipmitool missing: ObmError naming the path', async () => {
-      const { err } = await obmFailure(() => driver({ ipmitoolPath: '/nonexistent/ipmitool' }).powerStatus(info(sim)));
+      const { err } = await obmFailure(() => driver({ ipmitoolPath: '/nonexistent/ipmitool' }).powerStatus(info(sim), LIVE));
       expect(err.message).to.include('ipmitool not found ("/nonexistent/ipmitool")');
     });
 
     it('output without a power state: ObmError, not a guess', async () => {
       const spy = spyExec((_n, _file, _args, options, cb) => execFile('/bin/echo', ['Chassis Power is unknown'], options, cb));
-      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(info(sim)));
+      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerStatus(info(sim), LIVE));
       expect(err.message).to.include('unexpected ipmitool output');
     });
   });
@@ -257,7 +260,8 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
       it(`rejects ${name} without running ipmitool`, async () => {
         const spy = spyExec();
         const d = driver({ execFile: spy.fn });
-        for (const call of [() => d.powerStatus(obm as ObmInfo), () => d.powerOff(obm as ObmInfo), () => d.powerCycle(obm as ObmInfo)]) {
+        const fields = obm as IpmiFields;
+        for (const call of [() => d.powerStatus(fields, LIVE), () => d.powerOff(fields, LIVE), () => d.powerCycle(fields, {}, LIVE)]) {
           const { err } = await obmFailure(call);
           expect(err.message).to.match(/^invalid OBM info: /);
           expect(err.message).not.to.include(PASSWORD);
@@ -276,7 +280,7 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
 
     it('rejects bad constructor options', () => {
       expect(() => new IpmitoolDriver({ cipherSuite: '3; reboot' })).to.throw(/cipherSuite/);
-      expect(() => new IpmitoolDriver({ timeoutMs: 0 })).to.throw(/timeoutMs/);
+      expect(() => new IpmitoolDriver({ minIntervalMs: -1 })).to.throw(/minIntervalMs/);
       expect(() => new IpmitoolDriver({ retries: 0 })).to.throw(/retries/);
     });
   });
@@ -287,7 +291,7 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
       try {
         const spy = spyExec();
         const bmc = await deadBmc(); // keeps ipmitool running long enough to inspect it in /proc
-        const pending = obmFailure(() => driver({ timeoutMs: 1500, execFile: spy.fn }).powerStatus(bmc));
+        const pending = obmFailure(() => driver({ execFile: spy.fn }).powerStatus(bmc, AbortSignal.timeout(1500)));
         await waitFor('ipmitool to start', () => spy.calls.length === 1);
         const pid = spy.calls[0]!.child.pid!;
         await waitFor('ipmitool to exec', () => cmdline(pid).startsWith('ipmitool '), 1000);
@@ -309,7 +313,7 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     it('keeps the password out of the argv of every command of a real power cycle', async () => {
       const spy = spyExec();
       sim.setPower(true);
-      await driver({ execFile: spy.fn }).powerCycle(info(sim));
+      await driver({ execFile: spy.fn }).powerCycle(info(sim), {}, LIVE);
       expect(spy.calls.map((c) => c.args.slice(c.args.indexOf('-E') + 1).join(' ')))
         .to.deep.equal(['chassis bootdev pxe', 'chassis power status', 'chassis power cycle']);
       for (const c of spy.calls) {
@@ -322,69 +326,50 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     it('redacts the password if ipmitool ever echoes it in an error', async () => {
       const spy = spyExec((_n, _file, _args, options, cb) =>
         execFile('/bin/sh', ['-c', 'echo "cannot use password $IPMI_PASSWORD" >&2; exit 1'], options, cb));
-      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerOff(info(sim)));
+      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerOff(info(sim), LIVE));
       expect(err.message).to.include('cannot use password ***');
       expect(err.message).not.to.include(PASSWORD);
     });
   });
 
-  describe('concurrency', () => {
-    it('serializes concurrent calls to one BMC: whole powerCycles never interleave', async () => {
-      const d = driver({ minIntervalMs: 0 });
-      const [, , state] = await Promise.all([d.powerCycle(info(sim)), d.powerCycle(info(sim)), d.powerStatus(info(sim))]);
-      // first cycle finds it off and powers on; the second finds it on and cycles; then the status read
-      expect(sim.log().slice(0, 9)).to.deep.equal([
-        'get boot', 'set boot pxe', 'get power', 'set power 1',
-        'get boot', 'set boot pxe', 'get power', 'set power 0',
-        'get power',
-      ]);
-      expect(state).to.equal('off'); // read mid-cycle, after the second call had finished
-      await waitFor('power back on', () => sim.powerState() === 'on');
-    });
-
-    it('spaces out commands to one BMC by minIntervalMs', async () => {
-      await driver({ minIntervalMs: 300 }).powerCycle(info(sim));
+  describe('pacing', () => {
+    it('spaces out the commands of one call by minIntervalMs', async () => {
+      await driver({ minIntervalMs: 300 }).powerCycle(info(sim), {}, LIVE);
       const ev = sim.events();
       expect(ev.map((e) => e.cmd)).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
       // three ipmitool runs: bootdev (get+set boot), status, on; >= 300 ms between runs
       expect(ev[2]!.t - ev[1]!.t).to.be.at.least(0.29);
       expect(ev[3]!.t - ev[2]!.t).to.be.at.least(0.29);
     });
+  });
 
-    it('a call queued behind a hung one times out without running ipmitool', async () => {
-      const spy = spyExec();
-      const d = driver({ timeoutMs: 1500, execFile: spy.fn });
-      const bmc = await deadBmc();
-      const [first, second] = await Promise.all([obmFailure(() => d.powerOff(bmc)), obmFailure(() => d.powerStatus(bmc))]);
-      expect(first.err.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (chassis power off)`);
-      expect(second.err.message).to.equal(`BMC ${bmc.host} did not answer within 1500 ms (still busy with an earlier call)`);
-      expect(second.ms).to.be.below(2200);
-      expect(spy.calls).to.have.length(1);
+  describe('its registry entry', () => {
+    const registry = new DriverRegistry('OBM', [ipmi]);
+
+    it('takes host, user and password, refusing what ipmitool could not use with the driver\'s reason', () => {
+      expect(registry.validate({ type: ipmi.type, host: 'bmc:6230', user: 'u', password: 'p' }))
+        .to.deep.equal({ type: ipmi.type, fields: { host: 'bmc:6230', user: 'u', password: 'p' } });
+      expect(registry.validate({ type: ipmi.type, host: 'bmc', user: 'u' })).to.match(/password/);
+      expect(registry.validate({ type: ipmi.type, host: 'bmc', user: 'u', password: 'p', port: '623' })).to.match(/port/);
+      expect(registry.validate({ type: ipmi.type, host: '-oProxyCommand=x', user: 'u', password: 'p' }))
+        .to.equal('invalid OBM info: host "-oProxyCommand=x" is not a host name or address');
+      expect(registry.validate({ type: ipmi.type, host: 'bmc', user: 'u', password: 'x'.repeat(21) }))
+        .to.equal('invalid OBM info: password must be at most 20 bytes without NUL characters');
     });
 
-    it('drives five BMCs at once, in parallel', async () => {
-      const sims = await Promise.all([1, 2, 3, 4, 5].map(() => startIpmiSim({ user: USER, password: PASSWORD })));
-      try {
-        const d = driver({ minIntervalMs: 300 });
-        // one BMC alone: three runs with two 300 ms gaps
-        let t0 = Date.now();
-        await d.powerCycle(info(sims[0]!));
-        const single = Date.now() - t0;
-        sims[0]!.setPower(false);
+    it('names a node\'s BMC by host and port, with the default port, and asks for calls to be paced', () => {
+      expect(ipmi.device({ host: '10.0.0.5', user: 'u', password: 'p' })).to.equal('10.0.0.5:623');
+      expect(ipmi.device({ host: '[fe80::1]:700', user: 'u', password: 'p' })).to.equal('[fe80::1]:700');
+      expect(ipmi.pacing).to.deep.equal({ minIntervalMs: 100, minRunMs: 50 });
+    });
 
-        t0 = Date.now();
-        await Promise.all(sims.map((s) => d.powerCycle(info(s))));
-        const all = Date.now() - t0;
-        for (const s of sims) {
-          expect(s.powerState(), s.host).to.equal('on');
-          expect(s.bootDevice(), s.host).to.equal('pxe');
-        }
-        expect(sims[1]!.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
-        // serialized across BMCs this would take five times as long
-        expect(all, `single ${single} ms, five ${all} ms`).to.be.below(single * 2.5);
-      } finally {
-        await Promise.all(sims.map((s) => s.stop()));
-      }
+    it('builds the driver with the configured cipher suite', async () => {
+      // Without -C 3, ipmitool first asks ipmi_sim for its cipher suites and waits 10 s for no answer.
+      const t = Date.now();
+      sim.setPower(true);
+      expect(await ipmi.create({ config: { ...DEFAULTS, ipmiCipherSuite: '3' } }).powerStatus(info(sim), LIVE)).to.equal('on');
+      expect(Date.now() - t).to.be.below(3000);
+      expect(() => ipmi.create({ config: { ...DEFAULTS, ipmiCipherSuite: '3; reboot' } })).to.throw(/cipherSuite/);
     });
   });
 });

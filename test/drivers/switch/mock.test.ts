@@ -2,10 +2,13 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MockSwitchDriver } from '../../../drivers/switch/mock';
+import { mock, MockSwitchDriver } from '../../../drivers/switch/mock';
 import { SwitchError } from '../../../drivers/switch/types';
+import { DriverRegistry } from '../../../drivers/registry';
+import { DEFAULTS } from '../../../src/config';
 
 const info = { name: 'sw1', type: 'mock', fields: {} };
+const live = new AbortController().signal;
 
 describe('MockSwitchDriver', () => {
   let dir: string;
@@ -14,7 +17,7 @@ describe('MockSwitchDriver', () => {
 
   it('keeps native and tagged VLANs per port, and persists them across restarts', async () => {
     let d = new MockSwitchDriver({ path: dir });
-    const s = await d.open(info);
+    const s = await d.open(info, live);
     await s.setNative('gi1/0/1', 100);
     await s.addTagged('gi1/0/1', 300);
     await s.addTagged('gi1/0/1', 200);
@@ -26,7 +29,7 @@ describe('MockSwitchDriver', () => {
     d = new MockSwitchDriver({ path: dir });
     expect(d.port('sw1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [200] });
     expect(d.ports('sw1')).to.have.keys('gi1/0/1');
-    const s2 = await d.open(info);
+    const s2 = await d.open(info, live);
     await s2.removeNative('gi1/0/1');
     expect(d.port('sw1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [200] });
     await s2.resetPort('gi1/0/1');
@@ -36,7 +39,7 @@ describe('MockSwitchDriver', () => {
 
   it('applies the configured delay per operation and fails the injected ports', async () => {
     const d = new MockSwitchDriver({ path: dir, delayMs: 80, failPorts: ['sw1/gi1/0/9'] });
-    const s = await d.open(info);
+    const s = await d.open(info, live);
     const t = Date.now();
     await s.setNative('gi1/0/1', 5);
     expect(Date.now() - t).to.be.at.least(75);
@@ -44,5 +47,42 @@ describe('MockSwitchDriver', () => {
     expect(err).to.be.instanceOf(SwitchError);
     expect(d.port('sw1', 'gi1/0/9')).to.deep.equal({ native: null, tagged: [] });
     await d.close();
+  });
+
+  it('gives up a login when its signal aborts', async () => {
+    const d = new MockSwitchDriver({ path: dir, sessionDelayMs: 5000 });
+    const t = Date.now();
+    const err = await d.open(info, AbortSignal.timeout(50)).catch((e) => e);
+    expect(err).to.have.property('name', 'AbortError');
+    expect(Date.now() - t).to.be.below(1000);
+    await d.close();
+  });
+
+  describe('its registry entry', () => {
+    it('takes exactly hostname, username and password, all strings', () => {
+      const reg = new DriverRegistry('switch', [mock]);
+      expect(reg.validate({ type: mock.type, hostname: 'h', username: 'u', password: 'p' }))
+        .to.deep.equal({ type: mock.type, fields: { hostname: 'h', username: 'u', password: 'p' } });
+      expect(reg.validate({ type: mock.type, hostname: 'h', username: 'u' })).to.match(/password/);
+      expect(reg.validate({ type: mock.type, hostname: 'h', username: 'u', password: 'p', port: '22' })).to.match(/port/);
+      expect(reg.validate({ type: mock.type, hostname: 1, username: 'u', password: 'p' })).to.match(/hostname must be string/);
+    });
+
+    it('builds the driver from the service\'s settings, in its own folder under the data folder, and shows a switch\'s ports', async () => {
+      const d = mock.create({ config: { ...DEFAULTS, dataDir: dir, mockSwitchFailPorts: ['sw1/gi1/0/9'] } });
+      const s = await d.open(info, live);
+      await s.setNative('gi1/0/1', 7);
+      expect(await s.setNative('gi1/0/9', 7).catch((e) => e)).to.be.instanceOf(SwitchError);
+      expect(mock.inspect!(d, { id: 'sw1', fields: {} })).to.deep.equal({ mockPorts: { 'gi1/0/1': { native: 7, tagged: [] } } });
+      await mock.close!(d);
+      const reopened = new MockSwitchDriver({ path: join(dir, 'mock-switches') });
+      expect(reopened.port('sw1', 'gi1/0/1')).to.deep.equal({ native: 7, tagged: [] });
+      await reopened.close();
+    });
+
+    it('accepts the port names of the switches it stands in for', () => {
+      for (const ok of ['gi1/0/1', 'te1/0/48', 'gi1/0']) expect(mock.portName.test(ok), ok).to.equal(true);
+      for (const bad of ['eth0', 'gi1', 'gi1/0/', 'gi1/0/1/2', '../x']) expect(mock.portName.test(bad), bad).to.equal(false);
+    });
   });
 });
