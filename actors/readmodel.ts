@@ -1,7 +1,7 @@
 /**
  * Read models: the committed state of every entity, plus the indexes that lists and
  * cross-object checks need. Rebuilt from storage at start; updated by each actor right after
- * its commit and before it replies (DESIGN.md rule 5). Nothing here is ever written by a route.
+ * its commit and before it replies (docs/actors.md, rule 5). Nothing here is ever written by a route.
  * State objects are immutable: an actor's apply() returns new objects, so these maps may share them.
  */
 import type { ProjectState } from './project/protocol';

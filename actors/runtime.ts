@@ -1,6 +1,6 @@
 /**
  * The actor runtime: one nact persistent actor per entity key (`<kind>:<id>`), spawned when a
- * message first needs it and stopped after it has been idle (DESIGN.md rules 2, 5, 6).
+ * message first needs it and stopped after it has been idle (docs/actors.md, rules 2, 5, 6).
  *
  * Every entity actor runs the same loop over its kind's Behavior:
  *   decide(state, command)  -> events (or a HiltError)        may ask actors lower in the ask order

@@ -1,7 +1,7 @@
 /**
  * buildApp: the fastify instance with every route, no port opened (server.ts listens).
  * Request handling order: parse body → validate (400) → authenticate (401) → route handler,
- * whose checks follow decisions.md's per-call order.
+ * whose checks follow the per-call orders of docs/api-conventions.md.
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { HiltError, badArgument, statusOf, ERROR_STATUS } from './errors';
@@ -64,7 +64,7 @@ function parseJsonObject(_req: FastifyRequest, raw: Buffer, done: (err: Error | 
   done(null, value);
 }
 
-/** A GET must not carry a body (decisions.md §2); fastify does not read GET bodies, so look. */
+/** A GET must not carry a body (docs/api-conventions.md §2); fastify does not read GET bodies, so look. */
 async function rejectGetBody(req: FastifyRequest): Promise<void> {
   const len = req.headers['content-length'];
   if (len !== undefined && len !== '0') throw badArgument('a GET request must not have a body');
@@ -131,7 +131,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(headnodeRoutes);
   };
   await app.register(routes);
-  // HIL v0.3+ clients use the /v0 prefix (decisions.md §11).
+  // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).
   await app.register(routes, { prefix: '/v0' });
   await app.ready();
   return app;

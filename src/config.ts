@@ -15,12 +15,12 @@ export interface Config {
   /** `lmdb` (in dataDir) or `memory` (tests and demos: nothing survives the process) */
   storage: StorageKind;
   vlanPool: VlanRange[];
-  /** Only the database backend exists (decisions.md: every call needs authentication). */
+  /** Only the database backend exists (docs/api-conventions.md §1: every call needs authentication). */
   authBackend: 'database';
   adminUser: string;
   /** unset: a password is generated and printed once at the first start */
   adminPassword?: string;
-  /** headnode base images always offered (decisions.md §9), beside the driver's own (NAME.qcow2 in headnodeImagesDir) */
+  /** headnode base images always offered (docs/api-conventions.md §9), beside the driver's own (NAME.qcow2 in headnodeImagesDir) */
   baseImages: string[];
   /** the type of a headnode driver (drivers/headnode/index.ts): `qemu` (real VMs on an Open vSwitch bridge) or `mock` (in-memory VMs for labs and demos) */
   headnodeDriver: string;

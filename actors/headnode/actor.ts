@@ -90,7 +90,7 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
       }
       if (!state) throw notFound(`headnode ${id}`);
       switch (cmd.type) {
-        // decisions.md §9 orders, after the route's headnode 404 → auth.
+        // docs/api-conventions.md §9 orders, after the route's headnode 404 → auth.
         case 'headnode.createHnic':
           if (state.hnics.some((h) => h.name === cmd.hnic)) throw duplicate(`hnic ${cmd.hnic} of headnode ${id}`);
           modifiable(state, id);

@@ -1,7 +1,7 @@
 /**
  * Drives headnode VMs: start, stop and delete, recovery after a restart, and a monitor that
  * notices VMs that died. The slow part (booting or killing QEMU) runs outside the headnode
- * actor's mailbox (DESIGN.md rule 4); the actor records the intent first (`starting`,
+ * actor's mailbox (docs/actors.md, rule 4); the actor records the intent first (`starting`,
  * `stopping`, `deleting`) and the outcome after, both durably. Operations on one headnode run
  * one after another in the device queue, so the driver never sees two at once, and a headnode
  * found in a transitional state at the head of its queue was interrupted (a crash, or an
@@ -14,7 +14,9 @@
  */
 import { HiltError } from '../../src/errors';
 import type { HeadnodeDriver } from '../../drivers/headnode/types';
-import type { World } from '../world';
+import type { Asker } from '../runtime';
+import type { ReadModel } from '../readmodel';
+import type { HeadnodeCommand, HeadnodeReplies } from './protocol';
 import { DeviceQueue } from '../device-queue';
 import { bootSpec } from './actor';
 import type { BootSpec } from './protocol';
@@ -22,12 +24,18 @@ import type { BootSpec } from './protocol';
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export interface HeadnodeControlOptions {
-  /** the installed base images (decisions.md §9: HIL_BASE_IMG) */
+  /** the installed base images (docs/api-conventions.md §9: HIL_BASE_IMG) */
   baseImages: string[];
   /** how often running VMs are checked (0: never) */
   checkMs: number;
   /** bound on each VM operation, and on the power-off after one that failed (HILT_HEADNODE_TIMEOUT_MS) */
   timeoutMs: number;
+}
+
+/** What HeadnodeControl needs: the committed view and the headnode actors. */
+export interface HeadnodeControlDeps {
+  rm: ReadModel;
+  headnodes: Asker<HeadnodeCommand, HeadnodeReplies>;
 }
 
 export class HeadnodeControl {
@@ -42,13 +50,13 @@ export class HeadnodeControl {
   /** where recovery and monitor failures are reported */
   log?: { warn(obj: object, msg: string): void };
 
-  constructor(private readonly world: World, readonly driver: HeadnodeDriver, private readonly opts: HeadnodeControlOptions) {
+  constructor(private readonly world: HeadnodeControlDeps, readonly driver: HeadnodeDriver, private readonly opts: HeadnodeControlOptions) {
     this.queue = new DeviceQueue({ timeoutMs: opts.timeoutMs, timeoutError: (m) => new HiltError('HeadnodeError', `headnode ${m}`) });
     if (opts.checkMs > 0) this.monitor = setInterval(() => this.checkAll(), opts.checkMs).unref();
   }
 
   /**
-   * Installed base images: the configured ones (decisions.md §9, HIL_BASE_IMG) and every image
+   * Installed base images: the configured ones (docs/api-conventions.md §9, HIL_BASE_IMG) and every image
    * the driver has (for qemu, each NAME.qcow2 in the images folder).
    */
   async images(): Promise<string[]> {

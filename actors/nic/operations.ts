@@ -1,5 +1,5 @@
 /**
- * Carries out the nics' pending network operations, outside their mailboxes (DESIGN.md rule 4):
+ * Carries out the nics' pending network operations, outside their mailboxes (docs/actors.md, rule 4):
  * it hands an operation to its port actor (nic → port), waits for the outcome and records it in
  * the nic (`nic.actionFinished`). A node's operations are applied in the order it accepted them,
  * also across its nics: at most one operation per node is with a port, the lowest-numbered

@@ -1,6 +1,6 @@
 /**
  * Power operations of a node, outside the node actor's mailbox: a BMC that hangs for seconds
- * must not hold up the node's other messages (DESIGN.md rule 4).
+ * must not hold up the node's other messages (docs/actors.md, rule 4).
  *
  * Every call runs on a DeviceQueue, one per OBM driver, keyed by the BMC its entry names
  * (`device`) and paced as the entry asks: calls to one BMC never interleave their commands (a

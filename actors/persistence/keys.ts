@@ -1,6 +1,6 @@
 /**
  * msgpackr (lmdb-js's encoding) renames an object key `__proto__` to `__proto_` when it
- * decodes, so a nic named `__proto__` (a legal name: decisions.md §1) would come back renamed
+ * decodes, so a nic named `__proto__` (a legal name: docs/api-conventions.md §1) would come back renamed
  * after a restart. Keys are escaped before they are stored and unescaped when read:
  * `__proto__` and any key starting with ESC get one more ESC in front. Values without such a
  * key (nearly all) are returned as they are, without a copy.

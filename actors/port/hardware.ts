@@ -1,5 +1,5 @@
 /**
- * The port actor's hardware calls, outside its mailbox (DESIGN.md rule 4): a change goes to the
+ * The port actor's hardware calls, outside its mailbox (docs/actors.md, rule 4): a change goes to the
  * switch's session (one session per switch; operations queued meanwhile share it), and only
  * once the switch applied it is the port's new configuration recorded. A failed or timed-out
  * change may have altered the port all the same, so the port is then set back to the

@@ -38,7 +38,7 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes }: Proje
         return { events: [{ type: 'ProjectCreated' }] };
       }
       if (!state) {
-        // decisions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
+        // docs/api-conventions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
         if (cmd.type === 'project.delete') throw new HiltError('IllegalStateError', `project ${id} does not exist`);
         throw notFound(`project ${id}`);
       }

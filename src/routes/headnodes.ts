@@ -1,5 +1,5 @@
 /**
- * Headnodes (spec: Headnodes; decisions.md §9). Lookups and authorization come from the read
+ * Headnodes (spec: Headnodes; docs/api-conventions.md §9). Lookups and authorization come from the read
  * models; changes go to the headnode actor, VM operations through HeadnodeControl.
  */
 import { FastifyInstance } from 'fastify';
@@ -26,7 +26,7 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
   app.put<{ Params: H; Body: { project: string; base_img: string } }>('/headnode/:headnode', { schema: S.createHeadnode }, async (req) => {
     const { headnode } = req.params;
     const { project, base_img } = req.body;
-    // decisions.md §9: base image 400 → name 409 → project 404 → auth.
+    // docs/api-conventions.md §9: base image 400 → name 409 → project 404 → auth.
     if (!(await headnodes.images()).includes(base_img)) throw badArgument(`base image ${base_img} is not installed`);
     if (rm.headnodes.has(headnode)) throw duplicate(`headnode ${headnode}`);
     found(rm.projects.get(project), `project ${project}`);

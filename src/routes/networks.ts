@@ -31,7 +31,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     const { network } = req.params;
     const { owner, access, net_id } = req.body;
     const c = req.caller;
-    // decisions.md §7: an existing name is a 409 before any authorization.
+    // docs/api-conventions.md §7: an existing name is a 409 before any authorization.
     if (rm.networks.has(network)) throw duplicate(`network ${network}`);
     let vlan: number | null;
     if (owner !== 'admin') {

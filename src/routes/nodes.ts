@@ -14,7 +14,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   const { world, power, drivers } = app.hilt;
   const rm = world.rm;
 
-  /** Power calls (decisions.md §3): a free node is the admin's; an assigned one its project's too. */
+  /** Power calls (docs/api-conventions.md §3): a free node is the admin's; an assigned one its project's too. */
   function powerTarget(caller: Caller, name: string): NodeState {
     const node = found(rm.nodes.get(name), `node ${name}`);
     if (node.project) requireProject(caller, node.project);

@@ -35,7 +35,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     });
   }
 
-  // user_set_admin, as HIL's v0.2 client sends it (decisions.md §12).
+  // user_set_admin, as HIL's v0.2 client sends it (docs/api-conventions.md §12).
   app.patch<{ Params: UP; Body: { is_admin: boolean } }>('/auth/basic/user/:user', { schema: S.setAdmin }, async (req) => {
     requireAdmin(req.caller);
     const { user } = req.params;

@@ -2,7 +2,7 @@ import { params, noBody, noQuery, str, name } from './common';
 
 export const registerSwitch = {
   params: params('switch'),
-  // Driver fields differ per type and are checked after the duplicate check (decisions.md §2).
+  // Driver fields differ per type and are checked after the duplicate check (docs/api-conventions.md §2).
   body: { type: 'object', required: ['type'], properties: { type: str } },
   querystring: noQuery,
 } as const;
@@ -10,7 +10,7 @@ export const deleteSwitch = { params: params('switch'), body: noBody, querystrin
 export const listSwitches = { querystring: noQuery } as const;
 export const showSwitch = { params: params('switch'), querystring: noQuery } as const;
 
-/** `*` is the rest of the path: port names may contain `/` (decisions.md §1). */
+/** `*` is the rest of the path: port names may contain `/` (docs/api-conventions.md §1). */
 const portParams = { type: 'object', required: ['switch', '*'], properties: { switch: name, '*': name } } as const;
 export const portNoBody = { params: portParams, body: noBody, querystring: noQuery } as const;
 export const showPort = { params: portParams, querystring: noQuery } as const;

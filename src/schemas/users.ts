@@ -2,7 +2,7 @@ import { params, body, noBody, noQuery, str, bool } from './common';
 
 export const createUser = {
   params: params('username'),
-  // The spec's key is `is-admin`; HIL's v0.2 client sends `is_admin` (decisions.md §10, §12).
+  // The spec's key is `is-admin`; HIL's v0.2 client sends `is_admin` (docs/api-conventions.md §10, §12).
   body: { ...body(['password'], { password: str, 'is-admin': bool, is_admin: bool }), not: { required: ['is-admin', 'is_admin'] } },
   querystring: noQuery,
 } as const;

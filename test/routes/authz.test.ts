@@ -9,7 +9,7 @@
  *
  * Every (row, caller) cell gets its own fresh fixture (its own project P with alice in it, and
  * its own nodes, switches, networks and users named after the cell), so each expected status is
- * exact and independent of the other cells. Expected statuses come from decisions.md:
+ * exact and independent of the other cells. Expected statuses come from docs/api-conventions.md:
  * §1 (every call needs authentication; 401 body), §2 (a bad request is 400 before
  * authentication), §3 (admin-only calls check admin first; other calls look the path object up
  * first), and the per-call orders of §4-§7, §10, §12.
@@ -334,7 +334,7 @@ const ROWS: Row[] = [
     check: (_r, f) => { expect(ts.mockObm.state(f.bmcHost).power).to.equal('off'); },
   },
   { call: 'node_power_off of a missing node', method: 'POST', path: (f) => `/node/${f.n}/power_off`, expect: [404, 404, 404, U, U] },
-  // power_status is not in decisions.md; it follows §3's power rule (as HIL's node_power_status does).
+  // power_status follows the power rule of docs/api-conventions.md §3 (as HIL's node_power_status does).
   {
     call: 'node_power_status of a free node', method: 'GET', path: (f) => `/node/${f.n}/power_status`, setup: (f) => f.node(), expect: [200, U, U, U, U],
     check: (r) => { expect(r.body).to.deep.equal({ power_status: 'off' }); },
@@ -787,7 +787,7 @@ function expectErrorBody(r: Res, status: number): void {
   if (status === 400) expect(r.body.type).to.equal('BadArgumentError');
 }
 
-describe('authorization matrix (decisions.md §1-§3 and per-call orders)', function () {
+describe('authorization matrix (docs/api-conventions.md §1-§3 and per-call orders)', function () {
   this.timeout(60_000);
 
   before(async () => {

@@ -1,6 +1,6 @@
 /**
- * Concurrency over real HTTP (decisions.md §1: "Calls are atomic: of concurrent conflicting
- * calls exactly one succeeds"). Many requests are in flight at once; every test checks that
+ * Concurrency over real HTTP (docs/api-conventions.md §1: of concurrent calls that
+ * conflict, exactly one succeeds). Many requests are in flight at once; every test checks that
  * the answers name exactly one winner and that every read agrees with the answers.
  */
 import { expect } from 'chai';
@@ -267,7 +267,7 @@ describe('concurrency: conflicting calls over HTTP have exactly one winner', fun
       call: string;
       create: (x: string) => Promise<Res>;
       remove: (x: string) => Promise<Res>;
-      /** the failure statuses decisions.md gives: create of an existing one, delete of a missing one */
+      /** the failure statuses docs/api-conventions.md gives: create of an existing one, delete of a missing one */
       fails: [number, number];
       exists: (x: string) => Promise<boolean>;
     }[] = [

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startTestServer, TestServer, Client, ADMIN, must, basic } from '../helpers/server';
 
-describe('HTTP conventions (decisions.md §1-2)', () => {
+describe('HTTP conventions (docs/api-conventions.md §1-2)', () => {
   let ts: TestServer;
   let api: Client;
   before(async () => {

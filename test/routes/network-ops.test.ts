@@ -1,5 +1,5 @@
 /**
- * Network operations on node nics over real HTTP (decisions.md §8, §4, §5, §7, §12 port_revert):
+ * Network operations on node nics over real HTTP (docs/api-conventions.md §8, §4, §5, §7, §12 port_revert):
  * 202 + status id, the status resource, the order of every refusal, PENDING invisibility and
  * the 409s it causes (mock switch delay), failure injection, port_revert, /v0.
  */
@@ -49,7 +49,7 @@ async function nicNets(api: Client, node: string): Promise<Record<string, Record
   return Object.fromEntries((r.body.nics as { label: string; networks: Record<string, string> }[]).map((n) => [n.label, n.networks]));
 }
 
-describe('network operations on nics (decisions.md §8)', function () {
+describe('network operations on nics (docs/api-conventions.md §8)', function () {
   this.timeout(30_000);
 
   describe('without a switch delay', () => {

@@ -1,5 +1,5 @@
 /**
- * Ordering and concurrency of network operations (decisions.md §8, §4, §7) with a mock switch
+ * Ordering and concurrency of network operations (docs/api-conventions.md §8, §4, §7) with a mock switch
  * delay: many nodes on several switches at once end with the service's state equal to the
  * switches' port state; one node's actions apply in acceptance order, even across switches;
  * network_delete / project_detach_node / revoke / grant racing in-flight connects never leave

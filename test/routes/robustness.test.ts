@@ -1,5 +1,5 @@
 /**
- * Nothing a client sends may produce a 5xx or take the service down (decisions.md §1).
+ * Nothing a client sends may produce a 5xx or take the service down (docs/api-conventions.md §1).
  * Every route gets a battery of malformed bodies, paths and query strings.
  */
 import { expect } from 'chai';

@@ -35,7 +35,7 @@ const scenario = JSON.parse(readFileSync(join(FIXTURE, 'scenario.json'), 'utf8')
 
 /**
  * Order that carries no meaning is taken out before comparing: lists of names are sets
- * (decisions.md §1: "order is not significant": /nodes/*, /projects, /switches, a switch's
+ * (docs/api-conventions.md §1: the order of lists is not significant: /nodes/*, /projects, /switches, a switch's
  * ports, project lists, channels, access lists, hnics, extensions), and show_node's nics are
  * keyed by label. A storage layout that rebuilds its maps in another order must not fail here.
  * Lists of objects keep their order: /node/<n>/networking_actions is newest first by contract.
