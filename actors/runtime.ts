@@ -1,6 +1,6 @@
 /**
- * The actor runtime: one nact persistent actor per entity key (`<kind>:<id>`), spawned when a
- * message first needs it and stopped after it has been idle (docs/actors.md, rules 2, 5, 6).
+ * The actor runtime: one persistent actor per entity key (`<kind>:<id>`), spawned when a
+ * message first needs it and put to sleep after it has been idle (docs/actors.md, rules 2, 5, 6).
  *
  * Every entity actor runs the same loop over its kind's Behavior:
  *   decide(state, command)  -> events (or a HiltError)        may ask actors lower in the ask order
@@ -13,10 +13,16 @@
  *
  * Only this module and actors/persistence/ touch the storage engine: the journal, an
  * entity's stored state and the keys of a kind are read through an EntityRegistry.
+ *
+ * Each actor is a mailbox of its own (an `Inbox`): messages are handled one at a time, in the
+ * order they arrived, and an idle actor starts on a new message at once (a microtask), not on
+ * the event loop's next turn: a network operation crosses four actors, and under load each turn
+ * of a busy loop costs milliseconds. The journal and snapshots follow nact's persistent-actor
+ * contract: events numbered per key from 1, a snapshot every `snapshotEvery` events, recovery
+ * from the latest snapshot plus the events after it.
  */
-import { start, spawnPersistent, dispatch, stop, configurePersistence } from 'nact';
 import { HiltError } from './errors';
-import type { PersistenceEngine, PersistedEvent, JournalEntry } from './persistence/engine';
+import type { PersistenceEngine, JournalEntry } from './persistence/engine';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
 export interface Event { type: string }
@@ -45,7 +51,7 @@ export interface Behavior<S, C extends Command, E extends Event> {
 }
 
 type Reply = { ok: true; value: unknown } | { ok: false; error: HiltError };
-type Envelope<C> = C & { reply: (r: Reply) => void };
+type Envelope<C> = { cmd: C; reply: (r: Reply) => void };
 
 export interface RuntimeOptions {
   /** An entity actor idle this long is stopped (it wakes again from storage on the next message). */
@@ -72,30 +78,30 @@ export interface Asker<C extends Command, R extends Replies<C>> {
 /** An entity as stored: state, sequence number, whether its actor is awake. */
 export interface StoredState<S> { state: S | null; sequenceNumber: number; live: boolean }
 
-interface LiveActor { ref: any; inflight: number; lastUsed: number }
+/** One live actor: its committed state, its mailbox, and what the sweep needs to know. */
+interface Inbox<S, C> {
+  state: S | null;
+  /** sequence number of its last event (0: none) */
+  seq: number;
+  /** events persisted since its last snapshot */
+  sinceSnapshot: number;
+  /** recovered from storage (false until the first message has it recovered) */
+  recovered: boolean;
+  mailbox: Envelope<C>[];
+  /** a message is being handled */
+  running: boolean;
+  /** asks waiting for an answer (deferred hardware answers excepted) */
+  inflight: number;
+  lastUsed: number;
+}
+
+/** Messages handled back to back before the mailbox lets the event loop run. */
+const BATCH = 64;
 
 /** Actors put to sleep per slice of the idle sweep: a reader waits at most one slice. */
 const SWEEP_SLICE = 500;
 
-/** nact's engine contract (events().reduce, persist one event) over ours. */
-function nactEngine(engine: PersistenceEngine) {
-  return {
-    events: (key: string, offset: number) => ({
-      async reduce<A>(f: (acc: A, e: PersistedEvent, i: number) => A, init: A): Promise<A> {
-        let acc = init;
-        let i = 0;
-        for await (const e of engine.events(key, offset)) acc = f(acc, e, i++);
-        return acc;
-      },
-    }),
-    persist: (e: PersistedEvent) => engine.persist([e]),
-    latestSnapshot: (key: string) => engine.latestSnapshot(key),
-    takeSnapshot: (s: Parameters<PersistenceEngine['takeSnapshot']>[0]) => engine.takeSnapshot(s),
-  };
-}
-
 export class ActorRuntime {
-  readonly system: any;
   readonly idleMs: number;
   readonly askTimeoutMs: number;
   readonly snapshotEvery: number;
@@ -106,7 +112,6 @@ export class ActorRuntime {
   stopped = false;
 
   constructor(readonly engine: PersistenceEngine, opts: RuntimeOptions = {}) {
-    this.system = start(configurePersistence(nactEngine(engine) as any));
     this.idleMs = opts.idleMs ?? 60_000;
     this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
     this.snapshotEvery = opts.snapshotEvery ?? 16;
@@ -157,13 +162,11 @@ export class ActorRuntime {
       await new Promise((r) => setTimeout(r, 10));
     }
     this.stopped = true;
-    stop(this.system);
   }
 }
 
 export class EntityRegistry<S, C extends Command, E extends Event, R extends Replies<C>> implements Asker<C, R> {
-  private readonly live = new Map<string, LiveActor>();
-  private counter = 0;
+  private readonly live = new Map<string, Inbox<S, C>>();
 
   constructor(
     private readonly rt: ActorRuntime,
@@ -209,7 +212,8 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
           reject(new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${id} did not answer in time; the change may not have been applied`));
         }, this.rt.askTimeoutMs);
       }
-      dispatch(actor.ref, { ...cmd, reply });
+      actor.mailbox.push({ cmd, reply });
+      if (!actor.running) void this.run(id, actor);
     });
   }
 
@@ -223,7 +227,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
   }
 
   busy(): boolean {
-    for (const a of this.live.values()) if (a.inflight > 0) return true;
+    for (const a of this.live.values()) if (a.inflight > 0 || a.running) return true;
     return false;
   }
 
@@ -266,7 +270,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
   *idleSlices(now: number, idleMs: number, size: number): Generator<string[]> {
     let batch: string[] = [];
     for (const [id, a] of this.live) {
-      if (a.inflight === 0 && now - a.lastUsed >= idleMs) batch.push(id);
+      if (a.inflight === 0 && !a.running && now - a.lastUsed >= idleMs) batch.push(id);
       if (batch.length >= size) {
         yield batch;
         batch = [];
@@ -275,57 +279,93 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     if (batch.length) yield batch;
   }
 
-  /** Stop these actors if they are still idle (a message may have arrived between slices). */
+  /** Put these actors to sleep if they are still idle (a message may have arrived between slices). */
   sleep(ids: string[]): void {
     for (const id of ids) {
       const a = this.live.get(id);
-      if (!a || a.inflight > 0) continue;
-      // Removed from the map in the same turn as the stop: the next ask spawns a fresh actor.
-      this.live.delete(id);
-      stop(a.ref);
+      // The next ask wakes a fresh actor, which recovers from storage.
+      if (a && a.inflight === 0 && !a.running && !a.mailbox.length) this.live.delete(id);
     }
   }
 
-  private wake(id: string): LiveActor {
+  private wake(id: string): Inbox<S, C> {
     let actor = this.live.get(id);
     if (!actor) {
-      const ref = spawnPersistent(
-        this.rt.system,
-        (state: S | null | undefined, msg: unknown, ctx: any) => this.handle(id, state ?? null, msg, ctx),
-        this.key(id),
-        `${this.behavior.kind}-${++this.counter}`,
-        { snapshotEvery: this.rt.snapshotEvery } as any,
-      );
-      actor = { ref, inflight: 0, lastUsed: Date.now() };
+      actor = { state: null, seq: 0, sinceSnapshot: 0, recovered: false, mailbox: [], running: false, inflight: 0, lastUsed: Date.now() };
       this.live.set(id, actor);
     }
     return actor;
   }
 
-  private async handle(id: string, state: S | null, msg: unknown, ctx: any): Promise<S | null> {
-    if (ctx.recovering) return this.behavior.apply(state, msg as E, id);
-    const cmd = msg as Envelope<C>;
-    let next = state;
+  /** Handle the mailbox's messages one at a time until it is empty. */
+  private async run(id: string, actor: Inbox<S, C>): Promise<void> {
+    actor.running = true;
+    try {
+      if (!actor.recovered) {
+        try {
+          await this.recover(id, actor);
+        } catch (err) {
+          // Nothing can be decided without the state: answer what waits, and let the next
+          // message try again on a fresh actor.
+          const error = new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${id} could not be read from storage: ${(err as Error).message}`);
+          for (const env of actor.mailbox.splice(0)) env.reply({ ok: false, error });
+          if (this.live.get(id) === actor) this.live.delete(id);
+          return;
+        }
+      }
+      for (let handled = 0; actor.mailbox.length; handled++) {
+        if (handled && handled % BATCH === 0) await new Promise((r) => setImmediate(r));
+        await this.handle(id, actor, actor.mailbox.shift()!);
+      }
+    } finally {
+      actor.running = false;
+      actor.lastUsed = Date.now();
+    }
+  }
+
+  /** The latest snapshot, then every event after it (pure apply: no side effects). */
+  private async recover(id: string, actor: Inbox<S, C>): Promise<void> {
+    const key = this.key(id);
+    const snap = await this.rt.engine.latestSnapshot(key);
+    let state = (snap?.data ?? null) as S | null;
+    let seq = snap?.sequenceNumber ?? 0;
+    let since = 0;
+    for await (const ev of this.rt.engine.events(key, seq)) {
+      state = this.behavior.apply(state, ev.data as E, id);
+      seq = ev.sequenceNumber;
+      since++;
+    }
+    Object.assign(actor, { state, seq, sinceSnapshot: since, recovered: true });
+  }
+
+  private async handle(id: string, actor: Inbox<S, C>, { cmd, reply: answer }: Envelope<C>): Promise<void> {
+    const state = actor.state;
     let reply: Reply | undefined;
     let decision: Decision<E> | undefined;
     try {
       decision = await this.behavior.decide(state, cmd, id);
       if (decision.events.length) {
+        const key = this.key(id);
         const at = Date.now();
         const stamped = decision.events.map((e) => ({ ...e, by: cmd.by, at }));
         try {
-          await Promise.all(stamped.map((e) => ctx.persist(e)));
+          // One call, one transaction: a decision's events are committed together or not at all.
+          await this.rt.engine.persist(stamped.map((data, i) => ({ key, sequenceNumber: actor.seq + i + 1, data, tags: [], createdAt: at })));
         } catch (err) {
           throw new HiltError('ServiceUnavailableError', `storage refused the change: ${(err as Error).message}`);
         }
+        let next = state;
         for (const e of stamped) next = this.behavior.apply(next, e, id);
+        actor.state = next;
+        actor.seq += stamped.length;
         this.onCommit(id, state, next);
+        this.snapshot(key, actor, stamped.length);
       }
       decision.afterCommit?.();
       const value = decision.value;
       if (value instanceof Promise) {
         // Deferred: answered when it settles, while this mailbox goes on.
-        value.then((v) => cmd.reply({ ok: true, value: v }), (err) => cmd.reply({ ok: false, error: asHiltError(err) }));
+        value.then((v) => answer({ ok: true, value: v }), (err) => answer({ ok: false, error: asHiltError(err) }));
       } else {
         reply = { ok: true, value };
       }
@@ -334,8 +374,15 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     } finally {
       decision?.settle?.();
     }
-    if (reply) cmd.reply(reply);
-    return next;
+    if (reply) answer(reply);
+  }
+
+  /** Every snapshotEvery events, the state as of its last event (not waited for: the events are the truth). */
+  private snapshot(key: string, actor: Inbox<S, C>, added: number): void {
+    actor.sinceSnapshot += added;
+    if (actor.sinceSnapshot < this.rt.snapshotEvery) return;
+    actor.sinceSnapshot = 0;
+    this.rt.engine.takeSnapshot({ key, sequenceNumber: actor.seq, data: actor.state, createdAt: Date.now() }).catch(() => undefined);
   }
 }
 

@@ -23,6 +23,7 @@ import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
 import { portId } from './ids';
+import { configFor, sameConfig } from './port/config';
 import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState } from './project/protocol';
 import type { NodeCommand, NodeEvent, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
@@ -111,7 +112,27 @@ export class World {
     await load(this.headnodes, (id, s) => rm.commitHeadnode(id, null, s));
   }
 
-  /** A port's new configuration, after the switch applied it: retried, since the nic waits for it. */
+  /**
+   * After a start: the port's record of its last change and its nic's record of that
+   * operation's outcome are written side by side (actors/port/hardware.ts); a crash between
+   * them leaves the port's record behind its nic's. The nic's networks are the truth then (the
+   * nic records DONE only after the switch applied the change), so each wired port whose nic has
+   * nothing pending gets the configuration those networks put on it. Returns how many changed.
+   */
+  async repairPortRecords(): Promise<number> {
+    let repaired = 0;
+    for (const [id, port] of this.rm.ports) {
+      const nic = port.wire && this.rm.nic(port.wire.node, port.wire.nic);
+      if (!nic || nic.pending) continue;
+      const config = configFor(nic.networks, (network) => this.rm.networks.get(network)?.vlan);
+      if (sameConfig(config, port.config)) continue;
+      await this.ports.ask(id, { type: 'port.configured', by: 'recovery', config });
+      repaired++;
+    }
+    return repaired;
+  }
+
+  /** A port's new configuration, after the switch applied it: retried until written or the service stops. */
   private async recordPortConfig(id: string, config: PortState['config']): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {

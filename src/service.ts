@@ -61,6 +61,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // Data written by an earlier release is brought to the current format first, once.
   const upgraded = await upgradeStorage(world);
   await world.rebuild();
+  const repairedPorts = await world.repairPortRecords();
   world.operations.resumeAll();
 
   let generatedAdminPassword: string | undefined;
@@ -76,6 +77,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger });
   headnodes.log = app.log;
   if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
+  if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
   // VMs that should run come back (adopted if still running) in the background; calls on a
   // headnode wait for its recovery.
   const headnodesRecovered = headnodes.recover();

@@ -16,7 +16,7 @@
  *   events after it: what a start needs to rebuild the read models, in bulk.
  * - Object keys in event and snapshot data round-trip exactly, `__proto__` included.
  */
-/** Shape of nact's PersistedEvent (nact's typings declare it as a type only). */
+/** One stored event of an actor: its data, numbered per key from 1. */
 export interface PersistedEvent {
   data: unknown;
   sequenceNumber: number;
@@ -26,7 +26,7 @@ export interface PersistedEvent {
   isDeleted?: boolean;
 }
 
-/** Shape of nact's PersistedSnapshot. */
+/** An actor's state as of one of its events. */
 export interface PersistedSnapshot {
   data: unknown;
   sequenceNumber: number;

@@ -21,6 +21,7 @@ import { nicId, portId } from '../ids';
 import type { LegacyNodeEvent, NodeEvent } from '../node/protocol';
 import type { NicEvent, NicState } from '../nic/protocol';
 import type { PortConfig, PortEvent } from '../port/protocol';
+import { configFor } from '../port/config';
 import type { LegacySwitchEvent, SwitchEvent } from '../switch/protocol';
 
 const FORMAT_KEY = 'meta:format';
@@ -194,13 +195,10 @@ async function configOf(world: World, node: string, nic: string): Promise<PortCo
   const engine = world.runtime.engine;
   const id = nicId(node, nic);
   const state = await replay<NicState>(engine, world.nics.behavior, `nic:${id}`, id);
-  const config: PortConfig = { native: null, tagged: [] };
-  for (const [channel, network] of Object.entries(state?.networks ?? {})) {
+  const vlans = new Map<string, number>();
+  for (const network of Object.values(state?.networks ?? {})) {
     const net = await replay(engine, world.networks.behavior, `network:${network}`, network);
-    if (!net) continue;
-    if (channel === 'vlan/native') config.native = net.vlan;
-    else config.tagged.push(net.vlan);
+    if (net) vlans.set(network, net.vlan);
   }
-  config.tagged.sort((a, b) => a - b);
-  return config;
+  return configFor(state?.networks ?? {}, (network) => vlans.get(network));
 }

@@ -2,7 +2,7 @@ import { Behavior, assertNever } from '../runtime';
 import { duplicate, notFound, blocked } from '../errors';
 import { splitId } from '../ids';
 import type { PortHardware } from './hardware';
-import { configAfter, sameConfig } from './hardware';
+import { configAfter, sameConfig } from './config';
 import { EMPTY_CONFIG, PortCommand, PortEvent, PortState } from './protocol';
 
 /** What the port actor needs: its hardware path. */

@@ -5,16 +5,24 @@
  * change may have altered the port all the same, so the port is then set back to the
  * configuration the service holds: a port never keeps a VLAN the service does not know about,
  * which could otherwise leak a reused VLAN into another tenant's network.
+ *
+ * The port's record of a change is written beside the nic's record of the operation's outcome,
+ * not before it: every operation would otherwise wait for one more commit. Until it is written,
+ * the change is kept here, and the next change of the port starts from it. A crash between the
+ * two records is repaired at the next start (World.repairPortRecords): the nic's DONE is only
+ * ever written after the switch applied the change.
  */
 import type { SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 import type { PortWork } from '../switch/sessions';
-import { EMPTY_CONFIG, PortChange, PortConfig, PortState } from './protocol';
+import { portId } from '../ids';
+import { configAfter, sameConfig } from './config';
+import type { PortChange, PortConfig, PortState } from './protocol';
 
 /** What the hardware path needs: the switches' sessions, a switch's driver settings, and a way to record the new configuration. */
 export interface PortHardwareDeps {
   sessions: { submit(sw: SwitchInfo, work: PortWork): Promise<void> };
   switchInfo(name: string): SwitchInfo | undefined;
-  /** Commit the port's configuration (the port actor's `port.configured`); resolves once durable. */
+  /** Commit the port's configuration (the port actor's `port.configured`), retried; rejects only when the service stops. */
   record(port: PortState, config: PortConfig): Promise<void>;
 }
 
@@ -23,22 +31,6 @@ async function setConfig(s: SwitchSession, port: string, config: PortConfig): Pr
   await s.resetPort(port);
   if (config.native !== null) await s.setNative(port, config.native);
   for (const v of config.tagged) await s.addTagged(port, v);
-}
-
-/** The configuration after `change`. */
-export function configAfter(config: PortConfig, change: PortChange): PortConfig {
-  switch (change.kind) {
-    case 'attach':
-      return change.native
-        ? { ...config, native: change.vlan }
-        : { ...config, tagged: [...new Set([...config.tagged, change.vlan])].sort((a, b) => a - b) };
-    case 'detach':
-      return change.native ? { ...config, native: null } : { ...config, tagged: config.tagged.filter((v) => v !== change.vlan) };
-    case 'revert':
-      return EMPTY_CONFIG;
-    case 'reapply':
-      return config;
-  }
 }
 
 /** The driver calls that carry out `change` (each idempotent: after a crash it is applied again). */
@@ -55,17 +47,20 @@ function work(change: PortChange, port: string, config: PortConfig): PortWork {
   }
 }
 
-export const sameConfig = (a: PortConfig, b: PortConfig) =>
-  a.native === b.native && a.tagged.length === b.tagged.length && a.tagged.every((v, i) => v === b.tagged[i]);
-
 export class PortHardware {
+  /** port id → the configuration its switch has, while the record of it is being written */
+  private readonly unrecorded = new Map<string, PortConfig>();
+  /** ports whose record is being written */
+  private readonly writing = new Set<string>();
+
   constructor(private readonly deps: PortHardwareDeps) {}
 
   /** Carry out `change` on the port: null when done, else why it failed. */
   async apply(port: PortState, change: PortChange): Promise<string | null> {
     const sw = this.deps.switchInfo(port.switch);
     if (!sw) return `switch ${port.switch} no longer exists`;
-    const current = port.config;
+    const id = portId(port.switch, port.name);
+    const current = this.unrecorded.get(id) ?? port.config;
     try {
       await this.deps.sessions.submit(sw, work(change, port.name, current));
     } catch (err) {
@@ -76,8 +71,29 @@ export class PortHardware {
       return `${(err as Error).message}; ${restored}`;
     }
     const next = configAfter(current, change);
-    // Recorded before the nic hears of it: the nic's DONE then never runs ahead of the port.
-    if (!sameConfig(current, next)) await this.deps.record(port, next);
+    if (!sameConfig(current, next)) this.writeBehind(id, port, next);
     return null;
+  }
+
+  /**
+   * Record the port's configuration without holding up the answer (see the header). One writer
+   * per port, always writing the newest configuration, so an older one never lands last.
+   */
+  private writeBehind(id: string, port: PortState, config: PortConfig): void {
+    this.unrecorded.set(id, config);
+    if (this.writing.has(id)) return;
+    this.writing.add(id);
+    void (async () => {
+      try {
+        for (let c = this.unrecorded.get(id); c !== undefined; c = this.unrecorded.get(id)) {
+          await this.deps.record(port, c);
+          if (this.unrecorded.get(id) === c) this.unrecorded.delete(id);
+        }
+      } catch {
+        // Only when the service stops: the next start repairs the record from the nic.
+      } finally {
+        this.writing.delete(id);
+      }
+    })();
   }
 }

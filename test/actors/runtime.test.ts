@@ -97,6 +97,25 @@ describe('NodeActor and the actor runtime', () => {
     expect(world.rm.projects.has('p')).to.equal(false);
   });
 
+  it('answers every waiting ask at once when an entity cannot be read from storage, and reads it again on the next message', async () => {
+    const mem = new MemoryPersistenceEngine();
+    engine = mem;
+    world = new World(mem, { vlanPool: [[1, 2]] });
+    await world.projects.ask('p', { type: 'project.create', by: 'a' });
+    await new Promise((r) => setImmediate(r)); // its mailbox has finished the turn
+    await world.runtime.sweep(Date.now() + 1e9, 0);
+    expect(world.projects.isLive('p')).to.equal(false);
+    const read = mem.latestSnapshot.bind(mem);
+    mem.latestSnapshot = async () => { throw new Error('disk read error'); };
+    const t0 = Date.now();
+    const answers = await Promise.allSettled([1, 2, 3].map(() => world.projects.ask('p', { type: 'project.create', by: 'a' })));
+    expect(Date.now() - t0).to.be.below(1000);
+    for (const a of answers) expect(((a as PromiseRejectedResult).reason as HiltError).type).to.equal('ServiceUnavailableError');
+    mem.latestSnapshot = read;
+    const again = await world.projects.ask('p', { type: 'project.create', by: 'a' }).catch((e) => e);
+    expect((again as HiltError).type).to.equal('DuplicateError');
+  });
+
   it('hands out distinct pool ids to concurrent network creations, and 409 when the pool is empty', async () => {
     open();
     const made = await Promise.allSettled(

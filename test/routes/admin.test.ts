@@ -50,6 +50,7 @@ describe('admin inspection', () => {
 
   it('shows the state of an entity whose actor is asleep, read from LMDB', async () => {
     await must(api.put('/project/sleepy'));
+    await new Promise((r) => setImmediate(r)); // its mailbox has finished the turn
     await ts.world.runtime.sweep(Date.now() + 1e9, 0);
     const r = await api.get('/admin/actors/project/sleepy');
     expect(r.body).to.include({ live: false, sequenceNumber: 1 });

@@ -46,6 +46,30 @@ describe('NetworkOperations (the runner of pending operations)', () => {
     expect(t.driver.log.sort()).to.deep.equal(['s1 gi1/0/1 native 100', 's2 x native 100']);
   });
 
+  it('after a crash between the nic\'s DONE and the port\'s record of it, the start sets the port\'s record from its nic', async () => {
+    const persist = t.engine.persist.bind(t.engine);
+    // The port's record never makes it to storage (the crash), the nic's DONE does.
+    t.engine.persist = async (events) => {
+      if (events.some((e) => e.key.startsWith('port:'))) throw new Error('lost in the crash');
+      return persist(events);
+    };
+    await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+    await settled(world);
+    await world.close();
+    t.engine.persist = persist;
+    const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: () => t.driver });
+    try {
+      await again.rebuild();
+      expect(again.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1' });
+      expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [] });
+      expect(await again.repairPortRecords()).to.equal(1);
+      expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [] });
+      expect(await again.repairPortRecords()).to.equal(0);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('leaves operations PENDING in storage when the service stops, and resumes them at the next start', async () => {
     t.driver.hold();
     await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });

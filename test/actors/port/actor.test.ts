@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { HiltError } from '../../../actors/errors';
 import { portId } from '../../../actors/ids';
-import { configAfter } from '../../../actors/port/hardware';
+import { configAfter, configFor } from '../../../actors/port/config';
 import { World } from '../../../actors/world';
 import { testWorld, wiredNode, TestWorld } from '../../helpers/world';
 
@@ -31,7 +31,7 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
     expect((await refusal(world.ports.ask(portId('s1', 'nope'), { type: 'port.wire', by, node: 'n1', nic: 'eth0' }))).type).to.equal('NotFoundError');
   });
 
-  it('answers a change once the switch applied it and its configuration is recorded, its mailbox free meanwhile', async () => {
+  it('answers a change once the switch applied it, its mailbox free meanwhile, and records the new configuration', async () => {
     t.driver.hold();
     let answered = false;
     const pending = apply({ kind: 'attach', native: false, vlan: 100 }).then((r) => { answered = true; return r; });
@@ -39,10 +39,36 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
     expect(answered).to.equal(false);
     // Another message is handled while the switch is busy.
     expect((await refusal(world.ports.ask(P, { type: 'port.wire', by, node: 'n1', nic: 'eth1' }))).type).to.equal('DuplicateError');
+    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [] });
     t.driver.release();
     expect(await pending).to.equal(null);
-    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [100] });
+    for (const deadline = Date.now() + 2000; world.rm.port('s1', 'gi1/0/1')!.config.tagged.length === 0 && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
     expect((await world.ports.inspect(P))!.state!.config).to.deep.equal({ native: null, tagged: [100] });
+  });
+
+  it('starts the next change from the last one while the record of the last is still being written', async () => {
+    const engine = t.engine;
+    const persist = engine.persist.bind(engine);
+    // Storage refuses the port's records for now: they are retried, and the mailbox is free meanwhile.
+    engine.persist = async (events) => {
+      if (events.some((e) => e.key === `port:${P}`)) throw new Error('disk busy');
+      return persist(events);
+    };
+    expect(await apply({ kind: 'attach', native: true, vlan: 100 })).to.equal(null);
+    expect(await apply({ kind: 'attach', native: false, vlan: 101 })).to.equal(null);
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [101] });
+    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [] });
+    t.driver.failNext = 1;
+    // A failure sets the port back to what it had, the unwritten changes included.
+    expect(await apply({ kind: 'revert' })).to.match(/set back/);
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [101] });
+    engine.persist = persist;
+    for (const deadline = Date.now() + 3000; world.rm.port('s1', 'gi1/0/1')!.config.tagged.length === 0 && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [101] });
   });
 
   it('after a failed change, answers the reason and sets the switch back to the configuration it holds', async () => {
@@ -65,6 +91,12 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
   it('touches nothing for a nic it is not wired to, and says so', async () => {
     expect(await apply({ kind: 'revert' }, 'eth1')).to.match(/no longer wired to nic eth1 of node n1/);
     expect(t.driver.log).to.deep.equal([]);
+  });
+
+  it('computes the configuration a nic\'s networks put on its port', () => {
+    const vlans: Record<string, number> = { a: 7, b: 3, c: 12 };
+    expect(configFor({ 'vlan/native': 'a', 'vlan/3': 'b', 'vlan/12': 'c' }, (n) => vlans[n])).to.deep.equal({ native: 7, tagged: [3, 12] });
+    expect(configFor({}, () => 1)).to.deep.equal({ native: null, tagged: [] });
   });
 
   it('computes configurations: attach, detach, revert, re-apply', () => {
