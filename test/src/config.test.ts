@@ -36,6 +36,12 @@ describe('configuration', () => {
     for (const bad of ['0-10', '10-5000', 'a-b', '20-10', '']) expect(() => parseVlanPool(bad), bad).to.throw(/VLAN pool/);
   });
 
+  it('chooses the storage engine: lmdb by default, memory on request, nothing else', () => {
+    expect(loadConfig({}).storage).to.equal('lmdb');
+    expect(loadConfig({ HILT_STORAGE: 'memory' }).storage).to.equal('memory');
+    expect(() => loadConfig({ HILT_STORAGE: 'postgres' })).to.throw(/HILT_STORAGE must be one of lmdb, memory/);
+  });
+
   it('reads the headnode settings from the file and the environment', () => {
     expect(DEFAULTS).to.include({ headnodeDriver: 'qemu', headnodeImagesDir: './images', ovsBridge: 'br-hilt', headnodeAccel: 'tcg', headnodeTimeoutMs: 120_000 });
     const file = join(dir, 'hn.json');
