@@ -1,3 +1,12 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * A registration's random id (a node's, a nic's): 12 hex digits. A name registered again gets
+ * a new one, so ids handed out for the earlier registration never match the new one.
+ * randomUUID draws from a pool; a randomBytes call per registration cost ~4% of node_register's CPU.
+ */
+export const newIncarnation = () => randomUUID().replace(/-/g, '').slice(0, 12);
+
 /**
  * Actor ids of the entities that live inside another: a nic is `<node>/<nic>`, a switch port
  * `<switch>/<port>`. Each part has `%` and `/` escaped (port names such as `gi1/0/3` contain

@@ -7,7 +7,7 @@
 import type { ProjectState } from './project/protocol';
 import type { NodeState } from './node/protocol';
 import type { NicState } from './nic/protocol';
-import type { PortConfig, PortState } from './port/protocol';
+import type { PortState } from './port/protocol';
 import type { SwitchState } from './switch/protocol';
 import type { NetworkState } from './network/protocol';
 import type { UserState } from './user/protocol';
@@ -48,6 +48,10 @@ export class SetIndex {
   }
 }
 const EMPTY: ReadonlySet<string> = new Set();
+
+/** Oldest registration first; names break ties within a millisecond. */
+const registrationOrder = (a: { registeredAt: number; name: string }, b: { registeredAt: number; name: string }) =>
+  a.registeredAt - b.registeredAt || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export interface PortRef { switch: string; port: string }
 
@@ -150,9 +154,9 @@ export class ReadModel {
     return [...(this.attachmentsByNetwork.get(network)?.values() ?? [])];
   }
 
-  /** The nics of a node, committed, by name (the same order before and after a restart). */
+  /** The nics of a node, committed, in registration order (the same before and after a restart). */
   nicsOf(node: string): NicState[] {
-    return [...this.nicsByNode.get(node)].sort().map((nic) => this.nics.get(nicId(node, nic))!);
+    return [...this.nicsByNode.get(node)].map((nic) => this.nics.get(nicId(node, nic))!).sort(registrationOrder);
   }
 
   nic(node: string, nic: string): NicState | undefined {
@@ -180,9 +184,9 @@ export class ReadModel {
     return this.ports.get(portId(sw, port));
   }
 
-  /** The configuration the service holds for a port (empty when it does not exist). */
-  portConfig(sw: string, port: string): PortConfig {
-    return this.port(sw, port)?.config ?? { native: null, tagged: [] };
+  /** The ports of a switch, committed, in registration order (the same before and after a restart). */
+  portsOf(sw: string): PortState[] {
+    return [...this.portsBySwitch.get(sw)].map((port) => this.ports.get(portId(sw, port))!).sort(registrationOrder);
   }
 
   commitNetwork(id: string, prev: NetworkState | null, next: NetworkState | null): void {

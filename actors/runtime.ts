@@ -66,13 +66,27 @@ export interface RuntimeOptions {
 }
 
 export interface AskOptions {
-  /** Wait for a deferred answer without bound (hardware work that the device queue bounds). */
+  /**
+   * Wait without bound. An actor asking an actor below it waits for the answer however long
+   * the commit takes: if it gave up, its own mailbox would move on while the change it asked for
+   * may still be committed (only the edge, a route, answers 503 after askTimeoutMs).
+   */
   unbounded?: boolean;
+  /**
+   * A deferred answer that waits on hardware (the device queue bounds it): unbounded, and it
+   * neither holds the actor awake nor delays a shutdown.
+   */
+  hardware?: boolean;
 }
 
 /** What a behavior may ask of the actors below it: their typed commands, nothing else. */
 export interface Asker<C extends Command, R extends Replies<C>> {
   ask<K extends C['type']>(id: string, cmd: Extract<C, { type: K }>, opts?: AskOptions): Promise<R[K]>;
+}
+
+/** What an actor gives the actors above it: asks that wait for the answer without bound. */
+export function below<C extends Command, R extends Replies<C>>(reg: Asker<C, R>): Asker<C, R> {
+  return { ask: (id, cmd, opts) => reg.ask(id, cmd, { unbounded: true, ...opts }) };
 }
 
 /** An entity as stored: state, sequence number, whether its actor is awake. */
@@ -186,9 +200,9 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
   ask<K extends C['type']>(id: string, cmd: Extract<C, { type: K }>, opts: AskOptions = {}): Promise<R[K]> {
     if (this.rt.stopped) return Promise.reject(new HiltError('ServiceUnavailableError', 'the service is shutting down'));
     const actor = this.wake(id);
-    // A deferred answer (hardware) keeps no message in the mailbox: it neither holds the actor
+    // A deferred answer on hardware keeps no message in the mailbox: it neither holds the actor
     // awake nor delays a shutdown, and its answer does not need the actor.
-    const counted = !opts.unbounded;
+    const counted = !opts.hardware;
     if (counted) actor.inflight++;
     return new Promise<R[K]>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
@@ -205,7 +219,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         if (r.ok) resolve(r.value as R[K]);
         else reject(r.error);
       };
-      if (!opts.unbounded) {
+      if (!opts.unbounded && !opts.hardware) {
         timer = setTimeout(() => {
           if (answered) return;
           done();
@@ -354,11 +368,18 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         } catch (err) {
           throw new HiltError('ServiceUnavailableError', `storage refused the change: ${(err as Error).message}`);
         }
-        let next = state;
-        for (const e of stamped) next = this.behavior.apply(next, e, id);
-        actor.state = next;
         actor.seq += stamped.length;
-        this.onCommit(id, state, next);
+        try {
+          let next = state;
+          for (const e of stamped) next = this.behavior.apply(next, e, id);
+          actor.state = next;
+          this.onCommit(id, state, next);
+        } catch (err) {
+          // Stored, but not applied: this actor's state is no longer what storage says. Drop it;
+          // the next message reads the entity again.
+          if (this.live.get(id) === actor) this.live.delete(id);
+          throw err;
+        }
         this.snapshot(key, actor, stamped.length);
       }
       decision.afterCommit?.();

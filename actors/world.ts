@@ -5,7 +5,7 @@
  * cycles): project → node → nic → port; switch → port; project → network, user, headnode.
  * See docs/actors.md.
  */
-import { ActorRuntime, EntityRegistry, RuntimeOptions } from './runtime';
+import { ActorRuntime, EntityRegistry, RuntimeOptions, below } from './runtime';
 import type { PersistenceEngine } from './persistence/engine';
 import { ReadModel } from './readmodel';
 import { VlanPool, VlanRange } from './network/pool';
@@ -22,8 +22,8 @@ import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
-import { portId } from './ids';
 import { configFor, sameConfig } from './port/config';
+import { EMPTY_CONFIG } from './port/protocol';
 import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState } from './project/protocol';
 import type { NodeCommand, NodeEvent, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
@@ -40,8 +40,6 @@ export interface WorldOptions extends RuntimeOptions {
   /** bound on each switch call: its port change and, when it opens the session, the login */
   switchTimeoutMs?: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class World {
   readonly rm = new ReadModel();
@@ -76,19 +74,20 @@ export class World {
         const sw = rm.switches.get(name);
         return sw && ({ name: sw.name, type: sw.type, fields: sw.fields } as SwitchInfo);
       },
-      record: (port, config) => this.recordPortConfig(portId(port.switch, port.name), config),
+      record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
+      stopping: () => this.closing,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
-    this.nics = rt.register(nicBehavior({ rm, uses, ports: this.ports, handOn: (node) => this.operations.handOn(node) }),
+    this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
       (id, a, b) => rm.commitNic(id, a, b));
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
-    this.nodes = rt.register(nodeBehavior({ rm, nics: this.nics }), (id, a, b) => rm.commitNode(id, a, b));
-    this.switches = rt.register(switchBehavior({ rm, ports: this.ports }), (id, a, b) => rm.commitSwitch(id, a, b));
+    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));
+    this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
     this.users = rt.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
     this.projects = rt.register(
-      projectBehavior({ rm, nodes: this.nodes, networks: this.networks, users: this.users, headnodes: this.headnodes }),
+      projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),
       (id, a, b) => rm.commitProject(id, a, b),
     );
   }
@@ -113,35 +112,23 @@ export class World {
   }
 
   /**
-   * After a start: the port's record of its last change and its nic's record of that
-   * operation's outcome are written side by side (actors/port/hardware.ts); a crash between
-   * them leaves the port's record behind its nic's. The nic's networks are the truth then (the
-   * nic records DONE only after the switch applied the change), so each wired port whose nic has
-   * nothing pending gets the configuration those networks put on it. Returns how many changed.
+   * After a start, before any operation is resumed: the port's record of a change and its nic's
+   * record of that operation's outcome are written side by side (actors/port/hardware.ts), so a
+   * crash between them leaves the port's record behind. Nothing is in flight now, and the nic's
+   * committed networks are the truth (it records DONE only after the switch applied a change):
+   * every wired port gets the configuration they put on it, an operation still pending included
+   * (it is applied again from there). Returns how many records changed.
    */
   async repairPortRecords(): Promise<number> {
     let repaired = 0;
     for (const [id, port] of this.rm.ports) {
       const nic = port.wire && this.rm.nic(port.wire.node, port.wire.nic);
-      if (!nic || nic.pending) continue;
-      const config = configFor(nic.networks, (network) => this.rm.networks.get(network)?.vlan);
+      const config = nic ? configFor(nic.networks, (network) => this.rm.networks.get(network)?.vlan) : EMPTY_CONFIG;
       if (sameConfig(config, port.config)) continue;
-      await this.ports.ask(id, { type: 'port.configured', by: 'recovery', config });
+      await this.ports.ask(id, { type: 'port.configured', by: 'recovery', config, wire: port.wire });
       repaired++;
     }
     return repaired;
-  }
-
-  /** A port's new configuration, after the switch applied it: retried until written or the service stops. */
-  private async recordPortConfig(id: string, config: PortState['config']): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.ports.ask(id, { type: 'port.configured', by: 'switch', config });
-      } catch (err) {
-        if (this.closing) throw err;
-        await sleep(Math.min(5_000, 50 * 2 ** attempt));
-      }
-    }
   }
 
   close(): Promise<void> {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { World } from '../actors/world';
-import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
+import { openEngine } from '../actors/persistence';
 
 const ACTORS = Number(process.env.BENCH_ACTORS ?? 60_000);
 
@@ -48,7 +48,7 @@ async function longestStall(work: () => Promise<void>): Promise<{ stallMs: numbe
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hilt-bench-sweep-'));
-  const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+  const engine = openEngine({ storage: 'lmdb', dataDir: dir });
   const world = new World(engine, { vlanPool: [[1000, 1999]], idleMs: 3_600_000 });
   try {
     await wake(world);

@@ -41,13 +41,26 @@ export interface DriverEntry<D> {
 
 export interface Registered { type: string; fields: DriverFields }
 
+/** How a kind's refusals name its fields (an OBM's arrive inside `obm`, a switch's at the top). */
+export interface RegistryWording {
+  fieldPrefix: string;
+  /** a missing or non-string `type` is named as such (else it is an unknown type) */
+  typeRequired?: boolean;
+  unexpected(type: string, extra: string[]): string;
+}
+
+const defaultWording: RegistryWording = {
+  fieldPrefix: '',
+  unexpected: (type, extra) => `unexpected field(s) for ${type}: ${extra.join(', ')}`,
+};
+
 const ajv = new Ajv({ allErrors: false, strict: true });
 
 export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
   /** Null prototype: a `type` such as "constructor" finds nothing. */
   private readonly byType: Record<string, { entry: E; validate: ValidateFunction }> = Object.create(null);
 
-  constructor(readonly kind: string, readonly entries: readonly E[]) {
+  constructor(readonly kind: string, readonly entries: readonly E[], private readonly wording: RegistryWording = defaultWording) {
     for (const entry of entries) {
       if (this.byType[entry.type]) throw new Error(`two ${kind} drivers claim the type ${entry.type}`);
       this.byType[entry.type] = { entry, validate: ajv.compile(entry.fields) };
@@ -66,16 +79,28 @@ export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
     return this.entries.map((e) => e.extension);
   }
 
-  /** `{type, ...fields}` as a client sent it → the validated registration, or why it is refused. */
+  /**
+   * `{type, ...fields}` as a client sent it → the validated registration, or why it is refused,
+   * worded as the service always worded it: unknown fields by name, then the first field that is
+   * missing or of the wrong type (`<prefix><field> must be a string`), then the entry's check.
+   */
   validate(body: Record<string, unknown>): Registered | string {
     const { type, ...fields } = body;
+    if (typeof type !== 'string' && this.wording.typeRequired) return `${this.wording.fieldPrefix}type must be a string`;
     const known = typeof type === 'string' ? this.byType[type] : undefined;
     if (!known) return `unknown ${this.kind} type "${String(type)}" (known: ${this.types().join(', ')})`;
+    const schema = known.entry.fields as { properties?: Record<string, { type?: string }>; additionalProperties?: boolean };
+    const properties = schema.properties ?? {};
+    const extra = Object.keys(fields).filter((k) => !Object.hasOwn(properties, k));
+    if (extra.length && schema.additionalProperties === false) return this.wording.unexpected(known.entry.type, extra);
     if (!known.validate(fields)) {
       const e = known.validate.errors![0];
-      const where = e.instancePath ? `${e.instancePath.slice(1)} ` : '';
-      const extra = e.keyword === 'additionalProperties' ? `: ${(e.params as { additionalProperty: string }).additionalProperty}` : '';
-      return `bad fields for ${known.entry.type}: ${where}${e.message}${extra}`;
+      const field = e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.slice(1).split('/')[0];
+      const expected = Object.hasOwn(properties, field) ? properties[field].type : undefined;
+      const what = e.keyword === 'required' || e.keyword === 'type'
+        ? `must be ${expected === 'string' ? 'a string' : expected === 'integer' ? 'an integer' : expected === 'boolean' ? 'a boolean' : `of type ${expected}`}`
+        : e.message;
+      return `${this.wording.fieldPrefix}${field} ${what}`;
     }
     const problem = known.entry.check?.(fields);
     return problem ?? { type: known.entry.type, fields };

@@ -20,11 +20,14 @@ export interface ExtraDrivers {
   obm?: readonly ObmDriverEntry[];
 }
 
+/** OBM fields arrive inside node_register's `obm` object. */
+const OBM_WORDING = { fieldPrefix: 'obm.', typeRequired: true, unexpected: (_type: string, extra: string[]) => `unexpected OBM field(s): ${extra.join(', ')}` };
+
 export function startDrivers(config: Config, extra: ExtraDrivers = {}): Drivers {
   const ctx = { config };
   return {
     switches: new DriverSet(new DriverRegistry<SwitchDriver, SwitchDriverEntry>('switch', [...SWITCH_DRIVERS, ...(extra.switch ?? [])]), ctx),
-    obm: new DriverSet(new DriverRegistry<ObmDriver, ObmDriverEntry>('OBM', [...OBM_DRIVERS, ...(extra.obm ?? [])]), ctx),
+    obm: new DriverSet(new DriverRegistry<ObmDriver, ObmDriverEntry>('OBM', [...OBM_DRIVERS, ...(extra.obm ?? [])], OBM_WORDING), ctx),
   };
 }
 

@@ -12,7 +12,7 @@
  * still happens in the headnode's turn: powering the VM off (within a budget of its own, since
  * the operation's signal has aborted) and recording the outcome.
  */
-import { HiltError } from '../../src/errors';
+import { HiltError } from '../errors';
 import type { HeadnodeDriver } from '../../drivers/headnode/types';
 import type { Asker } from '../runtime';
 import type { ReadModel } from '../readmodel';

@@ -2,13 +2,10 @@ import { Asker, Behavior, Decision, assertNever } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
-import { nicId, portId, splitId } from '../ids';
+import { newIncarnation, nicId, portId, splitId } from '../ids';
 import { own } from '../own';
-import { newIncarnation } from '../node/actor';
 import type { PortCommand, PortReplies } from '../port/protocol';
-import { RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicState } from './protocol';
-
-const NATIVE = 'vlan/native';
+import { NATIVE, RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicState } from './protocol';
 
 /** What the nic actor needs: the committed view, the network reservations, its port's actor, and who carries out its operations. */
 export interface NicDeps {
@@ -56,8 +53,8 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
 
   /** Record the operation as pending (durable before the caller's 202), then hand it on. */
   function queue(state: NicState, seq: number, action: NewAction, port: PortRef, extra: Partial<Decision<NicEvent>> = {}): Decision<NicEvent> {
-    // The node numbers its operations above its nics' own, so this holds unless an earlier
-    // accept timed out while still committing; never reuse a number within one nic.
+    // The node numbers its operations above its nics' own (it waits for each accept), so this
+    // holds; never reuse a number within one nic all the same.
     const n = Math.max(seq, state.lastSeq + 1);
     const queued: NetworkAction = { ...action, seq: n, nic: state.name, ...port, status: 'PENDING', acceptedAt: Date.now() };
     return {
@@ -76,7 +73,7 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
         case 'NicRegistered': {
           const [node, name] = splitId(id);
           return {
-            node, name, incarnation: e.incarnation, nodeIncarnation: e.nodeIncarnation, macaddr: e.macaddr,
+            node, name, incarnation: e.incarnation, nodeIncarnation: e.nodeIncarnation, registeredAt: e.at ?? 0, macaddr: e.macaddr,
             networks: {}, pending: null, lastSeq: 0, actions: [],
           };
         }
@@ -124,7 +121,7 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
           // Deleting a wired nic frees its port (the port owns that fact: ask it first).
           const wired = rm.wiring.get(id);
           if (wired) await ports.ask(portId(wired.switch, wired.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name });
-          return { events: [{ type: 'NicDeleted' }] };
+          return { events: [{ type: 'NicDeleted', incarnation: state.incarnation, nodeIncarnation: state.nodeIncarnation }] };
         }
         case 'nic.wire':
           if (rm.wiring.has(id)) throw duplicate(`a port connection of ${name}`);

@@ -13,7 +13,7 @@ import type { JournalEntry } from '../persistence/engine';
 import type { Stamp } from '../runtime';
 import type { ReadModel } from '../readmodel';
 import type { NodeState } from '../node/protocol';
-import { childPrefix, nicId } from '../ids';
+import { childPrefix, nicId, splitId } from '../ids';
 import type { NetworkAction, NicEvent } from './protocol';
 
 /** Statuses a listing shows at most (at least the last 1,000 are kept). */
@@ -33,24 +33,44 @@ export interface NicJournals {
 /** A status as its node's clients know it. */
 export interface StatusOf { action: NetworkAction; nicIncarnation: string }
 
-interface Segment { incarnation: string; nodeIncarnation: string; actions: NetworkAction[] }
+/** An operation read back, with the registration of the nic and of the node it belongs to. */
+interface Read { action: NetworkAction; incarnation?: string; nodeIncarnation?: string }
 
 /**
- * The registrations of one nic name, newest first, each with its operations newest first:
- * read lazily, so a caller that has found what it wanted stops reading.
+ * A nic's operations, newest first, as its journal is read: lazily, so a caller that has found
+ * what it wanted stops reading. The events after a NicRegistered belong to that registration;
+ * read newest first, they are named by the nic's current registration (still live) or by the
+ * NicDeleted that ended theirs, so each operation is named as soon as it is read.
  */
-async function* segments(journals: NicJournals, id: string): AsyncGenerator<Segment> {
+async function* operations(journals: NicJournals, node: string, nic: string): AsyncGenerator<Read> {
+  const live = journals.rm.nic(node, nic);
+  let incarnation = live?.incarnation;
+  let nodeIncarnation = live?.nodeIncarnation;
   const outcomes = new Map<number, Partial<NetworkAction>>();
-  let actions: NetworkAction[] = [];
-  for await (const entry of journals.nics.journal(id, SCAN_LIMIT)) {
+  for await (const entry of journals.nics.journal(nicId(node, nic), SCAN_LIMIT)) {
     const e = entry.data as NicEvent & Stamp;
-    if (e.type === 'NetworkActionDone') outcomes.set(e.seq, { status: 'DONE', finishedAt: e.at });
-    else if (e.type === 'NetworkActionFailed') outcomes.set(e.seq, { status: 'ERROR', error: e.error, finishedAt: e.at });
-    else if (e.type === 'NetworkActionQueued') actions.push({ ...e.action, ...outcomes.get(e.action.seq) });
-    else if (e.type === 'NicRegistered') {
-      yield { incarnation: e.incarnation, nodeIncarnation: e.nodeIncarnation, actions };
-      actions = [];
-      outcomes.clear();
+    switch (e.type) {
+      case 'NetworkActionDone':
+        outcomes.set(e.seq, { status: 'DONE', finishedAt: e.at });
+        break;
+      case 'NetworkActionFailed':
+        outcomes.set(e.seq, { status: 'ERROR', error: e.error, finishedAt: e.at });
+        break;
+      case 'NetworkActionQueued':
+        yield { action: { ...e.action, ...outcomes.get(e.action.seq) }, incarnation, nodeIncarnation };
+        break;
+      case 'NicDeleted':
+        incarnation = e.incarnation;
+        nodeIncarnation = e.nodeIncarnation;
+        outcomes.clear();
+        break;
+      case 'NicRegistered':
+        // Older events belong to an earlier registration, named by its NicDeleted.
+        incarnation = nodeIncarnation = undefined;
+        outcomes.clear();
+        break;
+      default:
+        break;
     }
   }
 }
@@ -62,10 +82,15 @@ export async function findStatus(journals: NicJournals, node: string, nic: strin
     const recent = current.actions.find((a) => a.seq === seq);
     if (recent) return recent;
   }
-  for await (const s of segments(journals, nicId(node, nic))) {
-    if (s.incarnation === incarnation) return s.actions.find((a) => a.seq === seq);
+  for await (const r of operations(journals, node, nic)) {
+    if (r.incarnation === incarnation && r.action.seq === seq) return r.action;
   }
   return undefined;
+}
+
+/** The names of every nic a node has had (deleted ones included: their journals stay). */
+async function nicNames(journals: NicJournals, node: string): Promise<string[]> {
+  return (await journals.nics.storedIds(childPrefix(node))).map((id) => splitId(id)[1]);
 }
 
 /** A status of the first data format, named by its node's registration and number alone. */
@@ -74,11 +99,11 @@ export async function findFirstFormatStatus(journals: NicJournals, node: NodeSta
     const recent = nic.actions.find((a) => a.seq === seq && a.firstFormat);
     if (recent) return { action: recent, nicIncarnation: nic.incarnation };
   }
-  for (const id of await journals.nics.storedIds(childPrefix(node.name))) {
-    for await (const s of segments(journals, id)) {
-      if (s.nodeIncarnation !== node.incarnation) continue;
-      const action = s.actions.find((a) => a.seq === seq && a.firstFormat);
-      if (action) return { action, nicIncarnation: s.incarnation };
+  for (const nic of await nicNames(journals, node.name)) {
+    for await (const r of operations(journals, node.name, nic)) {
+      if (r.nodeIncarnation === node.incarnation && r.action.seq === seq && r.action.firstFormat) {
+        return { action: r.action, nicIncarnation: r.incarnation! };
+      }
     }
   }
   return undefined;
@@ -90,15 +115,12 @@ export async function findFirstFormatStatus(journals: NicJournals, node: NodeSta
  */
 export async function listStatuses(journals: NicJournals, node: NodeState, max = LISTED_ACTIONS): Promise<StatusOf[]> {
   const out: StatusOf[] = [];
-  for (const id of await journals.nics.storedIds(childPrefix(node.name))) {
+  for (const nic of await nicNames(journals, node.name)) {
     let taken = 0;
-    for await (const s of segments(journals, id)) {
-      if (s.nodeIncarnation !== node.incarnation) continue;
-      for (const action of s.actions) {
-        out.push({ action, nicIncarnation: s.incarnation });
-        if (++taken >= max) break;
-      }
-      if (taken >= max) break;
+    for await (const r of operations(journals, node.name, nic)) {
+      if (r.nodeIncarnation !== node.incarnation || r.incarnation === undefined) continue;
+      out.push({ action: r.action, nicIncarnation: r.incarnation });
+      if (++taken >= max) break;
     }
   }
   out.sort((a, b) => b.action.acceptedAt - a.action.acceptedAt || b.action.seq - a.action.seq);

@@ -11,7 +11,7 @@ import type { Asker } from '../runtime';
 import type { ReadModel } from '../readmodel';
 import { nicId, portId } from '../ids';
 import type { PortChange, PortCommand, PortReplies } from '../port/protocol';
-import type { NetworkAction, NicCommand, NicReplies } from './protocol';
+import { NATIVE, NetworkAction, NicCommand, NicReplies } from './protocol';
 
 export interface NetworkOperationsDeps {
   rm: ReadModel;
@@ -26,7 +26,7 @@ function changeOf(a: NetworkAction): PortChange | null {
   if (a.type === 'revert_port') return { kind: 'revert' };
   if (a.type === 'reapply_port') return { kind: 'reapply' };
   if (a.vlan === undefined) return null;
-  return { kind: a.newNetwork ? 'attach' : 'detach', native: a.channel === 'vlan/native', vlan: a.vlan };
+  return { kind: a.newNetwork ? 'attach' : 'detach', native: a.channel === NATIVE, vlan: a.vlan };
 }
 
 export class NetworkOperations {
@@ -72,7 +72,7 @@ export class NetworkOperations {
     } else {
       try {
         error = await this.deps.ports.ask(portId(action.switch, action.port),
-          { type: 'port.apply', by: 'switch', node, nic: action.nic, change }, { unbounded: true });
+          { type: 'port.apply', by: 'switch', node, nic: action.nic, change }, { hardware: true });
       } catch (err) {
         error = (err as Error).message;
       }

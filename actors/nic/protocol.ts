@@ -6,6 +6,9 @@
  * nic asks its switch port (nic → port) for wiring changes.
  */
 
+/** The untagged channel of a nic; a tagged one is `vlan/<id>` of its network. */
+export const NATIVE = 'vlan/native';
+
 /** A network operation on the nic's switch port (HIL's "networking action"). */
 export interface NetworkAction {
   /** numbered per node, in acceptance order: a node's operations are applied in this order */
@@ -45,6 +48,8 @@ export interface NicState {
   incarnation: string;
   /** the node's incarnation when the nic was registered */
   nodeIncarnation: string;
+  /** when it was registered: a node lists its nics in this order */
+  registeredAt: number;
   macaddr: string;
   /** channel → network name; changed only when the switch reported success */
   networks: Record<string, string>;
@@ -91,7 +96,8 @@ export interface NicReplies {
 
 export type NicEvent =
   | { type: 'NicRegistered'; macaddr: string; incarnation: string; nodeIncarnation: string }
-  | { type: 'NicDeleted' }
+  /** names the registration it ends (so a journal read newest first knows whose events follow) */
+  | { type: 'NicDeleted'; incarnation?: string; nodeIncarnation?: string }
   | { type: 'NetworkActionQueued'; action: NetworkAction }
   | { type: 'NetworkActionDone'; seq: number }
   | { type: 'NetworkActionFailed'; seq: number; error: string }

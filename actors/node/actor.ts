@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { Asker, Behavior, Decision, assertNever } from '../runtime';
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
-import { nicId } from '../ids';
+import { newIncarnation, nicId } from '../ids';
 import type { NicCommand, NicReplies } from '../nic/protocol';
 import { upcastObm, NodeCommand, NodeEvent, NodeState } from './protocol';
 
-/** 12 random hex digits. randomUUID draws from a pool; a randomBytes call per registration cost ~4% of node_register's CPU. */
-export const newIncarnation = () => randomUUID().replace(/-/g, '').slice(0, 12);
 
 /** What the node actor needs: the committed view, and its nics' actors (node → nic). */
 export interface NodeDeps {

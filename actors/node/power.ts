@@ -9,7 +9,7 @@
  * waiting then never reaches the BMC, and one running then is aborted (its ipmitool killed).
  */
 import { DeviceQueue } from '../device-queue';
-import { HiltError } from '../../src/errors';
+import { HiltError } from '../errors';
 import type { DriverFields, DriverSet } from '../../drivers/registry';
 import { ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../drivers/obm/types';
 import type { Obm } from './protocol';

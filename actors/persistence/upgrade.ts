@@ -96,6 +96,8 @@ async function upgradeNode(world: World, key: string, summary: UpgradeSummary): 
   let nodeIncarnation = '';
   /** operation number → its nic, per registration of the node (numbers restart with each) */
   let nicOfSeq = new Map<number, string>();
+  /** nic name → the id of its current registration */
+  const nicIncarnations = new Map<string, string>();
   let state = null;
   for (const e of events) {
     const d = e.data as Stamped<NodeEvent>;
@@ -110,12 +112,16 @@ async function upgradeNode(world: World, key: string, summary: UpgradeSummary): 
       case 'NicRegistered': {
         // A registration of this nic name: its id only has to differ from the name's other registrations.
         const l = legacy as Extract<LegacyNodeEvent, { type: 'NicRegistered' }>;
-        push(l.nic, { type: 'NicRegistered', macaddr: l.macaddr, incarnation: `${nodeIncarnation}.${e.sequenceNumber}`, nodeIncarnation, ...stamp });
+        const incarnation = `${nodeIncarnation}.${e.sequenceNumber}`;
+        nicIncarnations.set(l.nic, incarnation);
+        push(l.nic, { type: 'NicRegistered', macaddr: l.macaddr, incarnation, nodeIncarnation, ...stamp });
         break;
       }
-      case 'NicDeleted':
-        push((legacy as Extract<LegacyNodeEvent, { type: 'NicDeleted' }>).nic, { type: 'NicDeleted', ...stamp });
+      case 'NicDeleted': {
+        const { nic } = legacy as Extract<LegacyNodeEvent, { type: 'NicDeleted' }>;
+        push(nic, { type: 'NicDeleted', incarnation: nicIncarnations.get(nic), nodeIncarnation, ...stamp });
         break;
+      }
       case 'NetworkActionQueued': {
         const { action } = legacy as Extract<LegacyNodeEvent, { type: 'NetworkActionQueued' }>;
         nicOfSeq.set(action.seq, action.nic);

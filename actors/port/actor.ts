@@ -18,14 +18,15 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
       switch (e.type) {
         case 'PortRegistered': {
           const [sw, name] = splitId(id);
-          return { switch: sw, name, wire: null, config: EMPTY_CONFIG };
+          return { switch: sw, name, registeredAt: e.at ?? 0, wire: null, config: EMPTY_CONFIG };
         }
         case 'PortDeleted':
           return null;
         case 'PortWired':
           return state && { ...state, wire: { node: e.node, nic: e.nic } };
         case 'PortUnwired':
-          return state && { ...state, wire: null };
+          // Only a free node's nic is unwired, and it carries no network: the service holds nothing for the port.
+          return state && { ...state, wire: null, config: EMPTY_CONFIG };
         case 'PortConfigured':
           return state && { ...state, config: e.config };
         default:
@@ -58,10 +59,16 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
           }
           // Deferred: answered when the switch is done, while this mailbox goes on.
           return { events: [], value: hardware.apply(state, cmd.change) };
-        case 'port.configured':
-          return { events: sameConfig(state.config, cmd.config) ? [] : [{ type: 'PortConfigured', config: cmd.config }] };
+        case 'port.configured': {
+          // A record for the wiring it was made for only: a port rewired meanwhile holds its own.
+          const sameWire = cmd.wire === wire || (!!cmd.wire && !!wire && cmd.wire.node === wire.node && cmd.wire.nic === wire.nic);
+          if (!sameWire || sameConfig(state.config, cmd.config)) return { events: [] };
+          return { events: [{ type: 'PortConfigured', config: cmd.config }] };
+        }
         case 'port.forget': {
-          const config = configAfter(state.config, { kind: 'detach', native: cmd.native, vlan: cmd.vlan });
+          const config = configAfter(hardware.current(state), { kind: 'detach', native: cmd.native, vlan: cmd.vlan });
+          // A change of this port not written yet must not put the VLAN back.
+          hardware.supersede(state, config);
           return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }] };
         }
         default:

@@ -1,5 +1,6 @@
 /** A port's VLAN configuration: what a change makes of it, and what a nic's networks put on it. */
 import { EMPTY_CONFIG, PortChange, PortConfig } from './protocol';
+import { NATIVE } from '../nic/protocol';
 
 /** The configuration after `change`. */
 export function configAfter(config: PortConfig, change: PortChange): PortConfig {
@@ -26,7 +27,7 @@ export function configFor(networks: Record<string, string>, vlanOf: (network: st
   for (const [channel, network] of Object.entries(networks)) {
     const vlan = vlanOf(network);
     if (vlan === undefined) continue;
-    if (channel === 'vlan/native') config.native = vlan;
+    if (channel === NATIVE) config.native = vlan;
     else config.tagged.push(vlan);
   }
   config.tagged.sort((a, b) => a - b);

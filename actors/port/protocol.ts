@@ -15,9 +15,11 @@ export interface Wire { node: string; nic: string }
 export interface PortState {
   switch: string;
   name: string;
+  /** when it was registered: a switch lists its ports in this order */
+  registeredAt: number;
   /** the wired nic, or null */
   wire: Wire | null;
-  /** what the service holds for the port: changed only after the switch applied it */
+  /** what the service holds for the port: changed only after the switch applied it; nothing while unwired */
   config: PortConfig;
 }
 
@@ -40,8 +42,8 @@ export type PortCommand =
    * null, or why it failed (the port was then set back to the configuration the service holds).
    */
   | { type: 'port.apply'; by: string; node: string; nic: string; change: PortChange }
-  /** internal: record the configuration the switch now has */
-  | { type: 'port.configured'; by: string; config: PortConfig }
+  /** record the configuration the switch now has, for the nic it was changed for (ignored once the wiring changed) */
+  | { type: 'port.configured'; by: string; config: PortConfig; wire: Wire | null }
   /** force-detach for a dead switch: forget a VLAN without touching the hardware */
   | { type: 'port.forget'; by: string; native: boolean; vlan: number };
 

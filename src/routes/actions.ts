@@ -10,7 +10,7 @@ import { conflict, notFound } from '../errors';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
-import type { NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
+import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
 
 type NN = { node: string; nic: string };
 
@@ -80,7 +80,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     requireProject(req.caller, node.project);
     const ref = await world.nodes.ask(node.name, {
       type: 'node.connectNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic,
-      network: req.body.network, channel: req.body.channel ?? 'vlan/native',
+      network: req.body.network, channel: req.body.channel ?? NATIVE,
     });
     return reply.code(202).send(accepted(node.name, ref));
   });

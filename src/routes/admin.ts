@@ -35,12 +35,12 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
    */
   function target(req: { url: string; params: { kind: string } }): { reg: NonNullable<ReturnType<typeof rt.registry>>; id: string; journal: boolean } {
     const reg = registry(req.params.kind);
-    const raw = req.url.split('?')[0];
-    const marker = `/admin/actors/${encodeURIComponent(req.params.kind)}/`;
-    const at = raw.indexOf(marker);
+    const segments = req.url.split('?')[0].split('/');
+    // `[/v0]/admin/actors/<kind>/<the rest>`: the rest starts three segments after `admin`.
+    const rest = segments.slice(segments.indexOf('admin') + 3);
     let parts: string[];
     try {
-      parts = raw.slice(at + marker.length).split('/').map(decodeURIComponent);
+      parts = rest.map(decodeURIComponent);
     } catch {
       throw badArgument('the actor id is not valid percent-encoding');
     }

@@ -4,6 +4,7 @@ import { badArgument, duplicate, notFound, unauthorized } from '../errors';
 import { requireAdmin, requireProject, found, isMember } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NetworkState } from '../../actors/network/protocol';
+import { NATIVE } from '../../actors/nic/protocol';
 
 type W = { network: string };
 type WP = { network: string; project: string };
@@ -68,7 +69,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     }
     return {
       name: n.name,
-      channels: ['vlan/native', `vlan/${n.vlan}`],
+      channels: [NATIVE, `vlan/${n.vlan}`],
       owner: n.owner,
       access: n.access.length ? n.access : null,
     };

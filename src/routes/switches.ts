@@ -50,7 +50,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: Sw }>('/switch/:switch', { schema: S.showSwitch }, async (req) => {
     requireAdmin(req.caller);
     const s = sw(req.params.switch);
-    return { name: s.name, ports: [...rm.portsBySwitch.get(s.name)] };
+    return { name: s.name, ports: rm.portsOf(s.name).map((p) => p.name) };
   });
 
   app.put<{ Params: Port }>('/switch/:switch/port/*', { schema: S.portNoBody }, async (req) => {

@@ -83,7 +83,8 @@ describe('DeviceQueue', () => {
   });
 
   it('counts waiting time when asked to: a call queued behind a hung one times out without running', async () => {
-    const q = new DeviceQueue({ timeoutMs: 100, settleMs: 5000 });
+    // minRunMs: the call behind must not start with a sliver of time left (it would run, not wait).
+    const q = new DeviceQueue({ timeoutMs: 100, settleMs: 5000, minRunMs: 30 });
     const r = recorder();
     const t0 = Date.now();
     const out = await Promise.allSettled([

@@ -37,9 +37,9 @@ describe('DriverRegistry', () => {
   it('says why a registration is refused: unknown type, schema, then the entry\'s check', () => {
     expect(reg.validate({ type: 'c', host: 'h' })).to.equal('unknown widget type "c" (known: a, b)');
     expect(reg.validate({ host: 'h' })).to.equal('unknown widget type "undefined" (known: a, b)');
-    expect(reg.validate({ type: 'a' })).to.equal("bad fields for a: must have required property 'host'");
-    expect(reg.validate({ type: 'a', host: 'h', port: 1 })).to.equal('bad fields for a: must NOT have additional properties: port');
-    expect(reg.validate({ type: 'b', n: 'x' })).to.equal('bad fields for b: n must be integer');
+    expect(reg.validate({ type: 'a' })).to.equal('host must be a string');
+    expect(reg.validate({ type: 'a', host: 'h', port: 1, x: 2 })).to.equal('unexpected field(s) for a: port, x');
+    expect(reg.validate({ type: 'b', n: 'x' })).to.equal('n must be an integer');
     expect(reg.validate({ type: 'a', host: 'h h' })).to.equal('host must not contain spaces');
   });
 

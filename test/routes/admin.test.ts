@@ -40,7 +40,8 @@ describe('admin inspection', () => {
     expect(nic.body.state.macaddr).to.be.a('string');
     const port = await must(api.get('/admin/actors/port/as/gi1%2F0%2F7'));
     expect(port.body).to.include({ kind: 'port', id: 'as/gi1%2F0%2F7', sequenceNumber: 2 });
-    expect(port.body.state).to.deep.equal({ switch: 'as', name: 'gi1/0/7', wire: { node: 'an', nic: 'eth0' }, config: { native: null, tagged: [] } });
+    expect(port.body.state).to.deep.include({ switch: 'as', name: 'gi1/0/7', wire: { node: 'an', nic: 'eth0' }, config: { native: null, tagged: [] } });
+    expect(port.body.state.registeredAt).to.be.closeTo(Date.now(), 60_000);
     const journal = await must(api.get('/admin/actors/port/as/gi1%2F0%2F7/journal'));
     expect(journal.body.map((e: { event: { type: string } }) => e.event.type)).to.deep.equal(['PortWired', 'PortRegistered']);
     expect((await api.get('/admin/actors/port/as/gi1/0/7')).status).to.equal(404);

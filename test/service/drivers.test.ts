@@ -111,9 +111,9 @@ describe('drivers added beside the built-in ones', function () {
 
   describe('an OBM driver', () => {
     for (const [what, o, msg] of [
-      ['a missing field', { type: fakeObm.type, url: 'https://b', secret: 's' }, /must have required property 'slot'/],
-      ['a field of the wrong type', { ...obm(1), slot: '1' }, /slot must be integer/],
-      ['an unknown field', { ...obm(1), host: 'b' }, /must NOT have additional properties: host/],
+      ['a missing field', { type: fakeObm.type, url: 'https://b', secret: 's' }, /^obm\.slot must be an integer$/],
+      ['a field of the wrong type', { ...obm(1), slot: '1' }, /^obm\.slot must be an integer$/],
+      ['an unknown field', { ...obm(1), host: 'b' }, /^unexpected OBM field\(s\): host$/],
       ['fields its check refuses', { ...obm(1), url: 'http://b' }, /^url must be https$/],
     ] as const) {
       it(`refuses a node registration with ${what} (400), and registers nothing`, async () => {

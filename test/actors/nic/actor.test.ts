@@ -3,6 +3,7 @@ import { HiltError } from '../../../actors/errors';
 import { nicId } from '../../../actors/ids';
 import { testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
 import { World } from '../../../actors/world';
+import { findStatus, listStatuses } from '../../../actors/nic/history';
 
 const by = 'admin';
 const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a refusal'); }, (e: HiltError) => e);
@@ -132,5 +133,33 @@ describe('NicActor (node → nic → port, without HTTP)', () => {
     expect(again.rm.nic('n1', 'eth0')).to.deep.equal(before);
     expect(again.rm.wiring.get(nicId('n1', 'eth0'))).to.deep.equal({ switch: 's1', port: 'gi1/0/1' });
     await again.close();
+  });
+});
+
+describe('statuses of a nic with a long history', function () {
+  this.timeout(120_000);
+  it('lists the newest 1,000 and finds an old one, although the journal is longer than one scan', async () => {
+    const t = testWorld();
+    const { world } = t;
+    try {
+      await wiredNode(world);
+      let old: { incarnation: string; seq: number } | undefined;
+      for (let i = 0; i < 1300; i++) {
+        const r = await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+        if (i === 1200) old = r;
+        await settled(world);
+        await world.nodes.ask('n1', { type: 'node.detachNetwork', by, project: 'p', nic: 'eth0', network: 'w1' });
+        await settled(world);
+      }
+      const journals = { rm: world.rm, nics: world.nics };
+      const list = await listStatuses(journals, world.rm.nodes.get('n1')!);
+      expect(list).to.have.length(1000);
+      expect(list[0].action.seq).to.equal(2600);
+      expect(list.every((s) => s.action.status === 'DONE')).to.equal(true);
+      const found = await findStatus(journals, 'n1', 'eth0', old!.incarnation, old!.seq);
+      expect(found).to.include({ seq: old!.seq, status: 'DONE', newNetwork: 'w1' });
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -91,3 +91,38 @@ describe('NetworkOperations (the runner of pending operations)', () => {
     }
   });
 });
+
+describe('a node waits for its nic however long the nic\'s commit takes', () => {
+  it('so a node never leaves its project while a connect it accepted is still being recorded', async () => {
+    const t = testWorld();
+    const world = new World(t.engine, { vlanPool: [[100, 199]], askTimeoutMs: 300, switchDriverFor: () => t.driver });
+    try {
+      await wiredNode(world);
+      const persist = t.engine.persist.bind(t.engine);
+      let slow = true;
+      t.engine.persist = async (events) => {
+        if (slow && events.some((e) => (e.data as { type: string }).type === 'NetworkActionQueued')) {
+          slow = false;
+          await sleep(600);
+        }
+        return persist(events);
+      };
+      // The route's wait ends (503) before the nic has committed...
+      const err = await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' }).catch((e) => e);
+      expect(err.type).to.equal('ServiceUnavailableError');
+      // ...but the node's mailbox is still on it: the detach waits, then sees the operation.
+      const detach = await world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' }).catch((e) => e);
+      await settled(world);
+      if (detach === undefined) {
+        expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({});
+      } else {
+        expect(detach.type).to.be.oneOf(['BlockedError', 'ServiceUnavailableError']);
+        expect(world.rm.nodes.get('n1')!.project).to.equal('p');
+      }
+      const attached = Object.keys(world.rm.nic('n1', 'eth0')!.networks).length > 0;
+      expect(attached && world.rm.nodes.get('n1')!.project === null, 'a free node with an attachment').to.equal(false);
+    } finally {
+      await world.close();
+    }
+  });
+});

@@ -43,7 +43,7 @@ describe('upgrade of stored data to the current format', () => {
     expect(nic.actions[0]).to.include({ seq: 1, status: 'DONE', firstFormat: true, finishedAt: at + 4 });
     expect(world.rm.nodes.get('n1')).to.deep.equal({ name: 'n1', incarnation: 'i1', project: null, obm: { type: 'mock', fields: { host: 'h', user: 'u', password: 'p' } } });
     expect(world.rm.switches.get('s')).to.deep.equal({ name: 's', type: 'mock', fields: { hostname: 'h' } });
-    expect(world.rm.port('s', 'gi1/0/1')).to.deep.equal({ switch: 's', name: 'gi1/0/1', wire: { node: 'n1', nic: 'eth0' }, config: { native: 100, tagged: [] } });
+    expect(world.rm.port('s', 'gi1/0/1')).to.deep.equal({ switch: 's', name: 'gi1/0/1', registeredAt: at + 2, wire: { node: 'n1', nic: 'eth0' }, config: { native: 100, tagged: [] } });
     const journal = (await all(world.nics.journal('n1/eth0', 10))).map((e) => e.data as { type: string; by: string; at: number });
     expect(journal.map((e) => e.type)).to.deep.equal(['NetworkActionDone', 'NetworkActionQueued', 'NicRegistered']);
     expect(journal.map((e) => e.at)).to.deep.equal([at + 4, at + 3, at + 2]);

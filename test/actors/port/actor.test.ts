@@ -20,7 +20,7 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
   afterEach(() => t.close());
 
   const apply = (change: Parameters<World['ports']['ask']>[1] extends never ? never : any, nic = 'eth0') =>
-    world.ports.ask(P, { type: 'port.apply', by, node: 'n1', nic, change }, { unbounded: true });
+    world.ports.ask(P, { type: 'port.apply', by, node: 'n1', nic, change }, { hardware: true });
 
   it('owns its registration and wiring: duplicates 409, a wired port cannot be deleted, unwiring names its nic', async () => {
     expect((await refusal(world.switches.ask('s1', { type: 'switch.registerPort', by, port: 'gi1/0/1' }))).type).to.equal('DuplicateError');

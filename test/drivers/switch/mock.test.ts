@@ -65,7 +65,7 @@ describe('MockSwitchDriver', () => {
         .to.deep.equal({ type: mock.type, fields: { hostname: 'h', username: 'u', password: 'p' } });
       expect(reg.validate({ type: mock.type, hostname: 'h', username: 'u' })).to.match(/password/);
       expect(reg.validate({ type: mock.type, hostname: 'h', username: 'u', password: 'p', port: '22' })).to.match(/port/);
-      expect(reg.validate({ type: mock.type, hostname: 1, username: 'u', password: 'p' })).to.match(/hostname must be string/);
+      expect(reg.validate({ type: mock.type, hostname: 1, username: 'u', password: 'p' })).to.match(/hostname must be a string/);
     });
 
     it('builds the driver from the service\'s settings, in its own folder under the data folder, and shows a switch\'s ports', async () => {

@@ -1,0 +1,74 @@
+/**
+ * The port's record of a change is written beside its nic's record of the outcome
+ * (actors/port/hardware.ts). These are the ways that could go wrong, each shown not to.
+ */
+import { expect } from 'chai';
+import { portId } from '../../../actors/ids';
+import { World } from '../../../actors/world';
+import { FAKE_SWITCH, testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
+
+const by = 'admin';
+const P = portId('s1', 'gi1/0/1');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('port records written beside the nic\'s outcome', () => {
+  let t: TestWorld;
+  let world: World;
+  let refuse: boolean;
+  beforeEach(async () => {
+    t = testWorld();
+    world = t.world;
+    await wiredNode(world);
+    refuse = false;
+    const persist = t.engine.persist.bind(t.engine);
+    // A storage hiccup on the port's records only: they are retried with backoff meanwhile.
+    t.engine.persist = async (events) => {
+      if (refuse && events.some((e) => e.key === `port:${P}`)) throw new Error('disk busy');
+      return persist(events);
+    };
+  });
+  afterEach(() => t.close());
+
+  const connect = (network: string, channel = 'vlan/native') =>
+    world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network, channel });
+
+  it('a force-detach while the record of the attach is still unwritten: the VLAN stays forgotten, a re-apply leaves the switch empty', async () => {
+    refuse = true;
+    await connect('w1');
+    await settled(world);
+    await world.nodes.ask('n1', { type: 'node.forceDetach', by, nic: 'eth0', network: 'w1' });
+    refuse = false;
+    await sleep(400); // the retried record lands meanwhile
+    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [] });
+    await world.nodes.ask('n1', { type: 'node.reapplyPort', by, nic: 'eth0' });
+    await settled(world);
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+  });
+
+  it('after a crash that lost the port\'s record of a DONE operation, with the nic\'s next one pending: the start repairs the record before resuming', async () => {
+    refuse = true;
+    await connect('w1');
+    await settled(world);
+    t.driver.hold();
+    await connect('w2', 'vlan/101');
+    await sleep(30);
+    await world.close(); // the crash: nothing more is written
+    refuse = false;
+    t.driver.release();
+    await sleep(30);
+    const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: (ty) => (ty === FAKE_SWITCH ? t.driver : undefined) });
+    try {
+      await again.rebuild();
+      expect(await again.repairPortRecords()).to.equal(1);
+      expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [] });
+      // The resumed operation fails: the port is set back to what the nic holds, native 100 included.
+      t.driver.failNext = 1;
+      again.operations.resumeAll();
+      await settled(again);
+      expect(again.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1' });
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [] });
+    } finally {
+      await again.close();
+    }
+  });
+});
