@@ -123,7 +123,7 @@ describe('PowerControl', () => {
     it('tells a non-admin a BMC failure without the BMC\'s address or user; an admin reads it whole', async () => {
       const { entry } = fake();
       const pc = powerControl(150, entry);
-      const fields = { bmc: 'hang', host: 'https://bmc7.example:8443', user: 'opsuser' };
+      const fields = { bmc: 'hang', host: 'https://127.0.0.7:8443', user: 'opsuser' };
       const member = await failure(pc.on({ type: FAKE, fields }, { isAdmin: false }));
       expect(member.message).to.equal("the node's BMC did not answer within 150 ms (power on)");
       expect((member as HiltError & { detail?: string }).detail).to.equal('BMC bmc-hang did not answer within 150 ms (power on)');
@@ -132,12 +132,12 @@ describe('PowerControl', () => {
     });
 
     it('scrubs every spelling of the BMC\'s address and its user from a member\'s message', () => {
-      const fields = { host: 'https://BMC7.example:8443', user: 'opsuser', password: 'x' };
-      const msg = 'BMC https://bmc7.example:8443: login as opsuser refused (HTTP 401): connect to bmc7.example:8443 (bmc7.example) failed';
-      expect(withoutBmcIdentity(msg, fields, 'https://bmc7.example:8443'))
+      const fields = { host: 'https://LocalHost:8443/', user: 'opsuser', password: 'x' };
+      const msg = 'BMC https://localhost:8443: login as opsuser refused (HTTP 401): connect to localhost:8443 (localhost) failed';
+      expect(withoutBmcIdentity(msg, fields, 'https://localhost:8443'))
         .to.equal("the node's BMC: login as [user] refused (HTTP 401): connect to [BMC] ([BMC]) failed");
-      const ipmi = 'BMC 10.0.0.9:623: ipmitool chassis power off failed: Error: Unable to establish IPMI v2 / RMCP+ session';
-      expect(withoutBmcIdentity(ipmi, { host: '10.0.0.9', user: 'root' }, '10.0.0.9:623'))
+      const ipmi = 'BMC 127.0.0.9:623: ipmitool chassis power off failed: Error: Unable to establish IPMI v2 / RMCP+ session';
+      expect(withoutBmcIdentity(ipmi, { host: '127.0.0.9', user: 'root' }, '127.0.0.9:623'))
         .to.equal("the node's BMC: ipmitool chassis power off failed: Error: Unable to establish IPMI v2 / RMCP+ session");
     });
 
