@@ -83,7 +83,7 @@ export class PowerControl {
  */
 export function withoutBmcIdentity(message: string, fields: DriverFields, device?: string): string {
   const host = typeof fields.host === 'string' ? fields.host : '';
-  // `https://[::1]:8443/` → `::1`; `bmc.example:623` → `bmc.example`
+  // `https://[::1]:8443/` → `::1`; `127.0.0.1:623` → `127.0.0.1`
   const authority = host.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split('/')[0]!;
   const bare = /^\[([^\]]*)\]/.exec(authority)?.[1] ?? (authority.split(':').length === 2 ? authority.split(':')[0]! : authority);
   const places = [...new Set([device, host, authority, bare].filter((s): s is string => !!s && s.length > 0))]

@@ -190,7 +190,7 @@ describe('nodes and nics', () => {
     it('power_on turns the node on (again: no change); it takes no body', async () => {
       await must(api.post('/node/pw-free/power_off'));
       await must(api.post('/node/pw-free/power_on'));
-      expect(ts.mockObm.state('bmc.example').power).to.equal('on');
+      expect(ts.mockObm.state(obm().host).power).to.equal('on');
       await must(api.post('/node/pw-free/power_on'));
       expect((await api.get('/node/pw-free/power_status')).body).to.deep.equal({ power_status: 'on' });
       expect((await api.post('/node/pw-free/power_on', { force: true })).status).to.equal(400);
@@ -201,12 +201,12 @@ describe('nodes and nics', () => {
     it('boot_device sets pxe, disk or none on the BMC; another device is a 400 after the checks of §3', async () => {
       for (const dev of ['disk', 'none', 'pxe']) {
         await must(api.put('/node/pw-free/boot_device', { bootdev: dev }));
-        expect(ts.mockObm.state('bmc.example').bootdev).to.equal(dev);
+        expect(ts.mockObm.state(obm().host).bootdev).to.equal(dev);
       }
       const bad = await api.put('/node/pw-free/boot_device', { bootdev: 'cdrom' });
       expect(bad.status).to.equal(400);
       expect(bad.body).to.deep.equal({ type: 'BadArgumentError', msg: 'invalid boot device "cdrom": expected one of pxe, disk, none' });
-      expect(ts.mockObm.state('bmc.example').bootdev).to.equal('pxe');
+      expect(ts.mockObm.state(obm().host).bootdev).to.equal('pxe');
       // the node's existence and the caller's right come first
       expect((await api.put('/node/nope/boot_device', { bootdev: 'cdrom' })).status).to.equal(404);
       expect((await api.with(member).put('/node/pw-free/boot_device', { bootdev: 'cdrom' })).status).to.equal(401);
