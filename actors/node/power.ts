@@ -6,15 +6,24 @@
  * (`device`) and paced as the entry asks: calls to one BMC never interleave their commands (a
  * whole power cycle is one call), and different BMCs work in parallel. Each call is answered
  * within the OBM timeout of being made, waiting behind earlier calls included: one still
- * waiting then never reaches the BMC, and one running then is aborted (its ipmitool killed).
+ * waiting then never reaches the BMC, and one running then is aborted (its ipmitool killed,
+ * its HTTP request cancelled).
  */
 import { DeviceQueue } from '../device-queue';
 import { HiltError } from '../errors';
 import type { DriverFields, DriverSet } from '../../drivers/registry';
-import { ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../drivers/obm/types';
+import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../drivers/obm/types';
 import type { Obm } from './protocol';
 
 type Call<T> = (driver: ObmDriver, fields: DriverFields, signal: AbortSignal) => Promise<T>;
+
+/**
+ * Who asked: an admin reads a BMC failure in full; anyone else reads it without the BMC's
+ * address and user (docs/api-conventions.md §11), which the service's log keeps.
+ */
+export interface Asker { isAdmin: boolean }
+
+const ADMIN: Asker = { isAdmin: true };
 
 export class PowerControl {
   /** per OBM type */
@@ -32,26 +41,58 @@ export class PowerControl {
     }
   }
 
-  cycle(obm: Obm, force = false): Promise<void> {
-    return this.run(obm, force ? 'power cycle (force)' : 'power cycle', (d, f, s) => d.powerCycle(f, { force }, s));
+  cycle(obm: Obm, force = false, who: Asker = ADMIN): Promise<void> {
+    return this.run(obm, who, force ? 'power cycle (force)' : 'power cycle', (d, f, s) => d.powerCycle(f, { force }, s));
   }
 
-  off(obm: Obm): Promise<void> {
-    return this.run(obm, 'power off', (d, f, s) => d.powerOff(f, s));
+  off(obm: Obm, who: Asker = ADMIN): Promise<void> {
+    return this.run(obm, who, 'power off', (d, f, s) => d.powerOff(f, s));
   }
 
-  status(obm: Obm): Promise<PowerState> {
-    return this.run(obm, 'power status', (d, f, s) => d.powerStatus(f, s));
+  on(obm: Obm, who: Asker = ADMIN): Promise<void> {
+    return this.run(obm, who, 'power on', (d, f, s) => d.powerOn(f, s));
   }
 
-  private async run<T>(obm: Obm, what: string, call: Call<T>): Promise<T> {
+  status(obm: Obm, who: Asker = ADMIN): Promise<PowerState> {
+    return this.run(obm, who, 'power status', (d, f, s) => d.powerStatus(f, s));
+  }
+
+  bootDevice(obm: Obm, device: BootDevice, who: Asker = ADMIN): Promise<void> {
+    return this.run(obm, who, `boot device ${device}`, (d, f, s) => d.setBootDevice(f, device, s));
+  }
+
+  private async run<T>(obm: Obm, who: Asker, what: string, call: Call<T>): Promise<T> {
     const found = this.drivers.get(obm.type);
     if (!found) throw new HiltError('OBMError', `no driver is configured for OBM type ${obm.type}`);
+    let device: string | undefined;
     try {
-      const device = found.entry.device(obm.fields);
+      device = found.entry.device(obm.fields);
       return await this.queues.get(obm.type)!.run(device, (signal) => call(found.driver, obm.fields, signal), { from: 'submit', what });
     } catch (err) {
-      throw err instanceof ObmError ? new HiltError('OBMError', err.message) : err;
+      if (!(err instanceof ObmError)) throw err;
+      if (who.isAdmin) throw new HiltError('OBMError', err.message);
+      // The full text stays in the service's log (the error handler logs `detail` with a 502).
+      throw Object.assign(new HiltError('OBMError', withoutBmcIdentity(err.message, obm.fields, device)), { detail: err.message });
     }
   }
+}
+
+/**
+ * A BMC failure as a node's project may read it: the BMC's address (as the device key, as the
+ * `host` field and as its bare host name) and the BMC user replaced by placeholders.
+ */
+export function withoutBmcIdentity(message: string, fields: DriverFields, device?: string): string {
+  const host = typeof fields.host === 'string' ? fields.host : '';
+  // `https://[::1]:8443/` → `::1`; `127.0.0.1:623` → `127.0.0.1`
+  const authority = host.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split('/')[0]!;
+  const bare = /^\[([^\]]*)\]/.exec(authority)?.[1] ?? (authority.split(':').length === 2 ? authority.split(':')[0]! : authority);
+  const places = [...new Set([device, host, authority, bare].filter((s): s is string => !!s && s.length > 0))]
+    .sort((a, b) => b.length - a.length);
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  let out = message;
+  if (device) out = out.split(`BMC ${device}`).join("the node's BMC");
+  for (const p of places) out = out.replace(new RegExp(escape(p), 'gi'), '[BMC]');
+  const user = typeof fields.user === 'string' ? fields.user : '';
+  if (user) out = out.split(user).join('[user]');
+  return out;
 }

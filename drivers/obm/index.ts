@@ -2,5 +2,6 @@
 import type { ObmDriverEntry } from './types';
 import { ipmi } from './ipmitool';
 import { mock } from './mock';
+import { redfish } from './redfish';
 
-export const OBM_DRIVERS: readonly ObmDriverEntry[] = [ipmi, mock];
+export const OBM_DRIVERS: readonly ObmDriverEntry[] = [ipmi, mock, redfish];

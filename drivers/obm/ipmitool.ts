@@ -15,7 +15,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import type { DriverFields } from '../registry';
 import { requiredStrings, SCHEMA_BASE } from '../schema';
 import { ObmError } from './types';
-import type { ObmDriver, ObmDriverEntry, PowerState } from './types';
+import type { BootDevice, ObmDriver, ObmDriverEntry, PowerState } from './types';
 
 /** The subset of child_process.execFile the driver uses; tests inject a spy with this shape. */
 export type ExecFileFn = (
@@ -172,14 +172,28 @@ export class IpmitoolDriver implements ObmDriver {
   }
 
   async powerOff(fields: DriverFields, signal: AbortSignal): Promise<void> {
+    await this.powerTo('off', fields, signal);
+  }
+
+  async powerOn(fields: DriverFields, signal: AbortSignal): Promise<void> {
+    await this.powerTo('on', fields, signal);
+  }
+
+  /** HIL's set_bootdev: `chassis bootdev <dev> options=persistent` (`disk` is what the BMC calls "default"). */
+  async setBootDevice(fields: DriverFields, device: BootDevice, signal: AbortSignal): Promise<void> {
+    await this.runner(fields, signal)(['chassis', 'bootdev', device, 'options=persistent']);
+  }
+
+  private async powerTo(state: PowerState, fields: DriverFields, signal: AbortSignal): Promise<void> {
     const run = this.runner(fields, signal);
     try {
-      await run(['chassis', 'power', 'off']);
+      await run(['chassis', 'power', state]);
     } catch (err) {
-      // Some BMCs refuse "off" for a node that is already off (completion code 0xD5,
-      // "Command not supported in present state"): off is what was asked for.
+      // Some BMCs refuse "off" for a node that is already off, or "on" for one already on
+      // (completion code 0xD5, "Command not supported in present state"): that state is what
+      // was asked for.
       if (err instanceof ObmError && /present state/i.test(err.message)) {
-        if (parsePowerStatus(await run(['chassis', 'power', 'status'])) === 'off') return;
+        if (parsePowerStatus(await run(['chassis', 'power', 'status'])) === state) return;
       }
       throw err;
     }

@@ -4,8 +4,9 @@
  */
 import type { DriverFields } from '../registry';
 import { requiredStrings, SCHEMA_BASE } from '../schema';
-import type { ObmDriver, ObmDriverEntry, PowerState } from './types';
+import type { BootDevice, ObmDriver, ObmDriverEntry, PowerState } from './types';
 
+/** `bootdev`: `default` until set; a power cycle sets `pxe`; boot_device sets pxe, disk or none. */
 export interface MockBmcState { power: PowerState; bootdev: string; cycles: number }
 
 export class MockObmDriver implements ObmDriver {
@@ -28,8 +29,16 @@ export class MockObmDriver implements ObmDriver {
     this.state(String(fields.host)).power = 'off';
   }
 
+  async powerOn(fields: DriverFields): Promise<void> {
+    this.state(String(fields.host)).power = 'on';
+  }
+
   async powerStatus(fields: DriverFields): Promise<PowerState> {
     return this.state(String(fields.host)).power;
+  }
+
+  async setBootDevice(fields: DriverFields, device: BootDevice): Promise<void> {
+    this.state(String(fields.host)).bootdev = device;
   }
 }
 

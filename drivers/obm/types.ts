@@ -12,12 +12,29 @@ import type { DriverEntry, DriverFields } from '../registry';
 
 export type PowerState = 'on' | 'off';
 
+/**
+ * The boot devices of HIL's node_set_bootdev, for every driver: `pxe` (network), `disk` (the
+ * first disk) and `none` (no override: the firmware's own boot order).
+ */
+export const BOOT_DEVICES = ['pxe', 'disk', 'none'] as const;
+export type BootDevice = (typeof BOOT_DEVICES)[number];
+
+export const isBootDevice = (v: unknown): v is BootDevice => (BOOT_DEVICES as readonly unknown[]).includes(v);
+
 export interface ObmDriver {
   /** Set the next boot device to PXE, then power-cycle a running node or power on a node that is off. */
   powerCycle(fields: DriverFields, opts: { force?: boolean }, signal: AbortSignal): Promise<void>;
   /** Hard power off; no effect when already off. */
   powerOff(fields: DriverFields, signal: AbortSignal): Promise<void>;
+  /** Power on; no effect when already on (the boot device is left as it is). */
+  powerOn(fields: DriverFields, signal: AbortSignal): Promise<void>;
   powerStatus(fields: DriverFields, signal: AbortSignal): Promise<PowerState>;
+  /**
+   * The device the node boots from from now on, persistently (HIL's set_bootdev: IPMI's
+   * `options=persistent`); `none` removes the override. A power cycle's one-time PXE boot
+   * replaces it, as it did in HIL.
+   */
+  setBootDevice(fields: DriverFields, device: BootDevice, signal: AbortSignal): Promise<void>;
 }
 
 /** An OBM driver's registry entry (drivers/registry.ts), plus what the service's queue needs. */

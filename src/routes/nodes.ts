@@ -6,6 +6,7 @@ import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
+import { BOOT_DEVICES, isBootDevice } from '../../drivers/obm/types';
 
 type N = { node: string };
 type NN = { node: string; nic: string };
@@ -48,17 +49,30 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: N; Body: { force?: boolean } }>('/node/:node/power_cycle', { schema: S.powerCycle }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    await power.cycle(node.obm, req.body.force ?? false);
+    await power.cycle(node.obm, req.body.force ?? false, req.caller);
   });
 
   app.post<{ Params: N }>('/node/:node/power_off', { schema: S.powerOff }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    await power.off(node.obm);
+    await power.off(node.obm, req.caller);
+  });
+
+  app.post<{ Params: N }>('/node/:node/power_on', { schema: S.powerOn }, async (req) => {
+    const node = powerTarget(req.caller, req.params.node);
+    await power.on(node.obm, req.caller);
   });
 
   app.get<{ Params: N }>('/node/:node/power_status', { schema: S.powerStatus }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    return { power_status: await power.status(node.obm) };
+    return { power_status: await power.status(node.obm, req.caller) };
+  });
+
+  // The device is checked after authorization, as HIL did (docs/api-conventions.md §3).
+  app.put<{ Params: N; Body: { bootdev: string } }>('/node/:node/boot_device', { schema: S.setBootDevice }, async (req) => {
+    const node = powerTarget(req.caller, req.params.node);
+    const { bootdev } = req.body;
+    if (!isBootDevice(bootdev)) throw badArgument(`invalid boot device ${JSON.stringify(bootdev)}: expected one of ${BOOT_DEVICES.join(', ')}`);
+    await power.bootDevice(node.obm, bootdev, req.caller);
   });
 
   // A data centre's node list is large and read far more often than it changes: it is

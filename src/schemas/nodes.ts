@@ -15,6 +15,9 @@ export const registerNic = { params: params('node', 'nic'), body: body(['macaddr
 export const deleteNic = { params: params('node', 'nic'), body: noBody, querystring: noQuery } as const;
 export const powerCycle = { params: params('node'), body: body([], { force: bool }), querystring: noQuery } as const;
 export const powerOff = { params: params('node'), body: noBody, querystring: noQuery } as const;
+export const powerOn = { params: params('node'), body: noBody, querystring: noQuery } as const;
+/** Any string: which devices are valid is checked after authorization (docs/api-conventions.md §3). */
+export const setBootDevice = { params: params('node'), body: body(['bootdev'], { bootdev: str }), querystring: noQuery } as const;
 export const powerStatus = { params: params('node'), querystring: noQuery } as const;
 export const listNodes = {
   params: { type: 'object', required: ['is_free'], properties: { is_free: { type: 'string', enum: ['all', 'free'] } } },

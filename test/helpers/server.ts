@@ -14,6 +14,7 @@ import type { MockObmDriver } from '../../drivers/obm/mock';
 export const ADMIN = { user: 'admin', password: 'admin-secret' };
 export const MOCK_OBM = 'http://schema.massopencloud.org/haas/v0/obm/mock';
 export const IPMI_OBM = 'http://schema.massopencloud.org/haas/v0/obm/ipmi';
+export const REDFISH_OBM = 'http://schema.massopencloud.org/haas/v0/obm/redfish';
 export const MOCK_SWITCH = 'http://schema.massopencloud.org/haas/v0/switches/mock';
 
 export interface Creds { user: string; password: string }

@@ -334,6 +334,31 @@ const ROWS: Row[] = [
     check: (_r, f) => { expect(ts.mockObm.state(f.bmcHost).power).to.equal('off'); },
   },
   { call: 'node_power_off of a missing node', method: 'POST', path: (f) => `/node/${f.n}/power_off`, expect: [404, 404, 404, U, U] },
+  {
+    call: 'node_power_on of a free node', method: 'POST', path: (f) => `/node/${f.n}/power_on`,
+    setup: (f) => f.node(), state: bmcState, expect: [200, U, U, U, U],
+  },
+  {
+    call: 'node_power_on of a node of the project', method: 'POST', path: (f) => `/node/${f.n}/power_on`,
+    setup: (f) => f.node({ project: f.P }), state: bmcState, expect: [200, 200, U, U, U],
+    check: (_r, f) => { expect(ts.mockObm.state(f.bmcHost).power).to.equal('on'); },
+  },
+  { call: 'node_power_on of a missing node', method: 'POST', path: (f) => `/node/${f.n}/power_on`, expect: [404, 404, 404, U, U] },
+  {
+    call: 'node_set_bootdev of a free node', method: 'PUT', path: (f) => `/node/${f.n}/boot_device`, body: () => ({ bootdev: 'disk' }),
+    setup: (f) => f.node(), state: bmcState, expect: [200, U, U, U, U],
+  },
+  {
+    call: 'node_set_bootdev of a node of the project', method: 'PUT', path: (f) => `/node/${f.n}/boot_device`, body: () => ({ bootdev: 'pxe' }),
+    setup: (f) => f.node({ project: f.P }), state: bmcState, expect: [200, 200, U, U, U],
+    check: (_r, f) => { expect(ts.mockObm.state(f.bmcHost).bootdev).to.equal('pxe'); },
+  },
+  // the device is checked after authorization, as HIL did (§3)
+  {
+    call: 'node_set_bootdev with an unknown device', method: 'PUT', path: (f) => `/node/${f.n}/boot_device`, body: () => ({ bootdev: 'floppy' }),
+    setup: (f) => f.node({ project: f.P }), state: bmcState, expect: [400, 400, U, U, U],
+  },
+  { call: 'node_set_bootdev of a missing node', method: 'PUT', path: (f) => `/node/${f.n}/boot_device`, body: () => ({ bootdev: 'pxe' }), expect: [404, 404, 404, U, U] },
   // power_status follows the power rule of docs/api-conventions.md §3 (as HIL's node_power_status does).
   {
     call: 'node_power_status of a free node', method: 'GET', path: (f) => `/node/${f.n}/power_status`, setup: (f) => f.node(), expect: [200, U, U, U, U],
@@ -752,6 +777,14 @@ const ROWS: Row[] = [
   },
   {
     call: 'node_power_cycle with force "yes"', method: 'POST', path: (f) => `/node/${f.n}/power_cycle`, body: () => ({ force: 'yes' }),
+    setup: (f) => f.node({ project: f.P }), state: bmcState, expect: [400, 400, 400, 400, 400],
+  },
+  {
+    call: 'node_set_bootdev with bootdev 1', method: 'PUT', path: (f) => `/node/${f.n}/boot_device`, body: () => ({ bootdev: 1 }),
+    setup: (f) => f.node({ project: f.P }), state: bmcState, expect: [400, 400, 400, 400, 400],
+  },
+  {
+    call: 'node_power_on with a body', method: 'POST', path: (f) => `/node/${f.n}/power_on`, body: () => ({ force: true }),
     setup: (f) => f.node({ project: f.P }), state: bmcState, expect: [400, 400, 400, 400, 400],
   },
   {

@@ -187,5 +187,34 @@ describe('nodes and nics', () => {
       await must(api.with(member).post('/node/pw-owned/power_off'));
       expect((await api.post('/node/nope/power_off')).status).to.equal(404);
     });
+    it('power_on turns the node on (again: no change); it takes no body', async () => {
+      await must(api.post('/node/pw-free/power_off'));
+      await must(api.post('/node/pw-free/power_on'));
+      expect(ts.mockObm.state(obm().host).power).to.equal('on');
+      await must(api.post('/node/pw-free/power_on'));
+      expect((await api.get('/node/pw-free/power_status')).body).to.deep.equal({ power_status: 'on' });
+      expect((await api.post('/node/pw-free/power_on', { force: true })).status).to.equal(400);
+      expect((await api.with(member).post('/node/pw-free/power_on')).status).to.equal(401);
+      await must(api.with(member).post('/node/pw-owned/power_on'));
+      expect((await api.post('/node/nope/power_on')).status).to.equal(404);
+    });
+    it('boot_device sets pxe, disk or none on the BMC; another device is a 400 after the checks of §3', async () => {
+      for (const dev of ['disk', 'none', 'pxe']) {
+        await must(api.put('/node/pw-free/boot_device', { bootdev: dev }));
+        expect(ts.mockObm.state(obm().host).bootdev).to.equal(dev);
+      }
+      const bad = await api.put('/node/pw-free/boot_device', { bootdev: 'cdrom' });
+      expect(bad.status).to.equal(400);
+      expect(bad.body).to.deep.equal({ type: 'BadArgumentError', msg: 'invalid boot device "cdrom": expected one of pxe, disk, none' });
+      expect(ts.mockObm.state(obm().host).bootdev).to.equal('pxe');
+      // the node's existence and the caller's right come first
+      expect((await api.put('/node/nope/boot_device', { bootdev: 'cdrom' })).status).to.equal(404);
+      expect((await api.with(member).put('/node/pw-free/boot_device', { bootdev: 'cdrom' })).status).to.equal(401);
+      await must(api.with(member).put('/node/pw-owned/boot_device', { bootdev: 'disk' }));
+      // the body's shape is checked first of all (§2)
+      for (const body of [{}, { bootdev: 1 }, { bootdev: null }, { bootdev: 'pxe', persistent: true }]) {
+        expect((await api.with(null).put('/node/nope/boot_device', body)).status, JSON.stringify(body)).to.equal(400);
+      }
+    });
   });
 });

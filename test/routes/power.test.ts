@@ -73,6 +73,32 @@ describe('power control over IPMI (ipmitool against ipmi_sim)', function () {
     expect(sims.b1.powerState()).to.equal('off');
   });
 
+  it('power_on turns the node on and leaves the boot device; again has no effect', async () => {
+    const bmc = sims.b2;
+    bmc.setPower(false);
+    bmc.clearLog();
+    await must(api.post('/node/b2/power_on'));
+    expect(bmc.powerState()).to.equal('on');
+    await must(api.post('/node/b2/power_on'));
+    expect(bmc.powerState()).to.equal('on');
+    expect(bmc.log()).to.deep.equal(['set power 1', 'set power 1']);
+    await must(api.post('/node/b2/power_off'));
+  });
+
+  it('boot_device sets pxe, disk or none on the BMC, persistently; other devices are a 400 that reaches no BMC', async () => {
+    const bmc = sims.b2;
+    for (const [dev, seen] of [['disk', 'default'], ['pxe', 'pxe'], ['none', 'none'], ['disk', 'default']] as const) {
+      await must(api.put('/node/b2/boot_device', { bootdev: dev }));
+      expect(bmc.bootDevice(), dev).to.equal(seen);
+    }
+    bmc.clearLog();
+    const r = await api.put('/node/b2/boot_device', { bootdev: 'cdrom' });
+    expect(r.status).to.equal(400);
+    expect(r.body.type).to.equal('BadArgumentError');
+    expect(bmc.log()).to.deep.equal([]);
+    expect(bmc.bootDevice()).to.equal('default');
+  });
+
   it('power_status reads the BMC', async () => {
     sims.b2.setPower(true);
     expect((await api.get('/node/b2/power_status')).body).to.deep.equal({ power_status: 'on' });
@@ -86,6 +112,26 @@ describe('power control over IPMI (ipmitool against ipmi_sim)', function () {
     await must(api.with(member).post('/node/b3/power_cycle'));
     await until('b3 on', () => sims.b3.powerState() === 'on');
     expect((await api.with(member).get('/node/b3/power_status')).body.power_status).to.equal('on');
+    await must(api.with(member).post('/node/b3/power_off'));
+    await must(api.with(member).post('/node/b3/power_on'));
+    expect(sims.b3.powerState()).to.equal('on');
+    await must(api.with(member).put('/node/b3/boot_device', { bootdev: 'disk' }));
+    expect(sims.b3.bootDevice()).to.equal('default');
+    expect((await api.with(member).put('/node/b1/boot_device', { bootdev: 'disk' })).status).to.equal(401);
+  });
+
+  it('tells a project member a BMC failure without the BMC\'s address or user; the log keeps it', async () => {
+    const sim = await startIpmiSim({ user: BMC_USER, password: BMC_PASSWORD });
+    await register('badpw-m', sim.host, 'not-the-password');
+    await must(api.post('/project/pp/connect_node', { node: 'badpw-m' }));
+    const r = await api.with(member).post('/node/badpw-m/power_on');
+    expect(r.status).to.equal(502);
+    expect(r.body.type).to.equal('OBMError');
+    expect(r.body.msg).to.match(/^the node's BMC: ipmitool chassis power on failed: .*Unable to establish/);
+    expect(r.text).to.not.include(sim.host).and.not.include('127.0.0.1');
+    expect(logs.some((l) => l.includes(`BMC ${sim.host}: ipmitool chassis power on failed`))).to.equal(true);
+    const admin = await api.post('/node/badpw-m/power_on');
+    expect(admin.body.msg).to.include(`BMC ${sim.host}:`);
   });
 
   it('answers a wrong BMC password with 502 OBMError, quickly, without the password', async () => {

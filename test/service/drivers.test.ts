@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { startTestServer, TestServer, Client, must } from '../helpers/server';
 import type { DriverFields } from '../../drivers/registry';
 import type { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
-import type { ObmDriver, ObmDriverEntry, PowerState } from '../../drivers/obm/types';
+import type { BootDevice, ObmDriver, ObmDriverEntry, PowerState } from '../../drivers/obm/types';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -69,9 +69,16 @@ class FakeBmc implements ObmDriver {
     await this.call('off', fields, signal);
     this.power.set(`${fields.url}#${fields.slot}`, 'off');
   }
+  async powerOn(fields: DriverFields, signal: AbortSignal): Promise<void> {
+    await this.call('on', fields, signal);
+    this.power.set(`${fields.url}#${fields.slot}`, 'on');
+  }
   async powerStatus(fields: DriverFields, signal: AbortSignal): Promise<PowerState> {
     await this.call('status', fields, signal);
     return this.power.get(`${fields.url}#${fields.slot}`) ?? 'off';
+  }
+  async setBootDevice(fields: DriverFields, device: BootDevice, signal: AbortSignal): Promise<void> {
+    await this.call(`boot ${device}`, fields, signal);
   }
 }
 
@@ -131,7 +138,9 @@ describe('drivers added beside the built-in ones', function () {
       expect((await must(api.get('/node/fake-n1/power_status'))).body).to.deep.equal({ power_status: 'on' });
       await must(api.post('/node/fake-n1/power_off'));
       expect((await must(api.get('/node/fake-n1/power_status'))).body).to.deep.equal({ power_status: 'off' });
-      expect(bmc().calls.map((c) => c.what)).to.deep.equal(['cycle', 'status', 'off', 'status']);
+      await must(api.post('/node/fake-n1/power_on'));
+      await must(api.put('/node/fake-n1/boot_device', { bootdev: 'disk' }));
+      expect(bmc().calls.map((c) => c.what)).to.deep.equal(['cycle', 'status', 'off', 'status', 'on', 'boot disk']);
       expect(bmc().calls[0]!.fields).to.deep.equal({ url: 'https://bmc.example/redfish', slot: 1, secret: 'fake-obm-secret' });
     });
 

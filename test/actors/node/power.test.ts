@@ -5,9 +5,9 @@
  * fake drivers, then with the real ipmitool driver against ipmi_sim BMCs.
  */
 import { expect } from 'chai';
-import { PowerControl } from '../../../actors/node/power';
+import { PowerControl, withoutBmcIdentity } from '../../../actors/node/power';
 import { DriverFields, DriverRegistry, DriverSet } from '../../../drivers/registry';
-import { ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../../drivers/obm/types';
+import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../../drivers/obm/types';
 import { ipmi, IpmitoolDriver } from '../../../drivers/obm/ipmitool';
 import { mock } from '../../../drivers/obm/mock';
 import { DEFAULTS } from '../../../src/config';
@@ -51,7 +51,9 @@ describe('PowerControl', () => {
       }
       powerCycle = (f: DriverFields, o: { force?: boolean }, s: AbortSignal) => this.call(o.force ? 'cycle!' : 'cycle', f, s);
       powerOff = (f: DriverFields, s: AbortSignal) => this.call('off', f, s);
+      powerOn = (f: DriverFields, s: AbortSignal) => this.call('on', f, s);
       powerStatus = async (f: DriverFields, s: AbortSignal): Promise<PowerState> => { await this.call('status', f, s); return 'on'; };
+      setBootDevice = (f: DriverFields, d: BootDevice, s: AbortSignal) => this.call(`boot-${d}`, f, s);
     }
 
     function fake(pacing?: ObmDriverEntry['pacing']) {
@@ -68,8 +70,10 @@ describe('PowerControl', () => {
       await pc.cycle(node('a'), true);
       await pc.off(node('a'));
       expect(await pc.status(node('a'))).to.equal('on');
+      await pc.on(node('a'));
+      await pc.bootDevice(node('a'), 'none');
       await pc.cycle({ type: mock.type, fields: { host: 'm', user: 'u', password: 'p' } });
-      expect(driver.log.filter((l) => l.startsWith('start'))).to.deep.equal(['start cycle! a', 'start off a', 'start status a']);
+      expect(driver.log.filter((l) => l.startsWith('start'))).to.deep.equal(['start cycle! a', 'start off a', 'start status a', 'start on a', 'start boot-none a']);
       expect(driver.signals.every((s) => !s.aborted)).to.equal(true);
     });
 
@@ -114,6 +118,27 @@ describe('PowerControl', () => {
       expect(second.message).to.equal('BMC bmc-hang did not answer within 150 ms (still busy with an earlier call)');
       expect(driver.log).to.deep.equal(['start off hang', 'aborted off hang']);
       expect(driver.signals[0]!.aborted).to.equal(true);
+    });
+
+    it('tells a non-admin a BMC failure without the BMC\'s address or user; an admin reads it whole', async () => {
+      const { entry } = fake();
+      const pc = powerControl(150, entry);
+      const fields = { bmc: 'hang', host: 'https://127.0.0.7:8443', user: 'opsuser' };
+      const member = await failure(pc.on({ type: FAKE, fields }, { isAdmin: false }));
+      expect(member.message).to.equal("the node's BMC did not answer within 150 ms (power on)");
+      expect((member as HiltError & { detail?: string }).detail).to.equal('BMC bmc-hang did not answer within 150 ms (power on)');
+      const admin = await failure(pc.on({ type: FAKE, fields }, { isAdmin: true }));
+      expect(admin.message).to.equal('BMC bmc-hang did not answer within 150 ms (power on)');
+    });
+
+    it('scrubs every spelling of the BMC\'s address and its user from a member\'s message', () => {
+      const fields = { host: 'https://LocalHost:8443/', user: 'opsuser', password: 'x' };
+      const msg = 'BMC https://localhost:8443: login as opsuser refused (HTTP 401): connect to localhost:8443 (localhost) failed';
+      expect(withoutBmcIdentity(msg, fields, 'https://localhost:8443'))
+        .to.equal("the node's BMC: login as [user] refused (HTTP 401): connect to [BMC] ([BMC]) failed");
+      const ipmi = 'BMC 127.0.0.9:623: ipmitool chassis power off failed: Error: Unable to establish IPMI v2 / RMCP+ session';
+      expect(withoutBmcIdentity(ipmi, { host: '127.0.0.9', user: 'root' }, '127.0.0.9:623'))
+        .to.equal("the node's BMC: ipmitool chassis power off failed: Error: Unable to establish IPMI v2 / RMCP+ session");
     });
 
     it('answers 502 for an OBM type no driver claims', async () => {

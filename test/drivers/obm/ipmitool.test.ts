@@ -143,6 +143,39 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     });
   });
 
+  describe('powerOn and setBootDevice', () => {
+    it('powers on a node that is off without touching its boot device; again leaves it on', async () => {
+      await driver().powerOn(info(sim), LIVE);
+      expect(sim.powerState()).to.equal('on');
+      await driver().powerOn(info(sim), LIVE);
+      expect(sim.powerState()).to.equal('on');
+      expect(sim.log()).to.deep.equal(['set power 1', 'set power 1']);
+      expect(sim.bootDevice()).to.equal('default');
+    });
+
+    it('power on of a node that is on succeeds although the BMC refuses it "in present state"', async () => {
+      const spy = spyExec((n, _file, _args, options, cb) => (n === 0
+        ? execFile('/bin/sh', ['-c', 'echo "Set Chassis Power Control to Up/On failed: Command not supported in present state" >&2; exit 1'], options, cb)
+        : undefined));
+      sim.setPower(true);
+      await driver({ execFile: spy.fn }).powerOn(info(sim), LIVE);
+      expect(spy.calls.map((c) => c.args.slice(-3).join(' '))).to.deep.equal(['chassis power on', 'chassis power status']);
+    });
+
+    it('sets each boot device persistently, as HIL did (disk is the BMC\'s "default")', async () => {
+      const spy = spyExec();
+      for (const [dev, seen] of [['pxe', 'pxe'], ['disk', 'default'], ['none', 'none']] as const) {
+        await driver({ execFile: spy.fn }).setBootDevice(info(sim), dev, LIVE);
+        expect(sim.bootDevice()).to.equal(seen);
+      }
+      expect(spy.calls.map((c) => c.args.slice(-4).join(' '))).to.deep.equal([
+        'chassis bootdev pxe options=persistent', 'chassis bootdev disk options=persistent', 'chassis bootdev none options=persistent',
+      ]);
+      expect(sim.log()).to.deep.equal(['get boot', 'set boot pxe', 'get boot', 'set boot default', 'get boot', 'set boot none']);
+      expect(sim.powerState()).to.equal('off');
+    });
+  });
+
   describe('failures', () => {
     it('wrong password: ObmError with ipmitool\'s reason, fast, no retry, password not in the message', async () => {
       const spy = spyExec();

@@ -1,0 +1,228 @@
+/**
+ * Redfish power control (DMTF Redfish, the BMC protocol of iDRAC, iLO, XCC, OpenBMC...), beside
+ * IPMI. What it does, per call:
+ *
+ * - power_status: `PowerState` of the node's ComputerSystem (`On`, `PoweringOn`, `Paused`: on;
+ *   `Off`, `PoweringOff`: off).
+ * - power_off: `ForceOff`, unless the system is already off.
+ * - power_on: `On` (else `ForceOn`, else `PushPowerButton`), unless it is already on.
+ * - power_cycle: the boot override set to PXE `Once`, then, for a system that is on,
+ *   `ForceRestart` (else `PowerCycle`, else `ForceOff`, a wait for `Off`, and the power on
+ *   above), and for one that is off, the power on above. `force` changes nothing: both of
+ *   IPMI's variants (cycle, reset) are hard already, as `ForceRestart` is.
+ * - boot_device: the override target `Pxe` or `Hdd` with `Continuous` (persistent, as HIL's
+ *   ipmitool `options=persistent`), or `None` with `Disabled`.
+ *
+ * Reset types are chosen among those the system advertises
+ * (`ResetType@Redfish.AllowableValues`, or its `@Redfish.ActionInfo`); a system that advertises
+ * none is taken to allow all. The boot override is a `PATCH` with `If-Match` when the BMC gave
+ * an ETag (retried once with a fresh one after 412). The BMC's refusals come back with their
+ * `@Message.ExtendedInfo` text.
+ */
+import { setTimeout as pause } from 'node:timers/promises';
+import type { DriverFields } from '../../registry';
+import { SCHEMA_BASE } from '../../schema';
+import { ObmError } from '../types';
+import type { BootDevice, ObmDriver, ObmDriverEntry, PowerState } from '../types';
+import { BmcCall, RedfishClient } from './client';
+import { FIELDS_SCHEMA, parseBaseUrl, parseTarget } from './target';
+
+export type { RedfishFields } from './target';
+
+/** How often a `ForceOff` + `On` cycle looks whether the system is off yet. */
+const OFF_POLL_MS = 250;
+
+const ON_STATES = ['On', 'PoweringOn', 'Paused'];
+const OFF_STATES = ['Off', 'PoweringOff'];
+
+/** The ResetType values wanted for each step, best first. */
+const POWER_ON = ['On', 'ForceOn', 'PushPowerButton'];
+const POWER_OFF = ['ForceOff'];
+const RESTART = ['ForceRestart', 'PowerCycle'];
+
+const BOOT: Record<BootDevice, { target: string; enabled: string }> = {
+  pxe: { target: 'Pxe', enabled: 'Continuous' },
+  disk: { target: 'Hdd', enabled: 'Continuous' },
+  none: { target: 'None', enabled: 'Disabled' },
+};
+
+/** A ComputerSystem as read in this call. */
+interface System {
+  path: string;
+  json: Record<string, unknown>;
+  etag?: string;
+}
+
+export class RedfishDriver implements ObmDriver {
+  /**
+   * @param closeTimeoutMs bound on the logouts at shutdown (the entry's close makes the signal:
+   *   the service's OBM timeout)
+   */
+  constructor(readonly client = new RedfishClient(), readonly closeTimeoutMs = 10_000) {}
+
+  async powerStatus(fields: DriverFields, signal: AbortSignal): Promise<PowerState> {
+    const call = this.call(fields, signal);
+    return powerOf(call, await readSystem(call));
+  }
+
+  async powerOff(fields: DriverFields, signal: AbortSignal): Promise<void> {
+    const call = this.call(fields, signal);
+    const sys = await readSystem(call);
+    if (sys.json.PowerState === 'Off') return;
+    await reset(call, sys, await choose(call, sys, POWER_OFF, 'power off'));
+  }
+
+  async powerOn(fields: DriverFields, signal: AbortSignal): Promise<void> {
+    const call = this.call(fields, signal);
+    const sys = await readSystem(call);
+    if (powerOf(call, sys) === 'on') return;
+    await reset(call, sys, await choose(call, sys, POWER_ON, 'power on'));
+  }
+
+  async powerCycle(fields: DriverFields, _opts: { force?: boolean }, signal: AbortSignal): Promise<void> {
+    const call = this.call(fields, signal);
+    let sys = await readSystem(call);
+    sys = await setBoot(call, sys, 'Pxe', 'Once');
+    if (powerOf(call, sys) === 'off') {
+      await reset(call, sys, await choose(call, sys, POWER_ON, 'power on'));
+      return;
+    }
+    const allowed = await allowedResets(call, sys);
+    const restart = RESTART.find((t) => !allowed || allowed.includes(t));
+    if (restart) {
+      await reset(call, sys, restart);
+      return;
+    }
+    // Neither ForceRestart nor PowerCycle: off, then on once the BMC says it is off.
+    const on = await choose(call, sys, POWER_ON, 'power on');
+    await reset(call, sys, await choose(call, sys, POWER_OFF, 'power cycle'));
+    for (;;) {
+      sys = await readSystem(call);
+      if (sys.json.PowerState === 'Off') break;
+      await pause(OFF_POLL_MS, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) throw call.error('power cycle', 'stopped: the system did not report Off in time');
+    }
+    await reset(call, sys, on);
+  }
+
+  async setBootDevice(fields: DriverFields, device: BootDevice, signal: AbortSignal): Promise<void> {
+    const call = this.call(fields, signal);
+    const { target, enabled } = BOOT[device];
+    await setBoot(call, await readSystem(call), target, enabled);
+  }
+
+  /** Logs out of every BMC session (the service is stopping), each DELETE bounded by `signal`. */
+  close(signal: AbortSignal): Promise<void> {
+    return this.client.close(signal);
+  }
+
+  private call(fields: DriverFields, signal: AbortSignal): BmcCall {
+    return this.client.call(parseTarget(fields), signal);
+  }
+}
+
+async function readSystem(call: BmcCall): Promise<System> {
+  const path = await call.systemPath();
+  let reply;
+  try {
+    reply = await call.get(path, `reading the system ${path}`);
+  } catch (e) {
+    if (!call.target.system) call.forgetSystem(); // found by a lookup: look it up again next time
+    throw e;
+  }
+  const etag = reply.headers.get('etag') ?? (typeof reply.json['@odata.etag'] === 'string' ? reply.json['@odata.etag'] : undefined);
+  return { path, json: reply.json, etag: etag ?? undefined };
+}
+
+function powerOf(call: BmcCall, sys: System): PowerState {
+  const state = sys.json.PowerState;
+  if (typeof state === 'string' && ON_STATES.includes(state)) return 'on';
+  if (typeof state === 'string' && OFF_STATES.includes(state)) return 'off';
+  throw call.error(`reading the system ${sys.path}`, `gave no power state I know (PowerState ${call.bmcText(JSON.stringify(state ?? null))})`);
+}
+
+function resetAction(call: BmcCall, sys: System): Record<string, unknown> {
+  const actions = sys.json.Actions as Record<string, unknown> | undefined;
+  const action = actions?.['#ComputerSystem.Reset'];
+  if (!action || typeof action !== 'object') throw call.error(`the system ${sys.path}`, 'has no #ComputerSystem.Reset action');
+  return action as Record<string, unknown>;
+}
+
+/** The ResetType values the system allows, or undefined when it does not say (then: all). */
+async function allowedResets(call: BmcCall, sys: System): Promise<string[] | undefined> {
+  const action = resetAction(call, sys);
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  const inline = strings(action['ResetType@Redfish.AllowableValues']);
+  if (inline) return inline;
+  const info = action['@Redfish.ActionInfo'];
+  if (typeof info === 'string' && info.startsWith('/')) {
+    const reply = await call.get(info, 'reading the reset action\'s ActionInfo');
+    const params = Array.isArray(reply.json.Parameters) ? reply.json.Parameters as Record<string, unknown>[] : [];
+    return strings(params.find((p) => p && p.Name === 'ResetType')?.AllowableValues);
+  }
+  return undefined;
+}
+
+async function choose(call: BmcCall, sys: System, wanted: string[], what: string): Promise<string> {
+  const allowed = await allowedResets(call, sys);
+  const type = wanted.find((t) => !allowed || allowed.includes(t));
+  if (!type) {
+    throw call.error(what, `impossible: the system ${sys.path} allows the ResetType values ${call.bmcText(allowed!.join(', ')) || '(none)'}, ` +
+      `none of ${wanted.join(', ')}`);
+  }
+  return type;
+}
+
+async function reset(call: BmcCall, sys: System, type: string): Promise<void> {
+  const target = resetAction(call, sys).target;
+  if (typeof target !== 'string' || !target.startsWith('/')) throw call.error(`the system ${sys.path}`, 'has a reset action without a target');
+  const what = `reset ${type}`;
+  const reply = await call.request('POST', target, what, { ResetType: type });
+  if (reply.status < 200 || reply.status >= 300) throw call.refused(what, reply);
+}
+
+/** PATCH of the boot override, with If-Match when the BMC gave an ETag; the system as it is now. */
+async function setBoot(call: BmcCall, sys: System, target: string, enabled: string): Promise<System> {
+  const what = `boot override ${target} ${enabled}`;
+  const boot = sys.json.Boot as Record<string, unknown> | undefined;
+  if (!boot || typeof boot !== 'object') throw call.error(what, `impossible: the system ${sys.path} has no Boot property`);
+  for (const [key, value] of [['BootSourceOverrideTarget', target], ['BootSourceOverrideEnabled', enabled]]) {
+    const allowed = boot[`${key}@Redfish.AllowableValues`];
+    if (Array.isArray(allowed) && !allowed.includes(value)) {
+      throw call.error(what, `impossible: the system ${sys.path} allows ${key} ${call.bmcText(allowed.join(', '))}`);
+    }
+  }
+  const body = { Boot: { BootSourceOverrideTarget: target, BootSourceOverrideEnabled: enabled } };
+  let current = sys;
+  for (let attempt = 0; ; attempt++) {
+    const reply = await call.request('PATCH', current.path, what, body, current.etag ? { 'If-Match': current.etag } : {});
+    if (reply.status >= 200 && reply.status < 300) return current;
+    // Someone changed the system since it was read: read it again and repeat, once.
+    if (reply.status === 412 && attempt === 0) {
+      current = await readSystem(call);
+      continue;
+    }
+    throw call.refused(what, reply);
+  }
+}
+
+export const redfish: ObmDriverEntry<RedfishDriver> = {
+  type: `${SCHEMA_BASE}/v0/obm/redfish`,
+  extension: 'hilt.obm.redfish',
+  fields: FIELDS_SCHEMA,
+  // Refuse settings the driver could never use now (400), rather than at the first power call (502).
+  check: (fields) => {
+    try {
+      parseTarget(fields);
+      return null;
+    } catch (err) {
+      if (err instanceof ObmError) return err.message;
+      throw err;
+    }
+  },
+  create: ({ config }) => new RedfishDriver(new RedfishClient(), config.obmTimeoutMs),
+  // One BMC, one line of the device queue, whatever the node, user or system.
+  device: (fields) => parseBaseUrl(fields.host).origin,
+  // At shutdown, the logouts of all BMCs at once, within one OBM timeout.
+  close: (driver) => driver.close(AbortSignal.timeout(driver.closeTimeoutMs)),
+};
