@@ -1,0 +1,92 @@
+/**
+ * The CLI's HTTP client: one call of hilt's REST API, its answer, or an error that says whose
+ * failure it was (the exit code follows from that: src/cli/output.ts).
+ */
+
+/** An error answer of the server: its status and its `{type, msg}` body (docs/api-conventions.md §1). */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly type: string, readonly msg: string, readonly call: string) {
+    super(`${type}: ${msg}`);
+  }
+}
+
+/** The server could not be reached, or its answer could not be read. */
+export class TransportError extends Error {}
+
+/** A command line the CLI refuses before it calls anything (exit code 2). */
+export class UsageError extends Error {}
+
+export interface Credentials { user: string; password: string }
+
+export interface Answer {
+  status: number;
+  /** the body as the server sent it ('' when none) */
+  text: string;
+  /** the body parsed as JSON (undefined when none) */
+  body: unknown;
+}
+
+/** Each path segment percent-encoded: names may hold any character (a port's `/` becomes %2F). */
+export function path(...segments: string[]): string {
+  return '/' + segments.map((s) => encodeURIComponent(s)).join('/');
+}
+
+export class Client {
+  private readonly base: string;
+
+  /**
+   * `endpoint`: HIL_ENDPOINT or --endpoint, e.g. http://127.0.0.1:5000 (a path after the host,
+   * such as /v0, is kept in front of every call).
+   */
+  constructor(endpoint: string, private readonly credentials: () => Promise<Credentials | null>) {
+    let url: URL;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      throw new UsageError(`the endpoint "${endpoint}" is not a URL (e.g. http://127.0.0.1:5000)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the endpoint "${endpoint}" must be an http:// or https:// URL`);
+    this.base = url.origin + url.pathname.replace(/\/+$/, '');
+  }
+
+  get endpoint(): string {
+    return this.base;
+  }
+
+  async call(method: string, p: string, body?: unknown, query?: Record<string, string | undefined>): Promise<Answer> {
+    const qs = new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined)).toString();
+    const url = this.base + p + (qs ? `?${qs}` : '');
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const cred = await this.credentials();
+    if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      text = await res.text();
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new TransportError(`cannot reach ${this.base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    }
+    let parsed: unknown;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    const call = `${method} ${p}`;
+    if (res.status >= 200 && res.status < 300) return { status: res.status, text, body: parsed };
+    const e = parsed as { type?: unknown; msg?: unknown } | undefined;
+    if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.status, e.type, e.msg, call);
+    throw new ApiError(res.status, `HTTP ${res.status}`, text.trim().slice(0, 500) || res.statusText, call);
+  }
+
+  get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query);
+  put = (p: string, body?: unknown) => this.call('PUT', p, body);
+  post = (p: string, body?: unknown) => this.call('POST', p, body);
+  patch = (p: string, body?: unknown) => this.call('PATCH', p, body);
+  del = (p: string) => this.call('DELETE', p);
+}
