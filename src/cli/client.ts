@@ -49,6 +49,11 @@ export class Client {
     this.base = url.origin + url.pathname.replace(/\/+$/, '');
   }
 
+  /** Asks for the caller's password now, if it must be asked for (before a command asks for another secret). */
+  async login(): Promise<void> {
+    await this.credentials();
+  }
+
   get endpoint(): string {
     return this.base;
   }

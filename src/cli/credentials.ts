@@ -10,8 +10,9 @@ import { Credentials, UsageError } from './client';
 export async function readSecret(question: string): Promise<string> {
   const stdin = process.stdin;
   if (!stdin.isTTY) return firstLine(question);
-  process.stderr.write(question);
+  // Echo goes off before the prompt shows: nothing typed after seeing it can appear on screen.
   stdin.setRawMode(true);
+  process.stderr.write(question);
   stdin.setEncoding('utf8');
   stdin.resume();
   return new Promise<string>((resolve, reject) => {
@@ -60,9 +61,15 @@ function firstLine(what: string): Promise<string> {
   });
 }
 
-/** A password given as an argument (HIL's command lines have them): '-' asks for it instead. */
-export async function passwordArgument(value: string, what: string): Promise<string> {
-  if (value === '-') return readSecret(`${what}: `);
+/**
+ * A password given as an argument (HIL's command lines have them): '-' asks for it instead,
+ * after the caller's own password (`login`), so that the prompts come in that order.
+ */
+export async function passwordArgument(value: string, what: string, login: () => Promise<void>): Promise<string> {
+  if (value === '-') {
+    await login();
+    return readSecret(`${what}: `);
+  }
   process.stderr.write(`hilt: warning: the ${what} is on the command line, where other users can see it in the process list; give - to be asked for it instead\n`);
   return value;
 }

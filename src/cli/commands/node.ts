@@ -60,7 +60,7 @@ export function nodeCommands(program: Command, ctx: Ctx): void {
     .argument('<node>').argument('<obmtype>').argument('<hostname>').argument('<username>')
     .argument('<password>', 'the BMC password; - to be asked for it')
     .action(async (name: string, type: string, host: string, user: string, password: string) => {
-      const pw = await passwordArgument(password, `BMC password of ${name}`);
+      const pw = await passwordArgument(password, `BMC password of ${name}`, () => ctx.client().login());
       await c().put(path('node', name), { obm: { type: obmType(type), host, user, password: pw } });
     });
 

@@ -20,12 +20,12 @@ const SWITCH_ARGS: Record<string, string[]> = {
 };
 
 /** The switch_register body from HIL's arguments: a known subtype and its fields, or a type identifier and a JSON object. */
-async function switchBody(name: string, subtype: string, args: string[]): Promise<Record<string, unknown>> {
+async function switchBody(name: string, subtype: string, args: string[], login: () => Promise<void>): Promise<Record<string, unknown>> {
   const names = SWITCH_ARGS[subtype];
   if (names) {
     if (args.length !== names.length) throw new UsageError(`subtype ${subtype} takes exactly ${names.length} arguments: ${names.map((n) => `<${n}>`).join(' ')}`);
     const body: Record<string, unknown> = { type: SWITCH_SCHEMA + subtype };
-    for (let i = 0; i < names.length; i++) body[names[i]] = names[i] === 'password' ? await passwordArgument(args[i], `password of switch ${name}`) : args[i];
+    for (let i = 0; i < names.length; i++) body[names[i]] = names[i] === 'password' ? await passwordArgument(args[i], `password of switch ${name}`, login) : args[i];
     return body;
   }
   if (args.length !== 1) throw new UsageError(`a switch type other than ${Object.keys(SWITCH_ARGS).join(', ')} takes one argument: its fields as a JSON object`);
@@ -61,7 +61,7 @@ export function switchCommands(program: Command, ctx: Ctx): void {
     + '<hostname> <username> <password> <dummy_vlan>; brocade or dellnos9 with <hostname> <username> <password> <interface_type>; ovs with <hostname>; '
     + 'or a full type identifier with its fields as one JSON object. A password of - is asked for.')
     .argument('<switch>').argument('<subtype>').argument('<args...>')
-    .action(async (s: string, subtype: string, args: string[]) => void (await c().put(path('switch', s), await switchBody(s, subtype, args))));
+    .action(async (s: string, subtype: string, args: string[]) => void (await c().put(path('switch', s), await switchBody(s, subtype, args, () => c().login()))));
   sw.command('delete').description('Delete a switch').argument('<switch>')
     .action(async (s: string) => void (await c().del(path('switch', s))));
 

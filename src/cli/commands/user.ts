@@ -12,7 +12,7 @@ export function userCommands(program: Command, ctx: Ctx): void {
 
   user.command('create').description('Create a user; a password of - is asked for').argument('<username>').argument('<password>').addArgument(ROLE())
     .action(async (u: string, password: string, role: string) => {
-      const pw = await passwordArgument(password, `password of the new user ${u}`);
+      const pw = await passwordArgument(password, `password of the new user ${u}`, () => ctx.client().login());
       await c().put(path('auth', 'basic', 'user', u), { password: pw, 'is-admin': role === 'admin' });
     });
   user.command('delete').description('Delete a user').argument('<username>')
