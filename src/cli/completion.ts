@@ -19,9 +19,10 @@ export function bashCompletion(program: Command): string {
   const walk = (cmd: Command, prefix: string) => {
     const d = describe(cmd);
     entries.push([prefix, d.words]);
-    for (const [name, child] of d.children) walk(child, prefix ? `${prefix} ${name}` : name);
+    for (const [name, child] of d.children) walk(child, `${prefix} ${name}`);
   };
-  walk(program, '');
+  // Keys start with the program's name: bash refuses an empty key.
+  walk(program, program.name());
   const table = entries.map(([k, w]) => `  [${JSON.stringify(k)}]=${JSON.stringify(w.join(' '))}`).join('\n');
   const name = program.name();
   return `# bash completion for ${name}: source it, or add \`source <(${name} completion bash)\` to ~/.bashrc
@@ -29,11 +30,11 @@ declare -gA _${name}_words=(
 ${table}
 )
 _${name}_complete() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" path="" w i
+  local cur="\${COMP_WORDS[COMP_CWORD]}" path="${name}" w i
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
     [[ "$w" == -* ]] && continue
-    if [[ -n "\${_${name}_words["\${path:+$path }$w"]+set}" ]]; then path="\${path:+$path }$w"; fi
+    if [[ -n "\${_${name}_words["$path $w"]+set}" ]]; then path="$path $w"; fi
   done
   COMPREPLY=($(compgen -W "\${_${name}_words["$path"]}" -- "$cur"))
 }
