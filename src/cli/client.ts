@@ -3,6 +3,27 @@
  * failure it was (the exit code follows from that: src/cli/output.ts).
  */
 
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/**
+ * One HTTP exchange. node:http rather than fetch: fetch refuses ports it deems unsafe (6000,
+ * 10080, …), and a service may well listen there.
+ */
+function send(url: string, method: string, headers: Record<string, string>, payload?: string): Promise<{ res: { status: number; statusText: string }; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+    const req = request(url, { method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '' }, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 /** An error answer of the server: its status and its `{type, msg}` body (docs/api-conventions.md §1). */
 export class ApiError extends Error {
   constructor(readonly status: number, readonly type: string, readonly msg: string, readonly call: string) {
@@ -65,14 +86,13 @@ export class Client {
     const cred = await this.credentials();
     if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
+    let res: { status: number; statusText: string };
     let text: string;
     try {
-      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      text = await res.text();
+      ({ res, text } = await send(url, method, headers, body === undefined ? undefined : JSON.stringify(body)));
     } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new TransportError(`cannot reach ${this.base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      const e = err as NodeJS.ErrnoException;
+      throw new TransportError(`cannot reach ${this.base}: ${e.code ?? e.message}`);
     }
     let parsed: unknown;
     if (text) {
