@@ -47,6 +47,10 @@ export function hilt(endpoint: string, args: string[], o: CliOpts = {}): Promise
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A command that refuses its arguments may exit before reading stdin: that is no failure here.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin.end(o.input ?? '');
   });
 }
