@@ -19,6 +19,8 @@ import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
+import { errorSchema } from './schemas/common';
+import { docsRoutes, registerOpenApi } from './routes/docs';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,8 +28,12 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     hilt: Hilt;
+    /** every route as registered (method, url with its prefix): what the OpenAPI document must describe */
+    routeTable: RouteEntry[];
   }
 }
+
+export interface RouteEntry { method: string; url: string }
 
 /** Everything a route needs. */
 export interface Hilt {
@@ -87,7 +93,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers };
   app.decorate('hilt', hilt);
+  const routeTable: RouteEntry[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url });
+  });
   app.decorateRequest('caller', null as unknown as Caller);
+
+  // Response schemas document the answers (GET /openapi.json); they do not shape them: every
+  // answer is JSON.stringify'd as it was before they existed, so no key is ever dropped.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addSchema(errorSchema);
+  await registerOpenApi(app);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonObject);
@@ -96,8 +113,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (req.method === 'GET' || req.method === 'HEAD') await rejectGetBody(req);
     else if (req.body === undefined || req.body === null) req.body = {};
   });
-  // Runs after validation: a bad request is a 400 even for an unauthenticated caller.
+  // Runs after validation: a bad request is a 400 even for an unauthenticated caller. The API
+  // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', async (req) => {
+    if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return;
     req.caller = await hilt.auth.authenticate(req.headers.authorization);
   });
 
@@ -133,6 +152,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).
   await app.register(routes, { prefix: '/v0' });
+  await app.register(docsRoutes);
   await app.ready();
   return app;
 }

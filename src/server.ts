@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-/** The hilt process: configuration from the environment, pino JSON logs, graceful SIGTERM. */
+/**
+ * The hilt process: configuration from the environment, pino JSON logs, graceful SIGTERM.
+ * `npm start` runs this file; `hilt serve` (src/cli) calls serve().
+ */
 import { loadConfig } from './config';
 import { startService } from './service';
 import { loggerOptions } from './redact';
 
-async function main(): Promise<void> {
+/** Starts the service and keeps it until SIGTERM or SIGINT, which close it and end the process. */
+export async function serve(): Promise<void> {
   const config = loadConfig();
   const svc = await startService(config, { logger: loggerOptions(config.logLevel) });
   const log = svc.app.log;
@@ -34,7 +38,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((err) => {
-  process.stderr.write(`hilt: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+/** serve(), ending the process with 1 and the reason when the service cannot start. */
+export function runServe(): Promise<void> {
+  return serve().catch((err) => {
+    process.stderr.write(`hilt: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}
+
+if (require.main === module) void runServe();

@@ -3,7 +3,7 @@ import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from 
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
 import type { NicCommand, NicReplies } from '../nic/protocol';
-import { upcastObm, NodeCommand, NodeEvent, NodeState } from './protocol';
+import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, NodeState } from './protocol';
 
 
 /** What the node actor needs: the committed view, and its nics' actors (node → nic). */
@@ -11,6 +11,18 @@ export interface NodeDeps {
   rm: ReadModel;
   nics: Asker<NicCommand, NicReplies>;
 }
+
+/**
+ * The node's metadata with one label set or removed. Built with defineProperty-like semantics
+ * (Object.fromEntries), so a label such as `__proto__` is an ordinary own key.
+ */
+function withLabel(metadata: Record<string, unknown> | undefined, label: string, value?: MetadataValue): Record<string, unknown> {
+  const entries = Object.entries(metadata ?? {}).filter(([k]) => k !== label);
+  if (value !== undefined) entries.push([label, value]);
+  return Object.fromEntries(entries);
+}
+
+const hasLabel = (state: NodeState, label: string) => !!state.metadata && Object.prototype.hasOwnProperty.call(state.metadata, label);
 
 /** The node moved to another project since the route authorized the caller through `project`. */
 function stillAuthorized(state: NodeState, id: string, project: string | null): void {
@@ -47,6 +59,10 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
           return state && { ...state, project: e.project };
         case 'NodeReleased':
           return state && { ...state, project: null };
+        case 'NodeMetadataSet':
+          return state && { ...state, metadata: withLabel(state.metadata, e.label, e.value) };
+        case 'NodeMetadataDeleted':
+          return state && { ...state, metadata: withLabel(state.metadata, e.label) };
         case 'NodeUpgraded':
           return e.state;
         // The first data format's nic events: the nic actors hold those facts now.
@@ -113,6 +129,15 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
           return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.reapply', by: cmd.by, seq: nextSeq(id) }));
         case 'node.forceDetach':
           return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.forceDetach', by: cmd.by, network: cmd.network }));
+        case 'node.setMetadata':
+          // docs/api-conventions.md §5: a new label beyond the limit is refused; replacing a value is not.
+          if (!hasLabel(state, cmd.label) && Object.keys(state.metadata ?? {}).length >= METADATA_MAX_LABELS) {
+            throw conflict(`node ${id} already has ${METADATA_MAX_LABELS} metadata labels`);
+          }
+          return { events: [{ type: 'NodeMetadataSet', label: cmd.label, value: cmd.value }] };
+        case 'node.deleteMetadata':
+          if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
+          return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
         default:
           return assertNever(cmd);
       }

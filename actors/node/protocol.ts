@@ -53,7 +53,17 @@ export type NodeCommand =
   /** admin repair: re-apply the port configuration the service holds */
   | { type: 'node.reapplyPort'; by: string; nic: string }
   /** admin repair for a dead switch: drop a network from the nic in the service's state only */
-  | { type: 'node.forceDetach'; by: string; nic: string; network: string };
+  | { type: 'node.forceDetach'; by: string; nic: string; network: string }
+  /** node_set_metadata: add the label, or replace its value (HIL's PUT /node/<node>/metadata/<label>) */
+  | { type: 'node.setMetadata'; by: string; label: string; value: MetadataValue }
+  /** node_delete_metadata */
+  | { type: 'node.deleteMetadata'; by: string; label: string };
+
+/** A metadata value: flat, as node_register's `metadata` (docs/api-conventions.md §2). */
+export type MetadataValue = string | number | boolean;
+
+/** At most this many labels per node, as node_register allows. */
+export const METADATA_MAX_LABELS = 100;
 
 /** What each command answers: the accepted operation's status reference, or nothing. */
 export interface NodeReplies {
@@ -70,6 +80,8 @@ export interface NodeReplies {
   'node.revertPort': NicStatusRef;
   'node.reapplyPort': NicStatusRef;
   'node.forceDetach': void;
+  'node.setMetadata': void;
+  'node.deleteMetadata': void;
 }
 
 export type NodeEvent =
@@ -77,6 +89,8 @@ export type NodeEvent =
   | { type: 'NodeDeleted' }
   | { type: 'NodeAssigned'; project: string }
   | { type: 'NodeReleased'; project: string }
+  | { type: 'NodeMetadataSet'; label: string; value: MetadataValue }
+  | { type: 'NodeMetadataDeleted'; label: string }
   /** the data-format upgrade (actors/persistence/upgrade.ts) sets the node's whole state */
   | { type: 'NodeUpgraded'; state: NodeState | null }
   | LegacyNodeEvent;

@@ -94,7 +94,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // list_active_extensions (docs/api-conventions.md §12)
-  app.get('/active_extensions', { schema: S.noQueryOnly }, async (req) => {
+  app.get('/active_extensions', { schema: S.listExtensions }, async (req) => {
     requireAdmin(req.caller);
     const headnodes = HEADNODE_DRIVERS.entries.filter((e) => e.type === app.hilt.config.headnodeDriver).map((e) => e.extension);
     return ['hilt.auth.database', ...drivers.obm.registry.extensions(), ...drivers.switches.registry.extensions(), ...headnodes];

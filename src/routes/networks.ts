@@ -5,6 +5,7 @@ import { requireAdmin, requireProject, found, isMember } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NetworkState } from '../../actors/network/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
+import type { Attachment } from '../../actors/readmodel';
 
 type W = { network: string };
 type WP = { network: string; project: string };
@@ -21,6 +22,24 @@ function parseNetId(netId: string): number | null {
 /** May the caller manage the network as its owner (admin, or a member of the owning project)? */
 function isOwner(c: Caller, net: NetworkState): boolean {
   return c.isAdmin || (net.owner !== 'admin' && c.projects.includes(net.owner));
+}
+
+/**
+ * show_network's `connected-nodes`, as HIL's server gave it (HIL's own CLI reads it):
+ * `{<node>: [<nic>, …]}`, completed attachments only. The owner (or an admin) sees every node;
+ * anyone else only the nodes of projects they belong to (docs/api-conventions.md §7).
+ */
+function connectedNodes(c: Caller, n: NetworkState, attachments: Attachment[]): Record<string, string[]> {
+  const all = isOwner(c, n);
+  // A Map, then fromEntries: a node may be named __proto__ (docs/api-conventions.md §1, Names).
+  const byNode = new Map<string, string[]>();
+  for (const a of attachments) {
+    if (!all && !c.projects.includes(a.project)) continue;
+    const nics = byNode.get(a.node);
+    if (nics) nics.push(a.nic);
+    else byNode.set(a.node, [a.nic]);
+  }
+  return Object.fromEntries([...byNode].map(([node, nics]) => [node, nics.sort()]));
 }
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
@@ -72,6 +91,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
       channels: [NATIVE, `vlan/${n.vlan}`],
       owner: n.owner,
       access: n.access.length ? n.access : null,
+      'connected-nodes': connectedNodes(c, n, rm.attachmentsOf(n.name)),
     };
   });
 

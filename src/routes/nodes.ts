@@ -5,11 +5,12 @@ import { CachedLists } from './cached-lists';
 import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
-import type { NodeState } from '../../actors/node/protocol';
+import type { MetadataValue, NodeState } from '../../actors/node/protocol';
 import { BOOT_DEVICES, isBootDevice } from '../../drivers/obm/types';
 
 type N = { node: string };
 type NN = { node: string; nic: string };
+type NL = { node: string; label: string };
 
 export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   const { world, power, drivers } = app.hilt;
@@ -45,6 +46,19 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.delete<{ Params: NN }>('/node/:node/nic/:nic', { schema: S.deleteNic }, async (req) => {
     requireAdmin(req.caller);
     await world.nodes.ask(req.params.node, { type: 'node.deleteNic', by: req.caller.user, nic: req.params.nic });
+  });
+
+  // node_set_metadata, node_delete_metadata (docs/api-conventions.md §5): admin → node 404 → …
+  app.put<{ Params: NL; Body: { value: MetadataValue } }>('/node/:node/metadata/:label', { schema: S.setMetadata }, async (req) => {
+    requireAdmin(req.caller);
+    found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
+    await world.nodes.ask(req.params.node, { type: 'node.setMetadata', by: req.caller.user, label: req.params.label, value: req.body.value });
+  });
+
+  app.delete<{ Params: NL }>('/node/:node/metadata/:label', { schema: S.deleteMetadata }, async (req) => {
+    requireAdmin(req.caller);
+    found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
+    await world.nodes.ask(req.params.node, { type: 'node.deleteMetadata', by: req.caller.user, label: req.params.label });
   });
 
   app.post<{ Params: N; Body: { force?: boolean } }>('/node/:node/power_cycle', { schema: S.powerCycle }, async (req) => {

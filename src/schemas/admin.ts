@@ -1,15 +1,43 @@
-import { params, noQuery, noBody, body, str } from './common';
+import { params, noQuery, noBody, body, str, responses, queued, done, names } from './common';
 
-export const listActors = { querystring: noQuery } as const;
+export const listActors = {
+  querystring: noQuery,
+  response: responses('read', {
+    200: {
+      type: 'object',
+      description: 'kind → its live actors, with the messages in each mailbox',
+      additionalProperties: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, mailbox: { type: 'integer' } } } },
+    },
+  }),
+} as const;
 /** `/admin/actors/<kind>/<id>` and `…/<id>/journal?limit=N`; the id is one name, or two for nics and ports. */
 export const actor = {
   params: { type: 'object', required: ['kind', '*'], properties: { kind: params('kind').properties.kind, '*': { type: 'string', minLength: 1 } } },
   querystring: {
     type: 'object',
     additionalProperties: false,
-    properties: { limit: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' } },
+    properties: { limit: { type: 'string', pattern: '^[1-9][0-9]{0,4}$', description: 'journal only: how many events (default 100)' } },
   },
+  response: responses('read', {
+    200: {
+      description: 'The entity (`<id>`) or its journal (`<id>/journal`), secrets redacted',
+      anyOf: [
+        {
+          type: 'object',
+          required: ['kind', 'id', 'live', 'sequenceNumber', 'state'],
+          properties: { kind: { type: 'string' }, id: { type: 'string' }, live: { type: 'boolean' }, sequenceNumber: { type: 'integer' }, state: { type: 'object', nullable: true } },
+        },
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { sequenceNumber: { type: 'integer' }, at: { type: 'string', format: 'date-time' }, by: { type: 'string', nullable: true }, event: { type: 'object' } },
+          },
+        },
+      ],
+    },
+  }, 404),
 } as const;
-export const noQueryOnly = { querystring: noQuery } as const;
-export const reapply = { params: params('node', 'nic'), body: noBody, querystring: noQuery } as const;
-export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: str }), querystring: noQuery } as const;
+export const listExtensions = { querystring: noQuery, response: responses('read', { 200: names('The active drivers and extensions') }) } as const;
+export const reapply = { params: params('node', 'nic'), body: noBody, querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
+export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: str }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;

@@ -1,21 +1,44 @@
-import { params, noBody, noQuery, str, name } from './common';
+import { params, noBody, noQuery, str, name, responses, done, queued, names } from './common';
 
 export const registerSwitch = {
   params: params('switch'),
   // Driver fields differ per type and are checked after the duplicate check (docs/api-conventions.md §2).
   body: { type: 'object', required: ['type'], properties: { type: str } },
   querystring: noQuery,
+  response: responses('change', { 200: done }, 409),
 } as const;
-export const deleteSwitch = { params: params('switch'), body: noBody, querystring: noQuery } as const;
-export const listSwitches = { querystring: noQuery } as const;
-export const showSwitch = { params: params('switch'), querystring: noQuery } as const;
+export const deleteSwitch = { params: params('switch'), body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+export const listSwitches = { querystring: noQuery, response: responses('read', { 200: names('Every switch') }) } as const;
+export const showSwitch = {
+  params: params('switch'),
+  querystring: noQuery,
+  response: responses('read', {
+    200: { type: 'object', required: ['name', 'ports'], properties: { name: { type: 'string' }, ports: { type: 'array', items: { type: 'string' } } } },
+  }, 404),
+} as const;
 
 /** `*` is the rest of the path: port names may contain `/` (docs/api-conventions.md §1). */
 const portParams = { type: 'object', required: ['switch', '*'], properties: { switch: name, '*': name } } as const;
-export const portNoBody = { params: portParams, body: noBody, querystring: noQuery } as const;
-export const showPort = { params: portParams, querystring: noQuery } as const;
+/** register and delete */
+export const portNoBody = { params: portParams, body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+export const showPort = {
+  params: portParams,
+  querystring: noQuery,
+  response: responses('read', {
+    200: {
+      type: 'object',
+      description: 'The wired nic and its networks; {} for an unwired port',
+      properties: { node: { type: 'string' }, nic: { type: 'string' }, networks: { type: 'object', additionalProperties: { type: 'string' } } },
+    },
+  }, 404),
+} as const;
 /** POST .../connect_nic takes {node, nic}; detach_nic and revert take nothing: checked per action. */
-export const portAction = { params: portParams, body: { type: 'object' }, querystring: noQuery } as const;
+export const portAction = {
+  params: portParams,
+  body: { type: 'object', description: 'connect_nic: {node, nic}; detach_nic and revert: none' },
+  querystring: noQuery,
+  response: responses('change', { 200: done, 202: queued }, 404, 409),
+} as const;
 /**
  * The port wildcard swallows the action segment, so fastify cannot pick a body schema per
  * action; this is connect_nic's {node, nic} schema, checked by hand with the same rules.

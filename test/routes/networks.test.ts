@@ -19,7 +19,7 @@ describe('networks', () => {
     it('lets a project create its own network with a pool id', async () => {
       await must(api.with(alice).put('/network/a-net', { owner: 'pa', access: 'pa', net_id: '' }));
       const show = await api.with(alice).get('/network/a-net');
-      expect(show.body).to.deep.equal({ name: 'a-net', channels: ['vlan/native', 'vlan/1000'], owner: 'pa', access: ['pa'] });
+      expect(show.body).to.deep.equal({ name: 'a-net', channels: ['vlan/native', 'vlan/1000'], owner: 'pa', access: ['pa'], 'connected-nodes': {} });
     });
     it('returns 409 for an existing name before any authorization', async () => {
       const r = await api.with(bob).put('/network/a-net', { owner: 'pb', access: 'pb', net_id: '' });
@@ -83,7 +83,7 @@ describe('networks', () => {
     it('shows a public network to anyone authenticated, with access null', async () => {
       const r = await api.with(bob).get('/network/ext1');
       expect(r.status).to.equal(200);
-      expect(r.body).to.deep.equal({ name: 'ext1', channels: ['vlan/native', 'vlan/3000'], owner: 'admin', access: null });
+      expect(r.body).to.deep.equal({ name: 'ext1', channels: ['vlan/native', 'vlan/3000'], owner: 'admin', access: null, 'connected-nodes': {} });
     });
     it('hides a restricted network from projects without access (401), and 404s a missing one', async () => {
       expect((await api.with(bob).get('/network/a-net')).status).to.equal(401);

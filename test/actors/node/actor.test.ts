@@ -70,4 +70,17 @@ describe('NodeActor (project → node → nic, without HTTP)', () => {
     await world.nodes.ask('n1', { type: 'node.wireNic', by, nic: 'eth0', switch: 's1', port: 'gi1/0/1' });
     expect(world.rm.wiring.get('n1/eth0')).to.deep.equal({ switch: 's1', port: 'gi1/0/1' });
   });
+  it('sets and deletes one metadata label per event; apply leaves the earlier state untouched', async () => {
+    await world.nodes.ask('n1', { type: 'node.setMetadata', by, label: 'rack', value: 'r1' });
+    const before = world.rm.nodes.get('n1')!;
+    await world.nodes.ask('n1', { type: 'node.setMetadata', by, label: 'unit', value: 7 });
+    expect(before.metadata).to.deep.equal({ rack: 'r1' });
+    expect(world.rm.nodes.get('n1')!.metadata).to.deep.equal({ rack: 'r1', unit: 7 });
+    await world.nodes.ask('n1', { type: 'node.deleteMetadata', by, label: 'rack' });
+    expect(world.rm.nodes.get('n1')!.metadata).to.deep.equal({ unit: 7 });
+    expect((await refusal(world.nodes.ask('n1', { type: 'node.deleteMetadata', by, label: 'rack' }))).type).to.equal('NotFoundError');
+    const next = world.nodes.behavior.apply(before, { type: 'NodeMetadataDeleted', label: 'rack' }, 'n1');
+    expect(next!.metadata).to.deep.equal({});
+    expect(before.metadata).to.deep.equal({ rack: 'r1' });
+  });
 });

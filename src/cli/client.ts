@@ -1,0 +1,117 @@
+/**
+ * The CLI's HTTP client: one call of hilt's REST API, its answer, or an error that says whose
+ * failure it was (the exit code follows from that: src/cli/output.ts).
+ */
+
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/**
+ * One HTTP exchange. node:http rather than fetch: fetch refuses ports it deems unsafe (6000,
+ * 10080, …), and a service may well listen there.
+ */
+function send(url: string, method: string, headers: Record<string, string>, payload?: string): Promise<{ res: { status: number; statusText: string }; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+    const req = request(url, { method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '' }, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** An error answer of the server: its status and its `{type, msg}` body (docs/api-conventions.md §1). */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly type: string, readonly msg: string, readonly call: string) {
+    super(`${type}: ${msg}`);
+  }
+}
+
+/** The server could not be reached, or its answer could not be read. */
+export class TransportError extends Error {}
+
+/** A command line the CLI refuses before it calls anything (exit code 2). */
+export class UsageError extends Error {}
+
+export interface Credentials { user: string; password: string }
+
+export interface Answer {
+  status: number;
+  /** the body as the server sent it ('' when none) */
+  text: string;
+  /** the body parsed as JSON (undefined when none) */
+  body: unknown;
+}
+
+/** Each path segment percent-encoded: names may hold any character (a port's `/` becomes %2F). */
+export function path(...segments: string[]): string {
+  return '/' + segments.map((s) => encodeURIComponent(s)).join('/');
+}
+
+export class Client {
+  private readonly base: string;
+
+  /**
+   * `endpoint`: HIL_ENDPOINT or --endpoint, e.g. http://127.0.0.1:5000 (a path after the host,
+   * such as /v0, is kept in front of every call).
+   */
+  constructor(endpoint: string, private readonly credentials: () => Promise<Credentials | null>) {
+    let url: URL;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      throw new UsageError(`the endpoint "${endpoint}" is not a URL (e.g. http://127.0.0.1:5000)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the endpoint "${endpoint}" must be an http:// or https:// URL`);
+    this.base = url.origin + url.pathname.replace(/\/+$/, '');
+  }
+
+  /** Asks for the caller's password now, if it must be asked for (before a command asks for another secret). */
+  async login(): Promise<void> {
+    await this.credentials();
+  }
+
+  get endpoint(): string {
+    return this.base;
+  }
+
+  async call(method: string, p: string, body?: unknown, query?: Record<string, string | undefined>): Promise<Answer> {
+    const qs = new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined)).toString();
+    const url = this.base + p + (qs ? `?${qs}` : '');
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const cred = await this.credentials();
+    if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: { status: number; statusText: string };
+    let text: string;
+    try {
+      ({ res, text } = await send(url, method, headers, body === undefined ? undefined : JSON.stringify(body)));
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new TransportError(`cannot reach ${this.base}: ${e.code ?? e.message}`);
+    }
+    let parsed: unknown;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    const call = `${method} ${p}`;
+    if (res.status >= 200 && res.status < 300) return { status: res.status, text, body: parsed };
+    const e = parsed as { type?: unknown; msg?: unknown } | undefined;
+    if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.status, e.type, e.msg, call);
+    throw new ApiError(res.status, `HTTP ${res.status}`, text.trim().slice(0, 500) || res.statusText, call);
+  }
+
+  get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query);
+  put = (p: string, body?: unknown) => this.call('PUT', p, body);
+  post = (p: string, body?: unknown) => this.call('POST', p, body);
+  patch = (p: string, body?: unknown) => this.call('PATCH', p, body);
+  del = (p: string) => this.call('DELETE', p);
+}

@@ -1,0 +1,87 @@
+/**
+ * hilt admin …: hilt's own admin calls, beyond HIL's API (README, API; docs/api-conventions.md
+ * §8 repairs, §12 inspection).
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { path, UsageError } from '../client';
+import { Ctx, JsonOpts, wantsJson } from '../context';
+import { answer, fields, list, table } from '../output';
+import { queued } from './node';
+
+/** Kinds whose id is two names (`<node> <nic>`, `<switch> <port>`). */
+const TWO_NAMES = new Set(['nic', 'port']);
+
+function actorPath(kind: string, ids: string[], journal = false): string {
+  const arity = TWO_NAMES.has(kind) ? 2 : 1;
+  if (ids.length !== arity) throw new UsageError(arity === 2 ? `a ${kind} is named by two names: ${kind === 'nic' ? '<node> <nic>' : '<switch> <port>'}` : `a ${kind} is named by one name`);
+  return path('admin', 'actors', kind, ...ids) + (journal ? '/journal' : '');
+}
+
+const limitOf = (v: string) => {
+  if (!/^[1-9][0-9]{0,4}$/.test(v)) throw new InvalidArgumentError('an integer from 1 to 99999');
+  return v;
+};
+
+const cellOf = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v === undefined ? '' : String(v));
+
+export function adminCommands(program: Command, ctx: Ctx): void {
+  const c = () => ctx.client();
+  const admin = program.command('admin').description('hilt\'s own operator calls (admin only)');
+
+  admin.command('actors').description('Live actors per kind; with a kind, its live actors; with a kind and an id, that entity\'s committed state')
+    .argument('[kind]', 'project, node, nic, port, switch, network, user or headnode').argument('[id...]', 'the entity: one name, two for a nic or a port')
+    .option('--json', 'the server\'s JSON')
+    .action(async (kind: string | undefined, ids: string[], o: JsonOpts) => {
+      if (kind && ids.length) {
+        const r = await c().get(actorPath(kind, ids));
+        return answer(wantsJson(o), r.text, () => {
+          const b = r.body as Record<string, unknown> & { state?: Record<string, unknown> | null };
+          const { state, ...rest } = b;
+          const rows = Object.entries(rest).map(([k, v]) => [k, cellOf(v)]);
+          for (const [k, v] of Object.entries(state ?? {})) rows.push([`state.${k}`, cellOf(v)]);
+          return fields(rows);
+        });
+      }
+      const r = await c().get('/admin/actors');
+      const b = r.body as Record<string, { id: string; mailbox: number }[]>;
+      if (kind) {
+        if (!(kind in b)) throw new UsageError(`no actor kind ${kind} (known: ${Object.keys(b).join(', ')})`);
+        return answer(wantsJson(o), r.text, () => table(['Id', 'Mailbox'], [...b[kind]].sort((x, y) => (x.id < y.id ? -1 : 1)).map((a) => [a.id, a.mailbox])));
+      }
+      answer(wantsJson(o), r.text, () => table(['Kind', 'Live actors', 'Messages waiting'],
+        Object.entries(b).map(([k, actors]) => [k, actors.length, actors.reduce((n, a) => n + a.mailbox, 0)])));
+    });
+
+  admin.command('journal').description('An entity\'s events, newest first, with time and acting user')
+    .argument('<kind>').argument('<id...>', 'one name, two for a nic or a port')
+    .option('--limit <n>', 'how many events (default 100)', limitOf)
+    .option('--json', 'the server\'s JSON')
+    .action(async (kind: string, ids: string[], o: JsonOpts & { limit?: string }) => {
+      const r = await c().get(actorPath(kind, ids, true), { limit: o.limit });
+      answer(wantsJson(o), r.text, () => {
+        const events = r.body as { sequenceNumber: number; at: string; by: string | null; event: { type: string } & Record<string, unknown> }[];
+        return table(['Seq', 'At', 'By', 'Event', 'Details'], events.map((e) => {
+          const { type, ...details } = e.event;
+          return [e.sequenceNumber, e.at, e.by, type, Object.keys(details).length ? JSON.stringify(details) : ''];
+        }));
+      });
+    });
+
+  admin.command('reapply').description('Queue the re-application of a nic\'s port configuration from the service\'s state (repairs drift)')
+    .argument('<node>').argument('<nic>')
+    .option('--wait', 'follow the operation until DONE or ERROR')
+    .option('--json', 'the server\'s JSON')
+    .action(async (n: string, x: string, o: JsonOpts & { wait?: boolean }) => {
+      await queued(ctx, c().post(`/admin${path('node', n, 'nic', x, 'reapply')}`), `reapply ${n} ${x}`, o);
+    });
+
+  admin.command('force-detach').description('For a dead switch: forget an attachment in the service\'s state only (the switch is not told)')
+    .argument('<node>').argument('<nic>').argument('<network>')
+    .action(async (n: string, x: string, network: string) => void (await c().post(`/admin${path('node', n, 'nic', x, 'force_detach')}`, { network })));
+
+  admin.command('extensions').description('The active drivers and extensions (list_active_extensions)').option('--json', 'the server\'s JSON')
+    .action(async (o: JsonOpts) => {
+      const r = await c().get('/active_extensions');
+      answer(wantsJson(o), r.text, () => list('Extensions', r.body));
+    });
+}

@@ -1,0 +1,94 @@
+/** hilt switch … and hilt port …: HIL's `hil switch` and `hil port` groups (hil/cli/switch.py, port.py). */
+import { Command } from 'commander';
+import { path, UsageError } from '../client';
+import { Ctx, JsonOpts, wantsJson } from '../context';
+import { passwordArgument } from '../credentials';
+import { answer, fields, list, table } from '../output';
+import { networksCell, queued } from './node';
+
+const SWITCH_SCHEMA = 'http://schema.massopencloud.org/haas/v0/switches/';
+
+/** The driver fields each switch type takes on HIL's command line, in order; the password is asked for where it is '-'. */
+const SWITCH_ARGS: Record<string, string[]> = {
+  mock: ['hostname', 'username', 'password'],
+  powerconnect55xx: ['hostname', 'username', 'password'],
+  nexus: ['hostname', 'username', 'password', 'dummy_vlan'],
+  delln3000: ['hostname', 'username', 'password', 'dummy_vlan'],
+  brocade: ['hostname', 'username', 'password', 'interface_type'],
+  dellnos9: ['hostname', 'username', 'password', 'interface_type'],
+  ovs: ['hostname'],
+};
+
+/** The switch_register body from HIL's arguments: a known subtype and its fields, or a type identifier and a JSON object. */
+async function switchBody(name: string, subtype: string, args: string[], login: () => Promise<void>): Promise<Record<string, unknown>> {
+  const names = SWITCH_ARGS[subtype];
+  if (names) {
+    if (args.length !== names.length) throw new UsageError(`subtype ${subtype} takes exactly ${names.length} arguments: ${names.map((n) => `<${n}>`).join(' ')}`);
+    const body: Record<string, unknown> = { type: SWITCH_SCHEMA + subtype };
+    for (let i = 0; i < names.length; i++) body[names[i]] = names[i] === 'password' ? await passwordArgument(args[i], `password of switch ${name}`, login) : args[i];
+    return body;
+  }
+  if (args.length !== 1) throw new UsageError(`a switch type other than ${Object.keys(SWITCH_ARGS).join(', ')} takes one argument: its fields as a JSON object`);
+  let info: unknown;
+  try {
+    info = JSON.parse(args[0]);
+  } catch {
+    throw new UsageError('malformed switchinfo: it must be a JSON object, e.g. \'{"hostname": "sw1", "username": "u", "password": "p"}\'');
+  }
+  if (!info || typeof info !== 'object' || Array.isArray(info)) throw new UsageError('malformed switchinfo: it must be a JSON object');
+  if ('password' in info) process.stderr.write('hilt: warning: the switch password is on the command line, where other users can see it in the process list\n');
+  return { ...(info as Record<string, unknown>), type: subtype };
+}
+
+export function switchCommands(program: Command, ctx: Ctx): void {
+  const c = () => ctx.client();
+  const sw = program.command('switch').description('Commands related to switch');
+
+  sw.command('show').description('Display information about a switch').argument('<switch>').option('--json', 'the server\'s JSON')
+    .action(async (s: string, o: JsonOpts) => {
+      const r = await c().get(path('switch', s));
+      answer(wantsJson(o), r.text, () => {
+        const b = r.body as { name: string; ports: string[] };
+        return fields([['Name', b.name], ['Ports', [...b.ports].sort().join('\n')]]);
+      });
+    });
+  sw.command('list').description('List all switches').option('--json', 'the server\'s JSON')
+    .action(async (o: JsonOpts) => {
+      const r = await c().get('/switches');
+      answer(wantsJson(o), r.text, () => list('Switches', r.body));
+    });
+  sw.command('register').description('Register a switch: <subtype> mock or powerconnect55xx with <hostname> <username> <password>; nexus or delln3000 with '
+    + '<hostname> <username> <password> <dummy_vlan>; brocade or dellnos9 with <hostname> <username> <password> <interface_type>; ovs with <hostname>; '
+    + 'or a full type identifier with its fields as one JSON object. A password of - is asked for.')
+    .argument('<switch>').argument('<subtype>').argument('<args...>')
+    .action(async (s: string, subtype: string, args: string[]) => void (await c().put(path('switch', s), await switchBody(s, subtype, args, () => c().login()))));
+  sw.command('delete').description('Delete a switch').argument('<switch>')
+    .action(async (s: string) => void (await c().del(path('switch', s))));
+
+  const port = program.command('port').description('Commands related to port');
+  port.command('show').description('Show what is wired to a port').argument('<switch>').argument('<port>')
+    .option('--json', 'the server\'s JSON').option('--jsonout', 'the same, as HIL\'s CLI spelled it')
+    .action(async (s: string, p: string, o: JsonOpts) => {
+      const r = await c().get(path('switch', s, 'port', p));
+      answer(wantsJson(o), r.text, () => {
+        const b = r.body as { node?: string; nic?: string; networks?: Record<string, string> };
+        if (b.node === undefined) return table(['ATTRIBUTE', 'INFORMATION'], [['Node', 'None (no nic is wired to the port)']]);
+        return table(['ATTRIBUTE', 'INFORMATION'], [['Node', b.node], ['NIC', b.nic], ['Networks', networksCell(b.networks ?? {})]]);
+      });
+    });
+  port.command('register').description('Register a port of a switch').argument('<switch>').argument('<port>')
+    .action(async (s: string, p: string) => void (await c().put(path('switch', s, 'port', p))));
+  port.command('delete').description('Delete a port of a switch').argument('<switch>').argument('<port>')
+    .action(async (s: string, p: string) => void (await c().del(path('switch', s, 'port', p))));
+  port.command('revert').description('Detach a port, and its nic, from every network').argument('<switch>').argument('<port>')
+    .option('--wait', 'follow the operation until DONE or ERROR')
+    .option('--json', 'the server\'s JSON')
+    .action(async (s: string, p: string, o: JsonOpts & { wait?: boolean }) => {
+      await queued(ctx, c().post(path('switch', s, 'port', p, 'revert')), `revert ${s} ${p}`, o);
+    });
+  const nic = port.command('nic').description('Operations affecting a port and a nic');
+  nic.command('add').description('Wire a port to a nic of a node').argument('<switch>').argument('<port>').argument('<node>').argument('<nic>')
+    .action(async (s: string, p: string, n: string, x: string) => void (await c().post(path('switch', s, 'port', p, 'connect_nic'), { node: n, nic: x })));
+  nic.command('remove').description('Unwire a port from its nic').argument('<switch>').argument('<port>')
+    .action(async (s: string, p: string) => void (await c().post(path('switch', s, 'port', p, 'detach_nic'))));
+}

@@ -1,0 +1,28 @@
+/** What every command needs: the client, built from the global options and the environment. */
+import { Command } from 'commander';
+import { Client } from './client';
+import { credentialsFor } from './credentials';
+
+/** hilt's own default listen address (README, Configuration): HIL's CLI had none. */
+export const DEFAULT_ENDPOINT = 'http://127.0.0.1:5000';
+
+export interface Ctx {
+  client(): Client;
+}
+
+export function context(program: Command, env: NodeJS.ProcessEnv = process.env): Ctx {
+  let client: Client | undefined;
+  return {
+    client() {
+      if (client) return client;
+      const o = program.opts<{ endpoint?: string; user?: string }>();
+      const endpoint = o.endpoint ?? env.HIL_ENDPOINT ?? DEFAULT_ENDPOINT;
+      const made: Client = new Client(endpoint, credentialsFor({ user: o.user ?? env.HIL_USERNAME, password: env.HIL_PASSWORD }, () => made.endpoint));
+      return (client = made);
+    },
+  };
+}
+
+/** --json on a read; --jsonout too where HIL's CLI spelled it so. */
+export interface JsonOpts { json?: boolean; jsonout?: boolean }
+export const wantsJson = (o: JsonOpts): boolean => !!(o.json || o.jsonout);

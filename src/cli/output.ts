@@ -1,0 +1,71 @@
+/**
+ * What the CLI prints: the answer on stdout (a table, or with --json the server's JSON as it
+ * is), everything else on stderr, and the exit code that says whose failure it was.
+ */
+import Table from 'cli-table3';
+import { ApiError, TransportError, UsageError } from './client';
+
+export const EXIT = {
+  ok: 0,
+  /** the server refused the call (4xx) */
+  refused: 1,
+  usage: 2,
+  /** the server, its hardware or the transport failed (5xx, unreachable, an operation in ERROR) */
+  failed: 3,
+} as const;
+
+/** A network operation that ended in ERROR (its reason is the message). */
+export class OperationFailed extends Error {}
+
+type Cell = string | number | boolean | null | undefined;
+
+const cell = (v: Cell): string => (v === null || v === undefined ? '' : String(v));
+
+/** A table; headers in bold on a terminal only, so that piped output carries no escape codes. */
+export function table(head: string[], rows: Cell[][]): string {
+  const tty = !!process.stdout.isTTY;
+  // No rule between rows (as HIL's PrettyTable): a multi-line cell stays readable.
+  const t = new Table({ head, style: { head: tty ? ['bold'] : [], border: [], compact: true } });
+  for (const r of rows) t.push(r.map(cell));
+  return t.toString();
+}
+
+/** One column of names, sorted (the order of a list carries no meaning: docs/api-conventions.md §1). */
+export const list = (title: string, names: unknown): string => table([title], [...(names as string[])].sort().map((n) => [n]));
+
+export const fields = (rows: Cell[][]): string => table(['Field', 'Value'], rows);
+
+export function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Prints the answer: the server's JSON as it is for --json, else the table. */
+export function answer(json: boolean | undefined, raw: string, render: () => string): void {
+  if (json) {
+    if (raw) out(raw);
+  } else out(render());
+}
+
+export function note(text: string): void {
+  process.stderr.write(`hilt: ${text}\n`);
+}
+
+/** Says what went wrong on stderr and gives the exit code. */
+export function report(err: unknown, endpoint?: string): number {
+  if (err instanceof ApiError) {
+    if (err.status === 404 && /^no such call/.test(err.msg)) {
+      note(`the server${endpoint ? ` at ${endpoint}` : ''} does not offer ${err.call} (404 ${err.type}: ${err.msg})`);
+    } else note(`${err.type}: ${err.msg}`);
+    return err.status >= 500 ? EXIT.failed : EXIT.refused;
+  }
+  if (err instanceof UsageError) {
+    note(err.message);
+    return EXIT.usage;
+  }
+  if (err instanceof TransportError || err instanceof OperationFailed) {
+    note(err.message);
+    return EXIT.failed;
+  }
+  note(`unexpected failure: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  return EXIT.failed;
+}

@@ -1,0 +1,65 @@
+/**
+ * The hilt command line: `hilt serve` starts the service; every other command is a client of
+ * it, with the command tree of HIL's CLI (hil/cli/) so that an operator's `hil` scripts run
+ * with `hilt` in its place. README, "Command line", lists the tree and where it differs.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { context, DEFAULT_ENDPOINT, Ctx } from './context';
+import { nodeCommands } from './commands/node';
+import { projectCommands } from './commands/project';
+import { networkCommands } from './commands/network';
+import { switchCommands } from './commands/switch';
+import { userCommands } from './commands/user';
+import { headnodeCommands } from './commands/headnode';
+import { actionCommands } from './commands/action';
+import { adminCommands } from './commands/admin';
+import { bashCompletion } from './completion';
+import { out } from './output';
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: Command; ctx: Ctx } {
+  const program = new Command('hilt');
+  // Set before the commands are added: subcommands inherit them.
+  program
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) })
+    .description('hilt: a bare-metal allocation service speaking HIL\'s REST API, and its command line (HIL\'s `hil` commands)')
+    .version(version())
+    .option('--endpoint <url>', `the service to call (default: $HIL_ENDPOINT, else ${DEFAULT_ENDPOINT})`)
+    .option('--user <name>', 'the user to call as (default: $HIL_USERNAME); the password is $HIL_PASSWORD, or asked for on a terminal')
+    .addHelpText('after', '\nExit codes: 0 success; 1 the server refused the call (4xx); 2 a usage error; 3 the server, its hardware or the\n'
+      + 'connection failed (5xx, unreachable, a network operation that ended in ERROR).');
+  const ctx = context(program, env);
+
+  program.command('serve').description('Start the service (configured by HILT_* variables: README, Configuration)')
+    .action(async () => {
+      const { runServe } = await import('../server');
+      await runServe();
+      // The service runs until a signal ends the process (src/server.ts).
+      await new Promise<never>(() => undefined);
+    });
+
+  nodeCommands(program, ctx);
+  projectCommands(program, ctx);
+  networkCommands(program, ctx);
+  switchCommands(program, ctx);
+  userCommands(program, ctx);
+  headnodeCommands(program, ctx);
+  actionCommands(program, ctx);
+  adminCommands(program, ctx);
+
+  const completion = program.command('completion').description('Print a shell completion script');
+  completion.command('bash').description('bash: `source <(hilt completion bash)`').action(() => out(bashCompletion(program)));
+  return { program, ctx };
+}
+

@@ -1,0 +1,76 @@
+/**
+ * --wait: follow a queued network operation until DONE or ERROR (docs/api-conventions.md §8).
+ * Progress goes to stderr: a spinner with the elapsed time on a terminal, a plain line per
+ * change of status otherwise. The answer (the final status) goes to stdout.
+ */
+import { Client, path } from './client';
+import { answer, OperationFailed, table } from './output';
+
+export interface ActionStatus {
+  status: 'PENDING' | 'DONE' | 'ERROR';
+  node: string;
+  nic: string;
+  type: string;
+  channel: string;
+  new_network: string | null;
+  error?: string;
+}
+
+/** networking-action show's table (HIL's CLI shows the same rows). */
+export function actionTable(a: ActionStatus, statusId?: string): string {
+  const rows: (string | null)[][] = [];
+  if (statusId) rows.push(['Status ID', statusId]);
+  rows.push(['Node', a.node], ['NIC', a.nic], ['New Network', a.new_network], ['Type', a.type], ['Channel', a.channel], ['Status', a.status]);
+  if (a.error !== undefined) rows.push(['Error', a.error]);
+  return table(['ATTRIBUTE', 'INFORMATION'], rows);
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface WaitOptions {
+  json?: boolean;
+  /** how often to ask, in ms */
+  intervalMs?: number;
+}
+
+/**
+ * Polls until the operation leaves PENDING, prints its final status, and throws
+ * OperationFailed (exit 3) when it ended in ERROR.
+ */
+export async function waitFor(client: Client, statusId: string, what: string, opts: WaitOptions = {}): Promise<void> {
+  const tty = !!process.stderr.isTTY;
+  const t0 = Date.now();
+  const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+  let frame = 0;
+  let last = '';
+  const clear = () => tty && process.stderr.write('\r\x1b[K');
+  // Ctrl-C stops the waiting, not the operation: say how to look it up later.
+  const onSigint = () => {
+    clear();
+    process.stderr.write(`hilt: stopped waiting; the operation goes on: hilt networking-action show ${statusId}\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', onSigint);
+  if (!tty) process.stderr.write(`hilt: waiting for ${what} (${statusId})\n`);
+  try {
+    for (;;) {
+      const r = await client.get(path('networking_action', statusId));
+      const a = r.body as ActionStatus;
+      if (a.status !== 'PENDING') {
+        clear();
+        if (!tty) process.stderr.write(`hilt: ${what}: ${a.status} after ${elapsed()}\n`);
+        answer(opts.json, r.text, () => actionTable(a, statusId));
+        if (a.status === 'ERROR') throw new OperationFailed(`${what} failed: ${a.error ?? 'no reason given'}`);
+        return;
+      }
+      if (tty) process.stderr.write(`\r\x1b[K${FRAMES[frame++ % FRAMES.length]} ${what}: ${a.status} ${elapsed()}`);
+      else if (a.status !== last) process.stderr.write(`hilt: ${what}: ${a.status} (${elapsed()})\n`);
+      last = a.status;
+      await sleep(opts.intervalMs ?? 200);
+    }
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    clear();
+  }
+}

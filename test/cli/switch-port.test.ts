@@ -1,0 +1,84 @@
+/** hilt switch … and hilt port … against a started server. */
+import { expect } from 'chai';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, MOCK_SWITCH } from '../helpers/server';
+import { cliFor, rows } from '../helpers/cli';
+
+describe('hilt switch and hilt port', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let api: Client;
+  let cli: ReturnType<typeof cliFor>;
+  before(async () => {
+    ts = await startTestServer();
+    api = ts.api;
+    cli = cliFor(ts.url);
+    await must(api.put('/project/p'));
+    await makeNode(api, 'n1', ['eth0']);
+  });
+  after(() => stopTestServer(ts));
+
+  it('switch register: HIL\'s "<subtype> <hostname> <username> <password>", or a type identifier and a JSON object', async () => {
+    const r = await cli.run('switch', 'register', 's1', 'mock', 'sw1.example', 'admin', 'sw-pass');
+    expect(r.code).to.equal(0);
+    expect(r.stderr).to.match(/warning: the password of switch s1 is on the command line/);
+    const info = JSON.stringify({ hostname: 'sw2.example', username: 'admin', password: 'p2' });
+    expect((await cli.run('switch', 'register', 's2', MOCK_SWITCH, info)).code).to.equal(0);
+    await cli.as({ input: 'p3\n' })('switch', 'register', 's3', 'mock', 'sw3.example', 'admin', '-');
+    const s2 = (await must(api.get('/admin/actors/switch/s2'))).body.state;
+    expect(s2).to.deep.include({ type: MOCK_SWITCH });
+    expect(s2.fields).to.deep.equal({ hostname: 'sw2.example', username: 'admin', password: '[redacted]' });
+    expect((await api.get('/switches')).body).to.have.members(['s1', 's2', 's3']);
+  });
+
+  it('switch register refuses a wrong number of fields or malformed switchinfo as a usage error (2), calling nothing', async () => {
+    for (const args of [['s4', 'mock', 'h', 'u'], ['s4', 'nexus', 'h', 'u', 'p'], ['s4', 'http://x/y', '{not json'], ['s4', 'http://x/y', '[1]']]) {
+      const r = await cli.run('switch', 'register', ...args);
+      expect(r.code, args.join(' ')).to.equal(2);
+      expect(r.stdout).to.equal('');
+    }
+    expect((await api.get('/switch/s4')).status).to.equal(404);
+    const bad = await cli.run('switch', 'register', 's4', 'cisco', '{"hostname":"h"}');
+    expect(bad.code, 'an unknown type is the server\'s 400').to.equal(1);
+    expect(bad.stderr).to.match(/BadArgumentError/);
+  });
+
+  it('switch list, show, delete', async () => {
+    expect(rows(await cli.ok('switch', 'list'))).to.deep.equal([['Switches'], ['s1'], ['s2'], ['s3']]);
+    expect((await cli.json('switch', 'list')).sort()).to.deep.equal(['s1', 's2', 's3']);
+    await cli.ok('port', 'register', 's1', 'gi1/0/1');
+    await cli.ok('port', 'register', 's1', 'gi1/0/2');
+    expect(rows(await cli.ok('switch', 'show', 's1'))).to.deep.equal([['Field', 'Value'], ['Name', 's1'], ['Ports', 'gi1/0/1'], ['', 'gi1/0/2']]);
+    expect(await cli.json('switch', 'show', 's2')).to.deep.equal({ name: 's2', ports: [] });
+    await cli.ok('switch', 'delete', 's3');
+    expect((await api.get('/switch/s3')).status).to.equal(404);
+  });
+
+  it('port register (names with /), nic add, show (table, --json, HIL\'s --jsonout), nic remove, delete', async () => {
+    await cli.ok('port', 'nic', 'add', 's1', 'gi1/0/1', 'n1', 'eth0');
+    expect((await api.get('/node/n1')).body.nics[0]).to.include({ port: 'gi1/0/1', switch: 's1' });
+    expect(rows(await cli.ok('port', 'show', 's1', 'gi1/0/1'))).to.deep.equal([['ATTRIBUTE', 'INFORMATION'], ['Node', 'n1'], ['NIC', 'eth0'], ['Networks', 'None']]);
+    const expected = { node: 'n1', nic: 'eth0', networks: {} };
+    expect(await cli.json('port', 'show', 's1', 'gi1/0/1')).to.deep.equal(expected);
+    expect(JSON.parse(await cli.ok('port', 'show', 's1', 'gi1/0/1', '--jsonout'))).to.deep.equal(expected);
+    expect(rows(await cli.ok('port', 'show', 's1', 'gi1/0/2'))[1][1]).to.match(/None/);
+    await cli.ok('port', 'nic', 'remove', 's1', 'gi1/0/1');
+    expect((await api.get('/switch/s1/port/gi1/0/1')).body).to.deep.equal({});
+    await cli.ok('port', 'delete', 's1', 'gi1/0/2');
+    expect((await api.get('/switch/s1')).body.ports).to.deep.equal(['gi1/0/1']);
+  });
+
+  it('port revert: prints the status id (table, JSON); with --wait the final status', async () => {
+    await cli.ok('port', 'nic', 'add', 's1', 'gi1/0/1', 'n1', 'eth0');
+    const table = rows(await cli.ok('port', 'revert', 's1', 'gi1/0/1'));
+    expect(table[0]).to.deep.equal(['Field', 'Value']);
+    expect(table[1][0]).to.equal('Status ID');
+    expect((await must(api.get(`/networking_action/${table[1][1]}`))).body.type).to.equal('revert_port');
+    for (let i = 0; i < 200 && (await api.get(`/networking_action/${table[1][1]}`)).body.status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 10));
+    const j = await cli.json('port', 'revert', 's1', 'gi1/0/1');
+    expect(j).to.have.all.keys('status_id');
+    for (let i = 0; i < 200 && (await api.get(`/networking_action/${j.status_id}`)).body.status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 10));
+    const r = await cli.run('port', 'revert', 's1', 'gi1/0/1', '--wait', '--json');
+    expect(r.code).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.deep.include({ status: 'DONE', type: 'revert_port', node: 'n1', nic: 'eth0' });
+  });
+});
