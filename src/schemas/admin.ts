@@ -13,3 +13,6 @@ export const actor = {
 export const noQueryOnly = { querystring: noQuery } as const;
 export const reapply = { params: params('node', 'nic'), body: noBody, querystring: noQuery } as const;
 export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: str }), querystring: noQuery } as const;
+/** `GET /admin/switch/<switch>/drift`, `POST /admin/switch/<switch>/repair` (no body). */
+export const switchDrift = { params: params('switch'), querystring: noQuery } as const;
+export const switchRepair = { params: params('switch'), body: noBody, querystring: noQuery } as const;
