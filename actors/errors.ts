@@ -17,6 +17,8 @@ export type ErrorType =
   | 'OBMError'
   /** A headnode VM (QEMU, Open vSwitch) failed or timed out. */
   | 'HeadnodeError'
+  /** A switch could not be reached for a call that waits for it (the drift audit); network operations end ERROR instead. */
+  | 'SwitchError'
   /** Storage or an actor did not answer in time; the change was not acknowledged. */
   | 'ServiceUnavailableError'
   /** A bug. Logged with its stack; the client gets a generic message. */

@@ -11,6 +11,7 @@ import { ReadModel } from './readmodel';
 import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions } from './switch/sessions';
+import { SwitchAudit } from './switch/audit';
 import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
@@ -48,6 +49,8 @@ export class World {
   readonly uses = new NetworkUseBook();
   readonly sessions: SwitchSessions;
   readonly operations: NetworkOperations;
+  /** the drift audit and repair of a switch's ports */
+  readonly audit: SwitchAudit;
   readonly projects: EntityRegistry<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies>;
   readonly nodes: EntityRegistry<NodeState, NodeCommand, NodeEvent, NodeReplies>;
   readonly nics: EntityRegistry<NicState, NicCommand, NicEvent, NicReplies>;
@@ -67,13 +70,16 @@ export class World {
     this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000);
     this.vlanPool = new VlanPool(opts.vlanPool, rm);
 
+    const switchInfo = (name: string): SwitchInfo | undefined => {
+      const sw = rm.switches.get(name);
+      return sw && { name: sw.name, type: sw.type, fields: sw.fields };
+    };
+
     // Registered from the bottom of the ask order up: each behaviour gets the registries below it.
     const hardware = new PortHardware({
       sessions: this.sessions,
-      switchInfo: (name) => {
-        const sw = rm.switches.get(name);
-        return sw && ({ name: sw.name, type: sw.type, fields: sw.fields } as SwitchInfo);
-      },
+      switchInfo,
+      operationPending: (wire) => !!rm.nic(wire.node, wire.nic)?.pending,
       record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
       stopping: () => this.closing,
     });
@@ -81,6 +87,7 @@ export class World {
     this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
       (id, a, b) => rm.commitNic(id, a, b));
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
+    this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
     this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));
     this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));

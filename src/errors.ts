@@ -17,6 +17,7 @@ export const ERROR_STATUS: Record<ErrorType, number> = {
   // Hardware failures are not the client's mistake (docs/api-conventions.md §11).
   OBMError: 502,
   HeadnodeError: 502,
+  SwitchError: 502,
   ServiceUnavailableError: 503,
   ServerError: 500,
 };

@@ -71,6 +71,9 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
           hardware.supersede(state, config);
           return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }] };
         }
+        case 'port.check':
+          // Deferred like port.apply: the port is the only caller of hardware for itself.
+          return { events: [], value: hardware.check(state, { repair: cmd.repair, batch: cmd.batch }) };
         default:
           return assertNever(cmd);
       }

@@ -12,17 +12,25 @@
  * set-back and a force-detach all start from it, and one writer per port always writes the
  * newest. A crash between the two records is repaired at the next start
  * (World.repairPortRecords): the nic records DONE only after the switch applied the change.
+ *
+ * The drift audit (check) reads a port back and, when asked, repairs it, in one switch call:
+ * no change of the port can come between the reading and the repair, and a change queued after
+ * it sees the repaired port. A port with a change under way here (its outcome, or the set-back
+ * after a failure, not known yet) or whose nic has an operation pending is not read at all: the
+ * configuration held for it is about to change.
  */
-import type { SwitchInfo, SwitchSession } from '../../drivers/switch/types';
-import type { PortWork } from '../switch/sessions';
+import { SwitchError, type PortVlans, type SwitchInfo, type SwitchSession } from '../../drivers/switch/types';
+import type { PortWork, SubmitOptions } from '../switch/sessions';
 import { HiltError } from '../errors';
 import { portId } from '../ids';
 import { configAfter, sameConfig } from './config';
-import type { PortChange, PortConfig, PortState, Wire } from './protocol';
+import type { PortChange, PortCheck, PortConfig, PortFound, PortState, Wire } from './protocol';
 
 /** What the hardware path needs: the switches' sessions, a switch's driver settings, and a way to record a port's configuration. */
 export interface PortHardwareDeps {
-  sessions: { submit(sw: SwitchInfo, work: PortWork): Promise<void> };
+  sessions: { submit(sw: SwitchInfo, work: PortWork, opts?: SubmitOptions): Promise<void> };
+  /** Does the nic have an operation pending (accepted, outcome not recorded)? */
+  operationPending(wire: Wire): boolean;
   switchInfo(name: string): SwitchInfo | undefined;
   /** One attempt at committing the port's configuration for `wire` (the port actor's `port.configured`). */
   record(id: string, config: PortConfig, wire: Wire | null): Promise<void>;
@@ -41,6 +49,30 @@ async function setConfig(s: SwitchSession, port: string, config: PortConfig): Pr
   if (config.native !== null) await s.setNative(port, config.native);
   for (const v of config.tagged) await s.addTagged(port, v);
 }
+
+/** A read-back in the service's terms: tagged VLANs ascending, once each; `other` only when there is some. */
+function found(v: PortVlans): PortFound {
+  const tagged = [...new Set(v.tagged)].sort((a, b) => a - b);
+  return v.other?.length ? { native: v.native, tagged, other: [...v.other] } : { native: v.native, tagged };
+}
+
+/** Does the switch have exactly `config` on the port (and nothing the service never sets)? */
+export const matches = (actual: PortFound, config: PortConfig) => !actual.other?.length && sameConfig(actual, config);
+
+/**
+ * Change the port from `actual` to `config` with the fewest changes, as an engineer would (the
+ * VLANs that are right are not interrupted); from a state the service cannot describe, reset it
+ * and set `config`.
+ */
+async function converge(s: SwitchSession, port: string, actual: PortFound, config: PortConfig): Promise<void> {
+  if (actual.other?.length) return setConfig(s, port, config);
+  for (const v of actual.tagged) if (!config.tagged.includes(v)) await s.removeTagged(port, v);
+  if (actual.native !== config.native) await (config.native === null ? s.removeNative(port) : s.setNative(port, config.native));
+  for (const v of config.tagged) if (!actual.tagged.includes(v)) await s.addTagged(port, v);
+}
+
+const describe = (v: PortFound) =>
+  `native ${v.native ?? 'none'}, tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}${v.other?.length ? `, ${v.other.join(', ')}` : ''}`;
 
 /** The driver calls that carry out `change` (each idempotent: after a crash it is applied again). */
 function work(change: PortChange, port: string, config: PortConfig): PortWork {
@@ -61,6 +93,8 @@ export class PortHardware {
   private readonly unrecorded = new Map<string, Unrecorded>();
   /** ports whose record is being written */
   private readonly writing = new Set<string>();
+  /** ports with a change under way (apply, set-back included): how many */
+  private readonly changing = new Map<string, number>();
 
   constructor(private readonly deps: PortHardwareDeps) {}
 
@@ -72,6 +106,54 @@ export class PortHardware {
 
   /** Carry out `change` on the port: null when done, else why it failed. */
   async apply(port: PortState, change: PortChange): Promise<string | null> {
+    // Marked before the change is queued (in this turn), cleared once its outcome is held.
+    const id = portId(port.switch, port.name);
+    this.changing.set(id, (this.changing.get(id) ?? 0) + 1);
+    try {
+      return await this.applyNow(port, change);
+    } finally {
+      const left = this.changing.get(id)! - 1;
+      if (left) this.changing.set(id, left);
+      else this.changing.delete(id);
+    }
+  }
+
+  /**
+   * The drift audit of one port (see the header): read it back and compare it with the
+   * configuration held; with `repair`, set a drifted port to it, and read it back again.
+   */
+  async check(port: PortState, opts: { repair: boolean; batch?: string }): Promise<PortCheck> {
+    const expected = this.current(port);
+    if (this.changing.has(portId(port.switch, port.name)) || (port.wire && this.deps.operationPending(port.wire))) {
+      return { status: 'pending', expected, actual: null };
+    }
+    const sw = this.deps.switchInfo(port.switch);
+    if (!sw) return { status: opts.repair ? 'failed' : 'unreadable', expected, actual: null, error: `switch ${port.switch} no longer exists` };
+    let actual: PortFound | null = null;
+    let repaired = false;
+    const work: PortWork = async (s) => {
+      actual = found(await s.getPortVlans(port.name));
+      if (!opts.repair || matches(actual, expected)) return;
+      await converge(s, port.name, actual, expected);
+      let after = found(await s.getPortVlans(port.name));
+      if (!matches(after, expected)) {
+        // The fewest changes did not do it (a switch with ideas of its own): start from nothing.
+        await setConfig(s, port.name, expected);
+        after = found(await s.getPortVlans(port.name));
+        if (!matches(after, expected)) throw new SwitchError(`after re-applying, the switch has ${describe(after)}`);
+      }
+      repaired = true;
+    };
+    try {
+      await this.deps.sessions.submit(sw, work, { batch: opts.batch, what: opts.repair ? 'a port repair' : 'a port read-back' });
+    } catch (err) {
+      return { status: opts.repair ? 'failed' : 'unreadable', expected, actual, error: (err as Error).message };
+    }
+    const status = repaired ? 'repaired' : matches(actual!, expected) ? 'in_sync' : 'drifted';
+    return { status, expected, actual };
+  }
+
+  private async applyNow(port: PortState, change: PortChange): Promise<string | null> {
     const sw = this.deps.switchInfo(port.switch);
     if (!sw) return `switch ${port.switch} no longer exists`;
     const current = this.current(port);

@@ -32,6 +32,22 @@ export type PortChange =
   /** set the port to the configuration the service holds (repairs drift) */
   | { kind: 'reapply' };
 
+/** What the switch has on a port (a read-back: see PortVlans in drivers/switch/types.ts). */
+export interface PortFound { native: number | null; tagged: number[]; other?: string[] }
+
+/**
+ * One port in a drift audit or repair (actors/switch/audit.ts): the configuration the service
+ * holds (`expected`), what the switch had (`actual`, null when it could not be read or was not
+ * read), and the verdict. A port with an operation pending or under way is not read (`pending`).
+ */
+export interface PortCheck {
+  status: 'in_sync' | 'drifted' | 'pending' | 'unreadable' | 'repaired' | 'failed';
+  expected: PortConfig;
+  actual: PortFound | null;
+  /** why it could not be read or repaired */
+  error?: string;
+}
+
 export type PortCommand =
   | { type: 'port.register'; by: string }
   | { type: 'port.delete'; by: string }
@@ -45,7 +61,14 @@ export type PortCommand =
   /** record the configuration the switch now has, for the nic it was changed for (ignored once the wiring changed) */
   | { type: 'port.configured'; by: string; config: PortConfig; wire: Wire | null }
   /** force-detach for a dead switch: forget a VLAN without touching the hardware */
-  | { type: 'port.forget'; by: string; native: boolean; vlan: number };
+  | { type: 'port.forget'; by: string; native: boolean; vlan: number }
+  /**
+   * Drift audit: read the port back from the switch and compare it with the configuration the
+   * service holds; with `repair`, set a drifted port to that configuration (in the same switch
+   * call). A port with an operation pending or under way is left alone. `batch`: the audit's
+   * SwitchSessions batch. Answered when the switch is done.
+   */
+  | { type: 'port.check'; by: string; repair: boolean; batch?: string };
 
 export interface PortReplies {
   'port.register': void;
@@ -55,6 +78,7 @@ export interface PortReplies {
   'port.apply': string | null;
   'port.configured': void;
   'port.forget': void;
+  'port.check': PortCheck;
 }
 
 export type PortEvent =

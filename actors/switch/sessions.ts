@@ -11,11 +11,32 @@
  * the next operation starts on a fresh one — but only once the failed call has finished (or
  * had four timeouts to: the queue's settle time), since a timed-out call may still be changing
  * the switch.
+ *
+ * A batch (the drift audit and repair: one call per port, made by each port actor as it gets to
+ * it) keeps the switch's session open between its calls, so that they share one login although
+ * they do not arrive back to back; and once the batch could not log in, or one of its calls ran
+ * out of time, its later calls that would need a login fail at once with that reason instead of
+ * each waiting out a timeout on a switch that is gone.
  */
 import { DeviceQueue } from '../device-queue';
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 
 export type PortWork = (session: SwitchSession) => Promise<void>;
+
+export interface SubmitOptions {
+  /** names the call in its timeout message (default: "a port operation") */
+  what?: string;
+  /** the batch (SwitchSessions.batch) the call belongs to, by id */
+  batch?: string;
+}
+
+/** Calls made together on one switch (see the header). */
+export interface SwitchBatch {
+  readonly id: string;
+  readonly switch: string;
+  /** Why the batch gave up the switch (a failed login, a call that ran out of time), if it did. */
+  lost?: string;
+}
 
 const noop = () => undefined;
 
@@ -31,25 +52,61 @@ export class SwitchSessions {
   private readonly sessions = new Map<string, SwitchSession>();
   /** Each switch's logout in progress, if any, bounded by the timeout. */
   private readonly closing = new Map<string, Promise<void>>();
+  /** Batches under way, by id; a switch with any keeps its session open between calls. */
+  private readonly batches = new Map<string, SwitchBatch>();
+  private readonly holds = new Map<string, number>();
+  private batchIds = 0;
 
   constructor(private readonly driverFor: (type: string) => SwitchDriver | undefined, private readonly timeoutMs: number) {
     this.queue = new DeviceQueue({
       timeoutMs,
       timeoutError: (_message, t) => new SwitchError(`switch ${t.device}: ${t.what} did not finish within ${t.timeoutMs} ms`),
-      onIdle: (name) => this.close(name),
+      onIdle: (name) => (this.held(name) ? Promise.resolve() : this.close(name)),
     });
   }
 
   /** Queue work on a switch; resolves once applied, rejects with SwitchError. */
-  submit(sw: SwitchInfo, work: PortWork): Promise<void> {
+  submit(sw: SwitchInfo, work: PortWork, opts: SubmitOptions = {}): Promise<void> {
+    const batch = opts.batch === undefined ? undefined : this.batches.get(opts.batch);
     // The call's own failure, when it failed before its deadline: the reason to report even if
     // closing the broken session then ran out of time.
     let failure: SwitchError | undefined;
-    const call = (signal: AbortSignal) => this.apply(sw, work, signal).catch((err: unknown) => {
+    const call = (signal: AbortSignal) => this.apply(sw, work, signal, batch).catch((err: unknown) => {
       if (!signal.aborted) failure = err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`);
       throw failure ?? err;
     });
-    return this.queue.run(sw.name, call, { what: 'a port operation' }).catch((err: Error) => { throw failure ?? err; });
+    return this.queue.run(sw.name, call, { what: opts.what ?? 'a port operation' }).catch((err: Error) => {
+      // No failure of its own: it ran out of time.
+      if (batch && !failure) batch.lost ??= err.message.replace(`switch ${sw.name}: `, '');
+      throw failure ?? err;
+    });
+  }
+
+  /** Start a batch of calls on a switch (see the header); end it with endBatch. */
+  batch(sw: string): SwitchBatch {
+    const batch: SwitchBatch = { id: String(++this.batchIds), switch: sw };
+    this.batches.set(batch.id, batch);
+    this.holds.set(sw, (this.holds.get(sw) ?? 0) + 1);
+    return batch;
+  }
+
+  /** End a batch: the switch's session is closed as usual once nothing else is queued for it. */
+  endBatch(batch: SwitchBatch): void {
+    if (!this.batches.delete(batch.id)) return;
+    const left = (this.holds.get(batch.switch) ?? 1) - 1;
+    if (left > 0) {
+      this.holds.set(batch.switch, left);
+      return;
+    }
+    this.holds.delete(batch.switch);
+    // In the switch's turn: a call queued meanwhile keeps the session (and logs out itself).
+    void this.queue.run(batch.switch, async () => {
+      if (this.queue.depth(batch.switch) === 1 && !this.held(batch.switch)) await this.close(batch.switch);
+    }, { what: 'closing' }).catch(noop);
+  }
+
+  private held(sw: string): boolean {
+    return this.holds.has(sw);
   }
 
   /** Operations queued or in progress, per switch. */
@@ -58,14 +115,18 @@ export class SwitchSessions {
   }
 
   /** One operation, in the switch's turn: log in if no session is open, then apply the work. */
-  private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal): Promise<void> {
+  private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal, batch?: SwitchBatch): Promise<void> {
     let session = this.sessions.get(sw.name);
     if (!session) {
       await this.closing.get(sw.name);
       signal.throwIfAborted();
+      if (batch?.lost) throw new SwitchError(`switch ${sw.name}: not tried (${batch.lost})`);
       const driver = this.driverFor(sw.type);
       if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
-      const opened = await driver.open(sw, signal);
+      const opened = await driver.open(sw, signal).catch((err: Error) => {
+        if (batch && !signal.aborted) batch.lost ??= `logging in failed: ${err.message}`;
+        throw err;
+      });
       if (signal.aborted) {
         // A session that arrives after its deadline is closed at once, never used.
         await opened.close().catch(noop);
@@ -89,7 +150,7 @@ export class SwitchSessions {
     }
     // Nothing else is queued for the switch: log out now (its next turn waits for it). Not
     // after the deadline: the switch may belong to a later call by now.
-    if (!signal.aborted && this.queue.depth(sw.name) === 1) void this.close(sw.name);
+    if (!signal.aborted && this.queue.depth(sw.name) === 1 && !this.held(sw.name)) void this.close(sw.name);
   }
 
   /** Log out of the switch's session if one is open; resolves once its last logout has ended (or had its timeout). */

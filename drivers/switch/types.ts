@@ -21,6 +21,12 @@ export interface PortVlans {
   native: number | null;
   /** tagged VLANs, ascending */
   tagged: number[];
+  /**
+   * Read-backs only, optional: what else the switch has on the port that the two fields above
+   * cannot say and the service never sets, in the switch's own terms (e.g. `trunks every VLAN`).
+   * A port with any never matches a configuration the service holds (the drift audit flags it).
+   */
+  other?: string[];
 }
 
 export interface SwitchSession {

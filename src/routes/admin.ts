@@ -93,6 +93,27 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     await world.nodes.ask(req.params.node, { type: 'node.forceDetach', by: req.caller.user, nic: req.params.nic, network: req.body.network });
   });
 
+  // Drift audit of a switch (docs/api-conventions.md §8): every registered port read back in one
+  // session and compared with the configuration the service holds; the repair sets each drifted
+  // port back to it, through its port actor. A switch that cannot be reached: 502 SwitchError.
+  app.get<{ Params: { switch: string } }>('/admin/switch/:switch/drift', { schema: S.switchDrift }, async (req) => {
+    requireAdmin(req.caller);
+    found(world.rm.switches.get(req.params.switch), `switch ${req.params.switch}`);
+    return world.audit.run(req.params.switch, { repair: false, by: req.caller.user });
+  });
+
+  app.post<{ Params: { switch: string } }>('/admin/switch/:switch/repair', { schema: S.switchRepair }, async (req) => {
+    requireAdmin(req.caller);
+    found(world.rm.switches.get(req.params.switch), `switch ${req.params.switch}`);
+    const report = await world.audit.run(req.params.switch, { repair: true, by: req.caller.user });
+    // The switch's changes are the audit trail of a repair (no event changes: the configuration held stays).
+    for (const p of report.ports) {
+      if (p.status === 'repaired') req.log.info({ switch: report.switch, port: p.port, found: p.actual, set: p.expected }, 'repaired a drifted switch port');
+      else if (p.status === 'failed') req.log.warn({ switch: report.switch, port: p.port, found: p.actual, expected: p.expected, error: p.error }, 'could not repair a switch port');
+    }
+    return report;
+  });
+
   // list_active_extensions (docs/api-conventions.md §12)
   app.get('/active_extensions', { schema: S.listExtensions }, async (req) => {
     requireAdmin(req.caller);

@@ -41,3 +41,41 @@ export const actor = {
 export const listExtensions = { querystring: noQuery, response: responses('read', { 200: names('The active drivers and extensions') }) } as const;
 export const reapply = { params: params('node', 'nic'), body: noBody, querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
 export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: str }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+/** A port's VLANs, as the service holds them or as a switch reports them (`other`: what no VLAN list describes). */
+const vlans = {
+  type: 'object',
+  required: ['native', 'tagged'],
+  properties: {
+    native: { type: 'integer', nullable: true },
+    tagged: { type: 'array', items: { type: 'integer' } },
+    other: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+/** The drift audit's and the repair's answer (docs/api-conventions.md §12). */
+const driftReport = {
+  type: 'object',
+  required: ['switch', 'ports', 'summary'],
+  properties: {
+    switch: { type: 'string' },
+    ports: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['port', 'nic', 'status', 'expected', 'actual'],
+        properties: {
+          port: { type: 'string' },
+          nic: { type: 'object', nullable: true, required: ['node', 'nic'], properties: { node: { type: 'string' }, nic: { type: 'string' } } },
+          status: { type: 'string', enum: ['in_sync', 'drifted', 'pending', 'unreadable', 'repaired', 'failed'] },
+          expected: vlans,
+          actual: { ...vlans, nullable: true },
+          differences: { type: 'array', items: { type: 'string' } },
+          error: { type: 'string' },
+        },
+      },
+    },
+    summary: { type: 'object', additionalProperties: { type: 'integer' } },
+  },
+} as const;
+/** `GET /admin/switch/<switch>/drift`, `POST /admin/switch/<switch>/repair` (no body). */
+export const switchDrift = { params: params('switch'), querystring: noQuery, response: responses('read', { 200: driftReport }, 404, 502) } as const;
+export const switchRepair = { params: params('switch'), body: noBody, querystring: noQuery, response: responses('change', { 200: driftReport }, 404, 502) } as const;

@@ -61,7 +61,7 @@ const ERROR_WHEN: Record<number, string> = {
   409: 'A conflict with the current state (DuplicateError, AllocationError, BlockedError, IllegalStateError, ProjectMismatchError)',
   413: 'The body is larger than 1 MiB (RequestTooLargeError)',
   500: 'A bug; details in the service log only (ServerError)',
-  502: 'Hardware failed or timed out: a BMC (OBMError) or a headnode VM (HeadnodeError)',
+  502: 'Hardware failed or timed out: a BMC (OBMError), a headnode VM (HeadnodeError) or a switch (SwitchError)',
   503: 'Storage refused the change or an actor did not answer in time; nothing was acknowledged (ServiceUnavailableError)',
 };
 

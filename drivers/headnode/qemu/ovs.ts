@@ -16,7 +16,7 @@ import type { TapState } from './state';
 
 export interface OvsOptions {
   bridge: string;
-  /** OVS database socket path (ovs-vsctl --db=unix:PATH); default: ovs-vsctl's default socket. */
+  /** OVS database socket: a path or `unix:PATH` (ovs-vsctl --db=unix:PATH); default: ovs-vsctl's default socket. */
   dbSock?: string;
   /** Extra environment for ovs-vsctl (e.g. OVS_RUNDIR). */
   env?: NodeJS.ProcessEnv;
@@ -51,7 +51,8 @@ export class OvsBridge {
     this.ip = opts.ipPath ?? 'ip';
     // No --timeout: ovs-vsctl waits for vswitchd to apply a change, and the caller's signal
     // decides how long that may take.
-    this.args = opts.dbSock ? [`--db=unix:${path.resolve(opts.dbSock)}`] : [];
+    // HILT_OVS_DB as the Open vSwitch switch driver takes it: a path or unix:PATH.
+    this.args = opts.dbSock ? [`--db=unix:${path.resolve(opts.dbSock.replace(/^unix:/, ''))}`] : [];
     this.env = opts.env ? { ...process.env, ...opts.env } : undefined;
   }
 

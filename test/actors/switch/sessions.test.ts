@@ -128,6 +128,54 @@ describe('SwitchSessions', () => {
     expect(d.log).to.deep.equal(['a open#1', 'a close#1', 'a open#2', 'a #2 native p2', 'a close#2']);
   });
 
+  it('keeps the session open for a batch whose calls come one after another, and closes it once the batch ends', async () => {
+    const d = new FakeDriver(5);
+    const s = new SwitchSessions(() => d, 1000);
+    const batch = s.batch('a');
+    for (const p of ['p1', 'p2', 'p3']) {
+      await s.submit(sw('a'), (x) => x.setNative(p, 1), { batch: batch.id });
+      await sleep(20);
+    }
+    // An operation outside the batch shares the session too, and does not close it.
+    await s.submit(sw('a'), (x) => x.setNative('p4', 1));
+    await sleep(20);
+    expect(d.log).to.deep.equal(['a open#1', 'a #1 native p1', 'a #1 native p2', 'a #1 native p3', 'a #1 native p4']);
+    s.endBatch(batch);
+    await sleep(20);
+    expect(d.log.at(-1)).to.equal('a close#1');
+    expect(d.open_.get('a')).to.equal(0);
+    // The next call logs in again, as usual.
+    await s.submit(sw('a'), (x) => x.setNative('p5', 1));
+    expect(d.opened).to.equal(2);
+  });
+
+  it('stops a batch\'s calls from logging in again once its login failed or a call of it ran out of time', async () => {
+    const d = new FakeDriver(5);
+    const s = new SwitchSessions(() => d, 100);
+    const batch = s.batch('a');
+    await s.submit(sw('a'), async () => undefined, { batch: batch.id });
+    const results = await Promise.allSettled([
+      s.submit(sw('a'), (x) => x.setNative('hang', 1), { batch: batch.id, what: 'a port read-back' }),
+      s.submit(sw('a'), (x) => x.setNative('p2', 1), { batch: batch.id }),
+      s.submit(sw('a'), (x) => x.setNative('p3', 1), { batch: batch.id }),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected', 'rejected']);
+    expect(((results[0] as PromiseRejectedResult).reason as Error).message).to.equal('switch a: a port read-back did not finish within 100 ms');
+    expect(((results[2] as PromiseRejectedResult).reason as Error).message).to.equal('switch a: not tried (a port read-back did not finish within 100 ms)');
+    expect(d.opened).to.equal(1);
+    // Calls outside the batch are not concerned.
+    await s.submit(sw('a'), (x) => x.setNative('p4', 1));
+    expect(d.opened).to.equal(2);
+    s.endBatch(batch);
+
+    d.failOpen = true;
+    const other = s.batch('b');
+    const logins = await Promise.allSettled([1, 2, 3].map(() => s.submit(sw('b'), (x) => x.setNative('p', 1), { batch: other.id })));
+    expect(logins.map((r) => r.status)).to.deep.equal(['rejected', 'rejected', 'rejected']);
+    expect(((logins[2] as PromiseRejectedResult).reason as Error).message).to.equal('switch b: not tried (logging in failed: login refused)');
+    s.endBatch(other);
+  });
+
   it('fails the operation when the login fails or no driver exists', async () => {
     const d = new FakeDriver();
     d.failOpen = true;

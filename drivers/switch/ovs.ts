@@ -1,0 +1,267 @@
+/**
+ * Open vSwitch driver: HIL's type `…/switches/ovs`, one field `ovs_bridge`. Each registered
+ * port is a Port row of that bridge; the OVSDB to talk to is the service's `HILT_OVS_DB` (a
+ * socket path or `unix:PATH`; unset: ovs-vsctl's default socket). Every call is one `ovs-vsctl`
+ * run with an argument list (never a shell) and `--timeout`, which bounds its own wait on the
+ * database and on ovs-vswitchd. A session holds no connection (each run connects by itself);
+ * opening one checks that the database answers and the bridge exists, and closing it kills a
+ * run still going (the service closes a session at a call's deadline). No queue, no timer of
+ * its own: the service's device queue runs one call per switch at a time and bounds each.
+ *
+ * How a port's VLANs map onto OVSDB's `tag`, `trunks` and `vlan_mode` (every change writes all
+ * three, so a port never keeps a combination the service did not choose):
+ *
+ * | service holds           | vlan_mode         | tag | trunks   |
+ * |-------------------------|-------------------|-----|----------|
+ * | nothing                 | `trunk`           | —   | `[4095]` |
+ * | native N                | `access`          | N   | —        |
+ * | tagged T…               | `trunk`           | —   | T…       |
+ * | native N and tagged T…  | `native-untagged` | N   | T…       |
+ *
+ * OVS's `trunks` means "every VLAN" when empty, in each mode but `access` (HIL's driver left
+ * ports with only a native VLAN, and reset ports, on every VLAN). A port with no VLAN therefore
+ * trunks the dead VLAN 4095 only (802.1Q reserves it; OpenStack's OVS agent parks ports on it
+ * too): untagged frames are dropped (they would be VLAN 0, not trunked). 0 and 4095 are not
+ * usable VLANs here, nor is 4096. Reading back (`get Port <p> tag trunks vlan_mode`) reverses
+ * the table; what it cannot say (a trunk of every VLAN, `native-tagged`, `dot1q-tunnel`, an
+ * access port without a tag) is reported in `other`, so the drift audit flags it. Each change
+ * reads the port first and writes the whole result: applied twice, it changes nothing.
+ */
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { SCHEMA_BASE } from '../schema';
+import type { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchInfo, SwitchSession } from './types';
+import { SwitchError } from './types';
+
+/** The VLAN that a port with no VLAN trunks: nothing else ever carries it. */
+export const DEAD_VLAN = 4095;
+
+/**
+ * OVS port and bridge names: what a Linux network device may be called (1 to 15 characters,
+ * IFNAMSIZ), limited to letters, digits, `_`, `.` and `-`, and not starting with `-` or `.`
+ * (ovs-vsctl would read a leading `-` as an option). vswitchd makes a device of that name for
+ * internal and tap ports, and a system port is one.
+ */
+export const OVS_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$/;
+
+export interface OvsSwitchOptions {
+  /** HILT_OVS_DB: the ovsdb-server socket, as a path or `unix:PATH`; unset: ovs-vsctl's default */
+  db?: string;
+  /** bound on each call (HILT_SWITCH_TIMEOUT_MS): ovs-vsctl's `--timeout` is half of it */
+  timeoutMs: number;
+  vsctlPath?: string;
+}
+
+/** `--db` value of a HILT_OVS_DB setting: a path (relative to the working folder) or `unix:PATH`. */
+export function ovsdbRemote(setting: string | undefined): string | undefined {
+  if (!setting) return undefined;
+  const file = setting.startsWith('unix:') ? setting.slice('unix:'.length) : setting;
+  if (!file) throw new Error(`HILT_OVS_DB "${setting}" names no socket`);
+  return `unix:${path.resolve(file)}`;
+}
+
+/** The three columns as ovs-vsctl prints them: `100` or `[]`; `[200, 300]` or `[]`; `trunk` or `[]`. */
+export interface OvsColumns { tag: number | null; trunks: number[]; vlanMode: string | null }
+
+function parseSet(text: string): string[] {
+  const t = text.trim();
+  const inner = t.startsWith('[') && t.endsWith(']') ? t.slice(1, -1) : t;
+  return inner.split(',').map((x) => x.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
+}
+
+export function parseColumns(tag: string, trunks: string, vlanMode: string): OvsColumns {
+  const ints = (xs: string[], what: string) => xs.map((x) => {
+    if (!/^\d+$/.test(x)) throw new SwitchError(`unexpected ${what} "${x}" in OVSDB`);
+    return Number(x);
+  });
+  const [t] = ints(parseSet(tag), 'tag');
+  return { tag: t ?? null, trunks: ints(parseSet(trunks), 'trunk').sort((a, b) => a - b), vlanMode: parseSet(vlanMode)[0] ?? null };
+}
+
+/** What the port carries, in the service's terms (the table in the header, read backwards). */
+export function toPortVlans(c: OvsColumns): PortVlans {
+  const other: string[] = [];
+  // OVS's default mode: access with a tag, else trunk.
+  const mode = c.vlanMode ?? (c.tag !== null ? 'access' : 'trunk');
+  const trunked = c.trunks.filter((v) => v !== DEAD_VLAN);
+  let native: number | null = null;
+  let tagged: number[] = [];
+  switch (mode) {
+    case 'access':
+      if (c.tag === null) other.push('untagged frames on VLAN 0 (vlan_mode access without a tag)');
+      native = c.tag;
+      break;
+    case 'native-untagged':
+    case 'native-tagged':
+      if (mode === 'native-tagged') other.push(`native VLAN ${c.tag ?? 0} sent tagged (vlan_mode native-tagged)`);
+      native = c.tag;
+      if (!c.trunks.length) other.push('trunks every VLAN (trunks empty)');
+      tagged = trunked.filter((v) => v !== native);
+      break;
+    case 'trunk':
+      if (c.tag !== null) other.push(`tag ${c.tag} ignored by OVS (vlan_mode trunk)`);
+      if (!c.trunks.length) other.push('trunks every VLAN (trunks empty)');
+      tagged = trunked;
+      break;
+    default:
+      other.push(`vlan_mode ${mode}`);
+      native = c.tag;
+      tagged = trunked;
+  }
+  if (native === 0) {
+    other.push('untagged frames on VLAN 0 (tag 0)');
+    native = null;
+  }
+  if (tagged.includes(0)) {
+    other.push('untagged frames on VLAN 0 (trunks 0)');
+    tagged = tagged.filter((v) => v !== 0);
+  }
+  return other.length ? { native, tagged, other } : { native, tagged };
+}
+
+/** `set Port` arguments that give the port exactly `v` (the table in the header). */
+export function columnsFor(v: { native: number | null; tagged: number[] }): string[] {
+  for (const vlan of [...(v.native === null ? [] : [v.native]), ...v.tagged]) checkVlan(vlan);
+  const tagged = [...new Set(v.tagged)].filter((t) => t !== v.native).sort((a, b) => a - b);
+  if (v.native === null) return ['tag=[]', `trunks=[${(tagged.length ? tagged : [DEAD_VLAN]).join(',')}]`, 'vlan_mode=trunk'];
+  if (!tagged.length) return [`tag=${v.native}`, 'trunks=[]', 'vlan_mode=access'];
+  return [`tag=${v.native}`, `trunks=[${tagged.join(',')}]`, 'vlan_mode=native-untagged'];
+}
+
+function checkVlan(vlan: number): void {
+  if (!Number.isInteger(vlan) || vlan < 1 || vlan >= DEAD_VLAN) {
+    throw new SwitchError(`VLAN ${vlan} cannot be used on Open vSwitch (VLANs are 1 to 4094; ${DEAD_VLAN} marks a port with no VLAN)`);
+  }
+}
+
+export class OvsSwitchDriver implements SwitchDriver {
+  private readonly db: string | undefined;
+  private readonly vsctl: string;
+  /** ovs-vsctl --timeout, in seconds */
+  private readonly waitS: number;
+
+  constructor(opts: OvsSwitchOptions) {
+    this.db = ovsdbRemote(opts.db);
+    this.vsctl = opts.vsctlPath ?? 'ovs-vsctl';
+    this.waitS = Math.max(1, Math.floor(opts.timeoutMs / 2000));
+  }
+
+  /**
+   * One ovs-vsctl run of `cmds` (one OVSDB transaction), killed when `signal` aborts; its
+   * output lines. A run whose wait ran out ends with SIGALRM, reported as such.
+   */
+  run(cmds: string[][], signal: AbortSignal): Promise<string[]> {
+    const args = [...(this.db ? [`--db=${this.db}`] : []), `--timeout=${this.waitS}`, ...cmds.flatMap((c) => ['--', ...c])];
+    const shown = cmds.map((c) => c.join(' ')).join(' -- ');
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(new SwitchError(`ovs-vsctl ${shown}: not run (the call was ended)`));
+      execFile(this.vsctl, args, { signal, killSignal: 'SIGKILL', encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+        if (!err) return resolve(stdout.split('\n').slice(0, -1));
+        const e = err as NodeJS.ErrnoException & { code?: unknown; signal?: string | null };
+        const why = signal.aborted ? 'ended (the call ran out of time or its session was closed)'
+          : e.code === 'ENOENT' ? `${this.vsctl} not found (is Open vSwitch installed?)`
+            : e.signal === 'SIGALRM' ? `gave up after ${this.waitS} s (--timeout) waiting for the database${this.db ? ` at ${this.db}` : ''} or for ovs-vswitchd`
+              : (stderr || '').trim().replace(/^ovs-vsctl: /, '') || e.message;
+        const failure = new SwitchError(`ovs-vsctl ${shown}: ${why}`) as SwitchError & { exitCode?: unknown };
+        failure.exitCode = e.code;
+        reject(failure);
+      });
+    });
+  }
+
+  async open(sw: SwitchInfo, signal: AbortSignal): Promise<SwitchSession> {
+    const bridge = String(sw.fields.ovs_bridge);
+    try {
+      await this.run([['br-exists', bridge]], signal);
+    } catch (err) {
+      // br-exists answers 2 for a bridge that does not exist.
+      if ((err as { exitCode?: unknown }).exitCode === 2) throw new SwitchError(`Open vSwitch bridge ${bridge} does not exist`);
+      throw err;
+    }
+    return new OvsSession(this, bridge);
+  }
+}
+
+class OvsSession implements SwitchSession {
+  /** Aborted by close(): kills a run still going. */
+  private readonly ended = new AbortController();
+
+  constructor(private readonly driver: OvsSwitchDriver, private readonly bridge: string) {}
+
+  private run(cmds: string[][]): Promise<string[]> {
+    return this.driver.run(cmds, this.ended.signal);
+  }
+
+  /** The port's columns, after checking that it is a port of this switch's bridge. */
+  private async read(port: string): Promise<OvsColumns> {
+    let lines: string[];
+    try {
+      lines = await this.run([['port-to-br', port], ['get', 'Port', port, 'tag', 'trunks', 'vlan_mode']]);
+    } catch (err) {
+      if (/no port named/.test((err as Error).message)) throw new SwitchError(`port ${port} is not on Open vSwitch bridge ${this.bridge} (it does not exist)`);
+      throw err;
+    }
+    if (lines.length !== 4) throw new SwitchError(`unexpected answer from ovs-vsctl about port ${port}: ${JSON.stringify(lines)}`);
+    if (lines[0] !== this.bridge) throw new SwitchError(`port ${port} is on Open vSwitch bridge ${lines[0]}, not on this switch's bridge ${this.bridge}`);
+    return parseColumns(lines[1], lines[2], lines[3]);
+  }
+
+  /** Read the port, apply `f` to what it carries, and write the whole result (nothing when it is already so). */
+  private async change(port: string, f: (v: PortVlans) => PortVlans): Promise<void> {
+    const columns = await this.read(port);
+    const now = toPortVlans(columns);
+    const next = f(now);
+    const set = columnsFor(next);
+    const tagged = new Set(next.tagged.filter((t) => t !== next.native));
+    const same = now.native === next.native && now.tagged.length === tagged.size && now.tagged.every((t) => tagged.has(t));
+    if (same && !now.other) return;
+    await this.run([['set', 'Port', port, ...set]]);
+  }
+
+  setNative(port: string, vlan: number): Promise<void> {
+    checkVlan(vlan);
+    return this.change(port, (v) => ({ native: vlan, tagged: v.tagged }));
+  }
+
+  removeNative(port: string): Promise<void> {
+    return this.change(port, (v) => ({ native: null, tagged: v.tagged }));
+  }
+
+  addTagged(port: string, vlan: number): Promise<void> {
+    checkVlan(vlan);
+    return this.change(port, (v) => ({ native: v.native, tagged: [...v.tagged, vlan] }));
+  }
+
+  removeTagged(port: string, vlan: number): Promise<void> {
+    return this.change(port, (v) => ({ native: v.native, tagged: v.tagged.filter((t) => t !== vlan) }));
+  }
+
+  async resetPort(port: string): Promise<void> {
+    await this.read(port);
+    await this.run([['set', 'Port', port, ...columnsFor({ native: null, tagged: [] })]]);
+  }
+
+  async getPortVlans(port: string): Promise<PortVlans> {
+    return toPortVlans(await this.read(port));
+  }
+
+  async close(): Promise<void> {
+    this.ended.abort();
+  }
+}
+
+export const ovs: SwitchDriverEntry<OvsSwitchDriver> = {
+  type: `${SCHEMA_BASE}/v0/switches/ovs`,
+  extension: 'hilt.switches.ovs',
+  fields: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['ovs_bridge'],
+    properties: { ovs_bridge: { type: 'string' } },
+  },
+  check: (fields) => (OVS_NAME.test(String(fields.ovs_bridge))
+    ? null
+    : `ovs_bridge "${String(fields.ovs_bridge)}" is not an Open vSwitch bridge name (1 to 15 of A-Z a-z 0-9 _ . -, not starting with - or .)`),
+  portName: OVS_NAME,
+  create: ({ config }) => new OvsSwitchDriver({ db: config.ovsDb, timeoutMs: config.switchTimeoutMs }),
+};
