@@ -13,11 +13,15 @@ async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-export function engineConformance(name: string, make: () => PersistenceEngine, reopen?: (old: PersistenceEngine) => Promise<PersistenceEngine>): void {
+export function engineConformance(
+  name: string,
+  make: () => PersistenceEngine | Promise<PersistenceEngine>,
+  reopen?: (old: PersistenceEngine) => Promise<PersistenceEngine>,
+): void {
   describe(`PersistenceEngine conformance: ${name}`, () => {
     let engine: PersistenceEngine;
     const events = (key: string, offset?: number) => all(engine.events(key, offset));
-    beforeEach(() => { engine = make(); });
+    beforeEach(async () => { engine = await make(); });
     afterEach(async () => { await engine.close(); });
 
     it('replays persisted events of a key in sequence order', async () => {
