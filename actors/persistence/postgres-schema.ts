@@ -7,7 +7,9 @@
  *
  * Tables (every key column is `COLLATE "C"`: keys sort by their bytes, as LMDB sorts them, and a
  * prefix is one index range):
- * - `hilt_events`    (key, seq) → created_at, tags, data   the journal, kept forever
+ * - `hilt_events`    (key, seq) → created_at, tags, data, token   the journal, kept forever; token:
+ *                    the fencing token of the activation that wrote the event (audit: which
+ *                    process held the lease), null when written without a lease (tools, tests)
  * - `hilt_heads`     key → last seq                         written in the same transaction
  * - `hilt_snapshots` key → seq, created_at, data           the latest snapshot of each key
  * - `hilt_lease`     one row: the fencing token, its holder, when it was last renewed
@@ -43,6 +45,7 @@ export const MIGRATIONS: readonly Migration[] = [
         created_at bigint NOT NULL,
         tags json,
         data json,
+        token bigint,
         PRIMARY KEY (key, seq)
       );
       CREATE TABLE hilt_heads (
@@ -77,7 +80,7 @@ export const MIGRATIONS: readonly Migration[] = [
         END IF;
         IF p_events IS NOT NULL THEN
           WITH x AS (SELECT * FROM json_to_recordset(p_events) AS r(k text, s bigint, c bigint, t json, d json)),
-               ins AS (INSERT INTO hilt_events (key, seq, created_at, tags, data) SELECT k, s, c, t, d FROM x)
+               ins AS (INSERT INTO hilt_events (key, seq, created_at, tags, data, token) SELECT k, s, c, t, d, p_token FROM x)
           INSERT INTO hilt_heads AS h (key, seq) SELECT k, max(s) FROM x GROUP BY k
           ON CONFLICT (key) DO UPDATE SET seq = GREATEST(h.seq, EXCLUDED.seq);
         END IF;

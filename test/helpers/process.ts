@@ -28,7 +28,8 @@ export interface ServerProcess {
   exited: Promise<number | string>;
 }
 
-export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 15_000): Promise<ServerProcess> {
+/** Start dist/src/server.js; resolves once its output says `ready` (default: it is active and ready). */
+export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 15_000, ready: RegExp = /hilt is ready/): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER], {
     env: { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', ...env },
@@ -43,7 +44,7 @@ export async function startServerProcess(env: Record<string, string>, readyTimeo
     resolve(code ?? sig ?? 'unknown');
   }));
   const deadline = Date.now() + readyTimeoutMs;
-  while (!out.includes('hilt is ready')) {
+  while (!ready.test(out)) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 20));
   }
