@@ -7,9 +7,12 @@
  *
  * Tables (every key column is `COLLATE "C"`: keys sort by their bytes, as LMDB sorts them, and a
  * prefix is one index range):
- * - `hilt_events`    (key, seq) → created_at, tags, data, token   the journal, kept forever; token:
- *                    the fencing token of the activation that wrote the event (audit: which
- *                    process held the lease), null when written without a lease (tools, tests)
+ * - `hilt_events`    (key, seq) → created_at, tags, data, token, pos   the journal, kept forever;
+ *                    token: the fencing token of the activation that wrote the event (which
+ *                    process held the lease; null when written without a lease: tools, tests);
+ *                    pos: the order in which events were written, across keys. Fencing makes
+ *                    tokens never go down in that order: no event of a deposed process follows
+ *                    one of its successor's.
  * - `hilt_heads`     key → last seq                         written in the same transaction
  * - `hilt_snapshots` key → seq, created_at, data           the latest snapshot of each key
  * - `hilt_lease`     one row: the fencing token, its holder, when it was last renewed
@@ -46,6 +49,7 @@ export const MIGRATIONS: readonly Migration[] = [
         tags json,
         data json,
         token bigint,
+        pos bigserial NOT NULL,
         PRIMARY KEY (key, seq)
       );
       CREATE TABLE hilt_heads (
