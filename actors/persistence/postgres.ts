@@ -22,7 +22,7 @@
  * Reads go through a pool of connections. Start-up reads in bulk (`recoverAll`): per chunk of
  * keys, one query for their heads and latest snapshots, one for the events after the snapshots.
  */
-import { Client, DatabaseError, Pool, PoolConfig, types as pgTypes } from 'pg';
+import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
 import type { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity } from './engine';
 import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
 
@@ -138,6 +138,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   private fenced?: FencedError;
   private closed = false;
   private idle?: () => void;
+  private readonly recoveries: { key: string; resolve(s: StoredEntity): void; reject(err: Error): void }[] = [];
   /** transactions committed and read queries made (tests and the bench look at them) */
   readonly stats = { commits: 0, writes: 0, reads: 0 };
 
@@ -216,7 +217,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
       return batch.forEach((w) => w.reject(new Error(`cannot reach the database: ${(err as Error).message}`)));
     }
     try {
-      await client.query('SELECT hilt_write($1, $2, $3)', this.params(batch));
+      await client.query({ name: 'hilt_write', text: 'SELECT hilt_write($1, $2, $3)', values: this.params(batch) });
       this.stats.commits++;
       this.stats.writes += batch.length;
       for (const w of batch) w.resolve();
@@ -263,16 +264,64 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  private read<R extends object>(sql: string, params: unknown[]): Promise<{ rows: R[] }> {
+  /** A read on the pool; `name` makes it a prepared statement (parsed and planned once per connection). */
+  private read<R extends object>(sql: string, params: unknown[], name?: string): Promise<{ rows: R[] }> {
     this.stats.reads++;
-    return this.pool.query<R & import('pg').QueryResultRow>(sql, params);
+    return this.pool.query<R & QueryResultRow>(name ? { name, text: sql, values: params } : { text: sql, values: params });
+  }
+
+  /**
+   * One key's snapshot and later events. Actors that wake in the same turn of the event loop
+   * share one query (as writes share a commit): under load, many wake at once.
+   */
+  recover(key: string): Promise<StoredEntity> {
+    return new Promise((resolve, reject) => {
+      this.recoveries.push({ key, resolve, reject });
+      if (this.recoveries.length === 1) setImmediate(() => void this.recoverBatch());
+    });
+  }
+
+  private async recoverBatch(): Promise<void> {
+    const batch = this.recoveries.splice(0);
+    const keys = [...new Set(batch.map((r) => r.key))];
+    try {
+      // The snapshot (kind 0) and the events after it (kind 1) of each key, in one round trip.
+      const { rows } = await this.read<EventRow & { i: number; kind: number }>(
+        `SELECT k.i, 0 AS kind, s.key, s.seq, s.created_at, NULL::json AS tags, s.data
+         FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) JOIN hilt_snapshots s ON s.key = k.key
+         UNION ALL
+         SELECT k.i, 1, e.key, e.seq, e.created_at, e.tags, e.data
+         FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i)
+         CROSS JOIN LATERAL (
+           SELECT * FROM hilt_events e
+           WHERE e.key = k.key AND e.seq > COALESCE((SELECT seq FROM hilt_snapshots s WHERE s.key = k.key), 0)
+           ORDER BY e.seq) e
+         ORDER BY 1, 2, 4`,
+        [keys], 'hilt_recover',
+      );
+      const out = new Map<string, StoredEntity>(keys.map((key) => [key, { key, snapshot: undefined, events: [] }]));
+      for (const r of rows) {
+        const stored = out.get(r.key)!;
+        if (r.kind === 0) stored.snapshot = { data: r.data ?? null, sequenceNumber: r.seq, key: r.key, createdAt: r.created_at };
+        else stored.events.push(toEvent(r));
+      }
+      // A key asked for twice in one batch: each caller gets its own copy.
+      const given = new Set<string>();
+      for (const r of batch) {
+        const s = out.get(r.key)!;
+        r.resolve(given.has(r.key) ? structuredClone(s) : s);
+        given.add(r.key);
+      }
+    } catch (err) {
+      for (const r of batch) r.reject(err as Error);
+    }
   }
 
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
     for (let after = offset; ;) {
       const { rows } = await this.read<EventRow>(
         'SELECT key, seq, created_at, tags, data FROM hilt_events WHERE key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-        [key, after, PAGE],
+        [key, after, PAGE], 'hilt_events',
       );
       for (const r of rows) yield toEvent(r);
       if (rows.length < PAGE) return;
@@ -282,13 +331,13 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
 
   async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
     const { rows } = await this.read<{ seq: number; created_at: number; data: unknown }>(
-      'SELECT seq, created_at, data FROM hilt_snapshots WHERE key = $1', [key]);
+      'SELECT seq, created_at, data FROM hilt_snapshots WHERE key = $1', [key], 'hilt_snapshot');
     const r = rows[0];
     return r ? { data: r.data ?? null, sequenceNumber: r.seq, key, createdAt: r.created_at } : undefined;
   }
 
   async head(key: string): Promise<number> {
-    const { rows } = await this.read<{ seq: number }>('SELECT seq FROM hilt_heads WHERE key = $1', [key]);
+    const { rows } = await this.read<{ seq: number }>('SELECT seq FROM hilt_heads WHERE key = $1', [key], 'hilt_head');
     return rows[0]?.seq ?? 0;
   }
 

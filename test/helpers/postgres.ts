@@ -20,6 +20,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
+export interface PostgresOptions {
+  /** fsync on: durable commits, as in production (the bench); off for the tests' speed */
+  fsync?: boolean;
+}
+
 export interface TestPostgres {
   /** the socket folder */
   socketDir: string;
@@ -30,6 +35,8 @@ export interface TestPostgres {
   createDatabase(prefix?: string): Promise<string>;
   /** the postmaster's PID */
   pid: number;
+  /** fast shutdown, by PID; the folder is removed */
+  stop(): Promise<void>;
 }
 
 const PORT = 5432;
@@ -56,20 +63,20 @@ function runAs(): { uid: number; gid: number } | undefined {
 }
 
 let server: Promise<TestPostgres> | undefined;
-let child: ChildProcess | undefined;
-let folder: string | undefined;
 let dbCount = 0;
+/** every postmaster this process started and has not stopped */
+const children = new Set<ChildProcess>();
 
 function url(socketDir: string, db: string): string {
   return `postgresql://${SUPERUSER}@localhost:${PORT}/${db}?host=${encodeURIComponent(socketDir)}`;
 }
 
-async function start(): Promise<TestPostgres> {
+/** Start a PostgreSQL of its own: initdb into a temporary folder, postgres as a direct child. */
+export async function startPostgres(opts: PostgresOptions = {}): Promise<TestPostgres> {
   const initdb = findBin('initdb');
   const postgres = findBin('postgres');
   const user = runAs();
   const dir = mkdtempSync(join(tmpdir(), 'hilt-pg-'));
-  folder = dir;
   if (user) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
   const init = spawnSync(initdb, ['-D', data, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'], {
@@ -78,13 +85,16 @@ async function start(): Promise<TestPostgres> {
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
   const pg = spawn(postgres, [
     '-D', data, '-k', dir, '-p', String(PORT),
-    '-c', 'listen_addresses=', '-c', 'fsync=off', '-c', 'full_page_writes=off',
+    '-c', 'listen_addresses=', ...(opts.fsync ? [] : ['-c', 'fsync=off', '-c', 'full_page_writes=off']),
     '-c', 'max_connections=300', '-c', 'shared_buffers=64MB', '-c', 'log_min_messages=fatal',
   ], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], ...(user ?? {}) });
-  child = pg;
+  children.add(pg);
   let log = '';
   pg.stderr!.on('data', (d) => (log = (log + d).slice(-4000)));
-  const exited = new Promise<void>((resolve) => pg.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) => pg.once('exit', () => {
+    children.delete(pg);
+    resolve();
+  }));
   // Ready once a client gets in.
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -120,33 +130,27 @@ async function start(): Promise<TestPostgres> {
       }
       return url(dir, name);
     },
+    /** SIGINT is PostgreSQL's fast shutdown: it ends its backends, then itself. */
+    async stop() {
+      if (pg.exitCode === null && pg.signalCode === null) {
+        pg.kill('SIGINT');
+        const timer = setTimeout(() => pg.kill('SIGQUIT'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
-/** The run's PostgreSQL, started on first use. */
+/** The test run's PostgreSQL, started on first use. */
 export function testPostgres(): Promise<TestPostgres> {
-  return (server ??= start());
+  return (server ??= startPostgres());
 }
 
 /** A new, empty database on the run's PostgreSQL. */
 export async function freshDatabase(prefix?: string): Promise<string> {
   return (await testPostgres()).createDatabase(prefix);
-}
-
-/** Stop the server by PID: SIGINT is PostgreSQL's fast shutdown (it ends its backends, then itself). */
-async function stop(): Promise<void> {
-  const pg = child;
-  child = undefined;
-  server = undefined;
-  if (pg && pg.exitCode === null && pg.signalCode === null) {
-    const exited = new Promise<void>((resolve) => pg.once('exit', () => resolve()));
-    pg.kill('SIGINT');
-    const timer = setTimeout(() => pg.kill('SIGQUIT'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  if (folder) rmSync(folder, { recursive: true, force: true });
-  folder = undefined;
 }
 
 /** Work to do before the server stops (e.g. closing the services that use it). */
@@ -155,11 +159,16 @@ export function beforePostgresStops(fn: () => Promise<void>): void {
   beforeStop.push(fn);
 }
 
-after(async () => {
-  for (const fn of beforeStop) await fn().catch(() => undefined);
-  await stop();
-});
-// If the test process ends without its after-hooks (an uncaught error), do not leave it running.
+// Under mocha (the bench imports this module too): stop the run's server when the run ends.
+if (typeof after === 'function') {
+  after(async () => {
+    for (const fn of beforeStop) await fn().catch(() => undefined);
+    const s = server;
+    server = undefined;
+    if (s) await (await s).stop();
+  });
+}
+// If the process ends without that (an uncaught error), do not leave a server running.
 process.once('exit', () => {
-  if (child && child.exitCode === null) child.kill('SIGQUIT');
+  for (const c of children) c.kill('SIGQUIT');
 });
