@@ -23,7 +23,7 @@ import { buildApp } from './app';
 import type { Config } from './config';
 import { hashPassword } from './auth/password';
 import { World } from '../actors/world';
-import { leaseCandidate, openEngine, prepareStorage } from '../actors/persistence';
+import { leaseCandidate, openEngine, prepareStorage, SchemaTooNewError } from '../actors/persistence';
 import type { HeldLease } from '../actors/persistence/lease';
 import { upgradeStorage } from '../actors/persistence/upgrade';
 import { PowerControl } from '../actors/node/power';
@@ -146,9 +146,6 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // Drivers first: a driver list that cannot work (two claiming one type) fails before storage opens.
   const drivers = startDrivers(config, deps.extraDrivers);
   const hnDriver = deps.headnodeDriver ?? headnodeDriver(config);
-  // A shared store's schema is created or migrated before anything reads it (standbys too).
-  const migrated = await prepareStorage(config);
-  if (migrated && migrated.from !== migrated.to) log.info(migrated, `created or migrated the database schema from version ${migrated.from} to ${migrated.to}`);
   const candidate = leaseCandidate({ ...config, instanceName: instance });
 
   const gate = new Gate({ instance, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 1000)) });
@@ -175,7 +172,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         onTrouble(err.message);
       },
     } : {});
-    const mayAct = held ? () => held.held() : () => true;
+
     let world: World | undefined;
     let headnodes: HeadnodeControl | undefined;
     let app: FastifyInstance | undefined;
@@ -189,7 +186,8 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     try {
       world = new World(engine, {
         vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
-        switchDriverFor: (type) => guardSwitch(drivers.switches.driver(type), mayAct), switchTimeoutMs: config.switchTimeoutMs,
+        switchDriverFor: held ? (type) => guardSwitch(drivers.switches.driver(type), () => held.held()) : (type) => drivers.switches.driver(type),
+        switchTimeoutMs: config.switchTimeoutMs,
       });
       // Data written by an earlier release is brought to the current format first, once.
       const upgraded = await upgradeStorage(world);
@@ -246,19 +244,50 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
 
   let url: string;
   if (!candidate) {
-    const a = await activate(undefined, () => undefined);
+    const a = await activate(undefined, () => undefined).catch(async (err) => {
+      await closeDrivers(drivers);
+      throw err;
+    });
     try {
       url = await gate.listen(config.host, config.port);
     } catch (err) {
       await a.close();
+      await closeDrivers(drivers);
       throw err;
     }
     serve(a);
   } else {
+    // A shared store's schema is created or migrated before anything reads it (standbys too).
+    // A database this release must not touch stops the start; one that cannot be reached yet
+    // is waited for, standing by.
+    let schemaReady = false;
+    const prepare = async () => {
+      const migrated = await prepareStorage(config);
+      if (migrated && migrated.from !== migrated.to) log.info(migrated, `created or migrated the database schema from version ${migrated.from} to ${migrated.to}`);
+      schemaReady = true;
+    };
+    let firstError: Error | undefined;
+    await prepare().catch(async (err: Error) => {
+      if (!(err instanceof SchemaTooNewError)) return void (firstError = err);
+      await closeDrivers(drivers);
+      throw err;
+    });
     url = await gate.listen(config.host, config.port);
     // Stand by, take the lease, activate, serve until the lease is lost; again, until close().
     gate.standby('waiting for the lease');
     void (async () => {
+      for (let attempt = 0; !schemaReady && !closing; attempt++) {
+        const err = attempt === 0 ? firstError! : await prepare().then(() => undefined, (e: Error) => e);
+        if (!err) break;
+        if (err instanceof SchemaTooNewError) {
+          log.fatal({ err: err.message }, 'this release cannot use the database; standing by');
+          gate.standby(err.message);
+          return;
+        }
+        if (attempt % 30 === 0) log.warn({ err: err.message }, 'cannot prepare the database yet; retrying every 2 s');
+        gate.standby(`waiting for the database: ${err.message}`);
+        await new Promise((r) => setTimeout(r, 2000));
+      }
       while (!closing) {
         log.info({ instance }, 'standing by: waiting for the lease');
         let reported = false;

@@ -65,4 +65,5 @@ export function openEngine(settings: StorageSettings, fencing: PostgresEngineOpt
 
 export type { PersistenceEngine } from './engine';
 export { FencedError, OutcomeUnknownError } from './postgres';
+export { SchemaTooNewError } from './postgres-schema';
 export type { HeldLease, LeaseCandidate } from './lease';

@@ -104,6 +104,11 @@ export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
 
 export interface MigrationResult { from: number; to: number }
 
+/** The database was migrated by a newer release: this one must not touch it. */
+export class SchemaTooNewError extends Error {
+  override name = 'SchemaTooNewError';
+}
+
 /** Bring the database's schema to this release's version, once, whoever else starts at the same time. */
 export async function migrate(client: ClientBase): Promise<MigrationResult> {
   await client.query('BEGIN');
@@ -114,7 +119,7 @@ export async function migrate(client: ClientBase): Promise<MigrationResult> {
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM hilt_schema');
     const from = Number(rows[0].v ?? 0);
     if (from > SCHEMA_VERSION) {
-      throw new Error(`the database's hilt schema has version ${from}; this release knows versions up to ${SCHEMA_VERSION}`);
+      throw new SchemaTooNewError(`the database's hilt schema has version ${from}; this release knows versions up to ${SCHEMA_VERSION}`);
     }
     for (const m of MIGRATIONS) {
       if (m.version <= from) continue;

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Client as PgClient } from 'pg';
 import { ADMIN, Client, must, makeNode, startTestServer, stopTestServer, TestServer } from '../helpers/server';
-import { freshDatabase } from '../helpers/postgres';
+import { freshDatabase, testPostgres } from '../helpers/postgres';
 import { loggerOptions } from '../../src/redact';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -118,6 +118,26 @@ describe('active/standby on PostgreSQL, in one process', () => {
     const tokens = await sql(url, "SELECT key, token FROM hilt_events WHERE key LIKE 'project:%' ORDER BY key");
     expect(tokens).to.deep.equal([{ key: 'project:p', token: String(token) }, { key: 'project:q', token: String(token + 2) }]);
     await stopTestServer(a);
+  });
+
+  it('waits, standing by, for a database it cannot reach yet; refuses to start on a schema newer than it knows', async () => {
+    const server = await testPostgres();
+    const name = `hilt_later_${process.pid}`;
+    url = server.url(name);
+    const ts = await startTestServer(pg('early'), { waitForActive: false });
+    expect(ts.role).to.equal('standby');
+    const h = await ts.api.get('/health', { as: null });
+    expect(h.status).to.equal(503);
+    expect(h.body.reason).to.match(/waiting for the database: database "hilt_later_\d+" does not exist/);
+    await sql(server.url('postgres'), `CREATE DATABASE ${name}`);
+    await ts.whenActive();
+    await must(ts.api.put('/project/p'));
+    await stopTestServer(ts);
+
+    await sql(url, "INSERT INTO hilt_schema (version, description) VALUES (999, 'from a later release')");
+    let err: Error | undefined;
+    await startTestServer(pg('old')).catch((e: Error) => (err = e));
+    expect(err?.message).to.match(/the database's hilt schema has version 999; this release knows versions up to \d+/);
   });
 
   it('serves the whole API from PostgreSQL, and keeps it across a restart', async () => {
