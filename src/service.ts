@@ -104,7 +104,7 @@ function makeLogger(logger: ServiceDeps['logger']): FastifyBaseLogger | undefine
  * new active's back. A call already made cannot be taken back; the next one is refused, and the
  * operation ends ERROR in storage only if this process still can write (it cannot: fenced).
  */
-function guardSwitch(driver: SwitchDriver | undefined, mayAct: () => boolean): SwitchDriver | undefined {
+export function guardSwitch(driver: SwitchDriver | undefined, mayAct: () => boolean): SwitchDriver | undefined {
   if (!driver) return driver;
   const check = () => {
     if (!mayAct()) throw new SwitchError('this hilt process no longer holds the lease; the active one carries the operation out');

@@ -8,6 +8,8 @@ import { Client as PgClient } from 'pg';
 import { ADMIN, Client, must, makeNode, startTestServer, stopTestServer, TestServer } from '../helpers/server';
 import { freshDatabase, testPostgres } from '../helpers/postgres';
 import { loggerOptions } from '../../src/redact';
+import { guardSwitch } from '../../src/service';
+import { RecordingSwitch } from '../helpers/world';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -155,5 +157,22 @@ describe('active/standby on PostgreSQL, in one process', () => {
     expect((await new Client(ts.url, { user: 'u1', password: 'wrong' }).get('/nodes/all')).status).to.equal(401);
     expect((await new Client(ts.url, ADMIN).get('/nodes/all')).body).to.deep.equal(['n1']);
     await stopTestServer(ts);
+  });
+});
+
+describe('switch calls of a process whose lease lapsed', () => {
+  it('are refused from the moment its own clock says so: the session in use too', async () => {
+    const hw = new RecordingSwitch();
+    let held = true;
+    const driver = guardSwitch(hw, () => held)!;
+    const session = await driver.open({ name: 's', type: 't', fields: {} }, new AbortController().signal);
+    await session.setNative('p1', 10);
+    held = false;
+    let err: Error | undefined;
+    await session.addTagged('p1', 11).catch((e: Error) => (err = e));
+    expect(err?.message).to.match(/no longer holds the lease/);
+    await driver.open({ name: 's', type: 't', fields: {} }, new AbortController().signal).then(() => expect.fail('opened'), (e: Error) => expect(e.name).to.equal('SwitchError'));
+    expect(hw.log).to.deep.equal(['s p1 native 10']);
+    expect(await session.getPortVlans('p1')).to.deep.equal({ native: 10, tagged: [] });
   });
 });
