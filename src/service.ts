@@ -326,6 +326,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
           log.error({ err: (err as Error).message }, 'could not activate; standing by');
           gate.standby(`could not activate: ${(err as Error).message}`);
           // Let another process try (or this one, after a pause).
+          await held.release();
           await new Promise((r) => setTimeout(r, Math.min(5000, config.leaseTtlMs)));
         } finally {
           if (!closing) await held.release();
