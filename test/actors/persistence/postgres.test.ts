@@ -5,10 +5,40 @@
  */
 import { expect } from 'chai';
 import { Client } from 'pg';
-import { migrateDatabase, PostgresPersistenceEngine, prefixRange } from '../../../actors/persistence/postgres';
+import { createConnection, createServer, Server, Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrateDatabase, OutcomeUnknownError, PostgresPersistenceEngine, prefixRange } from '../../../actors/persistence/postgres';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../actors/persistence/postgres-schema';
 import type { PersistedEvent } from '../../../actors/persistence/engine';
-import { freshDatabase } from '../../helpers/postgres';
+import { freshDatabase, testPostgres } from '../../helpers/postgres';
+
+/** A unix-socket proxy in front of the tests' PostgreSQL whose connections the test can cut. */
+async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; close(): Promise<void> }> {
+  const pg = await testPostgres();
+  const dir = mkdtempSync(join(tmpdir(), 'hilt-pgproxy-'));
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = createConnection(join(pg.socketDir, `.s.PGSQL.${pg.port}`));
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(join(dir, `.s.PGSQL.${pg.port}`), r));
+  return {
+    url: (db) => pg.url(db).replace(encodeURIComponent(pg.socketDir), encodeURIComponent(dir)),
+    cut: () => { for (const s of sockets) s.destroy(); },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 const ev = (key: string, seq: number, data: unknown): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt: 1_700_000_000_000 + seq });
 
@@ -78,6 +108,39 @@ describe('PostgreSQL engine', () => {
     expect((await all(engine.events('dup'))).map((e) => e.data)).to.deep.equal(['first']);
     expect(await engine.head('ok2')).to.equal(2);
     expect((await engine.latestSnapshot('ok1'))?.data).to.deep.equal({ s: 1 });
+  });
+
+  it('says a commit\'s outcome is unknown when its connection breaks before the answer (it may well have committed)', async () => {
+    const proxy = await cuttableProxy();
+    const db = new URL(url).pathname.slice(1);
+    let doubt: Error | undefined;
+    const cut = new PostgresPersistenceEngine({ url: proxy.url(db), poolSize: 1 }, { onDoubt: (e) => (doubt = e) });
+    try {
+      await cut.persist([ev('node:d', 1, 'one')]);
+      // Hold the commit up in the database, then cut its connection while it waits.
+      const locker = new Client({ connectionString: url });
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE hilt_heads IN EXCLUSIVE MODE');
+      const write = cut.persist([ev('node:d', 2, 'two')]);
+      await new Promise((r) => setTimeout(r, 300));
+      proxy.cut();
+      let err: Error | undefined;
+      await write.catch((e: Error) => (err = e));
+      expect(err).to.be.instanceOf(OutcomeUnknownError);
+      expect(doubt).to.equal(err);
+      await locker.query('COMMIT');
+      await locker.end();
+      // The database went on with it: "unknown" was the honest answer.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await engine.head('node:d')).to.equal(2);
+      // The next write reconnects.
+      await cut.persist([ev('node:d', 3, 'three')]);
+      expect(await engine.head('node:d')).to.equal(3);
+    } finally {
+      await cut.close();
+      await proxy.close();
+    }
   });
 
   it('keeps the newest of several snapshots of one key written in one batch', async () => {
