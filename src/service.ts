@@ -285,7 +285,8 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
           return;
         }
         if (attempt % 30 === 0) log.warn({ err: err.message }, 'cannot prepare the database yet; retrying every 2 s');
-        gate.standby(`waiting for the database: ${err.message}`);
+        // The details (addresses, user names) are for the log, not for unauthenticated callers.
+        gate.standby('waiting for the database (the log says why)');
         await new Promise((r) => setTimeout(r, 2000));
       }
       while (!closing) {
@@ -320,11 +321,11 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
           const why = await Promise.race([held.lost, troubled.then(() => trouble!)]);
           if (closing) break;
           log.warn({ instance, token: held.token, why }, 'stepping down');
-          await stepDown(`stepped down: ${why}`);
+          await stepDown('stepped down (the log says why); standing by');
         } catch (err) {
           if (closing) break;
           log.error({ err: (err as Error).message }, 'could not activate; standing by');
-          gate.standby(`could not activate: ${(err as Error).message}`);
+          gate.standby('could not activate (the log says why); standing by');
           // Let another process try (or this one, after a pause).
           await held.release();
           await new Promise((r) => setTimeout(r, Math.min(5000, config.leaseTtlMs)));
