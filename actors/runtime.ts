@@ -258,12 +258,11 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
 
   /** One entity's committed state as stored (its actor may be asleep), or null if it never existed. */
   async inspect(id: string): Promise<StoredState<S> | null> {
-    const key = this.key(id);
-    const sequenceNumber = await this.rt.engine.head(key);
+    const stored = await this.rt.engine.recover(this.key(id));
+    const sequenceNumber = stored.events.at(-1)?.sequenceNumber ?? stored.snapshot?.sequenceNumber ?? 0;
     if (!sequenceNumber) return null;
-    const snap = await this.rt.engine.latestSnapshot(key);
-    let state = (snap?.data ?? null) as S | null;
-    for await (const ev of this.rt.engine.events(key, snap?.sequenceNumber ?? 0)) state = this.behavior.apply(state, ev.data as E, id);
+    let state = (stored.snapshot?.data ?? null) as S | null;
+    for (const ev of stored.events) state = this.behavior.apply(state, ev.data as E, id);
     return { state, sequenceNumber, live: this.isLive(id) };
   }
 
@@ -339,12 +338,12 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
 
   /** The latest snapshot, then every event after it (pure apply: no side effects). */
   private async recover(id: string, actor: Inbox<S, C>): Promise<void> {
-    const key = this.key(id);
-    const snap = await this.rt.engine.latestSnapshot(key);
-    let state = (snap?.data ?? null) as S | null;
-    let seq = snap?.sequenceNumber ?? 0;
+    // One read: the latest snapshot and the events after it.
+    const stored = await this.rt.engine.recover(this.key(id));
+    let state = (stored.snapshot?.data ?? null) as S | null;
+    let seq = stored.snapshot?.sequenceNumber ?? 0;
     let since = 0;
-    for await (const ev of this.rt.engine.events(key, seq)) {
+    for (const ev of stored.events) {
       state = this.behavior.apply(state, ev.data as E, id);
       seq = ev.sequenceNumber;
       since++;

@@ -27,25 +27,32 @@ export async function run(name: string, opts: autocannon.Options): Promise<Figur
   return { name, rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
 }
 
-/** Start bench/target.js: a fresh hilt (empty LMDB) and a bare fastify route in one process. */
-export async function startTarget(env: Record<string, string> = {}): Promise<{ hilt: string; bare: string; stop: () => void }> {
+export interface Target { hilt: string; bare: string; /** how long startService took in the target, ms */ startMs: number; stop: () => Promise<void> }
+
+/** Start bench/target.js: a fresh hilt (empty LMDB, unless env says otherwise) and a bare fastify route in one process. */
+export async function startTarget(env: Record<string, string> = {}): Promise<Target> {
   // The same V8 flags as `npm start` (package.json): a larger young generation means fewer
   // scavenges on the allocation-heavy request path.
   const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...flags, join(__dirname, 'target.js')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const [hiltPort, barePort] = await new Promise<string[]>((resolve, reject) => {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const [hiltPort, barePort, startMs] = await new Promise<string[]>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
-      const m = /ready (\d+) (\d+)/.exec(out);
-      if (m) resolve([m[1], m[2]]);
+      const m = /ready (\d+) (\d+) (\d+)/.exec(out);
+      if (m) resolve([m[1], m[2], m[3]]);
     });
     child.once('exit', () => reject(new Error(`target exited: ${out}`)));
   });
-  return { hilt: `http://127.0.0.1:${hiltPort}`, bare: `http://127.0.0.1:${barePort}/bare`, stop: () => child.kill('SIGTERM') };
+  return {
+    hilt: `http://127.0.0.1:${hiltPort}`, bare: `http://127.0.0.1:${barePort}/bare`, startMs: Number(startMs),
+    // Resolves once the target has exited (its store closed, a lease released).
+    stop: () => (child.kill('SIGTERM'), exited),
+  };
 }
 
-function registerRequests(prefix: string, base = '') {
+export function registerRequests(prefix: string, base = '') {
   let seq = 0;
   return [{
     method: 'PUT' as const,

@@ -1,18 +1,25 @@
 /**
  * The process under load: hilt (LMDB in a temp folder, logging off) and, on another port, a
- * bare fastify JSON route as the same-run baseline. Prints "ready <hiltPort> <barePort>".
+ * bare fastify JSON route as the same-run baseline. Prints "ready <hiltPort> <barePort> <startMs>",
+ * startMs being how long startService took (open storage, rebuild the read models, listen).
+ * HILT_STORAGE=postgres with HILT_DATABASE_URL runs it on PostgreSQL instead; BENCH_DATA_DIR
+ * names a data folder to use (and keep) instead of a new one.
  */
 import Fastify from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { startService } from '../src/service';
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'hilt-bench-'));
-  // HILT_* settings (e.g. mock switch delays) come from the environment, as in production.
+  const keep = process.env.BENCH_DATA_DIR;
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'hilt-bench-'));
+  // HILT_* settings (e.g. mock switch delays, the engine) come from the environment, as in production.
+  const started = performance.now();
   const svc = await startService({ ...loadConfig(), host: '127.0.0.1', port: 0, dataDir: dir, adminUser: 'admin', adminPassword: 'bench', logLevel: 'silent' });
+  const startMs = Math.round(performance.now() - started);
   const bare = Fastify();
   bare.get('/bare', async () => ({ hello: 'world' }));
   // Same-shape baseline for writes: the identical PUT (path and JSON body), no work behind it.
@@ -22,11 +29,11 @@ async function main(): Promise<void> {
   bare.get('/bare-list', async (_req, reply) => reply.type('application/json; charset=utf-8').send(listPayload));
   await bare.listen({ host: '127.0.0.1', port: 0 });
   const port = (u: string) => new URL(u).port;
-  process.stdout.write(`ready ${port(svc.url)} ${(bare.server.address() as { port: number }).port}\n`);
+  process.stdout.write(`ready ${port(svc.url)} ${(bare.server.address() as { port: number }).port} ${startMs}\n`);
   const stop = async () => {
     await bare.close();
     await svc.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   };
   process.on('SIGTERM', stop);

@@ -3,7 +3,7 @@
  * Request handling order: parse body → validate (400) → authenticate (401) → route handler,
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
-import Fastify, { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { HiltError, badArgument, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
 import type { World } from '../actors/world';
@@ -52,7 +52,10 @@ export interface AppOptions {
   power: PowerControl;
   headnodes: HeadnodeControl;
   drivers: Drivers;
-  logger?: FastifyServerOptions['logger'];
+  /** the service's pino logger (none: the app logs nothing) */
+  logger?: FastifyBaseLogger;
+  /** the HTTP server is the service's (src/gate.ts): it hands requests to this app's handler */
+  serverFactory?: FastifyServerOptions['serverFactory'];
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -81,7 +84,8 @@ async function rejectGetBody(req: FastifyRequest): Promise<void> {
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger ?? false,
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },

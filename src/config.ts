@@ -12,8 +12,16 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
-  /** `lmdb` (in dataDir) or `memory` (tests and demos: nothing survives the process) */
+  /** `lmdb` (in dataDir), `memory` (tests and demos: nothing survives the process) or `postgres` (databaseUrl; active/standby) */
   storage: StorageKind;
+  /** postgres: postgres://user:password@host:port/database (libpq's URL parameters, e.g. sslmode) */
+  databaseUrl?: string;
+  /** postgres: read connections of this process (its writer has one more of its own, its lease one) */
+  databasePoolSize: number;
+  /** postgres: a standby takes over when the active one has not renewed its lease for this long */
+  leaseTtlMs: number;
+  /** postgres: this process's name in the lease, /health and pg_stat_activity (unset: host:pid) */
+  instanceName?: string;
   vlanPool: VlanRange[];
   /** Only the database backend exists (docs/api-conventions.md §1: every call needs authentication). */
   authBackend: 'database';
@@ -58,6 +66,8 @@ export const DEFAULTS: Config = {
   port: 5000,
   dataDir: './data',
   storage: 'lmdb',
+  databasePoolSize: 8,
+  leaseTtlMs: 5_000,
   vlanPool: [[1000, 1999]],
   authBackend: 'database',
   adminUser: 'admin',
@@ -93,7 +103,7 @@ export function parseVlanPool(text: string): VlanRange[] {
 }
 
 /** Settings without a default value, also allowed in the file. */
-const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb'];
+const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'instanceName'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -128,6 +138,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_PORT) cfg.port = int('HILT_PORT', env.HILT_PORT);
   if (env.HILT_DATA_DIR) cfg.dataDir = env.HILT_DATA_DIR;
   if (env.HILT_STORAGE) cfg.storage = oneOf('HILT_STORAGE', env.HILT_STORAGE, STORAGE_ENGINES);
+  if (env.HILT_DATABASE_URL) cfg.databaseUrl = env.HILT_DATABASE_URL;
+  if (env.HILT_DATABASE_POOL_SIZE) cfg.databasePoolSize = int('HILT_DATABASE_POOL_SIZE', env.HILT_DATABASE_POOL_SIZE);
+  if (env.HILT_LEASE_TTL_MS) cfg.leaseTtlMs = int('HILT_LEASE_TTL_MS', env.HILT_LEASE_TTL_MS);
+  if (env.HILT_INSTANCE_NAME) cfg.instanceName = env.HILT_INSTANCE_NAME;
   if (env.HILT_VLAN_POOL) cfg.vlanPool = parseVlanPool(env.HILT_VLAN_POOL);
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
@@ -154,5 +168,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS.types());
   oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
   oneOf('storage', cfg.storage, STORAGE_ENGINES);
+  if (cfg.storage === 'postgres' && !cfg.databaseUrl) throw new Error('HILT_STORAGE=postgres needs HILT_DATABASE_URL (postgres://user:password@host:port/database)');
+  if (cfg.databaseUrl && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) throw new Error('HILT_DATABASE_URL must be a postgres:// or postgresql:// URL');
+  // Renewals run every second at most: a shorter TTL would be lost to one slow renewal.
+  if (cfg.leaseTtlMs < 1000) throw new Error(`HILT_LEASE_TTL_MS must be at least 1000, got ${cfg.leaseTtlMs}`);
+  if (cfg.databasePoolSize < 1) throw new Error('HILT_DATABASE_POOL_SIZE must be at least 1');
   return cfg;
 }

@@ -7,11 +7,42 @@ import { loadConfig } from './config';
 import { startService } from './service';
 import { loggerOptions } from './redact';
 
+/** The database URL without its password, for the log. */
+function safeUrl(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'unparseable';
+  }
+}
+
 /** Starts the service and keeps it until SIGTERM or SIGINT, which close it and end the process. */
 export async function serve(): Promise<void> {
   const config = loadConfig();
-  const svc = await startService(config, { logger: loggerOptions(config.logLevel) });
-  const log = svc.app.log;
+  // On PostgreSQL a process may wait as a standby: it listens (503, /health) before it is active.
+  const svc = await startService(config, { logger: loggerOptions(config.logLevel), waitForActive: false });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    svc.close().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  const logger = svc.log;
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  if (svc.role !== 'active') logger.info({ url: svc.url, instance: svc.instance, database: safeUrl(config.databaseUrl) }, 'hilt is a standby');
+  await svc.whenActive();
+  if (stopping) return;
   if (svc.generatedAdminPassword) {
     // Printed once, on the terminal only: it is not a log line and is never stored in clear.
     process.stdout.write(
@@ -19,23 +50,7 @@ export async function serve(): Promise<void> {
         'hilt: this password is shown only now; set HILT_ADMIN_PASSWORD before the first start to choose it.\n\n',
     );
   }
-  log.info({ url: svc.url, dataDir: config.dataDir, vlanPool: config.vlanPool }, 'hilt is ready');
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    svc.close().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  logger.info({ url: svc.url, instance: svc.instance, storage: config.storage, dataDir: config.dataDir, database: safeUrl(config.databaseUrl), vlanPool: config.vlanPool }, 'hilt is ready');
 }
 
 /** serve(), ending the process with 1 and the reason when the service cannot start. */

@@ -12,8 +12,9 @@
  * - keys(prefix) yields every key with at least one event, in key order.
  * - journal(key, limit) yields at most `limit` events, newest first, read lazily: a caller
  *   that stops early costs no more reads.
- * - recoverAll(prefix) yields, for every key under the prefix, its latest snapshot and the
- *   events after it: what a start needs to rebuild the read models, in bulk.
+ * - recover(key) is one key's latest snapshot and the events after it (what an actor waking
+ *   needs; one round trip on a networked engine); recoverAll(prefix) yields the same for every
+ *   key under the prefix: what a start needs to rebuild the read models, in bulk.
  * - Object keys in event and snapshot data round-trip exactly, `__proto__` included.
  */
 /** One stored event of an actor: its data, numbered per key from 1. */
@@ -56,6 +57,7 @@ export interface PersistenceEngine {
   head(key: string): Promise<number>;
   keys(prefix: string): AsyncIterable<string>;
   journal(key: string, limit: number): AsyncIterable<JournalEntry>;
+  recover(key: string): Promise<StoredEntity>;
   recoverAll(prefix: string): AsyncIterable<StoredEntity>;
   close(): Promise<void>;
 }

@@ -1,28 +1,69 @@
 /**
  * Opens the storage engine the configuration names (HILT_STORAGE): `lmdb`, the embedded
- * default, in the data folder; `memory`, for tests and demos, keeps nothing past the process.
- * The rest of the service sees only the PersistenceEngine contract.
+ * default, in the data folder; `memory`, for tests and demos, keeps nothing past the process;
+ * `postgres`, a database shared by an active process and its standbys (HILT_DATABASE_URL).
+ * The rest of the service sees only the PersistenceEngine contract, plus, for `postgres`, the
+ * lease that decides which process is active (actors/persistence/lease.ts).
  */
 import { LmdbPersistenceEngine } from './lmdb';
 import { MemoryPersistenceEngine } from './memory';
+import { migrateDatabase, PostgresPersistenceEngine, PostgresEngineOptions, PostgresSettings } from './postgres';
+import { LeaseCandidate } from './lease';
 import type { PersistenceEngine } from './engine';
+import type { MigrationResult } from './postgres-schema';
 
-export const STORAGE_ENGINES = ['lmdb', 'memory'] as const;
+export const STORAGE_ENGINES = ['lmdb', 'memory', 'postgres'] as const;
 export type StorageKind = (typeof STORAGE_ENGINES)[number];
 
 export interface StorageSettings {
   storage: StorageKind;
   /** the LMDB folder */
   dataDir: string;
+  /** postgres: the database's URL */
+  databaseUrl?: string;
+  /** postgres: read connections per process */
+  databasePoolSize?: number;
+  /** postgres: the lease's TTL */
+  leaseTtlMs?: number;
+  /** postgres: this process's name in the lease and in pg_stat_activity */
+  instanceName?: string;
 }
 
-export function openEngine(settings: StorageSettings): PersistenceEngine {
+/** Whether this engine is shared by several processes, one of them active (a lease decides which). */
+export const isShared = (settings: StorageSettings): boolean => settings.storage === 'postgres';
+
+function postgresSettings(settings: StorageSettings): PostgresSettings {
+  if (!settings.databaseUrl) throw new Error('HILT_STORAGE=postgres needs HILT_DATABASE_URL (postgres://user:password@host:port/database)');
+  return { url: settings.databaseUrl, poolSize: settings.databasePoolSize, applicationName: `hilt ${settings.instanceName ?? ''}`.trim() };
+}
+
+/**
+ * Prepare a shared store before anything else: create or migrate its schema. Returns what the
+ * migration did (null for embedded engines).
+ */
+export async function prepareStorage(settings: StorageSettings): Promise<MigrationResult | null> {
+  return isShared(settings) ? migrateDatabase(postgresSettings(settings)) : null;
+}
+
+/** The candidate for the lease of a shared store (null for embedded engines: the process is always active). */
+export function leaseCandidate(settings: StorageSettings): LeaseCandidate | null {
+  if (!isShared(settings)) return null;
+  return new LeaseCandidate(postgresSettings(settings), { ttlMs: settings.leaseTtlMs ?? 5000, holder: settings.instanceName ?? 'hilt' });
+}
+
+/** Open the engine; for a shared store, `fencing` names the lease's token every write must carry. */
+export function openEngine(settings: StorageSettings, fencing: PostgresEngineOptions = {}): PersistenceEngine {
   switch (settings.storage) {
     case 'lmdb':
       return new LmdbPersistenceEngine(settings.dataDir);
     case 'memory':
       return new MemoryPersistenceEngine();
+    case 'postgres':
+      return new PostgresPersistenceEngine(postgresSettings(settings), fencing);
   }
 }
 
 export type { PersistenceEngine } from './engine';
+export { FencedError, OutcomeUnknownError } from './postgres';
+export { SchemaTooNewError } from './postgres-schema';
+export type { HeldLease, LeaseCandidate } from './lease';

@@ -94,12 +94,17 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     }
   }
 
+  async recover(key: string): Promise<StoredEntity> {
+    return this.stored(key);
+  }
+
+  private stored(key: string): StoredEntity {
+    const snapshot = this.snapshot(key);
+    return { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
+  }
+
   async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
-    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) {
-      const key = k as string;
-      const snapshot = this.snapshot(key);
-      yield { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
-    }
+    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) yield this.stored(k as string);
   }
 
   async close(): Promise<void> {

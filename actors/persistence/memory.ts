@@ -59,11 +59,13 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
     }
   }
 
+  async recover(key: string): Promise<StoredEntity> {
+    const snapshot = await this.latestSnapshot(key);
+    return { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
+  }
+
   async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
-    for (const key of this.sortedKeys(prefix)) {
-      const snapshot = await this.latestSnapshot(key);
-      yield { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
-    }
+    for (const key of this.sortedKeys(prefix)) yield this.recover(key);
   }
 
   async close(): Promise<void> {}

@@ -1,13 +1,19 @@
 /**
  * The service as a real child process (dist/src/server.js), for tests that must kill it.
  * Children are killed by PID in an after-hook: this machine's PID 1 does not reap orphans.
+ * With HILT_STORAGE=postgres (the test run's or the caller's) and no HILT_DATABASE_URL, each
+ * data folder gets a database of its own on the tests' PostgreSQL: a process restarted on its
+ * folder finds its data again.
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freshDatabase } from './postgres';
 
 const SERVER = join(__dirname, '..', '..', 'src', 'server.js');
 const children = new Set<ChildProcess>();
+/** data folder → its database (postgres) */
+const databases = new Map<string, Promise<string>>();
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -28,10 +34,17 @@ export interface ServerProcess {
   exited: Promise<number | string>;
 }
 
-export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 15_000): Promise<ServerProcess> {
+/** Start dist/src/server.js; resolves once its output says `ready` (default: it is active and ready). */
+export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 15_000, ready: RegExp = /hilt is ready/): Promise<ServerProcess> {
   const port = await freePort();
+  const merged: Record<string, string | undefined> = { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', ...env };
+  if (merged.HILT_STORAGE === 'postgres' && !merged.HILT_DATABASE_URL) {
+    const dir = merged.HILT_DATA_DIR ?? '';
+    if (!databases.has(dir)) databases.set(dir, freshDatabase());
+    merged.HILT_DATABASE_URL = await databases.get(dir)!;
+  }
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', ...env },
+    env: merged,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -43,7 +56,7 @@ export async function startServerProcess(env: Record<string, string>, readyTimeo
     resolve(code ?? sig ?? 'unknown');
   }));
   const deadline = Date.now() + readyTimeoutMs;
-  while (!out.includes('hilt is ready')) {
+  while (!ready.test(out)) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 20));
   }

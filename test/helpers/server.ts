@@ -1,6 +1,10 @@
 /**
  * Test servers: the real service (LMDB in a temp folder, real HTTP on 127.0.0.1 port 0),
  * plus a tiny client. Every server started here is closed by the root after-hook.
+ *
+ * HILT_STORAGE=postgres in the test run's environment puts every test server that does not
+ * choose its engine on the PostgreSQL the tests start (test/helpers/postgres.ts), one database
+ * per data folder: a test that restarts a server on its data folder finds its data again.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +14,8 @@ import { DEFAULTS, Config } from '../../src/config';
 import { startService, Service, ServiceDeps } from '../../src/service';
 import type { MockSwitchDriver } from '../../drivers/switch/mock';
 import type { MockObmDriver } from '../../drivers/obm/mock';
+import type { StorageKind } from '../../actors/persistence';
+import { beforePostgresStops, freshDatabase } from './postgres';
 
 export const ADMIN = { user: 'admin', password: 'admin-secret' };
 export const MOCK_OBM = 'http://schema.massopencloud.org/haas/v0/obm/mock';
@@ -88,9 +94,20 @@ const open: TestServer[] = [];
 /** data folders this helper made: removed when the run ends */
 const made = new Set<string>();
 
+/** The engine of test servers that do not choose one: HILT_STORAGE of the test run, else the default. */
+export const TEST_STORAGE = (process.env.HILT_STORAGE ?? DEFAULTS.storage) as StorageKind;
+/** data folder → its database (postgres) */
+const databases = new Map<string, Promise<string>>();
+
 export async function startTestServer(overrides: Partial<Config> = {}, deps: ServiceDeps = {}, dataDir?: string): Promise<TestServer> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'hilt-test-'));
   if (!dataDir) made.add(dir);
+  const storage = overrides.storage ?? TEST_STORAGE;
+  let databaseUrl = overrides.databaseUrl;
+  if (storage === 'postgres' && !databaseUrl) {
+    if (!databases.has(dir)) databases.set(dir, freshDatabase());
+    databaseUrl = await databases.get(dir)!;
+  }
   const config: Config = {
     ...DEFAULTS,
     host: '127.0.0.1',
@@ -100,6 +117,8 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
     adminPassword: ADMIN.password,
     logLevel: 'silent',
     ...overrides,
+    storage,
+    databaseUrl,
   };
   const svc = await startService(config, deps);
   const ts: TestServer = Object.assign(svc, {
@@ -116,10 +135,14 @@ export async function stopTestServer(ts: TestServer, removeData = true): Promise
   if (removeData) rmSync(ts.dataDir, { recursive: true, force: true });
 }
 
-after(async () => {
-  for (const ts of open) await ts.close().catch(() => undefined);
+async function closeAll(): Promise<void> {
+  for (const ts of open.splice(0)) await ts.close().catch(() => undefined);
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
+  made.clear();
+}
+// Services on the tests' PostgreSQL close before it stops.
+beforePostgresStops(closeAll);
+after(closeAll);
 
 /** Inventory helpers used by many tests (each asserts its own 200). */
 export async function must(p: Promise<Res>, status = 200): Promise<Res> {

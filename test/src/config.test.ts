@@ -36,10 +36,22 @@ describe('configuration', () => {
     for (const bad of ['0-10', '10-5000', 'a-b', '20-10', '']) expect(() => parseVlanPool(bad), bad).to.throw(/VLAN pool/);
   });
 
-  it('chooses the storage engine: lmdb by default, memory on request, nothing else', () => {
+  it('chooses the storage engine: lmdb by default, memory or postgres on request, nothing else', () => {
     expect(loadConfig({}).storage).to.equal('lmdb');
     expect(loadConfig({ HILT_STORAGE: 'memory' }).storage).to.equal('memory');
-    expect(() => loadConfig({ HILT_STORAGE: 'postgres' })).to.throw(/HILT_STORAGE must be one of lmdb, memory/);
+    expect(() => loadConfig({ HILT_STORAGE: 'sqlite' })).to.throw(/HILT_STORAGE must be one of lmdb, memory, postgres/);
+  });
+
+  it('reads the PostgreSQL settings: the database URL is required, the lease TTL has a floor', () => {
+    expect(DEFAULTS).to.include({ leaseTtlMs: 5000, databasePoolSize: 8 });
+    expect(() => loadConfig({ HILT_STORAGE: 'postgres' })).to.throw(/HILT_STORAGE=postgres needs HILT_DATABASE_URL/);
+    const c = loadConfig({
+      HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'postgres://hilt:pw@db.example:5432/hilt?sslmode=require',
+      HILT_LEASE_TTL_MS: '3000', HILT_DATABASE_POOL_SIZE: '4', HILT_INSTANCE_NAME: 'hilt-a',
+    });
+    expect(c).to.include({ storage: 'postgres', databaseUrl: 'postgres://hilt:pw@db.example:5432/hilt?sslmode=require', leaseTtlMs: 3000, databasePoolSize: 4, instanceName: 'hilt-a' });
+    expect(() => loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'mysql://x' })).to.throw(/HILT_DATABASE_URL must be a postgres/);
+    expect(() => loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'postgres://x/y', HILT_LEASE_TTL_MS: '200' })).to.throw(/HILT_LEASE_TTL_MS must be at least 1000/);
   });
 
   it('reads the headnode settings from the file and the environment', () => {

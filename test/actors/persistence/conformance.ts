@@ -13,11 +13,15 @@ async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-export function engineConformance(name: string, make: () => PersistenceEngine, reopen?: (old: PersistenceEngine) => Promise<PersistenceEngine>): void {
+export function engineConformance(
+  name: string,
+  make: () => PersistenceEngine | Promise<PersistenceEngine>,
+  reopen?: (old: PersistenceEngine) => Promise<PersistenceEngine>,
+): void {
   describe(`PersistenceEngine conformance: ${name}`, () => {
     let engine: PersistenceEngine;
     const events = (key: string, offset?: number) => all(engine.events(key, offset));
-    beforeEach(() => { engine = make(); });
+    beforeEach(async () => { engine = await make(); });
     afterEach(async () => { await engine.close(); });
 
     it('replays persisted events of a key in sequence order', async () => {
@@ -119,6 +123,19 @@ export function engineConformance(name: string, make: () => PersistenceEngine, r
         expect(e.sequenceNumber).to.equal(4);
         break;
       }
+    });
+
+    it('recovers one key: its latest snapshot and only the events after it', async () => {
+      expect(await engine.recover('node:none')).to.deep.equal({ key: 'node:none', snapshot: undefined, events: [] });
+      for (let i = 1; i <= 5; i++) await engine.persist([ev('node:one', i, { i })]);
+      expect((await engine.recover('node:one')).events.map((e) => e.sequenceNumber)).to.deep.equal([1, 2, 3, 4, 5]);
+      await engine.takeSnapshot({ key: 'node:one', sequenceNumber: 4, data: { upTo: 4 }, createdAt: 9 });
+      const got = await engine.recover('node:one');
+      expect(got.snapshot).to.deep.equal({ key: 'node:one', sequenceNumber: 4, data: { upTo: 4 }, createdAt: 9 });
+      expect(got.events.map((e) => [e.sequenceNumber, e.data])).to.deep.equal([[5, { i: 5 }]]);
+      expect(got.events[0]).to.include({ key: 'node:one', createdAt: 1_700_000_000_005 });
+      await engine.takeSnapshot({ key: 'node:one', sequenceNumber: 5, data: { upTo: 5 }, createdAt: 9 });
+      expect((await engine.recover('node:one')).events).to.deep.equal([]);
     });
 
     it('recovers every key of a prefix in bulk: its latest snapshot and only the events after it', async () => {

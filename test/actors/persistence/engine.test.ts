@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { engineConformance } from './conformance';
 import { MemoryPersistenceEngine } from '../../../actors/persistence/memory';
 import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
+import { migrateDatabase, PostgresPersistenceEngine } from '../../../actors/persistence/postgres';
+import { freshDatabase } from '../../helpers/postgres';
 
 engineConformance('memory', () => new MemoryPersistenceEngine());
 
@@ -28,3 +30,23 @@ engineConformance(
 );
 
 after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+// A real PostgreSQL started by the tests (test/helpers/postgres.ts), a fresh database per test.
+const urls = new WeakMap<object, string>();
+const openPg = (url: string) => {
+  const e = new PostgresPersistenceEngine({ url, poolSize: 2 });
+  urls.set(e, url);
+  return e;
+};
+engineConformance(
+  'postgres',
+  async () => {
+    const url = await freshDatabase();
+    await migrateDatabase({ url });
+    return openPg(url);
+  },
+  async (old) => {
+    await old.close();
+    return openPg(urls.get(old)!);
+  },
+);

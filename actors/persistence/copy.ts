@@ -1,0 +1,75 @@
+/**
+ * Moving from LMDB to PostgreSQL (docs/high-availability.md): copy a stopped LMDB store into an
+ * empty PostgreSQL database, once, before the first start on PostgreSQL.
+ *
+ *   node dist/actors/persistence/copy.js <LMDB folder> <postgres://…>
+ *
+ * Every event of every key (its sequence number, time, tags and data, the format record
+ * `meta:format` included) and each key's latest snapshot are copied as they are, so the first
+ * start on PostgreSQL finds the data exactly as the last start on LMDB left it. The schema is
+ * created first; a database that already holds hilt data is refused. Stop the service first:
+ * writes made during the copy would be missed.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { LmdbPersistenceEngine } from './lmdb';
+import { migrateDatabase, PostgresPersistenceEngine } from './postgres';
+import type { PersistenceEngine, PersistedEvent } from './engine';
+
+export interface CopySummary { keys: number; events: number; snapshots: number; ms: number }
+
+/** Events per write while copying (one transaction each). */
+const CHUNK = 2000;
+
+export async function copyStore(from: PersistenceEngine, to: PersistenceEngine, log: (line: string) => void = () => undefined): Promise<CopySummary> {
+  for await (const key of to.keys('')) throw new Error(`the target already holds hilt data (e.g. ${key}); copy only into an empty database`);
+  const started = Date.now();
+  const summary: CopySummary = { keys: 0, events: 0, snapshots: 0, ms: 0 };
+  let pending: PersistedEvent[] = [];
+  const flush = async () => {
+    if (pending.length) await to.persist(pending);
+    pending = [];
+  };
+  for await (const key of from.keys('')) {
+    for await (const e of from.events(key)) {
+      pending.push(e);
+      summary.events++;
+      if (pending.length >= CHUNK) await flush();
+    }
+    const snap = await from.latestSnapshot(key);
+    if (snap) {
+      await flush();
+      await to.takeSnapshot(snap);
+      summary.snapshots++;
+    }
+    if (++summary.keys % 10_000 === 0) log(`${summary.keys} keys, ${summary.events} events copied`);
+  }
+  await flush();
+  summary.ms = Date.now() - started;
+  return summary;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [dir, url] = argv;
+  if (!dir || !url || !/^postgres(ql)?:\/\//.test(url)) {
+    throw new Error('usage: node dist/actors/persistence/copy.js <LMDB folder> <postgres://user:password@host:port/database>');
+  }
+  if (!existsSync(join(dir, 'data.mdb'))) throw new Error(`${dir} is not an LMDB store (no data.mdb)`);
+  await migrateDatabase({ url });
+  const from = new LmdbPersistenceEngine(dir);
+  const to = new PostgresPersistenceEngine({ url, applicationName: 'hilt copy' });
+  try {
+    const s = await copyStore(from, to, (line) => process.stdout.write(`${line}\n`));
+    process.stdout.write(`copied ${s.keys} keys (${s.events} events, ${s.snapshots} snapshots) in ${s.ms} ms\n`);
+  } finally {
+    await to.close();
+    await from.close();
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err) => {
+    process.stderr.write(`hilt copy: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

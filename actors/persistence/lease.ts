@@ -1,0 +1,214 @@
+/**
+ * Active/standby on PostgreSQL: the lease that makes exactly one hilt process active among all
+ * that point at one database (docs/high-availability.md).
+ *
+ * The lease is the single row of `hilt_lease`: a fencing token, its holder, the holder's TTL and
+ * when the holder last renewed it (by the database's clock, so the machines' clocks never meet).
+ * - A candidate (a standby) polls the row. It takes the lease when the holder has not renewed it
+ *   for the holder's TTL, or at once when the holder's session is gone (the holder keeps a
+ *   session-level advisory lock keyed by its token on the connection that renews: PostgreSQL
+ *   drops it as soon as that connection ends, e.g. when the process was killed). Taking it is
+ *   one compare-and-set that increments the token.
+ * - The holder renews every second or so (a third of the TTL at most). It counts its lease as
+ *   valid until the TTL after it *sent* its last successful renewal, by its own monotonic clock
+ *   (which keeps running while the process is paused), so it stops believing in the lease no
+ *   later than a candidate can take it. It loses the lease when a renewal finds another token,
+ *   when its renewing connection breaks, or when that validity runs out (renewals failing, or the
+ *   process paused past it).
+ * - Safety does not rest on those clocks: every write carries the token and is refused in its own
+ *   transaction once the token changed (actors/persistence/postgres-schema.ts, hilt_write).
+ *
+ * A clean stop releases the lease (marks it lapsed) so that a standby takes over at once.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Client } from 'pg';
+import { connect, PostgresSettings } from './postgres';
+import { LEASE_LOCK_CLASS } from './postgres-schema';
+
+export interface LeaseOptions {
+  ttlMs: number;
+  /** this process's name in the lease row and the log (e.g. host:pid) */
+  holder: string;
+  /** how often a candidate looks at the lease (default: a tenth of the TTL, 50 to 500 ms) */
+  pollMs?: number;
+  /** how often the holder renews (default: a third of the TTL, at most 1 s) */
+  renewMs?: number;
+}
+
+/** The lease row as a candidate sees it. */
+export interface LeaseRow { token: number; holder: string | null; ttlMs: number }
+
+const lockKey = (token: number) => token % 2147483647;
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** A lease this process holds: its token, whether it still holds it, and how it ended. */
+export class HeldLease {
+  private validUntil: number;
+  private ended?: string;
+  private timer?: NodeJS.Timeout;
+  private renewing = false;
+  private readonly lostWaiters: ((reason: string) => void)[] = [];
+  /** resolves with the reason once the lease is lost or released */
+  readonly lost: Promise<string>;
+
+  constructor(
+    readonly token: number,
+    private readonly client: Client,
+    private readonly ttlMs: number,
+    renewMs: number,
+    sentAt: number,
+  ) {
+    this.validUntil = sentAt + ttlMs;
+    this.lost = new Promise((resolve) => this.lostWaiters.push(resolve));
+    this.timer = setInterval(() => void this.tick(), renewMs);
+    client.on('error', () => this.lose('the connection that holds the lease broke'));
+    client.on('end', () => this.lose('the connection that holds the lease ended'));
+  }
+
+  /** Whether this process may still act as the active one (its own clock's view; writes are fenced regardless). */
+  held(): boolean {
+    return !this.ended && performance.now() < this.validUntil;
+  }
+
+  /** Why it was lost, once it was. */
+  get reason(): string | undefined {
+    return this.ended;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ended) return;
+    if (performance.now() >= this.validUntil) return this.lose(`the lease was not renewed within its TTL of ${this.ttlMs} ms`);
+    if (this.renewing) return;
+    this.renewing = true;
+    const sent = performance.now();
+    try {
+      const r = await this.client.query('UPDATE hilt_lease SET renewed_at = now() WHERE id = 1 AND token = $1', [this.token]);
+      if (this.ended) return;
+      if (r.rowCount !== 1) return this.lose('another hilt process took the lease over');
+      this.validUntil = Math.max(this.validUntil, sent + this.ttlMs);
+    } catch {
+      // A failed renewal is retried on the next tick until the validity runs out; a broken
+      // connection ends the lease through its event.
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /** Stop holding: no more renewals; the connection (and its advisory lock) is closed. */
+  lose(reason: string): void {
+    if (this.ended) return;
+    this.ended = reason;
+    clearInterval(this.timer);
+    this.client.end().catch(() => undefined);
+    for (const w of this.lostWaiters) w(reason);
+  }
+
+  /** A clean stop: mark the lease lapsed (a standby takes over at once), then let go. */
+  async release(): Promise<void> {
+    if (this.ended) return;
+    clearInterval(this.timer);
+    await this.client.query("UPDATE hilt_lease SET renewed_at = '-infinity' WHERE id = 1 AND token = $1", [this.token]).catch(() => undefined);
+    this.lose('released');
+  }
+}
+
+/** A process that wants the lease: acquire() waits until it holds it. */
+export class LeaseCandidate {
+  readonly pollMs: number;
+  readonly renewMs: number;
+
+  constructor(private readonly settings: PostgresSettings, private readonly opts: LeaseOptions) {
+    this.pollMs = opts.pollMs ?? Math.min(500, Math.max(50, Math.round(opts.ttlMs / 10)));
+    this.renewMs = opts.renewMs ?? Math.min(1000, Math.max(20, Math.round(opts.ttlMs / 3)));
+  }
+
+  /**
+   * Wait until this process holds the lease (polling every pollMs), or until `signal` aborts
+   * (then null). Errors reaching the database are reported to `onError` and retried.
+   */
+  async acquire(signal?: AbortSignal, onError?: (err: Error) => void): Promise<HeldLease | null> {
+    let client: Client | undefined;
+    let broken = false;
+    try {
+      while (!signal?.aborted) {
+        try {
+          if (!client || broken) {
+            await client?.end().catch(() => undefined);
+            broken = false;
+            client = await connect(this.settings, 'lease', () => (broken = true));
+            // Bounded waits: a takeover waits only for writes already in flight.
+            await client.query(`SET lock_timeout = ${Math.max(100, this.opts.ttlMs)}`);
+            await client.query(`SET statement_timeout = ${Math.max(1000, this.opts.ttlMs)}`);
+          }
+          const held = await this.tryAcquire(client);
+          if (held) {
+            client = undefined; // it belongs to the lease now
+            return held;
+          }
+        } catch (err) {
+          broken = true;
+          onError?.(err as Error);
+        }
+        await sleep(this.pollMs, signal);
+      }
+      return null;
+    } finally {
+      await client?.end().catch(() => undefined);
+    }
+  }
+
+  /** One look at the lease: take it if it lapsed or its holder's session is gone. */
+  private async tryAcquire(client: Client): Promise<HeldLease | null> {
+    const { rows } = await client.query<{ token: number; lapsed: boolean }>(
+      `SELECT token, renewed_at < now() - ttl_ms * interval '1 millisecond' AS lapsed FROM hilt_lease WHERE id = 1`);
+    const { token, lapsed } = rows[0];
+    if (lapsed) return this.takeOver(client, token);
+    // The holder keeps an advisory lock on its renewing session: if it can be had, that session is gone.
+    const free = (await client.query<{ free: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS free', [LEASE_LOCK_CLASS, lockKey(token)])).rows[0].free;
+    if (!free) return null;
+    try {
+      return await this.takeOver(client, token);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [LEASE_LOCK_CLASS, lockKey(token)]).catch(() => undefined);
+    }
+  }
+
+  /** The compare-and-set: the token seen becomes the next one, held by this process. */
+  private async takeOver(client: Client, seen: number): Promise<HeldLease | null> {
+    const sent = performance.now();
+    // The new token's advisory lock is taken in the same statement: no candidate can see the
+    // new token before its holder's lock exists.
+    const { rows } = await client.query<{ token: number }>(
+      `UPDATE hilt_lease SET token = token + 1, holder = $1, ttl_ms = $2, acquired_at = now(), renewed_at = now()
+       WHERE id = 1 AND token = $3
+       RETURNING token, pg_try_advisory_lock($4, ((token + 0) % 2147483647)::integer) AS locked`,
+      [this.opts.holder, this.opts.ttlMs, seen, LEASE_LOCK_CLASS],
+    );
+    if (!rows.length) return null;
+    return new HeldLease(rows[0].token, client, this.opts.ttlMs, this.renewMs, sent);
+  }
+}
+
+/** Who holds the lease now, as the database says (for operators and tests). */
+export async function readLease(settings: PostgresSettings): Promise<LeaseRow & { renewedAgoMs: number | null }> {
+  const client = await connect(settings, 'lease reader');
+  try {
+    const { rows } = await client.query<{ token: number; holder: string | null; ttl_ms: number; ago: number | null }>(
+      `SELECT token, holder, ttl_ms,
+              CASE WHEN renewed_at = '-infinity' THEN NULL ELSE extract(epoch FROM now() - renewed_at) * 1000 END AS ago
+       FROM hilt_lease WHERE id = 1`);
+    const r = rows[0];
+    return { token: r.token, holder: r.holder, ttlMs: r.ttl_ms, renewedAgoMs: r.ago === null ? null : Number(r.ago) };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The PostgreSQL schema of hilt's store, created and migrated by the service at start:
+ * versioned (the table `hilt_schema` records each migration applied) and idempotent (a start
+ * applies only the migrations the database lacks). Migrations run in one transaction under an
+ * advisory lock, so processes starting together apply each one once; a database whose schema
+ * is newer than this release knows is refused (no downgrade).
+ *
+ * Tables (every key column is `COLLATE "C"`: keys sort by their bytes, as LMDB sorts them, and a
+ * prefix is one index range):
+ * - `hilt_events`    (key, seq) → created_at, tags, data, token, pos   the journal, kept forever;
+ *                    token: the fencing token of the activation that wrote the event (which
+ *                    process held the lease; null when written without a lease: tools, tests);
+ *                    pos: the order in which events were written, across keys. Fencing makes
+ *                    tokens never go down in that order: no event of a deposed process follows
+ *                    one of its successor's.
+ * - `hilt_heads`     key → last seq                         written in the same transaction
+ * - `hilt_snapshots` key → seq, created_at, data           the latest snapshot of each key
+ * - `hilt_lease`     one row: the fencing token, its holder, when it was last renewed
+ * Event and snapshot data are `json` (not `jsonb`): exactly the text hilt wrote, object keys in
+ * their order, readable with psql.
+ *
+ * Every write of the service is one call of `hilt_write(token, events, snapshots)`: one
+ * statement, so one transaction that never waits for its client. It first takes a KEY SHARE lock
+ * on the lease row if the token is still the current one, else refuses (SQLSTATE HL001). A
+ * takeover changes the token, a unique column, which needs a lock that conflicts with KEY SHARE:
+ * it waits for the writes in flight to commit, and every write after it sees the new token. So
+ * a process that lost the lease can never write again, however long it was paused.
+ */
+import type { ClientBase } from 'pg';
+
+/** Advisory lock classes (two-key form), `hilt` in ASCII: schema migrations, and the lease holder's session. */
+export const SCHEMA_LOCK_CLASS = 0x68696c74;
+export const LEASE_LOCK_CLASS = 0x68696c75;
+
+/** SQLSTATE of a write refused because its fencing token is no longer the lease's. */
+export const FENCED_SQLSTATE = 'HL001';
+
+interface Migration { version: number; description: string; sql: string }
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'journal, heads, snapshots, lease, hilt_write',
+    sql: `
+      CREATE TABLE hilt_events (
+        key text COLLATE "C" NOT NULL,
+        seq bigint NOT NULL,
+        created_at bigint NOT NULL,
+        tags json,
+        data json,
+        token bigint,
+        pos bigserial NOT NULL,
+        PRIMARY KEY (key, seq)
+      );
+      CREATE TABLE hilt_heads (
+        key text COLLATE "C" PRIMARY KEY,
+        seq bigint NOT NULL
+      );
+      CREATE TABLE hilt_snapshots (
+        key text COLLATE "C" PRIMARY KEY,
+        seq bigint NOT NULL,
+        created_at bigint NOT NULL,
+        data json
+      );
+      CREATE TABLE hilt_lease (
+        id integer PRIMARY KEY CHECK (id = 1),
+        token bigint NOT NULL UNIQUE,
+        holder text,
+        ttl_ms integer NOT NULL DEFAULT 0,
+        acquired_at timestamptz,
+        renewed_at timestamptz NOT NULL
+      );
+      INSERT INTO hilt_lease (id, token, renewed_at) VALUES (1, 0, '-infinity');
+
+      CREATE FUNCTION hilt_write(p_token bigint, p_events json, p_snapshots json) RETURNS void
+      LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF p_token IS NOT NULL THEN
+          PERFORM 1 FROM hilt_lease WHERE id = 1 AND token = p_token FOR KEY SHARE;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = '${FENCED_SQLSTATE}',
+              MESSAGE = format('fencing token %s is no longer the lease''s: another hilt process took over', p_token);
+          END IF;
+        END IF;
+        IF p_events IS NOT NULL THEN
+          WITH x AS (SELECT * FROM json_to_recordset(p_events) AS r(k text, s bigint, c bigint, t json, d json)),
+               ins AS (INSERT INTO hilt_events (key, seq, created_at, tags, data, token) SELECT k, s, c, t, d, p_token FROM x)
+          INSERT INTO hilt_heads AS h (key, seq) SELECT k, max(s) FROM x GROUP BY k
+          ON CONFLICT (key) DO UPDATE SET seq = GREATEST(h.seq, EXCLUDED.seq);
+        END IF;
+        IF p_snapshots IS NOT NULL THEN
+          INSERT INTO hilt_snapshots AS s (key, seq, created_at, data)
+            SELECT k, q, c, d FROM json_to_recordset(p_snapshots) AS r(k text, q bigint, c bigint, d json)
+          ON CONFLICT (key) DO UPDATE SET seq = EXCLUDED.seq, created_at = EXCLUDED.created_at, data = EXCLUDED.data
+          WHERE s.seq < EXCLUDED.seq;
+        END IF;
+      END
+      $fn$;
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+export interface MigrationResult { from: number; to: number }
+
+/** The database was migrated by a newer release: this one must not touch it. */
+export class SchemaTooNewError extends Error {
+  override name = 'SchemaTooNewError';
+}
+
+/** Bring the database's schema to this release's version, once, whoever else starts at the same time. */
+export async function migrate(client: ClientBase): Promise<MigrationResult> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1, 0)', [SCHEMA_LOCK_CLASS]);
+    await client.query(`CREATE TABLE IF NOT EXISTS hilt_schema (
+      version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM hilt_schema');
+    const from = Number(rows[0].v ?? 0);
+    if (from > SCHEMA_VERSION) {
+      throw new SchemaTooNewError(`the database's hilt schema has version ${from}; this release knows versions up to ${SCHEMA_VERSION}`);
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= from) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO hilt_schema (version, description) VALUES ($1, $2)', [m.version, m.description]);
+    }
+    await client.query('COMMIT');
+    return { from, to: SCHEMA_VERSION };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}

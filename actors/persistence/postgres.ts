@@ -1,0 +1,416 @@
+/**
+ * The storage contract on PostgreSQL (HILT_STORAGE=postgres, HILT_DATABASE_URL), for a standby
+ * pair: several hilt processes on one database, one of them active (actors/persistence/lease.ts).
+ * The schema and its migrations: actors/persistence/postgres-schema.ts.
+ *
+ * Writes: one dedicated connection commits them, one transaction at a time (group commit):
+ * every persist() and takeSnapshot() that arrives while a commit is in flight waits for the next
+ * one, and that next one carries them all; each caller is answered once the transaction that
+ * holds its writes has committed (durable as the database's synchronous_commit makes it: on,
+ * the default, is what hilt's durability rule needs). A batch is one statement,
+ * `hilt_write(token, events, snapshots)`, so no transaction is ever left open waiting for this
+ * process (a process paused mid-write holds no lock). With a fencing token, each transaction
+ * checks that the token is still the lease's, in the same transaction: once another process took
+ * over, every write is refused (`FencedError`) and `onFenced` tells the service to step down.
+ *
+ * A batch the database refuses (an error answer: nothing of it committed) is retried one
+ * persist call at a time, so one bad write (e.g. a sequence number already stored) fails only
+ * its own caller. A batch whose connection broke before the answer may or may not have
+ * committed: its callers get an error (`OutcomeUnknownError`) and `onDoubt` tells the service,
+ * which steps down and rebuilds from the database rather than guess.
+ *
+ * Reads go through a pool of connections. Start-up reads in bulk (`recoverAll`): per chunk of
+ * keys, one query for their heads and latest snapshots, one for the events after the snapshots.
+ */
+import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
+import type { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity } from './engine';
+import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
+
+/** A write refused because this process no longer holds the lease. */
+export class FencedError extends Error {
+  override name = 'FencedError';
+}
+
+/** A commit whose connection broke before the database answered: it may or may not have happened. */
+export class OutcomeUnknownError extends Error {
+  override name = 'OutcomeUnknownError';
+}
+
+export interface PostgresSettings {
+  /** postgres://user:password@host:port/database?sslmode=… (libpq's parameters, as pg reads them) */
+  url: string;
+  /** read connections (the writer has one more of its own) */
+  poolSize?: number;
+  /** shown in pg_stat_activity */
+  applicationName?: string;
+}
+
+export interface PostgresEngineOptions {
+  /** the lease's fencing token: every write carries it and is refused once it is not current (none: unfenced, for tools and tests) */
+  fence?: number;
+  /** a write was refused for the fencing token (called once) */
+  onFenced?: (err: FencedError) => void;
+  /** a commit's outcome is unknown (its connection broke) */
+  onDoubt?: (err: OutcomeUnknownError) => void;
+}
+
+const INT8_OID = 20;
+/** bigint columns (sequence numbers, times in ms) as numbers: they stay far below 2^53. */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format as 'text')) as typeof pgTypes.getTypeParser,
+};
+
+/** Connection settings shared by every connection hilt opens to the database. */
+export function connectionConfig(settings: PostgresSettings, role: string): PoolConfig {
+  return {
+    connectionString: settings.url,
+    application_name: `${settings.applicationName ?? 'hilt'} ${role}`.slice(0, 63),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 1000,
+    connectionTimeoutMillis: 10_000,
+    types: TYPES,
+  };
+}
+
+/** Open a connection of its own (the writer's, the lease's), with an error handler so a broken one never crashes the process. */
+export async function connect(settings: PostgresSettings, role: string, onBroken?: (err: Error) => void): Promise<Client> {
+  const client = new Client(connectionConfig(settings, role));
+  client.on('error', (err) => onBroken?.(err));
+  client.on('end', () => onBroken?.(new Error('the connection ended')));
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+  return client;
+}
+
+/** Create or migrate the schema (once per start, before the lease is taken). */
+export async function migrateDatabase(settings: PostgresSettings): Promise<MigrationResult> {
+  const client = await connect(settings, 'migration');
+  try {
+    return await migrate(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The bounds of every string starting with `prefix`, in bytewise (C collation) order: [lo, hi), hi null when unbounded. */
+export function prefixRange(prefix: string): [string, string | null] {
+  const cps = [...prefix];
+  while (cps.length) {
+    const last = cps.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+      return [prefix, cps.join('') + String.fromCodePoint(next)];
+    }
+  }
+  return [prefix, null];
+}
+
+/** One persist or takeSnapshot call waiting for its commit, its data already encoded. */
+interface Write {
+  /** JSON of each event row: {k, s, c, t, d} */
+  events: string[];
+  snapshot?: { key: string; seq: number; json: string };
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+/** How many writes one commit carries at most (they arrive as fast as actors decide). */
+const MAX_BATCH = 2000;
+/** Keys read per bulk query at start. */
+const RECOVER_CHUNK = 1000;
+/** Events read per query when replaying a key or listing keys. */
+const PAGE = 1000;
+
+interface EventRow { key: string; seq: number; created_at: number; tags: string[] | null; data: unknown }
+
+const toEvent = (r: EventRow): PersistedEvent => ({ data: r.data, sequenceNumber: r.seq, key: r.key, tags: r.tags ?? [], createdAt: r.created_at });
+
+export class PostgresPersistenceEngine implements PersistenceEngine {
+  private readonly pool: Pool;
+  private readonly queue: Write[] = [];
+  private committing = false;
+  private writer?: Promise<Client>;
+  private fenced?: FencedError;
+  private closed = false;
+  private idle?: () => void;
+  private readonly recoveries: { key: string; resolve(s: StoredEntity): void; reject(err: Error): void }[] = [];
+  /** transactions committed and read queries made (tests and the bench look at them) */
+  readonly stats = { commits: 0, writes: 0, reads: 0 };
+
+  constructor(private readonly settings: PostgresSettings, private readonly opts: PostgresEngineOptions = {}) {
+    this.pool = new Pool({ ...connectionConfig(settings, 'reader'), max: settings.poolSize ?? 8, idleTimeoutMillis: 30_000 });
+    // An idle connection that breaks (database restarted) is dropped by the pool; without a
+    // handler its error would end the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** The fencing token this engine writes with (undefined: unfenced). */
+  get fence(): number | undefined {
+    return this.opts.fence;
+  }
+
+  // ---- writes --------------------------------------------------------------------------------
+
+  persist(events: PersistedEvent[]): Promise<void> {
+    if (!events.length) return Promise.resolve();
+    // Encoded now: a caller changing its objects after the call cannot change what is stored.
+    const rows = events.map((e) => JSON.stringify({ k: e.key, s: e.sequenceNumber, c: e.createdAt, t: e.tags.length ? e.tags : null, d: e.data }));
+    return this.submit({ events: rows });
+  }
+
+  takeSnapshot(snapshot: PersistedSnapshot): Promise<void> {
+    const json = JSON.stringify({ k: snapshot.key, q: snapshot.sequenceNumber, c: snapshot.createdAt, d: snapshot.data ?? null });
+    return this.submit({ events: [], snapshot: { key: snapshot.key, seq: snapshot.sequenceNumber, json } });
+  }
+
+  private submit(w: Omit<Write, 'resolve' | 'reject'>): Promise<void> {
+    if (this.fenced) return Promise.reject(this.fenced);
+    if (this.closed) return Promise.reject(new Error('the storage engine is closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ ...w, resolve, reject });
+      if (!this.committing) {
+        this.committing = true;
+        // Everything submitted in this turn of the event loop joins the first commit.
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        await this.commit(batch);
+      }
+    } finally {
+      this.committing = false;
+      this.idle?.();
+    }
+  }
+
+  private writerClient(): Promise<Client> {
+    if (!this.writer) {
+      const p = connect(this.settings, 'writer', () => {
+        if (this.writer === p) this.writer = undefined;
+      });
+      this.writer = p;
+      p.catch(() => {
+        if (this.writer === p) this.writer = undefined;
+      });
+    }
+    return this.writer;
+  }
+
+  /** Commit a batch in one transaction; answer each write. */
+  private async commit(batch: Write[]): Promise<void> {
+    if (this.fenced) return batch.forEach((w) => w.reject(this.fenced!));
+    let client: Client;
+    try {
+      client = await this.writerClient();
+    } catch (err) {
+      // Not connected: nothing was sent, so nothing committed.
+      return batch.forEach((w) => w.reject(new Error(`cannot reach the database: ${(err as Error).message}`)));
+    }
+    try {
+      await client.query({ name: 'hilt_write', text: 'SELECT hilt_write($1, $2, $3)', values: this.params(batch) });
+      this.stats.commits++;
+      this.stats.writes += batch.length;
+      for (const w of batch) w.resolve();
+    } catch (err) {
+      if (err instanceof DatabaseError && err.code === FENCED_SQLSTATE) {
+        this.fenced ??= new FencedError(`write refused: ${err.message}`);
+        for (const w of batch) w.reject(this.fenced);
+        this.opts.onFenced?.(this.fenced);
+        return;
+      }
+      if (err instanceof DatabaseError) {
+        // The database refused the transaction: none of it committed. One at a time, so only
+        // the write that cannot commit fails.
+        if (batch.length === 1) return batch[0].reject(err);
+        for (const w of batch) await this.commit([w]);
+        return;
+      }
+      // The connection broke: the transaction may have committed or not.
+      if (this.writer && (await this.writer.catch(() => undefined)) === client) this.writer = undefined;
+      client.end().catch(() => undefined);
+      const doubt = new OutcomeUnknownError(`the connection to the database broke during a commit; its outcome is unknown: ${(err as Error).message}`);
+      for (const w of batch) w.reject(doubt);
+      this.opts.onDoubt?.(doubt);
+    }
+  }
+
+  private params(batch: Write[]): [number | null, string | null, string | null] {
+    const events: string[] = [];
+    // One row per key in a statement: the newest snapshot of each key in the batch.
+    const snaps = new Map<string, { seq: number; json: string }>();
+    for (const w of batch) {
+      for (const e of w.events) events.push(e);
+      if (w.snapshot) {
+        const cur = snaps.get(w.snapshot.key);
+        if (!cur || cur.seq < w.snapshot.seq) snaps.set(w.snapshot.key, w.snapshot);
+      }
+    }
+    return [
+      this.opts.fence ?? null,
+      events.length ? `[${events.join(',')}]` : null,
+      snaps.size ? `[${[...snaps.values()].map((s) => s.json).join(',')}]` : null,
+    ];
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  /** A read on the pool; `name` makes it a prepared statement (parsed and planned once per connection). */
+  private read<R extends object>(sql: string, params: unknown[], name?: string): Promise<{ rows: R[] }> {
+    this.stats.reads++;
+    return this.pool.query<R & QueryResultRow>(name ? { name, text: sql, values: params } : { text: sql, values: params });
+  }
+
+  /**
+   * One key's snapshot and later events. Actors that wake in the same turn of the event loop
+   * share one query (as writes share a commit): under load, many wake at once.
+   */
+  recover(key: string): Promise<StoredEntity> {
+    return new Promise((resolve, reject) => {
+      this.recoveries.push({ key, resolve, reject });
+      if (this.recoveries.length === 1) setImmediate(() => void this.recoverBatch());
+    });
+  }
+
+  private async recoverBatch(): Promise<void> {
+    const batch = this.recoveries.splice(0);
+    const keys = [...new Set(batch.map((r) => r.key))];
+    try {
+      // The snapshot (kind 0) and the events after it (kind 1) of each key, in one round trip.
+      const { rows } = await this.read<EventRow & { i: number; kind: number }>(
+        `SELECT k.i, 0 AS kind, s.key, s.seq, s.created_at, NULL::json AS tags, s.data
+         FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i) JOIN hilt_snapshots s ON s.key = k.key
+         UNION ALL
+         SELECT k.i, 1, e.key, e.seq, e.created_at, e.tags, e.data
+         FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i)
+         CROSS JOIN LATERAL (
+           SELECT * FROM hilt_events e
+           WHERE e.key = k.key AND e.seq > COALESCE((SELECT seq FROM hilt_snapshots s WHERE s.key = k.key), 0)
+           ORDER BY e.seq) e
+         ORDER BY 1, 2, 4`,
+        [keys], 'hilt_recover',
+      );
+      const out = new Map<string, StoredEntity>(keys.map((key) => [key, { key, snapshot: undefined, events: [] }]));
+      for (const r of rows) {
+        const stored = out.get(r.key)!;
+        if (r.kind === 0) stored.snapshot = { data: r.data ?? null, sequenceNumber: r.seq, key: r.key, createdAt: r.created_at };
+        else stored.events.push(toEvent(r));
+      }
+      // A key asked for twice in one batch: each caller gets its own copy.
+      const given = new Set<string>();
+      for (const r of batch) {
+        const s = out.get(r.key)!;
+        r.resolve(given.has(r.key) ? structuredClone(s) : s);
+        given.add(r.key);
+      }
+    } catch (err) {
+      for (const r of batch) r.reject(err as Error);
+    }
+  }
+
+  async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
+    for (let after = offset; ;) {
+      const { rows } = await this.read<EventRow>(
+        'SELECT key, seq, created_at, tags, data FROM hilt_events WHERE key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+        [key, after, PAGE], 'hilt_events',
+      );
+      for (const r of rows) yield toEvent(r);
+      if (rows.length < PAGE) return;
+      after = rows[rows.length - 1].seq;
+    }
+  }
+
+  async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
+    const { rows } = await this.read<{ seq: number; created_at: number; data: unknown }>(
+      'SELECT seq, created_at, data FROM hilt_snapshots WHERE key = $1', [key], 'hilt_snapshot');
+    const r = rows[0];
+    return r ? { data: r.data ?? null, sequenceNumber: r.seq, key, createdAt: r.created_at } : undefined;
+  }
+
+  async head(key: string): Promise<number> {
+    const { rows } = await this.read<{ seq: number }>('SELECT seq FROM hilt_heads WHERE key = $1', [key], 'hilt_head');
+    return rows[0]?.seq ?? 0;
+  }
+
+  async *keys(prefix: string): AsyncIterable<string> {
+    const [lo, hi] = prefixRange(prefix);
+    for (let after: string | null = null; ;) {
+      const { rows }: { rows: { key: string }[] } = await this.read(
+        `SELECT key FROM hilt_heads WHERE key >= $1 AND ($2::text IS NULL OR key < $2) AND ($3::text IS NULL OR key > $3)
+         ORDER BY key LIMIT $4`,
+        [lo, hi, after, PAGE],
+      );
+      for (const r of rows) yield r.key;
+      if (rows.length < PAGE) return;
+      after = rows[rows.length - 1].key;
+    }
+  }
+
+  async *journal(key: string, limit: number): AsyncIterable<JournalEntry> {
+    // A page at a time, newest first: a caller that stops early costs no more reads.
+    const page = Math.max(1, Math.min(limit, 100));
+    for (let left = limit, before: number | null = null; left > 0;) {
+      const n = Math.min(page, left);
+      const { rows }: { rows: EventRow[] } = await this.read(
+        `SELECT seq, created_at, data FROM hilt_events WHERE key = $1 AND ($2::bigint IS NULL OR seq < $2)
+         ORDER BY seq DESC LIMIT $3`,
+        [key, before, n],
+      );
+      for (const r of rows) yield { sequenceNumber: r.seq, createdAt: r.created_at, data: r.data };
+      if (rows.length < n) return;
+      left -= rows.length;
+      before = rows[rows.length - 1].seq;
+    }
+  }
+
+  async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
+    const [lo, hi] = prefixRange(prefix);
+    for (let after: string | null = null; ;) {
+      // The chunk's keys with their latest snapshots…
+      const { rows: heads }: { rows: { key: string; seq: number | null; created_at: number | null; data: unknown }[] } = await this.read(
+        `SELECT h.key, s.seq, s.created_at, s.data FROM hilt_heads h LEFT JOIN hilt_snapshots s ON s.key = h.key
+         WHERE h.key >= $1 AND ($2::text IS NULL OR h.key < $2) AND ($3::text IS NULL OR h.key > $3)
+         ORDER BY h.key LIMIT $4`,
+        [lo, hi, after, RECOVER_CHUNK],
+      );
+      if (!heads.length) return;
+      // …then only the events after each snapshot, one index range per key.
+      const { rows: events }: { rows: EventRow[] } = await this.read(
+        `SELECT e.key, e.seq, e.created_at, e.tags, e.data
+         FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS k(key, after, i)
+         CROSS JOIN LATERAL (SELECT * FROM hilt_events e WHERE e.key = k.key AND e.seq > k.after ORDER BY e.seq) e
+         ORDER BY k.i, e.seq`,
+        [heads.map((h) => h.key), heads.map((h) => h.seq ?? 0)],
+      );
+      let i = 0;
+      for (const h of heads) {
+        const mine: PersistedEvent[] = [];
+        while (i < events.length && events[i].key === h.key) mine.push(toEvent(events[i++]));
+        const snapshot = h.seq === null ? undefined : { data: h.data ?? null, sequenceNumber: h.seq, key: h.key, createdAt: h.created_at! };
+        yield { key: h.key, snapshot, events: mine };
+      }
+      if (heads.length < RECOVER_CHUNK) return;
+      after = heads[heads.length - 1].key;
+    }
+  }
+
+  /** Finish the commits in flight, then close every connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.committing) await new Promise<void>((r) => (this.idle = r));
+    const writer = this.writer;
+    this.writer = undefined;
+    if (writer) await writer.then((c) => c.end(), () => undefined).catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+}

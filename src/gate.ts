@@ -1,0 +1,91 @@
+/**
+ * The process's HTTP listener, in front of the API: it stays open whether this process is the
+ * active one or a standby (docs/high-availability.md).
+ *
+ * - `GET /health`, without authentication, for a load balancer: 200 `{"status": "active"}` when
+ *   this process serves the API, 503 `{"status": "standby"}` when it does not.
+ * - Every other call goes to the active API (the fastify app of the current activation), or is
+ *   answered 503 `ServiceUnavailableError` with `Retry-After` while this process is a standby:
+ *   nothing is read or changed here, so a client retries (at the load balancer, which by then
+ *   sends it to the active process).
+ */
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+
+export type Role = 'active' | 'standby';
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface GateOptions {
+  /** this process's name, shown by /health */
+  instance: string;
+  /** seconds a client should wait before trying again (Retry-After) */
+  retryAfterS: number;
+}
+
+export class Gate {
+  readonly server: Server;
+  private handler?: Handler;
+  private why = 'starting';
+
+  constructor(private readonly opts: GateOptions) {
+    this.server = createServer((req, res) => this.route(req, res));
+    // As fastify sets its own server (keep-alive sockets of a load balancer or a client stay open).
+    this.server.keepAliveTimeout = 72_000;
+  }
+
+  get role(): Role {
+    return this.handler ? 'active' : 'standby';
+  }
+
+  /** Why this process is a standby (null when active). */
+  get standbyReason(): string | null {
+    return this.handler ? null : this.why;
+  }
+
+  listen(host: string, port: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        const a = this.server.address() as { address: string; port: number; family: string };
+        resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`);
+      });
+    });
+  }
+
+  /** Serve the API with this handler (the active fastify app's). */
+  activate(handler: Handler): void {
+    this.handler = handler;
+  }
+
+  /** Answer 503 from now on, saying why. */
+  standby(why: string): void {
+    this.handler = undefined;
+    this.why = why;
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+      req.resume();
+      const active = !!this.handler;
+      const body = JSON.stringify(active ? { status: 'active', instance: this.opts.instance } : { status: 'standby', instance: this.opts.instance, reason: this.why });
+      res.writeHead(active ? 200 : 503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    if (this.handler) return this.handler(req, res);
+    req.resume();
+    const body = JSON.stringify({ type: 'ServiceUnavailableError', msg: `this hilt process (${this.opts.instance}) is a standby: ${this.why}; nothing was read or changed` });
+    res.writeHead(503, {
+      'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': String(this.opts.retryAfterS),
+    });
+    res.end(body);
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+}

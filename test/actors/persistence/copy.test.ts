@@ -1,0 +1,59 @@
+/**
+ * Moving from LMDB to PostgreSQL (actors/persistence/copy.ts): a service's LMDB store, copied
+ * into an empty database, serves the same answers from PostgreSQL.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { must, makeNode, mockSwitch, startTestServer, stopTestServer } from '../../helpers/server';
+import { freshDatabase } from '../../helpers/postgres';
+
+const COPY = join(__dirname, '..', '..', '..', 'actors', 'persistence', 'copy.js');
+const copy = (...args: string[]) => spawnSync(process.execPath, [COPY, ...args], { encoding: 'utf8' });
+
+describe('copying an LMDB store into PostgreSQL', () => {
+  it('copies every event and snapshot: the service answers the same from PostgreSQL; a database with data is refused', async () => {
+    const lmdb = await startTestServer({ storage: 'lmdb' });
+    const api = lmdb.api;
+    await must(api.put('/project/p'));
+    await makeNode(api, 'n1', ['eth0', '__proto__']);
+    await must(api.put('/switch/s', mockSwitch));
+    await must(api.put('/switch/s/port/gi1/0/1'));
+    await must(api.post('/switch/s/port/gi1/0/1/connect_nic', { node: 'n1', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'n1' }));
+    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+    const done = async (r: Promise<{ body: { status_id: string } }>) => {
+      const sid = (await r).body.status_id;
+      for (const deadline = Date.now() + 10_000; (await api.get(`/networking_action/${sid}`)).body.status === 'PENDING' && Date.now() < deadline;) {
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      return sid;
+    };
+    // Enough events on the nic for snapshots (one every 16).
+    for (let i = 0; i < 5; i++) {
+      await done(must(api.post('/node/n1/nic/eth0/connect_network', { network: 'w' }), 202));
+      await done(must(api.post('/node/n1/nic/eth0/detach_network', { network: 'w' }), 202));
+    }
+    const id = await done(must(api.post('/node/n1/nic/eth0/connect_network', { network: 'w' }), 202));
+    const reads = ['/node/n1', '/projects', '/network/w', '/switch/s', `/networking_action/${id}`, '/node/n1/networking_actions', '/admin/actors/nic/n1/eth0/journal?limit=100', '/admin/actors/nic/n1/eth0'];
+    const before = await Promise.all(reads.map(async (r) => (await must(api.get(r))).body));
+    await stopTestServer(lmdb, false);
+
+    const url = await freshDatabase();
+    const out = copy(lmdb.dataDir, url);
+    expect(out.status, out.stderr).to.equal(0);
+    expect(out.stdout).to.match(/copied \d+ keys \(\d+ events, [1-9]\d* snapshots\)/);
+    const pg = await startTestServer({ storage: 'postgres', databaseUrl: url });
+    const after = await Promise.all(reads.map(async (r) => (await must(pg.api.get(r))).body));
+    // (whether the nic's actor is awake is not stored)
+    for (const [i, r] of reads.entries()) expect({ ...after[i], live: undefined }, r).to.deep.equal({ ...before[i], live: undefined });
+    await must(pg.api.put('/project/q'));
+
+    // Not twice, nor into a database that has data.
+    const again = copy(lmdb.dataDir, url);
+    expect(again.status).to.equal(1);
+    expect(again.stderr).to.match(/the target already holds hilt data/);
+    expect(copy('/nonexistent', url).stderr).to.match(/is not an LMDB store/);
+    await stopTestServer(pg);
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * The lease of active/standby on PostgreSQL (actors/persistence/lease.ts) and the fencing of
+ * writes by its token (hilt_write), against a real PostgreSQL the tests start.
+ */
+import { expect } from 'chai';
+import { Client } from 'pg';
+import { FencedError, migrateDatabase, PostgresPersistenceEngine } from '../../../actors/persistence/postgres';
+import { HeldLease, LeaseCandidate, readLease } from '../../../actors/persistence/lease';
+import type { PersistedEvent } from '../../../actors/persistence/engine';
+import { freshDatabase } from '../../helpers/postgres';
+
+const ev = (key: string, seq: number, data: unknown): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt: Date.now() });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('PostgreSQL lease and fencing', () => {
+  let url: string;
+  const held: HeldLease[] = [];
+  const engines: PostgresPersistenceEngine[] = [];
+  const controllers: AbortController[] = [];
+  beforeEach(async () => {
+    url = await freshDatabase();
+    await migrateDatabase({ url });
+  });
+  afterEach(async () => {
+    for (const c of controllers.splice(0)) c.abort();
+    for (const l of held.splice(0)) l.lose('test over');
+    for (const e of engines.splice(0)) await e.close();
+  });
+
+  const candidate = (holder: string, ttlMs: number, opts: { renewMs?: number; pollMs?: number } = {}) => new LeaseCandidate({ url }, { holder, ttlMs, ...opts });
+  const acquire = async (c: LeaseCandidate, timeoutMs = 15_000) => {
+    const ctl = new AbortController();
+    controllers.push(ctl);
+    const timer = setTimeout(() => ctl.abort(), timeoutMs);
+    const l = await c.acquire(ctl.signal);
+    clearTimeout(timer);
+    if (l) held.push(l);
+    return l;
+  };
+  const engine = (fence?: number, onFenced?: (e: FencedError) => void) => {
+    const e = new PostgresPersistenceEngine({ url, poolSize: 1 }, { fence, onFenced });
+    engines.push(e);
+    return e;
+  };
+
+  it('gives the lease to one candidate at a time, with a new fencing token each time', async () => {
+    const a = (await acquire(candidate('a', 2000)))!;
+    expect(a.token).to.equal(1);
+    expect(a.held()).to.equal(true);
+    // b polls but cannot get it while a renews.
+    const ctl = new AbortController();
+    const b = candidate('b', 2000).acquire(ctl.signal);
+    await sleep(2500);
+    ctl.abort();
+    expect(await b).to.equal(null);
+    expect((await readLease({ url })).holder).to.equal('a');
+    await a.release();
+    const c = (await acquire(candidate('c', 2000), 3000))!;
+    expect(c.token).to.equal(2);
+    expect(await a.lost).to.equal('released');
+  });
+
+  it('refuses every write of a holder whose lease was taken over, in the transaction itself', async () => {
+    // a renews far too rarely: as if it were paused past its TTL.
+    const a = (await acquire(candidate('a', 600, { renewMs: 60_000 })))!;
+    let fenced: FencedError | undefined;
+    const ea = engine(a.token, (e) => (fenced = e));
+    await ea.persist([ev('node:x', 1, 'by a')]);
+    const started = Date.now();
+    const b = (await acquire(candidate('b', 600)))!;
+    expect(Date.now() - started).to.be.at.least(300);
+    expect(b.token).to.equal(a.token + 1);
+    // a's engine still writes with a's token (a has not looked at its lease): refused.
+    let err: Error | undefined;
+    await ea.persist([ev('node:x', 2, 'by a, too late')]).catch((e: Error) => (err = e));
+    expect(err).to.be.instanceOf(FencedError);
+    expect(fenced).to.equal(err);
+    // and so is every later one, without a round trip.
+    await ea.takeSnapshot({ key: 'node:x', sequenceNumber: 1, data: 'snap', createdAt: 0 }).then(() => expect.fail('written'), (e) => expect(e).to.equal(err));
+    const eb = engine(b.token);
+    await eb.persist([ev('node:x', 2, 'by b')]);
+    const events: unknown[] = [];
+    for await (const e of eb.events('node:x')) events.push(e.data);
+    expect(events).to.deep.equal(['by a', 'by b']);
+    // a's own clock tells it too.
+    expect(a.held()).to.equal(false);
+  });
+
+  it('makes a takeover wait for a write in flight, and refuses writes after it', async () => {
+    const a = (await acquire(candidate('a', 500, { renewMs: 60_000 })))!;
+    // A write of a's in flight: its transaction holds the lease row's KEY SHARE lock.
+    const w = new Client({ connectionString: url });
+    await w.connect();
+    await w.query('BEGIN');
+    await w.query("SELECT hilt_write($1, $2, NULL)", [a.token, JSON.stringify([{ k: 'node:y', s: 1, c: 0, t: null, d: 'in flight' }])]);
+    let taken = false;
+    const b = acquire(candidate('b', 500)).then((l) => ((taken = true), l));
+    await sleep(1500);
+    expect(taken, 'taken over while a write of the old holder was in flight').to.equal(false);
+    await w.query('COMMIT');
+    const lb = (await b)!;
+    expect(lb.token).to.equal(a.token + 1);
+    await w.query("SELECT hilt_write($1, $2, NULL)", [a.token, JSON.stringify([{ k: 'node:y', s: 2, c: 0, t: null, d: 'late' }])])
+      .then(() => expect.fail('written'), (e: { code?: string }) => expect(e.code).to.equal('HL001'));
+    const rows = (await w.query("SELECT data FROM hilt_events WHERE key = 'node:y' ORDER BY seq")).rows.map((r) => r.data);
+    expect(rows).to.deep.equal(['in flight']);
+    await w.end();
+  });
+
+  it('is taken over at once when its holder\'s session is gone (a killed process), after the TTL when the holder only stops renewing', async () => {
+    const ttl = 4000;
+    const a = (await acquire(candidate('a', ttl, { renewMs: 60_000 })))!;
+    // Stopped renewing but alive (paused): b waits for the TTL.
+    let started = Date.now();
+    const b = (await acquire(candidate('b', ttl)))!;
+    expect(Date.now() - started).to.be.at.least(ttl - 1000);
+    a.lose('test');
+    // b's session ends abruptly, as when its process is killed: its advisory lock goes with it.
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hilt lease' AND pid <> pg_backend_pid()");
+    await admin.end();
+    started = Date.now();
+    const c = (await acquire(candidate('c', ttl)))!;
+    expect(Date.now() - started).to.be.below(ttl - 1000);
+    expect(c.token).to.equal(b.token + 1);
+    expect(await b.lost).to.match(/connection that holds the lease/);
+  });
+
+  it('stops holding as soon as a renewal finds another token, and when its validity runs out', async () => {
+    const a = (await acquire(candidate('a', 5000, { renewMs: 100 })))!;
+    await sleep(300);
+    expect(a.held()).to.equal(true);
+    // Another process took it over (as its compare-and-set does).
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    await admin.query("UPDATE hilt_lease SET token = token + 1, holder = 'other', renewed_at = now()");
+    await admin.end();
+    const t = Date.now();
+    expect(await a.lost).to.equal('another hilt process took the lease over');
+    expect(Date.now() - t).to.be.below(2000);
+    expect(a.held()).to.equal(false);
+    // A holder that cannot renew (here: never renews) stops believing in it after its TTL.
+    const b = (await acquire(candidate('b', 400, { renewMs: 60_000, pollMs: 50 })))!;
+    expect(b.held()).to.equal(true);
+    await sleep(600);
+    expect(b.held()).to.equal(false);
+  });
+});

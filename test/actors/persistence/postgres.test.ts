@@ -1,0 +1,218 @@
+/**
+ * What the PostgreSQL engine adds to the conformance kit (engine.test.ts runs the kit on it):
+ * group commit, a refused write failing only its own caller, the bulk start-up read, the schema
+ * migrations. Against a real PostgreSQL the tests start (test/helpers/postgres.ts).
+ */
+import { expect } from 'chai';
+import { Client } from 'pg';
+import { createConnection, createServer, Server, Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrateDatabase, OutcomeUnknownError, PostgresPersistenceEngine, prefixRange } from '../../../actors/persistence/postgres';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../../actors/persistence/postgres-schema';
+import type { PersistedEvent } from '../../../actors/persistence/engine';
+import { freshDatabase, testPostgres } from '../../helpers/postgres';
+
+/** A unix-socket proxy in front of the tests' PostgreSQL whose connections the test can cut. */
+async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; close(): Promise<void> }> {
+  const pg = await testPostgres();
+  const dir = mkdtempSync(join(tmpdir(), 'hilt-pgproxy-'));
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = createConnection(join(pg.socketDir, `.s.PGSQL.${pg.port}`));
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(join(dir, `.s.PGSQL.${pg.port}`), r));
+  return {
+    url: (db) => pg.url(db).replace(encodeURIComponent(pg.socketDir), encodeURIComponent(dir)),
+    cut: () => { for (const s of sockets) s.destroy(); },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const ev = (key: string, seq: number, data: unknown): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt: 1_700_000_000_000 + seq });
+
+async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+async function sql<T = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+describe('PostgreSQL engine', () => {
+  let url: string;
+  let engine: PostgresPersistenceEngine;
+  beforeEach(async () => {
+    url = await freshDatabase();
+    await migrateDatabase({ url });
+    engine = new PostgresPersistenceEngine({ url, poolSize: 2 });
+  });
+  afterEach(async () => { await engine.close(); });
+
+  it('commits concurrent writes of many actors together (group commit), answering each after its commit', async () => {
+    await engine.persist([ev('warm', 1, 0)]);
+    const before = { ...engine.stats };
+    const answered: number[] = [];
+    await Promise.all(Array.from({ length: 600 }, (_, i) => engine.persist([ev(`node:g${i}`, 1, { i }), ev(`node:g${i}`, 2, { i })]).then(() => answered.push(i))));
+    const commits = engine.stats.commits - before.commits;
+    expect(answered).to.have.length(600);
+    // 600 writes in one turn: one transaction (at most a few when they arrive over several turns).
+    expect(commits).to.be.at.least(1).and.at.most(3);
+    expect(await all(engine.keys('node:g'))).to.have.length(600);
+    expect((await sql<{ n: string }>(url, 'SELECT count(*) AS n FROM hilt_events'))[0].n).to.equal('1201');
+  });
+
+  it('batches what arrives while a commit is in flight into the next commit', async () => {
+    await engine.persist([ev('warm', 1, 0)]);
+    const before = engine.stats.commits;
+    const first = engine.persist([ev('a', 1, 'a')]);
+    // Issued over several turns while the first commit is in flight.
+    const later: Promise<void>[] = [];
+    for (let i = 0; i < 50; i++) {
+      later.push(engine.persist([ev(`b${i}`, 1, i)]));
+      if (i % 10 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all([first, ...later]);
+    expect(engine.stats.commits - before).to.be.below(20);
+  });
+
+  it('fails only the write the database refuses, not the others of its batch', async () => {
+    await engine.persist([ev('dup', 1, 'first')]);
+    const results = await Promise.allSettled([
+      engine.persist([ev('ok1', 1, 'x')]),
+      engine.persist([ev('dup', 1, 'again')]),
+      engine.persist([ev('ok2', 1, 'y'), ev('ok2', 2, 'z')]),
+      engine.takeSnapshot({ key: 'ok1', sequenceNumber: 1, data: { s: 1 }, createdAt: 1 }),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as Error).message).to.match(/duplicate key/);
+    expect((await all(engine.events('dup'))).map((e) => e.data)).to.deep.equal(['first']);
+    expect(await engine.head('ok2')).to.equal(2);
+    expect((await engine.latestSnapshot('ok1'))?.data).to.deep.equal({ s: 1 });
+  });
+
+  it('says a commit\'s outcome is unknown when its connection breaks before the answer (it may well have committed)', async () => {
+    const proxy = await cuttableProxy();
+    const db = new URL(url).pathname.slice(1);
+    let doubt: Error | undefined;
+    const cut = new PostgresPersistenceEngine({ url: proxy.url(db), poolSize: 1 }, { onDoubt: (e) => (doubt = e) });
+    try {
+      await cut.persist([ev('node:d', 1, 'one')]);
+      // Hold the commit up in the database, then cut its connection while it waits.
+      const locker = new Client({ connectionString: url });
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE hilt_heads IN EXCLUSIVE MODE');
+      const write = cut.persist([ev('node:d', 2, 'two')]);
+      await new Promise((r) => setTimeout(r, 300));
+      proxy.cut();
+      let err: Error | undefined;
+      await write.catch((e: Error) => (err = e));
+      expect(err).to.be.instanceOf(OutcomeUnknownError);
+      expect(doubt).to.equal(err);
+      await locker.query('COMMIT');
+      await locker.end();
+      // The database went on with it: "unknown" was the honest answer.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await engine.head('node:d')).to.equal(2);
+      // The next write reconnects.
+      await cut.persist([ev('node:d', 3, 'three')]);
+      expect(await engine.head('node:d')).to.equal(3);
+    } finally {
+      await cut.close();
+      await proxy.close();
+    }
+  });
+
+  it('keeps the newest of several snapshots of one key written in one batch', async () => {
+    await Promise.all([5, 9, 7].map((seq) => engine.takeSnapshot({ key: 's', sequenceNumber: seq, data: { seq }, createdAt: seq })));
+    expect((await engine.latestSnapshot('s'))?.data).to.deep.equal({ seq: 9 });
+  });
+
+  it('reads a large inventory at start in bulk: a couple of queries per thousand keys, not one per actor', async () => {
+    const keys = 2500;
+    const events: PersistedEvent[] = [];
+    for (let i = 0; i < keys; i++) for (let s = 1; s <= 3; s++) events.push(ev(`node:n${String(i).padStart(5, '0')}`, s, { i, s }));
+    await engine.persist(events);
+    await engine.persist([ev('nic:x', 1, 'not a node')]);
+    // Half of them have a snapshot at 2: only the event after it comes back.
+    await Promise.all(Array.from({ length: keys / 2 }, (_, i) => engine.takeSnapshot({ key: `node:n${String(i * 2).padStart(5, '0')}`, sequenceNumber: 2, data: { snap: i * 2 }, createdAt: 0 })));
+    const reads = engine.stats.reads;
+    const got = await all(engine.recoverAll('node:'));
+    expect(engine.stats.reads - reads).to.be.at.most(2 * Math.ceil(keys / 1000) + 1);
+    expect(got).to.have.length(keys);
+    expect(got.map((g) => g.key)).to.deep.equal([...got.map((g) => g.key)].sort());
+    expect(got[0].snapshot?.data).to.deep.equal({ snap: 0 });
+    expect(got[0].events.map((e) => e.sequenceNumber)).to.deep.equal([3]);
+    expect(got[1].snapshot).to.equal(undefined);
+    expect(got[1].events.map((e) => e.sequenceNumber)).to.deep.equal([1, 2, 3]);
+    expect(got[2499].events.map((e) => e.data)).to.deep.equal([{ i: 2499, s: 1 }, { i: 2499, s: 2 }, { i: 2499, s: 3 }]);
+  });
+
+  it('lists keys and replays long journals across pages', async () => {
+    const many = Array.from({ length: 2100 }, (_, i) => ev('long', i + 1, i + 1));
+    await engine.persist(many);
+    expect(await all(engine.events('long', 5))).to.have.length(2095);
+    expect((await all(engine.journal('long', 250))).map((e) => e.sequenceNumber).slice(0, 3)).to.deep.equal([2100, 2099, 2098]);
+    expect(await all(engine.journal('long', 250))).to.have.length(250);
+    await engine.persist(Array.from({ length: 1500 }, (_, i) => ev(`k:${i}`, 1, i)));
+    expect(await all(engine.keys('k:'))).to.have.length(1500);
+  });
+
+  it('stores data as readable JSON, in the order it was written', async () => {
+    await engine.persist([ev('node:j', 1, { type: 'NodeRegistered', z: 1, a: 2 })]);
+    const rows = await sql<{ data: string }>(url, "SELECT data::text AS data FROM hilt_events WHERE key = 'node:j'");
+    expect(rows[0].data).to.equal('{"type":"NodeRegistered","z":1,"a":2}');
+  });
+
+  it('bounds a prefix by the next string in byte order', () => {
+    expect(prefixRange('node:')).to.deep.equal(['node:', 'node;']);
+    expect(prefixRange('')).to.deep.equal(['', null]);
+    expect(prefixRange('a\u{10ffff}')).to.deep.equal(['a\u{10ffff}', 'b']);
+  });
+});
+
+describe('PostgreSQL schema migrations', () => {
+  it('creates the schema once, records its version, and does nothing the second time', async () => {
+    const url = await freshDatabase();
+    expect(await migrateDatabase({ url })).to.deep.equal({ from: 0, to: SCHEMA_VERSION });
+    expect(await migrateDatabase({ url })).to.deep.equal({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+    const versions = await sql<{ version: number }>(url, 'SELECT version FROM hilt_schema ORDER BY version');
+    expect(versions.map((v) => v.version)).to.deep.equal(MIGRATIONS.map((m) => m.version));
+  });
+
+  it('applies each migration once when several processes start together', async () => {
+    const url = await freshDatabase();
+    const results = await Promise.all([1, 2, 3, 4].map(() => migrateDatabase({ url })));
+    expect(results.filter((r) => r.from === 0)).to.have.length(1);
+    expect((await sql<{ n: string }>(url, 'SELECT count(*) AS n FROM hilt_schema'))[0].n).to.equal(String(MIGRATIONS.length));
+  });
+
+  it('refuses a database whose schema is newer than this release', async () => {
+    const url = await freshDatabase();
+    await migrateDatabase({ url });
+    await sql(url, "INSERT INTO hilt_schema (version, description) VALUES ($1, 'from the future')", [SCHEMA_VERSION + 1]);
+    let err: Error | undefined;
+    await migrateDatabase({ url }).catch((e: Error) => (err = e));
+    expect(err?.message).to.match(new RegExp(`schema has version ${SCHEMA_VERSION + 1}; this release knows versions up to ${SCHEMA_VERSION}`));
+  });
+});
