@@ -76,6 +76,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   });
   const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger });
   headnodes.log = app.log;
+  world.sessions.log = app.log;
   if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
   if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
   // VMs that should run come back (adopted if still running) in the background; calls on a

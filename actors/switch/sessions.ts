@@ -11,9 +11,24 @@
  * the next operation starts on a fresh one — but only once the failed call has finished (or
  * had four timeouts to: the queue's settle time), since a timed-out call may still be changing
  * the switch.
+ *
+ * Host keys: a session is opened with the fingerprint the switch actor has recorded (read from
+ * the committed view at that moment), and a driver refuses a switch that presents another key.
+ * When none is recorded, the key of the first login is trusted and recorded through `hostKeys`
+ * (the switch actor's `switch.recordHostKey`; this is not an actor, so asking the switch actor
+ * keeps the ask order downward) before the session is used; if another key was recorded
+ * meanwhile, the session is refused.
  */
 import { DeviceQueue } from '../device-queue';
-import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
+import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../../drivers/switch/types';
+
+/** The switch actor's record of host keys, as the sessions need it. */
+export interface HostKeyBook {
+  /** the fingerprint recorded for the switch (committed view), if any */
+  recorded(name: string): string | undefined;
+  /** record a first-seen fingerprint; rejects when another one is recorded */
+  record(name: string, fingerprint: string): Promise<void>;
+}
 
 export type PortWork = (session: SwitchSession) => Promise<void>;
 
@@ -31,11 +46,22 @@ export class SwitchSessions {
   private readonly sessions = new Map<string, SwitchSession>();
   /** Each switch's logout in progress, if any, bounded by the timeout. */
   private readonly closing = new Map<string, Promise<void>>();
+  /** switches whose login is in progress (for the words of a timeout) */
+  private readonly loggingIn = new Set<string>();
+  /** where sessions and failures are logged (the service sets its logger) */
+  log?: SwitchLog;
 
-  constructor(private readonly driverFor: (type: string) => SwitchDriver | undefined, private readonly timeoutMs: number) {
+  constructor(
+    private readonly driverFor: (type: string) => SwitchDriver | undefined,
+    private readonly timeoutMs: number,
+    private readonly hostKeys?: HostKeyBook,
+  ) {
     this.queue = new DeviceQueue({
       timeoutMs,
-      timeoutError: (_message, t) => new SwitchError(`switch ${t.device}: ${t.what} did not finish within ${t.timeoutMs} ms`),
+      timeoutError: (_message, t) => new SwitchError(
+        `switch ${t.device}: ${t.what} did not finish within ${t.timeoutMs} ms`
+        + (t.waiting ? '' : this.loggingIn.has(t.device) ? ' (the login to the switch did not complete: unreachable or not answering)' : ' (the switch stopped answering)'),
+      ),
       onIdle: (name) => this.close(name),
     });
   }
@@ -49,7 +75,11 @@ export class SwitchSessions {
       if (!signal.aborted) failure = err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`);
       throw failure ?? err;
     });
-    return this.queue.run(sw.name, call, { what: 'a port operation' }).catch((err: Error) => { throw failure ?? err; });
+    return this.queue.run(sw.name, call, { what: 'a port operation' }).catch((err: Error) => {
+      const reason = failure ?? err;
+      this.log?.warn({ switch: sw.name, reason: reason.message }, 'switch operation failed');
+      throw reason;
+    });
   }
 
   /** Operations queued or in progress, per switch. */
@@ -65,7 +95,21 @@ export class SwitchSessions {
       signal.throwIfAborted();
       const driver = this.driverFor(sw.type);
       if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
-      const opened = await driver.open(sw, signal);
+      const recorded = this.hostKeys?.recorded(sw.name);
+      let opened: SwitchSession;
+      this.loggingIn.add(sw.name);
+      try {
+        opened = await driver.open({ ...sw, ...(recorded ? { hostKey: recorded } : {}) }, signal, { log: this.log });
+        if (!signal.aborted && !recorded && opened.hostKey && this.hostKeys) {
+          await this.hostKeys.record(sw.name, opened.hostKey).catch(async (err: Error) => {
+            await opened.close().catch(noop);
+            throw new SwitchError(`switch ${sw.name}: the switch presented host key ${opened.hostKey}, but another one was recorded meanwhile (${err.message}); nothing was changed`);
+          });
+          this.log?.info({ switch: sw.name, hostKey: opened.hostKey }, 'recorded the switch\'s SSH host key at its first login (trust on first use)');
+        }
+      } finally {
+        this.loggingIn.delete(sw.name);
+      }
       if (signal.aborted) {
         // A session that arrives after its deadline is closed at once, never used.
         await opened.close().catch(noop);
@@ -97,7 +141,8 @@ export class SwitchSessions {
     const session = this.sessions.get(name);
     if (session) {
       this.sessions.delete(name);
-      const done: Promise<void> = bounded(session.close(), this.timeoutMs).then(() => {
+      // The logout (and the save before it) ends when this signal aborts.
+      const done: Promise<void> = bounded(session.close(AbortSignal.timeout(this.timeoutMs)), this.timeoutMs).then(() => {
         if (this.closing.get(name) === done) this.closing.delete(name);
       });
       this.closing.set(name, done);

@@ -1,5 +1,9 @@
 /** The switch drivers the service offers: adding one is its file plus one line here. */
 import type { SwitchDriverEntry } from './types';
 import { mock } from './mock';
+import { nexus } from './nexus';
+import { powerconnect55xx } from './powerconnect55xx';
+import { dellN3000 } from './delln3000';
+import { aristaEos } from './arista-eos';
 
-export const SWITCH_DRIVERS: readonly SwitchDriverEntry[] = [mock];
+export const SWITCH_DRIVERS: readonly SwitchDriverEntry[] = [mock, nexus, powerconnect55xx, dellN3000, aristaEos];
