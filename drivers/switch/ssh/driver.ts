@@ -71,8 +71,67 @@ export function portVlans(r: PortReading): PortVlans {
   return { native: r.native, tagged: allowed.filter((v) => v !== r.native) };
 }
 
-/** A change: the commands that make it and the reading it must leave. */
-interface Plan { lines: string[]; expected: PortReading }
+/** A change of one port, as the contract asks it. */
+export type PortOp =
+  | { kind: 'setNative'; vlan: number }
+  | { kind: 'removeNative' }
+  | { kind: 'addTagged'; vlan: number }
+  | { kind: 'removeTagged'; vlan: number }
+  | { kind: 'reset' };
+
+/** A change: the configuration lines that make it and the reading it must leave. */
+export interface Plan { lines: string[]; expected: PortReading }
+
+/** An operation in words, for messages. */
+export function opText(op: PortOp): string {
+  switch (op.kind) {
+    case 'setNative': return `set the native VLAN to ${op.vlan}`;
+    case 'removeNative': return 'remove the native VLAN';
+    case 'addTagged': return `add tagged VLAN ${op.vlan}`;
+    case 'removeTagged': return `remove tagged VLAN ${op.vlan}`;
+    case 'reset': return 'reset the port';
+  }
+}
+
+/** The table's lines for `op` on a clean trunk read as `b`, or null when the port is already as asked. */
+function opPlan(table: SwitchTable, ctx: TableContext, op: PortOp, b: PortReading): Plan | null {
+  const has = (v: number) => b.allowed !== 'all' && b.allowed.includes(v);
+  switch (op.kind) {
+    case 'setNative':
+      return b.native === op.vlan && has(op.vlan) ? null : {
+        lines: table.setNative(op.vlan, b.native === op.vlan ? null : b.native, ctx),
+        expected: { ...b, native: op.vlan, allowed: withVlan(withoutVlan(b.allowed, b.native), op.vlan) },
+      };
+    case 'removeNative':
+      return b.native === null ? null : {
+        lines: table.removeNative(b.native, ctx),
+        expected: { ...b, native: null, allowed: withoutVlan(b.allowed, b.native) },
+      };
+    case 'addTagged':
+      return has(op.vlan) ? null : { lines: table.addTagged(op.vlan, ctx), expected: { ...b, allowed: withVlan(b.allowed, op.vlan) } };
+    case 'removeTagged':
+      return !has(op.vlan) ? null : { lines: table.removeTagged(op.vlan, ctx), expected: { ...b, allowed: withoutVlan(b.allowed, op.vlan) } };
+    case 'reset':
+      return b.native === null && sameList(b.allowed, []) ? null : { lines: table.reset(ctx), expected: EMPTY_TRUNK };
+  }
+}
+
+/**
+ * The configuration lines of `op` on a port read as `before`, and the reading they must
+ * leave; null when the port is already as asked. A port that is not an explicit trunk yet (an
+ * access port, a fresh trunk that allows every VLAN) is reset first.
+ */
+export function planChange(table: SwitchTable, ctx: TableContext, op: PortOp, before: PortReading): Plan | null {
+  const clean = before.mode === 'trunk' && before.allowed !== 'all';
+  const p = opPlan(table, ctx, op, clean ? before : EMPTY_TRUNK);
+  if (clean) return p;
+  return { lines: [...table.reset(ctx), ...(p?.lines ?? [])], expected: p?.expected ?? EMPTY_TRUNK };
+}
+
+/** Every command a change of `port` sends, in order: into configuration mode, the port, the lines, back to the privileged prompt. */
+export function configCommands(table: SwitchTable, port: string, lines: string[]): string[] {
+  return [table.configure, ...table.enterInterface(port), ...lines, ...table.leave];
+}
 
 export class CliSwitchDriver implements SwitchDriver {
   constructor(readonly table: SwitchTable, readonly opts: CliDriverOptions) {}
@@ -107,39 +166,23 @@ export class TableSession implements SwitchSession {
   }
 
   setNative(port: string, vlan: number): Promise<void> {
-    return this.change(port, `set the native VLAN to ${vlan}`, (b) => (b.native === vlan && b.allowed !== 'all' && b.allowed.includes(vlan) ? null : {
-      lines: this.table.setNative(vlan, b.native === vlan ? null : b.native, this.ctx),
-      expected: { ...b, native: vlan, allowed: withVlan(withoutVlan(b.allowed, b.native), vlan) },
-    }));
+    return this.change(port, { kind: 'setNative', vlan });
   }
 
   removeNative(port: string): Promise<void> {
-    return this.change(port, 'remove the native VLAN', (b) => (b.native === null ? null : {
-      lines: this.table.removeNative(b.native, this.ctx),
-      expected: { ...b, native: null, allowed: withoutVlan(b.allowed, b.native) },
-    }));
+    return this.change(port, { kind: 'removeNative' });
   }
 
   addTagged(port: string, vlan: number): Promise<void> {
-    return this.change(port, `add tagged VLAN ${vlan}`, (b) => (b.allowed !== 'all' && b.allowed.includes(vlan) ? null : {
-      lines: this.table.addTagged(vlan, this.ctx),
-      expected: { ...b, allowed: withVlan(b.allowed, vlan) },
-    }));
+    return this.change(port, { kind: 'addTagged', vlan });
   }
 
   removeTagged(port: string, vlan: number): Promise<void> {
-    return this.change(port, `remove tagged VLAN ${vlan}`, (b) => (b.allowed !== 'all' && !b.allowed.includes(vlan) ? null : {
-      lines: this.table.removeTagged(vlan, this.ctx),
-      expected: { ...b, allowed: withoutVlan(b.allowed, vlan) },
-    }));
+    return this.change(port, { kind: 'removeTagged', vlan });
   }
 
   resetPort(port: string): Promise<void> {
-    // The reset of a port that is not a clean trunk yet is sent by change() itself.
-    return this.change(port, 'reset the port', (b) => (b.native === null && sameList(b.allowed, []) ? null : {
-      lines: this.table.reset(this.ctx),
-      expected: EMPTY_TRUNK,
-    }));
+    return this.change(port, { kind: 'reset' });
   }
 
   getPortVlans(port: string): Promise<PortVlans> {
@@ -157,29 +200,19 @@ export class TableSession implements SwitchSession {
     }
   }
 
-  /**
-   * Read the port (once per session), make it a clean trunk if it is not one, apply `plan`
-   * (null: the port is already as asked), then read it back and compare.
-   */
-  private change(port: string, what: string, plan: (before: PortReading) => Plan | null): Promise<void> {
+  /** Read the port (once per session), send the plan's commands, then read it back and compare. */
+  private change(port: string, op: PortOp): Promise<void> {
     return this.call(async () => {
-      let before = this.readings.get(port) ?? (await this.read(port));
-      const lines: string[] = [];
-      if (before.mode !== 'trunk' || before.allowed === 'all') {
-        lines.push(...this.table.reset(this.ctx));
-        before = EMPTY_TRUNK;
-      }
-      const p = plan(before);
-      if (!p && !lines.length) return;
-      lines.push(...(p?.lines ?? []));
-      const expected = p?.expected ?? before;
-      await this.configure(port, lines);
+      const before = this.readings.get(port) ?? (await this.read(port));
+      const plan = planChange(this.table, this.ctx, op, before);
+      if (!plan) return;
+      await this.configure(port, plan.lines);
       this.changed = true;
       this.readings.delete(port);
       const after = await this.read(port);
-      const ok = after.mode === 'trunk' && after.native === expected.native && sameList(after.allowed, expected.allowed);
-      if (!ok) {
-        throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): port ${port} does not read back as asked after "${what}": `
+      const { expected } = plan;
+      if (!(after.mode === 'trunk' && after.native === expected.native && sameList(after.allowed, expected.allowed))) {
+        throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): port ${port} does not read back as asked after "${opText(op)}": `
           + `expected ${describe(expected)}, the switch shows ${describe(after)}`));
       }
     });
@@ -202,22 +235,21 @@ export class TableSession implements SwitchSession {
   /** Configuration mode, the port's interface, the lines, back to the privileged prompt. */
   private async configure(port: string, lines: string[]): Promise<void> {
     if (!this.setUp && this.table.setup) {
-      await this.inConfig(this.table.setup(this.ctx));
+      await this.send([this.table.configure, ...this.table.setup(this.ctx), ...this.table.leave]);
       this.setUp = true;
     }
-    await this.inConfig([...this.table.enterInterface(port), ...lines]);
+    await this.send(configCommands(this.table, port, lines));
   }
 
-  private async inConfig(lines: string[]): Promise<void> {
-    await this.cli.run(this.table.configure);
+  /** Commands in order, each waiting for its prompt; after a refusal, back to the privileged prompt. */
+  private async send(commands: string[]): Promise<void> {
     try {
-      for (const line of lines) await this.cli.run(line);
+      for (const c of commands) await this.cli.run(c);
     } catch (err) {
       // Back to the privileged prompt, so that the session can still save and log out.
       if (err instanceof CliCommandError) for (const l of this.table.leave) await this.cli.run(l).catch(() => undefined);
       throw err;
     }
-    for (const l of this.table.leave) await this.cli.run(l);
   }
 
   close(signal?: AbortSignal): Promise<void> {
@@ -267,7 +299,8 @@ export function sshSwitchEntry(spec: SshEntrySpec): SwitchDriverEntry<CliSwitchD
   const required = ['hostname', 'username', 'password', ...(spec.dummyVlan ? ['dummy_vlan'] : [])];
   const properties: Record<string, object> = {
     hostname: { type: 'string' }, username: { type: 'string' }, password: { type: 'string' },
-    ...(spec.dummyVlan ? { dummy_vlan: { type: ['integer', 'string'] } } : {}),
+    // HIL took the dummy VLAN as a number or a numeric string: checked below.
+    ...(spec.dummyVlan ? { dummy_vlan: {} } : {}),
     [HOST_KEY_FIELD]: { type: 'string' },
   };
   return {
