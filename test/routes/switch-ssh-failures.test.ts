@@ -41,6 +41,7 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
   let api: Client;
   const logs: string[] = [];
   let vlan = 0;
+  let vlan2 = 0;
   let seq = 0;
 
   before(async () => {
@@ -48,7 +49,10 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
     api = ts.api;
     await must(api.put('/project/p'));
     await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
-    vlan = Number((await must(api.get('/networks'))).body.w.network_id);
+    await must(api.put('/network/w2', { owner: 'p', access: 'p', net_id: '' }));
+    const list = (await must(api.get('/networks'))).body;
+    vlan = Number(list.w.network_id);
+    vlan2 = Number(list.w2.network_id);
   });
 
   /** A switch of the case's type registered with `body`, one port wired to a fresh node of project p. */
@@ -65,10 +69,10 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
     return { sw, node, port };
   }
 
-  /** Connect the node's nic to w natively; the final status and how long it took. */
-  async function connect(node: string): Promise<{ s: any; ms: number }> {
+  /** Connect the node's nic to w natively (or as `body` says); the final status and how long it took. */
+  async function connect(node: string, body: Record<string, unknown> = { network: 'w' }): Promise<{ s: any; ms: number }> {
     const t0 = Date.now();
-    const r = await api.post(`/node/${node}/nic/eth0/connect_network`, { network: 'w' });
+    const r = await api.post(`/node/${node}/nic/eth0/connect_network`, body);
     expect(r.status, r.text).to.equal(202);
     const s = await settle(api, r.body.status_id);
     return { s, ms: Date.now() - t0 };
@@ -160,6 +164,17 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
         failed(r, TIMEOUT_MS, /refused "(interface |vlan )[^"]*": %/);
         await unchanged(w.node);
         expect(sim.carried(w.port)).to.deep.equal({ native: 1, tagged: [] });
+      });
+
+      it('a change the switch does not make: ERROR "does not read back as asked", the port set back to the service\'s configuration', async () => {
+        const sim = await simFor(c);
+        const w = await wired(c, registration(c, sim));
+        expect((await connect(w.node)).s.status).to.equal('DONE');
+        sim.faults.ignoreChanges = 1;
+        const r = await connect(w.node, { network: 'w2', channel: `vlan/${vlan2}` });
+        failed(r, TIMEOUT_MS, new RegExp(`does not read back as asked after "add tagged VLAN ${vlan2}": expected trunk, native ${vlan}, allowed [^,]+, the switch shows trunk, native ${vlan}, allowed ${vlan}; the port was set back to the configuration the service holds`));
+        expect((await must(api.get(`/node/${w.node}`))).body.nics[0].networks).to.deep.equal({ 'vlan/native': 'w' });
+        expect(sim.carried(w.port)).to.deep.equal({ native: vlan, tagged: [] });
       });
 
       it('a host key pinned at registration: another key is refused, the right one used', async () => {

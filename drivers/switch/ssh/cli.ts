@@ -72,6 +72,13 @@ export class CliCommandError extends SwitchError {
   }
 }
 
+export interface RunOptions {
+  /** ends the wait for the prompt */
+  signal?: AbortSignal;
+  /** questions the command asks (e.g. the `(y/n)` of a save), each answered once with keystrokes */
+  answers?: Array<{ question: RegExp; keys: string }>;
+}
+
 /** The connection failed underneath the dialogue (refused, reset, closed, no answer): a login may be tried again. */
 class TransportError extends SwitchError {}
 
@@ -305,7 +312,7 @@ export class CliSession {
     this.log?.debug({ switch: target.name, address: this.address, hostKey: this.hostKey }, `logged in to the switch (prompt ${prompt})`);
     for (const command of dialect.pagingOff) {
       try {
-        await this.run(command, { signal });
+        await this.exec(command, { signal });
       } catch (err) {
         if (!(err instanceof CliCommandError)) throw err;
         this.log?.debug({ switch: target.name }, `the switch refused "${command}"; its pager will be answered`);
@@ -382,7 +389,8 @@ export class CliSession {
         },
         reject: (err) => {
           done();
-          reject(err instanceof TransportError ? this.error(`${err.message} while waiting for ${what}`) : err);
+          // Still a transport error (a login may be tried again); run() words it for the caller.
+          reject(err instanceof TransportError ? new TransportError(`${err.message} while waiting for ${what}`) : err);
         },
       };
       // What arrived already may complete it.
@@ -400,7 +408,16 @@ export class CliSession {
    * that matches one of the dialect's error patterns rejects with CliCommandError. `answers`
    * reply to questions the command asks (e.g. `(y/n)` of a save), each once, with a keystroke.
    */
-  async run(command: string, opts: { signal?: AbortSignal; answers?: Array<{ question: RegExp; keys: string }> } = {}): Promise<string> {
+  async run(command: string, opts: RunOptions = {}): Promise<string> {
+    try {
+      return await this.exec(command, opts);
+    } catch (err) {
+      throw err instanceof TransportError ? this.error(err.message) : err;
+    }
+  }
+
+  /** run() without the wording of transport errors (the login retries on them). */
+  private async exec(command: string, opts: RunOptions = {}): Promise<string> {
     if (this.closed) throw this.error('session closed');
     if (this.running) throw this.error(`"${command}" sent while another command is running`);
     this.running = true;

@@ -12,7 +12,8 @@
  *
  * Faults, settable at any time: refuse the password, hang after login or at the first
  * configuration command, drop the connection there, answer every configuration command with
- * the vendor's refusal, ignore the command that turns paging off.
+ * the vendor's refusal, ignore the command that turns paging off, accept changes without
+ * making them.
  */
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -32,6 +33,8 @@ export interface SimFaults {
   failConfig?: boolean;
   /** a firmware that refuses the command turning paging off (its pager must then be answered) */
   ignorePagingOff?: boolean;
+  /** accept this many of the next interface configuration commands without applying them (a switch that says yes and does nothing) */
+  ignoreChanges?: number;
 }
 
 export interface SimOptions {

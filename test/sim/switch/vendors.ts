@@ -174,6 +174,10 @@ abstract class Cli implements SimVendor {
       return this.invalid(sh, col(0));
     }
     // interface configuration
+    if (sh.sim.faults.ignoreChanges) {
+      sh.sim.faults.ignoreChanges--;
+      return;
+    }
     const port = sh.sim.ports.get(sh.iface)!;
     if (is(t[0], 'shutdown', 3) || is(t[0], 'description', 4) || (is(t[0], 'no', 2) && (is(t[1], 'shutdown', 3) || is(t[1], 'description', 4)))) return;
     const no = is(t[0], 'no', 2);
