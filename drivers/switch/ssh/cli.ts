@@ -238,7 +238,12 @@ export class CliSession {
     };
     return new Promise<void>((resolve, reject) => {
       const client = (this.client = new Client());
-      client.on('ready', () => resolve());
+      client.on('ready', () => {
+        // An interactive session, as OpenSSH treats one: every command is a small write that
+        // waits for its answer, and Nagle's algorithm with delayed ACKs would add ~40 ms to each.
+        client.setNoDelay(true);
+        resolve();
+      });
       client.on('error', (err: Error & { level?: string }) => {
         const e = mismatch ?? this.sshError(err);
         this.ended ??= e;

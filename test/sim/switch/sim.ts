@@ -159,6 +159,8 @@ export class SwitchSim {
   }
 
   private accept(conn: Connection): void {
+    // As sshd does for an interactive session (no Nagle delay on each small answer).
+    (conn as unknown as { setNoDelay(on: boolean): void }).setNoDelay(true);
     this.conns.add(conn);
     conn.on('close', () => this.conns.delete(conn));
     conn.on('error', () => undefined);
