@@ -97,8 +97,12 @@ const LEGACY: Algorithms = {
   hmac: { append: ['hmac-sha1'] },
 } as unknown as Algorithms;
 
-/** Any prompt, before its stem is known: a newline, then text ending in `>` or `#`. */
-const ANY_PROMPT = /[\r\n]([^\r\n]*[>#]) ?$/;
+/**
+ * Any prompt, before its stem is known: a newline, then a host name (letters, digits, `-_.`),
+ * maybe a mode in parentheses, and `>` or `#`. Not any line ending in `#`: a banner of `#####`
+ * or `Welcome to switch #` is not a prompt.
+ */
+const ANY_PROMPT = /[\r\n]([A-Za-z0-9][\w.-]*(?:\([^)\r\n]*\))?[>#]) ?$/;
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -53,6 +53,8 @@ export interface SimOptions {
   loginDelayMs?: number;
   /** lines per page while paging is on (default 24) */
   pageLines?: number;
+  /** a login banner (MOTD) instead of the vendor's, sent on its own a moment before the first prompt */
+  banner?: string;
   faults?: SimFaults;
 }
 
@@ -306,7 +308,11 @@ export class Shell {
 
   async run(): Promise<void> {
     const { sim, vendor } = this;
-    if (vendor.banner) this.print(vendor.banner);
+    if (sim.opts.banner !== undefined) {
+      this.print(sim.opts.banner);
+      this.flush();
+      await new Promise((r) => setTimeout(r, 20));
+    } else if (vendor.banner) this.print(vendor.banner);
     if (vendor.inbandLogin && !(await this.inbandLogin())) return;
     if (sim.faults.drop === 'login') return void this.conn.end();
     if (sim.faults.hang === 'login') return new Promise<void>(() => undefined);

@@ -49,8 +49,8 @@ describe('SSH switch sessions against the simulators', function () {
         const s = await driver().open(info(sim), live());
         expect(s.hostKey).to.equal(sim.hostKey);
         const paging = c.vendor === 'powerconnect55xx' ? 'terminal datadump' : 'terminal length 0';
-        expect(sim.received.slice(-1)).to.deep.equal(c.vendor === 'arista_eos' || c.vendor === 'delln3000' ? [paging] : [paging]);
-        if (c.vendor === 'arista_eos' || c.vendor === 'delln3000') expect(sim.received.slice(-2, -1)).to.deep.equal(['enable']);
+        // DNOS6 and EOS accounts land at `>`: enable first
+        expect(sim.received).to.deep.equal(c.vendor === 'arista_eos' || c.vendor === 'delln3000' ? ['enable', paging] : [paging]);
         expect(await s.getPortVlans(c.ports[0]!)).to.deep.equal({ native: 1, tagged: [] });
         await s.close();
         // nothing changed: nothing saved
@@ -116,6 +116,16 @@ describe('SSH switch sessions against the simulators', function () {
       });
     });
   }
+
+  it('does not take a banner line ending in "#" for the prompt', async () => {
+    const c = VENDOR_CASES.find((x) => x.vendor === 'nexus')!;
+    const sim = await simFor(c, { banner: '\n##############################\n# Authorized access only #\n##############################\n' });
+    const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+    const driver = new CliSwitchDriver((entry.create({ config: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+    const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } }, AbortSignal.timeout(5000));
+    expect(await s.getPortVlans('Ethernet1/5')).to.deep.equal({ native: 1, tagged: [] });
+    await s.close();
+  });
 
   it('masks the password wherever the switch would echo it back in an error', async () => {
     const c = VENDOR_CASES.find((x) => x.vendor === 'arista_eos')!;
