@@ -4,6 +4,7 @@
  * root after-hook.
  */
 import { startSim, SimOptions, SwitchSim } from '../sim/switch/sim';
+import { CallOpts, Client, Res } from './server';
 import type { VendorName } from '../sim/switch/vendors';
 
 const T = 'http://schema.massopencloud.org/haas/v0/switches/';
@@ -43,6 +44,19 @@ export async function simFor(c: VendorCase, opts: Partial<SimOptions> = {}): Pro
 /** switch_register's body for the simulator (or another password, or another address). */
 export function registration(c: VendorCase, sim: SwitchSim, over: Record<string, unknown> = {}): Record<string, unknown> {
   return { type: c.type, hostname: sim.address, username: sim.username, password: sim.password, ...c.extra, ...over };
+}
+
+/** A client that keeps the text of every answer, for the password scan. */
+export class RecordingClient extends Client {
+  constructor(url: string, readonly texts: string[]) {
+    super(url);
+  }
+
+  override async call(method: string, path: string, opts: CallOpts = {}): Promise<Res> {
+    const r = await super.call(method, path, opts);
+    this.texts.push(r.text);
+    return r;
+  }
 }
 
 after(async () => {

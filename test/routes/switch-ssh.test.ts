@@ -6,25 +6,12 @@
  * answer or log line.
  */
 import { expect } from 'chai';
-import { Client, CallOpts, Res, startTestServer, TestServer, must, makeNode } from '../helpers/server';
-import { registration, simFor, SWITCH_PASSWORDS, VENDOR_CASES } from '../helpers/switch-sims';
+import { Client, startTestServer, TestServer, must, makeNode } from '../helpers/server';
+import { RecordingClient, registration, simFor, SWITCH_PASSWORDS, VENDOR_CASES } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { loggerOptions } from '../../src/redact';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Every answer's text, for the password scan. */
-class RecordingClient extends Client {
-  constructor(url: string, readonly texts: string[]) {
-    super(url);
-  }
-
-  override async call(method: string, path: string, opts: CallOpts = {}): Promise<Res> {
-    const r = await super.call(method, path, opts);
-    this.texts.push(r.text);
-    return r;
-  }
-}
 
 async function settle(api: Client, id: string, timeoutMs = 15_000): Promise<any> {
   const t0 = Date.now();
