@@ -51,6 +51,29 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
   };
   const nets = async (node: string, nic: string) => (await must(api.get(`/node/${node}`))).body.nics.find((n: any) => n.label === nic).networks;
 
+  it('refuses bad registration fields with 400, saying which', async () => {
+    const nexus = VENDOR_CASES.find((c) => c.vendor === 'nexus')!;
+    const eos = VENDOR_CASES.find((c) => c.vendor === 'arista_eos')!;
+    const base = { type: nexus.type, hostname: '127.0.0.1:2201', username: 'u', password: 'p', dummy_vlan: 3999 };
+    const refused = async (body: Record<string, unknown>, msg: RegExp) => {
+      const r = await api.put('/switch/bad', body);
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.msg).to.match(msg);
+    };
+    await refused({ ...base, dummy_vlan: 1 }, /dummy_vlan must be a VLAN id from 2 to 4094/);
+    await refused({ ...base, dummy_vlan: 'abc' }, /dummy_vlan must be a VLAN id/);
+    const { dummy_vlan: _d, ...noDummy } = base;
+    await refused(noDummy, /dummy_vlan is required/);
+    await refused({ ...base, hostname: '127.0.0.1:99999' }, /port must be 1-65535/);
+    await refused({ ...base, hostname: 'a b' }, /not a host name or address/);
+    await refused({ ...base, password: 7 }, /password must be a string/);
+    await refused({ ...base, type: eos.type }, /unexpected field\(s\).*dummy_vlan/);
+    expect((await api.get('/switch/bad')).status).to.equal(404);
+    // HIL's clients may send the dummy VLAN as a string
+    await must(api.put('/switch/ok-nexus', { ...base, dummy_vlan: '3999' }));
+    await must(api.del('/switch/ok-nexus'));
+  });
+
   for (const c of VENDOR_CASES) {
     describe(c.vendor, () => {
       let sim: SwitchSim;
