@@ -181,9 +181,10 @@ export class CliSession {
       } catch (err) {
         session.destroy();
         if (signal.aborted) throw signal.reason;
-        if (!(err instanceof TransportError) || attempt >= attempts) {
-          throw err instanceof SwitchError ? (err instanceof TransportError ? session.error(`${err.message} (${attempt} login attempt${attempt > 1 ? 's' : ''})`) : err) : session.error((err as Error).message);
+        if (err instanceof TransportError && attempt >= attempts) {
+          throw session.error(`${err.message} (${attempt} login attempt${attempt > 1 ? 's' : ''})`);
         }
+        if (!(err instanceof TransportError)) throw err instanceof SwitchError ? err : session.error((err as Error).message);
         opts.log?.info({ switch: target.name, address: session.address, attempt }, session.mask(`switch login failed, trying again: ${(err as Error).message}`));
         await pause(delay, undefined, { signal }).catch(() => { throw signal.reason; });
         delay *= 2;
