@@ -67,7 +67,12 @@ export class World {
     const uses = this.uses;
     this.runtime = new ActorRuntime(engine, opts);
     const rt = this.runtime;
-    this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000);
+    // The sessions read a switch's recorded host key from the committed view and have a
+    // first-seen one recorded by the switch actor (they are not an actor: the ask goes down).
+    this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000, {
+      recorded: (name) => rm.switches.get(name)?.hostKey,
+      record: (name, fingerprint) => this.switches.ask(name, { type: 'switch.recordHostKey', by: 'switch', fingerprint }),
+    });
     this.vlanPool = new VlanPool(opts.vlanPool, rm);
 
     const switchInfo = (name: string): SwitchInfo | undefined => {

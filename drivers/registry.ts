@@ -97,9 +97,10 @@ export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
       const e = known.validate.errors![0];
       const field = e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.slice(1).split('/')[0];
       const expected = Object.hasOwn(properties, field) ? properties[field].type : undefined;
-      const what = e.keyword === 'required' || e.keyword === 'type'
-        ? `must be ${expected === 'string' ? 'a string' : expected === 'integer' ? 'an integer' : expected === 'boolean' ? 'a boolean' : `of type ${expected}`}`
-        : e.message;
+      const what = e.keyword === 'required' && expected === undefined ? 'is required'
+        : e.keyword === 'required' || e.keyword === 'type'
+          ? `must be ${expected === 'string' ? 'a string' : expected === 'integer' ? 'an integer' : expected === 'boolean' ? 'a boolean' : `of type ${expected}`}`
+          : e.message;
       return `${this.wording.fieldPrefix}${field} ${what}`;
     }
     const problem = known.entry.check?.(fields);

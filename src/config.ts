@@ -52,6 +52,8 @@ export interface Config {
   mockSwitchFailPorts: string[];
   /** bound on each switch call: its port change and, when it opens the switch's session, the login (a logout has the same bound) */
   switchTimeoutMs: number;
+  /** save the running configuration of a real switch (SSH drivers) at the end of each session that changed it */
+  switchSave: boolean;
   ipmiCipherSuite?: string;
   /** bound on each power call, counted from when it is made (waiting behind earlier calls to the BMC included) */
   obmTimeoutMs: number;
@@ -84,6 +86,7 @@ export const DEFAULTS: Config = {
   mockSwitchSessionDelayMs: 0,
   mockSwitchFailPorts: [],
   switchTimeoutMs: 30_000,
+  switchSave: true,
   obmTimeoutMs: 10_000,
   logLevel: 'info',
   actorIdleMs: 60_000,
@@ -118,6 +121,12 @@ function imageNames(v: unknown): string[] {
     throw new Error(`base images (HIL_BASE_IMG, baseImages) must be names of letters, digits and ._+- , got ${JSON.stringify(v)}`);
   }
   return list as string[];
+}
+
+function bool(name: string, v: string): boolean {
+  if (/^(1|true|on|yes)$/i.test(v)) return true;
+  if (/^(0|false|off|no)$/i.test(v)) return false;
+  throw new Error(`${name} must be true or false, got "${v}"`);
 }
 
 function int(name: string, v: string): number {
@@ -159,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_MOCK_SWITCH_SESSION_DELAY_MS) cfg.mockSwitchSessionDelayMs = int('HILT_MOCK_SWITCH_SESSION_DELAY_MS', env.HILT_MOCK_SWITCH_SESSION_DELAY_MS);
   if (env.HILT_MOCK_SWITCH_FAIL_PORTS) cfg.mockSwitchFailPorts = env.HILT_MOCK_SWITCH_FAIL_PORTS.split(',').map((s) => s.trim()).filter(Boolean);
   if (env.HILT_SWITCH_TIMEOUT_MS) cfg.switchTimeoutMs = int('HILT_SWITCH_TIMEOUT_MS', env.HILT_SWITCH_TIMEOUT_MS);
+  if (env.HILT_SWITCH_SAVE) cfg.switchSave = bool('HILT_SWITCH_SAVE', env.HILT_SWITCH_SAVE);
   if (env.HILT_IPMI_CIPHER_SUITE) cfg.ipmiCipherSuite = env.HILT_IPMI_CIPHER_SUITE;
   if (env.HILT_OBM_TIMEOUT_MS) cfg.obmTimeoutMs = int('HILT_OBM_TIMEOUT_MS', env.HILT_OBM_TIMEOUT_MS);
   if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;

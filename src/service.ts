@@ -110,17 +110,19 @@ export function guardSwitch(driver: SwitchDriver | undefined, mayAct: () => bool
     if (!mayAct()) throw new SwitchError('this hilt process no longer holds the lease; the active one carries the operation out');
   };
   return {
-    async open(sw, signal) {
+    async open(sw, signal, ctx) {
       check();
-      const s = await driver.open(sw, signal);
+      const s = await driver.open(sw, signal, ctx);
+      // Every change checks the lease first; reads, the host key and the logout pass through.
       const guarded: SwitchSession = {
+        hostKey: s.hostKey,
         setNative: async (p, v) => (check(), s.setNative(p, v)),
         removeNative: async (p) => (check(), s.removeNative(p)),
         addTagged: async (p, v) => (check(), s.addTagged(p, v)),
         removeTagged: async (p, v) => (check(), s.removeTagged(p, v)),
         resetPort: async (p) => (check(), s.resetPort(p)),
         getPortVlans: (p) => s.getPortVlans(p),
-        close: () => s.close(),
+        close: (closing) => s.close(closing),
       };
       return guarded;
     },
@@ -213,6 +215,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         serverFactory: (h) => ((handler = h), createServer()),
       });
       headnodes.log = app.log;
+      world.sessions.log = app.log;
       if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
       if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
       // VMs that should run come back (adopted if still running) in the background; calls on a

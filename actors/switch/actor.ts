@@ -1,5 +1,5 @@
 import { Asker, Behavior, assertNever } from '../runtime';
-import { duplicate, notFound, blocked } from '../errors';
+import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { portId } from '../ids';
 import type { PortCommand, PortReplies } from '../port/protocol';
@@ -18,7 +18,14 @@ export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState,
     apply(state, e, id) {
       switch (e.type) {
         case 'SwitchRegistered':
-          return { name: id, type: e.switchType, fields: e.fields };
+          return { name: id, type: e.switchType, fields: e.fields, ...(e.hostKey ? { hostKey: e.hostKey } : {}) };
+        case 'SwitchHostKeyRecorded':
+          return state && { ...state, hostKey: e.fingerprint };
+        case 'SwitchHostKeyCleared': {
+          if (!state) return state;
+          const { hostKey: _gone, ...rest } = state;
+          return rest;
+        }
         case 'SwitchDeleted':
           return null;
         case 'SwitchUpgraded':
@@ -37,7 +44,7 @@ export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState,
     async decide(state, cmd, id) {
       if (cmd.type === 'switch.register') {
         if (state) throw duplicate(`switch ${id}`);
-        return { events: [{ type: 'SwitchRegistered', switchType: cmd.switchType, fields: cmd.fields }] };
+        return { events: [{ type: 'SwitchRegistered', switchType: cmd.switchType, fields: cmd.fields, ...(cmd.hostKey ? { hostKey: cmd.hostKey } : {}) }] };
       }
       if (!state) throw notFound(`switch ${id}`);
       switch (cmd.type) {
@@ -48,6 +55,13 @@ export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState,
         case 'switch.registerPort':
           await ports.ask(portId(id, cmd.port), { type: 'port.register', by: cmd.by });
           return { events: [] };
+        case 'switch.recordHostKey':
+          if (state.hostKey === cmd.fingerprint) return { events: [] };
+          // Another login recorded a key first (or an admin pinned one): this one is not trusted.
+          if (state.hostKey) throw conflict(`switch ${id}: host key ${cmd.fingerprint} differs from the recorded ${state.hostKey}`);
+          return { events: [{ type: 'SwitchHostKeyRecorded', fingerprint: cmd.fingerprint }] };
+        case 'switch.clearHostKey':
+          return { events: state.hostKey ? [{ type: 'SwitchHostKeyCleared' }] : [] };
         case 'switch.deletePort':
           await ports.ask(portId(id, cmd.port), { type: 'port.delete', by: cmd.by });
           return { events: [] };

@@ -17,9 +17,24 @@
  * they do not arrive back to back; and once the batch could not log in, or one of its calls ran
  * out of time, its later calls that would need a login fail at once with that reason instead of
  * each waiting out a timeout on a switch that is gone.
+ *
+ * Host keys: a session is opened with the fingerprint the switch actor has recorded (read from
+ * the committed view at that moment), and a driver refuses a switch that presents another key.
+ * When none is recorded, the key of the first login is trusted and recorded through `hostKeys`
+ * (the switch actor's `switch.recordHostKey`; this is not an actor, so asking the switch actor
+ * keeps the ask order downward) before the session is used; if another key was recorded
+ * meanwhile, the session is refused.
  */
 import { DeviceQueue } from '../device-queue';
-import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
+import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../../drivers/switch/types';
+
+/** The switch actor's record of host keys, as the sessions need it. */
+export interface HostKeyBook {
+  /** the fingerprint recorded for the switch (committed view), if any */
+  recorded(name: string): string | undefined;
+  /** record a first-seen fingerprint; rejects when another one is recorded */
+  record(name: string, fingerprint: string): Promise<void>;
+}
 
 export type PortWork = (session: SwitchSession) => Promise<void>;
 
@@ -56,11 +71,22 @@ export class SwitchSessions {
   private readonly batches = new Map<string, SwitchBatch>();
   private readonly holds = new Map<string, number>();
   private batchIds = 0;
+  /** switches whose login is in progress (for the words of a timeout) */
+  private readonly loggingIn = new Set<string>();
+  /** where sessions and failures are logged (the service sets its logger) */
+  log?: SwitchLog;
 
-  constructor(private readonly driverFor: (type: string) => SwitchDriver | undefined, private readonly timeoutMs: number) {
+  constructor(
+    private readonly driverFor: (type: string) => SwitchDriver | undefined,
+    private readonly timeoutMs: number,
+    private readonly hostKeys?: HostKeyBook,
+  ) {
     this.queue = new DeviceQueue({
       timeoutMs,
-      timeoutError: (_message, t) => new SwitchError(`switch ${t.device}: ${t.what} did not finish within ${t.timeoutMs} ms`),
+      timeoutError: (_message, t) => new SwitchError(
+        `switch ${t.device}: ${t.what} did not finish within ${t.timeoutMs} ms`
+        + (t.waiting ? '' : this.loggingIn.has(t.device) ? ' (the login to the switch did not complete: unreachable or not answering)' : ' (the switch stopped answering)'),
+      ),
       onIdle: (name) => (this.held(name) ? Promise.resolve() : this.close(name)),
     });
   }
@@ -78,7 +104,9 @@ export class SwitchSessions {
     return this.queue.run(sw.name, call, { what: opts.what ?? 'a port operation' }).catch((err: Error) => {
       // No failure of its own: it ran out of time.
       if (batch && !failure) batch.lost ??= err.message.replace(`switch ${sw.name}: `, '');
-      throw failure ?? err;
+      const reason = failure ?? err;
+      this.log?.warn({ switch: sw.name, reason: reason.message }, 'switch operation failed');
+      throw reason;
     });
   }
 
@@ -123,10 +151,25 @@ export class SwitchSessions {
       if (batch?.lost) throw new SwitchError(`switch ${sw.name}: not tried (${batch.lost})`);
       const driver = this.driverFor(sw.type);
       if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
-      const opened = await driver.open(sw, signal).catch((err: Error) => {
-        if (batch && !signal.aborted) batch.lost ??= `logging in failed: ${err.message}`;
+      const recorded = this.hostKeys?.recorded(sw.name);
+      let opened: SwitchSession;
+      this.loggingIn.add(sw.name);
+      try {
+        opened = await driver.open({ ...sw, ...(recorded ? { hostKey: recorded } : {}) }, signal, { log: this.log });
+        if (!signal.aborted && !recorded && opened.hostKey && this.hostKeys) {
+          const seen = opened;
+          await this.hostKeys.record(sw.name, seen.hostKey!).catch(async (err: Error) => {
+            await seen.close().catch(noop);
+            throw new SwitchError(`switch ${sw.name}: the switch presented host key ${seen.hostKey}, but another one was recorded meanwhile (${err.message}); nothing was changed`);
+          });
+          this.log?.info({ switch: sw.name, hostKey: seen.hostKey }, 'recorded the switch\'s SSH host key at its first login (trust on first use)');
+        }
+      } catch (err) {
+        if (batch && !signal.aborted) batch.lost ??= `logging in failed: ${(err as Error).message}`;
         throw err;
-      });
+      } finally {
+        this.loggingIn.delete(sw.name);
+      }
       if (signal.aborted) {
         // A session that arrives after its deadline is closed at once, never used.
         await opened.close().catch(noop);
@@ -158,7 +201,8 @@ export class SwitchSessions {
     const session = this.sessions.get(name);
     if (session) {
       this.sessions.delete(name);
-      const done: Promise<void> = bounded(session.close(), this.timeoutMs).then(() => {
+      // The logout (and the save before it) ends when this signal aborts.
+      const done: Promise<void> = bounded(session.close(AbortSignal.timeout(this.timeoutMs)), this.timeoutMs).then(() => {
         if (this.closing.get(name) === done) this.closing.delete(name);
       });
       this.closing.set(name, done);

@@ -2,5 +2,9 @@
 import type { SwitchDriverEntry } from './types';
 import { mock } from './mock';
 import { ovs } from './ovs';
+import { nexus } from './nexus';
+import { powerconnect55xx } from './powerconnect55xx';
+import { dellN3000 } from './delln3000';
+import { aristaEos } from './arista-eos';
 
-export const SWITCH_DRIVERS: readonly SwitchDriverEntry[] = [mock, ovs];
+export const SWITCH_DRIVERS: readonly SwitchDriverEntry[] = [mock, nexus, powerconnect55xx, dellN3000, aristaEos, ovs];

@@ -14,6 +14,13 @@ export interface SwitchInfo {
   type: string;
   /** the driver's registration fields (e.g. hostname, username, password) */
   fields: DriverFields;
+  /**
+   * The fingerprint of the switch's SSH host key as the service recorded it (`SHA256:…`, as
+   * `ssh-keygen -l` prints it), read from the switch actor's committed state when the session
+   * is opened; absent: none is recorded yet, and the first login's key is trusted (and then
+   * recorded, see SwitchSession.hostKey).
+   */
+  hostKey?: string;
 }
 
 export interface PortVlans {
@@ -29,7 +36,25 @@ export interface PortVlans {
   other?: string[];
 }
 
+/** What a session may log (the service's logger, or nothing); every line is free of secrets. */
+export interface SwitchLog {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** What the service lends a session beside the switch and the signal. */
+export interface SessionContext {
+  log?: SwitchLog;
+}
+
 export interface SwitchSession {
+  /**
+   * The fingerprint of the host key the switch presented at this session's login (drivers that
+   * speak SSH). When the switch had none recorded, the service records this one (trust on first
+   * use); a driver refuses a key that differs from a recorded one at login.
+   */
+  readonly hostKey?: string;
   setNative(port: string, vlan: number): Promise<void>;
   removeNative(port: string): Promise<void>;
   addTagged(port: string, vlan: number): Promise<void>;
@@ -37,19 +62,35 @@ export interface SwitchSession {
   /** remove every VLAN from the port */
   resetPort(port: string): Promise<void>;
   getPortVlans(port: string): Promise<PortVlans>;
-  close(): Promise<void>;
+  /**
+   * Log out. A session whose last call is still running (the service gave up on it) is cut at
+   * once; an idle one may finish its work first (e.g. save the switch's configuration), until
+   * `signal` aborts.
+   */
+  close(signal?: AbortSignal): Promise<void>;
 }
 
 export interface SwitchDriver {
   /** Log in to the switch; give up when `signal` aborts. */
-  open(sw: SwitchInfo, signal: AbortSignal): Promise<SwitchSession>;
+  open(sw: SwitchInfo, signal: AbortSignal, ctx?: SessionContext): Promise<SwitchSession>;
 }
 
 /** A switch driver's registry entry (drivers/registry.ts), plus its port-name format. */
 export interface SwitchDriverEntry<D extends SwitchDriver = SwitchDriver> extends DriverEntry<D> {
   /** Port names the switch has (checked at port registration). */
   readonly portName: RegExp;
+  /** The port-name format in words, for the refusal of a bad name (e.g. `Ethernet1/12 or Ethernet1/0/10`). */
+  readonly portFormat?: string;
+  /**
+   * The switch is reached over SSH: the service keeps its host key's fingerprint (show_switch
+   * shows it), and the registration may pin one in advance in the optional field HOST_KEY_FIELD,
+   * which the service takes out of the driver's fields and gives to the switch actor.
+   */
+  readonly sshHostKey?: boolean;
 }
+
+/** The registration field that pins an SSH switch's host key fingerprint (`SHA256:…`). */
+export const HOST_KEY_FIELD = 'host_key';
 
 export class SwitchError extends Error {
   override name = 'SwitchError';

@@ -4,6 +4,7 @@ import { badArgument, duplicate, notFound } from '../errors';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
 import { encodeStatusId } from './actions';
+import { HOST_KEY_FIELD } from '../../drivers/switch/types';
 
 type Sw = { switch: string };
 type Port = { switch: string; '*': string };
@@ -34,7 +35,11 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     if (rm.switches.has(req.params.switch)) throw duplicate(`switch ${req.params.switch}`);
     const v = registry.validate(req.body);
     if (typeof v === 'string') throw badArgument(v);
-    await world.switches.ask(req.params.switch, { type: 'switch.register', by: req.caller.user, switchType: v.type, fields: v.fields });
+    // A pinned SSH host key is the switch actor's fact, not a driver field.
+    const { [HOST_KEY_FIELD]: pinned, ...fields } = v.fields;
+    await world.switches.ask(req.params.switch, {
+      type: 'switch.register', by: req.caller.user, switchType: v.type, fields, ...(typeof pinned === 'string' ? { hostKey: pinned } : {}),
+    });
   });
 
   app.delete<{ Params: Sw }>('/switch/:switch', { schema: S.deleteSwitch }, async (req) => {
@@ -50,7 +55,16 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: Sw }>('/switch/:switch', { schema: S.showSwitch }, async (req) => {
     requireAdmin(req.caller);
     const s = sw(req.params.switch);
-    return { name: s.name, ports: rm.portsOf(s.name).map((p) => p.name) };
+    // An SSH switch also shows its host key's fingerprint (null until the first login records it).
+    const ssh = registry.get(s.type)?.sshHostKey ? { host_key: s.hostKey ?? null } : {};
+    return { name: s.name, ports: rm.portsOf(s.name).map((p) => p.name), ...ssh };
+  });
+
+  // Forget an SSH switch's recorded host key (its key really changed): the next login records the new one.
+  app.delete<{ Params: Sw }>('/switch/:switch/host_key', { schema: S.deleteSwitch }, async (req) => {
+    requireAdmin(req.caller);
+    sw(req.params.switch);
+    await world.switches.ask(req.params.switch, { type: 'switch.clearHostKey', by: req.caller.user });
   });
 
   app.put<{ Params: Port }>('/switch/:switch/port/*', { schema: S.portNoBody }, async (req) => {
@@ -59,7 +73,9 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     const name = req.params['*'];
     if (rm.port(s.name, name)) throw duplicate(`port ${name} of switch ${s.name}`);
     const entry = registry.get(s.type);
-    if (entry && !entry.portName.test(name)) throw badArgument(`"${name}" is not a valid port name for ${s.type}`);
+    if (entry && !entry.portName.test(name)) {
+      throw badArgument(`"${name}" is not a valid port name for ${s.type}${entry.portFormat ? `: expected the form ${entry.portFormat}` : ''}`);
+    }
     await world.switches.ask(s.name, { type: 'switch.registerPort', by: req.caller.user, port: name });
   });
 

@@ -437,6 +437,15 @@ const ROWS: Row[] = [
   },
   { call: 'show_switch of a missing switch', method: 'GET', path: (f) => `/switch/${f.s}`, expect: [404, U, U, U, U] },
   {
+    call: 'clearing a switch\'s recorded host key (hilt)', method: 'DELETE', path: (f) => `/switch/${f.s}/host_key`,
+    // An SSH switch (never contacted here) with a pinned key: show_switch shows it.
+    setup: async (f) => void await must(api.put(`/switch/${f.s}`, {
+      type: 'http://schema.massopencloud.org/haas/v0/switches/nexus', hostname: '127.0.0.1:22', username: 'u', password: 'p', dummy_vlan: 3999, host_key: `SHA256:${'A'.repeat(43)}`,
+    })),
+    state: (f) => gets(`/switch/${f.s}`), expect: [200, U, U, U, U],
+  },
+  { call: 'clearing the host key of a missing switch (hilt)', method: 'DELETE', path: (f) => `/switch/${f.s}/host_key`, expect: [404, U, U, U, U] },
+  {
     call: 'switch_register_port (raw /)', method: 'PUT', path: (f) => `/switch/${f.s}/port/gi1/0/1`, setup: (f) => f.sw(),
     state: (f) => gets(`/switch/${f.s}`), expect: [200, U, U, U, U],
   },

@@ -36,6 +36,13 @@ describe('configuration', () => {
     for (const bad of ['0-10', '10-5000', 'a-b', '20-10', '']) expect(() => parseVlanPool(bad), bad).to.throw(/VLAN pool/);
   });
 
+  it('saves switch configurations by default; HILT_SWITCH_SAVE turns it off', () => {
+    expect(loadConfig({}).switchSave).to.equal(true);
+    for (const off of ['false', '0', 'off', 'no']) expect(loadConfig({ HILT_SWITCH_SAVE: off }).switchSave, off).to.equal(false);
+    for (const on of ['true', '1', 'on', 'yes']) expect(loadConfig({ HILT_SWITCH_SAVE: on }).switchSave, on).to.equal(true);
+    expect(() => loadConfig({ HILT_SWITCH_SAVE: 'maybe' })).to.throw(/HILT_SWITCH_SAVE must be true or false/);
+  });
+
   it('chooses the storage engine: lmdb by default, memory or postgres on request, nothing else', () => {
     expect(loadConfig({}).storage).to.equal('lmdb');
     expect(loadConfig({ HILT_STORAGE: 'memory' }).storage).to.equal('memory');

@@ -26,4 +26,31 @@ describe('SwitchActor (switch → port)', () => {
       await t.close();
     }
   });
+
+  it('owns the SSH host key: pinned at registration or recorded once, another one refused, cleared by an admin', async () => {
+    const t = testWorld();
+    const { world } = t;
+    try {
+      await world.switches.ask('s', { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: { hostname: 'h' } });
+      expect(world.rm.switches.get('s')!.hostKey).to.equal(undefined);
+      await world.switches.ask('s', { type: 'switch.recordHostKey', by: 'switch', fingerprint: 'SHA256:one' });
+      await world.switches.ask('s', { type: 'switch.recordHostKey', by: 'switch', fingerprint: 'SHA256:one' });
+      expect(world.rm.switches.get('s')!.hostKey).to.equal('SHA256:one');
+      const refused = await refusal(world.switches.ask('s', { type: 'switch.recordHostKey', by: 'switch', fingerprint: 'SHA256:two' }));
+      expect(refused.type).to.equal('IllegalStateError');
+      expect(refused.message).to.match(/SHA256:two differs from the recorded SHA256:one/);
+      await world.switches.ask('s', { type: 'switch.clearHostKey', by });
+      expect(world.rm.switches.get('s')).to.not.have.property('hostKey');
+      await world.switches.ask('s', { type: 'switch.recordHostKey', by: 'switch', fingerprint: 'SHA256:two' });
+      expect(world.rm.switches.get('s')!.hostKey).to.equal('SHA256:two');
+      await world.switches.ask('p', { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: {}, hostKey: 'SHA256:pinned' });
+      expect(world.rm.switches.get('p')!.hostKey).to.equal('SHA256:pinned');
+      // the journal says who did what
+      const types: string[] = [];
+      for await (const e of world.switches.journal('s', 10)) types.push((e.data as { type: string }).type);
+      expect(types).to.include.members(['SwitchHostKeyRecorded', 'SwitchHostKeyCleared']);
+    } finally {
+      await t.close();
+    }
+  });
 });

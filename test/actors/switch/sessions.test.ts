@@ -160,8 +160,8 @@ describe('SwitchSessions', () => {
       s.submit(sw('a'), (x) => x.setNative('p3', 1), { batch: batch.id }),
     ]);
     expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected', 'rejected']);
-    expect(((results[0] as PromiseRejectedResult).reason as Error).message).to.equal('switch a: a port read-back did not finish within 100 ms');
-    expect(((results[2] as PromiseRejectedResult).reason as Error).message).to.equal('switch a: not tried (a port read-back did not finish within 100 ms)');
+    expect(((results[0] as PromiseRejectedResult).reason as Error).message).to.equal('switch a: a port read-back did not finish within 100 ms (the switch stopped answering)');
+    expect(((results[2] as PromiseRejectedResult).reason as Error).message).to.equal('switch a: not tried (a port read-back did not finish within 100 ms (the switch stopped answering))');
     expect(d.opened).to.equal(1);
     // Calls outside the batch are not concerned.
     await s.submit(sw('a'), (x) => x.setNative('p4', 1));
@@ -184,5 +184,80 @@ describe('SwitchSessions', () => {
     expect((err as Error).message).to.match(/login refused/);
     const none = new SwitchSessions(() => undefined, 1000);
     expect(((await none.submit(sw('a'), (x) => x.resetPort('p')).catch((e) => e)) as Error).message).to.match(/no driver/);
+  });
+
+  describe('host keys', () => {
+    /** A driver whose switch presents `key`; it records what it was opened with. */
+    class KeyedDriver implements SwitchDriver {
+      opened: Array<{ hostKey?: string }> = [];
+      closed = 0;
+      constructor(public key: string) {}
+      async open(info: SwitchInfo): Promise<SwitchSession> {
+        if (info.hostKey && info.hostKey !== this.key) throw new SwitchError(`host key changed: the service recorded ${info.hostKey}, the switch presented ${this.key}`);
+        this.opened.push({ hostKey: info.hostKey });
+        const op = async () => undefined;
+        return {
+          hostKey: this.key, setNative: op, removeNative: op, addTagged: op, removeTagged: op, resetPort: op,
+          getPortVlans: async () => ({ native: null, tagged: [] }),
+          close: async () => { this.closed++; },
+        };
+      }
+    }
+    /** The switch actor's record, as the sessions see it; `refuse`: another key was recorded meanwhile. */
+    const book = (refuse = false) => {
+      const recorded = new Map<string, string>();
+      return {
+        recorded,
+        book: {
+          recorded: (name: string) => recorded.get(name),
+          record: async (name: string, fp: string) => {
+            if (refuse) throw new Error('another key is recorded');
+            recorded.set(name, fp);
+          },
+        },
+      };
+    };
+
+    it('records the key of the first login, and opens later sessions with the recorded key', async () => {
+      const d = new KeyedDriver('SHA256:one');
+      const b = book();
+      const s = new SwitchSessions(() => d, 1000, b.book);
+      await s.submit(sw('a'), (x) => x.setNative('p', 1));
+      expect(b.recorded.get('a')).to.equal('SHA256:one');
+      await sleep(20);
+      await s.submit(sw('a'), (x) => x.setNative('p', 2));
+      expect(d.opened).to.deep.equal([{ hostKey: undefined }, { hostKey: 'SHA256:one' }]);
+      d.key = 'SHA256:two';
+      await sleep(20);
+      const err = (await s.submit(sw('a'), (x) => x.setNative('p', 3)).catch((e) => e)) as Error;
+      expect(err.message).to.match(/host key changed: the service recorded SHA256:one, the switch presented SHA256:two/);
+    });
+
+    it('refuses a first-seen key when the switch actor recorded another one meanwhile, and closes that session', async () => {
+      const d = new KeyedDriver('SHA256:one');
+      const b = book(true);
+      const s = new SwitchSessions(() => d, 1000, b.book);
+      const err = (await s.submit(sw('a'), (x) => x.setNative('p', 1)).catch((e) => e)) as Error;
+      expect(err).to.be.instanceOf(SwitchError);
+      expect(err.message).to.match(/presented host key SHA256:one, but another one was recorded meanwhile/);
+      expect(d.closed).to.equal(1);
+    });
+  });
+
+  it('gives a logout a signal that aborts at the timeout, for the save before it', async () => {
+    let got: AbortSignal | undefined;
+    const d: SwitchDriver = {
+      open: async () => {
+        const op = async () => undefined;
+        return { setNative: op, removeNative: op, addTagged: op, removeTagged: op, resetPort: op, getPortVlans: async () => ({ native: null, tagged: [] }),
+          close: async (signal?: AbortSignal) => { got = signal; await new Promise((r) => signal!.addEventListener('abort', r)); } };
+      },
+    };
+    const s = new SwitchSessions(() => d, 100);
+    await s.submit(sw('a'), (x) => x.setNative('p', 1));
+    await sleep(20);
+    expect(got?.aborted).to.equal(false);
+    await sleep(200);
+    expect(got?.aborted).to.equal(true);
   });
 });

@@ -1,0 +1,67 @@
+/**
+ * Cisco Nexus (NX-OS), HIL's `…/switches/nexus`: SSH password login straight to the `switch#`
+ * prompt (NX-OS checks the password in SSH and prints no login prompt), `terminal length 0`.
+ *
+ * HIL's sequences, with its shortcuts fixed: the old native VLAN leaves the allowed list, a
+ * fresh trunk's implicit "all VLANs" list is replaced by an explicit one (the reset below)
+ * before the first change, and a port without a native VLAN has the registration's
+ * `dummy_vlan` as native (NX-OS has no "no native VLAN"; the dummy VLAN is kept off the
+ * allowed list and carries nothing, as HIL's docs ask: `no vlan <dummy>` on the switch).
+ */
+import { sshSwitchEntry } from './ssh/driver';
+import { keyValues, leadingVlan, PortReading, SwitchTable, TableContext } from './ssh/table';
+import { parseVlanList } from './ssh/vlans';
+import { SwitchError } from './types';
+
+const dummy = (ctx: TableContext) => ctx.dummyVlan!;
+
+export const NEXUS_TABLE: SwitchTable = {
+  family: 'Cisco Nexus (NX-OS)',
+  dialect: {
+    auth: ['password', 'keyboard-interactive'],
+    enable: false,
+    pagingOff: ['terminal length 0'],
+    pager: /--More--\s*$/,
+    // `% Invalid command at '^' marker.`, `% Invalid number, range is (1:4094) at '^' marker.`, `ERROR: …`
+    errors: [/^% /, /^ERROR:/, /^Error:/],
+    legacyAlgorithms: true,
+  },
+  configure: 'configure terminal',
+  enterInterface: (port) => [`interface ${port}`],
+  leave: ['end'],
+  reset: (ctx) => ['switchport', 'switchport mode trunk', 'switchport trunk allowed vlan none', `switchport trunk native vlan ${dummy(ctx)}`],
+  // The native VLAN is set before it is allowed, as HIL did.
+  setNative: (vlan, old) => [
+    ...(old !== null ? [`switchport trunk allowed vlan remove ${old}`] : []),
+    `switchport trunk native vlan ${vlan}`,
+    `switchport trunk allowed vlan add ${vlan}`,
+  ],
+  removeNative: (old, ctx) => [`switchport trunk allowed vlan remove ${old}`, `switchport trunk native vlan ${dummy(ctx)}`],
+  addTagged: (vlan) => [`switchport trunk allowed vlan add ${vlan}`],
+  removeTagged: (vlan) => [`switchport trunk allowed vlan remove ${vlan}`],
+  show: (port) => `show interface ${port} switchport`,
+  parse(output, port, ctx): PortReading {
+    const kv = keyValues(output);
+    if (!kv.has('name')) throw new SwitchError(`no "Name:" line for ${port}`);
+    const mode = kv.get('operational mode') ?? '';
+    const native = leadingVlan(kv.get('trunking native mode vlan'));
+    const allowed = kv.get('trunking vlans allowed');
+    if (allowed === undefined) throw new SwitchError('no "Trunking VLANs Allowed:" line');
+    return {
+      mode: /^disabled/i.test(kv.get('switchport') ?? '') ? 'other' : /^trunk/i.test(mode) ? 'trunk' : /^access/i.test(mode) ? 'access' : 'other',
+      access: leadingVlan(kv.get('access mode vlan')),
+      native: native === dummy(ctx) ? null : native,
+      allowed: parseVlanList(allowed),
+    };
+  },
+  save: { command: 'copy running-config startup-config', done: /Copy complete/ },
+};
+
+export const nexus = sshSwitchEntry({
+  name: 'nexus',
+  table: NEXUS_TABLE,
+  portName: /^[Ee]thernet\d+\/\d+(\/\d+)?$/,
+  portFormat: 'Ethernet1/12 or Ethernet1/0/10 (or ethernet1/12)',
+  // A real VLAN other than 1, the default VLAN (HIL accepted 0-4096).
+  dummyVlan: { min: 2, max: 4094 },
+});

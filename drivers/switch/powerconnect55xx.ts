@@ -1,0 +1,64 @@
+/**
+ * Dell PowerConnect 55xx, HIL's `…/switches/powerconnect55xx`. Its SSH server accepts the
+ * `none` method and then asks in-band `User Name:` and `Password:` (some firmware checks the
+ * password in SSH instead: both are offered); no enable step; `terminal datadump` turns its
+ * pager (`More: <space>,  Quit: q or CTRL+Z, One line: <return>`) off. Console log messages
+ * start with `%FACILITY-S-NAME:` and are not errors; refusals start with `% ` and a word.
+ * Every VLAN used must exist on the switch (`vlan 2-4094` in `vlan database` beforehand).
+ */
+import { sshSwitchEntry } from './ssh/driver';
+import { keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
+import { parseVlanList } from './ssh/vlans';
+import { SwitchError } from './types';
+
+export const POWERCONNECT_TABLE: SwitchTable = {
+  family: 'Dell PowerConnect 55xx',
+  dialect: {
+    auth: ['none', 'password', 'keyboard-interactive'],
+    inband: { user: /User ?Name: ?$/i, password: /Password: ?$/i },
+    enable: false,
+    pagingOff: ['terminal datadump'],
+    pager: /More: <space>,\s+Quit: q[^\n]*One line: <return>\s*$/,
+    // `% Unrecognized command`, `% Wrong number of parameters or invalid range, size or characters entered`
+    errors: [/^% [A-Za-z]/],
+    legacyAlgorithms: true,
+  },
+  configure: 'configure',
+  enterInterface: (port) => [`interface ${port}`],
+  leave: ['end'],
+  reset: () => ['switchport mode trunk', 'switchport trunk allowed vlan none', 'switchport trunk native vlan none'],
+  setNative: (vlan, old) => [
+    ...(old !== null ? [`switchport trunk allowed vlan remove ${old}`] : []),
+    `switchport trunk allowed vlan add ${vlan}`,
+    `switchport trunk native vlan ${vlan}`,
+  ],
+  removeNative: (old) => [`switchport trunk allowed vlan remove ${old}`, 'switchport trunk native vlan none'],
+  addTagged: (vlan) => [`switchport trunk allowed vlan add ${vlan}`],
+  removeTagged: (vlan) => [`switchport trunk allowed vlan remove ${vlan}`],
+  show: (port) => `show interfaces switchport ${port}`,
+  parse(output, port): PortReading {
+    const kv = keyValues(output);
+    if (!kv.has('name')) throw new SwitchError(`no "Name:" line for ${port}`);
+    const mode = kv.get('administrative mode') ?? '';
+    const allowed = kv.get('trunking vlans enabled') ?? kv.get('trunking vlans');
+    if (allowed === undefined) throw new SwitchError('no "Trunking VLANs Enabled:" line');
+    return {
+      mode: /^disable/i.test(kv.get('switchport') ?? '') ? 'other' : /^trunk/i.test(mode) ? 'trunk' : /^access/i.test(mode) ? 'access' : 'other',
+      access: leadingVlan(kv.get('access mode vlan')),
+      native: leadingVlan(kv.get('trunking native mode vlan')),
+      allowed: parseVlanList(allowed),
+    };
+  },
+  save: {
+    command: 'copy running-config startup-config',
+    answers: [{ question: /\(Y\/N\)\[N\] \?\s*$/i, keys: 'Y' }],
+    done: /Copy succeeded/,
+  },
+};
+
+export const powerconnect55xx = sshSwitchEntry({
+  name: 'powerconnect55xx',
+  table: POWERCONNECT_TABLE,
+  portName: /^(gi|te)\d+\/\d+(\/\d+)?$/,
+  portFormat: 'gi1/0/11, te1/0/12, gi1/12 or te1/3',
+});

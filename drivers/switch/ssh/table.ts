@@ -1,0 +1,91 @@
+/**
+ * A vendor's switch driver as a table: the command templates of each operation, how to read a
+ * port back, how to save, and the dialect of its CLI (cli.ts). The machinery that runs a table
+ * over an SSH session is driver.ts; a vendor file (drivers/switch/<vendor>.ts) is the table and
+ * its registry entry, nothing else.
+ */
+import type { CliDialect } from './cli';
+import type { VlanList } from './vlans';
+
+/** A port as the switch reads it back. */
+export interface PortReading {
+  /** `trunk`; `access` (one untagged VLAN); anything else (routed, down, private VLAN…) */
+  mode: 'trunk' | 'access' | 'other';
+  /** the access VLAN (access mode) */
+  access: number | null;
+  /**
+   * the trunk's untagged VLAN, or null when there is none: `none`, the dummy VLAN of a switch
+   * that has one, or a tagged native VLAN (EOS `switchport trunk native vlan tag`)
+   */
+  native: number | null;
+  /** the trunk's allowed list as printed (it holds the native VLAN when that one carries traffic) */
+  allowed: VlanList;
+}
+
+/** What a table's templates may use beside the port and VLAN. */
+export interface TableContext {
+  /** the registration's `dummy_vlan`, on switches that have one */
+  dummyVlan?: number;
+}
+
+export interface SwitchTable {
+  /** The family in words, for messages: `Cisco Nexus (NX-OS)`. */
+  readonly family: string;
+  readonly dialect: CliDialect;
+  /** From the privileged prompt into configuration mode: `configure terminal`. */
+  readonly configure: string;
+  /** Into the port's configuration: `interface ethernet1/12`. */
+  enterInterface(port: string): string[];
+  /** Back to the privileged prompt from an interface: `end`. */
+  readonly leave: readonly string[];
+  /**
+   * The port as a trunk that carries nothing: an explicit empty allowed list and no untagged
+   * VLAN. Sent for port_revert, and before the first change of a port that is not such a trunk
+   * yet (an access port, or a trunk with the implicit "all VLANs" list of a fresh port).
+   */
+  reset(ctx: TableContext): string[];
+  /** Untag `vlan` on the trunk (and allow it); `old`, the native VLAN it replaces, leaves the allowed list. */
+  setNative(vlan: number, old: number | null, ctx: TableContext): string[];
+  /** No untagged VLAN any more; `old` leaves the allowed list. */
+  removeNative(old: number, ctx: TableContext): string[];
+  addTagged(vlan: number, ctx: TableContext): string[];
+  removeTagged(vlan: number, ctx: TableContext): string[];
+  /** Configuration commands run once per session before its first change (e.g. creating the dummy VLAN). */
+  setup?(ctx: TableContext): string[];
+  /** The command that shows one port's switchport settings. */
+  show(port: string): string;
+  /** Its output → the port's reading; throws (with what it could not read) on an output it does not understand. */
+  parse(output: string, port: string, ctx: TableContext): PortReading;
+  /** Saving the running configuration: the command, the questions it asks and their one-key answers, and what it prints on success. */
+  readonly save: { command: string; answers?: Array<{ question: RegExp; keys: string }>; done: RegExp };
+}
+
+/**
+ * `Key: value` lines of a `show … switchport` output. A line that starts with white space and
+ * holds no `Key:` continues the value before it (long VLAN lists wrap). Keys are matched
+ * without case and without inner double spaces.
+ */
+export function keyValues(output: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let last: string | undefined;
+  for (const line of output.split('\n')) {
+    if (!line.trim()) {
+      last = undefined;
+      continue;
+    }
+    const m = /^\s*([A-Za-z][^:]*?)\s*:\s?(.*)$/.exec(line);
+    if (m) {
+      last = m[1]!.replace(/\s+/g, ' ').toLowerCase();
+      if (!out.has(last)) out.set(last, m[2]!.trim());
+    } else if (last && /^\s/.test(line)) {
+      out.set(last, `${out.get(last)},${line.trim()}`);
+    }
+  }
+  return out;
+}
+
+/** The leading VLAN id of a value such as `1012 (VLAN1012)`, `1 (default)`; null for `none`, empty or words. */
+export function leadingVlan(value: string | undefined): number | null {
+  const m = /^\s*(\d+)/.exec(value ?? '');
+  return m ? Number(m[1]) : null;
+}

@@ -1,0 +1,62 @@
+/**
+ * VLAN lists as switch CLIs print and take them: `2-5,7`, `10, 2000`, `23 - 25`, lists wrapped
+ * over several lines, `none`, `ALL`, and junk after an id such as `(Inactive)` or
+ * `(Vlan not created)`. HIL read `2-5` as the two VLANs 2 and 5; every range is expanded here.
+ */
+
+/** VLAN ids a switch can carry. */
+export const VLAN_MIN = 1;
+export const VLAN_MAX = 4094;
+
+/**
+ * Every VLAN: a list the switch spells as a word (`ALL`, `All`), or one that covers 1 to 4093
+ * (NX-OS and IOS print an implicit "all" as `1-4094`, DNOS6 as `All` or `1-4093`).
+ */
+export type VlanList = number[] | 'all';
+
+export class VlanListError extends Error {
+  override name = 'VlanListError';
+}
+
+/** Parses a VLAN list as a switch prints it; throws VlanListError for anything it does not understand. */
+export function parseVlanList(text: string): VlanList {
+  const clean = text.replace(/\([^)]*\)/g, ' ').replace(/\s*-\s*/g, '-').trim();
+  if (clean === '' || /^none$/i.test(clean)) return [];
+  if (/^all$/i.test(clean)) return 'all';
+  const out = new Set<number>();
+  for (const token of clean.split(/[\s,]+/).filter(Boolean)) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(token);
+    if (!m) throw new VlanListError(`"${token}" is not a VLAN id or range`);
+    const lo = Number(m[1]);
+    const hi = Number(m[2] ?? m[1]);
+    if (lo < VLAN_MIN || hi > VLAN_MAX || lo > hi) throw new VlanListError(`"${token}" is not a VLAN range within ${VLAN_MIN}-${VLAN_MAX}`);
+    for (let v = lo; v <= hi; v++) out.add(v);
+  }
+  const list = [...out].sort((a, b) => a - b);
+  return coversAll(list) ? 'all' : list;
+}
+
+function coversAll(list: number[]): boolean {
+  if (list.length < 4093) return false;
+  for (let v = 1; v <= 4093; v++) if (list[v - 1] !== v) return false;
+  return true;
+}
+
+/** `[2,3,4,5,7]` → `2-5,7`; `[]` → `none`. */
+export function formatVlanList(list: VlanList): string {
+  if (list === 'all') return 'all';
+  if (list.length === 0) return 'none';
+  const parts: string[] = [];
+  for (let i = 0; i < list.length; ) {
+    let j = i;
+    while (j + 1 < list.length && list[j + 1] === list[j]! + 1) j++;
+    parts.push(j > i ? `${list[i]}-${list[j]}` : `${list[i]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+/** The VLAN ids 1..4094, for a list that allows every VLAN. */
+export function everyVlan(): number[] {
+  return Array.from({ length: VLAN_MAX }, (_, i) => i + 1);
+}

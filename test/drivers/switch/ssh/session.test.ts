@@ -1,0 +1,142 @@
+/**
+ * The SSH session class and the table machinery against each vendor's simulator over real
+ * SSH, without the service: login dialogues, retries on transport errors only, the signal
+ * ending a hung login, host keys, read-back checks, saving once per session, masking.
+ */
+import { expect } from 'chai';
+import { createServer } from 'node:net';
+import { CliSwitchDriver } from '../../../../drivers/switch/ssh/driver';
+import { CliSession } from '../../../../drivers/switch/ssh/cli';
+import { SwitchError, SwitchLog } from '../../../../drivers/switch/types';
+import { SWITCH_DRIVERS } from '../../../../drivers/switch';
+import { simFor, VENDOR_CASES } from '../../../helpers/switch-sims';
+import type { SwitchSim } from '../../../sim/switch/sim';
+
+const live = () => new AbortController().signal;
+const rejected = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: Error) => e);
+
+/** A log that keeps its lines. */
+function recordingLog(): SwitchLog & { lines: string[] } {
+  const lines: string[] = [];
+  const rec = (_o: object, m: string) => void lines.push(m);
+  return { lines, debug: rec, info: rec, warn: rec };
+}
+
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe('SSH switch sessions against the simulators', function () {
+  this.timeout(20_000);
+
+  for (const c of VENDOR_CASES) {
+    describe(c.vendor, () => {
+      const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+      const driver = (save = true) => new CliSwitchDriver((entry.create({ config: {} as never }) as CliSwitchDriver).table, { save, readyTimeoutMs: 5000, retryDelayMs: 20 });
+      const info = (sim: SwitchSim, over: Record<string, unknown> = {}, hostKey?: string) => ({
+        name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra, ...over }, ...(hostKey ? { hostKey } : {}),
+      });
+      let sim: SwitchSim;
+      before(async () => {
+        sim = await simFor(c);
+      });
+
+      it('logs in as the switch expects, reports its host key, and turns paging off', async () => {
+        const s = await driver().open(info(sim), live());
+        expect(s.hostKey).to.equal(sim.hostKey);
+        const paging = c.vendor === 'powerconnect55xx' ? 'terminal datadump' : 'terminal length 0';
+        // DNOS6 and EOS accounts land at `>`: enable first
+        expect(sim.received).to.deep.equal(c.vendor === 'arista_eos' || c.vendor === 'delln3000' ? ['enable', paging] : [paging]);
+        expect(await s.getPortVlans(c.ports[0]!)).to.deep.equal({ native: 1, tagged: [] });
+        await s.close();
+        // nothing changed: nothing saved
+        expect(sim.saves).to.equal(0);
+      });
+
+      it('checks every change by reading the port back: a change the switch did not make fails', async () => {
+        const s = await driver().open(info(sim), live());
+        await s.addTagged(c.ports[1]!, 1001);
+        sim.faults.ignoreChanges = 1;
+        const err = await rejected(s.addTagged(c.ports[1]!, 1002));
+        expect(err).to.be.instanceOf(SwitchError);
+        expect(err.message).to.match(/port \S+ does not read back as asked after "add tagged VLAN 1002": expected trunk, native none, allowed 1001-1002, the switch shows trunk, native none, allowed 1001/);
+        await s.close(AbortSignal.timeout(5000));
+        expect(sim.carried(c.ports[1]!)).to.deep.equal({ native: null, tagged: [1001] });
+      });
+
+      it('saves once when the session that changed the switch closes, and not at all with saving off', async () => {
+        const saves = sim.saves;
+        const s = await driver().open(info(sim), live());
+        await s.setNative(c.ports[2]!, 1003);
+        await s.addTagged(c.ports[2]!, 1004);
+        await s.close(AbortSignal.timeout(5000));
+        expect(sim.saves).to.equal(saves + 1);
+        const t = await driver(false).open(info(sim), live());
+        await t.removeNative(c.ports[2]!);
+        await t.close(AbortSignal.timeout(5000));
+        expect(sim.saves).to.equal(saves + 1);
+        expect(sim.carried(c.ports[2]!)).to.deep.equal({ native: null, tagged: [1004] });
+      });
+
+      it('does not retry a refused login, and says so without the password', async () => {
+        const log = recordingLog();
+        const err = await rejected(driver().open(info(sim, { password: `${sim.password}-wrong` }), live(), { log }));
+        expect(err.message).to.match(/login refused for user hilt: wrong user name or password/);
+        expect(err.message).to.not.include(sim.password);
+        expect(log.lines.filter((l) => /trying again/.test(l))).to.have.length(0);
+      });
+
+      it('retries a login whose connection drops (transport errors only), then gives up saying why', async () => {
+        const dropping = await simFor(c, { faults: { drop: 'login' } });
+        const log = recordingLog();
+        const err = await rejected(driver().open(info(dropping), live(), { log }));
+        expect(err.message).to.match(/closed the (connection|session).*\(3 login attempts\)/);
+        expect(log.lines.filter((l) => /trying again/.test(l))).to.have.length(2);
+        const unreachable = await rejected(driver().open(info(sim, { hostname: `127.0.0.1:${await closedPort()}` }), live()));
+        expect(unreachable.message).to.match(/cannot reach the switch \(connect ECONNREFUSED 127\.0\.0\.1:\d+\) \(3 login attempts\)/);
+      });
+
+      it('gives up a login that hangs when its signal aborts', async () => {
+        const hung = await simFor(c, { faults: { hang: 'login' } });
+        const t0 = Date.now();
+        const err = await rejected(driver().open(info(hung), AbortSignal.timeout(300)));
+        expect(Date.now() - t0).to.be.below(1500);
+        expect(err.name).to.match(/TimeoutError|AbortError/);
+      });
+
+      it('refuses a switch whose host key is not the recorded one, before logging in', async () => {
+        const logins = sim.logins;
+        const err = await rejected(driver().open(info(sim, {}, `SHA256:${'B'.repeat(43)}`), live()));
+        expect(err.message).to.include(`host key changed: the service recorded SHA256:${'B'.repeat(43)}, the switch presented ${sim.hostKey}`);
+        expect(sim.logins).to.equal(logins);
+      });
+    });
+  }
+
+  it('does not take a banner line ending in "#" for the prompt', async () => {
+    const c = VENDOR_CASES.find((x) => x.vendor === 'nexus')!;
+    const sim = await simFor(c, { banner: '\n##############################\n# Authorized access only #\n##############################\n' });
+    const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+    const driver = new CliSwitchDriver((entry.create({ config: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+    const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } }, AbortSignal.timeout(5000));
+    expect(await s.getPortVlans('Ethernet1/5')).to.deep.equal({ native: 1, tagged: [] });
+    await s.close();
+  });
+
+  it('masks the password wherever the switch would echo it back in an error', async () => {
+    const c = VENDOR_CASES.find((x) => x.vendor === 'arista_eos')!;
+    const sim = await simFor(c, { faults: { failConfig: true } });
+    const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+    const cli = await CliSession.open({ name: 'sw', host: '127.0.0.1', port: Number(sim.address.split(':')[1]), username: sim.username, password: sim.password },
+      (entry.create({ config: {} as never }) as CliSwitchDriver).table.dialect, live());
+    await cli.run('configure terminal');
+    const err = await rejected(cli.run(`description ${sim.password}`));
+    expect(err.message).to.match(/refused "description \*+": % Authorization denied for command 'description \*+'/);
+    expect(err.message).to.not.include(sim.password);
+    cli.destroy();
+  });
+});

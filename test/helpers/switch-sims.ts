@@ -1,0 +1,64 @@
+/**
+ * The four SSH switch types as tests use them: each with its simulator, registration fields,
+ * port names, and a port name the type refuses. Simulators started here are closed by the
+ * root after-hook.
+ */
+import { startSim, SimOptions, SwitchSim } from '../sim/switch/sim';
+import { CallOpts, Client, Res } from './server';
+import type { VendorName } from '../sim/switch/vendors';
+
+const T = 'http://schema.massopencloud.org/haas/v0/switches/';
+
+export interface VendorCase {
+  vendor: VendorName;
+  type: string;
+  /** ports the simulator has, as the service registers them */
+  ports: string[];
+  /** a name of another vendor's format: port_register refuses it */
+  badPort: string;
+  /** registration fields beside hostname, username and password */
+  extra: Record<string, unknown>;
+}
+
+export const VENDOR_CASES: VendorCase[] = [
+  { vendor: 'nexus', type: `${T}nexus`, ports: ['Ethernet1/1', 'Ethernet1/2', 'Ethernet1/3', 'Ethernet1/4'], badPort: 'gi1/0/1', extra: { dummy_vlan: '3999' } },
+  { vendor: 'powerconnect55xx', type: `${T}powerconnect55xx`, ports: ['gi1/0/1', 'gi1/0/2', 'gi1/0/3', 'te1/0/1'], badPort: 'Ethernet1/1', extra: {} },
+  { vendor: 'delln3000', type: `${T}delln3000`, ports: ['gi1/0/1', 'gi1/0/2', 'gi1/0/3', 'te1/0/1'], badPort: 'ethernet 1/0/1', extra: { dummy_vlan: 3999 } },
+  { vendor: 'arista_eos', type: `${T}arista_eos`, ports: ['Ethernet1', 'Ethernet2', 'Ethernet3', 'Ethernet4'], badPort: 'Et1', extra: {} },
+];
+
+/** Every switch password used by these tests: none may ever appear in an answer or a log line. */
+export const SWITCH_PASSWORDS = new Set<string>();
+
+const open: SwitchSim[] = [];
+
+/** A started simulator with a password of its own (recorded in SWITCH_PASSWORDS). */
+export async function simFor(c: VendorCase, opts: Partial<SimOptions> = {}): Promise<SwitchSim> {
+  const password = opts.password ?? `sw-${c.vendor}-Pw${Math.random().toString(36).slice(2, 8)}`;
+  SWITCH_PASSWORDS.add(password);
+  const sim = await startSim({ vendor: c.vendor, username: 'hilt', ...opts, password });
+  open.push(sim);
+  return sim;
+}
+
+/** switch_register's body for the simulator (or another password, or another address). */
+export function registration(c: VendorCase, sim: SwitchSim, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: c.type, hostname: sim.address, username: sim.username, password: sim.password, ...c.extra, ...over };
+}
+
+/** A client that keeps the text of every answer, for the password scan. */
+export class RecordingClient extends Client {
+  constructor(url: string, readonly texts: string[]) {
+    super(url);
+  }
+
+  override async call(method: string, path: string, opts: CallOpts = {}): Promise<Res> {
+    const r = await super.call(method, path, opts);
+    this.texts.push(r.text);
+    return r;
+  }
+}
+
+after(async () => {
+  for (const s of open) await s.close().catch(() => undefined);
+});
