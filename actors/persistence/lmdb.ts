@@ -1,15 +1,28 @@
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
 interface StoredEvent { data: unknown; createdAt: number; tags?: string[] }
 interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: number }
 
+/** `history` keys: the order of history(), ascending. */
+type HistoryKey = [number, string, number];
+
+/** Events indexed into `history` per write transaction while an older store's index is built. */
+const INDEX_CHUNK = 5_000;
+
 /**
- * The storage contract on one LMDB environment with three named databases:
+ * The storage contract on one LMDB environment (a folder: `data.mdb` and `lock.mdb`) with these
+ * named databases:
  * - `events`    [key, seq] → event   (array keys sort by key then seq: replay is one range read)
  * - `heads`     key → last seq        (written in the same transaction as the event)
  * - `snapshots` key → latest snapshot
+ * - `history`   [createdAt, key, seq] → 1, the time index of history() (written in the same
+ *   transaction as the event; a store written before it existed is indexed once, in the
+ *   background, when it is first opened: `meta` records when that is done)
+ * - `meta`      engine bookkeeping
  * Durability: on Linux lmdb-js defaults to `overlappingSync`, where a write's promise resolves
  * when its transaction is *committed* (visible), before the OS has flushed it. That would
  * acknowledge changes a power loss can still take away. So the environment is opened with
@@ -29,12 +42,42 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private readonly eventsDb: Database<StoredEvent, [string, number]>;
   private readonly headsDb: Database<number, string>;
   private readonly snapshotsDb: Database<StoredSnapshot, string>;
+  private readonly historyDb: Database<number, HistoryKey>;
+  private readonly metaDb: Database<unknown, string>;
+  /** resolves once every stored event is in `history` (at once, unless an older store is being indexed) */
+  private readonly indexed: Promise<void>;
+  private closing = false;
 
-  constructor(path: string, opts: { mapSizeGb?: number } = {}) {
-    this.root = open({ path, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
+  constructor(private readonly path: string, opts: { mapSizeGb?: number } = {}) {
+    // A folder whatever its name: lmdb-js takes a path with an extension for a single file.
+    this.root = open({ path, noSubdir: false, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
+    this.historyDb = this.root.openDB({ name: 'history' });
+    this.metaDb = this.root.openDB({ name: 'meta' });
+    this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
+    // Read by history(); a failure is reported there.
+    this.indexed.catch(() => undefined);
+  }
+
+  /**
+   * Index every stored event into `history`, a chunk per transaction, oldest keys first. Events
+   * persisted meanwhile are indexed by persist() itself; an entry written twice is the same.
+   */
+  private async indexHistory(): Promise<void> {
+    let start: [string, number] | undefined;
+    while (!this.closing) {
+      const chunk = [...this.eventsDb.getRange({ start, limit: INDEX_CHUNK + (start ? 1 : 0) })]
+        .filter(({ key }) => !start || key[0] !== start[0] || key[1] !== start[1]);
+      if (!chunk.length) break;
+      let last: Promise<unknown> = Promise.resolve();
+      for (const { key, value } of chunk) last = this.historyDb.put([value.createdAt, key[0], key[1]], 1);
+      await last;
+      start = chunk[chunk.length - 1].key;
+    }
+    // Stopped by close(): the next open goes on (again from the start; entries are idempotent).
+    if (!this.closing) await flushed(this.metaDb.put('historyIndexed', 1));
   }
 
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
@@ -56,6 +99,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     let last: Promise<unknown> = Promise.resolve();
     for (const e of events) {
       last = this.eventsDb.put([e.key, e.sequenceNumber], { data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined });
+      this.historyDb.put([e.createdAt, e.key, e.sequenceNumber], 1);
       heads.set(e.key, Math.max(heads.get(e.key) ?? 0, e.sequenceNumber));
     }
     for (const [key, seq] of heads) last = this.headsDb.put(key, seq);
@@ -102,7 +146,42 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     }
   }
 
+  async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {
+    await this.indexed;
+    const prefix = query.prefix ?? '';
+    const b = query.before;
+    // Newest first: from the lower of the two upper bounds (both exclusive), down to `since`.
+    let start: HistoryKey | [number] | undefined = query.until !== undefined ? [query.until] : undefined;
+    if (b && (query.until === undefined || b.createdAt < query.until)) start = [b.createdAt, b.key, b.sequenceNumber];
+    const end = query.since !== undefined ? [query.since] : undefined;
+    for (const k of this.historyDb.getKeys({ start, end, reverse: true } as never) as Iterable<HistoryKey>) {
+      const [createdAt, key, sequenceNumber] = k;
+      if (b && createdAt === b.createdAt && key === b.key && sequenceNumber === b.sequenceNumber) continue;
+      if (!key.startsWith(prefix)) continue;
+      const value = this.eventsDb.get([key, sequenceNumber]);
+      if (!value) continue;
+      yield { data: unescapeKeys(value.data), sequenceNumber, key, tags: value.tags ?? [], createdAt };
+    }
+  }
+
+  /**
+   * LMDB's own copy (mdb_env_copy2) under one read transaction: consistent, and writers go on
+   * meanwhile (pages they free cannot be reused until it ends, so the store may grow a little).
+   */
+  async backup(path: string): Promise<void> {
+    if (existsSync(path)) throw new Error(`${path} exists already`);
+    mkdirSync(path, { mode: 0o700 });
+    await this.root.backup(path, false);
+  }
+
+  async stats(): Promise<StorageStats> {
+    const s = this.root.getStats() as { pageSize: number; lastPageNumber: number };
+    return { sizeBytes: statSync(join(this.path, 'data.mdb')).size, usedBytes: (s.lastPageNumber + 1) * s.pageSize };
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
+    await this.indexed.catch(() => undefined);
     await this.root.close();
   }
 }
