@@ -15,7 +15,8 @@ import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
 import { nicBehavior } from './nic/actor';
-import { NetworkOperations } from './nic/operations';
+import { NetworkOperations, reportOperations } from './nic/operations';
+import { NO_TELEMETRY } from './telemetry';
 import { portBehavior } from './port/actor';
 import { PortHardware } from './port/hardware';
 import { switchBehavior } from './switch/actor';
@@ -64,7 +65,8 @@ export class World {
     const uses = this.uses;
     this.runtime = new ActorRuntime(engine, opts);
     const rt = this.runtime;
-    this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000);
+    const telemetry = opts.telemetry ?? NO_TELEMETRY;
+    this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000, telemetry);
     this.vlanPool = new VlanPool(opts.vlanPool, rm);
 
     // Registered from the bottom of the ask order up: each behaviour gets the registries below it.
@@ -79,7 +81,10 @@ export class World {
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
     this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
-      (id, a, b) => rm.commitNic(id, a, b));
+      (id, a, b) => {
+        rm.commitNic(id, a, b);
+        reportOperations(a, b, telemetry);
+      });
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));
     this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));

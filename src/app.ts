@@ -21,6 +21,9 @@ import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
 import { errorSchema } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
+import { Metrics } from './metrics';
+import { metricsRoutes } from './routes/metrics';
+import { trustProxyOption } from './config';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,6 +47,10 @@ export interface Hilt {
   headnodes: HeadnodeControl;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
   drivers: Drivers;
+  /** the service's metrics (GET /metrics) */
+  metrics: Metrics;
+  /** the dashboard's sessions, once its routes are registered */
+  ui?: { size(): number };
 }
 
 export interface AppOptions {
@@ -52,6 +59,7 @@ export interface AppOptions {
   power: PowerControl;
   headnodes: HeadnodeControl;
   drivers: Drivers;
+  metrics?: Metrics;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -85,13 +93,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
+    // Behind a reverse proxy (HILT_TRUST_PROXY): the client's address and protocol from its X-Forwarded-* headers.
+    trustProxy: trustProxyOption(opts.config.trustProxy ?? ''),
     // Errors fastify raises before routing (e.g. a malformed percent-encoding) get our body too.
     frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
       reply.code(400).send({ type: 'BadArgumentError', msg: err.message });
     },
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers };
+  const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
+  const hilt: Hilt = {
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
+  };
   app.decorate('hilt', hilt);
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
@@ -99,6 +112,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     for (const method of [r.method].flat()) routeTable.push({ method, url: r.url });
   });
   app.decorateRequest('caller', null as unknown as Caller);
+  // Every answer counts, by the call's pattern (not its URL: names would make the labels unbounded).
+  app.addHook('onResponse', (req, reply, done) => {
+    metrics.request(req.routeOptions.url, req.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
 
   // Response schemas document the answers (GET /openapi.json); they do not shape them: every
   // answer is JSON.stringify'd as it was before they existed, so no key is ever dropped.
@@ -153,6 +171,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).
   await app.register(routes, { prefix: '/v0' });
   await app.register(docsRoutes);
+  await app.register(metricsRoutes);
   await app.ready();
   return app;
 }

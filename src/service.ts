@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import { HeadnodeControl } from '../actors/headnode/control';
 import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
+import { Metrics } from './metrics';
+import { version } from './version';
 
 export interface Service {
   app: FastifyInstance;
@@ -25,6 +27,8 @@ export interface Service {
   drivers: Drivers;
   /** headnode VMs: HTTP calls, recovery, monitor; `.driver` is the configured driver */
   headnodes: HeadnodeControl;
+  /** the service's metrics (GET /metrics) */
+  metrics: Metrics;
   /** resolves once every headnode was recovered after this start */
   headnodesRecovered: Promise<void>;
   url: string;
@@ -54,9 +58,10 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // Drivers first: a driver list that cannot work (two claiming one type) fails before storage opens.
   const drivers = startDrivers(config, deps.extraDrivers);
   const engine = openEngine(config);
+  const metrics = new Metrics({ version: version(), storage: config.storage });
   const world = new World(engine, {
     vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
-    switchDriverFor: (type) => drivers.switches.driver(type), switchTimeoutMs: config.switchTimeoutMs,
+    switchDriverFor: (type) => drivers.switches.driver(type), switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
   });
   // Data written by an earlier release is brought to the current format first, once.
   const upgraded = await upgradeStorage(world);
@@ -70,11 +75,13 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     await world.users.ask(config.adminUser, { type: 'user.create', by: 'bootstrap', passwordHash: await hashPassword(password), isAdmin: true });
   }
 
-  const power = new PowerControl(drivers.obm, config.obmTimeoutMs);
+  const power = new PowerControl(drivers.obm, config.obmTimeoutMs, metrics);
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
     baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
+    telemetry: metrics, driverName: deps.headnodeDriver ? 'custom' : config.headnodeDriver,
   });
-  const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger });
+  const app = await buildApp({ world, config, power, headnodes, drivers, metrics, logger: deps.logger });
+  metrics.attach({ world, power, headnodes, uiSessions: () => app.hilt.ui?.size() ?? 0 });
   headnodes.log = app.log;
   if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
   if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
@@ -88,6 +95,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     world,
     drivers,
     headnodes,
+    metrics,
     headnodesRecovered,
     url: address,
     generatedAdminPassword,

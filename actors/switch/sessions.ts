@@ -14,6 +14,13 @@
  */
 import { DeviceQueue } from '../device-queue';
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
+import { driverName, instrument, NO_TELEMETRY, Telemetry, timed } from '../telemetry';
+
+/** The session calls, as metrics name them. */
+const SESSION_CALLS = {
+  setNative: 'set_native', removeNative: 'remove_native', addTagged: 'add_tagged', removeTagged: 'remove_tagged',
+  resetPort: 'reset_port', getPortVlans: 'get_port_vlans', close: 'logout',
+};
 
 export type PortWork = (session: SwitchSession) => Promise<void>;
 
@@ -31,12 +38,19 @@ export class SwitchSessions {
   private readonly sessions = new Map<string, SwitchSession>();
   /** Each switch's logout in progress, if any, bounded by the timeout. */
   private readonly closing = new Map<string, Promise<void>>();
+  /** port operations carried by each switch's open session (metrics) */
+  private readonly carried = new Map<string, number>();
 
-  constructor(private readonly driverFor: (type: string) => SwitchDriver | undefined, private readonly timeoutMs: number) {
+  constructor(
+    private readonly driverFor: (type: string) => SwitchDriver | undefined,
+    private readonly timeoutMs: number,
+    private readonly telemetry: Telemetry = NO_TELEMETRY,
+  ) {
     this.queue = new DeviceQueue({
       timeoutMs,
       timeoutError: (_message, t) => new SwitchError(`switch ${t.device}: ${t.what} did not finish within ${t.timeoutMs} ms`),
       onIdle: (name) => this.close(name),
+      observe: (e) => telemetry.deviceCall('switch', e.waitedMs / 1000, e.outcome),
     });
   }
 
@@ -57,6 +71,11 @@ export class SwitchSessions {
     return this.queue.depth(sw);
   }
 
+  /** Operations queued or in progress, on every switch. */
+  size(): number {
+    return this.queue.size();
+  }
+
   /** One operation, in the switch's turn: log in if no session is open, then apply the work. */
   private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal): Promise<void> {
     let session = this.sessions.get(sw.name);
@@ -65,14 +84,19 @@ export class SwitchSessions {
       signal.throwIfAborted();
       const driver = this.driverFor(sw.type);
       if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
-      const opened = await driver.open(sw, signal);
+      const name = driverName(sw.type);
+      const report = (call: string, seconds: number, ok: boolean) => this.telemetry.driverCall('switch', name, call, seconds, ok);
+      const opened = instrument(await timed(() => driver.open(sw, signal), (s, ok) => report('login', s, ok)), SESSION_CALLS, report);
       if (signal.aborted) {
         // A session that arrives after its deadline is closed at once, never used.
         await opened.close().catch(noop);
         throw signal.reason;
       }
       this.sessions.set(sw.name, (session = opened));
+      this.carried.set(sw.name, 0);
+      this.telemetry.sessionOpened(sw.name);
     }
+    this.carried.set(sw.name, (this.carried.get(sw.name) ?? 0) + 1);
     // At the deadline, or on failure, the session may be in any state: close it (a driver ends
     // its pending calls then), and the next operation gets a new one.
     let closing: Promise<void> | undefined;
@@ -97,6 +121,8 @@ export class SwitchSessions {
     const session = this.sessions.get(name);
     if (session) {
       this.sessions.delete(name);
+      this.telemetry.sessionClosed(name, this.carried.get(name) ?? 0);
+      this.carried.delete(name);
       const done: Promise<void> = bounded(session.close(), this.timeoutMs).then(() => {
         if (this.closing.get(name) === done) this.closing.delete(name);
       });
