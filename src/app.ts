@@ -17,6 +17,7 @@ import { switchRoutes } from './routes/switches';
 import { networkRoutes } from './routes/networks';
 import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
+import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
 import { errorSchema } from './schemas/common';
@@ -164,6 +165,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(networkRoutes);
     await scope.register(userRoutes);
     await scope.register(adminRoutes);
+    await scope.register(opsRoutes);
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
   };
