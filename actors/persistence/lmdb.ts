@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
 import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats } from './engine';
@@ -172,6 +172,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     if (existsSync(path)) throw new Error(`${path} exists already`);
     mkdirSync(path, { mode: 0o700 });
     await this.root.backup(path, false);
+    // It holds what the store holds (BMC and switch credentials): the service's alone.
+    chmodSync(join(path, 'data.mdb'), 0o600);
   }
 
   async stats(): Promise<StorageStats> {
