@@ -25,6 +25,9 @@ import { docsRoutes, registerOpenApi } from './routes/docs';
 import { Metrics } from './metrics';
 import { metricsRoutes } from './routes/metrics';
 import { trustProxyOption } from './config';
+import { BRIDGE_HEADER, UiBridge } from './ui/bridge';
+import { uiRoutes } from './routes/ui';
+import { unauthorized } from './errors';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,6 +55,8 @@ export interface Hilt {
   metrics: Metrics;
   /** the dashboard's sessions, once its routes are registered */
   ui?: { size(): number };
+  /** the dashboard's way into the API's routes as its user (src/ui/bridge.ts) */
+  bridge: UiBridge;
 }
 
 export interface AppOptions {
@@ -105,6 +110,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
     world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
+    bridge: new UiBridge(),
   };
   app.decorate('hilt', hilt);
   const routeTable: RouteEntry[] = [];
@@ -136,6 +142,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', async (req) => {
     if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return;
+    // A dashboard action, run in-process as its logged-in user (src/ui/bridge.ts).
+    const bridged = hilt.bridge.user(req.headers[BRIDGE_HEADER]);
+    if (bridged !== undefined) {
+      const u = hilt.world.rm.users.get(bridged);
+      if (!u) throw unauthorized('the dashboard session\'s user no longer exists');
+      req.caller = { user: u.name, isAdmin: u.isAdmin, projects: u.projects };
+      return;
+    }
     req.caller = await hilt.auth.authenticate(req.headers.authorization);
   });
 
@@ -174,6 +188,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(routes, { prefix: '/v0' });
   await app.register(docsRoutes);
   await app.register(metricsRoutes);
+  await app.register(uiRoutes);
   await app.ready();
   return app;
 }
