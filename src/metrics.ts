@@ -80,6 +80,10 @@ export class Metrics implements Telemetry {
   private readonly deviceCalls = new Counter({ name: 'hilt_device_queue_calls_total', help: 'Calls on the per-device queues, by queue (switch, obm, headnode) and outcome (ok, error, timeout: ran out of time; expired: never got the device in time)', labelNames: ['queue', 'outcome'], registers: [this.registry] });
   private readonly deviceWait = new Histogram({ name: 'hilt_device_queue_wait_seconds', help: 'Time a call waited for its device (behind earlier calls to it), by queue', labelNames: ['queue'], buckets: HARDWARE, registers: [this.registry] });
 
+  private readonly backups = new Counter({ name: 'hilt_backups_total', help: 'Online backups (POST /admin/backup), by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly backupLast = new Gauge({ name: 'hilt_backup_last_success_timestamp_seconds', help: 'When the last online backup of this process finished successfully (Unix time); absent until one did', registers: [] });
+  private readonly backupSeconds = new Gauge({ name: 'hilt_backup_last_duration_seconds', help: 'How long the last successful online backup took', registers: [] });
+
   private readonly request$ = children((route, method, status) => this.requests.labels(route, method, status));
   private readonly requestSeconds$ = children((route, method) => this.requestSeconds.labels(route, method));
   private readonly commitSeconds$ = children((kind) => this.commitSeconds.labels(kind));
@@ -152,6 +156,19 @@ export class Metrics implements Telemetry {
     const world = this.sources?.world;
     if (!world) return;
     for (const kind of world.runtime.kindNames()) g.set({ kind }, pick(world.runtime.registry(kind)!.load()));
+  }
+
+  /** An online backup ended. */
+  backup(ok: boolean, seconds: number): void {
+    this.backups.labels(ok ? 'ok' : 'error').inc();
+    if (!ok) return;
+    // Registered at the first success: a timestamp of 0 would read as a backup half a century old.
+    if (!this.registry.getSingleMetric('hilt_backup_last_success_timestamp_seconds')) {
+      this.registry.registerMetric(this.backupLast);
+      this.registry.registerMetric(this.backupSeconds);
+    }
+    this.backupLast.set(Date.now() / 1000);
+    this.backupSeconds.set(seconds);
   }
 
   /** One HTTP answer. `route` is the call's pattern (undefined: no route matched). */

@@ -13,7 +13,7 @@ import { badArgument, HiltError } from '../errors';
 interface AuditQuerystring { kind?: string; name?: string; user?: string; since?: string; until?: string; limit?: string; cursor?: string }
 
 export async function opsRoutes(app: FastifyInstance): Promise<void> {
-  const { world } = app.hilt;
+  const { world, metrics } = app.hilt;
 
   app.get<{ Querystring: AuditQuerystring }>('/admin/audit', { schema: S.audit }, async (req) => {
     requireAdmin(req.caller);
@@ -42,12 +42,14 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
     try {
       await world.runtime.backup(path);
     } catch (err) {
+      metrics.backup(false, (Date.now() - started) / 1000);
       if (err instanceof HiltError) throw err;
       const e = err as NodeJS.ErrnoException & Error;
       if (/exists/.test(e.message) || e.code === 'EEXIST') throw new HiltError('DuplicateError', `${path} exists already: a backup goes to a new folder`);
       if (e.code === 'ENOENT') throw badArgument(`the folder ${path} cannot be made: its parent does not exist`);
       throw new HiltError('ServiceUnavailableError', `the backup to ${path} failed: ${e.message}`);
     }
+    metrics.backup(true, (Date.now() - started) / 1000);
     req.log.info({ path, ms: Date.now() - started }, 'online backup written');
     return { path, started_at: new Date(started).toISOString(), finished_at: new Date().toISOString() };
   });

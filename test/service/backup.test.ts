@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, must, makeUser, obm } from '../helpers/server';
+import { parseExposition, value } from '../helpers/prometheus';
 
 describe('POST /admin/backup: online backup and restore', function () {
   this.timeout(120_000);
@@ -91,8 +92,11 @@ describe('POST /admin/backup: online backup and restore', function () {
     }
   });
 
-  it('refuses a path that exists, a relative path, a missing parent; is for admins only', async () => {
+  it('refuses a path that exists, a relative path, a missing parent; is for admins only; metrics count each outcome', async () => {
     const api = ts.api;
+    const m0 = parseExposition((await must(api.get('/metrics'))).text);
+    expect(value(m0, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
+    expect(value(m0, 'hilt_backup_last_success_timestamp_seconds')).to.be.within(Date.now() / 1000 - 120, Date.now() / 1000);
     const again = await api.post('/admin/backup', { path: join(dir, 'copy') });
     expect(again.status).to.equal(409);
     expect(again.body.type).to.equal('DuplicateError');
@@ -103,6 +107,9 @@ describe('POST /admin/backup: online backup and restore', function () {
     expect((await api.post('/admin/backup', {})).status).to.equal(400);
     await makeUser(api, 'backup-member', 'pw');
     expect((await api.with({ user: 'backup-member', password: 'pw' }).post('/admin/backup', { path: join(dir, 'member') })).status).to.equal(401);
+    const m1 = parseExposition((await must(api.get('/metrics'))).text);
+    expect(value(m1, 'hilt_backups_total', { outcome: 'error' })).to.equal(2);
+    expect(value(m1, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
   });
 
   it('says that the memory engine has nothing to copy', async () => {
@@ -111,6 +118,8 @@ describe('POST /admin/backup: online backup and restore', function () {
       const r = await mem.api.post('/admin/backup', { path: join(dir, 'mem') });
       expect(r.status).to.equal(409);
       expect(r.body).to.deep.equal({ type: 'IllegalStateError', msg: 'this storage engine cannot make an online backup (use its own tools)' });
+      // No success, no timestamp (0 would read as a backup decades old).
+      expect((await must(mem.api.get('/metrics'))).text).to.not.include('hilt_backup_last_success_timestamp_seconds');
     } finally {
       await stopTestServer(mem);
     }
