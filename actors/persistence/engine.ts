@@ -61,7 +61,10 @@ export interface HistoryPosition {
 }
 
 export interface HistoryQuery {
-  /** only keys that start with this (e.g. `node:`); default: every key */
+  /**
+   * only keys that start with this; default: every key. A kind's prefix (`node:`) is the
+   * common case: an engine should serve it without reading other kinds' events.
+   */
   prefix?: string;
   /** only events with createdAt >= since */
   since?: number;

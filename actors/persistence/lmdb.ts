@@ -9,6 +9,16 @@ interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: num
 
 /** `history` keys: the order of history(), ascending. */
 type HistoryKey = [number, string, number];
+/** `historyByKind` keys: a key's kind (the text before its first `:`), then as in `history`. */
+type KindHistoryKey = [string, number, string, number];
+
+/** The kind of a key: `node` for `node:n1` (the whole key when it has no `:`). */
+const kindOf = (key: string) => {
+  const i = key.indexOf(':');
+  return i < 0 ? key : key.slice(0, i);
+};
+/** A prefix that names exactly one kind (`node:`), which historyByKind serves. */
+const KIND_PREFIX = /^[^:]+:$/;
 
 /** Events indexed into `history` per write transaction while an older store's index is built. */
 const INDEX_CHUNK = 5_000;
@@ -19,9 +29,11 @@ const INDEX_CHUNK = 5_000;
  * - `events`    [key, seq] → event   (array keys sort by key then seq: replay is one range read)
  * - `heads`     key → last seq        (written in the same transaction as the event)
  * - `snapshots` key → latest snapshot
- * - `history`   [createdAt, key, seq] → 1, the time index of history() (written in the same
- *   transaction as the event; a store written before it existed is indexed once, in the
- *   background, when it is first opened: `meta` records when that is done)
+ * - `history`   [createdAt, key, seq] → 1, the time index of history(), and
+ * - `historyByKind` [kind, createdAt, key, seq] → 1, the same per kind (a prefix `<kind>:`
+ *   reads only its kind's events); both written in the same transaction as the event; a store
+ *   written before they existed is indexed once, in the background, when it is first opened
+ *   (`meta` records when that is done)
  * - `meta`      engine bookkeeping
  * Durability: on Linux lmdb-js defaults to `overlappingSync`, where a write's promise resolves
  * when its transaction is *committed* (visible), before the OS has flushed it. That would
@@ -37,12 +49,17 @@ function flushed(p: Promise<unknown>): Promise<unknown> {
   return (p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p;
 }
 
+function* mapIterable<A, B>(it: Iterable<A>, f: (a: A) => B): Iterable<B> {
+  for (const a of it) yield f(a);
+}
+
 export class LmdbPersistenceEngine implements PersistenceEngine {
   private readonly root: RootDatabase;
   private readonly eventsDb: Database<StoredEvent, [string, number]>;
   private readonly headsDb: Database<number, string>;
   private readonly snapshotsDb: Database<StoredSnapshot, string>;
   private readonly historyDb: Database<number, HistoryKey>;
+  private readonly kindHistoryDb: Database<number, KindHistoryKey>;
   private readonly metaDb: Database<unknown, string>;
   /** resolves once every stored event is in `history` (at once, unless an older store is being indexed) */
   private readonly indexed: Promise<void>;
@@ -55,6 +72,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
     this.historyDb = this.root.openDB({ name: 'history' });
+    this.kindHistoryDb = this.root.openDB({ name: 'historyByKind' });
     this.metaDb = this.root.openDB({ name: 'meta' });
     this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
     // Read by history(); a failure is reported there.
@@ -72,7 +90,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
         .filter(({ key }) => !start || key[0] !== start[0] || key[1] !== start[1]);
       if (!chunk.length) break;
       let last: Promise<unknown> = Promise.resolve();
-      for (const { key, value } of chunk) last = this.historyDb.put([value.createdAt, key[0], key[1]], 1);
+      for (const { key, value } of chunk) last = this.index(key[0], key[1], value.createdAt);
       await last;
       start = chunk[chunk.length - 1].key;
     }
@@ -99,11 +117,17 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     let last: Promise<unknown> = Promise.resolve();
     for (const e of events) {
       last = this.eventsDb.put([e.key, e.sequenceNumber], { data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined });
-      this.historyDb.put([e.createdAt, e.key, e.sequenceNumber], 1);
+      this.index(e.key, e.sequenceNumber, e.createdAt);
       heads.set(e.key, Math.max(heads.get(e.key) ?? 0, e.sequenceNumber));
     }
     for (const [key, seq] of heads) last = this.headsDb.put(key, seq);
     return flushed(last).then(() => undefined);
+  }
+
+  /** The event's entries in the time indexes (issued with the event: the same transaction). */
+  private index(key: string, seq: number, createdAt: number): Promise<unknown> {
+    this.historyDb.put([createdAt, key, seq], 1);
+    return this.kindHistoryDb.put([kindOf(key), createdAt, key, seq], 1);
   }
 
   async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
@@ -151,11 +175,17 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     const prefix = query.prefix ?? '';
     const b = query.before;
     // Newest first: from the lower of the two upper bounds (both exclusive), down to `since`.
-    let start: HistoryKey | [number] | undefined = query.until !== undefined ? [query.until] : undefined;
-    if (b && (query.until === undefined || b.createdAt < query.until)) start = [b.createdAt, b.key, b.sequenceNumber];
-    const end = query.since !== undefined ? [query.since] : undefined;
-    for (const k of this.historyDb.getKeys({ start, end, reverse: true } as never) as Iterable<HistoryKey>) {
-      const [createdAt, key, sequenceNumber] = k;
+    let upper: [number] | HistoryKey | undefined = query.until !== undefined ? [query.until] : undefined;
+    if (b && (query.until === undefined || b.createdAt < query.until)) upper = [b.createdAt, b.key, b.sequenceNumber];
+    const lower: [number] | undefined = query.since !== undefined ? [query.since] : undefined;
+    // One kind: its own index, so that a rare kind costs no scan of the others.
+    const kind = KIND_PREFIX.test(prefix) ? prefix.slice(0, -1) : undefined;
+    const keys: Iterable<HistoryKey> = kind !== undefined
+      ? mapIterable(this.kindHistoryDb.getKeys({
+        start: [kind, ...(upper ?? [Number.MAX_SAFE_INTEGER])], end: [kind, ...(lower ?? [])], reverse: true,
+      } as never) as Iterable<KindHistoryKey>, (k) => [k[1], k[2], k[3]] as HistoryKey)
+      : this.historyDb.getKeys({ start: upper, end: lower, reverse: true } as never) as Iterable<HistoryKey>;
+    for (const [createdAt, key, sequenceNumber] of keys) {
       if (b && createdAt === b.createdAt && key === b.key && sequenceNumber === b.sequenceNumber) continue;
       if (!key.startsWith(prefix)) continue;
       const value = this.eventsDb.get([key, sequenceNumber]);

@@ -178,6 +178,15 @@ export function engineConformance(name: string, make: () => PersistenceEngine, r
       // A position that was never stored continues from where it would stand; until then wins if lower.
       expect((await history({ before: { createdAt: 6, key: 'zzz', sequenceNumber: 1 } })).map(pos)).to.deep.equal(['5 a:3 1', '5 a:2 1', '5 a:1 1']);
       expect((await history({ before: first[0], until: 6, prefix: 'a:2' })).map(pos)).to.deep.equal(['5 a:2 1']);
+      // The same for one kind's prefix, with other kinds between.
+      await engine.persist([at('b:1', 1, 5), at('b:1', 2, 7), at('c:1', 1, 6)]);
+      const kindA = await history({ prefix: 'a:' });
+      expect(kindA.map(pos)).to.deep.equal(['7 a:1 2', '5 a:3 1', '5 a:2 1', '5 a:1 1']);
+      expect((await history({ prefix: 'a:', before: kindA[1] })).map(pos)).to.deep.equal(['5 a:2 1', '5 a:1 1']);
+      expect((await history({ prefix: 'a:', until: 7 })).map(pos)).to.deep.equal(['5 a:3 1', '5 a:2 1', '5 a:1 1']);
+      expect((await history({ prefix: 'b:', since: 6 })).map(pos)).to.deep.equal(['7 b:1 2']);
+      expect((await history({ prefix: 'c:', before: kindA[0] })).map(pos)).to.deep.equal(['6 c:1 1']);
+      expect(await history({ prefix: 'd:' })).to.deep.equal([]);
     });
 
     it('reads the history lazily, and sees events persisted while it is being read', async () => {

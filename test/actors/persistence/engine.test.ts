@@ -53,6 +53,7 @@ describe('LMDB engine: beyond the contract', () => {
     // As an earlier release left it: no time index, no marker.
     const raw = open({ path: dir, maxDbs: 8 });
     await raw.openDB({ name: 'history' }).drop();
+    await raw.openDB({ name: 'historyByKind' }).drop();
     await raw.openDB({ name: 'meta' }).drop();
     await raw.close();
     engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
@@ -63,6 +64,8 @@ describe('LMDB engine: beyond the contract', () => {
       expect(got[0].key).to.equal('node:new');
       expect(got[1].createdAt).to.equal(10_000 + 11_999);
       expect(got[got.length - 1].createdAt).to.equal(10_000);
+      const recent = await all(engine.history({ prefix: 'node:', since: 10_000 + 11_990 }));
+      expect(recent.map((e) => e.createdAt)).to.deep.equal([50_000, 10_000 + 11_999, 10_000 + 11_998, 10_000 + 11_997, 10_000 + 11_996, 10_000 + 11_995, 10_000 + 11_994, 10_000 + 11_993, 10_000 + 11_992, 10_000 + 11_991, 10_000 + 11_990]);
     } finally {
       await engine.close();
     }
