@@ -84,8 +84,8 @@ export class Metrics implements Telemetry {
   private readonly backupLast = new Gauge({ name: 'hilt_backup_last_success_timestamp_seconds', help: 'When the last online backup of this process finished successfully (Unix time); absent until one did', registers: [] });
   private readonly backupSeconds = new Gauge({ name: 'hilt_backup_last_duration_seconds', help: 'How long the last successful online backup took', registers: [] });
 
-  private readonly request$ = children((route, method, status) => this.requests.labels(route, method, status));
-  private readonly requestSeconds$ = children((route, method) => this.requestSeconds.labels(route, method));
+  /** method, status and route pattern → the children of both request metrics (one lookup per request) */
+  private readonly perCall = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
   private readonly commitSeconds$ = children((kind) => this.commitSeconds.labels(kind));
   private readonly driverSeconds$ = children((kind, driver, call) => this.driverSeconds.labels(kind, driver, call));
 
@@ -173,9 +173,15 @@ export class Metrics implements Telemetry {
 
   /** One HTTP answer. `route` is the call's pattern (undefined: no route matched). */
   request(route: string | undefined, method: string, status: number, seconds: number): void {
-    const r = route === undefined ? 'unmatched' : route === '/v0' ? '/' : route.startsWith('/v0/') ? route.slice(3) : route;
-    this.request$(r, method, String(status)).inc();
-    this.requestSeconds$(r, method).observe(seconds);
+    const key = `${method} ${status} ${route ?? ''}`;
+    let call = this.perCall.get(key);
+    if (!call) {
+      const r = route === undefined ? 'unmatched' : route === '/v0' ? '/' : route.startsWith('/v0/') ? route.slice(3) : route;
+      call = { count: this.requests.labels(r, method, String(status)), seconds: this.requestSeconds.labels(r, method) };
+      this.perCall.set(key, call);
+    }
+    call.count.inc();
+    call.seconds.observe(seconds);
     const now = Math.floor(Date.now() / 1000);
     let last = this.window[this.window.length - 1];
     if (!last || last[0] !== now) {
