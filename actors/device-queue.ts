@@ -46,6 +46,19 @@ export interface DeviceQueueOptions {
    * differently); `timeout` lets a caller word the message its own way.
    */
   timeoutError?: (message: string, timeout: TimedOut) => Error;
+  /** Told how each call ended and how long it waited for its device (metrics: actors/telemetry.ts). */
+  observe?: (ended: CallEnded) => void;
+}
+
+/** A call's end, for observe. */
+export interface CallEnded {
+  device: string;
+  /** the call's `what` */
+  what: string;
+  /** from being made to getting the device (or to giving up waiting for it) */
+  waitedMs: number;
+  /** `expired`: it never got the device in time and never ran; `timeout`: it ran out of time on it */
+  outcome: 'ok' | 'error' | 'timeout' | 'expired';
 }
 
 /** What ran out of time, for timeoutError. */
@@ -69,6 +82,10 @@ interface Entry {
   /** answered already (timed out while waiting): skip it */
   settled: boolean;
   waitTimer?: NodeJS.Timeout;
+  /** when it was made */
+  made: number;
+  /** the queue's own work (onIdle): not observed */
+  quiet?: boolean;
 }
 
 interface Line {
@@ -101,7 +118,7 @@ export class DeviceQueue {
     return new Promise<T>((resolve, reject) => {
       const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
       const entry: Entry = {
-        call, resolve: resolve as (v: unknown) => void, reject, timeoutMs, what: opts.what ?? 'a call', settled: false,
+        call, resolve: resolve as (v: unknown) => void, reject, timeoutMs, what: opts.what ?? 'a call', settled: false, made: Date.now(),
       };
       if (opts.from === 'submit') {
         entry.deadline = Date.now() + timeoutMs;
@@ -118,6 +135,13 @@ export class DeviceQueue {
   depth(device: string): number {
     const line = this.lines.get(device);
     return line ? line.queue.length + (line.running ? 1 : 0) : 0;
+  }
+
+  /** Calls queued or running, on every device. */
+  size(): number {
+    let n = 0;
+    for (const line of this.lines.values()) n += line.queue.length + (line.running ? 1 : 0);
+    return n;
   }
 
   /** Something is queued or running on the device. */
@@ -140,7 +164,12 @@ export class DeviceQueue {
   private expire(entry: Entry, device: string): void {
     if (entry.settled) return;
     entry.settled = true;
+    this.ended(entry, device, Date.now(), 'expired');
     entry.reject(this.timeout(entry, device, true));
+  }
+
+  private ended(entry: Entry, device: string, started: number, outcome: CallEnded['outcome']): void {
+    if (!entry.quiet) this.opts.observe?.({ device, what: entry.what, waitedMs: started - entry.made, outcome });
   }
 
   private async drain(device: string, line: Line): Promise<void> {
@@ -157,7 +186,7 @@ export class DeviceQueue {
           const onIdle = this.opts.onIdle;
           await this.invoke(device, line, {
             call: (signal) => onIdle(device, signal), resolve: () => undefined, reject: () => undefined,
-            timeoutMs: this.opts.timeoutMs, what: 'closing', settled: false,
+            timeoutMs: this.opts.timeoutMs, what: 'closing', settled: false, made: Date.now(), quiet: true,
           });
         } else {
           break;
@@ -187,12 +216,19 @@ export class DeviceQueue {
 
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    const started = Date.now();
     const running = Promise.resolve().then(() => entry.call(controller.signal));
     const finished = running.then(
-      (v) => { if (!entry.settled) { entry.settled = true; entry.resolve(v); } },
+      (v) => {
+        if (entry.settled) return;
+        entry.settled = true;
+        this.ended(entry, device, started, 'ok');
+        entry.resolve(v);
+      },
       (err: unknown) => {
         if (entry.settled) return;
         entry.settled = true;
+        this.ended(entry, device, started, 'error');
         entry.reject(err instanceof Error ? err : new Error(String(err)));
       },
     );
@@ -205,6 +241,7 @@ export class DeviceQueue {
       const error = this.timeout(entry, device, false);
       if (!entry.settled) {
         entry.settled = true;
+        this.ended(entry, device, started, 'timeout');
         entry.reject(error);
       }
       controller.abort(error);

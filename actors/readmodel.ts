@@ -6,7 +6,7 @@
  */
 import type { ProjectState } from './project/protocol';
 import type { NodeState } from './node/protocol';
-import type { NicState } from './nic/protocol';
+import type { NetworkAction, NicState } from './nic/protocol';
 import type { PortState } from './port/protocol';
 import type { SwitchState } from './switch/protocol';
 import type { NetworkState } from './network/protocol';
@@ -55,6 +55,38 @@ const registrationOrder = (a: { registeredAt: number; name: string }, b: { regis
 
 export interface PortRef { switch: string; port: string }
 
+/** A finished network operation, with its node. */
+export interface FinishedOperation extends NetworkAction { node: string }
+
+/**
+ * The newest finished network operations of every nic (the dashboard's recent outcomes and
+ * failures), at most `max`, newest first. Fed by commitNic: at start with each nic's recent
+ * statuses, then with each outcome as it commits.
+ */
+export class RecentOperations {
+  private list: FinishedOperation[] = [];
+  private sorted = true;
+
+  constructor(readonly max = 1000) {}
+
+  add(node: string, action: NetworkAction): void {
+    this.list.push({ ...action, node });
+    this.sorted = false;
+    if (this.list.length >= 2 * this.max) this.trim();
+  }
+
+  private trim(): void {
+    this.list.sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || b.acceptedAt - a.acceptedAt);
+    if (this.list.length > this.max) this.list.length = this.max;
+    this.sorted = true;
+  }
+
+  newest(): readonly FinishedOperation[] {
+    if (!this.sorted) this.trim();
+    return this.list;
+  }
+}
+
 /** A completed attachment of a network to a node's nic. */
 export interface Attachment { node: string; nic: string; channel: string; project: string }
 
@@ -77,6 +109,8 @@ export class ReadModel {
   readonly pendingByNetwork = new Map<string, Map<string, Attachment>>();
   /** nodes with a nic that has a pending operation → those nics' names */
   readonly pendingByNode = new SetIndex();
+  /** the newest finished network operations */
+  readonly recentOperations = new RecentOperations();
 
   readonly switches = new Map<string, SwitchState>();
   /** portId(switch, port) → the port */
@@ -123,6 +157,12 @@ export class ReadModel {
   commitNic(id: string, prev: NicState | null, next: NicState | null): void {
     this.indexNic(id, prev, false);
     this.indexNic(id, next, true);
+    if (next && !prev) {
+      for (const a of next.actions) if (a.status !== 'PENDING') this.recentOperations.add(next.node, a);
+    } else if (next && prev?.pending && next.pending?.seq !== prev.pending.seq) {
+      const done = next.actions.find((a) => a.seq === prev.pending!.seq);
+      if (done && done.status !== 'PENDING') this.recentOperations.add(next.node, done);
+    }
     if (next) {
       this.nics.set(id, next);
       this.nicsByNode.add(next.node, next.name);

@@ -22,7 +22,9 @@
  * from the latest snapshot plus the events after it.
  */
 import { HiltError } from './errors';
-import type { PersistenceEngine, JournalEntry } from './persistence/engine';
+import { MAX_SEQ } from './persistence/engine';
+import type { PersistenceEngine, JournalEntry, HistoryPosition, StorageStats } from './persistence/engine';
+import { NO_TELEMETRY, Telemetry } from './telemetry';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
 export interface Event { type: string }
@@ -63,6 +65,41 @@ export interface RuntimeOptions {
    * the write pipeline; a wake or a start replays at most this many events.
    */
   snapshotEvery?: number;
+  /** where commits are reported (metrics) */
+  telemetry?: Telemetry;
+}
+
+/** One event of the system-wide history (the audit trail), as the runtime stamped it. */
+export interface HistoryEntry {
+  kind: string;
+  id: string;
+  sequenceNumber: number;
+  /** when it was committed (ms since the epoch) */
+  at: number;
+  /** the acting user (or `switch`, `recovery`, … for the service's own work); null when not recorded */
+  by: string | null;
+  /** the event without its stamp */
+  event: Event & Record<string, unknown>;
+  /** where it stands: give it as `before` to continue after it */
+  position: HistoryPosition;
+}
+
+export interface HistoryFilter {
+  /** one kind of entity */
+  kind?: string;
+  /** one entity (with `kind`) */
+  id?: string;
+  /** at or after (ms since the epoch) */
+  since?: number;
+  /** before (ms since the epoch) */
+  until?: number;
+  /** continue after this position (strictly older) */
+  before?: HistoryPosition;
+}
+
+/** Is `a` strictly older than `b` in the history's order? */
+function older(a: HistoryPosition, b: HistoryPosition): boolean {
+  return a.createdAt < b.createdAt || (a.createdAt === b.createdAt && (a.key < b.key || (a.key === b.key && a.sequenceNumber < b.sequenceNumber)));
 }
 
 export interface AskOptions {
@@ -119,6 +156,7 @@ export class ActorRuntime {
   readonly idleMs: number;
   readonly askTimeoutMs: number;
   readonly snapshotEvery: number;
+  readonly telemetry: Telemetry;
   private readonly kinds = new Map<string, EntityRegistry<any, any, any, any>>();
   private readonly sweeper: NodeJS.Timeout;
   private sweeping = false;
@@ -129,6 +167,7 @@ export class ActorRuntime {
     this.idleMs = opts.idleMs ?? 60_000;
     this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
     this.snapshotEvery = opts.snapshotEvery ?? 16;
+    this.telemetry = opts.telemetry ?? NO_TELEMETRY;
     this.sweeper = setInterval(() => void this.sweep(), Math.max(50, Math.min(this.idleMs, 10_000))).unref();
   }
 
@@ -168,6 +207,53 @@ export class ActorRuntime {
     }
   }
 
+  /**
+   * Every kind's events, newest first (the audit trail), read lazily: one entity's from its
+   * journal, otherwise from the storage engine's time index. Keys of no registered kind (the
+   * stored data's format marker) are left out.
+   */
+  async *history(f: HistoryFilter = {}): AsyncIterable<HistoryEntry> {
+    const entry = (key: string, kind: string, id: string, seq: number, createdAt: number, data: unknown): HistoryEntry => {
+      const { by, at, ...event } = data as Event & Stamp & Record<string, unknown>;
+      return { kind, id, sequenceNumber: seq, at: at ?? createdAt, by: by ?? null, event: event as Event & Record<string, unknown>, position: { createdAt, key, sequenceNumber: seq } };
+    };
+    if (f.id !== undefined) {
+      const reg = f.kind !== undefined ? this.kinds.get(f.kind) : undefined;
+      if (!reg) return;
+      const key = reg.key(f.id);
+      for await (const e of this.engine.journal(key, MAX_SEQ)) {
+        const position = { createdAt: e.createdAt, key, sequenceNumber: e.sequenceNumber };
+        if (f.before && !older(position, f.before)) continue;
+        if ((f.until !== undefined && e.createdAt >= f.until) || (f.since !== undefined && e.createdAt < f.since)) continue;
+        yield entry(key, reg.kind, f.id, e.sequenceNumber, e.createdAt, e.data);
+      }
+      return;
+    }
+    if (f.kind !== undefined && !this.kinds.has(f.kind)) return;
+    for await (const e of this.engine.history({ prefix: f.kind !== undefined ? `${f.kind}:` : '', since: f.since, until: f.until, before: f.before })) {
+      const colon = e.key.indexOf(':');
+      const kind = e.key.slice(0, colon);
+      if (colon < 0 || !this.kinds.has(kind)) continue;
+      yield entry(e.key, kind, e.key.slice(colon + 1), e.sequenceNumber, e.createdAt, e.data);
+    }
+  }
+
+  /** A consistent copy of the whole store into `path` while the service runs, if the engine can make one. */
+  backup(path: string): Promise<void> {
+    if (!this.engine.backup) return Promise.reject(new HiltError('IllegalStateError', 'this storage engine cannot make an online backup (use its own tools)'));
+    return this.engine.backup(path);
+  }
+
+  /** Does the engine tell the store's size? */
+  get tellsStorageSize(): boolean {
+    return !!this.engine.stats;
+  }
+
+  /** The store's size, if the engine tells it. */
+  storageStats(): Promise<StorageStats | undefined> {
+    return this.engine.stats ? this.engine.stats() : Promise.resolve(undefined);
+  }
+
   /** Wait until no actor has a message in flight, then stop them all. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
@@ -181,6 +267,8 @@ export class ActorRuntime {
 
 export class EntityRegistry<S, C extends Command, E extends Event, R extends Replies<C>> implements Asker<C, R> {
   private readonly live = new Map<string, Inbox<S, C>>();
+  /** commits of this kind since the start: a view of the kind changed when it moved */
+  commits = 0;
 
   constructor(
     private readonly rt: ActorRuntime,
@@ -234,6 +322,17 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
   /** Live actors of this kind, with the number of messages queued or being handled. */
   liveActors(): { id: string; mailbox: number }[] {
     return [...this.live.entries()].map(([id, a]) => ({ id, mailbox: a.inflight }));
+  }
+
+  /** Live actors, the messages queued or being handled in all their mailboxes, and in the fullest one. */
+  load(): { live: number; messages: number; busiest: number } {
+    let messages = 0;
+    let busiest = 0;
+    for (const a of this.live.values()) {
+      messages += a.inflight;
+      if (a.inflight > busiest) busiest = a.inflight;
+    }
+    return { live: this.live.size, messages, busiest };
   }
 
   isLive(id: string): boolean {
@@ -361,12 +460,16 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         const key = this.key(id);
         const at = Date.now();
         const stamped = decision.events.map((e) => ({ ...e, by: cmd.by, at }));
+        const t0 = performance.now();
         try {
           // One call, one transaction: a decision's events are committed together or not at all.
           await this.rt.engine.persist(stamped.map((data, i) => ({ key, sequenceNumber: actor.seq + i + 1, data, tags: [], createdAt: at })));
         } catch (err) {
+          this.rt.telemetry.committed(this.behavior.kind, stamped.length, (performance.now() - t0) / 1000, false);
           throw new HiltError('ServiceUnavailableError', `storage refused the change: ${(err as Error).message}`);
         }
+        this.rt.telemetry.committed(this.behavior.kind, stamped.length, (performance.now() - t0) / 1000, true);
+        this.commits++;
         actor.seq += stamped.length;
         try {
           let next = state;

@@ -16,7 +16,8 @@ import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
 import { nicBehavior } from './nic/actor';
-import { NetworkOperations } from './nic/operations';
+import { NetworkOperations, reportOperations } from './nic/operations';
+import { NO_TELEMETRY } from './telemetry';
 import { portBehavior } from './port/actor';
 import { PortHardware } from './port/hardware';
 import { switchBehavior } from './switch/actor';
@@ -67,12 +68,13 @@ export class World {
     const uses = this.uses;
     this.runtime = new ActorRuntime(engine, opts);
     const rt = this.runtime;
+    const telemetry = opts.telemetry ?? NO_TELEMETRY;
     // The sessions read a switch's recorded host key from the committed view and have a
     // first-seen one recorded by the switch actor (they are not an actor: the ask goes down).
     this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000, {
       recorded: (name) => rm.switches.get(name)?.hostKey,
       record: (name, fingerprint) => this.switches.ask(name, { type: 'switch.recordHostKey', by: 'switch', fingerprint }),
-    });
+    }, telemetry);
     this.vlanPool = new VlanPool(opts.vlanPool, rm);
 
     const switchInfo = (name: string): SwitchInfo | undefined => {
@@ -90,7 +92,10 @@ export class World {
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
     this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
-      (id, a, b) => rm.commitNic(id, a, b));
+      (id, a, b) => {
+        rm.commitNic(id, a, b);
+        reportOperations(a, b, telemetry);
+      });
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
     this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));

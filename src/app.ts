@@ -17,10 +17,17 @@ import { switchRoutes } from './routes/switches';
 import { networkRoutes } from './routes/networks';
 import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
+import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
 import { errorSchema } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
+import { Metrics } from './metrics';
+import { metricsRoutes } from './routes/metrics';
+import { trustProxyOption } from './config';
+import { BRIDGE_HEADER, UiBridge } from './ui/bridge';
+import { uiRoutes } from './routes/ui';
+import { unauthorized } from './errors';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,6 +51,12 @@ export interface Hilt {
   headnodes: HeadnodeControl;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
   drivers: Drivers;
+  /** the service's metrics (GET /metrics) */
+  metrics: Metrics;
+  /** the dashboard's sessions, once its routes are registered */
+  ui?: { size(): number };
+  /** the dashboard's way into the API's routes as its user (src/ui/bridge.ts) */
+  bridge: UiBridge;
 }
 
 export interface AppOptions {
@@ -52,6 +65,7 @@ export interface AppOptions {
   power: PowerControl;
   headnodes: HeadnodeControl;
   drivers: Drivers;
+  metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
   logger?: FastifyBaseLogger;
   /** the HTTP server is the service's (src/gate.ts): it hands requests to this app's handler */
@@ -89,13 +103,19 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
+    // Behind a reverse proxy (HILT_TRUST_PROXY): the client's address and protocol from its X-Forwarded-* headers.
+    trustProxy: trustProxyOption(opts.config.trustProxy ?? ''),
     // Errors fastify raises before routing (e.g. a malformed percent-encoding) get our body too.
     frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
       reply.code(400).send({ type: 'BadArgumentError', msg: err.message });
     },
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers };
+  const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
+  const hilt: Hilt = {
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
+    bridge: new UiBridge(),
+  };
   app.decorate('hilt', hilt);
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
@@ -103,6 +123,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     for (const method of [r.method].flat()) routeTable.push({ method, url: r.url });
   });
   app.decorateRequest('caller', null as unknown as Caller);
+  // Every answer counts, by the call's pattern (not its URL: names would make the labels unbounded).
+  app.addHook('onResponse', (req, reply, done) => {
+    metrics.request(req.routeOptions.url, req.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
 
   // Response schemas document the answers (GET /openapi.json); they do not shape them: every
   // answer is JSON.stringify'd as it was before they existed, so no key is ever dropped.
@@ -121,6 +146,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', async (req) => {
     if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return;
+    // A dashboard action, run in-process as its logged-in user (src/ui/bridge.ts).
+    const bridged = hilt.bridge.user(req.headers[BRIDGE_HEADER]);
+    if (bridged !== undefined) {
+      const u = hilt.world.rm.users.get(bridged);
+      if (!u) throw unauthorized('the dashboard session\'s user no longer exists');
+      req.caller = { user: u.name, isAdmin: u.isAdmin, projects: u.projects };
+      return;
+    }
     req.caller = await hilt.auth.authenticate(req.headers.authorization);
   });
 
@@ -150,6 +183,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(networkRoutes);
     await scope.register(userRoutes);
     await scope.register(adminRoutes);
+    await scope.register(opsRoutes);
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
   };
@@ -157,6 +191,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).
   await app.register(routes, { prefix: '/v0' });
   await app.register(docsRoutes);
+  await app.register(metricsRoutes);
+  await app.register(uiRoutes);
   await app.ready();
   return app;
 }

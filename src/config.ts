@@ -61,6 +61,12 @@ export interface Config {
   /** entity actors idle this long go to sleep (they wake from LMDB on demand) */
   actorIdleMs: number;
   askTimeoutMs: number;
+  /** GET /metrics without credentials (a scraper on a private network); otherwise an admin's basic auth */
+  metricsOpen: boolean;
+  /** fastify's trustProxy: '' (no proxy), 'true' (any), a hop count, or the proxies' addresses (comma-separated) */
+  trustProxy: string;
+  /** a dashboard session ends this long after its login */
+  uiSessionMinutes: number;
 }
 
 export const DEFAULTS: Config = {
@@ -91,6 +97,9 @@ export const DEFAULTS: Config = {
   logLevel: 'info',
   actorIdleMs: 60_000,
   askTimeoutMs: 30_000,
+  metricsOpen: false,
+  trustProxy: '',
+  uiSessionMinutes: 480,
 };
 
 /** "1000-1999,3000-3099" → [[1000,1999],[3000,3099]]; ids must lie in 1..4096. */
@@ -134,6 +143,20 @@ function int(name: string, v: string): number {
   return Number(v);
 }
 
+function flag(name: string, v: string): boolean {
+  if (v === '1' || v === 'true') return true;
+  if (v === '0' || v === 'false') return false;
+  throw new Error(`${name} must be 1 or 0 (true or false), got "${v}"`);
+}
+
+/** fastify's trustProxy option from the setting (see Config.trustProxy). */
+export function trustProxyOption(v: string): boolean | number | string[] {
+  if (v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cfg: Config = { ...DEFAULTS };
   if (env.HILT_CONFIG) {
@@ -173,6 +196,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_OBM_TIMEOUT_MS) cfg.obmTimeoutMs = int('HILT_OBM_TIMEOUT_MS', env.HILT_OBM_TIMEOUT_MS);
   if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;
   if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
+  if (env.HILT_METRICS_OPEN) cfg.metricsOpen = flag('HILT_METRICS_OPEN', env.HILT_METRICS_OPEN);
+  if (env.HILT_TRUST_PROXY !== undefined) cfg.trustProxy = env.HILT_TRUST_PROXY.trim();
+  if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);
   // The file's values too.
   cfg.baseImages = imageNames(cfg.baseImages as unknown);
   oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS.types());
@@ -183,5 +209,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Renewals run every second at most: a shorter TTL would be lost to one slow renewal.
   if (cfg.leaseTtlMs < 1000) throw new Error(`HILT_LEASE_TTL_MS must be at least 1000, got ${cfg.leaseTtlMs}`);
   if (cfg.databasePoolSize < 1) throw new Error('HILT_DATABASE_POOL_SIZE must be at least 1');
+  if (typeof cfg.metricsOpen !== 'boolean') throw new Error('metricsOpen must be true or false');
+  if (typeof cfg.trustProxy !== 'string') throw new Error('trustProxy must be a string (e.g. "127.0.0.1" or "1")');
+  if (!Number.isInteger(cfg.uiSessionMinutes) || cfg.uiSessionMinutes < 1) throw new Error('uiSessionMinutes must be a positive integer');
   return cfg;
 }

@@ -12,7 +12,7 @@ export function redact(value: unknown): unknown {
 }
 
 /** pino redact paths for request logging. */
-export const LOG_REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', '*.password', '*.passwordHash', '*.obm.password', '*.obm.fields.password'];
+export const LOG_REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', 'req.headers.cookie', 'headers.cookie', 'req.headers["x-hilt-ui-bridge"]', 'headers["x-hilt-ui-bridge"]', '*.password', '*.passwordHash', '*.obm.password', '*.obm.fields.password'];
 
 /** The service's pino options; `stream` lets tests read what would be logged. */
 export function loggerOptions(level: string, stream?: { write(line: string): void }) {

@@ -36,6 +36,8 @@ import { SwitchError } from '../drivers/switch/types';
 import { Gate, Role } from './gate';
 
 export type { Role } from './gate';
+import { Metrics } from './metrics';
+import { version } from './version';
 
 export interface Service {
   /** the API of the current (or last) activation */
@@ -47,6 +49,8 @@ export interface Service {
   readonly headnodes: HeadnodeControl;
   /** resolves once every headnode was recovered after the current activation */
   readonly headnodesRecovered: Promise<void>;
+  /** the service's metrics (GET /metrics), across activations */
+  readonly metrics: Metrics;
   url: string;
   /** `active` while this process serves the API; `standby` while another one does (or none yet) */
   readonly role: Role;
@@ -149,6 +153,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const drivers = startDrivers(config, deps.extraDrivers);
   const hnDriver = deps.headnodeDriver ?? headnodeDriver(config);
   const candidate = leaseCandidate({ ...config, instanceName: instance });
+  const metrics = new Metrics({ version: version(), storage: config.storage });
 
   const gate = new Gate({ instance, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 1000)) });
   let current: Activation | undefined;
@@ -189,7 +194,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       world = new World(engine, {
         vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
         switchDriverFor: held ? (type) => guardSwitch(drivers.switches.driver(type), () => held.held()) : (type) => drivers.switches.driver(type),
-        switchTimeoutMs: config.switchTimeoutMs,
+        switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
       });
       // Data written by an earlier release is brought to the current format first, once.
       const upgraded = await upgradeStorage(world);
@@ -204,16 +209,19 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         if (generated) generatedAdminPassword = generated;
       }
 
-      const power = new PowerControl(drivers.obm, config.obmTimeoutMs);
+      const power = new PowerControl(drivers.obm, config.obmTimeoutMs, metrics);
       headnodes = new HeadnodeControl(world, hnDriver, {
         baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
+        telemetry: metrics, driverName: deps.headnodeDriver ? 'custom' : config.headnodeDriver,
       });
       let handler!: Activation['handler'];
       app = await buildApp({
-        world, config, power, headnodes, drivers, logger: appLogger,
+        world, config, power, headnodes, drivers, metrics, logger: appLogger,
         // The gate listens; the app only handles what the gate hands it.
         serverFactory: (h) => ((handler = h), createServer()),
       });
+      const ui = app.hilt;
+      metrics.attach({ world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0 });
       headnodes.log = app.log;
       world.sessions.log = app.log;
       if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
@@ -351,6 +359,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     get role() { return gate.role; },
     get generatedAdminPassword() { return generatedAdminPassword; },
     drivers,
+    metrics,
     url,
     instance,
     log,

@@ -20,6 +20,13 @@ import type { HeadnodeCommand, HeadnodeReplies } from './protocol';
 import { DeviceQueue } from '../device-queue';
 import { bootSpec } from './actor';
 import type { BootSpec } from './protocol';
+import { instrument, NO_TELEMETRY, Telemetry } from '../telemetry';
+
+/** The driver's calls, as metrics name them. */
+const DRIVER_CALLS = {
+  listImages: 'list_images', create: 'create', start: 'start', stop: 'stop', status: 'status',
+  isAlive: 'is_alive', recover: 'recover', destroy: 'destroy', close: 'close',
+};
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -30,6 +37,10 @@ export interface HeadnodeControlOptions {
   checkMs: number;
   /** bound on each VM operation, and on the power-off after one that failed (HILT_HEADNODE_TIMEOUT_MS) */
   timeoutMs: number;
+  /** where driver calls and the queue report (metrics) */
+  telemetry?: Telemetry;
+  /** the driver's name in metrics (HILT_HEADNODE_DRIVER) */
+  driverName?: string;
 }
 
 /** What HeadnodeControl needs: the committed view and the headnode actors. */
@@ -50,9 +61,24 @@ export class HeadnodeControl {
   /** where recovery and monitor failures are reported */
   log?: { warn(obj: object, msg: string): void };
 
-  constructor(private readonly world: HeadnodeControlDeps, readonly driver: HeadnodeDriver, private readonly opts: HeadnodeControlOptions) {
-    this.queue = new DeviceQueue({ timeoutMs: opts.timeoutMs, timeoutError: (m) => new HiltError('HeadnodeError', `headnode ${m}`) });
+  /** the driver (its calls timed for metrics; a mock's own methods are there too) */
+  readonly driver: HeadnodeDriver;
+
+  constructor(private readonly world: HeadnodeControlDeps, driver: HeadnodeDriver, private readonly opts: HeadnodeControlOptions) {
+    const telemetry = opts.telemetry ?? NO_TELEMETRY;
+    const name = opts.driverName ?? 'headnode';
+    this.driver = instrument(driver, DRIVER_CALLS, (call, seconds, ok) => telemetry.driverCall('headnode', name, call, seconds, ok));
+    this.queue = new DeviceQueue({
+      timeoutMs: opts.timeoutMs,
+      timeoutError: (m) => new HiltError('HeadnodeError', `headnode ${m}`),
+      observe: (e) => telemetry.deviceCall('headnode', e.waitedMs / 1000, e.outcome),
+    });
     if (opts.checkMs > 0) this.monitor = setInterval(() => this.checkAll(), opts.checkMs).unref();
+  }
+
+  /** VM operations queued or running, on every headnode. */
+  size(): number {
+    return this.queue.size();
   }
 
   /**

@@ -11,7 +11,32 @@ import type { Asker } from '../runtime';
 import type { ReadModel } from '../readmodel';
 import { nicId, portId } from '../ids';
 import type { PortChange, PortCommand, PortReplies } from '../port/protocol';
-import { NATIVE, NetworkAction, NicCommand, NicReplies } from './protocol';
+import { NATIVE, NetworkAction, NicCommand, NicReplies, NicState } from './protocol';
+import type { OperationType, Telemetry } from '../telemetry';
+
+/** An operation's type as metrics and the dashboard name it. */
+export function operationType(a: NetworkAction): OperationType {
+  if (a.type === 'revert_port') return 'revert';
+  if (a.type === 'reapply_port') return 'reapply';
+  return a.newNetwork ? 'connect' : 'detach';
+}
+
+/**
+ * Reports what a commit of a nic did to its network operations: one accepted (a new pending
+ * one), one finished (the pending one ended DONE or ERROR). Called after each commit, never
+ * during recovery, so each is reported once.
+ */
+export function reportOperations(prev: NicState | null, next: NicState | null, telemetry: Telemetry): void {
+  const was = prev?.pending;
+  const now = next?.pending;
+  if (now && now.seq !== was?.seq) telemetry.operationAccepted(now.switch, operationType(now));
+  if (was && now?.seq !== was.seq) {
+    const done = next?.actions.find((a) => a.seq === was.seq);
+    if (done && done.status !== 'PENDING') {
+      telemetry.operationFinished(was.switch, operationType(was), done.status, Math.max(0, (done.finishedAt ?? Date.now()) - done.acceptedAt) / 1000);
+    }
+  }
+}
 
 export interface NetworkOperationsDeps {
   rm: ReadModel;

@@ -14,6 +14,7 @@ import { HiltError } from '../errors';
 import type { DriverFields, DriverSet } from '../../drivers/registry';
 import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../drivers/obm/types';
 import type { Obm } from './protocol';
+import { driverName, NO_TELEMETRY, Telemetry, timed } from '../telemetry';
 
 type Call<T> = (driver: ObmDriver, fields: DriverFields, signal: AbortSignal) => Promise<T>;
 
@@ -29,12 +30,13 @@ export class PowerControl {
   /** per OBM type */
   private readonly queues = new Map<string, DeviceQueue>();
 
-  constructor(private readonly drivers: DriverSet<ObmDriver, ObmDriverEntry>, timeoutMs: number) {
+  constructor(private readonly drivers: DriverSet<ObmDriver, ObmDriverEntry>, timeoutMs: number, private readonly telemetry: Telemetry = NO_TELEMETRY) {
     for (const entry of drivers.registry.entries) {
       this.queues.set(entry.type, new DeviceQueue({
         timeoutMs,
         minIntervalMs: entry.pacing?.minIntervalMs,
         minRunMs: entry.pacing?.minRunMs,
+        observe: (e) => telemetry.deviceCall('obm', e.waitedMs / 1000, e.outcome),
         timeoutError: (_message, t) =>
           new ObmError(`BMC ${t.device} did not answer within ${t.timeoutMs} ms (${t.waiting ? 'still busy with an earlier call' : t.what})`),
       }));
@@ -42,32 +44,42 @@ export class PowerControl {
   }
 
   cycle(obm: Obm, force = false, who: Asker = ADMIN): Promise<void> {
-    return this.run(obm, who, force ? 'power cycle (force)' : 'power cycle', (d, f, s) => d.powerCycle(f, { force }, s));
+    return this.run(obm, who, 'power_cycle', force ? 'power cycle (force)' : 'power cycle', (d, f, s) => d.powerCycle(f, { force }, s));
   }
 
   off(obm: Obm, who: Asker = ADMIN): Promise<void> {
-    return this.run(obm, who, 'power off', (d, f, s) => d.powerOff(f, s));
+    return this.run(obm, who, 'power_off', 'power off', (d, f, s) => d.powerOff(f, s));
   }
 
   on(obm: Obm, who: Asker = ADMIN): Promise<void> {
-    return this.run(obm, who, 'power on', (d, f, s) => d.powerOn(f, s));
+    return this.run(obm, who, 'power_on', 'power on', (d, f, s) => d.powerOn(f, s));
   }
 
   status(obm: Obm, who: Asker = ADMIN): Promise<PowerState> {
-    return this.run(obm, who, 'power status', (d, f, s) => d.powerStatus(f, s));
+    return this.run(obm, who, 'power_status', 'power status', (d, f, s) => d.powerStatus(f, s));
   }
 
   bootDevice(obm: Obm, device: BootDevice, who: Asker = ADMIN): Promise<void> {
-    return this.run(obm, who, `boot device ${device}`, (d, f, s) => d.setBootDevice(f, device, s));
+    return this.run(obm, who, 'boot_device', `boot device ${device}`, (d, f, s) => d.setBootDevice(f, device, s));
   }
 
-  private async run<T>(obm: Obm, who: Asker, what: string, call: Call<T>): Promise<T> {
+  /** Queued calls (waiting or running) on every BMC. */
+  size(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.size();
+    return n;
+  }
+
+  /** `name`: the call as metrics name it; `what`: as messages do. */
+  private async run<T>(obm: Obm, who: Asker, name: string, what: string, call: Call<T>): Promise<T> {
     const found = this.drivers.get(obm.type);
     if (!found) throw new HiltError('OBMError', `no driver is configured for OBM type ${obm.type}`);
     let device: string | undefined;
     try {
       device = found.entry.device(obm.fields);
-      return await this.queues.get(obm.type)!.run(device, (signal) => call(found.driver, obm.fields, signal), { from: 'submit', what });
+      const driver = driverName(obm.type);
+      const report = (seconds: number, ok: boolean) => this.telemetry.driverCall('obm', driver, name, seconds, ok);
+      return await this.queues.get(obm.type)!.run(device, (signal) => timed(() => call(found.driver, obm.fields, signal), report), { from: 'submit', what });
     } catch (err) {
       if (!(err instanceof ObmError)) throw err;
       if (who.isAdmin) throw new HiltError('OBMError', err.message);

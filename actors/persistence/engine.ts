@@ -15,7 +15,20 @@
  * - recover(key) is one key's latest snapshot and the events after it (what an actor waking
  *   needs; one round trip on a networked engine); recoverAll(prefix) yields the same for every
  *   key under the prefix: what a start needs to rebuild the read models, in bulk.
+ * - history(query) yields the events of every key (under query.prefix), newest first: by
+ *   createdAt descending, ties by key then sequenceNumber, both descending (keys in the order
+ *   keys() uses). `since` (inclusive) and `until` (exclusive) bound createdAt; `before` continues
+ *   strictly after a position an earlier call yielded. Read lazily, as journal(): a caller that
+ *   stops early costs no more reads, however many events the store holds (an engine keeps an
+ *   index by time for it; it must cover events written by earlier releases too). This is the
+ *   system-wide audit trail (GET /admin/audit).
  * - Object keys in event and snapshot data round-trip exactly, `__proto__` included.
+ *
+ * Optional (an engine without them says so: the service answers that it cannot):
+ * - backup(path) writes a consistent copy of the whole store while writes go on: it holds every
+ *   event whose persist() resolved before backup() was called. `path` must not exist; it
+ *   becomes a data folder this engine opens as it is (a restore is a start on the copy).
+ * - stats() tells the size of the store (metrics).
  */
 /** One stored event of an actor: its data, numbered per key from 1. */
 export interface PersistedEvent {
@@ -41,6 +54,34 @@ export interface JournalEntry {
   data: unknown;
 }
 
+/** Where an event stands in the order of history(): what `before` continues from. */
+export interface HistoryPosition {
+  createdAt: number;
+  key: string;
+  sequenceNumber: number;
+}
+
+export interface HistoryQuery {
+  /**
+   * only keys that start with this; default: every key. A kind's prefix (`node:`) is the
+   * common case: an engine should serve it without reading other kinds' events.
+   */
+  prefix?: string;
+  /** only events with createdAt >= since */
+  since?: number;
+  /** only events with createdAt < until */
+  until?: number;
+  /** only events after this position (older), to continue a listing */
+  before?: HistoryPosition;
+}
+
+export interface StorageStats {
+  /** bytes the store takes on disk (for LMDB, its data file) */
+  sizeBytes: number;
+  /** bytes in use within it (LMDB: pages up to the last one written), when the engine knows */
+  usedBytes?: number;
+}
+
 /** One key's state as stored: its latest snapshot and the events after it. */
 export interface StoredEntity {
   key: string;
@@ -59,6 +100,11 @@ export interface PersistenceEngine {
   journal(key: string, limit: number): AsyncIterable<JournalEntry>;
   recover(key: string): Promise<StoredEntity>;
   recoverAll(prefix: string): AsyncIterable<StoredEntity>;
+  history(query: HistoryQuery): AsyncIterable<PersistedEvent>;
+  /** optional: a consistent online copy (see above) */
+  backup?(path: string): Promise<void>;
+  /** optional: the store's size */
+  stats?(): Promise<StorageStats>;
   close(): Promise<void>;
 }
 

@@ -1,15 +1,40 @@
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
 interface StoredEvent { data: unknown; createdAt: number; tags?: string[] }
 interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: number }
 
+/** `history` keys: the order of history(), ascending. */
+type HistoryKey = [number, string, number];
+/** `historyByKind` keys: a key's kind (the text before its first `:`), then as in `history`. */
+type KindHistoryKey = [string, number, string, number];
+
+/** The kind of a key: `node` for `node:n1` (the whole key when it has no `:`). */
+const kindOf = (key: string) => {
+  const i = key.indexOf(':');
+  return i < 0 ? key : key.slice(0, i);
+};
+/** A prefix that names exactly one kind (`node:`), which historyByKind serves. */
+const KIND_PREFIX = /^[^:]+:$/;
+
+/** Events indexed into `history` per write transaction while an older store's index is built. */
+const INDEX_CHUNK = 5_000;
+
 /**
- * The storage contract on one LMDB environment with three named databases:
+ * The storage contract on one LMDB environment (a folder: `data.mdb` and `lock.mdb`) with these
+ * named databases:
  * - `events`    [key, seq] → event   (array keys sort by key then seq: replay is one range read)
  * - `heads`     key → last seq        (written in the same transaction as the event)
  * - `snapshots` key → latest snapshot
+ * - `history`   [createdAt, key, seq] → 1, the time index of history(), and
+ * - `historyByKind` [kind, createdAt, key, seq] → 1, the same per kind (a prefix `<kind>:`
+ *   reads only its kind's events); both written in the same transaction as the event; a store
+ *   written before they existed is indexed once, in the background, when it is first opened
+ *   (`meta` records when that is done)
+ * - `meta`      engine bookkeeping
  * Durability: on Linux lmdb-js defaults to `overlappingSync`, where a write's promise resolves
  * when its transaction is *committed* (visible), before the OS has flushed it. That would
  * acknowledge changes a power loss can still take away. So the environment is opened with
@@ -24,17 +49,53 @@ function flushed(p: Promise<unknown>): Promise<unknown> {
   return (p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p;
 }
 
+function* mapIterable<A, B>(it: Iterable<A>, f: (a: A) => B): Iterable<B> {
+  for (const a of it) yield f(a);
+}
+
 export class LmdbPersistenceEngine implements PersistenceEngine {
   private readonly root: RootDatabase;
   private readonly eventsDb: Database<StoredEvent, [string, number]>;
   private readonly headsDb: Database<number, string>;
   private readonly snapshotsDb: Database<StoredSnapshot, string>;
+  private readonly historyDb: Database<number, HistoryKey>;
+  private readonly kindHistoryDb: Database<number, KindHistoryKey>;
+  private readonly metaDb: Database<unknown, string>;
+  /** resolves once every stored event is in `history` (at once, unless an older store is being indexed) */
+  private readonly indexed: Promise<void>;
+  private closing = false;
 
-  constructor(path: string, opts: { mapSizeGb?: number } = {}) {
-    this.root = open({ path, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
+  constructor(private readonly path: string, opts: { mapSizeGb?: number } = {}) {
+    // A folder whatever its name: lmdb-js takes a path with an extension for a single file.
+    this.root = open({ path, noSubdir: false, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
+    this.historyDb = this.root.openDB({ name: 'history' });
+    this.kindHistoryDb = this.root.openDB({ name: 'historyByKind' });
+    this.metaDb = this.root.openDB({ name: 'meta' });
+    this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
+    // Read by history(); a failure is reported there.
+    this.indexed.catch(() => undefined);
+  }
+
+  /**
+   * Index every stored event into `history`, a chunk per transaction, oldest keys first. Events
+   * persisted meanwhile are indexed by persist() itself; an entry written twice is the same.
+   */
+  private async indexHistory(): Promise<void> {
+    let start: [string, number] | undefined;
+    while (!this.closing) {
+      const chunk = [...this.eventsDb.getRange({ start, limit: INDEX_CHUNK + (start ? 1 : 0) })]
+        .filter(({ key }) => !start || key[0] !== start[0] || key[1] !== start[1]);
+      if (!chunk.length) break;
+      let last: Promise<unknown> = Promise.resolve();
+      for (const { key, value } of chunk) last = this.index(key[0], key[1], value.createdAt);
+      await last;
+      start = chunk[chunk.length - 1].key;
+    }
+    // Stopped by close(): the next open goes on (again from the start; entries are idempotent).
+    if (!this.closing) await flushed(this.metaDb.put('historyIndexed', 1));
   }
 
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
@@ -56,10 +117,17 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     let last: Promise<unknown> = Promise.resolve();
     for (const e of events) {
       last = this.eventsDb.put([e.key, e.sequenceNumber], { data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined });
+      this.index(e.key, e.sequenceNumber, e.createdAt);
       heads.set(e.key, Math.max(heads.get(e.key) ?? 0, e.sequenceNumber));
     }
     for (const [key, seq] of heads) last = this.headsDb.put(key, seq);
     return flushed(last).then(() => undefined);
+  }
+
+  /** The event's entries in the time indexes (issued with the event: the same transaction). */
+  private index(key: string, seq: number, createdAt: number): Promise<unknown> {
+    this.historyDb.put([createdAt, key, seq], 1);
+    return this.kindHistoryDb.put([kindOf(key), createdAt, key, seq], 1);
   }
 
   async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
@@ -107,7 +175,50 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) yield this.stored(k as string);
   }
 
+  async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {
+    await this.indexed;
+    const prefix = query.prefix ?? '';
+    const b = query.before;
+    // Newest first: from the lower of the two upper bounds (both exclusive), down to `since`.
+    let upper: [number] | HistoryKey | undefined = query.until !== undefined ? [query.until] : undefined;
+    if (b && (query.until === undefined || b.createdAt < query.until)) upper = [b.createdAt, b.key, b.sequenceNumber];
+    const lower: [number] | undefined = query.since !== undefined ? [query.since] : undefined;
+    // One kind: its own index, so that a rare kind costs no scan of the others.
+    const kind = KIND_PREFIX.test(prefix) ? prefix.slice(0, -1) : undefined;
+    const keys: Iterable<HistoryKey> = kind !== undefined
+      ? mapIterable(this.kindHistoryDb.getKeys({
+        start: [kind, ...(upper ?? [Number.MAX_SAFE_INTEGER])], end: [kind, ...(lower ?? [])], reverse: true,
+      } as never) as Iterable<KindHistoryKey>, (k) => [k[1], k[2], k[3]] as HistoryKey)
+      : this.historyDb.getKeys({ start: upper, end: lower, reverse: true } as never) as Iterable<HistoryKey>;
+    for (const [createdAt, key, sequenceNumber] of keys) {
+      if (b && createdAt === b.createdAt && key === b.key && sequenceNumber === b.sequenceNumber) continue;
+      if (!key.startsWith(prefix)) continue;
+      const value = this.eventsDb.get([key, sequenceNumber]);
+      if (!value) continue;
+      yield { data: unescapeKeys(value.data), sequenceNumber, key, tags: value.tags ?? [], createdAt };
+    }
+  }
+
+  /**
+   * LMDB's own copy (mdb_env_copy2) under one read transaction: consistent, and writers go on
+   * meanwhile (pages they free cannot be reused until it ends, so the store may grow a little).
+   */
+  async backup(path: string): Promise<void> {
+    if (existsSync(path)) throw new Error(`${path} exists already`);
+    mkdirSync(path, { mode: 0o700 });
+    await this.root.backup(path, false);
+    // It holds what the store holds (BMC and switch credentials): the service's alone.
+    chmodSync(join(path, 'data.mdb'), 0o600);
+  }
+
+  async stats(): Promise<StorageStats> {
+    const s = this.root.getStats() as { pageSize: number; lastPageNumber: number };
+    return { sizeBytes: statSync(join(this.path, 'data.mdb')).size, usedBytes: (s.lastPageNumber + 1) * s.pageSize };
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
+    await this.indexed.catch(() => undefined);
     await this.root.close();
   }
 }

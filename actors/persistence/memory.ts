@@ -1,4 +1,4 @@
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, HistoryQuery, HistoryPosition } from './engine';
 
 /**
  * In-memory engine: for unit tests of actors and the conformance kit's reference run
@@ -7,9 +7,28 @@ import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, Sto
  */
 const copy = <T>(v: T): T => structuredClone(v);
 
+/** The order of history(), ascending: createdAt, then key, then sequence number. */
+function compare(a: HistoryPosition, b: HistoryPosition): number {
+  return a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) || a.sequenceNumber - b.sequenceNumber;
+}
+
 export class MemoryPersistenceEngine implements PersistenceEngine {
   private readonly eventsByKey = new Map<string, PersistedEvent[]>();
   private readonly snapshots = new Map<string, PersistedSnapshot>();
+  /** every event in the order of history(), ascending (events nearly always arrive in that order) */
+  private readonly byTime: PersistedEvent[] = [];
+
+  /** Index of the first event at or after `p` in byTime (binary search). */
+  private lowerBound(p: HistoryPosition): number {
+    let lo = 0;
+    let hi = this.byTime.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(this.byTime[mid], p) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
     yield* this.eventsAfter(key, offset);
@@ -22,9 +41,11 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
   async persist(events: PersistedEvent[]): Promise<void> {
     for (const event of events) {
       const list = this.eventsByKey.get(event.key) ?? [];
-      list.push(copy(event));
+      const stored = copy(event);
+      list.push(stored);
       list.sort((a, b) => a.sequenceNumber - b.sequenceNumber);
       this.eventsByKey.set(event.key, list);
+      this.byTime.splice(this.lowerBound(stored), 0, stored);
     }
   }
 
@@ -66,6 +87,25 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
 
   async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
     for (const key of this.sortedKeys(prefix)) yield this.recover(key);
+  }
+
+  async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {
+    const prefix = query.prefix ?? '';
+    // Start just below the upper bound: `until` (exclusive) or `before` (exclusive), whichever is lower.
+    let i = this.byTime.length - 1;
+    if (query.until !== undefined) i = Math.min(i, this.lowerBound({ createdAt: query.until, key: '', sequenceNumber: -Infinity }) - 1);
+    if (query.before) i = Math.min(i, this.lowerBound(query.before) - 1);
+    while (i >= 0) {
+      const e = this.byTime[i];
+      if (query.since !== undefined && e.createdAt < query.since) return;
+      if (e.key.startsWith(prefix)) {
+        yield copy(e);
+        // Events persisted meanwhile may have moved it: go on from where it stands now.
+        i = this.lowerBound(e) - 1;
+      } else {
+        i--;
+      }
+    }
   }
 
   async close(): Promise<void> {}

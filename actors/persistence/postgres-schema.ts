@@ -16,6 +16,7 @@
  * - `hilt_heads`     key → last seq                         written in the same transaction
  * - `hilt_snapshots` key → seq, created_at, data           the latest snapshot of each key
  * - `hilt_lease`     one row: the fencing token, its holder, when it was last renewed
+ * and two indexes of the journal by time (all keys; per kind) for history().
  * Event and snapshot data are `json` (not `jsonb`): exactly the text hilt wrote, object keys in
  * their order, readable with psql.
  *
@@ -96,6 +97,16 @@ export const MIGRATIONS: readonly Migration[] = [
         END IF;
       END
       $fn$;
+    `,
+  },
+  {
+    version: 2,
+    description: 'time indexes of the journal, for history() (the audit log)',
+    // Newest first by time, ties by key then seq (the order history() yields), for every key
+    // and per kind (the text before a key's first ':'): a listing reads only what it shows.
+    sql: `
+      CREATE INDEX hilt_events_by_time ON hilt_events (created_at DESC, key DESC, seq DESC);
+      CREATE INDEX hilt_events_by_kind_time ON hilt_events ((split_part(key, ':', 1)), created_at DESC, key DESC, seq DESC);
     `,
   },
 ];

@@ -23,7 +23,7 @@
  * keys, one query for their heads and latest snapshots, one for the events after the snapshots.
  */
 import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
-import type { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity } from './engine';
+import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity } from './engine';
 import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
 
 /** A write refused because this process no longer holds the lease. */
@@ -126,6 +126,9 @@ const RECOVER_CHUNK = 1000;
 /** Events read per query when replaying a key or listing keys. */
 const PAGE = 1000;
 
+/** Events read per query of history(): a listing that stops early reads no further. */
+const HISTORY_PAGE = 200;
+
 interface EventRow { key: string; seq: number; created_at: number; tags: string[] | null; data: unknown }
 
 const toEvent = (r: EventRow): PersistedEvent => ({ data: r.data, sequenceNumber: r.seq, key: r.key, tags: r.tags ?? [], createdAt: r.created_at });
@@ -140,7 +143,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   private idle?: () => void;
   private readonly recoveries: { key: string; resolve(s: StoredEntity): void; reject(err: Error): void }[] = [];
   /** transactions committed and read queries made (tests and the bench look at them) */
-  readonly stats = { commits: 0, writes: 0, reads: 0 };
+  readonly counters = { commits: 0, writes: 0, reads: 0 };
 
   constructor(private readonly settings: PostgresSettings, private readonly opts: PostgresEngineOptions = {}) {
     this.pool = new Pool({ ...connectionConfig(settings, 'reader'), max: settings.poolSize ?? 8, idleTimeoutMillis: 30_000 });
@@ -218,8 +221,8 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     }
     try {
       await client.query({ name: 'hilt_write', text: 'SELECT hilt_write($1, $2, $3)', values: this.params(batch) });
-      this.stats.commits++;
-      this.stats.writes += batch.length;
+      this.counters.commits++;
+      this.counters.writes += batch.length;
       for (const w of batch) w.resolve();
     } catch (err) {
       if (err instanceof DatabaseError && err.code === FENCED_SQLSTATE) {
@@ -266,7 +269,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
 
   /** A read on the pool; `name` makes it a prepared statement (parsed and planned once per connection). */
   private read<R extends object>(sql: string, params: unknown[], name?: string): Promise<{ rows: R[] }> {
-    this.stats.reads++;
+    this.counters.reads++;
     return this.pool.query<R & QueryResultRow>(name ? { name, text: sql, values: params } : { text: sql, values: params });
   }
 
@@ -369,6 +372,40 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
       if (rows.length < n) return;
       left -= rows.length;
       before = rows[rows.length - 1].seq;
+    }
+  }
+
+  /** The size of hilt's tables and their indexes in the database. */
+  async stats(): Promise<StorageStats> {
+    const { rows }: { rows: { bytes: string }[] } = await this.read(
+      `SELECT sum(pg_total_relation_size(t))::bigint::text AS bytes
+       FROM unnest(ARRAY['hilt_events', 'hilt_heads', 'hilt_snapshots', 'hilt_lease']::regclass[]) AS t`,
+      [],
+    );
+    return { sizeBytes: Number(rows[0].bytes) };
+  }
+
+  async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {
+    const prefix = query.prefix ?? '';
+    // A kind's prefix (`node:`) is served by the per-kind index; any other by the time index.
+    const kind = /^[^:]+:$/.test(prefix) ? prefix.slice(0, -1) : null;
+    const [lo, hi] = prefixRange(prefix);
+    let before = query.before ?? null;
+    for (;;) {
+      const { rows }: { rows: EventRow[] } = await this.read(
+        `SELECT key, seq, created_at, tags, data FROM hilt_events
+         WHERE ${kind !== null ? `split_part(key, ':', 1) = $1 AND $2::text IS NULL` : `key >= $1 AND ($2::text IS NULL OR key < $2)`}
+           AND ($3::bigint IS NULL OR created_at >= $3)
+           AND ($4::bigint IS NULL OR created_at < $4)
+           AND ($5::bigint IS NULL OR (created_at, key, seq) < ($5, $6::text COLLATE "C", $7::bigint))
+         ORDER BY created_at DESC, key DESC, seq DESC LIMIT $8`,
+        [kind ?? lo, kind !== null ? null : hi, query.since ?? null, query.until ?? null,
+          before?.createdAt ?? null, before?.key ?? null, before?.sequenceNumber ?? null, HISTORY_PAGE],
+      );
+      for (const r of rows) yield toEvent(r);
+      if (rows.length < HISTORY_PAGE) return;
+      const last = rows[rows.length - 1];
+      before = { createdAt: last.created_at, key: last.key, sequenceNumber: last.seq };
     }
   }
 

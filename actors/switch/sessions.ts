@@ -27,6 +27,13 @@
  */
 import { DeviceQueue } from '../device-queue';
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../../drivers/switch/types';
+import { driverName, instrument, NO_TELEMETRY, Telemetry, timed } from '../telemetry';
+
+/** The session calls, as metrics name them. */
+const SESSION_CALLS = {
+  setNative: 'set_native', removeNative: 'remove_native', addTagged: 'add_tagged', removeTagged: 'remove_tagged',
+  resetPort: 'reset_port', getPortVlans: 'get_port_vlans', close: 'logout',
+};
 
 /** The switch actor's record of host keys, as the sessions need it. */
 export interface HostKeyBook {
@@ -75,11 +82,14 @@ export class SwitchSessions {
   private readonly loggingIn = new Set<string>();
   /** where sessions and failures are logged (the service sets its logger) */
   log?: SwitchLog;
+  /** port operations carried by each switch's open session (metrics) */
+  private readonly carried = new Map<string, number>();
 
   constructor(
     private readonly driverFor: (type: string) => SwitchDriver | undefined,
     private readonly timeoutMs: number,
     private readonly hostKeys?: HostKeyBook,
+    private readonly telemetry: Telemetry = NO_TELEMETRY,
   ) {
     this.queue = new DeviceQueue({
       timeoutMs,
@@ -88,6 +98,7 @@ export class SwitchSessions {
         + (t.waiting ? '' : this.loggingIn.has(t.device) ? ' (the login to the switch did not complete: unreachable or not answering)' : ' (the switch stopped answering)'),
       ),
       onIdle: (name) => (this.held(name) ? Promise.resolve() : this.close(name)),
+      observe: (e) => telemetry.deviceCall('switch', e.waitedMs / 1000, e.outcome),
     });
   }
 
@@ -108,6 +119,11 @@ export class SwitchSessions {
       this.log?.warn({ switch: sw.name, reason: reason.message }, 'switch operation failed');
       throw reason;
     });
+  }
+
+  /** Operations queued or in progress, on every switch. */
+  size(): number {
+    return this.queue.size();
   }
 
   /** Start a batch of calls on a switch (see the header); end it with endBatch. */
@@ -155,7 +171,10 @@ export class SwitchSessions {
       let opened: SwitchSession;
       this.loggingIn.add(sw.name);
       try {
-        opened = await driver.open({ ...sw, ...(recorded ? { hostKey: recorded } : {}) }, signal, { log: this.log });
+        const name = driverName(sw.type);
+        const report = (call: string, seconds: number, ok: boolean) => this.telemetry.driverCall('switch', name, call, seconds, ok);
+        const info = { ...sw, ...(recorded ? { hostKey: recorded } : {}) };
+        opened = instrument(await timed(() => driver.open(info, signal, { log: this.log }), (sec, ok) => report('login', sec, ok)), SESSION_CALLS, report);
         if (!signal.aborted && !recorded && opened.hostKey && this.hostKeys) {
           const seen = opened;
           await this.hostKeys.record(sw.name, seen.hostKey!).catch(async (err: Error) => {
@@ -176,7 +195,10 @@ export class SwitchSessions {
         throw signal.reason;
       }
       this.sessions.set(sw.name, (session = opened));
+      this.carried.set(sw.name, 0);
+      this.telemetry.sessionOpened(sw.name);
     }
+    this.carried.set(sw.name, (this.carried.get(sw.name) ?? 0) + 1);
     // At the deadline, or on failure, the session may be in any state: close it (a driver ends
     // its pending calls then), and the next operation gets a new one.
     let closing: Promise<void> | undefined;
@@ -201,6 +223,8 @@ export class SwitchSessions {
     const session = this.sessions.get(name);
     if (session) {
       this.sessions.delete(name);
+      this.telemetry.sessionClosed(name, this.carried.get(name) ?? 0);
+      this.carried.delete(name);
       // The logout (and the save before it) ends when this signal aborts.
       const done: Promise<void> = bounded(session.close(AbortSignal.timeout(this.timeoutMs)), this.timeoutMs).then(() => {
         if (this.closing.get(name) === done) this.closing.delete(name);

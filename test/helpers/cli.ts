@@ -17,6 +17,8 @@ export interface CliOpts {
   input?: string;
   env?: Record<string, string | undefined>;
   timeoutMs?: number;
+  /** the folder it runs in (default: the test's) */
+  cwd?: string;
 }
 
 /** Only what the CLI reads: no HIL_* variable of the machine leaks in. */
@@ -33,7 +35,7 @@ function cliEnv(endpoint: string, o: CliOpts): NodeJS.ProcessEnv {
 
 export function hilt(endpoint: string, args: string[], o: CliOpts = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv(endpoint, o), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv(endpoint, o), stdio: ['pipe', 'pipe', 'pipe'], cwd: o.cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, parseVlanPool, DEFAULTS } from '../../src/config';
+import { loadConfig, parseVlanPool, DEFAULTS, trustProxyOption } from '../../src/config';
 
 describe('configuration', () => {
   let dir: string;
@@ -34,6 +34,18 @@ describe('configuration', () => {
     expect(() => loadConfig({ HILT_CONFIG: file })).to.throw(/unknown setting "prot"/);
     expect(() => loadConfig({ HILT_PORT: 'abc' })).to.throw(/HILT_PORT/);
     for (const bad of ['0-10', '10-5000', 'a-b', '20-10', '']) expect(() => parseVlanPool(bad), bad).to.throw(/VLAN pool/);
+  });
+
+  it('reads the operations settings: open metrics, the trusted proxy, the dashboard session\'s length', () => {
+    expect(DEFAULTS).to.include({ metricsOpen: false, trustProxy: '', uiSessionMinutes: 480 });
+    expect(loadConfig({ HILT_METRICS_OPEN: '1', HILT_TRUST_PROXY: '127.0.0.1', HILT_UI_SESSION_MINUTES: '30' })).to.include({ metricsOpen: true, trustProxy: '127.0.0.1', uiSessionMinutes: 30 });
+    expect(loadConfig({ HILT_METRICS_OPEN: '0' }).metricsOpen).to.equal(false);
+    expect(() => loadConfig({ HILT_METRICS_OPEN: 'yes' })).to.throw(/HILT_METRICS_OPEN must be 1 or 0/);
+    expect(() => loadConfig({ HILT_UI_SESSION_MINUTES: '0' })).to.throw(/uiSessionMinutes/);
+    expect(trustProxyOption('')).to.equal(false);
+    expect(trustProxyOption('true')).to.equal(true);
+    expect(trustProxyOption('2')).to.equal(2);
+    expect(trustProxyOption('127.0.0.1, ::1')).to.deep.equal(['127.0.0.1', '::1']);
   });
 
   it('saves switch configurations by default; HILT_SWITCH_SAVE turns it off', () => {

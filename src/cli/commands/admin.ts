@@ -3,9 +3,10 @@
  * §8 repairs, §12 inspection).
  */
 import { Command, InvalidArgumentError } from 'commander';
+import { resolve } from 'node:path';
 import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
-import { answer, fields, list, table } from '../output';
+import { answer, fields, list, out, table } from '../output';
 import { queued } from './node';
 
 /** Kinds whose id is two names (`<node> <nic>`, `<switch> <port>`). */
@@ -78,6 +79,44 @@ export function adminCommands(program: Command, ctx: Ctx): void {
   admin.command('force-detach').description('For a dead switch: forget an attachment in the service\'s state only (the switch is not told)')
     .argument('<node>').argument('<nic>').argument('<network>')
     .action(async (n: string, x: string, network: string) => void (await c().post(`/admin${path('node', n, 'nic', x, 'force_detach')}`, { network })));
+
+  admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
+    .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user or headnode')
+    .option('--name <name>', 'only this object (with --kind): one name, or <node>/<nic> and <switch>/<port>')
+    .option('--user <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade)')
+    .option('--since <time>', 'only changes at or after this time (ISO 8601, e.g. 2026-01-31T12:00:00Z)')
+    .option('--until <time>', 'only changes before this time (ISO 8601)')
+    .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)', limitOf)
+    .option('--cursor <cursor>', 'go on from the page that printed it')
+    .option('--all', 'every page, not only the first')
+    .option('--json', 'the server\'s JSON (with --all: one page per line)')
+    .action(async (o: JsonOpts & { kind?: string; name?: string; user?: string; since?: string; until?: string; limit?: string; cursor?: string; all?: boolean }) => {
+      type Page = { entries: { at: string; by: string | null; kind: string; name: string; call: string | null; event: { type: string } & Record<string, unknown> }[]; next: string | null };
+      let cursor = o.cursor;
+      const rows: (string | null)[][] = [];
+      for (;;) {
+        const r = await c().get('/admin/audit', { kind: o.kind, name: o.name, user: o.user, since: o.since, until: o.until, limit: o.limit, cursor });
+        const page = r.body as Page;
+        if (wantsJson(o)) out(o.all ? JSON.stringify(page) : r.text);
+        for (const e of page.entries) {
+          const { type, ...details } = e.event;
+          rows.push([e.at, e.by, e.kind, e.name, e.call, type, Object.keys(details).length ? JSON.stringify(details) : '']);
+        }
+        cursor = page.next ?? undefined;
+        if (!o.all || !cursor) break;
+      }
+      if (wantsJson(o)) return;
+      out(table(['At', 'By', 'Kind', 'Name', 'Call', 'Event', 'Details'], rows));
+      if (cursor) out(`More: add --cursor ${cursor} (or --all)`);
+    });
+
+  admin.command('backup').description('Online backup: the service writes a consistent copy of its store into a new folder PATH on its own machine, while it keeps serving')
+    .argument('<path>', 'a folder that does not exist yet (a relative path is taken from the current folder); restore: start the service with HILT_DATA_DIR=PATH')
+    .option('--json', 'the server\'s JSON')
+    .action(async (p: string, o: JsonOpts) => {
+      const r = await c().post('/admin/backup', { path: resolve(p) });
+      if (wantsJson(o)) out(r.text);
+    });
 
   admin.command('extensions').description('The active drivers and extensions (list_active_extensions)').option('--json', 'the server\'s JSON')
     .action(async (o: JsonOpts) => {

@@ -13,10 +13,17 @@ async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
+/** What an engine with backup() needs from its test: a fresh folder path, and the engine opened on a copy. */
+export interface BackupKit {
+  freshPath(): string;
+  openCopy(path: string): PersistenceEngine;
+}
+
 export function engineConformance(
   name: string,
   make: () => PersistenceEngine | Promise<PersistenceEngine>,
   reopen?: (old: PersistenceEngine) => Promise<PersistenceEngine>,
+  backupKit?: BackupKit,
 ): void {
   describe(`PersistenceEngine conformance: ${name}`, () => {
     let engine: PersistenceEngine;
@@ -151,7 +158,76 @@ export function engineConformance(
       expect(got[1].events.map((e) => e.data)).to.deep.equal(['x']);
     });
 
+    const history = (q: Parameters<PersistenceEngine['history']>[0]) => all(engine.history(q));
+    const pos = (e: { createdAt: number; key: string; sequenceNumber: number }) => `${e.createdAt} ${e.key} ${e.sequenceNumber}`;
+    const at = (key: string, seq: number, createdAt: number, data: unknown = {}): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt });
+
+    it('lists every key\'s events newest first: by time, then key, then sequence number, descending', async () => {
+      await engine.persist([at('node:a', 1, 100, { n: 'a1' })]);
+      await engine.persist([at('nic:a/x', 1, 200), at('port:s/p', 1, 200)]);
+      await engine.persist([at('node:a', 2, 200), at('node:a', 3, 200)]);
+      await engine.persist([at('switch:s', 1, 50)]);
+      await engine.persist([at('node:b', 1, 300, { n: 'b1' })]);
+      const got = await history({});
+      expect(got.map(pos)).to.deep.equal([
+        '300 node:b 1', '200 port:s/p 1', '200 node:a 3', '200 node:a 2', '200 nic:a/x 1', '100 node:a 1', '50 switch:s 1',
+      ]);
+      expect(got[0].data).to.deep.equal({ n: 'b1' });
+      expect(got[5].data).to.deep.equal({ n: 'a1' });
+      expect(await all(engine.history({ prefix: 'nobody:' }))).to.deep.equal([]);
+    });
+
+    it('filters the history by key prefix and time range (since inclusive, until exclusive)', async () => {
+      for (let i = 1; i <= 6; i++) await engine.persist([at(`node:n${i % 2}`, Math.ceil(i / 2), i * 10), at(`user:u${i}`, 1, i * 10)]);
+      expect((await history({ prefix: 'node:' })).map(pos)).to.deep.equal(['60 node:n0 3', '50 node:n1 3', '40 node:n0 2', '30 node:n1 2', '20 node:n0 1', '10 node:n1 1']);
+      expect((await history({ prefix: 'node:n1' })).map(pos)).to.deep.equal(['50 node:n1 3', '30 node:n1 2', '10 node:n1 1']);
+      expect((await history({ since: 30, until: 50 })).map(pos)).to.deep.equal(['40 user:u4 1', '40 node:n0 2', '30 user:u3 1', '30 node:n1 2']);
+      expect((await history({ prefix: 'user:', since: 60 })).map(pos)).to.deep.equal(['60 user:u6 1']);
+      expect(await history({ until: 10 })).to.deep.equal([]);
+    });
+
+    it('continues the history after a position, strictly, also within one instant', async () => {
+      await engine.persist([at('a:1', 1, 5), at('a:2', 1, 5), at('a:3', 1, 5)]);
+      await engine.persist([at('a:1', 2, 7)]);
+      const first = await history({});
+      expect(first.map(pos)).to.deep.equal(['7 a:1 2', '5 a:3 1', '5 a:2 1', '5 a:1 1']);
+      expect((await history({ before: first[1] })).map(pos)).to.deep.equal(['5 a:2 1', '5 a:1 1']);
+      expect((await history({ before: first[3] })).map(pos)).to.deep.equal([]);
+      // A position that was never stored continues from where it would stand; until then wins if lower.
+      expect((await history({ before: { createdAt: 6, key: 'zzz', sequenceNumber: 1 } })).map(pos)).to.deep.equal(['5 a:3 1', '5 a:2 1', '5 a:1 1']);
+      expect((await history({ before: first[0], until: 6, prefix: 'a:2' })).map(pos)).to.deep.equal(['5 a:2 1']);
+      // The same for one kind's prefix, with other kinds between.
+      await engine.persist([at('b:1', 1, 5), at('b:1', 2, 7), at('c:1', 1, 6)]);
+      const kindA = await history({ prefix: 'a:' });
+      expect(kindA.map(pos)).to.deep.equal(['7 a:1 2', '5 a:3 1', '5 a:2 1', '5 a:1 1']);
+      expect((await history({ prefix: 'a:', before: kindA[1] })).map(pos)).to.deep.equal(['5 a:2 1', '5 a:1 1']);
+      expect((await history({ prefix: 'a:', until: 7 })).map(pos)).to.deep.equal(['5 a:3 1', '5 a:2 1', '5 a:1 1']);
+      expect((await history({ prefix: 'b:', since: 6 })).map(pos)).to.deep.equal(['7 b:1 2']);
+      expect((await history({ prefix: 'c:', before: kindA[0] })).map(pos)).to.deep.equal(['6 c:1 1']);
+      expect(await history({ prefix: 'd:' })).to.deep.equal([]);
+    });
+
+    it('reads the history lazily, and sees events persisted while it is being read', async () => {
+      for (let i = 1; i <= 50; i++) await engine.persist([at('k:x', i, 1_000 + i)]);
+      const seen: number[] = [];
+      for await (const e of engine.history({ prefix: 'k:' })) {
+        seen.push(e.sequenceNumber);
+        if (seen.length === 3) await engine.persist([at('k:y', 1, 5)]);
+        if (seen.length === 10) break;
+      }
+      expect(seen).to.deep.equal([50, 49, 48, 47, 46, 45, 44, 43, 42, 41]);
+      expect((await history({ prefix: 'k:y' })).map(pos)).to.deep.equal(['5 k:y 1']);
+    });
+
     if (reopen) {
+      it('keeps the history across a close and reopen', async () => {
+        for (let i = 1; i <= 20; i++) await engine.persist([at(`node:h${i % 4}`, Math.ceil(i / 4), 2_000 + i)]);
+        engine = await reopen(engine);
+        const got = await history({ prefix: 'node:' });
+        expect(got).to.have.length(20);
+        expect(got.map((e) => e.createdAt)).to.deep.equal(Array.from({ length: 20 }, (_, i) => 2_020 - i));
+      });
+
       it('finds every persisted event and snapshot after the engine is closed and reopened', async () => {
         for (let i = 1; i <= 50; i++) await engine.persist([ev(`node:n${i % 5}`, Math.ceil(i / 5), { i })]);
         await engine.takeSnapshot({ key: 'node:n1', sequenceNumber: 4, data: { at: 4 }, createdAt: 0 });
@@ -166,6 +242,40 @@ export function engineConformance(
         await Promise.all(Array.from({ length: 500 }, (_, i) => engine.persist([ev(`k:${i}`, 1, i)])));
         engine = await reopen(engine);
         expect(await all(engine.keys('k:'))).to.have.length(500);
+      });
+    }
+
+    if (backupKit) {
+      it('backs up online: the copy holds every event persisted before the backup began, and opens as a store', async function () {
+        this.timeout(30_000);
+        const acked: string[] = [];
+        let writing = true;
+        let n = 0;
+        const writer = (async () => {
+          while (writing) {
+            const key = `node:w${n++}`;
+            await engine.persist([ev(key, 1, { n })]);
+            acked.push(key);
+          }
+        })();
+        while (acked.length < 200) await new Promise((r) => setTimeout(r, 5));
+        const before = [...acked];
+        const path = backupKit.freshPath();
+        await engine.backup!(path);
+        writing = false;
+        await writer;
+        await engine.backup!(path).then(() => expect.fail('a backup over an existing path'), (err: Error) => expect(err.message).to.match(/exists/));
+        const copy = backupKit.openCopy(path);
+        try {
+          const keys = new Set(await all(copy.keys('node:w')));
+          for (const k of before) expect(keys.has(k), k).to.equal(true);
+          expect((await all(copy.history({ prefix: 'node:w' }))).length).to.equal(keys.size);
+          await copy.persist([ev('node:after', 1, 'x')]);
+          expect(await copy.head('node:after')).to.equal(1);
+          expect(await engine.head('node:after'), 'the copy is a store of its own').to.equal(0);
+        } finally {
+          await copy.close();
+        }
       });
     }
   });

@@ -70,10 +70,10 @@ describe('PostgreSQL engine', () => {
 
   it('commits concurrent writes of many actors together (group commit), answering each after its commit', async () => {
     await engine.persist([ev('warm', 1, 0)]);
-    const before = { ...engine.stats };
+    const before = { ...engine.counters };
     const answered: number[] = [];
     await Promise.all(Array.from({ length: 600 }, (_, i) => engine.persist([ev(`node:g${i}`, 1, { i }), ev(`node:g${i}`, 2, { i })]).then(() => answered.push(i))));
-    const commits = engine.stats.commits - before.commits;
+    const commits = engine.counters.commits - before.commits;
     expect(answered).to.have.length(600);
     // 600 writes in one turn: one transaction (at most a few when they arrive over several turns).
     expect(commits).to.be.at.least(1).and.at.most(3);
@@ -83,7 +83,7 @@ describe('PostgreSQL engine', () => {
 
   it('batches what arrives while a commit is in flight into the next commit', async () => {
     await engine.persist([ev('warm', 1, 0)]);
-    const before = engine.stats.commits;
+    const before = engine.counters.commits;
     const first = engine.persist([ev('a', 1, 'a')]);
     // Issued over several turns while the first commit is in flight.
     const later: Promise<void>[] = [];
@@ -92,7 +92,7 @@ describe('PostgreSQL engine', () => {
       if (i % 10 === 0) await new Promise((r) => setImmediate(r));
     }
     await Promise.all([first, ...later]);
-    expect(engine.stats.commits - before).to.be.below(20);
+    expect(engine.counters.commits - before).to.be.below(20);
   });
 
   it('fails only the write the database refuses, not the others of its batch', async () => {
@@ -156,9 +156,9 @@ describe('PostgreSQL engine', () => {
     await engine.persist([ev('nic:x', 1, 'not a node')]);
     // Half of them have a snapshot at 2: only the event after it comes back.
     await Promise.all(Array.from({ length: keys / 2 }, (_, i) => engine.takeSnapshot({ key: `node:n${String(i * 2).padStart(5, '0')}`, sequenceNumber: 2, data: { snap: i * 2 }, createdAt: 0 })));
-    const reads = engine.stats.reads;
+    const reads = engine.counters.reads;
     const got = await all(engine.recoverAll('node:'));
-    expect(engine.stats.reads - reads).to.be.at.most(2 * Math.ceil(keys / 1000) + 1);
+    expect(engine.counters.reads - reads).to.be.at.most(2 * Math.ceil(keys / 1000) + 1);
     expect(got).to.have.length(keys);
     expect(got.map((g) => g.key)).to.deep.equal([...got.map((g) => g.key)].sort());
     expect(got[0].snapshot?.data).to.deep.equal({ snap: 0 });

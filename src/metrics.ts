@@ -1,0 +1,265 @@
+/**
+ * The service's metrics, in Prometheus's text format at GET /metrics (src/routes/metrics.ts).
+ * This is the only module that knows prom-client: the actor world reports through the hooks of
+ * actors/telemetry.ts, which this class implements; the HTTP layer reports each answer through
+ * request(); gauges of what is there now (live actors, mailboxes, pending operations, queues,
+ * the store's size) are read when Prometheus scrapes. Each service has its own registry (tests
+ * run many in one process); the process's own metrics (CPU, memory, event loop) are collected
+ * once per process. What each metric means: docs/operations.md.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeviceOutcome, DriverKind, OperationType, Telemetry } from '../actors/telemetry';
+import type { World } from '../actors/world';
+import type { PowerControl } from '../actors/node/power';
+import type { HeadnodeControl } from '../actors/headnode/control';
+
+/** What the gauges read at each scrape. */
+export interface MetricsSources {
+  world: World;
+  power: PowerControl;
+  headnodes: HeadnodeControl;
+  /** dashboard sessions open now */
+  uiSessions?: () => number;
+}
+
+/** Request rates of the last minute (the dashboard's health panel). */
+export interface RequestRates {
+  /** requests per second over the last 10 s and the last 60 s */
+  perSecond10s: number;
+  perSecond60s: number;
+  /** answers 5xx per second over the last 60 s */
+  errorsPerSecond60s: number;
+}
+
+const LATENCY = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const HARDWARE = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const OPERATION = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const COMMIT = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
+const PER_SESSION = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+let processRegistry: Registry | undefined;
+
+/** CPU, memory, file descriptors, event loop lag, GC: one set per process. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** A labelled metric's children, made once per label set (prom-client hashes labels on every call otherwise). */
+function children<C>(make: (...values: string[]) => C): (...values: string[]) => C {
+  const made = new Map<string, C>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let c = made.get(key);
+    if (!c) made.set(key, (c = make(...values)));
+    return c;
+  };
+}
+
+export class Metrics implements Telemetry {
+  readonly registry = new Registry();
+  private sources?: MetricsSources;
+  /** one-second buckets of the last minute: [second, requests, 5xx] */
+  private readonly window: [number, number, number][] = [];
+
+  private readonly requests = new Counter({ name: 'hilt_http_requests_total', help: 'HTTP requests answered, by route (the call\'s pattern, without the /v0 prefix), method and status', labelNames: ['route', 'method', 'status'], registers: [this.registry] });
+  private readonly requestSeconds = new Histogram({ name: 'hilt_http_request_duration_seconds', help: 'Time from receiving a request to answering it, by route and method', labelNames: ['route', 'method'], buckets: LATENCY, registers: [this.registry] });
+  private readonly commits = new Counter({ name: 'hilt_storage_commits_total', help: 'Decisions whose events were handed to storage, by actor kind and outcome (ok, refused)', labelNames: ['kind', 'outcome'], registers: [this.registry] });
+  private readonly events = new Counter({ name: 'hilt_storage_events_total', help: 'Events committed, by actor kind', labelNames: ['kind'], registers: [this.registry] });
+  private readonly commitSeconds = new Histogram({ name: 'hilt_storage_commit_duration_seconds', help: 'Time for a decision\'s events to be durable (LMDB: committed and flushed), by actor kind', labelNames: ['kind'], buckets: COMMIT, registers: [this.registry] });
+  private readonly accepted = new Counter({ name: 'hilt_network_operations_accepted_total', help: 'Network operations accepted (PENDING), by switch and type (connect, detach, revert, reapply)', labelNames: ['switch', 'type'], registers: [this.registry] });
+  private readonly finished = new Counter({ name: 'hilt_network_operations_finished_total', help: 'Network operations finished, by switch, type and status (DONE, ERROR)', labelNames: ['switch', 'type', 'status'], registers: [this.registry] });
+  private readonly operationSeconds = new Histogram({ name: 'hilt_network_operation_duration_seconds', help: 'Time from accepting a network operation to committing its outcome, by switch', labelNames: ['switch'], buckets: OPERATION, registers: [this.registry] });
+  private readonly driverCalls = new Counter({ name: 'hilt_driver_calls_total', help: 'Hardware driver calls, by kind (switch, obm, headnode), driver, call and outcome (ok, error)', labelNames: ['kind', 'driver', 'call', 'outcome'], registers: [this.registry] });
+  private readonly driverSeconds = new Histogram({ name: 'hilt_driver_call_duration_seconds', help: 'Duration of hardware driver calls, by kind, driver and call', labelNames: ['kind', 'driver', 'call'], buckets: HARDWARE, registers: [this.registry] });
+  private readonly sessionsOpened = new Counter({ name: 'hilt_switch_sessions_opened_total', help: 'Switch sessions opened (logins that succeeded), by switch', labelNames: ['switch'], registers: [this.registry] });
+  private readonly perSession = new Histogram({ name: 'hilt_switch_session_operations', help: 'Port operations carried by each switch session, observed when it closes, by switch', labelNames: ['switch'], buckets: PER_SESSION, registers: [this.registry] });
+  private readonly deviceCalls = new Counter({ name: 'hilt_device_queue_calls_total', help: 'Calls on the per-device queues, by queue (switch, obm, headnode) and outcome (ok, error, timeout: ran out of time; expired: never got the device in time)', labelNames: ['queue', 'outcome'], registers: [this.registry] });
+  private readonly deviceWait = new Histogram({ name: 'hilt_device_queue_wait_seconds', help: 'Time a call waited for its device (behind earlier calls to it), by queue', labelNames: ['queue'], buckets: HARDWARE, registers: [this.registry] });
+
+  private readonly backups = new Counter({ name: 'hilt_backups_total', help: 'Online backups (POST /admin/backup), by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly backupLast = new Gauge({ name: 'hilt_backup_last_success_timestamp_seconds', help: 'When the last online backup of this process finished successfully (Unix time); absent until one did', registers: [] });
+  private readonly backupSeconds = new Gauge({ name: 'hilt_backup_last_duration_seconds', help: 'How long the last successful online backup took', registers: [] });
+
+  /** method, status and route pattern → the children of both request metrics (one lookup per request) */
+  private readonly perCall = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
+  private readonly commitSeconds$ = children((kind) => this.commitSeconds.labels(kind));
+  private readonly driverSeconds$ = children((kind, driver, call) => this.driverSeconds.labels(kind, driver, call));
+
+  constructor(info: { version: string; storage: string }) {
+    const registers = [this.registry];
+    new Gauge({ name: 'hilt_info', help: 'Always 1; the release and the storage engine as labels', labelNames: ['version', 'storage'], registers }).set(info, 1);
+    const self = this;
+    new Gauge({
+      name: 'hilt_actors_live', help: 'Entity actors awake now, by kind', labelNames: ['kind'], registers,
+      collect() { self.perKind(this, (l) => l.live); },
+    });
+    new Gauge({
+      name: 'hilt_actor_mailbox_messages', help: 'Messages queued or being handled in the mailboxes of the live actors, by kind', labelNames: ['kind'], registers,
+      collect() { self.perKind(this, (l) => l.messages); },
+    });
+    new Gauge({
+      name: 'hilt_actor_mailbox_max_messages', help: 'Messages in the fullest mailbox, by kind', labelNames: ['kind'], registers,
+      collect() { self.perKind(this, (l) => l.busiest); },
+    });
+    new Gauge({
+      name: 'hilt_network_operations_pending', help: 'Network operations accepted and not finished, by switch', labelNames: ['switch'], registers,
+      collect() {
+        this.reset();
+        if (!self.sources) return;
+        for (const [sw, n] of pendingPerSwitch(self.sources.world)) this.set({ switch: sw }, n);
+      },
+    });
+    new Gauge({
+      name: 'hilt_device_queue_depth', help: 'Calls queued or running on the per-device queues, by queue', labelNames: ['queue'], registers,
+      collect() {
+        const s = self.sources;
+        if (!s) return;
+        this.set({ queue: 'switch' }, s.world.sessions.size());
+        this.set({ queue: 'obm' }, s.power.size());
+        this.set({ queue: 'headnode' }, s.headnodes.size());
+      },
+    });
+    new Gauge({
+      name: 'hilt_ui_sessions', help: 'Dashboard sessions open now', registers,
+      collect() { this.set(self.sources?.uiSessions?.() ?? 0); },
+    });
+  }
+
+  /** What the gauges read from now on. */
+  attach(sources: MetricsSources): void {
+    this.sources = sources;
+    // Only for an engine that tells its size (LMDB; the memory engine has none to tell).
+    if (!sources.world.runtime.tellsStorageSize || this.registry.getSingleMetric('hilt_storage_size_bytes')) return;
+    const self = this;
+    const registers = [this.registry];
+    new Gauge({
+      name: 'hilt_storage_size_bytes', help: 'Size of the store on disk (LMDB: its data file)', registers,
+      async collect() {
+        const stats = await self.sources?.world.runtime.storageStats().catch(() => undefined);
+        if (stats) this.set(stats.sizeBytes);
+      },
+    });
+    new Gauge({
+      name: 'hilt_storage_used_bytes', help: 'Bytes in use within the store (LMDB: pages up to the last one written)', registers,
+      async collect() {
+        const stats = await self.sources?.world.runtime.storageStats().catch(() => undefined);
+        if (stats?.usedBytes !== undefined) this.set(stats.usedBytes);
+      },
+    });
+  }
+
+  private perKind(g: Gauge<'kind'>, pick: (l: { live: number; messages: number; busiest: number }) => number): void {
+    const world = this.sources?.world;
+    if (!world) return;
+    for (const kind of world.runtime.kindNames()) g.set({ kind }, pick(world.runtime.registry(kind)!.load()));
+  }
+
+  /** An online backup ended. */
+  backup(ok: boolean, seconds: number): void {
+    this.backups.labels(ok ? 'ok' : 'error').inc();
+    if (!ok) return;
+    // Registered at the first success: a timestamp of 0 would read as a backup half a century old.
+    if (!this.registry.getSingleMetric('hilt_backup_last_success_timestamp_seconds')) {
+      this.registry.registerMetric(this.backupLast);
+      this.registry.registerMetric(this.backupSeconds);
+    }
+    this.backupLast.set(Date.now() / 1000);
+    this.backupSeconds.set(seconds);
+  }
+
+  /** One HTTP answer. `route` is the call's pattern (undefined: no route matched). */
+  request(route: string | undefined, method: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route ?? ''}`;
+    let call = this.perCall.get(key);
+    if (!call) {
+      const r = route === undefined ? 'unmatched' : route === '/v0' ? '/' : route.startsWith('/v0/') ? route.slice(3) : route;
+      call = { count: this.requests.labels(r, method, String(status)), seconds: this.requestSeconds.labels(r, method) };
+      this.perCall.set(key, call);
+    }
+    call.count.inc();
+    call.seconds.observe(seconds);
+    const now = Math.floor(Date.now() / 1000);
+    let last = this.window[this.window.length - 1];
+    if (!last || last[0] !== now) {
+      this.window.push((last = [now, 0, 0]));
+      while (this.window.length && this.window[0][0] <= now - 60) this.window.shift();
+    }
+    last[1]++;
+    if (status >= 500) last[2]++;
+  }
+
+  /** Requests per second of the last 10 and 60 seconds (the current second not counted: it is not over). */
+  rates(now = Date.now()): RequestRates {
+    const second = Math.floor(now / 1000);
+    let n10 = 0;
+    let n60 = 0;
+    let e60 = 0;
+    for (const [s, n, e] of this.window) {
+      if (s >= second || s < second - 60) continue;
+      n60 += n;
+      e60 += e;
+      if (s >= second - 10) n10 += n;
+    }
+    return { perSecond10s: n10 / 10, perSecond60s: n60 / 60, errorsPerSecond60s: e60 / 60 };
+  }
+
+  /** The Prometheus text of this service's metrics and the process's. */
+  async text(): Promise<string> {
+    return Registry.merge([processMetrics(), this.registry]).metrics();
+  }
+
+  readonly contentType = this.registry.contentType;
+
+  // Telemetry (actors/telemetry.ts)
+
+  committed(kind: string, events: number, seconds: number, ok: boolean): void {
+    this.commits.labels(kind, ok ? 'ok' : 'refused').inc();
+    if (!ok) return;
+    this.events.labels(kind).inc(events);
+    this.commitSeconds$(kind).observe(seconds);
+  }
+
+  operationAccepted(sw: string, type: OperationType): void {
+    this.accepted.labels(sw, type).inc();
+  }
+
+  operationFinished(sw: string, type: OperationType, status: 'DONE' | 'ERROR', seconds: number): void {
+    this.finished.labels(sw, type, status).inc();
+    this.operationSeconds.labels(sw).observe(seconds);
+  }
+
+  driverCall(kind: DriverKind, driver: string, call: string, seconds: number, ok: boolean): void {
+    this.driverCalls.labels(kind, driver, call, ok ? 'ok' : 'error').inc();
+    this.driverSeconds$(kind, driver, call).observe(seconds);
+  }
+
+  sessionOpened(sw: string): void {
+    this.sessionsOpened.labels(sw).inc();
+  }
+
+  sessionClosed(sw: string, operations: number): void {
+    this.perSession.labels(sw).observe(operations);
+  }
+
+  deviceCall(queue: DriverKind, waitedSeconds: number, outcome: DeviceOutcome): void {
+    this.deviceCalls.labels(queue, outcome).inc();
+    this.deviceWait.labels(queue).observe(waitedSeconds);
+  }
+}
+
+/** Pending network operations per switch, from the committed view (every known switch, 0 included). */
+export function pendingPerSwitch(world: World): Map<string, number> {
+  const rm = world.rm;
+  const out = new Map<string, number>([...rm.switches.keys()].map((s) => [s, 0]));
+  for (const node of rm.pendingByNode.keys()) {
+    for (const nic of rm.pendingByNode.get(node)) {
+      const p = rm.nic(node, nic)?.pending;
+      if (p) out.set(p.switch, (out.get(p.switch) ?? 0) + 1);
+    }
+  }
+  return out;
+}

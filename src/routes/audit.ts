@@ -1,0 +1,56 @@
+/**
+ * GET /admin/audit (admin): the system-wide audit log, newest first, paged, filtered by object,
+ * user and time range (src/audit.ts). POST /admin/backup (admin): a consistent copy of the store
+ * while the service runs.
+ */
+import type { FastifyInstance } from 'fastify';
+import { isAbsolute } from 'node:path';
+import * as S from '../schemas/ops';
+import { requireAdmin } from './guard';
+import { auditPage, parseTime } from '../audit';
+import { badArgument, HiltError } from '../errors';
+
+interface AuditQuerystring { kind?: string; name?: string; user?: string; since?: string; until?: string; limit?: string; cursor?: string }
+
+export async function opsRoutes(app: FastifyInstance): Promise<void> {
+  const { world, metrics } = app.hilt;
+
+  app.get<{ Querystring: AuditQuerystring }>('/admin/audit', { schema: S.audit }, async (req) => {
+    requireAdmin(req.caller);
+    const q = req.query;
+    return auditPage(world, {
+      kind: q.kind,
+      name: q.name,
+      user: q.user,
+      since: q.since !== undefined ? parseTime('since', q.since) : undefined,
+      until: q.until !== undefined ? parseTime('until', q.until) : undefined,
+      limit: q.limit !== undefined ? Number(q.limit) : undefined,
+      cursor: q.cursor,
+    });
+  });
+
+  /**
+   * The copy is written by the service's process, on its machine, into a new folder `path`
+   * (absolute; it must not exist; its parent must). Writes go on meanwhile; the copy holds every
+   * change acknowledged before the call. A restore is a start with HILT_DATA_DIR on the copy.
+   */
+  app.post<{ Body: { path: string } }>('/admin/backup', { schema: S.backup }, async (req) => {
+    requireAdmin(req.caller);
+    const path = req.body.path;
+    if (!isAbsolute(path)) throw badArgument('path must be absolute (a folder on the service\'s machine)');
+    const started = Date.now();
+    try {
+      await world.runtime.backup(path);
+    } catch (err) {
+      metrics.backup(false, (Date.now() - started) / 1000);
+      if (err instanceof HiltError) throw err;
+      const e = err as NodeJS.ErrnoException & Error;
+      if (/exists/.test(e.message) || e.code === 'EEXIST') throw new HiltError('DuplicateError', `${path} exists already: a backup goes to a new folder`);
+      if (e.code === 'ENOENT') throw badArgument(`the folder ${path} cannot be made: its parent does not exist`);
+      throw new HiltError('ServiceUnavailableError', `the backup to ${path} failed: ${e.message}`);
+    }
+    metrics.backup(true, (Date.now() - started) / 1000);
+    req.log.info({ path, ms: Date.now() - started }, 'online backup written');
+    return { path, started_at: new Date(started).toISOString(), finished_at: new Date().toISOString() };
+  });
+}

@@ -1,0 +1,248 @@
+/**
+ * The operator dashboard at /ui/: a page, a small JS module and a stylesheet (files of the
+ * repository's ui/ folder, read at start and served from memory: nothing is fetched from
+ * elsewhere, there is no build step), and the JSON it reads under /ui/api/ (src/ui/views.ts).
+ *
+ * Login with hilt's users and passwords (the API's own check, src/auth/basic.ts) gives a session
+ * cookie: HttpOnly, SameSite=Strict, Path=/ui, Secure over HTTPS (behind a proxy:
+ * HILT_TRUST_PROXY), expiring with the session. Every change (login, logout, an action) must
+ * come from the dashboard's own origin (Origin and Sec-Fetch-Site are checked when the browser
+ * sends them), and every change but the login must carry the session's CSRF token in a header
+ * (X-CSRF-Token), which a cross-site page can neither read nor send. Actions run the API's own
+ * route as the logged-in user (src/ui/bridge.ts). Not part of HIL's API: not under /v0, not in
+ * the OpenAPI document.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import cookie from '@fastify/cookie';
+import { COOKIE, UiSessions, sameSecret } from '../ui/sessions';
+import { BRIDGE_HEADER } from '../ui/bridge';
+import { page, TABLE_LIMIT_MAX, TableQuery, Views } from '../ui/views';
+import { auditPage, parseTime } from '../audit';
+import { badArgument, notFound, unauthorized } from '../errors';
+import { requireAdmin } from './guard';
+import { version } from '../version';
+import type { Caller } from '../auth/basic';
+
+/** The repository's ui/ folder (this file runs as dist/src/routes/ui.js). */
+export const UI_DIR = join(__dirname, '..', '..', '..', 'ui');
+
+const ASSETS: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+};
+
+/** Everything the dashboard loads comes from the service itself. */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/** A drift audit of a switch, once the switch drivers offer it (the dashboard links it when the route exists). */
+const DRIFT_ROUTE = '/admin/switch/:switch/drift';
+
+const enc = encodeURIComponent;
+
+/** The tables, and whether they are for admins only. */
+const TABLES: Record<string, { admin: boolean; rows: (v: Views, c: Caller, q: TableQuery) => ReturnType<Views['nodes']> }> = {
+  nodes: { admin: false, rows: (v, c) => v.nodes(c) },
+  projects: { admin: false, rows: (v, c) => v.projects(c) },
+  // f.project: the networks that project may use (owned, granted or public).
+  networks: {
+    admin: false,
+    rows: (v, c, q) => {
+      const project = q.filters.project;
+      delete q.filters.project;
+      return v.networks(c, project);
+    },
+  },
+  operations: { admin: false, rows: (v, c) => v.operations(c) },
+  headnodes: { admin: false, rows: (v, c) => v.headnodes(c) },
+  switches: { admin: true, rows: (v) => v.switches() },
+  ports: { admin: true, rows: (v) => v.ports() },
+};
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ui?: { token: string; csrf: string; expires: number };
+  }
+}
+
+export async function uiRoutes(app: FastifyInstance): Promise<void> {
+  const hilt = app.hilt;
+  const sessions = new UiSessions(hilt.world.rm, hilt.config.uiSessionMinutes * 60_000);
+  hilt.ui = sessions;
+  app.addHook('onClose', async () => sessions.close());
+  const views = new Views({ world: hilt.world, metrics: hilt.metrics, power: hilt.power, headnodes: hilt.headnodes, startedAt: Date.now(), version: version() });
+  const assets = new Map(Object.entries(ASSETS).map(([file, type]) => {
+    const body = readFileSync(join(UI_DIR, file));
+    return [file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
+  }));
+
+  await app.register(cookie);
+  // Outside HIL's API: not authenticated by its basic-auth hook (the session is checked below), not documented.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    route.config = { ...(route.config as object), public: true } as RouteOptions['config'];
+    route.schema = { ...(route.schema ?? {}), hide: true };
+  });
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('content-security-policy', CSP);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  const secure = (req: FastifyRequest) => req.protocol === 'https';
+  const cookieOptions = (req: FastifyRequest, maxAge?: number) => ({ path: '/ui', httpOnly: true, sameSite: 'strict' as const, secure: secure(req), ...(maxAge !== undefined ? { maxAge } : {}) });
+
+  /** A change must come from this origin (a cross-site form or script is refused). */
+  function sameOrigin(req: FastifyRequest): void {
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') throw unauthorized('a change to the dashboard must come from the dashboard itself');
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `${req.protocol}://${req.host}`) throw unauthorized('a change to the dashboard must come from the dashboard itself');
+  }
+
+  /** The session's caller; a 401 without one. */
+  function session(req: FastifyRequest): Caller {
+    const token = req.cookies[COOKIE];
+    const s = sessions.get(token);
+    if (!s) throw unauthorized('log in to the dashboard first (the session is missing or has ended)');
+    req.ui = { token: token!, csrf: s.csrf, expires: s.expires };
+    return s.caller;
+  }
+
+  /** A change: the session, its origin, and its CSRF token. */
+  function change(req: FastifyRequest): Caller {
+    sameOrigin(req);
+    const caller = session(req);
+    const sent = req.headers['x-csrf-token'];
+    if (typeof sent !== 'string' || !sameSecret(sent, req.ui!.csrf)) throw unauthorized('missing or wrong CSRF token: reload the dashboard');
+    return caller;
+  }
+
+  const me = (c: Caller, csrf: string, expires: number) => ({
+    user: c.user, isAdmin: c.isAdmin, projects: c.projects, csrf, expiresAt: new Date(expires).toISOString(),
+    features: { audit: c.isAdmin, health: c.isAdmin, switches: c.isAdmin, drift: c.isAdmin && app.hasRoute({ method: 'GET', url: DRIFT_ROUTE }) },
+  });
+
+  // The page and its assets: no session needed (the page shows the login form).
+  app.get('/ui', async (_req, reply) => reply.redirect('/ui/'));
+  const asset = (file: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const a = assets.get(file)!;
+    reply.header('cache-control', 'no-cache').header('etag', a.etag).type(a.type);
+    if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
+    return reply.send(a.body);
+  };
+  app.get('/ui/', asset('index.html'));
+  app.get('/ui/app.js', asset('app.js'));
+  app.get('/ui/app.css', asset('app.css'));
+
+  app.post<{ Body: { user?: unknown; password?: unknown } }>('/ui/api/login', async (req, reply) => {
+    sameOrigin(req);
+    const { user, password } = req.body;
+    if (typeof user !== 'string' || typeof password !== 'string' || !user || user.includes(':')) throw unauthorized('invalid username or password');
+    // The API's own check (the same users, passwords and protections).
+    const caller = await hilt.auth.authenticate('Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64'));
+    const s = sessions.create(caller.user, hilt.world.rm.users.get(caller.user)!.passwordHash);
+    req.log.info({ user: caller.user }, 'dashboard login');
+    reply.setCookie(COOKIE, s.token, cookieOptions(req, Math.floor(sessions.lifetimeMs / 1000)));
+    return me(caller, s.csrf, s.expires);
+  });
+
+  app.post('/ui/api/logout', async (req, reply) => {
+    change(req);
+    sessions.end(req.ui!.token);
+    reply.clearCookie(COOKIE, cookieOptions(req));
+    return null;
+  });
+
+  app.get('/ui/api/me', async (req) => {
+    const c = session(req);
+    return me(c, req.ui!.csrf, req.ui!.expires);
+  });
+
+  app.get('/ui/api/summary', async (req) => views.summary(session(req)));
+
+  app.get<{ Params: { table: string }; Querystring: Record<string, string> }>('/ui/api/table/:table', async (req) => {
+    const c = session(req);
+    const t = Object.hasOwn(TABLES, req.params.table) ? TABLES[req.params.table] : undefined;
+    if (!t) throw notFound(`table ${req.params.table}`);
+    if (t.admin) requireAdmin(c);
+    const q = tableQuery(req.query);
+    return page(t.rows(views, c, q), q);
+  });
+
+  app.get<{ Params: { node: string } }>('/ui/api/node/:node', async (req) => {
+    const detail = views.node(session(req), req.params.node);
+    if (!detail) throw notFound(`node ${req.params.node}`);
+    return detail;
+  });
+
+  app.get<{ Querystring: Record<string, string> }>('/ui/api/audit', async (req) => {
+    requireAdmin(session(req));
+    const q = req.query;
+    const opt = (k: string) => (q[k] === undefined || q[k] === '' ? undefined : q[k]);
+    return auditPage(hilt.world, {
+      kind: opt('kind'), name: opt('name'), user: opt('user'),
+      since: opt('since') !== undefined ? parseTime('since', q.since) : undefined,
+      until: opt('until') !== undefined ? parseTime('until', q.until) : undefined,
+      limit: opt('limit') !== undefined ? intParam('limit', q.limit, 1, 1000) : 50,
+      cursor: opt('cursor'),
+    });
+  });
+
+  /** An action: one call of the API, run as the session's user; its answer as the API gave it. */
+  app.post<{ Body: Record<string, unknown> }>('/ui/api/action', async (req, reply) => {
+    const caller = change(req);
+    const b = req.body;
+    const str = (k: string) => {
+      if (typeof b[k] !== 'string' || !b[k]) throw badArgument(`${k} is missing`);
+      return b[k] as string;
+    };
+    let call: { method: 'GET' | 'POST'; url: string; payload?: object };
+    switch (b.action) {
+      case 'reapply':
+        call = { method: 'POST', url: `/admin/node/${enc(str('node'))}/nic/${enc(str('nic'))}/reapply` };
+        break;
+      case 'force_detach':
+        call = { method: 'POST', url: `/admin/node/${enc(str('node'))}/nic/${enc(str('nic'))}/force_detach`, payload: { network: str('network') } };
+        break;
+      case 'drift':
+        if (!app.hasRoute({ method: 'GET', url: DRIFT_ROUTE })) throw notFound('a drift audit (this service has none)');
+        call = { method: 'GET', url: `/admin/switch/${enc(str('switch'))}/drift` };
+        break;
+      default:
+        throw badArgument('action must be reapply, force_detach or drift');
+    }
+    req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
+    const r = await app.inject({
+      method: call.method, url: call.url, payload: call.payload,
+      headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller.user), ...(call.payload ? { 'content-type': 'application/json' } : {}) },
+    });
+    reply.code(r.statusCode).type('application/json');
+    return r.body === '' ? 'null' : r.body;
+  });
+}
+
+function intParam(name: string, v: string, min: number, max: number): number {
+  if (!/^\d{1,6}$/.test(v) || Number(v) < min || Number(v) > max) throw badArgument(`${name} must be an integer from ${min} to ${max}`);
+  return Number(v);
+}
+
+/** offset, limit, sort, dir, q, and f.<column>=<value> filters. */
+function tableQuery(q: Record<string, string>): TableQuery {
+  const filters: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) if (k.startsWith('f.') && v !== '') filters[k.slice(2)] = v;
+  if (q.dir !== undefined && q.dir !== 'asc' && q.dir !== 'desc') throw badArgument('dir must be asc or desc');
+  return {
+    offset: q.offset !== undefined ? intParam('offset', q.offset, 0, 1_000_000) : 0,
+    limit: q.limit !== undefined ? intParam('limit', q.limit, 1, TABLE_LIMIT_MAX) : 50,
+    sort: q.sort || undefined,
+    dir: (q.dir as 'asc' | 'desc' | undefined) ?? 'asc',
+    q: q.q,
+    filters,
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * POST /admin/backup: a consistent copy of the LMDB store, made while the service keeps serving
+ * writes; a service started on the copy (the restore) serves every change acknowledged before
+ * the backup began.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, obm } from '../helpers/server';
+import { parseExposition, value } from '../helpers/prometheus';
+
+describe('POST /admin/backup: online backup and restore', function () {
+  this.timeout(120_000);
+  let ts: TestServer;
+  let dir: string;
+  before(async () => {
+    ts = await startTestServer();
+    dir = mkdtempSync(join(tmpdir(), 'hilt-backup-'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('copies under write load; the copy starts as a service and serves every change acknowledged before the backup began', async () => {
+    const api = ts.api;
+    // Some inventory first, so that the copy is more than a few pages.
+    await Promise.all(Array.from({ length: 8 }, async (_, w) => {
+      for (let i = 0; i < 100; i++) await must(api.put(`/node/pre-${w}-${i}`, { obm: obm() }));
+    }));
+    /** every acknowledged write: what it made, and when its answer came */
+    const acked: { kind: 'project' | 'node' | 'metadata'; name: string; at: number }[] = [];
+    const failures: string[] = [];
+    let writing = true;
+    const writers = Array.from({ length: 6 }, async (_, w) => {
+      for (let i = 0; writing; i++) {
+        const name = `w${w}-${i}`;
+        const step = i % 3;
+        const r = step === 0 ? await api.put(`/project/${name}`)
+          : step === 1 ? await api.put(`/node/${name}`, { obm: obm() })
+            : await api.put(`/node/w${w}-${i - 1}/metadata/rack`, { value: name });
+        if (r.status !== 200) failures.push(`${name}: ${r.status} ${r.text}`);
+        else acked.push({ kind: step === 0 ? 'project' : step === 1 ? 'node' : 'metadata', name, at: Date.now() });
+      }
+    });
+    while (acked.length < 300) await new Promise((r) => setTimeout(r, 10));
+    const path = join(dir, 'copy');
+    const began = Date.now();
+    const ackedBefore = acked.filter((a) => a.at < began);
+    const r = await must(api.post('/admin/backup', { path }));
+    const answered = acked.length;
+    // The service keeps serving: writes are acknowledged after the backup too.
+    while (acked.length < answered + 100) await new Promise((res) => setTimeout(res, 10));
+    writing = false;
+    await Promise.all(writers);
+    expect(failures).to.deep.equal([]);
+    expect(r.body.path).to.equal(path);
+    expect(Date.parse(r.body.finished_at)).to.be.at.least(Date.parse(r.body.started_at));
+    // The copy holds credentials: the service's alone.
+    expect(statSync(path).mode & 0o777).to.equal(0o700);
+    expect(statSync(join(path, 'data.mdb')).mode & 0o777).to.equal(0o600);
+
+    // Restore: a service started on the copy.
+    const restored = await startTestServer({}, {}, path);
+    try {
+      const projects = new Set((await must(restored.api.get('/projects'))).body as string[]);
+      const nodes = new Set((await must(restored.api.get('/nodes/all'))).body as string[]);
+      expect(nodes.size).to.be.at.least(800);
+      let checked = 0;
+      for (const a of ackedBefore) {
+        if (a.kind === 'project') expect(projects.has(a.name), `project ${a.name}`).to.equal(true);
+        else if (a.kind === 'node') expect(nodes.has(a.name), `node ${a.name}`).to.equal(true);
+        else {
+          const [w, i] = a.name.slice(1).split('-').map(Number);
+          const shown = await must(restored.api.get(`/node/w${w}-${i - 1}`));
+          expect(shown.body.metadata, `metadata of w${w}-${i - 1}`).to.deep.equal({ rack: a.name });
+        }
+        checked++;
+      }
+      expect(checked).to.be.at.least(300);
+      // Nothing acknowledged after the copy finished is in it, and the copy is a store of its own.
+      const late = acked.filter((a) => a.kind === 'project').slice(-1)[0];
+      expect(projects.has(late.name)).to.equal(false);
+      await must(restored.api.put('/project/after-restore'));
+      expect((await must(api.get('/projects'))).body).to.not.include('after-restore');
+      // The audit log came along.
+      const audit = (await must(restored.api.get('/admin/audit?kind=project&limit=1'))).body;
+      expect(audit.entries[0]).to.include({ kind: 'project', name: 'after-restore', by: 'admin' });
+    } finally {
+      await stopTestServer(restored, false);
+    }
+  });
+
+  it('refuses a path that exists, a relative path, a missing parent; is for admins only; metrics count each outcome', async () => {
+    const api = ts.api;
+    const m0 = parseExposition((await must(api.get('/metrics'))).text);
+    expect(value(m0, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
+    expect(value(m0, 'hilt_backup_last_success_timestamp_seconds')).to.be.within(Date.now() / 1000 - 120, Date.now() / 1000);
+    const again = await api.post('/admin/backup', { path: join(dir, 'copy') });
+    expect(again.status).to.equal(409);
+    expect(again.body.type).to.equal('DuplicateError');
+    expect((await api.post('/admin/backup', { path: 'relative/copy' })).status).to.equal(400);
+    const orphan = await api.post('/admin/backup', { path: join(dir, 'no', 'such', 'parent') });
+    expect(orphan.status).to.equal(400);
+    expect(orphan.body.msg).to.match(/parent/);
+    expect((await api.post('/admin/backup', {})).status).to.equal(400);
+    await makeUser(api, 'backup-member', 'pw');
+    expect((await api.with({ user: 'backup-member', password: 'pw' }).post('/admin/backup', { path: join(dir, 'member') })).status).to.equal(401);
+    const m1 = parseExposition((await must(api.get('/metrics'))).text);
+    expect(value(m1, 'hilt_backups_total', { outcome: 'error' })).to.equal(2);
+    expect(value(m1, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
+  });
+
+  it('says that the memory engine has nothing to copy', async () => {
+    const mem = await startTestServer({ storage: 'memory' });
+    try {
+      const r = await mem.api.post('/admin/backup', { path: join(dir, 'mem') });
+      expect(r.status).to.equal(409);
+      expect(r.body).to.deep.equal({ type: 'IllegalStateError', msg: 'this storage engine cannot make an online backup (use its own tools)' });
+      // No success, no timestamp (0 would read as a backup decades old).
+      expect((await must(mem.api.get('/metrics'))).text).to.not.include('hilt_backup_last_success_timestamp_seconds');
+    } finally {
+      await stopTestServer(mem);
+    }
+  });
+});

@@ -1,0 +1,611 @@
+// hilt's operator dashboard: one plain ES module, no framework, no build step. It reads the
+// service's JSON under ./api/ (src/routes/ui.ts), polls a small summary every 2 seconds and
+// refetches the table on screen when the kinds it shows have changed. Tables are filtered,
+// sorted and paged by the service, so 10,000 nodes cost one page of rows here. Every value
+// from the service is put into the page as text (textContent), never as HTML.
+
+const POLL_MS = 2000;
+const PAGE = 50;
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  me: null,
+  versions: {},
+  summary: null,
+  /** per table: offset, sort, dir, q, filters */
+  tables: {},
+  /** the view on screen: { name, arg, render(), kinds } */
+  view: null,
+  poll: null,
+  pollId: 0,
+};
+
+// ---------------------------------------------------------------- calls
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super(body && body.msg ? body.msg : `HTTP ${status}`);
+    this.status = status;
+    this.type = body && body.type;
+  }
+}
+
+async function api(path, { method = 'GET', body } = {}) {
+  const headers = { accept: 'application/json' };
+  if (method !== 'GET') {
+    headers['content-type'] = 'application/json';
+    if (state.me) headers['x-csrf-token'] = state.me.csrf;
+  }
+  const r = await fetch(`api/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' });
+  const text = await r.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
+  if (!r.ok) {
+    const err = new ApiError(r.status, data);
+    if (r.status === 401 && path !== 'login' && state.me) loggedOut('Your session has ended: log in again.');
+    throw err;
+  }
+  return data;
+}
+
+const query = (params) => {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+};
+
+// ---------------------------------------------------------------- small DOM helpers
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
+    else if (k === 'class') el.className = v;
+    else if (k in el && k !== 'list' && typeof v !== 'string') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat(Infinity)) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+const say = (text) => { $('status').textContent = text; };
+const link = (href, text) => h('a', { href }, text);
+const time = (iso) => (iso ? h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString()) : '');
+
+function badge(value) {
+  const v = String(value);
+  const kind = { DONE: 'ok', running: 'ok', free: 'ok', ERROR: 'bad', died: 'bad', PENDING: 'warn', starting: 'warn', stopping: 'warn', deleting: 'warn' }[v] || 'plain';
+  return h('span', { class: `badge ${kind}` }, v);
+}
+
+function confirmDialog(text, ok = 'Confirm') {
+  const d = $('confirm');
+  $('confirm-text').textContent = text;
+  $('confirm-ok').textContent = ok;
+  d.returnValue = '';
+  return new Promise((resolve) => {
+    d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
+    d.showModal();
+    $('confirm-cancel').focus();
+  });
+}
+
+function showResult(title, value) {
+  $('result-title').textContent = title;
+  $('result-text').textContent = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  $('result').showModal();
+}
+
+// ---------------------------------------------------------------- tables
+
+/**
+ * A table of one of the service's tables: caption, filter box, optional select filters, sortable
+ * headers, one page of rows, a pager. `columns`: [{ key, label, render?(row), sort? }].
+ */
+function tableState(name, defaults = {}) {
+  if (!state.tables[name]) state.tables[name] = { offset: 0, sort: defaults.sort, dir: defaults.dir || 'asc', q: '', filters: { ...(defaults.filters || {}) } };
+  return state.tables[name];
+}
+
+/** `name`: this table's state and ids; `table`: the service's table it shows (default: name). */
+function dataTable({ name, table: source = name, caption, columns, selects = [], actions, defaults }) {
+  const ts = tableState(name, defaults);
+  const wrap = h('div', { class: 'table-wrap', 'data-table': name });
+  const body = h('tbody');
+  const info = h('span', { class: 'muted', 'aria-live': 'polite' });
+  const prev = h('button', { type: 'button', on: { click: () => { ts.offset = Math.max(0, ts.offset - PAGE); load(); } } }, 'Previous');
+  const next = h('button', { type: 'button', on: { click: () => { ts.offset += PAGE; load(); } } }, 'Next');
+  const search = h('input', { type: 'search', id: `${name}-q`, value: ts.q, placeholder: 'words in any column' });
+  let timer;
+  search.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { ts.q = search.value; ts.offset = 0; load(); }, 250);
+  });
+  const controls = h('div', { class: 'controls' },
+    h('label', { for: `${name}-q` }, 'Filter'), search,
+    selects.map((s) => {
+      const sel = h('select', { id: `${name}-${s.key}`, on: { change: () => { ts.filters[s.key] = sel.value; ts.offset = 0; load(); } } },
+        h('option', { value: '' }, s.any || 'all'), s.options.map((o) => h('option', { value: o, selected: ts.filters[s.key] === o }, o)));
+      return [h('label', { for: sel.id }, s.label), sel];
+    }));
+  const headRow = h('tr', {}, columns.map((c) => {
+    const th = h('th', { scope: 'col' });
+    if (c.sort === false) th.append(c.label);
+    else {
+      th.append(h('button', { type: 'button', class: 'sort', on: { click: () => {
+        if (ts.sort === c.key) ts.dir = ts.dir === 'asc' ? 'desc' : 'asc';
+        else { ts.sort = c.key; ts.dir = 'asc'; }
+        ts.offset = 0;
+        load();
+      } } }, c.label));
+    }
+    return th;
+  }), actions ? h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')) : null);
+  const table = h('table', {}, h('caption', {}, caption), h('thead', {}, headRow), body);
+  wrap.append(controls, h('div', { class: 'scroll' }, table), h('div', { class: 'pager' }, prev, info, next));
+
+  async function load() {
+    const params = { offset: ts.offset, limit: PAGE, sort: ts.sort, dir: ts.dir, q: ts.q };
+    for (const [k, v] of Object.entries(ts.filters)) params[`f.${k}`] = v;
+    let page;
+    try {
+      page = await api(`table/${source}${query(params)}`);
+    } catch (err) {
+      say(`Could not read ${caption}: ${err.message}`);
+      return;
+    }
+    if (page.offset >= page.total && page.total > 0 && ts.offset > 0) { ts.offset = Math.max(0, page.total - PAGE); return load(); }
+    for (const [i, th] of [...headRow.children].entries()) {
+      const c = columns[i];
+      if (!c) continue;
+      th.setAttribute('aria-sort', ts.sort === c.key ? (ts.dir === 'asc' ? 'ascending' : 'descending') : 'none');
+    }
+    body.replaceChildren(...page.rows.map((row) => h('tr', { 'data-key': columns[0].key ? String(row[columns[0].key]) : '' },
+      columns.map((c) => h('td', { 'data-col': c.key }, c.render ? c.render(row) : fmt(row[c.key]))),
+      actions ? h('td', { class: 'actions' }, actions(row)) : null)));
+    if (!page.rows.length) body.append(h('tr', {}, h('td', { colspan: columns.length + (actions ? 1 : 0), class: 'muted' }, 'Nothing to show.')));
+    info.textContent = page.total ? `${page.offset + 1}–${page.offset + page.rows.length} of ${page.total}` : '0 rows';
+    prev.disabled = page.offset === 0;
+    next.disabled = page.offset + page.rows.length >= page.total;
+  }
+  return { el: wrap, load };
+}
+
+const fmt = (v) => (v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? 'yes' : 'no') : String(v));
+
+// ---------------------------------------------------------------- views
+
+const nodeLink = (row) => link(`#/node/${encodeURIComponent(row.name ?? row.node)}`, row.name ?? row.node);
+const projectLink = (p) => (p ? link(`#/project/${encodeURIComponent(p)}`, p) : '');
+
+function cards(items) {
+  return h('dl', { class: 'cards' }, items.map(([label, value]) => h('div', { class: 'card' }, h('dt', {}, label), h('dd', {}, fmt(value)))));
+}
+
+const VIEWS = {
+  inventory: {
+    title: 'Inventory',
+    kinds: ['node', 'nic', 'project'],
+    render(el) {
+      const s = state.summary;
+      const projects = s ? s.inventory.perProject.map((p) => p.project) : [];
+      const top = h('div', { id: 'inventory-cards' });
+      const t = dataTable({
+        name: 'nodes', caption: 'Nodes',
+        defaults: { sort: 'name' },
+        selects: [{ key: 'state', label: 'State', options: ['free', 'in use'] }, { key: 'project', label: 'Project', options: projects }],
+        columns: [
+          { key: 'name', label: 'Node', render: nodeLink },
+          { key: 'state', label: 'State', render: (r) => badge(r.state) },
+          { key: 'project', label: 'Project', render: (r) => projectLink(r.project) },
+          { key: 'nics', label: 'Nics' },
+          { key: 'networks', label: 'Networks' },
+          { key: 'pending', label: 'Pending operations' },
+          ...(state.me.isAdmin ? [{ key: 'obm', label: 'BMC driver' }] : []),
+          { key: 'metadata', label: 'Metadata' },
+        ],
+      });
+      const refreshCards = () => {
+        const x = state.summary;
+        if (!x) return;
+        top.replaceChildren(
+          cards([['Nodes', x.inventory.nodes], ['Free', x.inventory.free], ['In use', x.inventory.inUse], ['Projects', x.inventory.projects],
+            ['Operations in flight', x.operations.pending], ['Failures (24 h)', x.operations.failuresLastDay]]),
+          x.inventory.perProject.length ? h('table', { class: 'compact' }, h('caption', {}, 'Nodes per project'),
+            h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Project'), h('th', { scope: 'col' }, 'Nodes'))),
+            h('tbody', {}, x.inventory.perProject.map((p) => h('tr', {}, h('td', {}, projectLink(p.project)), h('td', {}, String(p.nodes)))))) : '');
+      };
+      el.append(top, t.el);
+      refreshCards();
+      return () => { refreshCards(); return t.load(); };
+    },
+  },
+  projects: {
+    title: 'Projects',
+    kinds: ['project', 'node', 'network', 'user', 'headnode'],
+    render(el) {
+      const t = dataTable({
+        name: 'projects', caption: 'Projects', defaults: { sort: 'name' },
+        columns: [
+          { key: 'name', label: 'Project', render: (r) => projectLink(r.name) },
+          { key: 'nodes', label: 'Nodes' },
+          { key: 'networks', label: 'Networks' },
+          { key: 'members', label: 'Members' },
+          { key: 'headnodes', label: 'Headnodes' },
+        ],
+      });
+      el.append(t.el);
+      return t.load;
+    },
+  },
+  project: {
+    title: 'Project',
+    kinds: ['project', 'node', 'nic', 'network', 'headnode'],
+    render(el, name) {
+      el.querySelector('h1').textContent = `Project ${name}`;
+      const f = { filters: { project: name } };
+      const nodes = dataTable({ name: 'project-nodes', table: 'nodes', caption: `Nodes of ${name}`, defaults: { sort: 'name', ...f }, columns: [
+        { key: 'name', label: 'Node', render: nodeLink }, { key: 'nics', label: 'Nics' }, { key: 'networks', label: 'Networks' }, { key: 'pending', label: 'Pending operations' },
+      ] });
+      state.tables['project-nodes'].filters = { project: name };
+      const heads = dataTable({ name: 'project-headnodes', table: 'headnodes', caption: `Headnodes of ${name}`, defaults: { sort: 'name' }, columns: [
+        { key: 'name', label: 'Headnode' }, { key: 'status', label: 'Status', render: (r) => badge(r.status) }, { key: 'vncport', label: 'VNC port' }, { key: 'hnics', label: 'Hnics' },
+      ] });
+      state.tables['project-headnodes'].filters = { project: name };
+      const nets = dataTable({ name: 'project-networks', table: 'networks', caption: `Networks ${name} may use`, defaults: { sort: 'name' }, columns: [
+        { key: 'name', label: 'Network' }, { key: 'owner', label: 'Owner' }, { key: 'access', label: 'Access' }, { key: 'vlan', label: 'VLAN' }, { key: 'attached', label: 'Attached nics' },
+      ] });
+      state.tables['project-networks'].filters = { project: name };
+      el.append(nodes.el, nets.el, heads.el);
+      return () => Promise.all([nodes.load(), nets.load(), heads.load()]);
+    },
+  },
+  networks: {
+    title: 'Networks',
+    kinds: ['network', 'nic', 'headnode'],
+    render(el) {
+      const t = dataTable({
+        name: 'networks', caption: 'Networks', defaults: { sort: 'name' },
+        selects: [{ key: 'access', label: 'Access', options: ['public'] }],
+        columns: [
+          { key: 'name', label: 'Network' },
+          { key: 'owner', label: 'Owner' },
+          { key: 'access', label: 'Access' },
+          { key: 'vlan', label: 'VLAN id' },
+          { key: 'allocation', label: 'VLAN from' },
+          { key: 'attachments', label: 'Attachments' },
+          { key: 'attached', label: 'Attached nics' },
+        ],
+      });
+      el.append(t.el);
+      return t.load;
+    },
+  },
+  switches: {
+    title: 'Switches',
+    admin: true,
+    kinds: ['switch', 'port', 'nic'],
+    render(el) {
+      const sw = dataTable({
+        name: 'switches', caption: 'Switches', defaults: { sort: 'name' },
+        columns: [
+          { key: 'name', label: 'Switch', render: (r) => h('button', { type: 'button', class: 'linkish', on: { click: () => { state.tables.ports.filters.switch = r.name; state.tables.ports.offset = 0; ports.load(); $('ports-q').focus(); } } }, r.name) },
+          { key: 'type', label: 'Driver' },
+          { key: 'ports', label: 'Ports' },
+          { key: 'wired', label: 'Wired' },
+          { key: 'pending', label: 'Pending operations' },
+          { key: 'queued', label: 'Queued calls' },
+        ],
+        actions: state.me.features.drift ? (r) => h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit') : undefined,
+      });
+      const ports = dataTable({
+        name: 'ports', caption: 'Ports and wiring', defaults: { sort: 'port' },
+        columns: [
+          { key: 'switch', label: 'Switch' },
+          { key: 'port', label: 'Port' },
+          { key: 'node', label: 'Node', render: (r) => (r.node ? nodeLink({ name: r.node }) : '') },
+          { key: 'nic', label: 'Nic' },
+          { key: 'native', label: 'Native VLAN' },
+          { key: 'tagged', label: 'Tagged VLANs' },
+        ],
+      });
+      el.append(sw.el, ports.el);
+      return () => Promise.all([sw.load(), ports.load()]);
+    },
+  },
+  operations: {
+    title: 'Operations',
+    kinds: ['nic'],
+    render(el) {
+      const t = dataTable({
+        name: 'operations', caption: 'Network operations: in flight, then the latest outcomes',
+        selects: [{ key: 'status', label: 'Status', options: ['PENDING', 'DONE', 'ERROR'] }],
+        columns: [
+          { key: 'status', label: 'Status', render: (r) => badge(r.status) },
+          { key: 'node', label: 'Node', render: nodeLink },
+          { key: 'nic', label: 'Nic' },
+          { key: 'seq', label: '#' },
+          { key: 'type', label: 'Operation' },
+          { key: 'network', label: 'Network' },
+          { key: 'switch', label: 'Switch' },
+          { key: 'port', label: 'Port' },
+          { key: 'accepted', label: 'Accepted', render: (r) => time(r.accepted) },
+          { key: 'finished', label: 'Finished', render: (r) => time(r.finished) },
+          { key: 'error', label: 'Reason', render: (r) => (r.error ? h('span', { class: 'error' }, r.error) : '') },
+        ],
+      });
+      el.append(t.el);
+      return t.load;
+    },
+  },
+  headnodes: {
+    title: 'Headnodes',
+    kinds: ['headnode'],
+    render(el) {
+      const t = dataTable({
+        name: 'headnodes', caption: 'Headnodes', defaults: { sort: 'name' },
+        selects: [{ key: 'status', label: 'Status', options: ['created', 'starting', 'running', 'stopping', 'stopped', 'died', 'deleting'] }],
+        columns: [
+          { key: 'name', label: 'Headnode' },
+          { key: 'project', label: 'Project', render: (r) => projectLink(r.project) },
+          { key: 'status', label: 'Status', render: (r) => badge(r.status) },
+          { key: 'vncport', label: 'VNC port' },
+          { key: 'image', label: 'Base image' },
+          { key: 'hnics', label: 'Hnics and networks' },
+          { key: 'error', label: 'Last error', render: (r) => (r.error ? h('span', { class: 'error' }, r.error) : '') },
+        ],
+      });
+      el.append(t.el);
+      return t.load;
+    },
+  },
+  health: {
+    title: 'Health',
+    admin: true,
+    kinds: null,
+    render(el) {
+      const box = h('div', { id: 'health' });
+      el.append(box);
+      return () => {
+        const x = state.summary && state.summary.health;
+        if (!x) return;
+        const r = x.requests;
+        box.replaceChildren(
+          cards([['Version', x.version], ['Up', duration(x.uptimeSeconds)], ['Requests/s (10 s)', r.perSecond10s.toFixed(1)], ['Requests/s (1 min)', r.perSecond60s.toFixed(1)],
+            ['5xx/s (1 min)', r.errorsPerSecond60s.toFixed(2)], ['Switch calls queued', x.deviceQueues.switch], ['BMC calls queued', x.deviceQueues.obm],
+            ['VM operations queued', x.deviceQueues.headnode], ['Memory', `${Math.round(x.memoryBytes / 2 ** 20)} MiB`]]),
+          simpleTable('Live actors and mailboxes', ['Kind', 'Live actors', 'Messages waiting', 'Fullest mailbox'], x.actors.map((a) => [a.kind, a.live, a.messages, a.busiest])),
+          simpleTable('Pending network operations per switch', ['Switch', 'Pending'], x.pendingOperations.map((p) => [p.switch, p.pending])),
+          h('p', { class: 'muted' }, 'Prometheus reads the same and more at /metrics.'));
+      };
+    },
+  },
+  audit: {
+    title: 'Audit log',
+    admin: true,
+    kinds: null,
+    render(el) {
+      const f = state.tables.audit || (state.tables.audit = { kind: '', name: '', user: '', since: '', until: '', cursors: [] });
+      const input = (key, label, attrs = {}) => {
+        const i = h('input', { id: `audit-${key}`, value: f[key], ...attrs });
+        i.addEventListener('change', () => { f[key] = i.value.trim(); f.cursors = []; load(); });
+        return [h('label', { for: i.id }, label), i];
+      };
+      const kind = h('select', { id: 'audit-kind', on: { change: () => { f.kind = kind.value; f.cursors = []; load(); } } },
+        h('option', { value: '' }, 'all'), ['project', 'node', 'nic', 'port', 'switch', 'network', 'user', 'headnode'].map((k) => h('option', { value: k, selected: f.kind === k }, k)));
+      const body = h('tbody');
+      const info = h('span', { class: 'muted', 'aria-live': 'polite' });
+      const newer = h('button', { type: 'button', on: { click: () => { f.cursors.pop(); load(); } } }, 'Newer');
+      const older = h('button', { type: 'button' }, 'Older');
+      let next = null;
+      older.addEventListener('click', () => { if (next) { f.cursors.push(next); load(); } });
+      el.append(h('div', { class: 'table-wrap' },
+        h('div', { class: 'controls' }, h('label', { for: 'audit-kind' }, 'Kind'), kind, input('name', 'Name'), input('user', 'User'),
+          input('since', 'Since', { placeholder: '2026-01-31T00:00:00Z' }), input('until', 'Until', { placeholder: 'ISO 8601' })),
+        h('div', { class: 'scroll' }, h('table', {}, h('caption', {}, 'Every change, newest first'),
+          h('thead', {}, h('tr', {}, ['When', 'Who', 'Kind', 'Name', 'Call', 'Event', 'What changed'].map((c) => h('th', { scope: 'col' }, c)))), body)),
+        h('div', { class: 'pager' }, newer, info, older)));
+      async function load() {
+        const cursor = f.cursors[f.cursors.length - 1];
+        let p;
+        try {
+          p = await api(`audit${query({ kind: f.kind, name: f.name, user: f.user, since: f.since, until: f.until, cursor, limit: PAGE })}`);
+        } catch (err) {
+          say(`Could not read the audit log: ${err.message}`);
+          return;
+        }
+        next = p.next;
+        body.replaceChildren(...p.entries.map((e) => {
+          const { type, ...rest } = e.event;
+          return h('tr', {}, h('td', {}, time(e.at)), h('td', {}, fmt(e.by)), h('td', {}, e.kind), h('td', {}, e.name), h('td', {}, fmt(e.call)), h('td', {}, type),
+            h('td', { class: 'details' }, Object.keys(rest).length ? JSON.stringify(rest) : ''));
+        }));
+        if (!p.entries.length) body.append(h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'Nothing to show.')));
+        info.textContent = `page ${f.cursors.length + 1}`;
+        newer.disabled = !f.cursors.length;
+        older.disabled = !next;
+      }
+      // Live on the first page only: an older page stays as it was read.
+      return () => (f.cursors.length ? undefined : load());
+    },
+  },
+  node: {
+    title: 'Node',
+    kinds: ['node', 'nic', 'port'],
+    render(el, name) {
+      el.querySelector('h1').textContent = `Node ${name}`;
+      const box = h('div', { id: 'node-detail' });
+      el.append(box);
+      return async () => {
+        let n;
+        try {
+          n = await api(`node/${encodeURIComponent(name)}`);
+        } catch (err) {
+          box.replaceChildren(h('p', { class: 'error' }, err.message));
+          return;
+        }
+        const admin = state.me.isAdmin;
+        box.replaceChildren(
+          cards([['Project', n.project || 'free'], ...(admin ? [['BMC driver', n.obm]] : []), ['Metadata', Object.entries(n.metadata).map(([k, v]) => `${k}=${v}`).join(', ') || '—']]),
+          simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', ...(admin ? ['Actions'] : [])], n.nics.map((x) => [
+            x.name, x.macaddr, ...(admin ? [x.switch, x.port] : []),
+            x.networks.map((w) => `${w.network} (${w.channel})`).join(', '),
+            x.pending ? `${x.pending.type} ${x.pending.network || ''} (#${x.pending.seq})` : '',
+            ...(admin ? [nicActions(n.name, x)] : []),
+          ])),
+          simpleTable('Network operations, newest first', ['Status', '#', 'Nic', 'Operation', 'Network', 'Accepted', 'Finished', 'Reason'], n.operations.map((o) => [
+            badge(o.status), o.seq, o.nic, o.type, o.network, time(o.accepted), time(o.finished), o.error ? h('span', { class: 'error' }, o.error) : '',
+          ])));
+      };
+    },
+  },
+};
+
+function nicActions(node, nic) {
+  const out = [];
+  if (nic.switch) {
+    out.push(h('button', { type: 'button', on: { click: () => action(
+      { action: 'reapply', node, nic: nic.name },
+      `Re-apply the configuration the service holds to the switch port of nic ${nic.name} of node ${node} (${nic.switch} ${nic.port})?`, 'Re-apply') } }, 'Re-apply port'));
+  }
+  for (const w of nic.networks) {
+    out.push(h('button', { type: 'button', class: 'danger', on: { click: () => action(
+      { action: 'force_detach', node, nic: nic.name, network: w.network },
+      `Forget that nic ${nic.name} of node ${node} is attached to ${w.network}, in the service's state only? The switch is not told: use this for a dead switch.`, 'Force-detach') } },
+    `Force-detach ${w.network}`));
+  }
+  return h('span', { class: 'buttons' }, out);
+}
+
+async function action(body, question, verb) {
+  if (!(await confirmDialog(question, verb))) { say('Cancelled.'); return; }
+  try {
+    const r = await api('action', { method: 'POST', body });
+    say(r && r.status_id ? `${verb}: queued (status ${r.status_id}).` : `${verb}: done.`);
+    refresh();
+  } catch (err) {
+    say(`${verb} failed: ${err.message}`);
+  }
+}
+
+async function drift(sw) {
+  if (!(await confirmDialog(`Run a drift audit of switch ${sw}? It reads every port's VLANs from the switch.`, 'Run'))) return;
+  try {
+    showResult(`Drift audit of ${sw}`, await api('action', { method: 'POST', body: { action: 'drift', switch: sw } }));
+  } catch (err) {
+    say(`Drift audit failed: ${err.message}`);
+  }
+}
+
+function simpleTable(caption, head, rows) {
+  return h('div', { class: 'scroll' }, h('table', { class: 'compact' }, h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c instanceof Node ? c : fmt(c))))) : h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, 'Nothing to show.')))));
+}
+
+function duration(s) {
+  const d = Math.floor(s / 86400);
+  const hh = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return d ? `${d} d ${hh} h` : hh ? `${hh} h ${m} min` : `${m} min ${s % 60} s`;
+}
+
+// ---------------------------------------------------------------- navigation and live updates
+
+function visibleViews() {
+  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'health', 'audit'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
+}
+
+function renderNav() {
+  const current = state.view && state.view.name;
+  $('nav').replaceChildren(h('ul', {}, visibleViews().map((v) => h('li', {}, h('a', { href: `#/${v}`, 'aria-current': v === current ? 'page' : undefined }, VIEWS[v].title)))));
+}
+
+function route() {
+  if (!state.me) return;
+  const [, name = 'inventory', ...rest] = (location.hash || '#/inventory').split('/');
+  const arg = rest.length ? decodeURIComponent(rest.join('/')) : undefined;
+  const v = VIEWS[name] && (!VIEWS[name].admin || state.me.isAdmin) ? name : 'inventory';
+  const el = $('view');
+  el.replaceChildren(h('h1', { id: 'view-title' }, VIEWS[v].title));
+  el.hidden = false;
+  const load = VIEWS[v].render(el, arg);
+  state.view = { name: v, arg, load, kinds: VIEWS[v].kinds };
+  document.title = `${el.querySelector('h1').textContent} · hilt`;
+  renderNav();
+  Promise.resolve(load && load()).catch(() => undefined);
+}
+
+function refresh() {
+  if (state.view && state.view.load) Promise.resolve(state.view.load()).catch(() => undefined);
+}
+
+async function poll() {
+  const id = state.pollId;
+  try {
+    const s = await api('summary');
+    if (id !== state.pollId) return;
+    const before = state.versions;
+    state.summary = s;
+    state.versions = s.versions;
+    const kinds = state.view && state.view.kinds;
+    const changed = kinds === null || !kinds || kinds.some((k) => before[k] !== s.versions[k]);
+    if (changed) refresh();
+    $('live').textContent = `Live: updated ${new Date().toLocaleTimeString()}`;
+  } catch (err) {
+    if (id === state.pollId) $('live').textContent = `Live updates paused: ${err.message}`;
+  }
+  if (id === state.pollId && state.me) state.poll = setTimeout(poll, POLL_MS);
+}
+
+function loggedIn(me) {
+  state.me = me;
+  state.pollId++;
+  $('login').hidden = true;
+  $('nav').hidden = false;
+  $('who').hidden = false;
+  $('user').textContent = `${me.user}${me.isAdmin ? ' (admin)' : ''}`;
+  state.versions = {};
+  route();
+  clearTimeout(state.poll);
+  poll();
+}
+
+function loggedOut(message) {
+  state.me = null;
+  state.pollId++;
+  clearTimeout(state.poll);
+  state.tables = {};
+  $('view').hidden = true;
+  $('view').replaceChildren();
+  $('nav').hidden = true;
+  $('who').hidden = true;
+  $('login').hidden = false;
+  $('login-error').textContent = message || '';
+  $('login-user').focus();
+}
+
+$('login-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const user = $('login-user').value;
+  const password = $('login-password').value;
+  $('login-error').textContent = '';
+  try {
+    const me = await api('login', { method: 'POST', body: { user, password } });
+    $('login-password').value = '';
+    loggedIn(me);
+  } catch (err) {
+    $('login-error').textContent = err.status === 401 ? 'Wrong user name or password.' : `Could not log in: ${err.message}`;
+  }
+});
+
+$('logout').addEventListener('click', async () => {
+  try { await api('logout', { method: 'POST' }); } catch { /* logged out anyway */ }
+  loggedOut('You are logged out.');
+});
+
+window.addEventListener('hashchange', route);
+
+api('me').then(loggedIn, () => loggedOut(''));
