@@ -10,6 +10,8 @@ import type { Config } from './config';
 import { hashPassword } from './auth/password';
 import { World } from '../actors/world';
 import { openEngine } from '../actors/persistence';
+import type { PersistenceEngine } from '../actors/persistence/engine';
+import { shortText } from '../actors/runtime';
 import { upgradeStorage } from '../actors/persistence/upgrade';
 import { PowerControl } from '../actors/node/power';
 import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
@@ -39,6 +41,8 @@ export interface ServiceDeps {
   extraDrivers?: ExtraDrivers;
   /** replaces the configured headnode driver */
   headnodeDriver?: HeadnodeDriver;
+  /** wraps the storage engine (tests inject storage faults) */
+  wrapEngine?: (engine: PersistenceEngine) => PersistenceEngine;
 }
 
 function headnodeDriver(config: Config): HeadnodeDriver {
@@ -53,7 +57,8 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
   // Drivers first: a driver list that cannot work (two claiming one type) fails before storage opens.
   const drivers = startDrivers(config, deps.extraDrivers);
-  const engine = openEngine(config);
+  const opened = openEngine(config);
+  const engine = deps.wrapEngine ? deps.wrapEngine(opened) : opened;
   const world = new World(engine, {
     vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
     switchDriverFor: (type) => drivers.switches.driver(type), switchTimeoutMs: config.switchTimeoutMs,
@@ -76,6 +81,10 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   });
   const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger });
   headnodes.log = app.log;
+  world.runtime.onFault = (f) => app.log.error(
+    { err: f.cause instanceof Error ? f.cause : new Error(String(f.cause)), actor: `${f.kind}:${shortText(f.id, 64)}`, phase: f.phase, answered: f.answered, status: f.error.type },
+    'an actor failed; every ask waiting on it was answered, and it is read again from storage on its next message',
+  );
   if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
   if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
   // VMs that should run come back (adopted if still running) in the background; calls on a

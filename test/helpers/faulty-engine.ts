@@ -1,0 +1,54 @@
+/**
+ * A storage engine that passes everything to another, except that reading the keys in `failing`
+ * throws (as LMDB's key encoder does for a key that is too long): to show what a storage fault
+ * does to the actors and the requests waiting on them.
+ */
+import type { PersistenceEngine, PersistedEvent, PersistedSnapshot } from '../../actors/persistence/engine';
+
+export class FaultInjectingEngine implements PersistenceEngine {
+  readonly failing = new Set<string>();
+
+  constructor(readonly inner: PersistenceEngine) {}
+
+  private check(key: string): void {
+    if (this.failing.has(key)) throw new RangeError(`String does not fit in target buffer (injected for ${key})`);
+  }
+
+  events(key: string, offset?: number): AsyncIterable<PersistedEvent> {
+    this.check(key);
+    return this.inner.events(key, offset);
+  }
+
+  persist(events: PersistedEvent[]): Promise<void> {
+    return this.inner.persist(events);
+  }
+
+  async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {
+    this.check(key);
+    return this.inner.latestSnapshot(key);
+  }
+
+  takeSnapshot(snapshot: PersistedSnapshot): Promise<void> {
+    return this.inner.takeSnapshot(snapshot);
+  }
+
+  head(key: string): Promise<number> {
+    return this.inner.head(key);
+  }
+
+  keys(prefix: string) {
+    return this.inner.keys(prefix);
+  }
+
+  journal(key: string, limit: number) {
+    return this.inner.journal(key, limit);
+  }
+
+  recoverAll(prefix: string) {
+    return this.inner.recoverAll(prefix);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
