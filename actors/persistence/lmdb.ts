@@ -31,7 +31,9 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private readonly snapshotsDb: Database<StoredSnapshot, string>;
 
   constructor(path: string, opts: { mapSizeGb?: number } = {}) {
-    this.root = open({ path, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
+    // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
+    // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
+    this.root = open({ path, noSubdir: false, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });

@@ -31,7 +31,7 @@ export class MockSwitchDriver implements SwitchDriver {
   readonly sessionsOpened = new Map<string, number>();
 
   constructor(private readonly opts: MockSwitchOptions) {
-    this.db = open({ path: opts.path, noSync: true });
+    this.db = open({ path: opts.path, noSubdir: false, noSync: true });
     this.fail = new Set(opts.failPorts ?? []);
   }
 

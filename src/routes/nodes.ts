@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/nodes';
-import { badArgument, duplicate } from '../errors';
+import { badArgument, duplicate, quote } from '../errors';
 import { CachedLists } from './cached-lists';
 import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
@@ -24,7 +24,14 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     return node;
   }
 
-  app.put<{ Params: N; Body: { obm: Record<string, unknown>; metadata?: Record<string, unknown> } }>('/node/:node', { schema: S.registerNode }, async (req) => {
+  app.put<{ Params: N; Body: { obm: Record<string, unknown>; metadata?: Record<string, unknown> } }>('/node/:node', {
+    schema: S.registerNode,
+    // before authentication, as validation is (docs/api-conventions.md §2)
+    preValidation: async (req) => {
+      const problem = S.metadataLabelsProblem(req.body);
+      if (problem) throw badArgument(problem);
+    },
+  }, async (req) => {
     requireAdmin(req.caller);
     const { node } = req.params;
     if (rm.nodes.has(node)) throw duplicate(`node ${node}`);
@@ -85,7 +92,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.put<{ Params: N; Body: { bootdev: string } }>('/node/:node/boot_device', { schema: S.setBootDevice }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
     const { bootdev } = req.body;
-    if (!isBootDevice(bootdev)) throw badArgument(`invalid boot device ${JSON.stringify(bootdev)}: expected one of ${BOOT_DEVICES.join(', ')}`);
+    if (!isBootDevice(bootdev)) throw badArgument(`invalid boot device ${quote(bootdev)}: expected one of ${BOOT_DEVICES.join(', ')}`);
     await power.bootDevice(node.obm, bootdev, req.caller);
   });
 
