@@ -6,6 +6,7 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { HiltError, badArgument, quote, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
+import type { ThrottleOptions } from './auth/throttle';
 import type { World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../actors/node/power';
@@ -53,6 +54,8 @@ export interface AppOptions {
   headnodes: HeadnodeControl;
   drivers: Drivers;
   logger?: FastifyServerOptions['logger'];
+  /** PEM certificate chain and key: the app serves HTTPS */
+  https?: { cert: Buffer; key: Buffer };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -148,9 +151,16 @@ function clientError(err: Error & { code?: string }, socket: import('node:net').
   socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
+/** The throttle's settings from the configuration (README, Logins). */
+function loginThrottle(c: Config): Partial<ThrottleOptions> {
+  return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
+}
+
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
+    // TLS 1.2 at least (node's default minimum); the certificate and key are the operator's.
+    ...(opts.https ? { https: { ...opts.https, minVersion: 'TLSv1.2' } } : {}),
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false }, plugins: [addNameFormats] },
     // A name is at most 765 characters percent-encoded, a status id at most 2,048.
@@ -165,7 +175,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: clientError,
   } as FastifyServerOptions);
 
-  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers };
+  const hilt: Hilt = { world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers };
   app.decorate('hilt', hilt);
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
@@ -191,7 +201,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', async (req) => {
     if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return;
-    req.caller = await hilt.auth.authenticate(req.headers.authorization);
+    req.caller = await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
   });
 
   app.setErrorHandler((err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {

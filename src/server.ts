@@ -3,7 +3,7 @@
  * The hilt process: configuration from the environment, pino JSON logs, graceful SIGTERM.
  * `npm start` runs this file; `hilt serve` (src/cli) calls serve().
  */
-import { loadConfig } from './config';
+import { loadConfig, plainHttpWarning } from './config';
 import { startService } from './service';
 import { loggerOptions } from './redact';
 
@@ -19,7 +19,9 @@ export async function serve(): Promise<void> {
         'hilt: this password is shown only now; set HILT_ADMIN_PASSWORD before the first start to choose it.\n\n',
     );
   }
-  log.info({ url: svc.url, dataDir: config.dataDir, vlanPool: config.vlanPool }, 'hilt is ready');
+  const warning = plainHttpWarning(config);
+  if (warning) log.warn({ host: config.host }, warning);
+  log.info({ url: svc.url, dataDir: config.dataDir, vlanPool: config.vlanPool, tls: !!config.tlsCert }, 'hilt is ready');
 
   let stopping = false;
   const stop = (signal: string) => {

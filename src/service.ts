@@ -2,7 +2,7 @@
  * startService: open storage, rebuild read models, create the bootstrap admin on first start,
  * build the app and listen. close() stops in the safe order: HTTP, then actors, then LMDB.
  */
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from './app';
@@ -79,7 +79,8 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const headnodes = new HeadnodeControl(world, deps.headnodeDriver ?? headnodeDriver(config), {
     baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
   });
-  const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger });
+  const https = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
+  const app = await buildApp({ world, config, power, headnodes, drivers, logger: deps.logger, https });
   headnodes.log = app.log;
   world.runtime.onFault = (f) => app.log.error(
     { err: f.cause instanceof Error ? f.cause : new Error(String(f.cause)), actor: `${f.kind}:${shortText(f.id, 64)}`, phase: f.phase, answered: f.answered, status: f.error.type },

@@ -31,7 +31,8 @@ export interface ServerProcess {
 export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 15_000): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', ...env },
+    // Login throttling out of the way, as in test servers (test/helpers/server.ts).
+    env: { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', HILT_LOGIN_MAX_FAILURES: '1000000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
