@@ -160,7 +160,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
     // TLS 1.2 at least (node's default minimum); the certificate and key are the operator's.
-    ...(opts.https ? { https: { ...opts.https, minVersion: 'TLSv1.2' } } : {}),
+    // An HTTP/1.1 request without Host gets the API's answer (node would answer an empty 400).
+    ...(opts.https ? { https: { ...opts.https, minVersion: 'TLSv1.2', requireHostHeader: false } } : { http: { requireHostHeader: false } }),
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false }, plugins: [addNameFormats] },
     // A name is at most 765 characters percent-encoded, a status id at most 2,048.
