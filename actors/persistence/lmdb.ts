@@ -19,6 +19,18 @@ interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: num
  *
  * Reads are synchronous in lmdb-js (memory-mapped); the async iterables only wrap them.
  */
+/**
+ * The first key after every key that starts with `prefix`, in LMDB's order (UTF-8 bytes).
+ * `prefix + '\uffff'` is not: a character outside the BMP (an emoji, F0 9F …) sorts after
+ * U+FFFF (EF BF BF), so `node:😀` would have been left out of keys() and recoverAll(), and so out
+ * of the read models after a restart. Every prefix here ends with an ASCII character (`:`, `/`).
+ */
+export function prefixEnd(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (last < 0x7f) return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+  return prefix + '\u{10FFFF}\u{10FFFF}';
+}
+
 /** The write's durable-on-disk promise (see the class comment). */
 function flushed(p: Promise<unknown>): Promise<unknown> {
   return (p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p;
@@ -87,7 +99,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async *keys(prefix: string): AsyncIterable<string> {
-    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) yield k as string;
+    for (const k of this.headsDb.getKeys({ start: prefix, end: prefixEnd(prefix) })) yield k as string;
   }
 
   async *journal(key: string, limit: number): AsyncIterable<JournalEntry> {
@@ -97,7 +109,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
-    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) {
+    for (const k of this.headsDb.getKeys({ start: prefix, end: prefixEnd(prefix) })) {
       const key = k as string;
       const snapshot = this.snapshot(key);
       yield { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };

@@ -7,9 +7,9 @@
  * no UTF-8 form, so it could not be stored as it was given).
  *
  * The byte bound makes every storage key built from names fit LMDB's key limit (1,978 bytes):
- * the longest is a nic's or a port's, `nic:<node>/<nic>`, where escaping `%` and `/` at most
- * triples each name (actors/ids.ts): 4 + 3·255 + 1 + 3·255 = 1,535 bytes, plus the event key's
- * sequence number (test/actors/persistence/names.test.ts checks the worst case). 255 bytes is
+ * the longest is a port's, `port:<switch>/<port>`, where escaping `%` and `/` at most triples
+ * each name (actors/ids.ts): 5 + 3·255 + 1 + 3·255 = 1,536 bytes, plus the event key's sequence
+ * number (test/actors/persistence/names.test.ts checks the worst case of every kind). 255 bytes is
  * also the longest file name on Linux.
  */
 export const NAME_MAX_BYTES = 255;

@@ -17,6 +17,8 @@ const LONG = 'x'.repeat(3000);
 const MAX_ASCII = 'n'.repeat(255);
 const MAX_UTF8 = 'é'.repeat(127) + 'n'; // 127 × 2 + 1 = 255 bytes
 const OVER_UTF8 = 'é'.repeat(128); // 256 bytes, 128 characters
+/** outside the BMP: sorts after U+FFFF in LMDB's byte order */
+const MAX_ASTRAL = '😀'.repeat(63) + 'nnn';
 const enc = encodeURIComponent;
 
 function expectShortError(r: { status: number; body: any; text: string }, status: number, type: string): void {
@@ -160,7 +162,7 @@ describe('hardening: one name rule for every name, everywhere', function () {
   });
 
   it('accepts the longest names (255 bytes, ASCII or not) for every kind, and they survive a restart', async () => {
-    for (const x of [MAX_ASCII, MAX_UTF8]) {
+    for (const x of [MAX_ASCII, MAX_UTF8, MAX_ASTRAL]) {
       const e = enc(x);
       await must(api.put(`/project/${e}`));
       await must(api.put(`/node/${e}`, { obm: obm(), metadata: { [x]: 'v' } }));
@@ -190,12 +192,17 @@ describe('hardening: one name rule for every name, everywhere', function () {
     await must(api.put(`/node/${enc(pct)}/nic/${enc(slash)}`, { macaddr: 'm' }));
     await must(api.put(`/node/${enc(slash)}`, { obm: obm() }));
     await must(api.put(`/node/${enc(slash)}/nic/${enc(pct)}`, { macaddr: 'm' }));
-    const before = await Promise.all([MAX_ASCII, MAX_UTF8, pct, slash].map((x) => api.get(`/node/${enc(x)}`)));
+    const before = await Promise.all([MAX_ASCII, MAX_UTF8, MAX_ASTRAL, pct, slash].map((x) => api.get(`/node/${enc(x)}`)));
+    const names = (b: unknown) => (Array.isArray(b) ? b : Object.keys(b as object)).sort();
+    const lists = (await Promise.all(['/projects', '/nodes/all', '/switches', '/networks'].map((p) => api.get(p)))).map((r) => names(r.body));
     await stopTestServer(ts, false);
     ts = await startTestServer({ headnodeDriver: 'mock' }, {}, ts.dataDir);
     api = ts.api;
-    const after = await Promise.all([MAX_ASCII, MAX_UTF8, pct, slash].map((x) => api.get(`/node/${enc(x)}`)));
+    const after = await Promise.all([MAX_ASCII, MAX_UTF8, MAX_ASTRAL, pct, slash].map((x) => api.get(`/node/${enc(x)}`)));
     expect(after.map((r) => r.body)).to.deep.equal(before.map((r) => r.body));
+    // The read models are rebuilt with every name (an emoji first sorted past the range's end).
+    expect((await Promise.all(['/projects', '/nodes/all', '/switches', '/networks'].map((p) => api.get(p)))).map((r) => names(r.body))).to.deep.equal(lists);
+    expect((await api.get('/nodes/all')).body).to.include(MAX_ASTRAL);
     expect(after[0].body.nics[0].label).to.equal(MAX_ASCII);
     // Actors read from storage again (not only the read models) still answer.
     await must(api.del(`/node/${enc(pct)}/nic/${enc(slash)}`));
