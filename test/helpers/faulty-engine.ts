@@ -7,6 +7,8 @@ import type { PersistenceEngine, PersistedEvent, PersistedSnapshot } from '../..
 
 export class FaultInjectingEngine implements PersistenceEngine {
   readonly failing = new Set<string>();
+  /** writes of these keys are refused (as a full disk would) */
+  readonly failingWrites = new Set<string>();
 
   constructor(readonly inner: PersistenceEngine) {}
 
@@ -20,6 +22,8 @@ export class FaultInjectingEngine implements PersistenceEngine {
   }
 
   persist(events: PersistedEvent[]): Promise<void> {
+    const refused = events.find((e) => this.failingWrites.has(e.key));
+    if (refused) return Promise.reject(new Error(`injected write fault for ${refused.key}`));
     return this.inner.persist(events);
   }
 

@@ -88,6 +88,31 @@ describe('hardening: a storage fault answers at once and frees the project (HTTP
   });
 });
 
+describe('hardening: a nic deleted while wired is deleted whole, even if the service stops halfway', function () {
+  this.timeout(30_000);
+
+  it('frees the port at the next start when the nic\'s deletion was stored but its port\'s was not', async () => {
+    let engine!: FaultInjectingEngine;
+    let ts = await startTestServer({}, { wrapEngine: (e) => (engine = new FaultInjectingEngine(e)) });
+    await makeNode(ts.api, 'dn', ['e0']);
+    await must(ts.api.put('/switch/ds', mockSwitch));
+    await must(ts.api.put('/switch/ds/port/gi1/0/1'));
+    await must(ts.api.post('/switch/ds/port/gi1/0/1/connect_nic', { node: 'dn', nic: 'e0' }));
+    // The port's write fails: the state a crash between the two writes leaves.
+    engine.failingWrites.add('port:ds/gi1%2F0%2F1');
+    const r = await ts.api.del('/node/dn/nic/e0');
+    expect(r.status, r.text).to.equal(503);
+    expect((await ts.api.get('/node/dn')).body.nics).to.deep.equal([]);
+    await stopTestServer(ts, false);
+    ts = await startTestServer({}, {}, ts.dataDir);
+    expect((await ts.api.get('/switch/ds/port/gi1/0/1')).body).to.deep.equal({});
+    expect((await ts.api.get('/node/dn')).body.nics).to.deep.equal([]);
+    await must(ts.api.put('/node/dn/nic/e0', { macaddr: 'm' }));
+    await must(ts.api.post('/switch/ds/port/gi1/0/1/connect_nic', { node: 'dn', nic: 'e0' }));
+    await stopTestServer(ts);
+  });
+});
+
 describe('hardening: one name rule for every name, everywhere', function () {
   this.timeout(60_000);
   let ts: TestServer;
