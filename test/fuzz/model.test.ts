@@ -91,7 +91,7 @@ type Op =
   | { t: 'nodeDelete' | 'nodeAdd'; n: string };
 
 const clone = (s: State): State => JSON.parse(JSON.stringify(s));
-const canon = (s: State): string => JSON.stringify(s, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+export const canon = (s: State): string => JSON.stringify(s, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
 const member = (as: string, p: string | null) => as === 'admin' || (p !== null && MEMBERS[as].projects.includes(p));
 /** projects whose nodes are on the network or connecting to it */
 function usersOf(s: State, w: string): string[] {
@@ -103,7 +103,7 @@ function usersOf(s: State, w: string): string[] {
 }
 
 /** The specification: the answer to `op` in state `s`, and the state after it. */
-function step(s0: State, op: Op, id: number): { status: number; s: State } {
+export function step(s0: State, op: Op, id: number): { status: number; s: State } {
   const s = clone(s0);
   const done = (status = 200) => ({ status, s });
   const no = (status: number) => ({ status, s: s0 });
@@ -266,7 +266,7 @@ function alsoAllowed(call: Call, round: Call[]): boolean {
  * absent, or present with whatever the specification answers (its operation then ends as its
  * port decides).
  */
-function linearize(start: State, round: Call[], budget = 500_000): { states: Map<string, State>; steps: number } {
+export function linearize(start: State, round: Call[], budget = 500_000): { states: Map<string, State>; steps: number } {
   const states = new Map<string, State>();
   const seen = new Set<string>();
   let steps = 0;
@@ -387,7 +387,8 @@ class Api {
   readonly agent = new Agent({ keepAlive: true, maxSockets: 32 });
   constructor(readonly url: string) {}
 
-  call(method: string, path: string, as: Creds = ADMIN, body?: unknown): Promise<Answer> {
+  /** A kept-alive connection the server closed as idle just as it was reused: sent once more (see test/fuzz/routes.test.ts). */
+  call(method: string, path: string, as: Creds = ADMIN, body?: unknown, retry = true): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { authorization: basic(as) };
@@ -409,7 +410,10 @@ class Api {
         res.on('error', reject);
       });
       req.setTimeout(20_000, () => req.destroy(new Error(`no answer to ${method} ${path} in 20 s`)));
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (retry && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) this.call(method, path, as, body, false).then(resolve, reject);
+        else reject(err);
+      });
       req.end(payload);
     });
   }

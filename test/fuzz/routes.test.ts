@@ -268,7 +268,12 @@ function requestArb(): fc.Arbitrary<FuzzRequest> {
 
 interface Answer { status: number; text: string; ms: number; headers: Record<string, string | string[] | undefined> }
 
-function send(base: string, agent: Agent, r: FuzzRequest): Promise<Answer> {
+/**
+ * One request. A kept-alive connection that the server closed as idle just as it was reused
+ * fails before the request was read (ECONNRESET, EPIPE): that request is sent once more on a new
+ * connection, as node's documentation advises.
+ */
+function send(base: string, agent: Agent, r: FuzzRequest, retry = true): Promise<Answer> {
   const t0 = Date.now();
   return new Promise((resolve, reject) => {
     const headers = r.raw === undefined ? r.headers : { ...r.headers, 'content-length': String(Buffer.byteLength(r.raw)) };
@@ -279,7 +284,10 @@ function send(base: string, agent: Agent, r: FuzzRequest): Promise<Answer> {
       res.on('error', reject);
     });
     req.setTimeout(5000, () => req.destroy(new Error('no answer within 5 s')));
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (retry && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) send(base, agent, r, false).then(resolve, reject);
+      else reject(err);
+    });
     req.end(r.raw);
   });
 }
