@@ -7,6 +7,8 @@ import type { PersistenceEngine, PersistedEvent, PersistedSnapshot } from '../..
 
 export class FaultInjectingEngine implements PersistenceEngine {
   readonly failing = new Set<string>();
+  /** reads of these keys give one more event that no behaviour knows (a bug's stand-in: its replay throws) */
+  readonly corrupt = new Set<string>();
   /** writes of these keys are refused (as a full disk would) */
   readonly failingWrites = new Set<string>();
 
@@ -18,7 +20,16 @@ export class FaultInjectingEngine implements PersistenceEngine {
 
   events(key: string, offset?: number): AsyncIterable<PersistedEvent> {
     this.check(key);
-    return this.inner.events(key, offset);
+    if (!this.corrupt.has(key)) return this.inner.events(key, offset);
+    const inner = this.inner;
+    return (async function* () {
+      let last = offset ?? 0;
+      for await (const e of inner.events(key, offset)) {
+        last = e.sequenceNumber;
+        yield e;
+      }
+      yield { key, sequenceNumber: last + 1, data: { type: 'NoSuchEvent' }, tags: [], createdAt: 0 };
+    })();
   }
 
   persist(events: PersistedEvent[]): Promise<void> {

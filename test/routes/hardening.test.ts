@@ -78,6 +78,24 @@ describe('hardening: a storage fault answers at once and frees the project (HTTP
     expect((await ts.api.get('/project/P/nodes')).body).to.have.members(['n1', 'n2']);
   });
 
+  it('answers a bug in an actor (an event it cannot replay) with a 500 at once, logged with the stack of what was thrown', async () => {
+    await makeNode(ts.api, 'buggy');
+    await new Promise((r) => setTimeout(r, 20));
+    ts.world.nodes.sleep(['buggy']);
+    engine.corrupt.add('node:buggy');
+    const t0 = Date.now();
+    const r = await ts.api.post('/project/P/connect_node', { node: 'buggy' });
+    expect(Date.now() - t0).to.be.below(1000);
+    expect(r.status, r.text).to.equal(500);
+    expect(r.body).to.deep.equal({ type: 'ServerError', msg: 'internal error; see the service log' });
+    const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level >= 50 && JSON.stringify(l).includes('NoSuchEvent'));
+    expect(logged.length, lines.slice(-5).join('\n')).to.be.at.least(1);
+    // The log line of the 500 carries where it was thrown: the node's apply.
+    expect(logged.some((l) => /node[\\/]actor\.ts/.test(l.err?.stack ?? '')), JSON.stringify(logged[0]).slice(0, 500)).to.equal(true);
+    engine.corrupt.delete('node:buggy');
+    await must(ts.api.post('/project/P/connect_node', { node: 'buggy' }));
+  });
+
   it('answers a name too long for storage with a 400 at once, quoting none of it (the issue\'s 3,000 characters)', async () => {
     const t0 = Date.now();
     const r = await ts.api.post('/project/P/connect_node', { node: LONG });
