@@ -22,11 +22,17 @@ export type ErrorType =
   /** Storage or an actor did not answer in time; the change was not acknowledged. */
   | 'ServiceUnavailableError'
   /** A bug. Logged with its stack; the client gets a generic message. */
-  | 'ServerError';
+  | 'ServerError'
+  /** Too many failed logins for one user name: try again after `retryAfter` seconds. */
+  | 'TooManyRequestsError';
 
 export class HiltError extends Error {
-  constructor(readonly type: ErrorType, message: string) {
-    super(message);
+  /** seconds after which the client may try again (sent as Retry-After) */
+  retryAfter?: number;
+
+  constructor(readonly type: ErrorType, message: string, opts?: { cause?: unknown; retryAfter?: number }) {
+    super(message, opts?.cause === undefined ? undefined : { cause: opts.cause });
+    if (opts?.retryAfter !== undefined) this.retryAfter = opts.retryAfter;
   }
 }
 
@@ -36,3 +42,17 @@ export const blocked = (msg: string) => new HiltError('BlockedError', msg);
 export const badArgument = (msg: string) => new HiltError('BadArgumentError', msg);
 export const unauthorized = (msg = 'you do not have permission for this call') => new HiltError('AuthorizationError', msg);
 export const conflict = (msg: string) => new HiltError('IllegalStateError', msg);
+
+/** How much of a client's input an error message may quote (docs/api-conventions.md §1). */
+export const QUOTE_MAX = 64;
+
+/**
+ * A client's input as an error message quotes it: JSON-quoted (control characters escaped), at
+ * most QUOTE_MAX characters of it, and how long it was when it is cut.
+ */
+export function quote(input: unknown, max = QUOTE_MAX): string {
+  const s = typeof input === 'string' ? input : String(input);
+  const chars = [...s];
+  if (chars.length <= max) return JSON.stringify(s);
+  return `${JSON.stringify(chars.slice(0, max).join(''))}… (${chars.length} characters)`;
+}

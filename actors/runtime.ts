@@ -28,6 +28,24 @@ import { NO_TELEMETRY, Telemetry } from './telemetry';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
 export interface Event { type: string }
+/**
+ * An actor that threw where no refusal is expected: its storage could not be read, or its
+ * behaviour failed (a bug: a decide that threw something other than a HiltError, an apply that
+ * threw). Every message waiting in its mailbox has been answered with `error`, and the actor was
+ * dropped: the next message reads it again from storage (docs/actors.md, the loop).
+ */
+export interface ActorFault {
+  kind: string;
+  id: string;
+  phase: 'recovery' | 'decide' | 'apply';
+  /** what was thrown */
+  cause: unknown;
+  /** what every waiting ask was answered: 503 for storage, 500 for a bug */
+  error: HiltError;
+  /** asks answered with it */
+  answered: number;
+}
+
 /** What the runtime adds to every persisted event. */
 export interface Stamp { by?: string; at?: number }
 
@@ -143,6 +161,8 @@ interface Inbox<S, C> {
   running: boolean;
   /** asks waiting for an answer (deferred hardware answers excepted) */
   inflight: number;
+  /** it faulted and was dropped: its run loop stops */
+  faulted?: boolean;
   lastUsed: number;
 }
 
@@ -162,6 +182,8 @@ export class ActorRuntime {
   private sweeping = false;
   /** set once close() has stopped the actors: asks are refused at once */
   stopped = false;
+  /** Told of every actor fault (the service logs it, with the stack). */
+  onFault: (fault: ActorFault) => void = () => undefined;
 
   constructor(readonly engine: PersistenceEngine, opts: RuntimeOptions = {}) {
     this.idleMs = opts.idleMs ?? 60_000;
@@ -311,7 +333,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         timer = setTimeout(() => {
           if (answered) return;
           done();
-          reject(new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${id} did not answer in time; the change may not have been applied`));
+          reject(new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${shortId(id)} did not answer in time; the change may not have been applied`));
         }, this.rt.askTimeoutMs);
       }
       actor.mailbox.push({ cmd, reply });
@@ -409,7 +431,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     return actor;
   }
 
-  /** Handle the mailbox's messages one at a time until it is empty. */
+  /** Handle the mailbox's messages one at a time until it is empty (or the actor faults). */
   private async run(id: string, actor: Inbox<S, C>): Promise<void> {
     actor.running = true;
     try {
@@ -419,13 +441,16 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         } catch (err) {
           // Nothing can be decided without the state: answer what waits, and let the next
           // message try again on a fresh actor.
-          const error = new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${id} could not be read from storage: ${(err as Error).message}`);
-          for (const env of actor.mailbox.splice(0)) env.reply({ ok: false, error });
-          if (this.live.get(id) === actor) this.live.delete(id);
+          const storage = err instanceof StorageFault;
+          const cause = storage ? err.cause : err;
+          const error = storage
+            ? new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${shortId(id)} could not be read from storage: ${shortText((cause as Error)?.message ?? String(cause))}`, { cause })
+            : asHiltError(cause);
+          this.fault(id, actor, 'recovery', cause, error);
           return;
         }
       }
-      for (let handled = 0; actor.mailbox.length; handled++) {
+      for (let handled = 0; actor.mailbox.length && !actor.faulted; handled++) {
         if (handled && handled % BATCH === 0) await new Promise((r) => setImmediate(r));
         await this.handle(id, actor, actor.mailbox.shift()!);
       }
@@ -435,10 +460,27 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     }
   }
 
+  /**
+   * The actor failed where no refusal is expected: answer every waiting ask at once with the
+   * error, drop the actor (the next message reads it again from storage) and tell the service.
+   * No ask is left waiting on it, so no actor above it stays blocked.
+   */
+  private fault(id: string, actor: Inbox<S, C>, phase: ActorFault['phase'], cause: unknown, error: HiltError, answered = 0): void {
+    actor.faulted = true;
+    if (this.live.get(id) === actor) this.live.delete(id);
+    const waiting = actor.mailbox.splice(0);
+    for (const env of waiting) env.reply({ ok: false, error });
+    try {
+      this.rt.onFault({ kind: this.behavior.kind, id, phase, cause, error, answered: answered + waiting.length });
+    } catch {
+      // a failing logger must not take the actor's callers with it
+    }
+  }
+
   /** The latest snapshot, then every event after it (pure apply: no side effects). */
   private async recover(id: string, actor: Inbox<S, C>): Promise<void> {
     // One read: the latest snapshot and the events after it.
-    const stored = await this.rt.engine.recover(this.key(id));
+    const stored = await storage(() => this.rt.engine.recover(this.key(id)));
     let state = (stored.snapshot?.data ?? null) as S | null;
     let seq = stored.snapshot?.sequenceNumber ?? 0;
     let since = 0;
@@ -454,6 +496,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     const state = actor.state;
     let reply: Reply | undefined;
     let decision: Decision<E> | undefined;
+    let phase: 'decide' | 'apply' = 'decide';
     try {
       decision = await this.behavior.decide(state, cmd, id);
       if (decision.events.length) {
@@ -466,22 +509,18 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
           await this.rt.engine.persist(stamped.map((data, i) => ({ key, sequenceNumber: actor.seq + i + 1, data, tags: [], createdAt: at })));
         } catch (err) {
           this.rt.telemetry.committed(this.behavior.kind, stamped.length, (performance.now() - t0) / 1000, false);
-          throw new HiltError('ServiceUnavailableError', `storage refused the change: ${(err as Error).message}`);
+          // Refused, nothing stored: the actor's state is still what storage holds.
+          throw new HiltError('ServiceUnavailableError', `storage refused the change: ${shortText((err as Error)?.message ?? String(err))}`, { cause: err });
         }
         this.rt.telemetry.committed(this.behavior.kind, stamped.length, (performance.now() - t0) / 1000, true);
         this.commits++;
         actor.seq += stamped.length;
-        try {
-          let next = state;
-          for (const e of stamped) next = this.behavior.apply(next, e, id);
-          actor.state = next;
-          this.onCommit(id, state, next);
-        } catch (err) {
-          // Stored, but not applied: this actor's state is no longer what storage says. Drop it;
-          // the next message reads the entity again.
-          if (this.live.get(id) === actor) this.live.delete(id);
-          throw err;
-        }
+        // Stored: an apply that throws now leaves this actor's state behind storage's (a fault).
+        phase = 'apply';
+        let next = state;
+        for (const e of stamped) next = this.behavior.apply(next, e, id);
+        actor.state = next;
+        this.onCommit(id, state, next);
         this.snapshot(key, actor, stamped.length);
       }
       decision.afterCommit?.();
@@ -493,7 +532,16 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         reply = { ok: true, value };
       }
     } catch (err) {
-      reply = { ok: false, error: asHiltError(err) };
+      if (err instanceof HiltError && phase === 'decide') {
+        reply = { ok: false, error: err };
+      } else {
+        // A bug (decide threw something other than a refusal, or apply threw after the commit):
+        // this message and every one waiting are answered at once, and the actor starts again
+        // from storage on the next message.
+        const error = asHiltError(err);
+        answer({ ok: false, error });
+        this.fault(id, actor, phase, err, error, 1);
+      }
     } finally {
       decision?.settle?.();
     }
@@ -509,9 +557,33 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
   }
 }
 
-function asHiltError(err: unknown): HiltError {
-  return err instanceof HiltError ? err : new HiltError('ServerError', String((err as Error)?.stack ?? err));
+/** A refusal as it is; anything else is a bug: a ServerError that keeps the thrown error's stack. */
+export function asHiltError(err: unknown): HiltError {
+  if (err instanceof HiltError) return err;
+  const e = new HiltError('ServerError', err instanceof Error ? err.message : String(err), { cause: err });
+  if (err instanceof Error && err.stack) e.stack = err.stack;
+  return e;
 }
+
+/** The storage engine threw (as opposed to the behaviour replaying what it read). */
+class StorageFault extends Error {
+  constructor(override readonly cause: unknown) {
+    super('storage fault');
+  }
+}
+
+async function storage<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    throw new StorageFault(err);
+  }
+}
+
+/** At most this much of a text from outside (an id, a storage message) goes into an error message. */
+const QUOTE_MAX = 64;
+export const shortText = (s: string, max = QUOTE_MAX * 4) => (s.length <= max ? s : `${s.slice(0, max)}…`);
+const shortId = (id: string) => shortText(id, QUOTE_MAX);
 
 /** Exhaustiveness check for protocol switches (the TS counterpart of a sealed trait). */
 export function assertNever(x: never): never {

@@ -139,6 +139,13 @@ export class World {
   async repairPortRecords(): Promise<number> {
     let repaired = 0;
     for (const [id, port] of this.rm.ports) {
+      // A nic deleted while wired, with the service stopped before its port was freed (see
+      // nic.delete): free the port now.
+      if (port.wire && !this.rm.nic(port.wire.node, port.wire.nic)) {
+        await this.ports.ask(id, { type: 'port.unwire', by: 'recovery', node: port.wire.node, nic: port.wire.nic });
+        repaired++;
+        continue;
+      }
       const nic = port.wire && this.rm.nic(port.wire.node, port.wire.nic);
       const config = nic ? configFor(nic.networks, (network) => this.rm.networks.get(network)?.vlan) : EMPTY_CONFIG;
       if (sameConfig(config, port.config)) continue;

@@ -6,6 +6,13 @@
  */
 import Ajv, { ValidateFunction } from 'ajv';
 import type { Config } from '../src/config';
+import { quote } from '../actors/errors';
+
+/** Field names a client sent, as a message lists them: a prefix of each, at most five. */
+export function fieldList(fields: string[]): string {
+  const shown = fields.slice(0, 5).map((f) => (/^[A-Za-z0-9_.-]{1,64}$/.test(f) ? f : quote(f)));
+  return shown.join(', ') + (fields.length > 5 ? ` and ${fields.length - 5} more` : '');
+}
 
 /** What a driver is built from: the service's settings (its data folder included). */
 export interface DriverContext {
@@ -51,7 +58,7 @@ export interface RegistryWording {
 
 const defaultWording: RegistryWording = {
   fieldPrefix: '',
-  unexpected: (type, extra) => `unexpected field(s) for ${type}: ${extra.join(', ')}`,
+  unexpected: (type, extra) => `unexpected field(s) for ${type}: ${fieldList(extra)}`,
 };
 
 const ajv = new Ajv({ allErrors: false, strict: true });
@@ -88,7 +95,7 @@ export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
     const { type, ...fields } = body;
     if (typeof type !== 'string' && this.wording.typeRequired) return `${this.wording.fieldPrefix}type must be a string`;
     const known = typeof type === 'string' ? this.byType[type] : undefined;
-    if (!known) return `unknown ${this.kind} type "${String(type)}" (known: ${this.types().join(', ')})`;
+    if (!known) return `unknown ${this.kind} type ${quote(String(type))} (known: ${this.types().join(', ')})`;
     const schema = known.entry.fields as { properties?: Record<string, { type?: string }>; additionalProperties?: boolean };
     const properties = schema.properties ?? {};
     const extra = Object.keys(fields).filter((k) => !Object.hasOwn(properties, k));

@@ -4,8 +4,9 @@
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { HiltError, badArgument, statusOf, ERROR_STATUS } from './errors';
+import { HiltError, badArgument, quote, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
+import type { ThrottleOptions } from './auth/throttle';
 import type { World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../actors/node/power';
@@ -20,7 +21,7 @@ import { adminRoutes } from './routes/admin';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
-import { errorSchema } from './schemas/common';
+import { addNameFormats, errorSchema, NAME_FORMAT, NAME_OR_EMPTY_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
 import { Metrics } from './metrics';
 import { metricsRoutes } from './routes/metrics';
@@ -74,16 +75,55 @@ export interface AppOptions {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * The first key that an object of `text` (valid JSON) holds twice, or null. JSON.parse keeps the
+ * last of them silently; a body that says two things is refused instead (docs/api-conventions.md
+ * §2), so that no two readers of one body (a proxy, an audit, hilt) can disagree about it.
+ */
+export function duplicateKey(text: string): string | null {
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let j = i + 1;
+      while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
+      const top = stack[stack.length - 1];
+      if (top && expectKey) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (top.has(key)) return key;
+        top.add(key);
+        expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b /* { */) {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      stack.push(null);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+    } else if (c === 0x2c /* , */) {
+      expectKey = stack[stack.length - 1] != null;
+    }
+  }
+  return null;
+}
+
 /** Bodies are JSON whatever the Content-Type (HIL's client sends none); empty means {}. */
 function parseJsonObject(_req: FastifyRequest, raw: Buffer, done: (err: Error | null, body?: unknown) => void): void {
   if (raw.length === 0) return done(null, {});
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(utf8.decode(raw));
+    text = utf8.decode(raw);
+    value = JSON.parse(text);
   } catch {
     return done(badArgument('the request body is not valid UTF-8 JSON'));
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return done(badArgument('the request body must be a JSON object'));
+  const twice = duplicateKey(text);
+  if (twice !== null) return done(badArgument(`the request body has the key ${quote(twice)} more than once`));
   done(null, value);
 }
 
@@ -96,24 +136,64 @@ async function rejectGetBody(req: FastifyRequest): Promise<void> {
   }
 }
 
+interface ValidationIssue { keyword: string; instancePath: string; params?: { format?: string } }
+
+/** A name that breaks the rule gets the rule's wording (Ajv's would be `must match format "hilt-name"`). */
+function validationMessage(issues: ValidationIssue[], context = 'request'): string | null {
+  const bad = issues.find((i) => i.keyword === 'format' && (i.params?.format === NAME_FORMAT || i.params?.format === NAME_OR_EMPTY_FORMAT));
+  if (!bad) return null;
+  const where = `${context}${bad.instancePath}`;
+  return bad.params?.format === NAME_OR_EMPTY_FORMAT ? `${where} must be "" or a name: ${NAME_RULE.replace('must be a name: ', '')}` : `${where} ${NAME_RULE}`;
+}
+
+/** A path as a message shows it: whole up to 64 characters (it has no control characters), else a prefix. */
+const shortPath = (p: string) => (p.length <= 64 ? p : `${p.slice(0, 64)}… (${p.length} characters)`);
+
+/** The longest message of a 4xx: messages quote names (at most 255 bytes each) and prefixes of other input. */
+const MSG_MAX = 1024;
+const bounded = (msg: string) => (msg.length <= MSG_MAX ? msg : `${msg.slice(0, MSG_MAX)}…`);
+
+/** What node's HTTP parser refuses, answered with the error body (or nothing, when the socket cannot take it). */
+export function clientError(err: Error & { code?: string }, socket: import('node:net').Socket): void {
+  if (!socket.writable || (err.code === 'ECONNRESET')) {
+    socket.destroy();
+    return;
+  }
+  const [status, type, msg] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'BadArgumentError', 'the request headers are too large']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'BadArgumentError', 'the request took too long to arrive']
+      : [400, 'BadArgumentError', 'malformed HTTP request'];
+  const body = JSON.stringify({ type, msg });
+  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+/** The throttle's settings from the configuration (README, Logins). */
+function loginThrottle(c: Config): Partial<ThrottleOptions> {
+  return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
+}
+
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
-    ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
+    ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : { http: { requireHostHeader: false } }),
     bodyLimit: 1024 * 1024,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false }, plugins: [addNameFormats] },
+    // A name is at most 765 characters percent-encoded, a status id at most 2,048.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2100 },
     // Behind a reverse proxy (HILT_TRUST_PROXY): the client's address and protocol from its X-Forwarded-* headers.
     trustProxy: trustProxyOption(opts.config.trustProxy ?? ''),
-    // Errors fastify raises before routing (e.g. a malformed percent-encoding) get our body too.
-    frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
-      reply.code(400).send({ type: 'BadArgumentError', msg: err.message });
+    // Errors fastify raises before routing (e.g. a malformed percent-encoding) get our body too,
+    // quoting no more than a prefix of the path (docs/api-conventions.md §1).
+    frameworkErrors: (err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply) => {
+      const msg = err.code === 'FST_ERR_BAD_URL' ? `the path is not valid percent-encoding: ${shortPath(req.url.split('?')[0])}` : 'malformed request';
+      reply.code(400).send({ type: 'BadArgumentError', msg });
     },
+    // A request node's HTTP parser refuses (bad request line, header too large) gets our body too.
+    clientErrorHandler: clientError,
   } as FastifyServerOptions);
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
     bridge: new UiBridge(),
   };
   app.decorate('hilt', hilt);
@@ -154,26 +234,27 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       req.caller = { user: u.name, isAdmin: u.isAdmin, projects: u.projects };
       return;
     }
-    req.caller = await hilt.auth.authenticate(req.headers.authorization);
+    req.caller = await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
   });
 
-  app.setErrorHandler((err: Error & { validation?: unknown; statusCode?: number; code?: string }, req, reply) => {
+  app.setErrorHandler((err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {
     if (err instanceof HiltError) {
       const status = statusOf(err);
-      if (status >= 500) req.log.error({ err }, 'request failed');
+      if (status >= 500) req.log.error({ err, ...('detail' in err ? { detail: (err as { detail: unknown }).detail } : {}) }, 'request failed');
+      if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
       const msg = err.type === 'ServerError' ? 'internal error; see the service log' : err.message;
-      return reply.code(status).send({ type: err.type, msg });
+      return reply.code(status).send({ type: err.type, msg: status < 500 ? bounded(msg) : msg });
     }
-    if (err.validation) return reply.code(400).send({ type: 'BadArgumentError', msg: err.message });
+    if (err.validation) return reply.code(400).send({ type: 'BadArgumentError', msg: bounded(validationMessage(err.validation, err.validationContext) ?? err.message) });
     if (err.statusCode === 413) return reply.code(413).send({ type: 'RequestTooLargeError', msg: err.message });
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode === 404 ? 404 : 400).send({ type: err.statusCode === 404 ? 'NotFoundError' : 'BadArgumentError', msg: err.message });
+      return reply.code(err.statusCode === 404 ? 404 : 400).send({ type: err.statusCode === 404 ? 'NotFoundError' : 'BadArgumentError', msg: bounded(err.message) });
     }
     req.log.error({ err }, 'unexpected error');
     return reply.code(500).send({ type: 'ServerError', msg: 'internal error; see the service log' });
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${req.url.split('?')[0]}` });
+    reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${shortPath(req.url.split('?')[0])}` });
   });
 
   const routes = async (scope: FastifyInstance) => {

@@ -58,6 +58,15 @@ export interface Config {
   /** bound on each power call, counted from when it is made (waiting behind earlier calls to the BMC included) */
   obmTimeoutMs: number;
   logLevel: string;
+  /** failed logins for one user name within loginWindowMs that lock the name (429) */
+  loginMaxFailures: number;
+  loginWindowMs: number;
+  /** the first lock of a name; each next one lasts twice as long, at most loginLockMaxMs */
+  loginLockMs: number;
+  loginLockMaxMs: number;
+  /** PEM files: both set, the service serves HTTPS */
+  tlsCert?: string;
+  tlsKey?: string;
   /** entity actors idle this long go to sleep (they wake from LMDB on demand) */
   actorIdleMs: number;
   askTimeoutMs: number;
@@ -95,12 +104,31 @@ export const DEFAULTS: Config = {
   switchSave: true,
   obmTimeoutMs: 10_000,
   logLevel: 'info',
+  loginMaxFailures: 10,
+  loginWindowMs: 60_000,
+  loginLockMs: 60_000,
+  loginLockMaxMs: 300_000,
   actorIdleMs: 60_000,
   askTimeoutMs: 30_000,
   metricsOpen: false,
   trustProxy: '',
   uiSessionMinutes: 480,
 };
+
+/** Is `host` a loopback address or name (127.0.0.0/8, ::1, localhost)? */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * The warning a start gives when passwords would cross the network in the clear: basic
+ * authentication over plain HTTP on an address other than the loopback. Null when none is due.
+ */
+export function plainHttpWarning(c: Pick<Config, 'host' | 'tlsCert'>): string | null {
+  if (c.tlsCert || isLoopback(c.host)) return null;
+  return `listening on ${c.host} over plain HTTP: every client's password crosses the network in the clear (HTTP basic authentication). Set HILT_TLS_CERT and HILT_TLS_KEY to serve HTTPS, or listen on the loopback behind a TLS proxy`;
+}
 
 /** "1000-1999,3000-3099" → [[1000,1999],[3000,3099]]; ids must lie in 1..4096. */
 export function parseVlanPool(text: string): VlanRange[] {
@@ -115,7 +143,7 @@ export function parseVlanPool(text: string): VlanRange[] {
 }
 
 /** Settings without a default value, also allowed in the file. */
-const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'instanceName'];
+const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'instanceName', 'tlsCert', 'tlsKey'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -199,6 +227,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_METRICS_OPEN) cfg.metricsOpen = flag('HILT_METRICS_OPEN', env.HILT_METRICS_OPEN);
   if (env.HILT_TRUST_PROXY !== undefined) cfg.trustProxy = env.HILT_TRUST_PROXY.trim();
   if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);
+  if (env.HILT_LOGIN_MAX_FAILURES) cfg.loginMaxFailures = int('HILT_LOGIN_MAX_FAILURES', env.HILT_LOGIN_MAX_FAILURES);
+  if (env.HILT_LOGIN_LOCK_MS) cfg.loginLockMs = int('HILT_LOGIN_LOCK_MS', env.HILT_LOGIN_LOCK_MS);
+  if (env.HILT_LOGIN_LOCK_MAX_MS) cfg.loginLockMaxMs = int('HILT_LOGIN_LOCK_MAX_MS', env.HILT_LOGIN_LOCK_MAX_MS);
+  if (env.HILT_TLS_CERT) cfg.tlsCert = env.HILT_TLS_CERT;
+  if (env.HILT_TLS_KEY) cfg.tlsKey = env.HILT_TLS_KEY;
+  if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('HILT_TLS_CERT and HILT_TLS_KEY go together: set both (HTTPS) or neither (plain HTTP)');
+  if (cfg.loginMaxFailures < 1) throw new Error('HILT_LOGIN_MAX_FAILURES must be at least 1');
   // The file's values too.
   cfg.baseImages = imageNames(cfg.baseImages as unknown);
   oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS.types());

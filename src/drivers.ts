@@ -2,6 +2,7 @@
  * The service's drivers: for each kind, its registry (the entries of drivers/<kind>/index.ts,
  * plus any a test or lab adds) and one instance of each driver.
  */
+import { fieldList } from '../drivers/registry';
 import type { Config } from './config';
 import { DriverRegistry, DriverSet } from '../drivers/registry';
 import { SWITCH_DRIVERS } from '../drivers/switch';
@@ -21,7 +22,7 @@ export interface ExtraDrivers {
 }
 
 /** OBM fields arrive inside node_register's `obm` object. */
-const OBM_WORDING = { fieldPrefix: 'obm.', typeRequired: true, unexpected: (_type: string, extra: string[]) => `unexpected OBM field(s): ${extra.join(', ')}` };
+const OBM_WORDING = { fieldPrefix: 'obm.', typeRequired: true, unexpected: (_type: string, extra: string[]) => `unexpected OBM field(s): ${fieldList(extra)}` };
 
 export function startDrivers(config: Config, extra: ExtraDrivers = {}): Drivers {
   const ctx = { config };

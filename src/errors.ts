@@ -20,6 +20,7 @@ export const ERROR_STATUS: Record<ErrorType, number> = {
   SwitchError: 502,
   ServiceUnavailableError: 503,
   ServerError: 500,
+  TooManyRequestsError: 429,
 };
 
 export const statusOf = (err: HiltError): number => ERROR_STATUS[err.type];

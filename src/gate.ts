@@ -10,6 +10,8 @@
  *   sends it to the active process).
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { clientError } from './app';
 
 export type Role = 'active' | 'standby';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -19,6 +21,8 @@ export interface GateOptions {
   instance: string;
   /** seconds a client should wait before trying again (Retry-After) */
   retryAfterS: number;
+  /** PEM certificate chain and key: serve HTTPS (TLS 1.2 at least) */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 export class Gate {
@@ -27,7 +31,13 @@ export class Gate {
   private why = 'starting';
 
   constructor(private readonly opts: GateOptions) {
-    this.server = createServer((req, res) => this.route(req, res));
+    const route = (req: IncomingMessage, res: ServerResponse) => this.route(req, res);
+    // An HTTP/1.1 request without Host gets the API's answer (node would answer an empty 400).
+    this.server = opts.tls
+      ? createTlsServer({ ...opts.tls, minVersion: 'TLSv1.2', requireHostHeader: false }, route)
+      : createServer({ requireHostHeader: false }, route);
+    // A request node's HTTP parser refuses gets the API's error body (the apps never see it).
+    this.server.on('clientError', clientError);
     // As fastify sets its own server (keep-alive sockets of a load balancer or a client stay open).
     this.server.keepAliveTimeout = 72_000;
   }
@@ -47,7 +57,7 @@ export class Gate {
       this.server.listen(port, host, () => {
         this.server.off('error', reject);
         const a = this.server.address() as { address: string; port: number; family: string };
-        resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`);
+        resolve(`${this.opts.tls ? 'https' : 'http'}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`);
       });
     });
   }

@@ -3,7 +3,7 @@
  * The hilt process: configuration from the environment, pino JSON logs, graceful SIGTERM.
  * `npm start` runs this file; `hilt serve` (src/cli) calls serve().
  */
-import { loadConfig } from './config';
+import { loadConfig, plainHttpWarning } from './config';
 import { startService } from './service';
 import { loggerOptions } from './redact';
 
@@ -50,7 +50,9 @@ export async function serve(): Promise<void> {
         'hilt: this password is shown only now; set HILT_ADMIN_PASSWORD before the first start to choose it.\n\n',
     );
   }
-  logger.info({ url: svc.url, instance: svc.instance, storage: config.storage, dataDir: config.dataDir, database: safeUrl(config.databaseUrl), vlanPool: config.vlanPool }, 'hilt is ready');
+  const warning = plainHttpWarning(config);
+  if (warning) logger.warn({ host: config.host }, warning);
+  logger.info({ url: svc.url, instance: svc.instance, storage: config.storage, dataDir: config.dataDir, database: safeUrl(config.databaseUrl), vlanPool: config.vlanPool, tls: !!config.tlsCert }, 'hilt is ready');
 }
 
 /** serve(), ending the process with 1 and the reason when the service cannot start. */

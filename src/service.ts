@@ -13,7 +13,7 @@
  * 503 at once, its actors, runner, monitors and storage closed, and it waits for the lease
  * again; a later activation rebuilds everything from the database.
  */
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
@@ -25,6 +25,8 @@ import { hashPassword } from './auth/password';
 import { World } from '../actors/world';
 import { leaseCandidate, openEngine, prepareStorage, SchemaTooNewError } from '../actors/persistence';
 import type { HeldLease } from '../actors/persistence/lease';
+import type { PersistenceEngine } from '../actors/persistence/engine';
+import { shortText } from '../actors/runtime';
 import { upgradeStorage } from '../actors/persistence/upgrade';
 import { PowerControl } from '../actors/node/power';
 import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
@@ -76,6 +78,8 @@ export interface ServiceDeps {
    * standby answers /health and 503s while it waits). Default: resolve once active.
    */
   waitForActive?: boolean;
+  /** wraps the storage engine (tests inject storage faults) */
+  wrapEngine?: (engine: PersistenceEngine) => PersistenceEngine;
 }
 
 /** One activation: what a start builds and a stop (or a step-down) closes. */
@@ -155,7 +159,9 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const candidate = leaseCandidate({ ...config, instanceName: instance });
   const metrics = new Metrics({ version: version(), storage: config.storage });
 
-  const gate = new Gate({ instance, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 1000)) });
+  // HTTPS when the operator gives a certificate and its key (HILT_TLS_CERT, HILT_TLS_KEY).
+  const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
+  const gate = new Gate({ instance, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 1000)), tls });
   let current: Activation | undefined;
   let last: Activation | undefined;
   let lease: HeldLease | undefined;
@@ -168,7 +174,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
 
   /** Everything a start does, on a fresh engine (fenced by the lease's token on PostgreSQL). */
   async function activate(held: HeldLease | undefined, onTrouble: (why: string) => void): Promise<Activation> {
-    const engine = openEngine(config, held ? {
+    const opened = openEngine(config, held ? {
       fence: held.token,
       onFenced: (err) => {
         log.warn({ token: held.token, err: err.message }, 'the database refused a write: this process\'s fencing token is no longer the lease\'s');
@@ -179,6 +185,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         onTrouble(err.message);
       },
     } : {});
+    const engine = deps.wrapEngine ? deps.wrapEngine(opened) : opened;
 
     let world: World | undefined;
     let headnodes: HeadnodeControl | undefined;
@@ -224,6 +231,11 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       metrics.attach({ world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0 });
       headnodes.log = app.log;
       world.sessions.log = app.log;
+      const faultLog = app.log;
+      world.runtime.onFault = (f) => faultLog.error(
+        { err: f.cause instanceof Error ? f.cause : new Error(String(f.cause)), actor: `${f.kind}:${shortText(f.id, 64)}`, phase: f.phase, answered: f.answered, status: f.error.type },
+        'an actor failed; every ask waiting on it was answered, and it is read again from storage on its next message',
+      );
       if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
       if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
       // VMs that should run come back (adopted if still running) in the background; calls on a

@@ -118,10 +118,19 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
         case 'nic.delete': {
           if (Object.keys(state.networks).length) throw blocked(`${name} is attached to a network`);
           if (state.pending) throw blocked(`${name} has a pending network operation`);
-          // Deleting a wired nic frees its port (the port owns that fact: ask it first).
+          const deleted = { events: [{ type: 'NicDeleted' as const, incarnation: state.incarnation, nodeIncarnation: state.nodeIncarnation }] };
+          // Deleting a wired nic frees its port (the port owns that fact). The nic's deletion is
+          // committed first and the port freed after it, before the answer: a crash between the
+          // two leaves a port wired to a nic that no longer exists, which every start frees
+          // (World.repairPortRecords). The other order left the nic there, unwired: half a
+          // deletion that no start could tell from an ordinary unwired nic.
           const wired = rm.wiring.get(id);
-          if (wired) await ports.ask(portId(wired.switch, wired.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name });
-          return { events: [{ type: 'NicDeleted', incarnation: state.incarnation, nodeIncarnation: state.nodeIncarnation }] };
+          if (!wired) return deleted;
+          let free: () => void = () => undefined;
+          const value = new Promise<null>((resolve, reject) => {
+            free = () => void ports.ask(portId(wired.switch, wired.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name }).then(() => resolve(null), reject);
+          });
+          return { ...deleted, value, afterCommit: () => free() };
         }
         case 'nic.wire':
           if (rm.wiring.has(id)) throw duplicate(`a port connection of ${name}`);

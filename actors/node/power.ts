@@ -22,7 +22,16 @@ type Call<T> = (driver: ObmDriver, fields: DriverFields, signal: AbortSignal) =>
  * Who asked: an admin reads a BMC failure in full; anyone else reads it without the BMC's
  * address and user (docs/api-conventions.md §11), which the service's log keeps.
  */
-export interface Asker { isAdmin: boolean }
+export interface Asker {
+  isAdmin: boolean;
+  /**
+   * Runs when the call's turn at the BMC comes, before anything is sent to it: throws (a
+   * HiltError) when the caller may no longer act on the node (it left the caller's project, the
+   * caller lost its membership, the node was deleted). Calls wait behind earlier ones to the same
+   * BMC for up to the OBM timeout; what was allowed when the call was made may not be any more.
+   */
+  recheck?: () => void;
+}
 
 const ADMIN: Asker = { isAdmin: true };
 
@@ -79,7 +88,10 @@ export class PowerControl {
       device = found.entry.device(obm.fields);
       const driver = driverName(obm.type);
       const report = (seconds: number, ok: boolean) => this.telemetry.driverCall('obm', driver, name, seconds, ok);
-      return await this.queues.get(obm.type)!.run(device, (signal) => timed(() => call(found.driver, obm.fields, signal), report), { from: 'submit', what });
+      return await this.queues.get(obm.type)!.run(device, (signal) => {
+        who.recheck?.();
+        return timed(() => call(found.driver, obm.fields, signal), report);
+      }, { from: 'submit', what });
     } catch (err) {
       if (!(err instanceof ObmError)) throw err;
       if (who.isAdmin) throw new HiltError('OBMError', err.message);

@@ -44,6 +44,18 @@ const INDEX_CHUNK = 5_000;
  *
  * Reads are synchronous in lmdb-js (memory-mapped); the async iterables only wrap them.
  */
+/**
+ * The first key after every key that starts with `prefix`, in LMDB's order (UTF-8 bytes).
+ * `prefix + '\uffff'` is not: a character outside the BMP (an emoji, F0 9F …) sorts after
+ * U+FFFF (EF BF BF), so `node:😀` would have been left out of keys() and recoverAll(), and so out
+ * of the read models after a restart. Every prefix here ends with an ASCII character (`:`, `/`).
+ */
+export function prefixEnd(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (last < 0x7f) return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+  return prefix + '\u{10FFFF}\u{10FFFF}';
+}
+
 /** The write's durable-on-disk promise (see the class comment). */
 function flushed(p: Promise<unknown>): Promise<unknown> {
   return (p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p;
@@ -66,7 +78,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private closing = false;
 
   constructor(private readonly path: string, opts: { mapSizeGb?: number } = {}) {
-    // A folder whatever its name: lmdb-js takes a path with an extension for a single file.
+    // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
+    // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
     this.root = open({ path, noSubdir: false, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
@@ -153,7 +166,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async *keys(prefix: string): AsyncIterable<string> {
-    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) yield k as string;
+    for (const k of this.headsDb.getKeys({ start: prefix, end: prefixEnd(prefix) })) yield k as string;
   }
 
   async *journal(key: string, limit: number): AsyncIterable<JournalEntry> {
@@ -172,7 +185,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
-    for (const k of this.headsDb.getKeys({ start: prefix, end: prefix + '\uffff' })) yield this.stored(k as string);
+    for (const k of this.headsDb.getKeys({ start: prefix, end: prefixEnd(prefix) })) yield this.stored(k as string);
   }
 
   async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {

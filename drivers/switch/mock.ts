@@ -31,7 +31,7 @@ export class MockSwitchDriver implements SwitchDriver {
   readonly sessionsOpened = new Map<string, number>();
 
   constructor(private readonly opts: MockSwitchOptions) {
-    this.db = open({ path: opts.path, noSync: true });
+    this.db = open({ path: opts.path, noSubdir: false, noSync: true });
     this.fail = new Set(opts.failPorts ?? []);
   }
 
@@ -43,7 +43,8 @@ export class MockSwitchDriver implements SwitchDriver {
   /** Every configured port of a switch. */
   ports(sw: string): Record<string, PortVlans> {
     const out: Record<string, PortVlans> = {};
-    for (const { key, value } of this.db.getRange({ start: [sw], end: [sw, '\uffff'] })) out[key[1]] = value;
+    // Every port of the switch: keys [sw, port] sort before [sw + U+0001] (names have no control characters).
+    for (const { key, value } of this.db.getRange({ start: [sw], end: [`${sw}\u0001`] })) if (key[0] === sw) out[key[1]] = value;
     return out;
   }
 

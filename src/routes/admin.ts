@@ -8,7 +8,8 @@ import * as S from '../schemas/admin';
 import { redact } from '../redact';
 import { encodeStatusId } from './actions';
 import { requireAdmin, found } from './guard';
-import { badArgument, notFound } from '../errors';
+import { badArgument, notFound, quote } from '../errors';
+import { nameProblem, NAME_RULE } from '../schemas/common';
 import { nicId } from '../../actors/ids';
 import type { JournalEntry } from '../../actors/persistence/engine';
 import { HEADNODE_DRIVERS } from '../../drivers/headnode';
@@ -46,7 +47,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     }
     const arity = COMPOSITE.has(reg.kind) ? 2 : 1;
     const journal = parts.length === arity + 1 && parts[arity] === 'journal';
-    if (parts.length !== arity && !journal) throw notFound(`${reg.kind} ${parts.join('/')}`);
+    if (parts.length !== arity && !journal) throw notFound(`${reg.kind} ${quote(parts.join('/'))}`);
+    for (const p of parts.slice(0, arity)) if (nameProblem(p)) throw badArgument(`the actor id ${NAME_RULE} (each part)`);
     return { reg, id: arity === 2 ? nicId(parts[0], parts[1]) : parts[0], journal };
   }
 

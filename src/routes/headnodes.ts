@@ -4,7 +4,7 @@
  */
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/headnodes';
-import { badArgument, duplicate } from '../errors';
+import { badArgument, duplicate, quote } from '../errors';
 import { requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { HeadnodeState } from '../../actors/headnode/protocol';
@@ -27,7 +27,7 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
     const { headnode } = req.params;
     const { project, base_img } = req.body;
     // docs/api-conventions.md §9: base image 400 → name 409 → project 404 → auth.
-    if (!(await headnodes.images()).includes(base_img)) throw badArgument(`base image ${base_img} is not installed`);
+    if (!(await headnodes.images()).includes(base_img)) throw badArgument(`base image ${quote(base_img)} is not installed`);
     if (rm.headnodes.has(headnode)) throw duplicate(`headnode ${headnode}`);
     found(rm.projects.get(project), `project ${project}`);
     requireProject(req.caller, project);

@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/networks';
-import { badArgument, duplicate, notFound, unauthorized } from '../errors';
+import { badArgument, duplicate, notFound, quote, unauthorized } from '../errors';
 import { requireAdmin, requireProject, found, isMember } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NetworkState } from '../../actors/network/protocol';
@@ -14,7 +14,7 @@ type WP = { network: string; project: string };
 function parseNetId(netId: string): number | null {
   if (netId === '') return null;
   if (!/^[0-9]{1,4}$/.test(netId) || Number(netId) < 1 || Number(netId) > 4096) {
-    throw badArgument(`net_id must be "" or a VLAN id from 1 to 4096, got "${netId}"`);
+    throw badArgument(`net_id must be "" or a VLAN id from 1 to 4096, got ${quote(netId)}`);
   }
   return Number(netId);
 }

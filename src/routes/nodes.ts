@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/nodes';
-import { badArgument, duplicate } from '../errors';
+import { badArgument, duplicate, notFound, quote, unauthorized } from '../errors';
 import { CachedLists } from './cached-lists';
 import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
@@ -24,7 +24,35 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     return node;
   }
 
-  app.put<{ Params: N; Body: { obm: Record<string, unknown>; metadata?: Record<string, unknown> } }>('/node/:node', { schema: S.registerNode }, async (req) => {
+  /**
+   * The caller of a power call as PowerControl sees it: its admin flag (for the OBM error text)
+   * and the same check again, against the committed state, when the call's turn at the BMC
+   * comes: the node must still be this registration, and the caller (as it is now: its admin
+   * flag and memberships may have changed) must still be allowed to act on it.
+   */
+  function powerCaller(caller: Caller, node: NodeState) {
+    return {
+      isAdmin: caller.isAdmin,
+      recheck: () => {
+        const now = rm.nodes.get(node.name);
+        if (!now || now.incarnation !== node.incarnation) throw notFound(`node ${node.name}`);
+        const user = rm.users.get(caller.user);
+        if (!user) throw unauthorized('the caller no longer exists');
+        const current: Caller = { user: user.name, isAdmin: user.isAdmin, projects: user.projects };
+        if (now.project) requireProject(current, now.project);
+        else requireAdmin(current);
+      },
+    };
+  }
+
+  app.put<{ Params: N; Body: { obm: Record<string, unknown>; metadata?: Record<string, unknown> } }>('/node/:node', {
+    schema: S.registerNode,
+    // before authentication, as validation is (docs/api-conventions.md §2)
+    preValidation: async (req) => {
+      const problem = S.metadataLabelsProblem(req.body);
+      if (problem) throw badArgument(problem);
+    },
+  }, async (req) => {
     requireAdmin(req.caller);
     const { node } = req.params;
     if (rm.nodes.has(node)) throw duplicate(`node ${node}`);
@@ -63,30 +91,30 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: N; Body: { force?: boolean } }>('/node/:node/power_cycle', { schema: S.powerCycle }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    await power.cycle(node.obm, req.body.force ?? false, req.caller);
+    await power.cycle(node.obm, req.body.force ?? false, powerCaller(req.caller, node));
   });
 
   app.post<{ Params: N }>('/node/:node/power_off', { schema: S.powerOff }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    await power.off(node.obm, req.caller);
+    await power.off(node.obm, powerCaller(req.caller, node));
   });
 
   app.post<{ Params: N }>('/node/:node/power_on', { schema: S.powerOn }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    await power.on(node.obm, req.caller);
+    await power.on(node.obm, powerCaller(req.caller, node));
   });
 
   app.get<{ Params: N }>('/node/:node/power_status', { schema: S.powerStatus }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    return { power_status: await power.status(node.obm, req.caller) };
+    return { power_status: await power.status(node.obm, powerCaller(req.caller, node)) };
   });
 
   // The device is checked after authorization, as HIL did (docs/api-conventions.md §3).
   app.put<{ Params: N; Body: { bootdev: string } }>('/node/:node/boot_device', { schema: S.setBootDevice }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
     const { bootdev } = req.body;
-    if (!isBootDevice(bootdev)) throw badArgument(`invalid boot device ${JSON.stringify(bootdev)}: expected one of ${BOOT_DEVICES.join(', ')}`);
-    await power.bootDevice(node.obm, bootdev, req.caller);
+    if (!isBootDevice(bootdev)) throw badArgument(`invalid boot device ${quote(bootdev)}: expected one of ${BOOT_DEVICES.join(', ')}`);
+    await power.bootDevice(node.obm, bootdev, powerCaller(req.caller, node));
   });
 
   // A data centre's node list is large and read far more often than it changes: it is

@@ -1,6 +1,7 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import * as S from '../schemas/switches';
-import { badArgument, duplicate, notFound } from '../errors';
+import { badArgument, duplicate, notFound, quote } from '../errors';
+import { nameProblem, NAME_RULE } from '../schemas/common';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
 import { encodeStatusId } from './actions';
@@ -74,7 +75,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     if (rm.port(s.name, name)) throw duplicate(`port ${name} of switch ${s.name}`);
     const entry = registry.get(s.type);
     if (entry && !entry.portName.test(name)) {
-      throw badArgument(`"${name}" is not a valid port name for ${s.type}${entry.portFormat ? `: expected the form ${entry.portFormat}` : ''}`);
+      throw badArgument(`${quote(name)} is not a valid port name for ${s.type}${entry.portFormat ? `: expected the form ${entry.portFormat}` : ''}`);
     }
     await world.switches.ask(s.name, { type: 'switch.registerPort', by: req.caller.user, port: name });
   });
@@ -97,6 +98,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   const checkActionBody = async (req: FastifyRequest<{ Params: Port; Body: Record<string, unknown> }>) => {
     const split = splitAction(req.params['*']);
     if (!split) return;
+    if (nameProblem(split.port)) throw badArgument(`params/port ${NAME_RULE}`);
     const problem = split.action === 'connect_nic' ? S.checkConnectNicBody(req.body)
       : Object.keys(req.body).length ? `${split.action} takes no request body` : null;
     if (problem) throw badArgument(problem);

@@ -145,7 +145,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     const { user, password } = req.body;
     if (typeof user !== 'string' || typeof password !== 'string' || !user || user.includes(':')) throw unauthorized('invalid username or password');
     // The API's own check (the same users, passwords and protections).
-    const caller = await hilt.auth.authenticate('Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64'));
+    const caller = await hilt.auth.authenticate('Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64'), { log: req.log, ip: req.ip });
     const s = sessions.create(caller.user, hilt.world.rm.users.get(caller.user)!.passwordHash);
     req.log.info({ user: caller.user }, 'dashboard login');
     reply.setCookie(COOKIE, s.token, cookieOptions(req, Math.floor(sessions.lifetimeMs / 1000)));

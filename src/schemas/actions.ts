@@ -1,12 +1,12 @@
-import { params, body, noQuery, str, responses, queued } from './common';
+import { params, body, noQuery, name, shortStr, responses, queued } from './common';
 
 export const connectNetwork = {
   params: params('node', 'nic'),
-  body: body(['network'], { network: str, channel: str }),
+  body: body(['network'], { network: name, channel: shortStr(64) }),
   querystring: noQuery,
   response: responses('change', { 202: queued }, 404, 409),
 } as const;
-export const detachNetwork = { params: params('node', 'nic'), body: body(['network'], { network: str }), querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
+export const detachNetwork = { params: params('node', 'nic'), body: body(['network'], { network: name }), querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
 
 /** A network operation's status (docs/api-conventions.md §8). */
 export const actionStatus = {
@@ -22,7 +22,12 @@ export const actionStatus = {
     error: { type: 'string', description: 'why it failed (ERROR only)' },
   },
 } as const;
-export const showAction = { params: params('status_id'), querystring: noQuery, response: responses('read', { 200: actionStatus }, 404) } as const;
+/**
+ * A status id: base64url of the names it carries (docs/api-conventions.md §8), so longer than a
+ * name (two names of 255 bytes, JSON-escaped, come to about 1,500 characters).
+ */
+const statusIdParams = { type: 'object', required: ['status_id'], properties: { status_id: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^[A-Za-z0-9_-]+$' } } } as const;
+export const showAction = { params: statusIdParams, querystring: noQuery, response: responses('read', { 200: actionStatus }, 404) } as const;
 export const listActions = {
   params: params('node'),
   querystring: noQuery,

@@ -1,4 +1,4 @@
-import { params, noQuery, noBody, body, str, responses, queued, done, names } from './common';
+import { params, noQuery, noBody, body, name, responses, queued, done, names } from './common';
 
 export const listActors = {
   querystring: noQuery,
@@ -12,7 +12,7 @@ export const listActors = {
 } as const;
 /** `/admin/actors/<kind>/<id>` and `…/<id>/journal?limit=N`; the id is one name, or two for nics and ports. */
 export const actor = {
-  params: { type: 'object', required: ['kind', '*'], properties: { kind: params('kind').properties.kind, '*': { type: 'string', minLength: 1 } } },
+  params: { type: 'object', required: ['kind', '*'], properties: { kind: params('kind').properties.kind, '*': { type: 'string', minLength: 1, maxLength: 2048 } } },
   querystring: {
     type: 'object',
     additionalProperties: false,
@@ -40,7 +40,7 @@ export const actor = {
 } as const;
 export const listExtensions = { querystring: noQuery, response: responses('read', { 200: names('The active drivers and extensions') }) } as const;
 export const reapply = { params: params('node', 'nic'), body: noBody, querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
-export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: str }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: name }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
 /** A port's VLANs, as the service holds them or as a switch reports them (`other`: what no VLAN list describes). */
 const vlans = {
   type: 'object',

@@ -1,11 +1,55 @@
 /** Shared JSON schemas: names, empty bodies, empty query strings, the error body. */
+
+/**
+ * The one name rule (docs/api-conventions.md §1, Names), for every name of every kind in paths,
+ * bodies and query strings: 1 to NAME_MAX_BYTES bytes of UTF-8, no control characters (C0,
+ * DEL, C1: they would not round-trip through logs and terminals) and no lone surrogate (it has
+ * no UTF-8 form, so it could not be stored as it was given).
+ *
+ * The byte bound makes every storage key built from names fit LMDB's key limit (1,978 bytes):
+ * the longest is a port's, `port:<switch>/<port>`, where escaping `%` and `/` at most triples
+ * each name (actors/ids.ts): 5 + 3·255 + 1 + 3·255 = 1,536 bytes, plus the event key's sequence
+ * number (test/actors/persistence/names.test.ts checks the worst case of every kind). 255 bytes is
+ * also the longest file name on Linux.
+ */
+export const NAME_MAX_BYTES = 255;
+export const NAME_FORMAT = 'hilt-name';
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f]|\p{Cs}/u;
+
+/** Why `s` is not a name, or null when it is one. */
+export function nameProblem(s: unknown): string | null {
+  if (typeof s !== 'string') return 'must be a string';
+  if (s.length === 0) return 'must not be empty';
+  if (Buffer.byteLength(s, 'utf8') > NAME_MAX_BYTES) return `must be at most ${NAME_MAX_BYTES} bytes of UTF-8`;
+  if (FORBIDDEN.test(s)) return 'must not contain control characters or lone surrogates';
+  return null;
+}
+
+export const isName = (s: unknown): boolean => nameProblem(s) === null;
+
+/** The rule's wording in a 400's message. */
+export const NAME_RULE = `must be a name: 1 to ${NAME_MAX_BYTES} bytes of UTF-8 without control characters`;
+
+// No minLength or maxLength: the format checks both (in bytes), and its 400 states the rule.
 export const name = {
   type: 'string',
-  minLength: 1,
-  maxLength: 255,
-  // Control characters would not round-trip through logs and terminals.
-  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+  format: NAME_FORMAT,
+  description: `A name: 1 to ${NAME_MAX_BYTES} bytes of UTF-8, without control characters (docs/api-conventions.md §1)`,
 } as const;
+
+/** network_create's `access`: a project's name, or "" for a public network. */
+export const NAME_OR_EMPTY_FORMAT = 'hilt-name-or-empty';
+export const nameOrEmpty = { ...name, format: NAME_OR_EMPTY_FORMAT, description: `"" or a name (${name.description})` } as const;
+
+/** A string that is not a name but is bounded all the same (channels, net_id). */
+export const shortStr = (maxLength: number) => ({ type: 'string', maxLength }) as const;
+
+/** Adds the name formats to an Ajv instance (fastify's validator). */
+export function addNameFormats<A extends { addFormat(name: string, f: { type: 'string'; validate: (s: string) => boolean }): unknown }>(ajv: A): A {
+  ajv.addFormat(NAME_FORMAT, { type: 'string', validate: isName });
+  ajv.addFormat(NAME_OR_EMPTY_FORMAT, { type: 'string', validate: (s) => s === '' || isName(s) });
+  return ajv;
+}
 
 export const noBody = { type: 'object', additionalProperties: false, maxProperties: 0 } as const;
 // `properties: {}` tells the OpenAPI generator that this object lists no query parameters.
@@ -48,7 +92,7 @@ export const errorSchema = {
     type: {
       type: 'string',
       enum: ['BadArgumentError', 'AuthorizationError', 'NotFoundError', 'DuplicateError', 'AllocationError', 'BlockedError', 'IllegalStateError',
-        'ProjectMismatchError', 'RequestTooLargeError', 'OBMError', 'HeadnodeError', 'ServiceUnavailableError', 'ServerError'],
+        'ProjectMismatchError', 'RequestTooLargeError', 'OBMError', 'HeadnodeError', 'ServiceUnavailableError', 'ServerError', 'TooManyRequestsError'],
     },
     msg: { type: 'string' },
   },
@@ -60,6 +104,7 @@ const ERROR_WHEN: Record<number, string> = {
   404: 'A named object does not exist (NotFoundError)',
   409: 'A conflict with the current state (DuplicateError, AllocationError, BlockedError, IllegalStateError, ProjectMismatchError)',
   413: 'The body is larger than 1 MiB (RequestTooLargeError)',
+  429: 'Too many failed logins for this user name: try again after Retry-After seconds (TooManyRequestsError)',
   500: 'A bug; details in the service log only (ServerError)',
   502: 'Hardware failed or timed out: a BMC (OBMError), a headnode VM (HeadnodeError) or a switch (SwitchError)',
   503: 'Storage refused the change or an actor did not answer in time; nothing was acknowledged (ServiceUnavailableError)',
@@ -80,11 +125,11 @@ type Kind = 'read' | 'change';
 
 /**
  * A route's answers: its successes and the errors it can give. Every call can answer 400
- * (validation), 401 (authentication) and 500; a change also 413 (its body) and 503 (storage,
+ * (validation), 401 (authentication), 429 (throttled logins) and 500; a change also 413 (its body) and 503 (storage,
  * actors); `errors` adds the call's own (404, 409, 502).
  */
 export function responses(kind: Kind, success: Record<number, object>, ...errors: number[]): Record<number, object> {
-  const statuses = new Set([400, 401, ...errors, 500, ...(kind === 'change' ? [413, 503] : [])]);
+  const statuses = new Set([400, 401, ...errors, 429, 500, ...(kind === 'change' ? [413, 503] : [])]);
   const out: Record<number, object> = { ...success };
   for (const s of [...statuses].sort()) out[s] = { description: ERROR_WHEN[s], $ref: 'HiltError#' };
   return out;

@@ -1,4 +1,5 @@
-import { params, body, noBody, noQuery, str, bool, responses, done, names } from './common';
+import { params, body, noBody, noQuery, str, bool, responses, done, names, nameProblem, NAME_RULE } from './common';
+import { quote } from '../errors';
 
 /** A metadata value: flat, so that nothing a client stores can be too deep to encode, show or redact. */
 const metadataValue = { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] } as const;
@@ -33,6 +34,7 @@ export const registerNode = {
   body: body(['obm'], {
     obm: { type: 'object' },
     // Flat label → value pairs, as HIL's node metadata.
+    // Its keys are labels, names too: checked by metadataLabelsProblem (OpenAPI 3.0 has no propertyNames).
     metadata: { type: 'object', maxProperties: 100, additionalProperties: metadataValue },
   }),
   querystring: noQuery,
@@ -60,3 +62,11 @@ export const showNode = { params: params('node'), querystring: noQuery, response
 /** node_set_metadata / node_delete_metadata (docs/api-conventions.md §5), as HIL defined them. */
 export const setMetadata = { params: params('node', 'label'), body: body(['value'], { value: metadataValue }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
 export const deleteMetadata = { params: params('node', 'label'), body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404) } as const;
+
+/** node_register's metadata labels follow the name rule, as the label of node_set_metadata does. */
+export function metadataLabelsProblem(body: unknown): string | null {
+  const md = (body as { metadata?: unknown } | null)?.metadata;
+  if (!md || typeof md !== 'object' || Array.isArray(md)) return null;
+  for (const k of Object.keys(md)) if (nameProblem(k)) return `body/metadata label ${quote(k)} ${NAME_RULE}`;
+  return null;
+}

@@ -1,4 +1,5 @@
-import { params, noBody, noQuery, str, name, responses, done, queued, names } from './common';
+import { params, noBody, noQuery, str, name, nameProblem, NAME_RULE, responses, done, queued, names } from './common';
+import { quote } from '../errors';
 
 export const registerSwitch = {
   params: params('switch'),
@@ -19,6 +20,11 @@ export const showSwitch = {
 
 /** `*` is the rest of the path: port names may contain `/` (docs/api-conventions.md §1). */
 const portParams = { type: 'object', required: ['switch', '*'], properties: { switch: name, '*': name } } as const;
+/** `<port>/<action>`: the port name is checked by hand once the action is split off (the route's preValidation). */
+const portActionParams = {
+  type: 'object', required: ['switch', '*'],
+  properties: { switch: name, '*': { type: 'string', minLength: 1, maxLength: 1024, description: '<port>/connect_nic, <port>/detach_nic or <port>/revert' } },
+} as const;
 /** register and delete */
 export const portNoBody = { params: portParams, body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
 export const showPort = {
@@ -34,7 +40,7 @@ export const showPort = {
 } as const;
 /** POST .../connect_nic takes {node, nic}; detach_nic and revert take nothing: checked per action. */
 export const portAction = {
-  params: portParams,
+  params: portActionParams,
   body: { type: 'object', description: 'connect_nic: {node, nic}; detach_nic and revert: none' },
   querystring: noQuery,
   response: responses('change', { 200: done, 202: queued }, 404, 409),
@@ -44,10 +50,11 @@ export const portAction = {
  * action; this is connect_nic's {node, nic} schema, checked by hand with the same rules.
  */
 export function checkConnectNicBody(b: Record<string, unknown>): string | null {
-  for (const k of Object.keys(b)) if (k !== 'node' && k !== 'nic') return `body must NOT have additional property '${k}'`;
+  for (const k of Object.keys(b)) if (k !== 'node' && k !== 'nic') return `body must NOT have additional property ${quote(k)}`;
   for (const k of ['node', 'nic']) {
     if (!(k in b)) return `body must have required property '${k}'`;
     if (typeof b[k] !== 'string') return `body/${k} must be string`;
+    if (nameProblem(b[k])) return `body/${k} ${NAME_RULE}`;
   }
   return null;
 }

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ADMIN, Creds } from './server';
+import { addCredentials, record } from './secrets';
 
 export const CLI = join(__dirname, '..', '..', 'src', 'cli', 'index.js');
 
@@ -25,7 +26,10 @@ export interface CliOpts {
 function cliEnv(endpoint: string, o: CliOpts): NodeJS.ProcessEnv {
   const who = o.as === undefined ? ADMIN : o.as;
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, HIL_ENDPOINT: endpoint };
-  if (who) Object.assign(env, { HIL_USERNAME: who.user, HIL_PASSWORD: who.password });
+  if (who) {
+    Object.assign(env, { HIL_USERNAME: who.user, HIL_PASSWORD: who.password });
+    addCredentials(who.user, who.password);
+  }
   for (const [k, v] of Object.entries(o.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -47,6 +51,8 @@ export function hilt(endpoint: string, args: string[], o: CliOpts = {}): Promise
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
+      record(stdout, `hilt ${args[0]} stdout`);
+      record(stderr, `hilt ${args[0]} stderr`);
       resolve({ code, stdout, stderr });
     });
     // A command that refuses its arguments may exit before reading stdin: that is no failure here.

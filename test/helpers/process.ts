@@ -8,12 +8,12 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { addCredentials, recordProcessOutput } from './secrets';
 import { freshDatabase } from './postgres';
 
 const SERVER = join(__dirname, '..', '..', 'src', 'server.js');
 const children = new Set<ChildProcess>();
-/** data folder → its database (postgres) */
-const databases = new Map<string, Promise<string>>();
+
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -34,10 +34,25 @@ export interface ServerProcess {
   exited: Promise<number | string>;
 }
 
+/** data folder → its database (postgres) */
+const databases = new Map<string, Promise<string>>();
+
+export interface ProcessOptions {
+  readyTimeoutMs?: number;
+  /**
+   * Keep at most this many characters of output (the first ones, then the newest): for long
+   * runs that log every request. Every chunk is scanned for secrets as it arrives either way.
+   */
+  maxOutput?: number;
+}
+
 /** Start dist/src/server.js; resolves once its output says `ready` (default: it is active and ready). */
-export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 15_000, ready: RegExp = /hilt is ready/): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, opts: number | ProcessOptions = {}, ready: RegExp = /hilt is ready/): Promise<ServerProcess> {
+  const { readyTimeoutMs = 15_000, maxOutput = Infinity } = typeof opts === 'number' ? { readyTimeoutMs: opts } : opts;
   const port = await freePort();
-  const merged: Record<string, string | undefined> = { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', ...env };
+  if (env.HILT_ADMIN_PASSWORD) addCredentials(env.HILT_ADMIN_USER ?? 'admin', env.HILT_ADMIN_PASSWORD);
+  // Login throttling out of the way, as in test servers (test/helpers/server.ts).
+  const merged: Record<string, string | undefined> = { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', HILT_LOGIN_MAX_FAILURES: '1000000', ...env };
   if (merged.HILT_STORAGE === 'postgres' && !merged.HILT_DATABASE_URL) {
     const dir = merged.HILT_DATA_DIR ?? '';
     if (!databases.has(dir)) databases.set(dir, freshDatabase());
@@ -49,9 +64,19 @@ export async function startServerProcess(env: Record<string, string>, readyTimeo
   });
   children.add(child);
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => {
+  // The end of the previous chunk goes with the next one into the scan: a secret split between
+  // two chunks is still found.
+  let tail = '';
+  const take = (d: Buffer) => {
+    const text = d.toString('utf8');
+    recordProcessOutput(tail + text, 'a server process\'s output');
+    tail = text.slice(-256);
+    out += text;
+    if (out.length > maxOutput) out = out.slice(0, maxOutput / 2) + '\n…\n' + out.slice(-maxOutput / 2);
+  };
+  child.stdout!.on('data', take);
+  child.stderr!.on('data', take);
+  const exited = new Promise<number | string>((resolve) => child.once('close', (code, sig) => {
     children.delete(child);
     resolve(code ?? sig ?? 'unknown');
   }));

@@ -16,6 +16,8 @@ import type { MockSwitchDriver } from '../../drivers/switch/mock';
 import type { MockObmDriver } from '../../drivers/obm/mock';
 import type { StorageKind } from '../../actors/persistence';
 import { beforePostgresStops, freshDatabase } from './postgres';
+import { addBodySecrets, addCredentials, record, tee } from './secrets';
+import { loggerOptions } from '../../src/redact';
 
 export const ADMIN = { user: 'admin', password: 'admin-secret' };
 export const MOCK_OBM = 'http://schema.massopencloud.org/haas/v0/obm/mock';
@@ -56,10 +58,15 @@ export class Client {
   async call(method: string, path: string, opts: CallOpts = {}): Promise<Res> {
     const headers: Record<string, string> = { ...opts.headers };
     const who = opts.as === undefined ? this.as : opts.as;
-    if (who) headers.authorization = basic(who);
+    if (who) {
+      headers.authorization = basic(who);
+      addCredentials(who.user, who.password);
+    }
+    addBodySecrets(opts.body);
     const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
     const { status, raw, headers: resHeaders } = await rawHttp(this.url + path, method, headers, payload);
     const text = raw.toString('utf8');
+    record(text, `the answer to ${method} ${path.slice(0, 100)}`);
     let body: unknown = undefined;
     try {
       body = text ? JSON.parse(text) : undefined;
@@ -116,11 +123,20 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
     adminUser: ADMIN.user,
     adminPassword: ADMIN.password,
     logLevel: 'silent',
+    // Many tests log in with wrong passwords on purpose: login throttling has its own tests
+    // (test/routes/logins.test.ts), elsewhere it is out of the way.
+    loginMaxFailures: 1_000_000,
     ...overrides,
     storage,
     databaseUrl,
   };
-  const svc = await startService(config, deps);
+  if (config.adminPassword) addCredentials(config.adminUser, config.adminPassword);
+  // Every log line is scanned for secrets (test/helpers/secrets.ts): at level info when the test
+  // asked for no logger, through the test's own stream otherwise.
+  const logger = deps.logger && typeof deps.logger === 'object' && 'stream' in deps.logger
+    ? { ...deps.logger, stream: tee((deps.logger as { stream: { write(l: string): void } }).stream) }
+    : deps.logger ?? loggerOptions('info', tee());
+  const svc = await startService(config, { ...deps, logger });
   const ts: TestServer = Object.assign(svc, {
     dataDir: dir, api: new Client(svc.url), config,
     mockSwitch: svc.drivers.switches.driver(MOCK_SWITCH) as MockSwitchDriver,
