@@ -1,6 +1,6 @@
 /** hilt switch … and hilt port … against a started server. */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, MOCK_SWITCH } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, MOCK_SWITCH, mockSwitch } from '../helpers/server';
 import { cliFor, rows } from '../helpers/cli';
 
 describe('hilt switch and hilt port', function () {
@@ -80,5 +80,66 @@ describe('hilt switch and hilt port', function () {
     const r = await cli.run('port', 'revert', 's1', 'gi1/0/1', '--wait', '--json');
     expect(r.code).to.equal(0);
     expect(JSON.parse(r.stdout)).to.deep.include({ status: 'DONE', type: 'revert_port', node: 'n1', nic: 'eth0' });
+  });
+
+  it('switch register: arista_eos as nexus without dummy_vlan, ovs with its bridge (HIL\'s CLI sent a hostname the driver did not take)', async () => {
+    expect((await cli.as({ input: 'eos-secret-pw\n' })('switch', 'register', 'eos1', 'arista_eos', '127.0.0.1:2222', 'admin', '-')).code).to.equal(0);
+    const eos = (await must(api.get('/admin/actors/switch/eos1'))).body.state;
+    expect(eos.type).to.equal('http://schema.massopencloud.org/haas/v0/switches/arista_eos');
+    expect(eos.fields).to.deep.equal({ hostname: '127.0.0.1:2222', username: 'admin', password: '[redacted]' });
+    await cli.ok('switch', 'register', 'ovs1', 'ovs', 'br-lab');
+    const ovs = (await must(api.get('/admin/actors/switch/ovs1'))).body.state;
+    expect(ovs.type).to.equal('http://schema.massopencloud.org/haas/v0/switches/ovs');
+    expect(ovs.fields).to.deep.equal({ ovs_bridge: 'br-lab' });
+  });
+
+  it('switch show: an SSH switch\'s host key; switch forget-host-key forgets it', async () => {
+    const key = `SHA256:${'A'.repeat(43)}`;
+    const reg = await cli.run('switch', 'register', 'eos2', 'http://schema.massopencloud.org/haas/v0/switches/arista_eos',
+      JSON.stringify({ hostname: '127.0.0.1:2222', username: 'admin', password: 'eos-secret-pw', host_key: key }));
+    expect(reg.code, reg.stderr).to.equal(0);
+    expect(rows(await cli.ok('switch', 'show', 'eos2'))).to.deep.include(['Host key', key]);
+    expect(await cli.json('switch', 'show', 'eos2')).to.deep.equal({ name: 'eos2', ports: [], host_key: key });
+    await cli.ok('switch', 'forget-host-key', 'eos2');
+    expect((await must(api.get('/switch/eos2'))).body.host_key).to.equal(null);
+    expect(rows(await cli.ok('switch', 'show', 'eos2'))).to.deep.include(['Host key', 'none yet (recorded at the first login)']);
+    // A switch without SSH has no host key to show.
+    expect(rows(await cli.ok('switch', 'show', 's1')).map((r) => r[0])).to.not.include('Host key');
+  });
+
+  it('admin drift and admin repair: a row per port with what the service holds and what the switch has, then the count of each status', async () => {
+    await must(api.put('/switch/ds', mockSwitch));
+    await must(api.put('/switch/ds/port/gi1/0/1'));
+    await must(api.put('/switch/ds/port/gi1/0/2'));
+    await makeNode(api, 'dn1', ['eth0']);
+    await must(api.post('/switch/ds/port/gi1/0/1/connect_nic', { node: 'dn1', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'dn1' }));
+    await must(api.put('/network/dw', { owner: 'p', access: 'p', net_id: '' }));
+    const vlan = Number((await must(api.get('/networks'))).body.dw.network_id);
+    const op = (await must(api.post('/node/dn1/nic/eth0/connect_network', { network: 'dw' }), 202)).body.status_id;
+    for (let i = 0; i < 200 && (await api.get(`/networking_action/${op}`)).body.status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 10));
+    const text = await cli.ok('admin', 'drift', 'ds');
+    expect(rows(text)).to.deep.equal([
+      ['Port', 'Nic', 'Status', 'Held by the service', 'On the switch', 'Differences'],
+      ['gi1/0/1', 'dn1 eth0', 'in_sync', `native ${vlan}; tagged none`, `native ${vlan}; tagged none`, ''],
+      ['gi1/0/2', '', 'in_sync', 'native none; tagged none', 'native none; tagged none', ''],
+    ]);
+    expect(text.trimEnd().split('\n').at(-1)).to.equal('ds: in_sync 2, drifted 0, pending 0, unreadable 0');
+    // Behind the service's back: the native VLAN goes.
+    const s = await ts.mockSwitch.open({ name: 'ds', type: 'mock', fields: {} }, new AbortController().signal);
+    await s.removeNative('gi1/0/1');
+    await s.close();
+    const drift = await cli.json('admin', 'drift', 'ds');
+    expect(drift.ports[0]).to.deep.include({ port: 'gi1/0/1', status: 'drifted', actual: { native: null, tagged: [] } });
+    expect(rows(await cli.ok('admin', 'drift', 'ds'))[1].slice(0, 3)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'drifted']);
+    const repaired = await cli.ok('admin', 'repair', 'ds');
+    expect(rows(repaired)[1].slice(0, 5)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'repaired', `native ${vlan}; tagged none`, 'native none; tagged none']);
+    expect(repaired.trimEnd().split('\n').at(-1)).to.match(/^ds: .*repaired 1/);
+    expect(ts.mockSwitch.ports('ds')['gi1/0/1']).to.deep.include({ native: vlan });
+    expect((await cli.json('admin', 'drift', 'ds')).summary).to.deep.include({ in_sync: 2, drifted: 0 });
+    // Errors as for every call: an unknown switch is the server's 404 (exit 1).
+    const r = await cli.run('admin', 'drift', 'nosuch');
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.match(/NotFoundError/);
   });
 });

@@ -23,6 +23,23 @@ const limitOf = (v: string) => {
   return v;
 };
 
+interface PortVlans { native: number | null; tagged: number[]; other?: string[] }
+interface DriftReport {
+  switch: string;
+  ports: { port: string; nic: { node: string; nic: string } | null; status: string; expected: PortVlans; actual: PortVlans | null; differences?: string[]; error?: string }[];
+  summary: Record<string, number>;
+}
+
+const vlansCell = (v: PortVlans | null) => v === null ? '-'
+  : [`native ${v.native ?? 'none'}`, `tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}`, ...(v.other?.length ? [`other ${v.other.join(', ')}`] : [])].join('; ');
+
+/** A drift audit's or repair's report: a row per port, then the count of each status. */
+function driftTable(b: DriftReport): string {
+  const rows = b.ports.map((p) => [p.port, p.nic ? `${p.nic.node} ${p.nic.nic}` : '', p.status, vlansCell(p.expected), vlansCell(p.actual), p.error ?? (p.differences ?? []).join('\n')]);
+  const summary = Object.entries(b.summary).map(([k, n]) => `${k} ${n}`).join(', ');
+  return `${table(['Port', 'Nic', 'Status', 'Held by the service', 'On the switch', 'Differences'], rows)}\n${b.switch}: ${summary}`;
+}
+
 const cellOf = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v === undefined ? '' : String(v));
 
 export function adminCommands(program: Command, ctx: Ctx): void {
@@ -79,6 +96,16 @@ export function adminCommands(program: Command, ctx: Ctx): void {
   admin.command('force-detach').description('For a dead switch: forget an attachment in the service\'s state only (the switch is not told)')
     .argument('<node>').argument('<nic>').argument('<network>')
     .action(async (n: string, x: string, network: string) => void (await c().post(`/admin${path('node', n, 'nic', x, 'force_detach')}`, { network })));
+
+  const driftReport = (verb: string, description: string) => admin.command(verb).description(description)
+    .argument('<switch>')
+    .option('--json', 'the server\'s JSON')
+    .action(async (sw: string, o: JsonOpts) => {
+      const r = verb === 'drift' ? await c().get(`/admin${path('switch', sw, 'drift')}`) : await c().post(`/admin${path('switch', sw, 'repair')}`);
+      answer(wantsJson(o), r.text, () => driftTable(r.body as DriftReport));
+    });
+  driftReport('drift', 'Audit a switch: read back every registered port and compare it with the configuration the service holds (changes nothing)');
+  driftReport('repair', 'Set every drifted port of a switch back to the configuration the service holds, then read it back');
 
   admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
     .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user or headnode')

@@ -16,7 +16,9 @@ const SWITCH_ARGS: Record<string, string[]> = {
   delln3000: ['hostname', 'username', 'password', 'dummy_vlan'],
   brocade: ['hostname', 'username', 'password', 'interface_type'],
   dellnos9: ['hostname', 'username', 'password', 'interface_type'],
-  ovs: ['hostname'],
+  arista_eos: ['hostname', 'username', 'password'],
+  // HIL's CLI sent `hostname` here, a field its own OVS driver did not take; the driver's field is the bridge.
+  ovs: ['ovs_bridge'],
 };
 
 /** The switch_register body from HIL's arguments: a known subtype and its fields, or a type identifier and a JSON object. */
@@ -48,8 +50,9 @@ export function switchCommands(program: Command, ctx: Ctx): void {
     .action(async (s: string, o: JsonOpts) => {
       const r = await c().get(path('switch', s));
       answer(wantsJson(o), r.text, () => {
-        const b = r.body as { name: string; ports: string[] };
-        return fields([['Name', b.name], ['Ports', [...b.ports].sort().join('\n')]]);
+        const b = r.body as { name: string; ports: string[]; host_key?: string | null };
+        const key: [string, string][] = b.host_key !== undefined ? [['Host key', b.host_key ?? 'none yet (recorded at the first login)']] : [];
+        return fields([['Name', b.name], ['Ports', [...b.ports].sort().join('\n')], ...key]);
       });
     });
   sw.command('list').description('List all switches').option('--json', 'the server\'s JSON')
@@ -58,12 +61,15 @@ export function switchCommands(program: Command, ctx: Ctx): void {
       answer(wantsJson(o), r.text, () => list('Switches', r.body));
     });
   sw.command('register').description('Register a switch: <subtype> mock or powerconnect55xx with <hostname> <username> <password>; nexus or delln3000 with '
-    + '<hostname> <username> <password> <dummy_vlan>; brocade or dellnos9 with <hostname> <username> <password> <interface_type>; ovs with <hostname>; '
+    + '<hostname> <username> <password> <dummy_vlan>; arista_eos with <hostname> <username> <password>; ovs with <ovs_bridge>; '
     + 'or a full type identifier with its fields as one JSON object. A password of - is asked for.')
     .argument('<switch>').argument('<subtype>').argument('<args...>')
     .action(async (s: string, subtype: string, args: string[]) => void (await c().put(path('switch', s), await switchBody(s, subtype, args, () => c().login()))));
   sw.command('delete').description('Delete a switch').argument('<switch>')
     .action(async (s: string) => void (await c().del(path('switch', s))));
+  sw.command('forget-host-key').description('Forget the SSH host key recorded for a switch whose key really changed; the next login records the new one (admin)')
+    .argument('<switch>')
+    .action(async (s: string) => void (await c().del(path('switch', s, 'host_key'))));
 
   const port = program.command('port').description('Commands related to port');
   port.command('show').description('Show what is wired to a port').argument('<switch>').argument('<port>')
