@@ -13,7 +13,14 @@
 import type { World } from '../actors/world';
 import type { HistoryEntry } from '../actors/runtime';
 import type { HistoryPosition } from '../actors/persistence/engine';
-import type { NetworkAction } from '../actors/nic/protocol';
+import type { NetworkAction, NicEvent } from '../actors/nic/protocol';
+import type { NodeEvent } from '../actors/node/protocol';
+import type { PortEvent } from '../actors/port/protocol';
+import type { SwitchEvent } from '../actors/switch/protocol';
+import type { ProjectEvent } from '../actors/project/protocol';
+import type { NetworkEvent } from '../actors/network/protocol';
+import type { UserEvent } from '../actors/user/protocol';
+import type { HeadnodeEvent } from '../actors/headnode/protocol';
 import { badArgument } from './errors';
 import { redact } from './redact';
 
@@ -61,8 +68,11 @@ export interface AuditPage {
 /** The service's own work, not a user's call. */
 const SERVICE = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade']);
 
+/** Every event any actor stores (older formats' included): CALLS must name a call for each. */
+type AnyEvent = NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent;
+
 /** The call of HIL's API (or hilt's own) that makes each event. */
-const CALLS: Record<string, string | null | ((e: Record<string, unknown>) => string)> = {
+const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknown>) => string)> = {
   ProjectCreated: 'project_create',
   ProjectDeleted: 'project_delete',
   NodeRegistered: 'node_register',
@@ -89,6 +99,8 @@ const CALLS: Record<string, string | null | ((e: Record<string, unknown>) => str
   PortConfigured: null,
   SwitchRegistered: 'switch_register',
   SwitchDeleted: 'switch_delete',
+  SwitchHostKeyRecorded: null,
+  SwitchHostKeyCleared: 'switch_forget_host_key',
   NetworkCreated: 'network_create',
   NetworkDeleted: 'network_delete',
   AccessGranted: 'network_grant_project_access',
@@ -120,7 +132,7 @@ const CALLS: Record<string, string | null | ((e: Record<string, unknown>) => str
 /** The call that made an event (null for the service's own work and for unknown events). */
 export function callOf(entry: Pick<HistoryEntry, 'by' | 'event'>): string | null {
   if (entry.by !== null && SERVICE.has(entry.by)) return null;
-  const c = CALLS[entry.event.type];
+  const c = CALLS[entry.event.type as AnyEvent['type']];
   return typeof c === 'function' ? c(entry.event) : c ?? null;
 }
 

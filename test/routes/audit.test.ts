@@ -16,7 +16,7 @@ describe('GET /admin/audit', function () {
   let bob: Client;
   /** a moment between the scenario's two halves */
   let middle: string;
-  const SECRETS = ['obm-secret', 'switch-secret', 'alice-secret-pw', 'bob-secret-pw', ADMIN.password];
+  const SECRETS = ['obm-secret', 'switch-secret', 'eos-secret-pw', 'alice-secret-pw', 'bob-secret-pw', ADMIN.password];
 
   /** Every page of a query, walked with `limit`. */
   async function walk(query: string, limit: number): Promise<AuditEntry[]> {
@@ -53,6 +53,8 @@ describe('GET /admin/audit', function () {
     for (let i = 0; i < 200 && (await must(alice.get(`/networking_action/${op}`))).body.status === 'PENDING'; i++) await sleep(20);
     await must(alice.put('/headnode/h1', { project: 'lab', base_img: 'base-headnode' }));
     await must(alice.put('/headnode/h1/hnic/hn0'));
+    await must(api.put('/switch/eos', { type: 'http://schema.massopencloud.org/haas/v0/switches/arista_eos', hostname: '127.0.0.1:2222', username: 'admin', password: 'eos-secret-pw', host_key: `SHA256:${'B'.repeat(43)}` }));
+    await must(api.del('/switch/eos/host_key'));
     await must(bob.put('/auth/basic/user/carol', { password: 'carol-pw', 'is-admin': false }));
     await must(bob.del('/auth/basic/user/carol'));
     // Events of one millisecond are listed by key, not by commit: keep the last change alone in its own.
@@ -102,6 +104,7 @@ describe('GET /admin/audit', function () {
       ['port', 's1/gi1%2F0%2F1', 'PortConfigured', 'switch', null],
       ['headnode', 'h1', 'HeadnodeCreated', 'alice', 'headnode_create'],
       ['headnode', 'h1', 'HnicCreated', 'alice', 'headnode_create_hnic'],
+      ['switch', 'eos', 'SwitchHostKeyCleared', 'admin', 'switch_forget_host_key'],
       ['user', 'carol', 'UserCreated', 'bob', 'user_create'],
       ['user', 'carol', 'UserDeleted', 'bob', 'user_delete'],
       ['node', 'n1', 'NodeMetadataDeleted', 'bob', 'node_delete_metadata'],
