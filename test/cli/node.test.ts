@@ -2,6 +2,9 @@
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, mockSwitch, MOCK_OBM, IPMI_OBM } from '../helpers/server';
 import { cliFor, rows } from '../helpers/cli';
+import { startRedfishSim } from '../helpers/redfish-sim';
+
+const REDFISH_OBM = 'http://schema.massopencloud.org/haas/v0/obm/redfish';
 
 describe('hilt node', function () {
   this.timeout(60_000);
@@ -25,6 +28,30 @@ describe('hilt node', function () {
     expect((await must(api.get('/admin/actors/node/n2'))).body.state.obm).to.deep.equal({ type: IPMI_OBM, fields: { host: '127.0.0.1', user: 'ipmiuser', password: '[redacted]' } });
     expect(await cli.ok('node', 'delete', 'n2')).to.equal('');
     expect((await api.get('/node/n2')).status).to.equal(404);
+  });
+
+  it('register redfish with --system and --ca-cert (read from its file), then powers the node through it; --no-verify-tls', async () => {
+    const sim = await startRedfishSim({ user: 'rfuser', password: 'redfish-secret-pw', systems: ['1', '2'] });
+    try {
+      const r = await cli.as({ input: 'redfish-secret-pw\n' })('node', 'register', 'rf1', 'redfish', sim.url, 'rfuser', '-', '--system', '/redfish/v1/Systems/2', '--ca-cert', sim.certFile);
+      expect(r.code, r.stderr).to.equal(0);
+      const obm = (await must(api.get('/admin/actors/node/rf1'))).body.state.obm;
+      expect(obm.type).to.equal(REDFISH_OBM);
+      expect(obm.fields).to.deep.include({ host: sim.url, user: 'rfuser', system: '/redfish/v1/Systems/2', ca_cert: sim.certPem });
+      expect(await cli.json('node', 'power', 'status', 'rf1')).to.deep.equal({ power_status: 'off' });
+      await cli.ok('node', 'power', 'on', 'rf1');
+      expect(sim.system('2').PowerState).to.equal('On');
+      expect(sim.system('1').PowerState, 'the other system is left alone').to.equal('Off');
+      await cli.as({ input: 'redfish-secret-pw\n' })('node', 'register', 'rf2', 'redfish', sim.url, 'rfuser', '-', '--system', '/redfish/v1/Systems/1', '--no-verify-tls');
+      expect((await must(api.get('/admin/actors/node/rf2'))).body.state.obm.fields).to.deep.include({ verify_tls: false });
+      expect(await cli.json('node', 'power', 'status', 'rf2')).to.deep.equal({ power_status: 'off' });
+      const missing = await cli.run('node', 'register', 'rf3', 'redfish', sim.url, 'rfuser', 'redfish-secret-pw', '--ca-cert', '/nonexistent/ca.pem');
+      expect(missing.code, 'an unreadable file is a usage error').to.equal(2);
+      expect((await api.get('/node/rf3')).status).to.equal(404);
+      for (const n of ['rf1', 'rf2']) await cli.ok('node', 'delete', n);
+    } finally {
+      await sim.stop();
+    }
   });
 
   it('list free|all: a one-column table, or the server\'s JSON', async () => {

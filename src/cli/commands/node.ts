@@ -1,6 +1,7 @@
 /** hilt node …: HIL's `hil node` group (hil/cli/node.py), verb for verb. */
 import { Argument, Command } from 'commander';
-import { path } from '../client';
+import { readFileSync } from 'node:fs';
+import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
 import { answer, fields, list } from '../output';
@@ -9,6 +10,14 @@ import { waitFor } from '../wait';
 /** HIL's OBM type names, as its CLI took them; a full type identifier is passed as is. */
 const OBM_SCHEMA = 'http://schema.massopencloud.org/haas/v0/obm/';
 const obmType = (t: string) => (t.includes('://') ? t : OBM_SCHEMA + t);
+
+function readPem(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
 
 interface Nic { label: string; macaddr: string; networks: Record<string, string>; port?: string | null; switch?: string | null }
 interface NodeBody { name: string; project: string | null; nics: Nic[]; metadata?: Record<string, unknown> }
@@ -56,12 +65,20 @@ export function nodeCommands(program: Command, ctx: Ctx): void {
       answer(wantsJson(o), r.text, () => nodeTable(r.body as NodeBody));
     });
 
-  node.command('register').description('Register a new node (OBM type ipmi or mock, or a full type identifier)')
+  node.command('register').description('Register a new node (OBM type ipmi, redfish or mock, or a full type identifier); for redfish, <hostname> is the BMC\'s base URL')
     .argument('<node>').argument('<obmtype>').argument('<hostname>').argument('<username>')
     .argument('<password>', 'the BMC password; - to be asked for it')
-    .action(async (name: string, type: string, host: string, user: string, password: string) => {
+    .option('--system <path>', 'redfish: the ComputerSystem\'s @odata.id (default: the BMC\'s only one)')
+    .option('--ca-cert <file>', 'redfish: a PEM file of the CA (or the certificate) the BMC\'s TLS certificate is checked against')
+    .option('--no-verify-tls', 'redfish: do not check the BMC\'s TLS certificate')
+    .action(async (name: string, type: string, host: string, user: string, password: string, o: { system?: string; caCert?: string; verifyTls: boolean }) => {
+      // Only what was given: a driver without these fields refuses them (400), as it should.
+      const extra: Record<string, unknown> = {};
+      if (o.system !== undefined) extra.system = o.system;
+      if (o.caCert !== undefined) extra.ca_cert = readPem(o.caCert);
+      if (!o.verifyTls) extra.verify_tls = false;
       const pw = await passwordArgument(password, `BMC password of ${name}`, () => ctx.client().login());
-      await c().put(path('node', name), { obm: { type: obmType(type), host, user, password: pw } });
+      await c().put(path('node', name), { obm: { type: obmType(type), host, user, password: pw, ...extra } });
     });
 
   node.command('delete').description('Delete a node').argument('<node>')
