@@ -120,9 +120,15 @@ export class SwitchSim {
   }
 
   private newKey(): void {
-    const key = utils.generateKeyPairSync('ed25519');
-    this.privateKey = key.private;
-    this.hostKey = fingerprintOf(key.public);
+    // ssh2's generator drops leading zero bytes of an ed25519 public key, so about one key in
+    // 256 does not parse (a Server then refuses it): make keys until one does.
+    for (;;) {
+      const key = utils.generateKeyPairSync('ed25519');
+      if (utils.parseKey(key.private) instanceof Error || utils.parseKey(key.public) instanceof Error) continue;
+      this.privateKey = key.private;
+      this.hostKey = fingerprintOf(key.public);
+      return;
+    }
   }
 
   async start(): Promise<this> {
