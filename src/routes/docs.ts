@@ -67,7 +67,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       }
       return { schema: s as typeof schema, url };
     },
-    transformObject: (doc) => splitWildcardRoutes((doc as unknown as { openapiObject: OpenApi }).openapiObject) as never,
+    transformObject: (doc) => withHealth(splitWildcardRoutes((doc as unknown as { openapiObject: OpenApi }).openapiObject)) as never,
   });
 }
 
@@ -114,6 +114,29 @@ function splitWildcardRoutes(doc: OpenApi): OpenApi {
     }
   }
   return { ...doc, paths };
+}
+
+/** GET /health, answered by the Gate in front of the API (src/gate.ts), not by a fastify route. */
+function withHealth(doc: OpenApi): OpenApi {
+  const status = (active: boolean) => ({
+    type: 'object',
+    required: active ? ['status', 'instance'] : ['status', 'instance', 'reason'],
+    properties: {
+      status: { type: 'string', enum: [active ? 'active' : 'standby'] },
+      instance: { type: 'string', description: 'this process (HILT_INSTANCE_NAME)' },
+      ...(active ? {} : { reason: { type: 'string', description: 'why it does not serve the API' } }),
+    },
+  });
+  const get = {
+    tags: ['health'],
+    summary: 'Whether this process serves the API, for a load balancer (not under /v0)',
+    security: [],
+    responses: {
+      200: { description: 'This process is active: it serves the API', content: { 'application/json': { schema: status(true) } } },
+      503: { description: 'This process is a standby (PostgreSQL) or starting: it answers every other call with 503', content: { 'application/json': { schema: status(false) } } },
+    },
+  };
+  return { ...doc, paths: { ...doc.paths, '/health': { get: get as unknown as Operation } } };
 }
 
 const omitBody = (op: Operation): Operation => {

@@ -62,7 +62,7 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // Forget an SSH switch's recorded host key (its key really changed): the next login records the new one.
-  app.delete<{ Params: Sw }>('/switch/:switch/host_key', { schema: S.deleteSwitch }, async (req) => {
+  app.delete<{ Params: Sw }>('/switch/:switch/host_key', { schema: S.forgetHostKey }, async (req) => {
     requireAdmin(req.caller);
     sw(req.params.switch);
     await world.switches.ask(req.params.switch, { type: 'switch.clearHostKey', by: req.caller.user });

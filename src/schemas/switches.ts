@@ -9,12 +9,22 @@ export const registerSwitch = {
   response: responses('change', { 200: done }, 409),
 } as const;
 export const deleteSwitch = { params: params('switch'), body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+/** DELETE /switch/<switch>/host_key: forget an SSH switch's recorded host key (idempotent). */
+export const forgetHostKey = { params: params('switch'), body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404) } as const;
 export const listSwitches = { querystring: noQuery, response: responses('read', { 200: names('Every switch') }) } as const;
 export const showSwitch = {
   params: params('switch'),
   querystring: noQuery,
   response: responses('read', {
-    200: { type: 'object', required: ['name', 'ports'], properties: { name: { type: 'string' }, ports: { type: 'array', items: { type: 'string' } } } },
+    200: {
+      type: 'object',
+      required: ['name', 'ports'],
+      properties: {
+        name: { type: 'string' },
+        ports: { type: 'array', items: { type: 'string' } },
+        host_key: { type: 'string', nullable: true, description: 'an SSH switch only: the fingerprint of its host key (SHA256:…), null until the first login records it' },
+      },
+    },
   }, 404),
 } as const;
 

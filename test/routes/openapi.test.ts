@@ -61,7 +61,8 @@ describe('GET /openapi.json and GET /docs', () => {
     expect(unprefixed.map((r) => `${r.method} ${r.url}`).filter((k) => k !== 'GET /openapi.json').sort()).to.deep.equal([...prefixed].sort());
     expect(doc.servers.map((s) => s.url)).to.deep.equal(['/', '/v0']);
 
-    const fromTable = new Set(unprefixed.flatMap((r) => callsOf(r.method, r.url)));
+    // GET /health is the Gate's, in front of fastify.
+    const fromTable = new Set([...unprefixed.flatMap((r) => callsOf(r.method, r.url)), 'GET /health']);
     const fromDoc = new Set(Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)));
     expect([...fromDoc].filter((k) => !fromTable.has(k)), 'documented but not served').to.deep.equal([]);
     expect([...fromTable].filter((k) => !fromDoc.has(k)), 'served but not documented').to.deep.equal([]);
@@ -72,16 +73,20 @@ describe('GET /openapi.json and GET /docs', () => {
   it('declares basic authentication for every call but itself', () => {
     expect(doc.components.securitySchemes.basic).to.deep.include({ type: 'http', scheme: 'basic' });
     expect(doc.security).to.deep.equal([{ basic: [] }]);
-    expect(doc.paths['/openapi.json'].get.security).to.deep.equal([]);
+    const open = ['/openapi.json', '/health'];
+    for (const p of open) expect(doc.paths[p].get.security, p).to.deep.equal([]);
     for (const [p, ops] of Object.entries(doc.paths)) {
-      for (const [m, op] of Object.entries(ops)) if (p !== '/openapi.json') expect(op.security, `${m} ${p}`).to.equal(undefined);
+      for (const [m, op] of Object.entries(ops)) if (!open.includes(p)) expect(op.security, `${m} ${p}`).to.equal(undefined);
     }
   });
 
   it('documents each call\'s success and its errors with the error body', () => {
     const errorRef = { $ref: '#/components/schemas/HiltError' };
     expect(doc.components.schemas.HiltError).to.deep.include({ required: ['type', 'msg'] });
+    // GET /health answers its status, not the error body: 200 active, 503 standby.
+    expect(Object.keys(doc.paths['/health'].get.responses)).to.deep.equal(['200', '503']);
     for (const [p, ops] of Object.entries(doc.paths)) {
+      if (p === '/health') continue;
       for (const [m, op] of Object.entries(ops)) {
         const codes = Object.keys(op.responses);
         expect(codes.some((c) => c === '200' || c === '202'), `${m} ${p} success`).to.equal(true);
@@ -127,6 +132,7 @@ describe('GET /openapi.json and GET /docs', () => {
     await check(`/networking_action/${id}`, '/networking_action/{status_id}');
     await check('/node/oa-n/networking_actions', '/node/{node}/networking_actions');
     await check('/switch/oa-s', '/switch/{switch}');
+    await check('/health', '/health');
     await check('/switch/oa-s/port/gi1/0/1', '/switch/{switch}/port/{port}');
     await check('/admin/actors/node/oa-n', '/admin/actors/{kind}/{id}');
     await check('/admin/actors/node/oa-n/journal', '/admin/actors/{kind}/{id}/journal');
