@@ -100,6 +100,10 @@ describe('hilt switch and hilt port', function () {
     expect(reg.code, reg.stderr).to.equal(0);
     expect(rows(await cli.ok('switch', 'show', 'eos2'))).to.deep.include(['Host key', key]);
     expect(await cli.json('switch', 'show', 'eos2')).to.deep.equal({ name: 'eos2', ports: [], host_key: key });
+    await cli.as({ input: 'eos-secret-pw\n' })('switch', 'register', 'eos3', 'arista_eos', '127.0.0.1:2222', 'admin', '-', '--host-key', key);
+    expect((await must(api.get('/switch/eos3'))).body.host_key, 'pinned with the short form').to.equal(key);
+    const bad = await cli.as({ input: 'eos-secret-pw\n' })('switch', 'register', 'eos4', 'arista_eos', '127.0.0.1:2222', 'admin', '-', '--host-key', 'MD5:xx');
+    expect(bad.code, 'a malformed fingerprint is the server\'s 400').to.equal(1);
     await cli.ok('switch', 'forget-host-key', 'eos2');
     expect((await must(api.get('/switch/eos2'))).body.host_key).to.equal(null);
     expect(rows(await cli.ok('switch', 'show', 'eos2'))).to.deep.include(['Host key', 'none yet (recorded at the first login)']);

@@ -8,6 +8,7 @@ import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { answer, fields, list, out, table } from '../output';
 import { queued } from './node';
+import { portId } from '../../../actors/ids';
 
 /** Kinds whose id is two names (`<node> <nic>`, `<switch> <port>`). */
 const TWO_NAMES = new Set(['nic', 'port']);
@@ -16,6 +17,18 @@ function actorPath(kind: string, ids: string[], journal = false): string {
   const arity = TWO_NAMES.has(kind) ? 2 : 1;
   if (ids.length !== arity) throw new UsageError(arity === 2 ? `a ${kind} is named by two names: ${kind === 'nic' ? '<node> <nic>' : '<switch> <port>'}` : `a ${kind} is named by one name`);
   return path('admin', 'actors', kind, ...ids) + (journal ? '/journal' : '');
+}
+
+/**
+ * The audit's `name` filter is an entity's id: a nic's and a port's join two names, each with
+ * `%` and `/` escaped (`s1/gi1%2F0%2F1`, as the audit prints it). Two names given are joined so
+ * (a nic's id is made as a port's).
+ */
+function auditName(kind: string | undefined, names: string[] | undefined): string | undefined {
+  if (!names) return undefined;
+  if (names.length === 1) return names[0];
+  if (names.length !== 2 || !kind || !TWO_NAMES.has(kind)) throw new UsageError('--name takes one name, or two for --kind nic (<node> <nic>) and --kind port (<switch> <port>)');
+  return portId(names[0], names[1]);
 }
 
 const limitOf = (v: string) => {
@@ -109,7 +122,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
 
   admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
     .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user or headnode')
-    .option('--name <name>', 'only this object (with --kind): one name, or <node>/<nic> and <switch>/<port>')
+    .option('--name <name...>', 'only this object (with --kind): its name, two for a nic or a port (<node> <nic>, <switch> <port>), or the Name the audit printed')
     .option('--user <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade)')
     .option('--since <time>', 'only changes at or after this time (ISO 8601, e.g. 2026-01-31T12:00:00Z)')
     .option('--until <time>', 'only changes before this time (ISO 8601)')
@@ -117,12 +130,12 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .option('--cursor <cursor>', 'go on from the page that printed it')
     .option('--all', 'every page, not only the first')
     .option('--json', 'the server\'s JSON (with --all: one page per line)')
-    .action(async (o: JsonOpts & { kind?: string; name?: string; user?: string; since?: string; until?: string; limit?: string; cursor?: string; all?: boolean }) => {
+    .action(async (o: JsonOpts & { kind?: string; name?: string[]; user?: string; since?: string; until?: string; limit?: string; cursor?: string; all?: boolean }) => {
       type Page = { entries: { at: string; by: string | null; kind: string; name: string; call: string | null; event: { type: string } & Record<string, unknown> }[]; next: string | null };
       let cursor = o.cursor;
       const rows: (string | null)[][] = [];
       for (;;) {
-        const r = await c().get('/admin/audit', { kind: o.kind, name: o.name, user: o.user, since: o.since, until: o.until, limit: o.limit, cursor });
+        const r = await c().get('/admin/audit', { kind: o.kind, name: auditName(o.kind, o.name), user: o.user, since: o.since, until: o.until, limit: o.limit, cursor });
         const page = r.body as Page;
         if (wantsJson(o)) out(o.all ? JSON.stringify(page) : r.text);
         for (const e of page.entries) {

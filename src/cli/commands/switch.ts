@@ -64,7 +64,11 @@ export function switchCommands(program: Command, ctx: Ctx): void {
     + '<hostname> <username> <password> <dummy_vlan>; arista_eos with <hostname> <username> <password>; ovs with <ovs_bridge>; '
     + 'or a full type identifier with its fields as one JSON object. A password of - is asked for.')
     .argument('<switch>').argument('<subtype>').argument('<args...>')
-    .action(async (s: string, subtype: string, args: string[]) => void (await c().put(path('switch', s), await switchBody(s, subtype, args, () => c().login()))));
+    .option('--host-key <fingerprint>', 'an SSH switch: pin its host key\'s fingerprint (SHA256:…, as ssh-keygen -l prints it), so that even the first login checks it')
+    .action(async (s: string, subtype: string, args: string[], o: { hostKey?: string }) => {
+      const body = await switchBody(s, subtype, args, () => c().login());
+      await c().put(path('switch', s), o.hostKey !== undefined ? { ...body, host_key: o.hostKey } : body);
+    });
   sw.command('delete').description('Delete a switch').argument('<switch>')
     .action(async (s: string) => void (await c().del(path('switch', s))));
   sw.command('forget-host-key').description('Forget the SSH host key recorded for a switch whose key really changed; the next login records the new one (admin)')
