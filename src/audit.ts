@@ -23,6 +23,11 @@ import type { UserEvent } from '../actors/user/protocol';
 import type { HeadnodeEvent } from '../actors/headnode/protocol';
 import { badArgument } from './errors';
 import { redact } from './redact';
+import { splitId } from '../actors/ids';
+import { nameProblem, NAME_RULE } from './schemas/common';
+
+/** Kinds whose id joins two names. */
+const TWO_NAMES = new Set(['nic', 'port']);
 
 /** Events examined per page at most when filtering by user. */
 export const AUDIT_SCAN = 20_000;
@@ -175,6 +180,10 @@ export function auditEntry(e: HistoryEntry): AuditEntry {
 export async function auditPage(world: World, q: AuditQuery): Promise<AuditPage> {
   if (q.name !== undefined && q.kind === undefined) throw badArgument('name needs kind (e.g. kind=node&name=n1)');
   if (q.kind !== undefined && !world.runtime.registry(q.kind)) throw badArgument(`no kind ${q.kind} (known: ${world.runtime.kindNames().join(', ')})`);
+  // A nic's or a port's id holds two names, each bound by the rule (the id may be longer than one).
+  if (q.name !== undefined && (TWO_NAMES.has(q.kind!) ? splitId(q.name) : [q.name]).some((n) => nameProblem(n))) {
+    throw badArgument(`name ${NAME_RULE}${TWO_NAMES.has(q.kind!) ? ' (each of the two, escaped: <node>/<nic>, <switch>/<port>)' : ''}`);
+  }
   const limit = q.limit ?? AUDIT_LIMIT_DEFAULT;
   if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_LIMIT_MAX) throw badArgument(`limit must be 1 to ${AUDIT_LIMIT_MAX}`);
   const before = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;

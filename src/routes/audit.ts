@@ -8,7 +8,19 @@ import { isAbsolute } from 'node:path';
 import * as S from '../schemas/ops';
 import { requireAdmin } from './guard';
 import { auditPage, parseTime } from '../audit';
-import { badArgument, HiltError } from '../errors';
+import { badArgument, HiltError, quote } from '../errors';
+
+/** Why a path cannot become the backup's folder, by the error the file system gave. */
+const PATH_REFUSALS: Record<string, string> = {
+  ENOENT: 'its parent does not exist',
+  ENOTDIR: 'a part of it is not a folder',
+  ENAMETOOLONG: 'the path or a name in it is too long',
+  EACCES: 'the service may not write there',
+  EPERM: 'the service may not write there',
+  EROFS: 'the file system is read-only',
+  ELOOP: 'it has too many symbolic links',
+  EINVAL: 'it is not a valid path',
+};
 
 interface AuditQuerystring { kind?: string; name?: string; user?: string; since?: string; until?: string; limit?: string; cursor?: string }
 
@@ -45,9 +57,13 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
       metrics.backup(false, (Date.now() - started) / 1000);
       if (err instanceof HiltError) throw err;
       const e = err as NodeJS.ErrnoException & Error;
-      if (/exists/.test(e.message) || e.code === 'EEXIST') throw new HiltError('DuplicateError', `${path} exists already: a backup goes to a new folder`);
-      if (e.code === 'ENOENT') throw badArgument(`the folder ${path} cannot be made: its parent does not exist`);
-      throw new HiltError('ServiceUnavailableError', `the backup to ${path} failed: ${e.message}`);
+      const where = quote(path);
+      if (/exists/.test(e.message) || e.code === 'EEXIST') throw new HiltError('DuplicateError', `${where} exists already: a backup goes to a new folder`);
+      // The path the caller gave cannot be a new folder: the caller's mistake, not the service's.
+      const refusal = PATH_REFUSALS[e.code ?? ''];
+      if (refusal) throw badArgument(`the folder ${where} cannot be made: ${refusal}`);
+      req.log.error({ err: e, path }, 'online backup failed');
+      throw new HiltError('ServiceUnavailableError', `the backup to ${where} failed (${e.code ?? 'see the log'})`);
     }
     metrics.backup(true, (Date.now() - started) / 1000);
     req.log.info({ path, ms: Date.now() - started }, 'online backup written');

@@ -25,7 +25,7 @@ export const audit = {
     additionalProperties: false,
     properties: {
       kind: { type: 'string', enum: KINDS, description: 'only this kind of object' },
-      name: { ...name, description: 'only this object (with kind): one name, or <node>/<nic> and <switch>/<port>' },
+      name: { type: 'string', minLength: 1, maxLength: 1600, description: 'only this object (with kind): one name, or <node>/<nic> and <switch>/<port> with / and % in each name escaped (%2F, %25)' },
       user: { ...name, description: 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade)' },
       since: { ...time, description: 'only changes at or after this time (ISO 8601)' },
       until: { ...time, description: 'only changes before this time (ISO 8601)' },

@@ -165,6 +165,16 @@ describe('GET /admin/audit', function () {
     expect(await walk(`user=alice&until=${middle}`, 1000)).to.deep.equal([]);
     expect((await walk(`kind=network&name=net1&since=${middle}`, 1000)).map((e) => e.event.type)).to.deep.equal(['NetworkCreated']);
     expect(await walk('kind=node&name=nobody', 1000)).to.deep.equal([]);
+    // A nic of the longest names: an id of two names, longer than one name may be.
+    const [ln, lx] = ['N'.repeat(255), 'e'.repeat(255)];
+    await must(api.put(`/node/${ln}`, { obm: obm() }));
+    await must(api.put(`/node/${ln}/nic/${lx}`, { macaddr: 'de:ad:be:ef:00:09' }));
+    expect((await walk(`kind=nic&name=${ln}/${lx}`, 1000)).map((e) => e.event.type)).to.deep.equal(['NicRegistered']);
+    for (const bad of [`kind=nic&name=${'x'.repeat(256)}/eth0`, `kind=node&name=${'x'.repeat(256)}`, `kind=node&name=%01`]) {
+      const r = await api.get(`/admin/audit?${bad}`);
+      expect(r.status, bad.slice(0, 40)).to.equal(400);
+      expect(r.body.msg).to.match(/name must be a name/);
+    }
   });
 
   it('with a user filter, reads a bounded number of events per page and says where to go on', async () => {

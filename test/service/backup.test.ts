@@ -105,10 +105,17 @@ describe('POST /admin/backup: online backup and restore', function () {
     expect(orphan.status).to.equal(400);
     expect(orphan.body.msg).to.match(/parent/);
     expect((await api.post('/admin/backup', {})).status).to.equal(400);
+    // Paths that cannot be a new folder are the caller's mistake (400), quoted short.
+    for (const [path, why] of [[join(dir, 'x'.repeat(300), 'copy'), /too long/], [join(dir, 'copy', 'data.mdb', 'inner'), /not a folder/]] as const) {
+      const r = await api.post('/admin/backup', { path });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.msg).to.match(why);
+      expect(r.body.msg).to.not.include('x'.repeat(100));
+    }
     await makeUser(api, 'backup-member', 'pw');
     expect((await api.with({ user: 'backup-member', password: 'pw' }).post('/admin/backup', { path: join(dir, 'member') })).status).to.equal(401);
     const m1 = parseExposition((await must(api.get('/metrics'))).text);
-    expect(value(m1, 'hilt_backups_total', { outcome: 'error' })).to.equal(2);
+    expect(value(m1, 'hilt_backups_total', { outcome: 'error' })).to.equal(4);
     expect(value(m1, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
   });
 
