@@ -21,7 +21,7 @@ import { COOKIE, UiSessions, sameSecret } from '../ui/sessions';
 import { BRIDGE_HEADER } from '../ui/bridge';
 import { page, TABLE_LIMIT_MAX, TableQuery, Views } from '../ui/views';
 import { auditPage, parseTime } from '../audit';
-import { badArgument, notFound, unauthorized } from '../errors';
+import { badArgument, notFound, quote, unauthorized } from '../errors';
 import { requireAdmin } from './guard';
 import { version } from '../version';
 import type { Caller } from '../auth/basic';
@@ -169,7 +169,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { table: string }; Querystring: Record<string, string> }>('/ui/api/table/:table', async (req) => {
     const c = session(req);
     const t = Object.hasOwn(TABLES, req.params.table) ? TABLES[req.params.table] : undefined;
-    if (!t) throw notFound(`table ${req.params.table}`);
+    if (!t) throw notFound(`table ${quote(req.params.table)}`);
     if (t.admin) requireAdmin(c);
     const q = tableQuery(req.query);
     return page(t.rows(views, c, q), q);
@@ -177,13 +177,13 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { node: string } }>('/ui/api/node/:node', async (req) => {
     const detail = views.node(session(req), req.params.node);
-    if (!detail) throw notFound(`node ${req.params.node}`);
+    if (!detail) throw notFound(`node ${quote(req.params.node)}`);
     return detail;
   });
 
   app.get<{ Querystring: Record<string, string> }>('/ui/api/audit', async (req) => {
     requireAdmin(session(req));
-    const q = req.query;
+    const q = onlyKeys(req.query, AUDIT_KEYS);
     const opt = (k: string) => (q[k] === undefined || q[k] === '' ? undefined : q[k]);
     return auditPage(hilt.world, {
       kind: opt('kind'), name: opt('name'), user: opt('user'),
@@ -232,8 +232,21 @@ function intParam(name: string, v: string, min: number, max: number): number {
   return Number(v);
 }
 
+const TABLE_KEYS = new Set(['offset', 'limit', 'sort', 'dir', 'q']);
+const AUDIT_KEYS = new Set(['kind', 'name', 'user', 'since', 'until', 'limit', 'cursor']);
+
+/** The query string's parameters, each once and each one the call knows (f.<column> for tables): else a 400. */
+function onlyKeys(q: Record<string, unknown>, known: Set<string>, filters = false): Record<string, string> {
+  for (const [k, v] of Object.entries(q)) {
+    if (!known.has(k) && !(filters && k.startsWith('f.') && k.length > 2)) throw badArgument(`unknown query parameter ${quote(k)}`);
+    if (typeof v !== 'string') throw badArgument(`query parameter ${quote(k)} given more than once`);
+  }
+  return q as Record<string, string>;
+}
+
 /** offset, limit, sort, dir, q, and f.<column>=<value> filters. */
-function tableQuery(q: Record<string, string>): TableQuery {
+function tableQuery(query: Record<string, string>): TableQuery {
+  const q = onlyKeys(query, TABLE_KEYS, true);
   const filters: Record<string, string> = {};
   for (const [k, v] of Object.entries(q)) if (k.startsWith('f.') && v !== '') filters[k.slice(2)] = v;
   if (q.dir !== undefined && q.dir !== 'asc' && q.dir !== 'desc') throw badArgument('dir must be asc or desc');

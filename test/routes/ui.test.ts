@@ -208,5 +208,16 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect((await must(b.get('/ui/api/table/ports?f.switch=s1'))).body.rows.map((r: { port: string; node: string }) => `${r.port} ${r.node}`)).to.deep.equal(['gi1/0/1 n1', 'gi1/0/2 n2']);
     for (const q of ['limit=0', 'limit=5000', 'offset=-1', 'dir=up']) expect((await b.get(`/ui/api/table/nodes?${q}`)).status, q).to.equal(400);
     expect((await b.get('/ui/api/table/fridges')).status).to.equal(404);
+    // Unknown or repeated parameters are refused, not ignored; names are quoted short.
+    for (const q of ['table/nodes?zz=1', 'table/nodes?limit=1&limit=2', 'table/nodes?f.=x', 'audit?zz=1', 'audit?kind=node&kind=nic']) {
+      const r = await b.get(`/ui/api/${q}`);
+      expect(r.status, q).to.equal(400);
+      expect(r.body).to.have.all.keys('type', 'msg');
+    }
+    for (const path of [`/ui/api/table/${'t'.repeat(2000)}`, `/ui/api/node/${'n'.repeat(2000)}`]) {
+      const r = await b.get(path);
+      expect(r.status).to.equal(404);
+      expect(r.body.msg.length, r.body.msg.slice(0, 80)).to.be.below(200);
+    }
   });
 });
