@@ -245,6 +245,16 @@ export function engineConformance(
       });
     }
 
+    it('reports its size when it can (stats is optional): a number of bytes that grows with what it holds', async function () {
+      if (!engine.stats) this.skip();
+      const before = await engine.stats!();
+      expect(before.sizeBytes).to.be.a('number').and.be.at.least(0);
+      await Promise.all(Array.from({ length: 2000 }, (_, i) => engine.persist([ev(`big:${i}`, 1, 'x'.repeat(512))])));
+      const after = await engine.stats!();
+      expect(after.sizeBytes + (after.usedBytes ?? 0)).to.be.greaterThan(before.sizeBytes + (before.usedBytes ?? 0));
+      if (after.usedBytes !== undefined) expect(after.usedBytes).to.be.at.most(after.sizeBytes);
+    });
+
     if (backupKit) {
       it('backs up online: the copy holds every event persisted before the backup began, and opens as a store', async function () {
         this.timeout(30_000);

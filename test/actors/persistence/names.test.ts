@@ -1,13 +1,17 @@
 /**
  * The name rule's bound (src/schemas/common.ts: 255 bytes of UTF-8) keeps every storage key
- * built from names within LMDB's key limit: the worst names of every kind, escaped as actor ids
- * escape them, go through every call of the LMDB engine, and so does the mock switches' key.
+ * built from names within LMDB's key limit and PostgreSQL's index entry limit: the worst names of
+ * every kind, escaped as actor ids escape them, go through every call of both engines, and the
+ * mock switches' key.
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
+import { migrateDatabase, PostgresPersistenceEngine } from '../../../actors/persistence/postgres';
+import type { PersistenceEngine } from '../../../actors/persistence/engine';
+import { freshDatabase } from '../../helpers/postgres';
 import { nicId, portId } from '../../../actors/ids';
 import { nameProblem, NAME_MAX_BYTES } from '../../../src/schemas/common';
 import { MockSwitchDriver } from '../../../drivers/switch/mock';
@@ -15,7 +19,7 @@ import { MockSwitchDriver } from '../../../drivers/switch/mock';
 /** The longest names, and those whose escaping grows most (`%` and `/` become three bytes). */
 const WORST = ['%'.repeat(255), '/'.repeat(255), 'x'.repeat(255), '😀'.repeat(63) + 'xxx', 'é'.repeat(127) + 'x', '%/'.repeat(127) + '%'];
 
-describe('storage keys built from the longest names fit LMDB', function () {
+describe('storage keys built from the longest names fit LMDB and PostgreSQL', function () {
   this.timeout(30_000);
   let dir: string;
   before(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-keys-')); });
@@ -29,8 +33,17 @@ describe('storage keys built from the longest names fit LMDB', function () {
     }
   });
 
-  it('persists, reads, snapshots, lists and recovers the keys of every kind', async () => {
-    const engine = new LmdbPersistenceEngine(join(dir, 'store'), { mapSizeGb: 1 });
+  const engines: [string, () => Promise<PersistenceEngine>][] = [
+    ['LMDB', async () => new LmdbPersistenceEngine(join(dir, 'store'), { mapSizeGb: 1 })],
+    // PostgreSQL's b-tree indexes bound an entry to about 2.7 KB: the keys and the journal's time indexes must fit.
+    ['PostgreSQL', async () => {
+      const url = await freshDatabase();
+      await migrateDatabase({ url });
+      return new PostgresPersistenceEngine({ url, poolSize: 2 });
+    }],
+  ];
+  for (const [engineName, open] of engines) it(`persists, reads, snapshots, lists, recovers and lists by time the keys of every kind (${engineName})`, async () => {
+    const engine = await open();
     const keys: string[] = [];
     for (const a of WORST) {
       for (const kind of ['project', 'node', 'switch', 'network', 'user', 'headnode']) keys.push(`${kind}:${a}`);
@@ -62,6 +75,12 @@ describe('storage keys built from the longest names fit LMDB', function () {
       recovered++;
     }
     expect(recovered).to.equal(WORST.length ** 2);
+    let listed = 0;
+    for await (const e of engine.history({ prefix: 'port:' })) {
+      expect(e.key.startsWith('port:')).to.equal(true);
+      listed++;
+    }
+    expect(listed).to.equal(WORST.length ** 2);
     await engine.close();
   });
 
