@@ -185,6 +185,8 @@ export class OvsSwitchDriver implements SwitchDriver {
 class OvsSession implements SwitchSession {
   /** Aborted by close(): kills a run still going. */
   private readonly ended = new AbortController();
+  /** `set Port` runs started (the contract's changesSent) */
+  changesSent = 0;
 
   constructor(private readonly driver: OvsSwitchDriver, private readonly bridge: string) {}
 
@@ -215,7 +217,12 @@ class OvsSession implements SwitchSession {
     const tagged = new Set(next.tagged.filter((t) => t !== next.native));
     const same = now.native === next.native && now.tagged.length === tagged.size && now.tagged.every((t) => tagged.has(t));
     if (same && !now.other) return;
-    await this.run([['set', 'Port', port, ...set]]);
+    await this.set(port, set);
+  }
+
+  private set(port: string, columns: string[]): Promise<string[]> {
+    this.changesSent++;
+    return this.run([['set', 'Port', port, ...columns]]);
   }
 
   setNative(port: string, vlan: number): Promise<void> {
@@ -238,7 +245,7 @@ class OvsSession implements SwitchSession {
 
   async resetPort(port: string): Promise<void> {
     await this.read(port);
-    await this.run([['set', 'Port', port, ...columnsFor({ native: null, tagged: [] })]]);
+    await this.set(port, columnsFor({ native: null, tagged: [] }));
   }
 
   async getPortVlans(port: string): Promise<PortVlans> {

@@ -153,6 +153,8 @@ export class CliSwitchDriver implements SwitchDriver {
 /** One logged-in session: the contract's operations over the table. */
 export class TableSession implements SwitchSession {
   readonly hostKey?: string;
+  /** the plan lines sent so far (the contract's changesSent): reads, entering a port and the session's setup do not count */
+  changesSent = 0;
   /** each port's reading, as the last read or verified change of this session left it */
   private readonly readings = new Map<string, PortReading>();
   private changed = false;
@@ -238,13 +240,22 @@ export class TableSession implements SwitchSession {
       await this.send([this.table.configure, ...this.table.setup(this.ctx), ...this.table.leave]);
       this.setUp = true;
     }
-    await this.send(configCommands(this.table, port, lines));
+    const commands = configCommands(this.table, port, lines);
+    const first = commands.length - lines.length - this.table.leave.length;
+    await this.send(commands, { from: first, to: first + lines.length });
   }
 
-  /** Commands in order, each waiting for its prompt; after a refusal, back to the privileged prompt. */
-  private async send(commands: string[]): Promise<void> {
+  /**
+   * Commands in order, each waiting for its prompt; after a refusal, back to the privileged
+   * prompt. Those in `changes` (indexes, `to` excluded) count in changesSent as they are sent.
+   */
+  private async send(commands: string[], changes = { from: 0, to: 0 }): Promise<void> {
     try {
-      for (const c of commands) await this.cli.run(c);
+      for (const [i, c] of commands.entries()) {
+        // run() writes the line at once unless the session is gone.
+        if (i >= changes.from && i < changes.to && this.cli.alive) this.changesSent++;
+        await this.cli.run(c);
+      }
     } catch (err) {
       // Back to the privileged prompt, so that the session can still save and log out.
       if (err instanceof CliCommandError) for (const l of this.table.leave) await this.cli.run(l).catch(() => undefined);
