@@ -28,6 +28,7 @@
  * configuration held for it is about to change.
  */
 import { SwitchError, type PortVlans, type SwitchInfo, type SwitchSession } from '../../drivers/switch/types';
+import { formatVlanList } from '../../drivers/switch/vlans';
 import type { PortWork, SubmitOptions } from '../switch/sessions';
 import { HiltError } from '../errors';
 import { portId } from '../ids';
@@ -87,7 +88,7 @@ async function converge(s: SwitchSession, port: string, actual: PortFound, confi
 }
 
 const describe = (v: PortFound) =>
-  `native ${v.native ?? 'none'}, tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}${v.other?.length ? `, ${v.other.join(', ')}` : ''}`;
+  `native ${v.native ?? 'none'}, tagged ${formatVlanList(v.tagged)}${v.other?.length ? `, ${v.other.join(', ')}` : ''}`;
 
 /** The driver calls that carry out `change` (each idempotent: after a crash it is applied again). */
 function work(change: PortChange, port: string, config: PortConfig): PortWork {

@@ -35,6 +35,7 @@ import * as path from 'node:path';
 import { SCHEMA_BASE } from '../schema';
 import type { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchInfo, SwitchSession } from './types';
 import { SwitchError } from './types';
+import { formatVlanList } from './vlans';
 
 /** The VLAN that a port with no VLAN trunks: nothing else ever carries it. */
 export const DEAD_VLAN = 4095;
@@ -146,8 +147,8 @@ function carries(actual: PortVlans, wanted: PortVlans): boolean {
 
 /** `native 100, tagged 200,300` (and what else the port has). */
 function described(v: PortVlans): string {
-  const tagged = [...new Set(v.tagged.filter((t) => t !== v.native))].sort((a, b) => a - b);
-  return `native ${v.native ?? 'none'}, tagged ${tagged.length ? tagged.join(',') : 'none'}${v.other?.length ? `, ${v.other.join(', ')}` : ''}`;
+  const other = v.other?.length ? `, ${v.other.join(', ')}` : '';
+  return `native ${v.native ?? 'none'}, tagged ${formatVlanList(v.tagged.filter((t) => t !== v.native))}${other}`;
 }
 
 export class OvsSwitchDriver implements SwitchDriver {

@@ -21,7 +21,8 @@ import type { DriverFields } from '../../registry';
 import { HOST_KEY_FIELD, PortVlans, SessionContext, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../types';
 import { CliCommandError, CliSession } from './cli';
 import type { PortReading, SwitchTable, TableContext } from './table';
-import { everyVlan, formatVlanList, VlanList, VlanListError } from './vlans';
+import { formatVlanList } from '../vlans';
+import { VlanList, VlanListError } from './vlans';
 
 export interface CliDriverOptions {
   /** save the running configuration at the end of each session that changed something (HILT_SWITCH_SAVE) */
@@ -63,12 +64,19 @@ export function describe(r: PortReading): string {
   return `trunk, native ${r.native ?? 'none'}, allowed ${r.allowed === 'all' ? 'ALL VLANs' : formatVlanList(r.allowed)}`;
 }
 
-/** What the service calls the port's VLANs: the untagged one, and the tagged ones beside it. */
+/** Said of a trunk whose allowed list is "all" (never set by the service), as `other`. */
+export const EVERY_VLAN = 'trunk allows every VLAN';
+
+/**
+ * What the service calls the port's VLANs: the untagged one, and the tagged ones beside it. A
+ * trunk that allows every VLAN is said so in `other`, not as 4093 tagged VLANs (as the OVS
+ * driver reports an empty trunk list).
+ */
 export function portVlans(r: PortReading): PortVlans {
   if (r.mode === 'access') return { native: r.access, tagged: [] };
   if (r.mode !== 'trunk') return { native: null, tagged: [] };
-  const allowed = r.allowed === 'all' ? everyVlan() : r.allowed;
-  return { native: r.native, tagged: allowed.filter((v) => v !== r.native) };
+  if (r.allowed === 'all') return { native: r.native, tagged: [], other: [EVERY_VLAN] };
+  return { native: r.native, tagged: r.allowed.filter((v) => v !== r.native) };
 }
 
 /** A change of one port, as the contract asks it. */
