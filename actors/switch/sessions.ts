@@ -127,7 +127,7 @@ export class SwitchSessions {
       // Read at the failure (at a deadline: what the call had sent by then).
       const own = failure ?? err;
       const reason = progress.sentChanges ? own : nothingSent(own);
-      this.log?.warn({ switch: sw.name, reason: reason.message, nothingSent: !progress.sentChanges }, 'switch operation failed');
+      this.log?.warn({ switch: sw.name, what: opts.what ?? 'a port operation', reason: reason.message, nothingSent: !progress.sentChanges }, 'switch operation failed');
       throw reason;
     });
   }
