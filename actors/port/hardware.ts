@@ -4,7 +4,15 @@
  * once the switch applied it does the port's configuration change. A failed or timed-out change
  * may have altered the port all the same, so the port is then set back to the configuration the
  * service holds: a port never keeps a VLAN the service does not know about, which could
- * otherwise leak a reused VLAN into another tenant's network.
+ * otherwise leak a reused VLAN into another tenant's network. A failure that sent the switch
+ * nothing that could change the port (`SwitchError.nothingSent`: a failed login, a command
+ * refused before any change) left it as it was, and is answered as it is.
+ *
+ * The set-back is queued on the switch before the failure is answered, so every later call of
+ * that switch (the nic's next operation, a drift audit) comes after it, and the port counts as
+ * having a change under way until it ends. The answer waits for it only until the failed call's
+ * deadline: an operation ends within one switch timeout, and a set-back still running then
+ * (always so after a timeout) goes on without holding the operation's status.
  *
  * The port's record of a change is written beside the nic's record of the operation's outcome,
  * not before it: every operation would otherwise wait for one more commit. Until it is written,
@@ -20,6 +28,7 @@
  * configuration held for it is about to change.
  */
 import { SwitchError, type PortVlans, type SwitchInfo, type SwitchSession } from '../../drivers/switch/types';
+import { formatVlanList } from '../../drivers/switch/vlans';
 import type { PortWork, SubmitOptions } from '../switch/sessions';
 import { HiltError } from '../errors';
 import { portId } from '../ids';
@@ -41,6 +50,13 @@ export interface PortHardwareDeps {
 interface Unrecorded { config: PortConfig; wire: Wire | null }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `p`'s value if it settles within `ms`, else `otherwise`. */
+function within<T>(p: Promise<T>, ms: number, otherwise: T): Promise<T> {
+  if (ms <= 0) return Promise.resolve(otherwise);
+  let timer: NodeJS.Timeout;
+  return Promise.race([p, new Promise<T>((r) => { timer = setTimeout(() => r(otherwise), ms); })]).finally(() => clearTimeout(timer));
+}
 const sameWire = (a: Wire | null, b: Wire | null) => a === b || (!!a && !!b && a.node === b.node && a.nic === b.nic);
 
 /** Reset the port, then set exactly `config`: repairs drift (e.g. a rebooted switch). */
@@ -72,7 +88,7 @@ async function converge(s: SwitchSession, port: string, actual: PortFound, confi
 }
 
 const describe = (v: PortFound) =>
-  `native ${v.native ?? 'none'}, tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}${v.other?.length ? `, ${v.other.join(', ')}` : ''}`;
+  `native ${v.native ?? 'none'}, tagged ${formatVlanList(v.tagged)}${v.other?.length ? `, ${v.other.join(', ')}` : ''}`;
 
 /** The driver calls that carry out `change` (each idempotent: after a crash it is applied again). */
 function work(change: PortChange, port: string, config: PortConfig): PortWork {
@@ -108,14 +124,22 @@ export class PortHardware {
   async apply(port: PortState, change: PortChange): Promise<string | null> {
     // Marked before the change is queued (in this turn), cleared once its outcome is held.
     const id = portId(port.switch, port.name);
-    this.changing.set(id, (this.changing.get(id) ?? 0) + 1);
+    this.mark(id);
     try {
       return await this.applyNow(port, change);
     } finally {
-      const left = this.changing.get(id)! - 1;
-      if (left) this.changing.set(id, left);
-      else this.changing.delete(id);
+      this.unmark(id);
     }
+  }
+
+  private mark(id: string): void {
+    this.changing.set(id, (this.changing.get(id) ?? 0) + 1);
+  }
+
+  private unmark(id: string): void {
+    const left = this.changing.get(id)! - 1;
+    if (left) this.changing.set(id, left);
+    else this.changing.delete(id);
   }
 
   /**
@@ -157,18 +181,32 @@ export class PortHardware {
     const sw = this.deps.switchInfo(port.switch);
     if (!sw) return `switch ${port.switch} no longer exists`;
     const current = this.current(port);
+    let deadline: number | undefined;
     try {
-      await this.deps.sessions.submit(sw, work(change, port.name, current));
+      await this.deps.sessions.submit(sw, work(change, port.name, current), { onStart: (d) => { deadline = d; } });
     } catch (err) {
-      const restored = await this.deps.sessions.submit(sw, (s) => setConfig(s, port.name, current)).then(
-        () => 'the port was set back to the configuration the service holds',
-        (e: Error) => `setting the port back failed too (${e.message}); an admin can re-apply it (POST /admin/node/${port.wire?.node}/nic/${port.wire?.nic}/reapply)`,
-      );
-      return `${(err as Error).message}; ${restored}`;
+      if (err instanceof SwitchError && err.nothingSent) return err.message;
+      return `${(err as Error).message}; ${await this.setBack(port, sw, current, deadline ?? Date.now())}`;
     }
     const next = configAfter(current, change);
     if (!sameConfig(current, next)) this.hold(port, next);
     return null;
+  }
+
+  /**
+   * Set the port back to `config` after a failed change (see the header): queued now, its
+   * outcome in words if it ends by `deadline`, else that it is under way.
+   */
+  private setBack(port: PortState, sw: SwitchInfo, config: PortConfig, deadline: number): Promise<string> {
+    const id = portId(port.switch, port.name);
+    this.mark(id);
+    const reapply = `POST /admin/node/${port.wire?.node}/nic/${port.wire?.nic}/reapply`;
+    const outcome = this.deps.sessions.submit(sw, (s) => setConfig(s, port.name, config), { what: `setting port ${port.name} back` }).then(
+      () => 'the port was set back to the configuration the service holds',
+      (e: Error) => `setting the port back failed too (${e.message}); an admin can re-apply it (${reapply})`,
+    ).finally(() => this.unmark(id));
+    const running = `the port is being set back to the configuration the service holds (if that fails, the drift audit shows the port drifted; an admin can re-apply it: ${reapply})`;
+    return within(outcome, deadline - Date.now(), running);
   }
 
   /**

@@ -55,7 +55,8 @@ export type PortCommand =
   | { type: 'port.unwire'; by: string; node: string; nic: string }
   /**
    * Carry out a change on the hardware for the wired nic. Answered when the switch is done:
-   * null, or why it failed (the port was then set back to the configuration the service holds).
+   * null, or why it failed (a port the change may have reached is then set back to the
+   * configuration the service holds: actors/port/hardware.ts).
    */
   | { type: 'port.apply'; by: string; node: string; nic: string; change: PortChange }
   /** record the configuration the switch now has, for the nic it was changed for (ignored once the wiring changed) */

@@ -16,6 +16,7 @@
  * HILT_SWITCH_TIMEOUT_MS.
  */
 import type { SwitchInfo } from '../../drivers/switch/types';
+import { formatVlanList } from '../../drivers/switch/vlans';
 import { HiltError } from '../errors';
 import { portId } from '../ids';
 import type { ReadModel } from '../readmodel';
@@ -49,9 +50,7 @@ export interface DriftReport {
 const AUDIT_STATUSES = ['in_sync', 'drifted', 'pending', 'unreadable'] as const;
 const REPAIR_STATUSES = ['in_sync', 'repaired', 'pending', 'failed'] as const;
 
-const list = (vs: number[]) => vs.join(',');
-
-/** What differs between the configuration held and the switch's, in words; empty when nothing does. */
+/** What differs between the configuration held and the switch's, in words (VLAN lists as ranges); empty when nothing does. */
 export function differences(expected: PortConfig, actual: PortFound): string[] {
   const out: string[] = [];
   if (expected.native !== actual.native) {
@@ -59,8 +58,8 @@ export function differences(expected: PortConfig, actual: PortFound): string[] {
   }
   const missing = expected.tagged.filter((v) => !actual.tagged.includes(v));
   const extra = actual.tagged.filter((v) => !expected.tagged.includes(v));
-  if (missing.length) out.push(`tagged VLANs the switch lacks: ${list(missing)}`);
-  if (extra.length) out.push(`tagged VLANs the service does not hold: ${list(extra)}`);
+  if (missing.length) out.push(`tagged VLANs the switch lacks: ${formatVlanList(missing)}`);
+  if (extra.length) out.push(`tagged VLANs the service does not hold: ${formatVlanList(extra)}`);
   for (const o of actual.other ?? []) out.push(`the switch has: ${o}`);
   return out;
 }

@@ -10,7 +10,9 @@
  * A failed or timed-out call fails only its own operation, and the session is dropped so that
  * the next operation starts on a fresh one — but only once the failed call has finished (or
  * had four timeouts to: the queue's settle time), since a timed-out call may still be changing
- * the switch.
+ * the switch. The failure of a call that sent the switch nothing that could change a port (its
+ * login failed, or its session's change count did not move: changes.ts) is marked
+ * `nothingSent`, so that the port is not set back.
  *
  * A batch (the drift audit and repair: one call per port, made by each port actor as it gets to
  * it) keeps the switch's session open between its calls, so that they share one login although
@@ -28,6 +30,7 @@
 import { DeviceQueue } from '../device-queue';
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../../drivers/switch/types';
 import { driverName, instrument, NO_TELEMETRY, Telemetry, timed } from '../telemetry';
+import { CallProgress, countingChanges, nothingSent } from './changes';
 
 /** The session calls, as metrics name them. */
 const SESSION_CALLS = {
@@ -50,6 +53,8 @@ export interface SubmitOptions {
   what?: string;
   /** the batch (SwitchSessions.batch) the call belongs to, by id */
   batch?: string;
+  /** told the call's deadline (ms since the epoch) when it gets the switch */
+  onStart?: (deadline: number) => void;
 }
 
 /** Calls made together on one switch (see the header). */
@@ -108,15 +113,21 @@ export class SwitchSessions {
     // The call's own failure, when it failed before its deadline: the reason to report even if
     // closing the broken session then ran out of time.
     let failure: SwitchError | undefined;
-    const call = (signal: AbortSignal) => this.apply(sw, work, signal, batch).catch((err: unknown) => {
-      if (!signal.aborted) failure = err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`);
-      throw failure ?? err;
-    });
+    const progress = new CallProgress();
+    const call = (signal: AbortSignal) => {
+      opts.onStart?.(Date.now() + this.timeoutMs);
+      return this.apply(sw, work, signal, batch, progress).catch((err: unknown) => {
+        if (!signal.aborted) failure = err instanceof SwitchError ? err : new SwitchError(`switch ${sw.name}: ${(err as Error).message}`);
+        throw failure ?? err;
+      });
+    };
     return this.queue.run(sw.name, call, { what: opts.what ?? 'a port operation' }).catch((err: Error) => {
       // No failure of its own: it ran out of time.
       if (batch && !failure) batch.lost ??= err.message.replace(`switch ${sw.name}: `, '');
-      const reason = failure ?? err;
-      this.log?.warn({ switch: sw.name, reason: reason.message }, 'switch operation failed');
+      // Read at the failure (at a deadline: what the call had sent by then).
+      const own = failure ?? err;
+      const reason = progress.sentChanges ? own : nothingSent(own);
+      this.log?.warn({ switch: sw.name, what: opts.what ?? 'a port operation', reason: reason.message, nothingSent: !progress.sentChanges }, 'switch operation failed');
       throw reason;
     });
   }
@@ -159,7 +170,7 @@ export class SwitchSessions {
   }
 
   /** One operation, in the switch's turn: log in if no session is open, then apply the work. */
-  private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal, batch?: SwitchBatch): Promise<void> {
+  private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal, batch: SwitchBatch | undefined, progress: CallProgress): Promise<void> {
     let session = this.sessions.get(sw.name);
     if (!session) {
       await this.closing.get(sw.name);
@@ -174,7 +185,7 @@ export class SwitchSessions {
         const name = driverName(sw.type);
         const report = (call: string, seconds: number, ok: boolean) => this.telemetry.driverCall('switch', name, call, seconds, ok);
         const info = { ...sw, ...(recorded ? { hostKey: recorded } : {}) };
-        opened = instrument(await timed(() => driver.open(info, signal, { log: this.log }), (sec, ok) => report('login', sec, ok)), SESSION_CALLS, report);
+        opened = countingChanges(instrument(await timed(() => driver.open(info, signal, { log: this.log }), (sec, ok) => report('login', sec, ok)), SESSION_CALLS, report));
         if (!signal.aborted && !recorded && opened.hostKey && this.hostKeys) {
           const seen = opened;
           await this.hostKeys.record(sw.name, seen.hostKey!).catch(async (err: Error) => {
@@ -205,6 +216,7 @@ export class SwitchSessions {
     const drop = () => { closing ??= this.close(sw.name); };
     signal.addEventListener('abort', drop);
     try {
+      progress.start(session);
       await work(session);
     } catch (err) {
       drop();

@@ -51,9 +51,15 @@ export class MockSwitchDriver implements SwitchDriver {
   async open(sw: SwitchInfo, signal: AbortSignal): Promise<SwitchSession> {
     this.sessionsOpened.set(sw.name, (this.sessionsOpened.get(sw.name) ?? 0) + 1);
     if (this.opts.sessionDelayMs) await pause(this.opts.sessionDelayMs, undefined, { signal });
+    // An injected failure refuses before the change, and a session closed at a call's deadline
+    // changes nothing more: neither counts in the contract's changesSent.
+    let changesSent = 0;
+    let closed = false;
     const change = async (port: string, f: (v: PortVlans) => PortVlans) => {
       if (this.opts.delayMs) await sleep(this.opts.delayMs);
+      if (closed) throw new SwitchError(`mock switch ${sw.name}: session closed`);
       if (this.fail.has(`${sw.name}/${port}`)) throw new SwitchError(`mock switch ${sw.name}: port ${port} refused the change (failure injected)`);
+      changesSent++;
       const next = f(this.port(sw.name, port));
       // A synchronous commit without fsync: this stands in for the switch's own configuration,
       // which a kill -9 of the service does not touch (committed pages survive it in the OS
@@ -68,7 +74,12 @@ export class MockSwitchDriver implements SwitchDriver {
       removeTagged: (port, vlan) => change(port, (v) => ({ ...v, tagged: v.tagged.filter((t) => t !== vlan) })),
       resetPort: (port) => change(port, () => EMPTY),
       getPortVlans: async (port) => this.port(sw.name, port),
-      close: async () => undefined,
+      close: async () => {
+        closed = true;
+      },
+      get changesSent() {
+        return changesSent;
+      },
     };
   }
 

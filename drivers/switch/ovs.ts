@@ -25,13 +25,17 @@
  * usable VLANs here, nor is 4096. Reading back (`get Port <p> tag trunks vlan_mode`) reverses
  * the table; what it cannot say (a trunk of every VLAN, `native-tagged`, `dot1q-tunnel`, an
  * access port without a tag) is reported in `other`, so the drift audit flags it. Each change
- * reads the port first and writes the whole result: applied twice, it changes nothing.
+ * reads the port first and writes the whole result: applied twice, it changes nothing. Then it
+ * reads the port again, in a run of its own (so from the database, not from its own
+ * transaction): a port that does not carry what was written (another writer came between) fails
+ * the call, and the service sets the port back, as after the SSH drivers' read-back.
  */
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { SCHEMA_BASE } from '../schema';
 import type { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchInfo, SwitchSession } from './types';
 import { SwitchError } from './types';
+import { formatVlanList } from './vlans';
 
 /** The VLAN that a port with no VLAN trunks: nothing else ever carries it. */
 export const DEAD_VLAN = 4095;
@@ -134,6 +138,19 @@ function checkVlan(vlan: number): void {
   }
 }
 
+/** Does a port read as `actual` carry exactly `wanted` (its tagged VLANs beside the native one), and nothing else? */
+function carries(actual: PortVlans, wanted: PortVlans): boolean {
+  const tagged = new Set(wanted.tagged.filter((t) => t !== wanted.native));
+  return !actual.other?.length && actual.native === wanted.native
+    && actual.tagged.length === tagged.size && actual.tagged.every((t) => tagged.has(t));
+}
+
+/** `native 100, tagged 200,300` (and what else the port has). */
+function described(v: PortVlans): string {
+  const other = v.other?.length ? `, ${v.other.join(', ')}` : '';
+  return `native ${v.native ?? 'none'}, tagged ${formatVlanList(v.tagged.filter((t) => t !== v.native))}${other}`;
+}
+
 export class OvsSwitchDriver implements SwitchDriver {
   private readonly db: string | undefined;
   private readonly vsctl: string;
@@ -185,6 +202,8 @@ export class OvsSwitchDriver implements SwitchDriver {
 class OvsSession implements SwitchSession {
   /** Aborted by close(): kills a run still going. */
   private readonly ended = new AbortController();
+  /** `set Port` runs started (the contract's changesSent) */
+  changesSent = 0;
 
   constructor(private readonly driver: OvsSwitchDriver, private readonly bridge: string) {}
 
@@ -206,39 +225,49 @@ class OvsSession implements SwitchSession {
     return parseColumns(lines[1], lines[2], lines[3]);
   }
 
-  /** Read the port, apply `f` to what it carries, and write the whole result (nothing when it is already so). */
-  private async change(port: string, f: (v: PortVlans) => PortVlans): Promise<void> {
-    const columns = await this.read(port);
-    const now = toPortVlans(columns);
+  /**
+   * Read the port, apply `f` to what it carries, write the whole result (nothing when it is
+   * already so) and read it back; `what` names the change in a mismatch's words.
+   */
+  private async change(port: string, what: string, f: (v: PortVlans) => PortVlans): Promise<void> {
+    const now = toPortVlans(await this.read(port));
     const next = f(now);
-    const set = columnsFor(next);
-    const tagged = new Set(next.tagged.filter((t) => t !== next.native));
-    const same = now.native === next.native && now.tagged.length === tagged.size && now.tagged.every((t) => tagged.has(t));
-    if (same && !now.other) return;
-    await this.run([['set', 'Port', port, ...set]]);
+    if (carries(now, next)) return;
+    await this.set(port, what, next);
+  }
+
+  /** Write `v` on the port, then read it back. */
+  private async set(port: string, what: string, v: PortVlans): Promise<void> {
+    const columns = columnsFor(v);
+    this.changesSent++;
+    await this.run([['set', 'Port', port, ...columns]]);
+    const after = toPortVlans(await this.read(port));
+    if (!carries(after, v)) {
+      throw new SwitchError(`port ${port} does not read back as asked after "${what}": expected ${described(v)}, OVSDB has ${described(after)}`);
+    }
   }
 
   setNative(port: string, vlan: number): Promise<void> {
     checkVlan(vlan);
-    return this.change(port, (v) => ({ native: vlan, tagged: v.tagged }));
+    return this.change(port, `set the native VLAN to ${vlan}`, (v) => ({ native: vlan, tagged: v.tagged }));
   }
 
   removeNative(port: string): Promise<void> {
-    return this.change(port, (v) => ({ native: null, tagged: v.tagged }));
+    return this.change(port, 'remove the native VLAN', (v) => ({ native: null, tagged: v.tagged }));
   }
 
   addTagged(port: string, vlan: number): Promise<void> {
     checkVlan(vlan);
-    return this.change(port, (v) => ({ native: v.native, tagged: [...v.tagged, vlan] }));
+    return this.change(port, `add tagged VLAN ${vlan}`, (v) => ({ native: v.native, tagged: [...v.tagged, vlan] }));
   }
 
   removeTagged(port: string, vlan: number): Promise<void> {
-    return this.change(port, (v) => ({ native: v.native, tagged: v.tagged.filter((t) => t !== vlan) }));
+    return this.change(port, `remove tagged VLAN ${vlan}`, (v) => ({ native: v.native, tagged: v.tagged.filter((t) => t !== vlan) }));
   }
 
   async resetPort(port: string): Promise<void> {
     await this.read(port);
-    await this.run([['set', 'Port', port, ...columnsFor({ native: null, tagged: [] })]]);
+    await this.set(port, 'reset the port', { native: null, tagged: [] });
   }
 
   async getPortVlans(port: string): Promise<PortVlans> {

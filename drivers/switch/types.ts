@@ -6,6 +6,10 @@
  * session (a driver must then end its pending calls). Calls reject with SwitchError; the
  * operation then ends ERROR with the message. Operations must be idempotent: after a crash the
  * service applies a pending one again.
+ *
+ * After a failed call the service sets the port back to its own configuration, unless the call
+ * is known to have sent the switch nothing that could change a port: a failed login, or a
+ * session whose `changesSent` did not move during the call.
  */
 import type { DriverEntry, DriverFields } from '../registry';
 
@@ -63,6 +67,13 @@ export interface SwitchSession {
   resetPort(port: string): Promise<void>;
   getPortVlans(port: string): Promise<PortVlans>;
   /**
+   * Optional: how many commands that may change a port this session has sent so far, counted
+   * when each is sent (not when it is answered). Reading a port, entering a port's
+   * configuration and commands the switch refused before any change do not count. A driver
+   * without it: every change call counts from its start, answered or not.
+   */
+  readonly changesSent?: number;
+  /**
    * Log out. A session whose last call is still running (the service gave up on it) is cut at
    * once; an idle one may finish its work first (e.g. save the switch's configuration), until
    * `signal` aborts.
@@ -94,4 +105,14 @@ export const HOST_KEY_FIELD = 'host_key';
 
 export class SwitchError extends Error {
   override name = 'SwitchError';
+  /**
+   * The failed call is known to have sent the switch nothing that could change a port (set by
+   * the service's sessions, actors/switch/sessions.ts): the port is as it was, and is not set back.
+   */
+  readonly nothingSent: boolean;
+
+  constructor(message: string, opts: { nothingSent?: boolean } = {}) {
+    super(message);
+    this.nothingSent = opts.nothingSent ?? false;
+  }
 }

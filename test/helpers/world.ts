@@ -9,12 +9,14 @@ import { SwitchError } from '../../drivers/switch/types';
 
 export const FAKE_SWITCH = 'fake-switch';
 
-/** Keeps each port's VLANs like a switch; `failing` ports refuse every change, `failNext` fails that many changes; hold() holds changes until release(). */
+/** Keeps each port's VLANs like a switch; `failing` ports refuse every change, `failNext` fails that many changes, `failLogin` that many logins; hold() holds changes until release(). */
 export class RecordingSwitch implements SwitchDriver {
   readonly ports = new Map<string, PortVlans>();
   readonly log: string[] = [];
   readonly failing = new Set<string>();
   failNext = 0;
+  /** this many logins are refused */
+  failLogin = 0;
   private gate: Promise<void> | null = null;
   private open_: (() => void) | null = null;
 
@@ -33,6 +35,7 @@ export class RecordingSwitch implements SwitchDriver {
   }
 
   async open(info: SwitchInfo): Promise<SwitchSession> {
+    if (this.failLogin > 0 && this.failLogin--) throw new SwitchError('login refused');
     const change = async (port: string, what: string, f: (v: PortVlans) => PortVlans) => {
       if (this.gate) await this.gate;
       this.log.push(`${info.name} ${port} ${what}`);

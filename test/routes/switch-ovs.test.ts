@@ -2,14 +2,19 @@
  * The Open vSwitch switch driver against a real Open vSwitch (ovsdb-server + ovs-vswitchd with
  * the userspace datapath, test/helpers/ovs.ts), over HTTP: an `…/switches/ovs` switch on the
  * private OVS's bridge, ports created on it here (internal ports), each operation read back
- * with ovs-vsctl; port_revert; a missing bridge or port; the drift audit and its repair. One
- * private OVS for the whole file (only one can run per host, and the headnode tests need it too).
+ * with ovs-vsctl; port_revert; the driver's read-back of each change; a missing bridge or port;
+ * the drift audit and its repair. One private OVS for the whole file (only one can run per
+ * host, and the headnode tests need it too).
  */
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { startPrivateOvs, type PrivateOvs } from '../helpers/ovs';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode } from '../helpers/server';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { OvsSwitchDriver } from '../../drivers/switch/ovs';
+import { SwitchError } from '../../drivers/switch/types';
 
 const OVS_SWITCH = 'http://schema.massopencloud.org/haas/v0/switches/ovs';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -120,6 +125,41 @@ describe('Open vSwitch switches over HTTP (real Open vSwitch)', function () {
     for (let i = 0; i < 2; i++) await s.resetPort(p);
     expect(await s.getPortVlans(p)).to.deep.equal({ native: null, tagged: [] });
     await s.close();
+  });
+
+  it('reads every change back: a write OVSDB did not keep fails the call, saying what it has', async () => {
+    // A switch that says yes and does nothing: a wrapper of the real ovs-vsctl that answers the
+    // next `set` with success without running it, once (while its mark file exists).
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hilt-ovs-swallow-'));
+    const mark = path.join(dir, 'swallow-next-set');
+    const wrapper = path.join(dir, 'ovs-vsctl');
+    fs.writeFileSync(wrapper, `#!/bin/sh\nfor a; do if [ "$a" = set ] && [ -e '${mark}' ]; then rm -f '${mark}'; exit 0; fi; done\nexec ovs-vsctl "$@"\n`, { mode: 0o755 });
+    const p = port(6);
+    await ovs.vsctl(['add-port', ovs.bridge, p, '--', 'set', 'Interface', p, 'type=internal']);
+    const driver = new OvsSwitchDriver({ db: ovs.dbSock, timeoutMs: 10_000, vsctlPath: wrapper });
+    const s = await driver.open({ name: 'ovs1', type: OVS_SWITCH, fields: { ovs_bridge: ovs.bridge } }, new AbortController().signal);
+    try {
+      await s.resetPort(p);
+      await s.setNative(p, 3003);
+      fs.writeFileSync(mark, '');
+      const sent = s.changesSent!;
+      const err = await s.addTagged(p, 3004).then(() => null, (e: Error) => e);
+      expect(err, 'the swallowed write is noticed').to.be.instanceOf(SwitchError);
+      expect(err!.message).to.equal(`port ${p} does not read back as asked after "add tagged VLAN 3004": expected native 3003, tagged 3004, OVSDB has native 3003, tagged none`);
+      // It was sent (the service then sets the port back).
+      expect(s.changesSent).to.equal(sent + 1);
+      expect(await columns(p)).to.deep.equal(['3003', '[]', 'access']);
+      fs.writeFileSync(mark, '');
+      expect((await s.resetPort(p).then(() => null, (e: Error) => e))?.message).to.match(/after "reset the port": expected native none, tagged none, OVSDB has native 3003, tagged none$/);
+      // Without the mark, every write lands and reads back.
+      await s.addTagged(p, 3004);
+      expect(await columns(p)).to.deep.equal(['3003', '[3004]', 'native-untagged']);
+      await s.resetPort(p);
+      expect(await columns(p)).to.deep.equal(['[]', '[4095]', 'trunk']);
+    } finally {
+      await s.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('ends an operation ERROR with a clear reason when the port is not on the bridge, nic networks unchanged', async () => {

@@ -1,10 +1,12 @@
 /**
  * How SSH switches fail, per vendor, over HTTP against the simulators: wrong credentials, an
  * unreachable host, a hung session, a changed host key and a refused command each end the
- * operation ERROR with a reason that says which, within the switch timeout (a hung session:
- * the operation's call and then the set-back each get one timeout), with the nic's networks
- * and the switch port unchanged; meanwhile the service answers and other switches work.
- * Also: pinning a host key at registration, and an admin clearing a recorded one.
+ * operation ERROR with a reason that says which, within one switch timeout, with the nic's
+ * networks and the switch port unchanged; meanwhile the service answers and other switches
+ * work. A failure that sent the switch no change is not followed by setting the port back (its
+ * reason says nothing of one); a switch that hangs half-way through a change ends ERROR at the
+ * deadline, and the port is set back afterwards, before the nic's next operation. Also:
+ * pinning a host key at registration, and an admin clearing a recorded one.
  */
 import { expect } from 'chai';
 import { createServer } from 'node:net';
@@ -14,6 +16,8 @@ import type { SwitchSim } from '../sim/switch/sim';
 import { loggerOptions } from '../../src/redact';
 
 const TIMEOUT_MS = 2000;
+/** One timeout, and the slack of a loaded test machine: never a second timeout. */
+const ONE_TIMEOUT = TIMEOUT_MS + 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A port on 127.0.0.1 where nothing listens. */
@@ -92,6 +96,11 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
     expect(r.ms, `ended after ${r.ms} ms`).to.be.below(bound);
   }
 
+  /** A failure that sent the switch no change: its reason is the plain one. */
+  function plain(r: { s: any }): void {
+    expect(r.s.error).not.to.match(/back to the configuration|setting the port back/);
+  }
+
   for (const c of VENDOR_CASES) {
     describe(c.vendor, () => {
       let good: SwitchSim;
@@ -104,18 +113,32 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
         SWITCH_PASSWORDS.add(wrong);
         const w = await wired(c, registration(c, good, { password: wrong }));
         const before = { ...good.carried(w.port) };
-        failed(await connect(w.node), TIMEOUT_MS, /login refused for user hilt: wrong user name or password/);
+        const r = await connect(w.node);
+        failed(r, TIMEOUT_MS, /login refused for user hilt: wrong user name or password/);
+        plain(r);
         await unchanged(w.node);
         expect(good.carried(w.port)).to.deep.equal(before);
       });
 
       it('an unreachable host: ERROR "cannot reach", within the timeout, nothing changed', async () => {
         const w = await wired(c, registration(c, good, { hostname: `127.0.0.1:${await closedPort()}` }));
-        failed(await connect(w.node), TIMEOUT_MS, /cannot reach the switch \(connect ECONNREFUSED/);
+        const r = await connect(w.node);
+        failed(r, TIMEOUT_MS, /cannot reach the switch \(connect ECONNREFUSED/);
+        plain(r);
         await unchanged(w.node);
       });
 
-      it('a hung session: ERROR "did not finish", the service answering and other switches working meanwhile', async () => {
+      it('a switch that hangs at login: ERROR at the deadline, no set-back', async () => {
+        const sim = await simFor(c, { faults: { hang: 'login' } });
+        const w = await wired(c, registration(c, sim));
+        const r = await connect(w.node);
+        failed(r, ONE_TIMEOUT, new RegExp(`did not finish within ${TIMEOUT_MS} ms \\(the login to the switch did not complete: unreachable or not answering\\)$`));
+        plain(r);
+        expect(r.ms).to.be.at.least(TIMEOUT_MS);
+        await unchanged(w.node);
+      });
+
+      it('a session that hangs entering the port: ERROR "did not finish" at the deadline, no set-back, the service answering and other switches working meanwhile', async () => {
         const hung = await simFor(c, { faults: { hang: 'config' } });
         const w = await wired(c, registration(c, hung));
         const other = await wired(c, registration(c, good));
@@ -131,11 +154,39 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
         expect(good.carried(other.port)).to.deep.equal({ native: vlan, tagged: [] });
         const r = await pending;
         expect(o.ms).to.be.below(r.ms);
-        // The call gets one timeout, then the set-back another.
-        failed(r, 2 * TIMEOUT_MS + 2500, new RegExp(`did not finish within ${TIMEOUT_MS} ms \\(the switch stopped answering\\)`));
+        // It hung at the interface command (or the N3000's dummy VLAN), before any change: one
+        // timeout, and no second one spent setting back a port it never touched.
+        failed(r, ONE_TIMEOUT, new RegExp(`did not finish within ${TIMEOUT_MS} ms \\(the switch stopped answering\\)$`));
+        plain(r);
         expect(r.ms).to.be.at.least(TIMEOUT_MS);
         await unchanged(w.node);
         expect(hung.carried(w.port)).to.deep.equal({ native: 1, tagged: [] });
+        expect(hung.received.filter((l) => /^switchport/.test(l))).to.deep.equal([]);
+        expect(hung.logins, 'no login to set the port back').to.equal(1);
+      });
+
+      it('a session that hangs half-way through a change: ERROR at the deadline, then the port set back before the nic\'s next operation', async () => {
+        const sim = await simFor(c);
+        const w = await wired(c, registration(c, sim));
+        expect((await connect(w.node)).s.status).to.equal('DONE');
+        // The switch adds the VLAN, then stops answering: the port carries a VLAN the service does not hold.
+        sim.faults.hangAfterChange = 1;
+        const tagged = { network: 'w2', channel: `vlan/${vlan2}` };
+        const r = await connect(w.node, tagged);
+        failed(r, ONE_TIMEOUT, new RegExp(`did not finish within ${TIMEOUT_MS} ms \\(the switch stopped answering\\); the port is being set back to the configuration the service holds`));
+        expect(r.ms).to.be.at.least(TIMEOUT_MS);
+        expect((await must(api.get(`/node/${w.node}`))).body.nics[0].networks).to.deep.equal({ 'vlan/native': 'w' });
+        // The nic's next operation, at once: it comes after the set-back on the switch.
+        const again = await connect(w.node, tagged);
+        expect(again.s.status, JSON.stringify(again.s)).to.equal('DONE');
+        const add = `switchport trunk allowed vlan add ${vlan2}`;
+        const after = sim.received.slice(sim.received.indexOf(add) + 1);
+        const reset = after.indexOf('switchport mode trunk');
+        expect(reset, 'the set-back reset the port').to.be.at.least(0);
+        expect(after.indexOf(add), 'and the next operation came after it').to.be.above(reset);
+        const audit = (await must(api.get(`/admin/switch/${w.sw}/drift`))).body;
+        expect(audit.ports[0].status, JSON.stringify(audit)).to.equal('in_sync');
+        expect(sim.carried(w.port)).to.deep.equal({ native: vlan, tagged: [vlan2] });
       });
 
       it('a changed host key: ERROR naming both fingerprints, nothing changed; after an admin clears it, the new key is recorded', async () => {
@@ -151,6 +202,7 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
         await sim.rotateHostKey();
         const r = await connect(w.node);
         failed(r, TIMEOUT_MS, new RegExp(`host key changed: the service recorded ${old.replace(/[+/]/g, '\\$&')}, the switch presented ${sim.hostKey.replace(/[+/]/g, '\\$&')}; nothing was changed`));
+        plain(r);
         await unchanged(w.node);
         expect(sim.carried(w.port)).to.deep.equal(carriedBefore);
         expect((await must(api.get(`/switch/${w.sw}`))).body.host_key).to.equal(old);
@@ -166,6 +218,8 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
         const w = await wired(c, registration(c, sim));
         const r = await connect(w.node);
         failed(r, TIMEOUT_MS, /refused "(interface |vlan )[^"]*": %/);
+        plain(r);
+        expect(sim.logins, 'no login to set the port back').to.equal(1);
         await unchanged(w.node);
         expect(sim.carried(w.port)).to.deep.equal({ native: 1, tagged: [] });
       });
@@ -188,7 +242,9 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
         expect(bad.status, bad.text).to.equal(400);
         const w = await wired(c, registration(c, sim, { host_key: wrong }));
         expect((await must(api.get(`/switch/${w.sw}`))).body.host_key).to.equal(wrong);
-        failed(await connect(w.node), TIMEOUT_MS, /host key changed: the service recorded SHA256:A{43}, the switch presented SHA256:/);
+        const r = await connect(w.node);
+        failed(r, TIMEOUT_MS, /host key changed: the service recorded SHA256:A{43}, the switch presented SHA256:/);
+        plain(r);
         expect(sim.logins).to.equal(0);
         const ok = await wired(c, registration(c, sim, { host_key: sim.hostKey }));
         expect((await connect(ok.node)).s.status).to.equal('DONE');

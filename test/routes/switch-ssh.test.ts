@@ -2,7 +2,8 @@
  * The SSH switch drivers end to end, per vendor: the real service over HTTP, each switch a
  * simulator over real SSH (test/sim/switch). After every operation the simulator's own port
  * state is read, to prove the switch really changed. Also: batching (operations queued on one
- * switch share one login), a switch that keeps paging on, saves, and no switch password in any
+ * switch share one login), the drift audit and repair of changes made on the simulator behind
+ * the service's back, a switch that keeps paging on, saves, and no switch password in any
  * answer or log line.
  */
 import { expect } from 'chai';
@@ -170,6 +171,47 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
         expect(sim.carried(p1)).to.deep.equal({ native: vlan['net-a'], tagged: [] });
         expect(sim.carried(p3)).to.deep.equal({ native: vlan['net-b'], tagged: [] });
         expect(sim.carried(p4)).to.deep.equal({ native: null, tagged: [vlan['net-c']] });
+      });
+
+      it('audits drift made on the switch behind the service\'s back (extra VLANs, another native VLAN, every VLAN), and repairs it', async () => {
+        await sleep(300); // the last session's logout
+        const audit = async () => {
+          const r = await must(api.get(`/admin/switch/${sw}/drift`));
+          return { body: r.body, text: r.text, port: (p: string) => r.body.ports.find((x: any) => x.port === p) };
+        };
+        expect((await audit()).body.summary).to.deep.equal({ in_sync: 4, drifted: 0, pending: 0, unreadable: 0 });
+        // By hand on the switch: p1 (native net-a) gets tagged VLANs, p3 (native net-b) another
+        // native VLAN, p4 (tagged net-c) an allowed list of every VLAN.
+        for (const v of [3001, 3002, 3003, 3005]) (sim.portState(p1).allowed as Set<number>).add(v);
+        Object.assign(sim.portState(p3), { native: 3010, allowed: new Set([3010]) });
+        sim.portState(p4).allowed = 'all';
+        const a = await audit();
+        expect(a.body.summary).to.deep.equal({ in_sync: 1, drifted: 3, pending: 0, unreadable: 0 });
+        expect(a.port(p1)).to.deep.include({
+          status: 'drifted', expected: { native: vlan['net-a'], tagged: [] }, actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005] },
+          differences: ['tagged VLANs the service does not hold: 3001-3003,3005'],
+        });
+        expect(a.port(p3)).to.deep.include({
+          status: 'drifted', actual: { native: 3010, tagged: [] }, differences: [`native VLAN: the service holds ${vlan['net-b']}, the switch has 3010`],
+        });
+        // Every VLAN is said in words, not as 4093 ids.
+        expect(a.port(p4)).to.deep.include({
+          status: 'drifted', expected: { native: null, tagged: [vlan['net-c']] }, actual: { native: null, tagged: [], other: ['trunk allows every VLAN'] },
+          differences: [`tagged VLANs the switch lacks: ${vlan['net-c']}`, 'the switch has: trunk allows every VLAN'],
+        });
+        expect(a.port(p2)).to.deep.include({ status: 'in_sync' });
+        expect(a.text.length, 'the report is short').to.be.below(2500);
+
+        const repair = (await must(api.post(`/admin/switch/${sw}/repair`))).body;
+        expect(repair.summary).to.deep.equal({ in_sync: 1, repaired: 3, pending: 0, failed: 0 });
+        expect(sim.carried(p1)).to.deep.equal({ native: vlan['net-a'], tagged: [] });
+        expect(sim.carried(p2)).to.deep.equal({ native: null, tagged: [] });
+        expect(sim.carried(p3)).to.deep.equal({ native: vlan['net-b'], tagged: [] });
+        expect(sim.carried(p4)).to.deep.equal({ native: null, tagged: [vlan['net-c']] });
+        expect((await audit()).body.summary).to.deep.equal({ in_sync: 4, drifted: 0, pending: 0, unreadable: 0 });
+        // The service's own records did not move.
+        expect(await nets(n('a'), 'eth0')).to.deep.equal({ 'vlan/native': 'net-a' });
+        expect(await nets(n('c'), 'eth0')).to.deep.equal({ [`vlan/${vlan['net-c']}`]: 'net-c' });
       });
 
       it('answers the pager of a switch that keeps paging on', async () => {

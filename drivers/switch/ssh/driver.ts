@@ -21,7 +21,8 @@ import type { DriverFields } from '../../registry';
 import { HOST_KEY_FIELD, PortVlans, SessionContext, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../types';
 import { CliCommandError, CliSession } from './cli';
 import type { PortReading, SwitchTable, TableContext } from './table';
-import { everyVlan, formatVlanList, VlanList, VlanListError } from './vlans';
+import { formatVlanList } from '../vlans';
+import { VlanList, VlanListError } from './vlans';
 
 export interface CliDriverOptions {
   /** save the running configuration at the end of each session that changed something (HILT_SWITCH_SAVE) */
@@ -63,12 +64,19 @@ export function describe(r: PortReading): string {
   return `trunk, native ${r.native ?? 'none'}, allowed ${r.allowed === 'all' ? 'ALL VLANs' : formatVlanList(r.allowed)}`;
 }
 
-/** What the service calls the port's VLANs: the untagged one, and the tagged ones beside it. */
+/** Said of a trunk whose allowed list is "all" (never set by the service), as `other`. */
+export const EVERY_VLAN = 'trunk allows every VLAN';
+
+/**
+ * What the service calls the port's VLANs: the untagged one, and the tagged ones beside it. A
+ * trunk that allows every VLAN is said so in `other`, not as 4093 tagged VLANs (as the OVS
+ * driver reports an empty trunk list).
+ */
 export function portVlans(r: PortReading): PortVlans {
   if (r.mode === 'access') return { native: r.access, tagged: [] };
   if (r.mode !== 'trunk') return { native: null, tagged: [] };
-  const allowed = r.allowed === 'all' ? everyVlan() : r.allowed;
-  return { native: r.native, tagged: allowed.filter((v) => v !== r.native) };
+  if (r.allowed === 'all') return { native: r.native, tagged: [], other: [EVERY_VLAN] };
+  return { native: r.native, tagged: r.allowed.filter((v) => v !== r.native) };
 }
 
 /** A change of one port, as the contract asks it. */
@@ -153,6 +161,8 @@ export class CliSwitchDriver implements SwitchDriver {
 /** One logged-in session: the contract's operations over the table. */
 export class TableSession implements SwitchSession {
   readonly hostKey?: string;
+  /** the plan lines sent so far (the contract's changesSent): reads, entering a port and the session's setup do not count */
+  changesSent = 0;
   /** each port's reading, as the last read or verified change of this session left it */
   private readonly readings = new Map<string, PortReading>();
   private changed = false;
@@ -238,13 +248,22 @@ export class TableSession implements SwitchSession {
       await this.send([this.table.configure, ...this.table.setup(this.ctx), ...this.table.leave]);
       this.setUp = true;
     }
-    await this.send(configCommands(this.table, port, lines));
+    const commands = configCommands(this.table, port, lines);
+    const first = commands.length - lines.length - this.table.leave.length;
+    await this.send(commands, { from: first, to: first + lines.length });
   }
 
-  /** Commands in order, each waiting for its prompt; after a refusal, back to the privileged prompt. */
-  private async send(commands: string[]): Promise<void> {
+  /**
+   * Commands in order, each waiting for its prompt; after a refusal, back to the privileged
+   * prompt. Those in `changes` (indexes, `to` excluded) count in changesSent as they are sent.
+   */
+  private async send(commands: string[], changes = { from: 0, to: 0 }): Promise<void> {
     try {
-      for (const c of commands) await this.cli.run(c);
+      for (const [i, c] of commands.entries()) {
+        // run() writes the line at once unless the session is gone.
+        if (i >= changes.from && i < changes.to && this.cli.alive) this.changesSent++;
+        await this.cli.run(c);
+      }
     } catch (err) {
       // Back to the privileged prompt, so that the session can still save and log out.
       if (err instanceof CliCommandError) for (const l of this.table.leave) await this.cli.run(l).catch(() => undefined);

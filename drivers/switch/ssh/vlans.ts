@@ -41,22 +41,3 @@ function coversAll(list: number[]): boolean {
   for (let v = 1; v <= 4093; v++) if (list[v - 1] !== v) return false;
   return true;
 }
-
-/** `[2,3,4,5,7]` → `2-5,7`; `[]` → `none`. */
-export function formatVlanList(list: VlanList): string {
-  if (list === 'all') return 'all';
-  if (list.length === 0) return 'none';
-  const parts: string[] = [];
-  for (let i = 0; i < list.length; ) {
-    let j = i;
-    while (j + 1 < list.length && list[j + 1] === list[j]! + 1) j++;
-    parts.push(j > i ? `${list[i]}-${list[j]}` : `${list[i]}`);
-    i = j + 1;
-  }
-  return parts.join(',');
-}
-
-/** The VLAN ids 1..4094, for a list that allows every VLAN. */
-export function everyVlan(): number[] {
-  return Array.from({ length: VLAN_MAX }, (_, i) => i + 1);
-}

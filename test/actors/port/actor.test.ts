@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { HiltError } from '../../../actors/errors';
 import { portId } from '../../../actors/ids';
 import { configAfter, configFor } from '../../../actors/port/config';
+import type { PortChange } from '../../../actors/port/protocol';
 import { World } from '../../../actors/world';
 import { testWorld, wiredNode, TestWorld } from '../../helpers/world';
 
@@ -99,6 +100,42 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
     expect(reason).to.match(/port gi1\/0\/1 refused; the port was set back to the configuration the service holds/);
     expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [] });
     expect(t.driver.log.slice(-3)).to.deep.equal(['s1 gi1/0/1 tag 101', 's1 gi1/0/1 reset', 's1 gi1/0/1 native 100']);
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [] });
+  });
+
+  it('after a change that ran out of time, answers at the deadline and sets the port back afterwards, pending for the audit until then', async () => {
+    const short = testWorld({ switchTimeoutMs: 200 });
+    try {
+      await wiredNode(short.world);
+      const change = (c: PortChange) => short.world.ports.ask(P, { type: 'port.apply', by, node: 'n1', nic: 'eth0', change: c }, { hardware: true });
+      const check = (repair: boolean) => short.world.ports.ask(P, { type: 'port.check', by, repair }, { hardware: true });
+      expect(await change({ kind: 'attach', native: true, vlan: 100 })).to.equal(null);
+      short.driver.hold();
+      const t0 = Date.now();
+      const reason = await change({ kind: 'attach', native: false, vlan: 101 });
+      expect(Date.now() - t0, 'one timeout, not two').to.be.below(200 + 150);
+      expect(reason).to.match(/did not finish within 200 ms \(the switch stopped answering\); the port is being set back to the configuration the service holds/);
+      // The set-back waits its turn behind the held call: the port is not read meanwhile.
+      expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [] }, actual: null });
+      // The held call lands after all; the set-back then takes its VLAN off again.
+      short.driver.release();
+      let found = await check(false);
+      for (const deadline = Date.now() + 3000; found.status === 'pending' && Date.now() < deadline; found = await check(false)) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(found).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [] }, actual: { native: 100, tagged: [] } });
+      expect(short.driver.log.slice(-3)).to.deep.equal(['s1 gi1/0/1 tag 101', 's1 gi1/0/1 reset', 's1 gi1/0/1 native 100']);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('after a failure that sent the switch nothing, answers the reason alone and does not touch the port', async () => {
+    expect(await apply({ kind: 'attach', native: true, vlan: 100 })).to.equal(null);
+    t.driver.failLogin = 1;
+    const before = t.driver.log.length;
+    expect(await apply({ kind: 'attach', native: false, vlan: 101 })).to.equal('login refused');
+    expect(t.driver.log.length).to.equal(before);
     expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [] });
   });
 

@@ -186,6 +186,49 @@ describe('SwitchSessions', () => {
     expect(((await none.submit(sw('a'), (x) => x.resetPort('p')).catch((e) => e)) as Error).message).to.match(/no driver/);
   });
 
+  it('marks a failure nothingSent when the call sent the switch no change: a failed login, a read, a driver whose change count did not move', async () => {
+    const sent = async (s: SwitchSessions, work: (x: SwitchSession) => Promise<unknown>) => {
+      const err = (await s.submit(sw('a'), async (x) => { await work(x); }).then(() => null, (e) => e)) as SwitchError;
+      expect(err).to.be.instanceOf(SwitchError);
+      return !err.nothingSent;
+    };
+    const d = new FakeDriver();
+    const s = new SwitchSessions(() => d, 100);
+    // A driver that does not count: a change call counts from its start, answered or not.
+    expect(await sent(s, (x) => x.setNative('fail', 1))).to.equal(true);
+    expect(await sent(s, (x) => x.setNative('hang', 1))).to.equal(true);
+    expect(await sent(s, async (x) => { await x.getPortVlans('p'); throw new SwitchError('cannot read'); })).to.equal(false);
+    d.failOpen = true;
+    expect(await sent(s, (x) => x.setNative('p', 1))).to.equal(false);
+
+    // A driver that counts: a change that failed or hung before it was sent changed nothing.
+    let count = 0;
+    const counting: SwitchDriver = {
+      open: async () => ({
+        get changesSent() { return count; },
+        setNative: async (port: string) => {
+          if (port === 'hang') await new Promise(() => undefined);
+          if (port === 'sent') count++;
+          throw new SwitchError(`port ${port} refused`);
+        },
+        removeNative: async () => undefined, addTagged: async () => undefined, removeTagged: async () => undefined, resetPort: async () => undefined,
+        getPortVlans: async () => ({ native: null, tagged: [] }), close: async () => undefined,
+      }),
+    };
+    const c = new SwitchSessions(() => counting, 100);
+    expect(await sent(c, (x) => x.setNative('refused', 1))).to.equal(false);
+    expect(await sent(c, (x) => x.setNative('hang', 1))).to.equal(false);
+    expect(await sent(c, (x) => x.setNative('sent', 1))).to.equal(true);
+  });
+
+  it('tells a call its deadline when it gets the switch', async () => {
+    const s = new SwitchSessions(() => new FakeDriver(), 500);
+    let deadline = 0;
+    const t = Date.now();
+    await s.submit(sw('a'), (x) => x.setNative('p', 1), { onStart: (d) => { deadline = d; } });
+    expect(deadline).to.be.within(t + 500, Date.now() + 500);
+  });
+
   describe('host keys', () => {
     /** A driver whose switch presents `key`; it records what it was opened with. */
     class KeyedDriver implements SwitchDriver {

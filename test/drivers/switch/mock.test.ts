@@ -43,9 +43,23 @@ describe('MockSwitchDriver', () => {
     const t = Date.now();
     await s.setNative('gi1/0/1', 5);
     expect(Date.now() - t).to.be.at.least(75);
+    expect(s.changesSent).to.equal(1);
     const err = await s.setNative('gi1/0/9', 5).catch((e) => e);
     expect(err).to.be.instanceOf(SwitchError);
     expect(d.port('sw1', 'gi1/0/9')).to.deep.equal({ native: null, tagged: [] });
+    // The injected failure sent nothing.
+    expect(s.changesSent).to.equal(1);
+    await d.close();
+  });
+
+  it('changes nothing more once its session is closed (the service closes it at a call\'s deadline)', async () => {
+    const d = new MockSwitchDriver({ path: dir, delayMs: 80 });
+    const s = await d.open(info, live);
+    const late = s.setNative('gi1/0/1', 5).catch((e) => e);
+    await s.close();
+    expect(await late).to.be.instanceOf(SwitchError);
+    expect(d.port('sw1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+    expect(s.changesSent).to.equal(0);
     await d.close();
   });
 

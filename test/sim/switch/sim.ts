@@ -13,7 +13,7 @@
  * Faults, settable at any time: refuse the password, hang after login or at the first
  * configuration command, drop the connection there, answer every configuration command with
  * the vendor's refusal, ignore the command that turns paging off, accept changes without
- * making them.
+ * making them, hang right after making a change.
  */
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +35,8 @@ export interface SimFaults {
   ignorePagingOff?: boolean;
   /** accept this many of the next interface configuration commands without applying them (a switch that says yes and does nothing) */
   ignoreChanges?: number;
+  /** apply the next interface configuration command, then stop answering; one per session, this many sessions (a switch that hangs half-way through a change) */
+  hangAfterChange?: number;
 }
 
 export interface SimOptions {
@@ -344,11 +346,17 @@ export class Shell {
         }
       }
       if (!cmd) continue;
+      const changing = this.mode === 'if' && !/^(exit|end)$/i.test(cmd);
       const done = await vendor.command(this, cmd);
       if (done === 'logout') {
         this.flush();
         this.conn.end();
         return;
+      }
+      if (changing && sim.faults.hangAfterChange) {
+        sim.faults.hangAfterChange--;
+        this.flush();
+        return new Promise<void>(() => undefined);
       }
     }
   }

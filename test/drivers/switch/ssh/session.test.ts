@@ -68,6 +68,26 @@ describe('SSH switch sessions against the simulators', function () {
         expect(sim.carried(c.ports[1]!)).to.deep.equal({ native: null, tagged: [1001] });
       });
 
+      it('counts the change lines it sends (changesSent): not reads, not a change already made, not one refused at the interface', async () => {
+        const s = await driver().open(info(sim), live());
+        const port = c.ports[3]!;
+        await s.getPortVlans(port);
+        expect(s.changesSent).to.equal(0);
+        await s.addTagged(port, 1005);
+        const sent = s.changesSent!;
+        expect(sent).to.be.above(0);
+        await s.addTagged(port, 1005);
+        expect(s.changesSent).to.equal(sent);
+        sim.faults.failConfig = true;
+        try {
+          expect((await rejected(s.addTagged(port, 1006))).message).to.match(/refused "interface /);
+        } finally {
+          sim.faults.failConfig = false;
+        }
+        expect(s.changesSent).to.equal(sent);
+        await s.close(AbortSignal.timeout(5000));
+      });
+
       it('saves once when the session that changed the switch closes, and not at all with saving off', async () => {
         const saves = sim.saves;
         const s = await driver().open(info(sim), live());

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { formatVlanList, parseVlanList, VlanListError } from '../../../../drivers/switch/ssh/vlans';
+import { parseVlanList, VlanListError } from '../../../../drivers/switch/ssh/vlans';
+import { formatVlanList } from '../../../../drivers/switch/vlans';
 
 describe('VLAN lists as switches print them', () => {
   it('expands ranges (HIL read 2-5 as the two VLANs 2 and 5)', () => {
@@ -29,5 +30,7 @@ describe('VLAN lists as switches print them', () => {
     expect(formatVlanList([2, 3, 4, 5, 7])).to.equal('2-5,7');
     expect(formatVlanList([])).to.equal('none');
     expect(formatVlanList('all')).to.equal('all');
+    expect(formatVlanList([7, 3, 5, 4, 3])).to.equal('3-5,7');
+    expect(formatVlanList(parseVlanList('2-4094') as number[])).to.equal('2-4094');
   });
 });
