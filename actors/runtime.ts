@@ -262,7 +262,7 @@ export class ActorRuntime {
 
   /** A consistent copy of the whole store into `path` while the service runs, if the engine can make one. */
   backup(path: string): Promise<void> {
-    if (!this.engine.backup) return Promise.reject(new HiltError('IllegalStateError', 'this storage engine cannot make an online backup (use its own tools)'));
+    if (!this.engine.backup) return Promise.reject(new HiltError('IllegalStateError', this.engine.noBackup ?? 'this storage engine cannot make an online backup'));
     return this.engine.backup(path);
   }
 

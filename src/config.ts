@@ -143,7 +143,7 @@ export function parseVlanPool(text: string): VlanRange[] {
 }
 
 /** Settings without a default value, also allowed in the file. */
-const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'instanceName', 'tlsCert', 'tlsKey'];
+export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'instanceName', 'tlsCert', 'tlsKey'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {

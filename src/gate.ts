@@ -8,6 +8,9 @@
  *   answered 503 `ServiceUnavailableError` with `Retry-After` while this process is a standby:
  *   nothing is read or changed here, so a client retries (at the load balancer, which by then
  *   sends it to the active process).
+ * - `GET /metrics` on a standby, when the metrics are open (HILT_METRICS_OPEN): a scraper
+ *   watches every process, standbys too (`hilt_active` 0). Behind an admin's login it is a 503
+ *   as any call: a standby reads no users to check a password against.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -23,6 +26,8 @@ export interface GateOptions {
   retryAfterS: number;
   /** PEM certificate chain and key: serve HTTPS (TLS 1.2 at least) */
   tls?: { cert: Buffer; key: Buffer };
+  /** serves GET /metrics without credentials while this process is a standby */
+  metrics?: { text(): Promise<string>; readonly contentType: string };
 }
 
 export class Gate {
@@ -85,11 +90,23 @@ export class Gate {
     }
     if (this.handler) return this.handler(req, res);
     req.resume();
+    if (path === '/metrics' && req.method === 'GET' && this.opts.metrics) return void this.metrics(this.opts.metrics, res);
     const body = JSON.stringify({ type: 'ServiceUnavailableError', msg: `this hilt process (${this.opts.instance}) is a standby: ${this.why}; nothing was read or changed` });
     res.writeHead(503, {
       'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': String(this.opts.retryAfterS),
     });
     res.end(body);
+  }
+
+  private async metrics(m: NonNullable<GateOptions['metrics']>, res: ServerResponse): Promise<void> {
+    let text: string;
+    try {
+      text = await m.text();
+    } catch {
+      return void res.writeHead(500, { 'content-length': 0 }).end();
+    }
+    res.writeHead(200, { 'content-type': m.contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+    res.end(text);
   }
 
   close(): Promise<void> {

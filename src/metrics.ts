@@ -5,7 +5,9 @@
  * request(); gauges of what is there now (live actors, mailboxes, pending operations, queues,
  * the store's size) are read when Prometheus scrapes. Each service has its own registry (tests
  * run many in one process); the process's own metrics (CPU, memory, event loop) are collected
- * once per process. What each metric means: docs/operations.md.
+ * once per process. A standby (docs/high-availability.md) has no activation to read: it shows
+ * `hilt_active` 0, the counters of its earlier activations and the process's metrics, and none of
+ * the gauges of what is there now. What each metric means: docs/operations.md.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeviceOutcome, DriverKind, OperationType, Telemetry } from '../actors/telemetry';
@@ -36,6 +38,8 @@ const HARDWARE = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 6
 const OPERATION = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const COMMIT = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
 const PER_SESSION = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+/** read from the engine of the activation at each scrape */
+const STORAGE_GAUGES = ['hilt_storage_size_bytes', 'hilt_storage_used_bytes'];
 
 let processRegistry: Registry | undefined;
 
@@ -89,9 +93,14 @@ export class Metrics implements Telemetry {
   private readonly commitSeconds$ = children((kind) => this.commitSeconds.labels(kind));
   private readonly driverSeconds$ = children((kind, driver, call) => this.driverSeconds.labels(kind, driver, call));
 
-  constructor(info: { version: string; storage: string }) {
+  /** `active`: does this process serve the API now (unset: always, as on the embedded engines)? */
+  constructor(info: { version: string; storage: string }, active: () => boolean = () => true) {
     const registers = [this.registry];
     new Gauge({ name: 'hilt_info', help: 'Always 1; the release and the storage engine as labels', labelNames: ['version', 'storage'], registers }).set(info, 1);
+    new Gauge({
+      name: 'hilt_active', help: '1 while this process serves the API, 0 while it is a standby (or taking over)', registers,
+      collect() { this.set(active() ? 1 : 0); },
+    });
     const self = this;
     new Gauge({
       name: 'hilt_actors_live', help: 'Entity actors awake now, by kind', labelNames: ['kind'], registers,
@@ -116,6 +125,7 @@ export class Metrics implements Telemetry {
     new Gauge({
       name: 'hilt_device_queue_depth', help: 'Calls queued or running on the per-device queues, by queue', labelNames: ['queue'], registers,
       collect() {
+        this.reset();
         const s = self.sources;
         if (!s) return;
         this.set({ queue: 'switch' }, s.world.sessions.size());
@@ -125,34 +135,50 @@ export class Metrics implements Telemetry {
     });
     new Gauge({
       name: 'hilt_ui_sessions', help: 'Dashboard sessions open now', registers,
-      collect() { this.set(self.sources?.uiSessions?.() ?? 0); },
+      collect() {
+        this.reset();
+        if (self.sources) this.set(self.sources.uiSessions?.() ?? 0);
+      },
     });
+  }
+
+  /** Nothing to read from now on (a step-down): the gauges of what is there now go empty. */
+  detach(): void {
+    this.sources = undefined;
+    // Unlabelled gauges cannot be empty: a size of 0 would be a lie, so they go until the next attach.
+    for (const name of STORAGE_GAUGES) this.registry.removeSingleMetric(name);
   }
 
   /** What the gauges read from now on. */
-  attach(sources: MetricsSources): void {
+  async attach(sources: MetricsSources): Promise<void> {
     this.sources = sources;
-    // Only for an engine that tells its size (LMDB; the memory engine has none to tell).
-    if (!sources.world.runtime.tellsStorageSize || this.registry.getSingleMetric('hilt_storage_size_bytes')) return;
-    const self = this;
+    // Only what the engine tells: LMDB its file's size and the bytes in use within its map,
+    // PostgreSQL the size of hilt's tables (no bound to fill), the memory engine nothing.
+    if (!sources.world.runtime.tellsStorageSize) return;
+    const stats = () => this.sources?.world.runtime.storageStats().catch(() => undefined);
     const registers = [this.registry];
-    new Gauge({
-      name: 'hilt_storage_size_bytes', help: 'Size of the store on disk (LMDB: its data file)', registers,
-      async collect() {
-        const stats = await self.sources?.world.runtime.storageStats().catch(() => undefined);
-        if (stats) this.set(stats.sizeBytes);
-      },
-    });
-    new Gauge({
-      name: 'hilt_storage_used_bytes', help: 'Bytes in use within the store (LMDB: pages up to the last one written)', registers,
-      async collect() {
-        const stats = await self.sources?.world.runtime.storageStats().catch(() => undefined);
-        if (stats?.usedBytes !== undefined) this.set(stats.usedBytes);
-      },
-    });
+    if (!this.registry.getSingleMetric('hilt_storage_size_bytes')) {
+      new Gauge({
+        name: 'hilt_storage_size_bytes', help: 'Size of the store (LMDB: its data file; PostgreSQL: hilt\'s tables and indexes)', registers,
+        async collect() {
+          const s = await stats();
+          if (s) this.set(s.sizeBytes);
+        },
+      });
+    }
+    if (!this.registry.getSingleMetric('hilt_storage_used_bytes') && (await stats())?.usedBytes !== undefined) {
+      new Gauge({
+        name: 'hilt_storage_used_bytes', help: 'Bytes in use within the store\'s fixed map (LMDB: pages up to the last one written)', registers,
+        async collect() {
+          const s = await stats();
+          if (s?.usedBytes !== undefined) this.set(s.usedBytes);
+        },
+      });
+    }
   }
 
   private perKind(g: Gauge<'kind'>, pick: (l: { live: number; messages: number; busiest: number }) => number): void {
+    g.reset();
     const world = this.sources?.world;
     if (!world) return;
     for (const kind of world.runtime.kindNames()) g.set({ kind }, pick(world.runtime.registry(kind)!.load()));

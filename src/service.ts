@@ -157,11 +157,12 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const drivers = startDrivers(config, deps.extraDrivers);
   const hnDriver = deps.headnodeDriver ?? headnodeDriver(config);
   const candidate = leaseCandidate({ ...config, instanceName: instance });
-  const metrics = new Metrics({ version: version(), storage: config.storage });
+  const metrics: Metrics = new Metrics({ version: version(), storage: config.storage }, () => gate.role === 'active');
 
   // HTTPS when the operator gives a certificate and its key (HILT_TLS_CERT, HILT_TLS_KEY).
   const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
-  const gate = new Gate({ instance, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 1000)), tls });
+  // A standby has no users to check an admin against: it shows its metrics only when they are open.
+  const gate: Gate = new Gate({ instance, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 1000)), tls, metrics: config.metricsOpen ? metrics : undefined });
   let current: Activation | undefined;
   let last: Activation | undefined;
   let lease: HeldLease | undefined;
@@ -228,7 +229,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         serverFactory: (h) => ((handler = h), createServer()),
       });
       const ui = app.hilt;
-      metrics.attach({ world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0 });
+      await metrics.attach({ world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0 });
       headnodes.log = app.log;
       world.sessions.log = app.log;
       const faultLog = app.log;
@@ -259,6 +260,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   /** Stop serving: 503 at once, then close what the activation runs (bounded: a hung database must not keep us from standing by). */
   async function stepDown(why: string): Promise<void> {
     gate.standby(why);
+    metrics.detach();
     const a = current;
     current = undefined;
     if (!a) return;
@@ -346,6 +348,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
           log.warn({ instance, token: held.token, why }, 'stepping down');
           await stepDown('stepped down (the log says why); standing by');
         } catch (err) {
+          metrics.detach();
           if (closing) break;
           log.error({ err: (err as Error).message }, 'could not activate; standing by');
           gate.standby('could not activate (the log says why); standing by');

@@ -27,7 +27,8 @@
  * Optional (an engine without them says so: the service answers that it cannot):
  * - backup(path) writes a consistent copy of the whole store while writes go on: it holds every
  *   event whose persist() resolved before backup() was called. `path` must not exist; it
- *   becomes a data folder this engine opens as it is (a restore is a start on the copy).
+ *   becomes a data folder this engine opens as it is (a restore is a start on the copy). An
+ *   engine without it tells the operator what to do instead (noBackup).
  * - stats() tells the size of the store (metrics).
  */
 /** One stored event of an actor: its data, numbered per key from 1. */
@@ -103,6 +104,8 @@ export interface PersistenceEngine {
   history(query: HistoryQuery): AsyncIterable<PersistedEvent>;
   /** optional: a consistent online copy (see above) */
   backup?(path: string): Promise<void>;
+  /** without backup(): why, and what the operator does instead (the answer to POST /admin/backup) */
+  readonly noBackup?: string;
   /** optional: the store's size */
   stats?(): Promise<StorageStats>;
   close(): Promise<void>;

@@ -13,6 +13,7 @@ function compare(a: HistoryPosition, b: HistoryPosition): number {
 }
 
 export class MemoryPersistenceEngine implements PersistenceEngine {
+  readonly noBackup = 'the memory engine keeps nothing to back up: its data ends with the process';
   private readonly eventsByKey = new Map<string, PersistedEvent[]>();
   private readonly snapshots = new Map<string, PersistedSnapshot>();
   /** every event in the order of history(), ascending (events nearly always arrive in that order) */

@@ -144,6 +144,9 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   private readonly recoveries: { key: string; resolve(s: StoredEntity): void; reject(err: Error): void }[] = [];
   /** transactions committed and read queries made (tests and the bench look at them) */
   readonly counters = { commits: 0, writes: 0, reads: 0 };
+  // The database is shared by every hilt process and replicated by its operator: its backup is
+  // the database's, not one process's copy.
+  readonly noBackup = 'on PostgreSQL, hilt makes no copy of its own: back up the database with PostgreSQL\'s tools (pg_dump -Fc, or the backup tooling of your PostgreSQL), and restore by starting hilt on the restored database (docs/operations.md, Backup and restore)';
 
   constructor(private readonly settings: PostgresSettings, private readonly opts: PostgresEngineOptions = {}) {
     this.pool = new Pool({ ...connectionConfig(settings, 'reader'), max: settings.poolSize ?? 8, idleTimeoutMillis: 30_000 });

@@ -42,7 +42,8 @@ export interface TestPostgres {
 const PORT = 5432;
 const SUPERUSER = 'hilt';
 
-function findBin(name: string): string {
+/** A PostgreSQL program: from PATH, else from Debian's /usr/lib/postgresql/<version>/bin. */
+export function findBin(name: string): string {
   for (const dir of (process.env.PATH ?? '').split(':')) if (dir && existsSync(join(dir, name))) return join(dir, name);
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {

@@ -100,7 +100,7 @@ describe('GET /metrics', function () {
     expect(moved('hilt_storage_events_total', { kind: 'port' })).to.be.at.least(1);
   });
 
-  it('shows what is there now: live actors and mailboxes, device queues, the store\'s size, the release, the process', async () => {
+  it('shows what is there now: live actors and mailboxes, device queues, the store\'s size, the release, that it is active, the process', async () => {
     const m = await scrape();
     expect(value(m, 'hilt_actors_live', { kind: 'node' })).to.be.at.least(1);
     expect(m.samples.some((s) => s.name === 'hilt_actor_mailbox_messages' && s.labels.kind === 'port')).to.equal(true);
@@ -109,8 +109,11 @@ describe('GET /metrics', function () {
     // The headnode driver is asked for its images at start.
     expect(value(m, 'hilt_driver_calls_total', { kind: 'headnode', driver: 'mock', call: 'list_images', outcome: 'ok' })).to.be.at.least(1);
     expect(value(m, 'hilt_storage_size_bytes')).to.be.greaterThan(0);
-    // LMDB tells the bytes in use within its file; PostgreSQL only the size of hilt's tables.
+    // LMDB tells the bytes in use within its fixed map; PostgreSQL has none: only the size of hilt's tables.
     if (ts.config.storage === 'lmdb') expect(value(m, 'hilt_storage_used_bytes')).to.be.greaterThan(0);
+    else expect(m.samples.some((s) => s.name === 'hilt_storage_used_bytes')).to.equal(false);
+    // This process serves the API (a standby's metrics: test/service/standby.test.ts).
+    expect(value(m, 'hilt_active')).to.equal(1);
     expect(m.samples.find((s) => s.name === 'hilt_info')!.labels).to.deep.equal({ version: '0.1.0', storage: ts.config.storage });
     for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
       expect(m.types.has(name), name).to.equal(true);

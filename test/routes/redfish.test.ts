@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, CallOpts, Res, must, makeUser, Creds, REDFISH_OBM } from '../helpers/server';
 import { RedfishSim, RedfishSimOptions, startRedfishSim, stopAllRedfishSims } from '../helpers/redfish-sim';
 import { loggerOptions } from '../../src/redact';
+import { parseExposition, value } from '../helpers/prometheus';
 
 const BMC_USER = 'hilt-ops';
 const BMC_PASSWORD = 'Redfish-Pa55-word!';
@@ -108,10 +109,21 @@ describe('power control over Redfish (HTTPS, against the Redfish BMC simulator)'
     expect(sim.requests.filter((r) => r.path.startsWith('/redfish/v1/Systems')).every((r) => r.auth === 'token')).to.equal(true);
   });
 
-  it('serves every power call and boot device to an admin on a free node, with one BMC session', async () => {
+  /** hilt_driver_calls_total of the redfish driver, by call and outcome. */
+  const redfishCalls = async () => {
+    const m = parseExposition((await must(api.get('/metrics'))).text);
+    return (call: string, outcome: string) => value(m, 'hilt_driver_calls_total', { kind: 'obm', driver: 'redfish', call, outcome });
+  };
+
+  it('serves every power call and boot device to an admin on a free node, with one BMC session; metrics count each call of the redfish driver', async () => {
     const sim = await node('rf-admin');
+    const before = await redfishCalls();
     await everyCall(api, 'rf-admin', sim);
     expect(sim.logins).to.equal(1);
+    const after = await redfishCalls();
+    const moved = (call: string) => after(call, 'ok') - before(call, 'ok');
+    expect({ status: moved('power_status'), on: moved('power_on'), off: moved('power_off'), cycle: moved('power_cycle'), boot: moved('boot_device') })
+      .to.deep.equal({ status: 4, on: 2, off: 2, cycle: 2, boot: 3 });
   });
 
   it('refuses the calls to anyone else (401) and reaches no BMC for them', async () => {
@@ -176,6 +188,7 @@ describe('power control over Redfish (HTTPS, against the Redfish BMC simulator)'
   it('answers a wrong BMC password with 502 and the BMC\'s text, quickly, without the password', async () => {
     const sim = await bmc();
     await register('rf-badpw', obm(sim, { password: 'not-the-password' }));
+    const before = await redfishCalls();
     const t = Date.now();
     const r = await api.post('/node/rf-badpw/power_cycle');
     expect(Date.now() - t).to.be.below(TIMEOUT_MS + 1000);
@@ -187,6 +200,7 @@ describe('power control over Redfish (HTTPS, against the Redfish BMC simulator)'
     expect(r.text).to.not.include('not-the-password');
     expect(sim.system().PowerState).to.equal('Off');
     expect(sim.logins).to.equal(0);
+    expect((await redfishCalls())('power_cycle', 'error') - before('power_cycle', 'error')).to.equal(1);
   });
 
   it('answers a hung BMC with 502 within the timeout, and stays responsive meanwhile', async () => {

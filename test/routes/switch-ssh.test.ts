@@ -11,6 +11,7 @@ import { Client, startTestServer, TestServer, must, makeNode } from '../helpers/
 import { RecordingClient, registration, simFor, SWITCH_PASSWORDS, VENDOR_CASES } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { loggerOptions } from '../../src/redact';
+import { parseExposition, value } from '../helpers/prometheus';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -114,9 +115,19 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
         expect(r.body.ports).to.have.members(c.ports);
       });
 
-      it('connects a native network: the switch port carries it untagged, and the host key is recorded', async () => {
+      /** hilt_driver_calls_total of this vendor's driver, by call (outcome ok). */
+      const driverCalls = async () => {
+        const m = parseExposition((await must(api.get('/metrics'))).text);
+        return (call: string) => value(m, 'hilt_driver_calls_total', { kind: 'switch', driver: c.vendor, call, outcome: 'ok' });
+      };
+
+      it('connects a native network: the switch port carries it untagged, the host key is recorded, metrics count the driver\'s calls', async () => {
+        const before = await driverCalls();
         await done(op(n('a'), 'eth0', 'connect_network', { network: 'net-a' }));
         expect(sim.carried(p1)).to.deep.equal({ native: vlan['net-a'], tagged: [] });
+        const after = await driverCalls();
+        expect(after('login') - before('login'), 'login').to.equal(1);
+        expect(after('set_native') - before('set_native'), 'set_native').to.equal(1);
         expect(await nets(n('a'), 'eth0')).to.deep.equal({ 'vlan/native': 'net-a' });
         expect((await must(api.get(`/switch/${sw}`))).body.host_key).to.equal(sim.hostKey);
       });

@@ -1,9 +1,15 @@
 /**
  * The dashboard over HTTP (its browser tests are in test/ui/): the page and its assets, login
- * and the session cookie, CSRF and origin checks on every change, what a member may read, the
- * actions through the API's own routes, and that the bridge the actions use cannot be forged.
+ * and the session cookie (Secure over built-in HTTPS and behind a trusted proxy's HTTPS only),
+ * CSRF and origin checks on every change, what a member may read, the actions through the
+ * API's own routes, and that the bridge the actions use cannot be forged.
  */
 import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request as httpsRequest } from 'node:https';
+import { makeCertificate } from '../helpers/redfish-sim';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Res } from '../helpers/server';
 import { UiSessions } from '../../src/ui/sessions';
 import { ReadModel } from '../../actors/readmodel';
@@ -218,6 +224,58 @@ describe('the dashboard over HTTP (/ui)', function () {
       const r = await b.get(path);
       expect(r.status).to.equal(404);
       expect(r.body.msg.length, r.body.msg.slice(0, 80)).to.be.below(200);
+    }
+  });
+});
+
+describe('the dashboard\'s session cookie over HTTPS', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-ui-tls-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The Set-Cookie of a dashboard login as admin. */
+  async function loginCookie(api: Client, headers: Record<string, string> = {}): Promise<string> {
+    const r = await must(api.call('POST', '/ui/api/login', { as: null, body: { user: 'admin', password: 'admin-secret' }, headers }));
+    return String([r.headers['set-cookie']].flat()[0]);
+  }
+
+  it('is Secure when the service serves HTTPS itself (HILT_TLS_CERT, HILT_TLS_KEY)', async () => {
+    const { certFile, keyFile } = await makeCertificate(dir, 'ui');
+    const ts = await startTestServer({ tlsCert: certFile, tlsKey: keyFile });
+    try {
+      expect(ts.url).to.match(/^https:/);
+      const ca = readFileSync(certFile);
+      const r = await new Promise<{ status: number; cookie: string }>((resolve, reject) => {
+        const body = JSON.stringify({ user: 'admin', password: 'admin-secret' });
+        const req = httpsRequest(`${ts.url}/ui/api/login`, { method: 'POST', ca, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: String([res.headers['set-cookie']].flat()[0]) }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(r.status).to.equal(200);
+      expect(r.cookie).to.match(/^hilt_ui=/).and.match(/; Secure(;|$)/).and.match(/; HttpOnly(;|$)/);
+    } finally {
+      await stopTestServer(ts);
+    }
+  });
+
+  it('is Secure behind a trusted proxy that says the request came over HTTPS, and only then', async () => {
+    const proxied = await startTestServer({ trustProxy: '127.0.0.1' });
+    const direct = await startTestServer();
+    try {
+      expect(await loginCookie(proxied.api, { 'x-forwarded-proto': 'https' })).to.match(/; Secure(;|$)/);
+      // Plain HTTP through the proxy: not Secure (the browser would drop a Secure cookie).
+      expect(await loginCookie(proxied.api, { 'x-forwarded-proto': 'http' })).to.not.match(/Secure/);
+      expect(await loginCookie(proxied.api)).to.not.match(/Secure/);
+      // Without HILT_TRUST_PROXY the header is anyone's to send: ignored, plain HTTP is plain.
+      expect(await loginCookie(direct.api, { 'x-forwarded-proto': 'https' })).to.not.match(/Secure/);
+      expect(await loginCookie(direct.api)).to.not.match(/Secure/);
+    } finally {
+      await stopTestServer(proxied);
+      await stopTestServer(direct);
     }
   });
 });

@@ -1,14 +1,17 @@
 /**
  * POST /admin/backup: a consistent copy of the LMDB store, made while the service keeps serving
  * writes; a service started on the copy (the restore) serves every change acknowledged before
- * the backup began.
+ * the backup began. On PostgreSQL the call says to use PostgreSQL's tools, and the runbook's
+ * way (pg_dump -Fc, pg_restore into a new database, hilt started on it) restores the service.
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, stopTestServer, TestServer, must, makeUser, obm } from '../helpers/server';
+import { spawnSync } from 'node:child_process';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, makeNode, obm } from '../helpers/server';
 import { parseExposition, value } from '../helpers/prometheus';
+import { findBin, testPostgres } from '../helpers/postgres';
 
 describe('POST /admin/backup: online backup and restore', function () {
   this.timeout(120_000);
@@ -124,11 +127,55 @@ describe('POST /admin/backup: online backup and restore', function () {
     try {
       const r = await mem.api.post('/admin/backup', { path: join(dir, 'mem') });
       expect(r.status).to.equal(409);
-      expect(r.body).to.deep.equal({ type: 'IllegalStateError', msg: 'this storage engine cannot make an online backup (use its own tools)' });
+      expect(r.body).to.deep.equal({ type: 'IllegalStateError', msg: 'the memory engine keeps nothing to back up: its data ends with the process' });
       // No success, no timestamp (0 would read as a backup decades old).
       expect((await must(mem.api.get('/metrics'))).text).to.not.include('hilt_backup_last_success_timestamp_seconds');
     } finally {
       await stopTestServer(mem);
+    }
+  });
+});
+
+describe('backup and restore on PostgreSQL', function () {
+  this.timeout(120_000);
+  const pgTool = (name: string, args: string[], env: Record<string, string> = {}) => {
+    const r = spawnSync(findBin(name), args, { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
+    expect(r.status, `${name}: ${r.stderr}`).to.equal(0);
+  };
+
+  it('answers the online backup 409, saying what to do instead; pg_dump -Fc and pg_restore give a database hilt starts on', async () => {
+    const ts = await startTestServer({ storage: 'postgres' });
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-pgdump-'));
+    let restored: TestServer | undefined;
+    try {
+      const api = ts.api;
+      await must(api.put('/project/before-dump'));
+      await makeNode(api, 'n1', ['eth0']);
+      const r = await api.post('/admin/backup', { path: join(dir, 'copy') });
+      expect(r.status).to.equal(409);
+      expect(r.body.type).to.equal('IllegalStateError');
+      expect(r.body.msg).to.equal('on PostgreSQL, hilt makes no copy of its own: back up the database with PostgreSQL\'s tools (pg_dump -Fc, or the backup tooling of your PostgreSQL), and restore by starting hilt on the restored database (docs/operations.md, Backup and restore)');
+      const m = parseExposition((await must(api.get('/metrics'))).text);
+      expect(value(m, 'hilt_backups_total', { outcome: 'error' }), 'a nightly call of it would be seen failing').to.equal(1);
+
+      // The runbook's backup (deploy/hilt-backup-postgres.service: the database named by libpq's
+      // variables), while the service runs; a change after it is not in the copy.
+      const dump = join(dir, 'hilt.dump');
+      const url = new URL(ts.config.databaseUrl!);
+      pgTool('pg_dump', ['-Fc', '-f', dump], { PGHOST: url.searchParams.get('host')!, PGPORT: url.port, PGUSER: url.username, PGDATABASE: url.pathname.slice(1) });
+      await must(api.put('/project/after-dump'));
+      // Its restore: a new database, then hilt started on it.
+      const target = await (await testPostgres()).createDatabase('hilt_restored');
+      pgTool('pg_restore', ['--no-owner', '-d', target, dump]);
+      restored = await startTestServer({ storage: 'postgres', databaseUrl: target });
+      expect((await must(restored.api.get('/projects'))).body).to.deep.equal(['before-dump']);
+      expect((await must(restored.api.get('/node/n1'))).body.nics).to.have.length(1);
+      await must(restored.api.put('/project/after-restore'));
+      expect((await must(api.get('/projects'))).body).to.deep.equal(['before-dump', 'after-dump']);
+    } finally {
+      if (restored) await stopTestServer(restored);
+      await stopTestServer(ts);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Active/standby in one test process (docs/high-availability.md): /health, a standby's 503s, a
- * clean hand-over, and a process that is deposed stepping down and standing by again. The
- * failover of killed and paused processes: test/service/failover.test.ts.
+ * clean hand-over, a process that is deposed stepping down and standing by again, and the
+ * metrics of each (`hilt_active`; a standby's served only when they are open). The failover of
+ * killed and paused processes: test/service/failover.test.ts.
  */
 import { expect } from 'chai';
 import { Client as PgClient } from 'pg';
@@ -10,6 +11,8 @@ import { freshDatabase, testPostgres } from '../helpers/postgres';
 import { loggerOptions } from '../../src/redact';
 import { guardSwitch } from '../../src/service';
 import { RecordingSwitch } from '../helpers/world';
+import { parseExposition, parseWithPrometheusClient, value } from '../helpers/prometheus';
+import { LEASE_LOCK_CLASS } from '../../actors/persistence/postgres-schema';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -119,6 +122,85 @@ describe('active/standby on PostgreSQL, in one process', () => {
     // Each event records the token it was written with.
     const tokens = await sql(url, "SELECT key, token FROM hilt_events WHERE key LIKE 'project:%' ORDER BY key");
     expect(tokens).to.deep.equal([{ key: 'project:p', token: String(token) }, { key: 'project:q', token: String(token + 2) }]);
+    await stopTestServer(a);
+  });
+
+  /** A scrape without credentials: the status and, on a 200, the samples. */
+  const scrape = async (ts: TestServer) => {
+    const r = await ts.api.get('/metrics', { as: null });
+    return { r, m: r.status === 200 ? parseExposition(r.text) : undefined };
+  };
+  const has = (m: ReturnType<typeof parseExposition>, name: string) => m.samples.some((s) => s.name === name);
+
+  it('shows hilt_active 1 on the active process and 0 on a standby, whose metrics are served when open and 503 otherwise', async () => {
+    const a = await startTestServer({ ...pg('a'), metricsOpen: true });
+    const b = await startTestServer({ ...pg('b'), metricsOpen: true }, { waitForActive: false });
+    const closed = await startTestServer(pg('closed'), { waitForActive: false });
+    await must(a.api.put('/project/p'));
+
+    const active = await scrape(a);
+    expect(active.r.status).to.equal(200);
+    expect(value(active.m!, 'hilt_active')).to.equal(1);
+    expect(value(active.m!, 'hilt_actors_live', { kind: 'project' })).to.be.at.least(1);
+    // PostgreSQL tells the size of hilt's tables; there is no map whose use it could tell.
+    expect(value(active.m!, 'hilt_storage_size_bytes')).to.be.greaterThan(0);
+    expect(has(active.m!, 'hilt_storage_used_bytes')).to.equal(false);
+
+    const standby = await scrape(b);
+    expect(standby.r.status).to.equal(200);
+    expect(standby.r.headers['content-type']).to.equal('text/plain; version=0.0.4; charset=utf-8');
+    expect(value(standby.m!, 'hilt_active')).to.equal(0);
+    expect(standby.m!.samples.find((s) => s.name === 'hilt_info')!.labels.storage).to.equal('postgres');
+    expect(has(standby.m!, 'process_resident_memory_bytes')).to.equal(true);
+    // Nothing it does not know: no actors, no operations, no store.
+    for (const name of ['hilt_actors_live', 'hilt_network_operations_pending', 'hilt_device_queue_depth', 'hilt_storage_size_bytes']) expect(has(standby.m!, name), name).to.equal(false);
+    expect(await parseWithPrometheusClient(standby.r.text)).to.equal(standby.m!.samples.length);
+    // Still nothing else: the API is the active's.
+    expect((await b.api.get('/projects')).status).to.equal(503);
+
+    // Behind an admin's login, a standby cannot check one: 503 as every call.
+    const refused = await closed.api.get('/metrics');
+    expect(refused.status).to.equal(503);
+    expect(refused.body.type).to.equal('ServiceUnavailableError');
+    expect(refused.headers['retry-after']).to.equal('2');
+
+    await stopTestServer(a);
+    await until('b or closed takes over', async () => b.role === 'active' || closed.role === 'active');
+    const next = b.role === 'active' ? b : closed;
+    const after = await must(next.api.get('/metrics'));
+    expect(value(parseExposition(after.text), 'hilt_active')).to.equal(1);
+    await stopTestServer(b);
+    await stopTestServer(closed);
+  });
+
+  it('empties its gauges of what is there when it steps down, and fills them again when it takes over', async () => {
+    const a = await startTestServer({ ...pg('a'), metricsOpen: true });
+    await must(a.api.put('/project/p'));
+    expect(value((await scrape(a)).m!, 'hilt_active')).to.equal(1);
+
+    // Another "process" takes the lease and holds its session lock: a steps down and waits.
+    const token = Number((await sql(url, 'SELECT token FROM hilt_lease'))[0].token);
+    const intruder = new PgClient({ connectionString: url });
+    await intruder.connect();
+    try {
+      await intruder.query('SELECT pg_advisory_lock($1, $2)', [LEASE_LOCK_CLASS, token + 1]);
+      await intruder.query("UPDATE hilt_lease SET token = token + 1, holder = 'intruder', ttl_ms = 60000, renewed_at = now()");
+      await until('a stands by', async () => a.role === 'standby');
+      const { r, m } = await scrape(a);
+      expect(r.status).to.equal(200);
+      expect(value(m!, 'hilt_active')).to.equal(0);
+      for (const name of ['hilt_actors_live', 'hilt_actor_mailbox_messages', 'hilt_network_operations_pending', 'hilt_device_queue_depth', 'hilt_storage_size_bytes']) expect(has(m!, name), name).to.equal(false);
+      // The counters of its activation stay: they count what this process did.
+      expect(value(m!, 'hilt_http_requests_total', { route: '/project/:project', method: 'PUT', status: '200' })).to.equal(1);
+    } finally {
+      await intruder.end();
+    }
+    // Its session gone, the lease is taken over at once.
+    await a.whenActive();
+    const m = (await scrape(a)).m!;
+    expect(value(m, 'hilt_active')).to.equal(1);
+    expect(value(m, 'hilt_storage_size_bytes')).to.be.greaterThan(0);
+    expect(has(m, 'hilt_actors_live')).to.equal(true);
     await stopTestServer(a);
   });
 

@@ -4,13 +4,15 @@
  * The dashboard in a real browser (headless Chromium, test/helpers/browser.ts): an admin logs in,
  * sees the inventory, follows a network operation from PENDING to DONE without reloading, reads
  * a failure's reason, visits every page (a screenshot of each goes to test-output/ui/), and
- * re-applies a port after confirming; a project member sees only its project; a wrong password
- * fails; without the session cookie nothing is served. With 10,000 nodes it stays fast.
+ * re-applies a port, force-detaches a network and runs a drift audit, each only once confirmed
+ * (a cancel calls nothing); a project member sees only its project; a wrong password fails;
+ * without the session cookie nothing is served. With 10,000 nodes it stays fast.
  */
 import { expect } from 'chai';
 import type { Browser, Page } from 'puppeteer-core';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch } from '../helpers/server';
 import { closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
+import { parseExposition, value } from '../helpers/prometheus';
 
 const WAIT = { timeout: 15_000 };
 
@@ -194,6 +196,86 @@ describe('the dashboard in a browser', function () {
     expect(ts.world.rm.nic('n1', 'eth0')!.lastSeq).to.equal(before + 1);
     // Followed live in the node's operations.
     await page.waitForFunction(() => [...document.querySelectorAll('#node-detail tbody tr')].some((tr) => /DONE.*reapply/.test(tr.textContent ?? '')), WAIT);
+    await page.browserContext().close();
+  });
+
+  /** The bodies of the dashboard's action calls (POST api/action) the page makes from now on. */
+  function actionCalls(page: Page): unknown[] {
+    const calls: unknown[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/ui/api/action') calls.push(JSON.parse(r.postData() ?? 'null'));
+    });
+    return calls;
+  }
+
+  /** Opens the confirmation with `button` and answers it; resolves once it has closed. */
+  async function confirmWith(page: Page, button: string, answer: 'cancel' | 'ok', question: RegExp): Promise<void> {
+    await page.click(button);
+    await page.waitForSelector('#confirm[open]', WAIT);
+    expect(await page.$eval('#confirm-text', (p) => p.textContent)).to.match(question);
+    await page.click(answer === 'ok' ? '#confirm-ok' : '#confirm-cancel');
+    await page.waitForSelector('#confirm:not([open])', WAIT);
+  }
+
+  it('force-detaches a network after asking for confirmation, and does nothing when cancelled', async () => {
+    const page = await freshPage(browser);
+    const calls = actionCalls(page);
+    await login(page, ts.url, 'admin', 'admin-secret');
+    await page.evaluate(() => { location.hash = '#/node/n1'; });
+    const button = '#node-detail button.danger';
+    await page.waitForSelector(button, WAIT);
+    expect(await page.$eval(button, (b) => b.textContent)).to.equal('Force-detach net-p');
+    const question = /^Forget that nic eth0 of node n1 is attached to net-p, in the service's state only\?/;
+    const before = ts.world.rm.nic('n1', 'eth0')!;
+    expect(Object.values(before.networks)).to.deep.equal(['net-p']);
+
+    await confirmWith(page, button, 'cancel', question);
+    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Cancelled.', WAIT);
+    expect(calls).to.deep.equal([]);
+    expect(ts.world.rm.nic('n1', 'eth0')!.lastSeq).to.equal(before.lastSeq);
+
+    await confirmWith(page, button, 'ok', question);
+    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Force-detach: done.', WAIT);
+    expect(calls).to.deep.equal([{ action: 'force_detach', node: 'n1', nic: 'eth0', network: 'net-p' }]);
+    expect(ts.world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({});
+    // The page shows it: no network left to detach.
+    await page.waitForSelector(button, { hidden: true, ...WAIT });
+    await page.browserContext().close();
+  });
+
+  it('runs a switch\'s drift audit after asking for confirmation, and does nothing when cancelled', async () => {
+    const page = await freshPage(browser);
+    const calls = actionCalls(page);
+    await login(page, ts.url, 'admin', 'admin-secret');
+    await page.evaluate(() => { location.hash = '#/switches'; });
+    await page.waitForSelector('[data-table="switches"] tbody td[data-col="name"]', WAIT);
+    // The s1 row's button.
+    const row = (await column(page, 'switches', 'name')).indexOf('s1') + 1;
+    expect(row).to.be.greaterThan(0);
+    const button = `[data-table="switches"] tbody tr:nth-child(${row}) button:not(.linkish)`;
+    expect(await page.$eval(button, (b) => b.textContent)).to.equal('Drift audit');
+    const question = /^Run a drift audit of switch s1\?/;
+    const audits = async () => value(parseExposition(await ts.metrics.text()), 'hilt_http_requests_total', { route: '/admin/switch/:switch/drift' });
+    const before = await audits();
+
+    await confirmWith(page, button, 'cancel', question);
+    // A call would leave at once: give it the time to show.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(calls).to.deep.equal([]);
+    expect(await audits()).to.equal(before);
+    expect(await page.$('#result[open]')).to.equal(null);
+
+    await confirmWith(page, button, 'ok', question);
+    await page.waitForSelector('#result[open]', WAIT);
+    expect(calls).to.deep.equal([{ action: 'drift', switch: 's1' }]);
+    expect(await audits()).to.equal(before + 1);
+    expect(await page.$eval('#result-title', (t) => t.textContent)).to.equal('Drift audit of s1');
+    const report = JSON.parse(await page.$eval('#result-text', (t) => t.textContent ?? '')) as { switch: string; ports: { port: string; status: string }[] };
+    expect(report.switch).to.equal('s1');
+    expect(report.ports.map((p) => p.port).sort()).to.deep.equal(['gi1/0/1', 'gi1/0/2']);
+    // The force-detach above told the switch nothing: n1's port still carries net-p.
+    expect(report.ports.find((p) => p.port === 'gi1/0/1')!.status).to.equal('drifted');
+    await screenshot(page, 'drift-audit');
     await page.browserContext().close();
   });
 
