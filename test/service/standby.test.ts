@@ -8,7 +8,7 @@ import { Client as PgClient } from 'pg';
 import { ADMIN, Client, must, makeNode, startTestServer, stopTestServer, TestServer } from '../helpers/server';
 import { freshDatabase, testPostgres } from '../helpers/postgres';
 import { loggerOptions } from '../../src/redact';
-import { guardSwitch } from '../../src/service';
+import { guardSwitch } from '../../src/lease-guard';
 import { RecordingSwitch } from '../helpers/world';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
