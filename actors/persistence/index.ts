@@ -25,6 +25,11 @@ export interface StorageSettings {
   databasePoolSize?: number;
   /** postgres: the lease's TTL */
   leaseTtlMs?: number;
+  /**
+   * postgres: bound on each read and commit of the engine (default: the lease's TTL: a database
+   * that cannot answer within it cannot keep this process active either)
+   */
+  databaseTimeoutMs?: number;
   /** postgres: this process's name in the lease and in pg_stat_activity */
   instanceName?: string;
 }
@@ -34,7 +39,10 @@ export const isShared = (settings: StorageSettings): boolean => settings.storage
 
 function postgresSettings(settings: StorageSettings): PostgresSettings {
   if (!settings.databaseUrl) throw new Error('HILT_STORAGE=postgres needs HILT_DATABASE_URL (postgres://user:password@host:port/database)');
-  return { url: settings.databaseUrl, poolSize: settings.databasePoolSize, applicationName: `hilt ${settings.instanceName ?? ''}`.trim() };
+  return {
+    url: settings.databaseUrl, poolSize: settings.databasePoolSize, applicationName: `hilt ${settings.instanceName ?? ''}`.trim(),
+    timeoutMs: settings.databaseTimeoutMs ?? settings.leaseTtlMs ?? 5000,
+  };
 }
 
 /**
