@@ -24,6 +24,12 @@ export interface Config {
   databaseTimeoutMs?: number;
   /** postgres: this process's name in the lease, /health and pg_stat_activity (unset: host:pid) */
   instanceName?: string;
+  /**
+   * postgres, tests only (HILT_TEST_FENCING_ONLY=1, from the environment alone): this process
+   * never notices by itself that it lost its lease, so only the database's fencing token stops
+   * its writes (the failover tests prove that it does). Unsafe: its hardware calls go unguarded.
+   */
+  testFencingOnly?: boolean;
   vlanPool: VlanRange[];
   /** Only the database backend exists (docs/api-conventions.md §1: every call needs authentication). */
   authBackend: 'database';
@@ -205,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_LEASE_TTL_MS) cfg.leaseTtlMs = int('HILT_LEASE_TTL_MS', env.HILT_LEASE_TTL_MS);
   if (env.HILT_DATABASE_TIMEOUT_MS) cfg.databaseTimeoutMs = int('HILT_DATABASE_TIMEOUT_MS', env.HILT_DATABASE_TIMEOUT_MS);
   if (env.HILT_INSTANCE_NAME) cfg.instanceName = env.HILT_INSTANCE_NAME;
+  if (env.HILT_TEST_FENCING_ONLY) cfg.testFencingOnly = flag('HILT_TEST_FENCING_ONLY', env.HILT_TEST_FENCING_ONLY);
   if (env.HILT_VLAN_POOL) cfg.vlanPool = parseVlanPool(env.HILT_VLAN_POOL);
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;

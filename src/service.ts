@@ -125,6 +125,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const drivers = startDrivers(config, deps.extraDrivers);
   const hnDriver = deps.headnodeDriver ?? headnodeDriver(config);
   const candidate = leaseCandidate({ ...config, instanceName: instance });
+  if (candidate && config.testFencingOnly) log.warn('HILT_TEST_FENCING_ONLY is set (tests only): this process does not notice by itself that it lost its lease, and its hardware calls are unguarded');
   const metrics = new Metrics({ version: version(), storage: config.storage });
 
   // HTTPS when the operator gives a certificate and its key (HILT_TLS_CERT, HILT_TLS_KEY).

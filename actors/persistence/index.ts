@@ -32,6 +32,8 @@ export interface StorageSettings {
   databaseTimeoutMs?: number;
   /** postgres: this process's name in the lease and in pg_stat_activity */
   instanceName?: string;
+  /** postgres, tests only: the lease never notices by itself that it was lost (LeaseOptions.selfCheck) */
+  testFencingOnly?: boolean;
 }
 
 /** Whether this engine is shared by several processes, one of them active (a lease decides which). */
@@ -56,7 +58,9 @@ export async function prepareStorage(settings: StorageSettings): Promise<Migrati
 /** The candidate for the lease of a shared store (null for embedded engines: the process is always active). */
 export function leaseCandidate(settings: StorageSettings): LeaseCandidate | null {
   if (!isShared(settings)) return null;
-  return new LeaseCandidate(postgresSettings(settings), { ttlMs: settings.leaseTtlMs ?? 5000, holder: settings.instanceName ?? 'hilt' });
+  return new LeaseCandidate(postgresSettings(settings), {
+    ttlMs: settings.leaseTtlMs ?? 5000, holder: settings.instanceName ?? 'hilt', selfCheck: !settings.testFencingOnly,
+  });
 }
 
 /** Open the engine; for a shared store, `fencing` names the lease's token every write must carry. */
