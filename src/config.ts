@@ -20,8 +20,16 @@ export interface Config {
   databasePoolSize: number;
   /** postgres: a standby takes over when the active one has not renewed its lease for this long */
   leaseTtlMs: number;
+  /** postgres: bound on each read and each commit (unset: leaseTtlMs); a commit past it is one whose outcome is unknown */
+  databaseTimeoutMs?: number;
   /** postgres: this process's name in the lease, /health and pg_stat_activity (unset: host:pid) */
   instanceName?: string;
+  /**
+   * postgres, tests only (HILT_TEST_FENCING_ONLY=1, from the environment alone): this process
+   * never notices by itself that it lost its lease, so only the database's fencing token stops
+   * its writes (the failover tests prove that it does). Unsafe: its hardware calls go unguarded.
+   */
+  testFencingOnly?: boolean;
   vlanPool: VlanRange[];
   /** Only the database backend exists (docs/api-conventions.md §1: every call needs authentication). */
   authBackend: 'database';
@@ -143,7 +151,7 @@ export function parseVlanPool(text: string): VlanRange[] {
 }
 
 /** Settings without a default value, also allowed in the file. */
-export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'instanceName', 'tlsCert', 'tlsKey'];
+export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -201,7 +209,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_DATABASE_URL) cfg.databaseUrl = env.HILT_DATABASE_URL;
   if (env.HILT_DATABASE_POOL_SIZE) cfg.databasePoolSize = int('HILT_DATABASE_POOL_SIZE', env.HILT_DATABASE_POOL_SIZE);
   if (env.HILT_LEASE_TTL_MS) cfg.leaseTtlMs = int('HILT_LEASE_TTL_MS', env.HILT_LEASE_TTL_MS);
+  if (env.HILT_DATABASE_TIMEOUT_MS) cfg.databaseTimeoutMs = int('HILT_DATABASE_TIMEOUT_MS', env.HILT_DATABASE_TIMEOUT_MS);
   if (env.HILT_INSTANCE_NAME) cfg.instanceName = env.HILT_INSTANCE_NAME;
+  if (env.HILT_TEST_FENCING_ONLY) cfg.testFencingOnly = flag('HILT_TEST_FENCING_ONLY', env.HILT_TEST_FENCING_ONLY);
   if (env.HILT_VLAN_POOL) cfg.vlanPool = parseVlanPool(env.HILT_VLAN_POOL);
   if (env.HILT_ADMIN_USER) cfg.adminUser = env.HILT_ADMIN_USER;
   if (env.HILT_ADMIN_PASSWORD) cfg.adminPassword = env.HILT_ADMIN_PASSWORD;
@@ -244,6 +254,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Renewals run every second at most: a shorter TTL would be lost to one slow renewal.
   if (cfg.leaseTtlMs < 1000) throw new Error(`HILT_LEASE_TTL_MS must be at least 1000, got ${cfg.leaseTtlMs}`);
   if (cfg.databasePoolSize < 1) throw new Error('HILT_DATABASE_POOL_SIZE must be at least 1');
+  if (cfg.databaseTimeoutMs !== undefined && !(Number.isInteger(cfg.databaseTimeoutMs) && cfg.databaseTimeoutMs >= 100)) {
+    throw new Error(`HILT_DATABASE_TIMEOUT_MS must be an integer of at least 100, got ${cfg.databaseTimeoutMs}`);
+  }
   if (typeof cfg.metricsOpen !== 'boolean') throw new Error('metricsOpen must be true or false');
   if (typeof cfg.trustProxy !== 'string') throw new Error('trustProxy must be a string (e.g. "127.0.0.1" or "1")');
   if (!Number.isInteger(cfg.uiSessionMinutes) || cfg.uiSessionMinutes < 1) throw new Error('uiSessionMinutes must be a positive integer');

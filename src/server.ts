@@ -24,6 +24,10 @@ export async function serve(): Promise<void> {
   const config = loadConfig();
   // On PostgreSQL a process may wait as a standby: it listens (503, /health) before it is active.
   const svc = await startService(config, { logger: loggerOptions(config.logLevel), waitForActive: false });
+  const logger = svc.log;
+  // It listens from here on, a standby too: the warning is due now, not once it is active.
+  const warning = plainHttpWarning(config);
+  if (warning) logger.warn({ host: config.host }, warning);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -37,10 +41,9 @@ export async function serve(): Promise<void> {
       },
     );
   };
-  const logger = svc.log;
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  if (svc.role !== 'active') logger.info({ url: svc.url, instance: svc.instance, database: safeUrl(config.databaseUrl) }, 'hilt is a standby');
+  if (svc.role !== 'active') logger.info({ url: svc.url, instance: svc.instance, database: safeUrl(config.databaseUrl), tls: !!config.tlsCert }, 'hilt is a standby');
   await svc.whenActive();
   if (stopping) return;
   if (svc.generatedAdminPassword) {
@@ -50,8 +53,6 @@ export async function serve(): Promise<void> {
         'hilt: this password is shown only now; set HILT_ADMIN_PASSWORD before the first start to choose it.\n\n',
     );
   }
-  const warning = plainHttpWarning(config);
-  if (warning) logger.warn({ host: config.host }, warning);
   logger.info({ url: svc.url, instance: svc.instance, storage: config.storage, dataDir: config.dataDir, database: safeUrl(config.databaseUrl), vlanPool: config.vlanPool, tls: !!config.tlsCert }, 'hilt is ready');
 }
 

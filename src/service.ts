@@ -33,8 +33,7 @@ import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
 import { HeadnodeControl } from '../actors/headnode/control';
 import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
-import type { SwitchDriver, SwitchSession } from '../drivers/switch/types';
-import { SwitchError } from '../drivers/switch/types';
+import { guardHeadnode, guardObm, guardSwitch } from './lease-guard';
 import { Gate, Role } from './gate';
 
 export type { Role } from './gate';
@@ -106,37 +105,6 @@ function makeLogger(logger: ServiceDeps['logger']): FastifyBaseLogger | undefine
   return (stream ? pino(opts, stream) : pino(opts)) as FastifyBaseLogger;
 }
 
-/**
- * Switch calls only while this process may act as the active one: a process that lost its
- * lease (paused past it, cut off from the database) must not change a switch port behind the
- * new active's back. A call already made cannot be taken back; the next one is refused, and the
- * operation ends ERROR in storage only if this process still can write (it cannot: fenced).
- */
-export function guardSwitch(driver: SwitchDriver | undefined, mayAct: () => boolean): SwitchDriver | undefined {
-  if (!driver) return driver;
-  const check = () => {
-    if (!mayAct()) throw new SwitchError('this hilt process no longer holds the lease; the active one carries the operation out');
-  };
-  return {
-    async open(sw, signal, ctx) {
-      check();
-      const s = await driver.open(sw, signal, ctx);
-      // Every change checks the lease first; reads, the host key and the logout pass through.
-      const guarded: SwitchSession = {
-        hostKey: s.hostKey,
-        setNative: async (p, v) => (check(), s.setNative(p, v)),
-        removeNative: async (p) => (check(), s.removeNative(p)),
-        addTagged: async (p, v) => (check(), s.addTagged(p, v)),
-        removeTagged: async (p, v) => (check(), s.removeTagged(p, v)),
-        resetPort: async (p) => (check(), s.resetPort(p)),
-        getPortVlans: (p) => s.getPortVlans(p),
-        close: (closing) => s.close(closing),
-      };
-      return guarded;
-    },
-  };
-}
-
 /** Run `work`, but give up waiting after `ms` (it goes on; the caller is told). */
 async function bounded(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -157,12 +125,14 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   const drivers = startDrivers(config, deps.extraDrivers);
   const hnDriver = deps.headnodeDriver ?? headnodeDriver(config);
   const candidate = leaseCandidate({ ...config, instanceName: instance });
+  if (candidate && config.testFencingOnly) log.warn('HILT_TEST_FENCING_ONLY is set (tests only): this process does not notice by itself that it lost its lease, and its hardware calls are unguarded');
   const metrics: Metrics = new Metrics({ version: version(), storage: config.storage }, () => gate.role === 'active');
 
   // HTTPS when the operator gives a certificate and its key (HILT_TLS_CERT, HILT_TLS_KEY).
   const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
+  const retryAfterS = Math.max(1, Math.ceil(config.leaseTtlMs / 1000));
   // A standby has no users to check an admin against: it shows its metrics only when they are open.
-  const gate: Gate = new Gate({ instance, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 1000)), tls, metrics: config.metricsOpen ? metrics : undefined });
+  const gate: Gate = new Gate({ instance, retryAfterS, tls, metrics: config.metricsOpen ? metrics : undefined });
   let current: Activation | undefined;
   let last: Activation | undefined;
   let lease: HeldLease | undefined;
@@ -187,6 +157,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       },
     } : {});
     const engine = deps.wrapEngine ? deps.wrapEngine(opened) : opened;
+    const mayAct = () => !!held?.held();
 
     let world: World | undefined;
     let headnodes: HeadnodeControl | undefined;
@@ -201,7 +172,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     try {
       world = new World(engine, {
         vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
-        switchDriverFor: held ? (type) => guardSwitch(drivers.switches.driver(type), () => held.held()) : (type) => drivers.switches.driver(type),
+        switchDriverFor: held ? (type) => guardSwitch(drivers.switches.driver(type), mayAct) : (type) => drivers.switches.driver(type),
         switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
       });
       // Data written by an earlier release is brought to the current format first, once.
@@ -217,8 +188,9 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         if (generated) generatedAdminPassword = generated;
       }
 
-      const power = new PowerControl(drivers.obm, config.obmTimeoutMs, metrics);
-      headnodes = new HeadnodeControl(world, hnDriver, {
+      // On PostgreSQL, no hardware call once the lease is gone (src/lease-guard.ts).
+      const power = new PowerControl(held ? guardObm(drivers.obm, mayAct, retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+      headnodes = new HeadnodeControl(world, held ? guardHeadnode(hnDriver, mayAct, retryAfterS) : hnDriver, {
         baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
         telemetry: metrics, driverName: deps.headnodeDriver ? 'custom' : config.headnodeDriver,
       });

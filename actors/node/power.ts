@@ -35,11 +35,14 @@ export interface Asker {
 
 const ADMIN: Asker = { isAdmin: true };
 
+/** The OBM drivers PowerControl calls: the service's, or the same behind the lease's guard (src/lease-guard.ts). */
+export type ObmDrivers = Pick<DriverSet<ObmDriver, ObmDriverEntry>, 'registry' | 'get'>;
+
 export class PowerControl {
   /** per OBM type */
   private readonly queues = new Map<string, DeviceQueue>();
 
-  constructor(private readonly drivers: DriverSet<ObmDriver, ObmDriverEntry>, timeoutMs: number, private readonly telemetry: Telemetry = NO_TELEMETRY) {
+  constructor(private readonly drivers: ObmDrivers, timeoutMs: number, private readonly telemetry: Telemetry = NO_TELEMETRY) {
     for (const entry of drivers.registry.entries) {
       this.queues.set(entry.type, new DeviceQueue({
         timeoutMs,

@@ -25,8 +25,15 @@ export interface StorageSettings {
   databasePoolSize?: number;
   /** postgres: the lease's TTL */
   leaseTtlMs?: number;
+  /**
+   * postgres: bound on each read and commit of the engine (default: the lease's TTL: a database
+   * that cannot answer within it cannot keep this process active either)
+   */
+  databaseTimeoutMs?: number;
   /** postgres: this process's name in the lease and in pg_stat_activity */
   instanceName?: string;
+  /** postgres, tests only: the lease never notices by itself that it was lost (LeaseOptions.selfCheck) */
+  testFencingOnly?: boolean;
 }
 
 /** Whether this engine is shared by several processes, one of them active (a lease decides which). */
@@ -34,7 +41,10 @@ export const isShared = (settings: StorageSettings): boolean => settings.storage
 
 function postgresSettings(settings: StorageSettings): PostgresSettings {
   if (!settings.databaseUrl) throw new Error('HILT_STORAGE=postgres needs HILT_DATABASE_URL (postgres://user:password@host:port/database)');
-  return { url: settings.databaseUrl, poolSize: settings.databasePoolSize, applicationName: `hilt ${settings.instanceName ?? ''}`.trim() };
+  return {
+    url: settings.databaseUrl, poolSize: settings.databasePoolSize, applicationName: `hilt ${settings.instanceName ?? ''}`.trim(),
+    timeoutMs: settings.databaseTimeoutMs ?? settings.leaseTtlMs ?? 5000,
+  };
 }
 
 /**
@@ -48,7 +58,9 @@ export async function prepareStorage(settings: StorageSettings): Promise<Migrati
 /** The candidate for the lease of a shared store (null for embedded engines: the process is always active). */
 export function leaseCandidate(settings: StorageSettings): LeaseCandidate | null {
   if (!isShared(settings)) return null;
-  return new LeaseCandidate(postgresSettings(settings), { ttlMs: settings.leaseTtlMs ?? 5000, holder: settings.instanceName ?? 'hilt' });
+  return new LeaseCandidate(postgresSettings(settings), {
+    ttlMs: settings.leaseTtlMs ?? 5000, holder: settings.instanceName ?? 'hilt', selfCheck: !settings.testFencingOnly,
+  });
 }
 
 /** Open the engine; for a shared store, `fencing` names the lease's token every write must carry. */

@@ -21,6 +21,15 @@
  *
  * Reads go through a pool of connections. Start-up reads in bulk (`recoverAll`): per chunk of
  * keys, one query for their heads and latest snapshots, one for the events after the snapshots.
+ *
+ * Every read and every commit is bounded (`timeoutMs`): a database that hangs (a lock held by
+ * someone else, a network that drops packets) becomes an error after the bound, so an actor
+ * waking on a read answers 503 at once rather than holding its callers until theirs give up.
+ * Reads: the server cancels the statement (statement_timeout), and the client gives up a little
+ * later if even that answer does not come. A commit is bounded on the client only: a commit
+ * cancelled on the server while it waits for a synchronous standby is kept and reported as done
+ * (with a warning), which would acknowledge a change the standby may not have. A commit without
+ * an answer in time is a commit whose outcome is unknown, as one whose connection broke.
  */
 import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
 import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity } from './engine';
@@ -31,7 +40,7 @@ export class FencedError extends Error {
   override name = 'FencedError';
 }
 
-/** A commit whose connection broke before the database answered: it may or may not have happened. */
+/** A commit whose connection broke, or that got no answer in time: it may or may not have happened. */
 export class OutcomeUnknownError extends Error {
   override name = 'OutcomeUnknownError';
 }
@@ -43,6 +52,8 @@ export interface PostgresSettings {
   poolSize?: number;
   /** shown in pg_stat_activity */
   applicationName?: string;
+  /** bound on each read and each commit, in ms (none: unbounded, for tools that copy or inspect) */
+  timeoutMs?: number;
 }
 
 export interface PostgresEngineOptions {
@@ -73,9 +84,12 @@ export function connectionConfig(settings: PostgresSettings, role: string): Pool
   };
 }
 
+/** How much later than the server's statement_timeout a read gives up on the client (the server's answer is the clearer one). */
+const CLIENT_GRACE_MS = 1000;
+
 /** Open a connection of its own (the writer's, the lease's), with an error handler so a broken one never crashes the process. */
-export async function connect(settings: PostgresSettings, role: string, onBroken?: (err: Error) => void): Promise<Client> {
-  const client = new Client(connectionConfig(settings, role));
+export async function connect(settings: PostgresSettings, role: string, onBroken?: (err: Error) => void, extra: Partial<PoolConfig> = {}): Promise<Client> {
+  const client = new Client({ ...connectionConfig(settings, role), ...extra });
   client.on('error', (err) => onBroken?.(err));
   client.on('end', () => onBroken?.(new Error('the connection ended')));
   try {
@@ -149,7 +163,11 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   readonly noBackup = 'on PostgreSQL, hilt makes no copy of its own: back up the database with PostgreSQL\'s tools (pg_dump -Fc, or the backup tooling of your PostgreSQL), and restore by starting hilt on the restored database (docs/operations.md, Backup and restore)';
 
   constructor(private readonly settings: PostgresSettings, private readonly opts: PostgresEngineOptions = {}) {
-    this.pool = new Pool({ ...connectionConfig(settings, 'reader'), max: settings.poolSize ?? 8, idleTimeoutMillis: 30_000 });
+    const t = settings.timeoutMs;
+    this.pool = new Pool({
+      ...connectionConfig(settings, 'reader'), max: settings.poolSize ?? 8, idleTimeoutMillis: 30_000,
+      ...(t ? { statement_timeout: t, query_timeout: t + CLIENT_GRACE_MS } : {}),
+    });
     // An idle connection that breaks (database restarted) is dropped by the pool; without a
     // handler its error would end the process.
     this.pool.on('error', () => undefined);
@@ -201,9 +219,10 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
 
   private writerClient(): Promise<Client> {
     if (!this.writer) {
+      const t = this.settings.timeoutMs;
       const p = connect(this.settings, 'writer', () => {
         if (this.writer === p) this.writer = undefined;
-      });
+      }, t ? { query_timeout: t } : {});
       this.writer = p;
       p.catch(() => {
         if (this.writer === p) this.writer = undefined;
@@ -241,10 +260,11 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
         for (const w of batch) await this.commit([w]);
         return;
       }
-      // The connection broke: the transaction may have committed or not.
+      // The connection broke, or no answer came in time: the transaction may have committed or
+      // not (a server still waiting on a lock may commit it later; a takeover waits for it).
       if (this.writer && (await this.writer.catch(() => undefined)) === client) this.writer = undefined;
       client.end().catch(() => undefined);
-      const doubt = new OutcomeUnknownError(`the connection to the database broke during a commit; its outcome is unknown: ${(err as Error).message}`);
+      const doubt = new OutcomeUnknownError(`a commit got no answer from the database (its connection broke, or ${this.settings.timeoutMs ?? '∞'} ms passed); its outcome is unknown: ${(err as Error).message}`);
       for (const w of batch) w.reject(doubt);
       this.opts.onDoubt?.(doubt);
     }

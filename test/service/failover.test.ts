@@ -230,7 +230,7 @@ describe('failover between hilt processes on PostgreSQL', function () {
     // new connection: when a runs again, its own clock tells it first that its lease lapsed (its
     // timers run before it reads the sockets), so it stands by before handling them. Had one of
     // its writes got out, the database would have refused it for its fencing token (that path:
-    // test/service/standby.test.ts and test/actors/persistence/lease.test.ts).
+    // the next test).
     const onOpen = keepAliveCall(agent, a.url, 'PUT', '/node/stale-1', { obm: obm() });
     const onNew = apiA.put('/project/stale-2');
     await sleep(300);
@@ -240,6 +240,7 @@ describe('failover between hilt processes on PostgreSQL', function () {
     expect(r1.status).to.equal(503);
     expect(r2.status, r2.text).to.equal(503);
     await until('a stands by', async () => (await health(a)) === 'standby', 15_000);
+    await until('a logs its step-down', async () => /"msg":"stepping down"/.test(a.output()), 5000);
     expect(a.output()).to.match(/"why":"the lease was not renewed within its TTL of 2000 ms","msg":"stepping down"/);
     expect(a.child.exitCode, 'a steps down, it does not exit').to.equal(null);
     // The operation a had in its switch when it was paused has one outcome, recorded by b.
@@ -258,5 +259,47 @@ describe('failover between hilt processes on PostgreSQL', function () {
     b.child.kill('SIGKILL');
     await untilActive(a);
     expect((await apiA.get('/node/after-takeover')).status).to.equal(200);
+  });
+
+  it('refuses in the database, by its fencing token, the writes of a paused active that does not notice it lost its lease', async () => {
+    // a's own checks are off (its clock, its renewals): only the token can stop its writes.
+    const a = await start({ HILT_TEST_FENCING_ONLY: '1' });
+    const b = await start({}, true);
+    const apiA = new Client(a.url);
+    const apiB = new Client(b.url);
+    await must(apiA.put('/project/fp'));
+    const tokenA = Number((await sql(url, 'SELECT token FROM hilt_lease'))[0].token);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect((await keepAliveCall(agent, a.url, 'GET', '/projects')).status).to.equal(200);
+
+    a.child.kill('SIGSTOP');
+    await untilActive(b);
+    const tokenB = Number((await sql(url, 'SELECT token FROM hilt_lease'))[0].token);
+    expect(tokenB).to.equal(tokenA + 1);
+    await must(apiB.put('/node/after-takeover', { obm: obm() }));
+
+    // Resumed, a still believes it is active: it handles the call and its write goes out.
+    const stale = keepAliveCall(agent, a.url, 'PUT', '/node/stale', { obm: obm() });
+    await sleep(200);
+    a.child.kill('SIGCONT');
+    const r = await stale;
+    agent.destroy();
+    expect(r.status).to.equal(503);
+    expect(r.body.msg).to.match(/fencing token \d+ is no longer the lease's/);
+    await until('a stands by', async () => (await health(a)) === 'standby', 15_000);
+    // Its log lines may reach us after its answers.
+    await until('a logs its step-down', async () => /"msg":"stepping down"/.test(a.output()), 5000);
+    expect(a.output()).to.match(/the database refused a write: this process's fencing token is no longer the lease's/);
+    expect(a.output()).to.match(/"why":"write refused: fencing token \d+ is no longer the lease's[^"]*","msg":"stepping down"/);
+    expect(a.output()).to.not.match(/the lease was not renewed within its TTL/);
+
+    // Nothing of a's was committed after b's first write; b serves.
+    expect(await sql(url, "SELECT key FROM hilt_events WHERE key = 'node:stale'")).to.deep.equal([]);
+    expect(await sql(url, `SELECT count(*) AS n FROM hilt_events WHERE token = $1 AND pos > (SELECT min(pos) FROM hilt_events WHERE token = $2)`,
+      [tokenA, tokenB])).to.deep.equal([{ n: '0' }]);
+    await tokensNeverGoBack(url);
+    expect(await health(b)).to.equal('active');
+    expect((await apiB.get('/node/stale')).status).to.equal(404);
+    await must(apiB.put('/node/after-refusal', { obm: obm() }));
   });
 });

@@ -9,7 +9,7 @@ import { Client as PgClient } from 'pg';
 import { ADMIN, Client, must, makeNode, startTestServer, stopTestServer, TestServer } from '../helpers/server';
 import { freshDatabase, testPostgres } from '../helpers/postgres';
 import { loggerOptions } from '../../src/redact';
-import { guardSwitch } from '../../src/service';
+import { guardSwitch } from '../../src/lease-guard';
 import { RecordingSwitch } from '../helpers/world';
 import { parseExposition, parseWithPrometheusClient, value } from '../helpers/prometheus';
 import { LEASE_LOCK_CLASS } from '../../actors/persistence/postgres-schema';

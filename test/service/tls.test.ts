@@ -1,6 +1,6 @@
 /**
  * HTTPS (issue 11 item 4): HILT_TLS_CERT and HILT_TLS_KEY make the service serve HTTPS directly;
- * a start on an address other than the loopback without them warns.
+ * a start on an address other than the loopback without them warns, a standby's too.
  */
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -11,9 +11,10 @@ import { request as httpRequest } from 'node:http';
 import { makeCertificate } from '../helpers/redfish-sim';
 import { startServerProcess } from '../helpers/process';
 import { hilt } from '../helpers/cli';
+import { freshDatabase } from '../helpers/postgres';
 import { DEFAULTS, isLoopback, loadConfig, plainHttpWarning } from '../../src/config';
 
-function get(url: string, ca: Buffer | undefined, auth: string): Promise<{ status: number; body: string }> {
+function get(url: string, ca: Buffer | undefined, auth = ''): Promise<{ status: number; body: string }> {
   const request = url.startsWith('https:') ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(url, { ca, headers: { authorization: 'Basic ' + Buffer.from(auth).toString('base64') } }, (res) => {
@@ -55,6 +56,36 @@ describe('HTTPS', function () {
     expect(p.output()).to.not.include('plain HTTP');
     p.child.kill('SIGTERM');
     expect(await p.exited).to.equal(0);
+  });
+
+  it('a standby on PostgreSQL serves /health over HTTPS, and warns at its start when it listens off the loopback over plain HTTP', async () => {
+    const { keyFile, certFile } = await makeCertificate(dir, 'standby');
+    const ca = readFileSync(certFile);
+    const db = { HILT_STORAGE: 'postgres', HILT_DATABASE_URL: await freshDatabase(), HILT_ADMIN_PASSWORD: 'tls-root-pw' };
+    const active = await startServerProcess({ ...db, HILT_DATA_DIR: join(dir, 'pa'), HILT_INSTANCE_NAME: 'pa' });
+    const secure = await startServerProcess({ ...db, HILT_DATA_DIR: join(dir, 'pb'), HILT_INSTANCE_NAME: 'pb', HILT_TLS_CERT: certFile, HILT_TLS_KEY: keyFile }, 30_000, /hilt is a standby/);
+    // "127.1" is a name to hilt, which vouches only for the loopback's literal addresses and
+    // `localhost`; the resolver makes it 127.0.0.1, so nothing leaves the loopback.
+    const plain = await startServerProcess({ ...db, HILT_DATA_DIR: join(dir, 'pc'), HILT_INSTANCE_NAME: 'pc', HILT_HOST: '127.1' }, 30_000, /hilt is a standby/);
+
+    const url = secure.url.replace('http:', 'https:');
+    expect(secure.output()).to.include(`"url":"${url}"`).and.to.include('"tls":true');
+    const health = await get(`${url}/health`, ca);
+    expect(health.status).to.equal(503);
+    expect(JSON.parse(health.body)).to.include({ status: 'standby', instance: 'pb' });
+    expect((await get(`${url}/projects`, ca, 'admin:tls-root-pw')).status).to.equal(503);
+    expect(secure.output()).to.not.include('plain HTTP');
+
+    expect(plain.output()).to.match(/"host":"127\.1".*listening on 127\.1 over plain HTTP/);
+    // Warned at its start, before it says it stands by (it never became active).
+    expect(plain.output().indexOf('plain HTTP')).to.be.below(plain.output().indexOf('hilt is a standby'));
+    expect(plain.output()).to.not.include('hilt is ready');
+    expect(JSON.parse((await get(`${plain.url}/health`, undefined)).body)).to.include({ status: 'standby', instance: 'pc' });
+    expect(active.output()).to.not.include('plain HTTP');
+    for (const p of [plain, secure, active]) {
+      p.child.kill('SIGTERM');
+      expect(await p.exited).to.equal(0);
+    }
   });
 
   it('refuses to start with only one of the two', () => {

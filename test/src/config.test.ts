@@ -71,6 +71,10 @@ describe('configuration', () => {
     expect(c).to.include({ storage: 'postgres', databaseUrl: 'postgres://hilt:pw@db.example:5432/hilt?sslmode=require', leaseTtlMs: 3000, databasePoolSize: 4, instanceName: 'hilt-a' });
     expect(() => loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'mysql://x' })).to.throw(/HILT_DATABASE_URL must be a postgres/);
     expect(() => loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'postgres://x/y', HILT_LEASE_TTL_MS: '200' })).to.throw(/HILT_LEASE_TTL_MS must be at least 1000/);
+    // The bound on each read and commit: unset means the lease's TTL (actors/persistence/index.ts).
+    expect(c.databaseTimeoutMs).to.equal(undefined);
+    expect(loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'postgres://x/y', HILT_DATABASE_TIMEOUT_MS: '2500' }).databaseTimeoutMs).to.equal(2500);
+    expect(() => loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'postgres://x/y', HILT_DATABASE_TIMEOUT_MS: '50' })).to.throw(/HILT_DATABASE_TIMEOUT_MS must be an integer of at least 100/);
   });
 
   it('reads the headnode settings from the file and the environment', () => {

@@ -14,11 +14,16 @@ import { MIGRATIONS, SCHEMA_VERSION } from '../../../actors/persistence/postgres
 import type { PersistedEvent } from '../../../actors/persistence/engine';
 import { freshDatabase, testPostgres } from '../../helpers/postgres';
 
-/** A unix-socket proxy in front of the tests' PostgreSQL whose connections the test can cut. */
-async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; close(): Promise<void> }> {
+/**
+ * A unix-socket proxy in front of the tests' PostgreSQL whose connections the test can cut, or
+ * stall (the database's answers on the open connections stop coming, as over a network that
+ * drops packets; new connections work).
+ */
+async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; stall(): void; close(): Promise<void> }> {
   const pg = await testPostgres();
   const dir = mkdtempSync(join(tmpdir(), 'hilt-pgproxy-'));
   const sockets = new Set<Socket>();
+  const answers = new Map<Socket, Socket>();
   const server: Server = createServer((client) => {
     const upstream = createConnection(join(pg.socketDir, `.s.PGSQL.${pg.port}`));
     for (const s of [client, upstream]) {
@@ -26,12 +31,20 @@ async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; 
       s.on('error', () => undefined);
       s.on('close', () => sockets.delete(s));
     }
+    answers.set(upstream, client);
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((r) => server.listen(join(dir, `.s.PGSQL.${pg.port}`), r));
   return {
     url: (db) => pg.url(db).replace(encodeURIComponent(pg.socketDir), encodeURIComponent(dir)),
     cut: () => { for (const s of sockets) s.destroy(); },
+    stall: () => {
+      for (const [upstream, client] of answers) {
+        upstream.unpipe(client);
+        upstream.pause();
+      }
+      answers.clear();
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise((r) => server.close(r));
@@ -140,6 +153,66 @@ describe('PostgreSQL engine', () => {
     } finally {
       await cut.close();
       await proxy.close();
+    }
+  });
+
+  it('bounds each read: the server cancels one held up by a lock after timeoutMs, the client gives up on one whose answer never comes; the next read works', async () => {
+    await engine.persist([ev('node:r', 1, 'one')]);
+    const bounded = new PostgresPersistenceEngine({ url, poolSize: 1, timeoutMs: 500 });
+    const proxy = await cuttableProxy();
+    const stalled = new PostgresPersistenceEngine({ url: proxy.url(new URL(url).pathname.slice(1)), poolSize: 1, timeoutMs: 500 });
+    const locker = new Client({ connectionString: url });
+    try {
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE hilt_events IN ACCESS EXCLUSIVE MODE');
+      const t0 = Date.now();
+      const err = await bounded.recover('node:r').then(() => undefined, (e: Error) => e);
+      expect(err?.message).to.match(/statement timeout/);
+      expect(Date.now() - t0).to.be.within(400, 1400);
+      await locker.query('COMMIT');
+      expect((await bounded.recover('node:r')).events.map((e) => e.data)).to.deep.equal(['one']);
+
+      expect(await stalled.head('node:r')).to.equal(1);
+      proxy.stall();
+      const t1 = Date.now();
+      const lost = await stalled.head('node:r').then(() => undefined, (e: Error) => e);
+      expect(lost?.message).to.match(/timeout/);
+      // The server's bound cannot answer here: the client's, a second later.
+      expect(Date.now() - t1).to.be.within(1400, 2500);
+      expect(await stalled.head('node:r')).to.equal(1);
+    } finally {
+      await locker.end().catch(() => undefined);
+      await bounded.close();
+      await stalled.close();
+      await proxy.close();
+    }
+  });
+
+  it('bounds each commit: one without an answer within timeoutMs has an unknown outcome, which the database may still carry out', async () => {
+    let doubt: Error | undefined;
+    const bounded = new PostgresPersistenceEngine({ url, poolSize: 1, timeoutMs: 500 }, { onDoubt: (e) => (doubt = e) });
+    const locker = new Client({ connectionString: url });
+    try {
+      await bounded.persist([ev('node:w', 1, 'one')]);
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE hilt_heads IN EXCLUSIVE MODE');
+      const t0 = Date.now();
+      const err = await bounded.persist([ev('node:w', 2, 'two')]).then(() => undefined, (e: Error) => e);
+      expect(err).to.be.instanceOf(OutcomeUnknownError);
+      expect(err?.message).to.match(/500 ms passed/);
+      expect(Date.now() - t0).to.be.within(400, 1400);
+      expect(doubt).to.equal(err);
+      await locker.query('COMMIT');
+      // Its server session was still waiting for the lock: it committed once it had it.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await engine.head('node:w')).to.equal(2);
+      await bounded.persist([ev('node:w', 3, 'three')]);
+      expect(await engine.head('node:w')).to.equal(3);
+    } finally {
+      await locker.end().catch(() => undefined);
+      await bounded.close();
     }
   });
 

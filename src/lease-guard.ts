@@ -1,0 +1,111 @@
+/**
+ * Hardware calls only while this process may act as the active one (docs/high-availability.md,
+ * "The lease and fencing"). The database refuses a deposed process's writes; hardware cannot: a
+ * process paused past its lease, or cut off from the database, must not change a switch port,
+ * power a node or touch a headnode VM behind the new active's back. Each guard asks the lease's
+ * own view (`mayAct`: by its clock, no later than a standby can take over) right before a call
+ * reaches its device, so a call that waited in a device queue across a pause or a takeover is
+ * refused there. A call already made cannot be taken back.
+ */
+import { HiltError } from '../actors/errors';
+import type { ObmDrivers } from '../actors/node/power';
+import type { HeadnodeDriver } from '../drivers/headnode/types';
+import type { ObmDriver } from '../drivers/obm/types';
+import type { SwitchDriver, SwitchSession } from '../drivers/switch/types';
+import { SwitchError } from '../drivers/switch/types';
+
+export type MayAct = () => boolean;
+
+/** `target` whose methods named in `calls` run `check` first; everything else (a mock's own methods too) is the target's. */
+function guardCalls<T extends object>(target: T, calls: readonly string[], check: () => void): T {
+  type Method = (...args: unknown[]) => Promise<unknown>;
+  const wrapped = new WeakMap<Method, Method>();
+  return new Proxy(target, {
+    get(t, prop) {
+      const value = Reflect.get(t, prop, t);
+      if (typeof prop !== 'string' || !calls.includes(prop) || typeof value !== 'function') return value;
+      const method = value as Method;
+      let fn = wrapped.get(method);
+      if (!fn) {
+        fn = async (...args: unknown[]) => {
+          check();
+          return method.apply(t, args);
+        };
+        wrapped.set(method, fn);
+      }
+      return fn;
+    },
+  });
+}
+
+/**
+ * Switch calls: every change checks the lease first; reads, the host key and the logout pass
+ * through. A refused call ends the operation ERROR in storage only if this process still can
+ * write (once another took over, it cannot: fenced).
+ */
+export function guardSwitch(driver: SwitchDriver | undefined, mayAct: MayAct): SwitchDriver | undefined {
+  if (!driver) return driver;
+  const check = () => {
+    if (!mayAct()) throw new SwitchError('this hilt process no longer holds the lease; the active one carries the operation out');
+  };
+  return {
+    async open(sw, signal, ctx) {
+      check();
+      const s = await driver.open(sw, signal, ctx);
+      const guarded: SwitchSession = {
+        hostKey: s.hostKey,
+        setNative: async (p, v) => (check(), s.setNative(p, v)),
+        removeNative: async (p) => (check(), s.removeNative(p)),
+        addTagged: async (p, v) => (check(), s.addTagged(p, v)),
+        removeTagged: async (p, v) => (check(), s.removeTagged(p, v)),
+        resetPort: async (p) => (check(), s.resetPort(p)),
+        getPortVlans: (p) => s.getPortVlans(p),
+        close: (closing) => s.close(closing),
+      };
+      return guarded;
+    },
+  };
+}
+
+/** The refusal of a power call or a VM operation: 503, as a standby's, so the client retries at the active one. */
+export function notActive(retryAfterS: number): HiltError {
+  return new HiltError('ServiceUnavailableError',
+    'this hilt process no longer holds the lease, so it makes no more hardware calls: nothing was sent; try again (the active process serves it)',
+    { retryAfter: retryAfterS });
+}
+
+const OBM_CALLS: readonly (keyof ObmDriver)[] = ['powerCycle', 'powerOff', 'powerOn', 'powerStatus', 'setBootDevice'];
+
+/**
+ * Power calls: every call, a status read too (two clients at once upset a small BMC). The check
+ * runs when the call's turn at the BMC comes, after any wait behind earlier calls.
+ */
+export function guardObm(set: ObmDrivers, mayAct: MayAct, retryAfterS: number): ObmDrivers {
+  const check = () => {
+    if (!mayAct()) throw notActive(retryAfterS);
+  };
+  const guarded = new Map<string, ObmDriver>();
+  return {
+    registry: set.registry,
+    get(type) {
+      const found = set.get(type);
+      if (!found) return found;
+      let driver = guarded.get(type);
+      if (!driver) guarded.set(type, (driver = guardCalls(found.driver, OBM_CALLS, check)));
+      return { entry: found.entry, driver };
+    },
+  };
+}
+
+/**
+ * VM operations: everything that boots, stops or removes a VM. Reads of the local VMs (status,
+ * isAlive, the images) pass: they change nothing, and the monitor's reaction to one is a write
+ * (fenced) and a stop (guarded). HeadnodeControl records a refused operation as the headnode's
+ * error where it still can write, and answers 502 HeadnodeError as for any driver failure.
+ */
+export function guardHeadnode(driver: HeadnodeDriver, mayAct: MayAct, retryAfterS: number): HeadnodeDriver {
+  const calls: readonly (keyof HeadnodeDriver)[] = ['create', 'start', 'stop', 'recover', 'destroy'];
+  return guardCalls(driver, calls, () => {
+    if (!mayAct()) throw notActive(retryAfterS);
+  });
+}
