@@ -6,16 +6,7 @@
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch } from '../helpers/server';
 import { checkHistograms, Exposition, parseExposition, parseWithPrometheusClient, value } from '../helpers/prometheus';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, test: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await test())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+import { until } from '../helpers/wait';
 
 describe('GET /metrics', function () {
   this.timeout(60_000);

@@ -6,18 +6,11 @@ import { expect } from 'chai';
 import { startTestServer, TestServer, Client, must, makeUser, IPMI_OBM, Creds } from '../helpers/server';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools, freeUdpPort, IpmiSim } from '../helpers/ipmisim';
 import { loggerOptions } from '../../src/redact';
+import { until } from '../helpers/wait';
 
 const BMC_USER = 'admin';
 const BMC_PASSWORD = 'bmc-Pa55-word';
 const TIMEOUT_MS = 4000;
-
-async function until(what: string, cond: () => boolean, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('power control over IPMI (ipmitool against ipmi_sim)', function () {
   this.timeout(60_000);

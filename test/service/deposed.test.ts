@@ -13,16 +13,7 @@ import { MockHeadnodeDriver } from '../../drivers/headnode/mock';
 import type { HeadnodeStatus, HnicSpec } from '../../drivers/headnode/types';
 import type { ObmDriver, ObmDriverEntry, PowerState } from '../../drivers/obm/types';
 import type { DriverFields } from '../../drivers/registry';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const t = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t > timeoutMs) throw new Error(`timed out waiting for: ${what}`);
-    await sleep(10);
-  }
-}
+import { until, sleep } from '../helpers/wait';
 
 /** A gate: calls that pass it wait until it opens. */
 class Gate {

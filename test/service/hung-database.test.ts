@@ -10,16 +10,7 @@ import { Client as PgClient } from 'pg';
 import { must, obm, startTestServer, stopTestServer, TestServer } from '../helpers/server';
 import { freshDatabase } from '../helpers/postgres';
 import { loggerOptions } from '../../src/redact';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
-  const t = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t > timeoutMs) throw new Error(`timed out waiting for: ${what}`);
-    await sleep(20);
-  }
-}
+import { until, sleep } from '../helpers/wait';
 
 /** A session that holds `lock` in an open transaction until release(). */
 async function holdLock(url: string, lock: string): Promise<{ release(): Promise<void> }> {
@@ -82,7 +73,7 @@ describe('a PostgreSQL that hangs', function () {
     expect(r.status, r.text).to.equal(503);
     expect(r.body.msg).to.match(/outcome is unknown/);
     expect(took).to.be.within(BOUND_MS - 100, BOUND_MS + 1500);
-    await until('a stands by', async () => (await health()) === 'standby');
+    await until('a stands by', async () => (await health()) === 'standby', 15_000);
     expect(logs.join('')).to.match(/a commit's outcome is unknown/).and.to.match(/stepping down/);
     // Its server session still waits for the lock (and keeps the lease's token from changing
     // under it): no activation until the lock is gone.
