@@ -54,6 +54,8 @@ export function guardSwitch(driver: SwitchDriver | undefined, mayAct: MayAct): S
       const s = await driver.open(sw, signal, ctx);
       const guarded: SwitchSession = {
         hostKey: s.hostKey,
+        // read at each use: the count moves as the session sends (actors/switch/changes.ts)
+        get changesSent() { return s.changesSent; },
         setNative: async (p, v) => (check(), s.setNative(p, v)),
         removeNative: async (p) => (check(), s.removeNative(p)),
         addTagged: async (p, v) => (check(), s.addTagged(p, v)),
