@@ -142,7 +142,10 @@ describe('DeviceQueue', () => {
     const seen: TimedOut[] = [];
     const q = new DeviceQueue({ timeoutMs: 40, settleMs: 500, timeoutError: (m, t) => { seen.push(t); return new Error(m); } });
     const hang = (s: AbortSignal) => new Promise((_, rej) => s.addEventListener('abort', () => rej(s.reason)));
-    await Promise.allSettled([q.run('bmc', hang, { from: 'submit', what: 'power off' }), q.run('bmc', hang, { from: 'submit', what: 'power status' })]);
+    // The first call does not end when aborted, so the device stays its own (settleMs) and the
+    // second never gets it, whichever deadline a loaded machine fires first.
+    const stuck = () => new Promise(() => undefined);
+    await Promise.allSettled([q.run('bmc', stuck, { from: 'submit', what: 'power off' }), q.run('bmc', hang, { from: 'submit', what: 'power status' })]);
     // Both deadlines fall on the same millisecond: either may be reported first.
     expect(seen).to.have.deep.members([
       { device: 'bmc', what: 'power off', timeoutMs: 40, waiting: false },
