@@ -38,6 +38,8 @@ function guardCalls<T extends object>(target: T, calls: readonly string[], check
   });
 }
 
+const SWITCH_CHANGES: readonly (keyof SwitchSession)[] = ['setNative', 'removeNative', 'addTagged', 'removeTagged', 'resetPort'];
+
 /**
  * Switch calls: every change checks the lease first; reads, the host key and the logout pass
  * through. A refused call ends the operation ERROR in storage only if this process still can
@@ -52,19 +54,8 @@ export function guardSwitch(driver: SwitchDriver | undefined, mayAct: MayAct): S
     async open(sw, signal, ctx) {
       check();
       const s = await driver.open(sw, signal, ctx);
-      const guarded: SwitchSession = {
-        hostKey: s.hostKey,
-        // read at each use: the count moves as the session sends (actors/switch/changes.ts)
-        get changesSent() { return s.changesSent; },
-        setNative: async (p, v) => (check(), s.setNative(p, v)),
-        removeNative: async (p) => (check(), s.removeNative(p)),
-        addTagged: async (p, v) => (check(), s.addTagged(p, v)),
-        removeTagged: async (p, v) => (check(), s.removeTagged(p, v)),
-        resetPort: async (p) => (check(), s.resetPort(p)),
-        getPortVlans: (p) => s.getPortVlans(p),
-        close: (closing) => s.close(closing),
-      };
-      return guarded;
+      // Everything else (host key, count of changes sent, reads, logout) is the session's own.
+      return guardCalls(s, SWITCH_CHANGES, check);
     },
   };
 }
