@@ -170,6 +170,17 @@ export async function must(p: Promise<Res>, status = 200): Promise<Res> {
 export const obm = (host = 'bmc.example', type = MOCK_OBM) => ({ type, host, user: 'ipmiuser', password: 'obm-secret' });
 export const mockSwitch = { type: MOCK_SWITCH, hostname: 'sw.example', username: 'swuser', password: 'switch-secret' };
 
+/** A network operation's status once it is no longer PENDING (polled every 10 ms); fails after `timeoutMs`. */
+export async function finished(api: Client, id: string, timeoutMs = 20_000): Promise<any> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await must(api.get(`/networking_action/${id}`));
+    if (r.body.status !== 'PENDING') return r.body;
+    if (Date.now() > end) throw new Error(`action ${id} still PENDING after ${timeoutMs} ms`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
 export async function makeUser(api: Client, user: string, password: string, projects: string[] = [], isAdmin = false): Promise<Creds> {
   await must(api.put(`/auth/basic/user/${user}`, { password, 'is-admin': isAdmin }));
   for (const p of projects) await must(api.post(`/auth/basic/user/${user}/add_project`, { project: p }));

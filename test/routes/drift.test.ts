@@ -5,11 +5,10 @@
  * refuse or never answer a login.
  */
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds } from '../helpers/server';
+import { startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds, finished } from '../helpers/server';
 import type { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 import { SwitchError } from '../../drivers/switch/types';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A lab switch: `hold()` holds every change until `release()`; a switch named `down` refuses logins, one named `mute` never answers them. */
 class LabSwitch implements SwitchDriver {
@@ -56,15 +55,6 @@ const labSwitch: SwitchDriverEntry<LabSwitch> = {
   create: () => new LabSwitch(),
 };
 
-async function done(api: Client, id: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 1000; i++) {
-    const r = await api.get(`/networking_action/${id}`);
-    if (r.body.status !== 'PENDING') return r.body;
-    await sleep(10);
-  }
-  throw new Error('action still pending');
-}
-
 const PORTS = ['gi1/0/1', 'gi1/0/2', 'gi1/0/3', 'gi1/0/4', 'gi1/0/5'];
 
 describe('drift audit and repair of a switch (admin)', function () {
@@ -102,7 +92,7 @@ describe('drift audit and repair of a switch (admin)', function () {
     vlan = { w: Number(nets.dw.network_id), t: Number(nets.dt.network_id) };
     const connect = async (node: string, network: string, channel?: string) => {
       const r = await must(api.post(`/node/${node}/nic/eth0/connect_network`, { network, ...(channel ? { channel } : {}) }), 202);
-      expect(await done(api, r.body.status_id)).to.include({ status: 'DONE' });
+      expect(await finished(api, r.body.status_id)).to.include({ status: 'DONE' });
     };
     await connect('dn1', 'dw');
     await connect('dn2', 'dw');
@@ -189,8 +179,8 @@ describe('drift audit and repair of a switch (admin)', function () {
       expect(ts.mockSwitch.port('ds', 'gi1/0/4')).to.deep.equal({ native: null, tagged: [3997] });
       expect(ts.mockSwitch.port('ds', 'gi1/0/1')).to.deep.equal({ native: vlan.w, tagged: [] });
       lab().release();
-      expect(await done(api, first.body.status_id)).to.include({ status: 'DONE' });
-      expect(await done(api, second.body.status_id)).to.include({ status: 'DONE' });
+      expect(await finished(api, first.body.status_id)).to.include({ status: 'DONE' });
+      expect(await finished(api, second.body.status_id)).to.include({ status: 'DONE' });
     } finally {
       lab().release();
     }

@@ -4,20 +4,10 @@
  * authorized through a project cannot act on the node once it has moved to another project.
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds, finished } from '../helpers/server';
 import { RECENT_ACTIONS } from '../../actors/nic/protocol';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function finished(api: Client, id: string, ms = 10_000): Promise<Record<string, any>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await api.get(`/networking_action/${id}`);
-    if (r.body.status !== 'PENDING') return r.body;
-    if (Date.now() > deadline) throw new Error(`action ${id} still pending`);
-    await sleep(20);
-  }
-}
 
 /** A project with a member, a network, and node `n` whose nic eth0 is wired to switch s. */
 async function fixture(api: Client, p: string, n: string): Promise<{ member: Creds; vlan: number }> {

@@ -4,7 +4,7 @@
  * the 409s it causes (mock switch delay), failure injection, port_revert, /v0.
  */
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, Creds, Res, must, makeUser, makeNode, mockSwitch } from '../helpers/server';
+import { startTestServer, TestServer, Client, Creds, Res, must, makeUser, makeNode, mockSwitch, finished } from '../helpers/server';
 
 /** `as: undefined` makes the client use its own (admin) credentials. */
 const ADMIN_AS = undefined as unknown as Creds | null;
@@ -21,15 +21,6 @@ async function accepted(p: Promise<Res>): Promise<string> {
 }
 
 /** Poll GET /networking_action/<id> until it leaves PENDING. */
-async function settle(api: Client, id: string, timeoutMs = 10_000): Promise<any> {
-  const t0 = Date.now();
-  for (;;) {
-    const r = await must(api.get(`/networking_action/${id}`));
-    if (r.body.status !== 'PENDING') return r.body;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`action ${id} still PENDING after ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
 
 async function refused(p: Promise<Res>, status: number, msg?: RegExp): Promise<Res> {
   const r = await p;
@@ -132,7 +123,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
       it('connects on the default channel vlan/native: 202, then DONE, and every view agrees', async () => {
         const id = await accepted(connect(alice, 'n1', 'eth0', { network: 'pa-net' }));
         n1Ids.push(id);
-        expect(await settle(api, id)).to.deep.equal({
+        expect(await finished(api, id)).to.deep.equal({
           status: 'DONE', node: 'n1', nic: 'eth0', type: 'modify_port', channel: 'vlan/native', new_network: 'pa-net',
         });
         expect(await nicNets(api, 'n1')).to.deep.equal({ eth0: { 'vlan/native': 'pa-net' }, eth1: {}, eth2: {} });
@@ -149,13 +140,13 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         const id = await accepted(connect(alice, 'n1', 'eth0', { network: 'pa-net2', channel: ch2 }));
         expect(n1Ids).to.not.include(id);
         n1Ids.push(id);
-        expect(await settle(api, id)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'modify_port', channel: ch2, new_network: 'pa-net2' });
+        expect(await finished(api, id)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'modify_port', channel: ch2, new_network: 'pa-net2' });
         // an admin may connect an assigned node too
         const chp = `vlan/${vl.pub}`;
         const id2 = await accepted(connect(ADMIN_AS, 'n1', 'eth0', { network: 'pub', channel: chp }));
         expect(n1Ids).to.not.include(id2);
         n1Ids.push(id2);
-        expect((await settle(api, id2)).status).to.equal('DONE');
+        expect((await finished(api, id2)).status).to.equal('DONE');
         const nets = { 'vlan/native': 'pa-net', [ch2]: 'pa-net2', [chp]: 'pub' };
         expect((await nicNets(api, 'n1')).eth0).to.deep.equal(nets);
         expect((await must(api.get('/network/pa-net2/attachments'))).body).to.deep.equal({ n1: { nic: 'eth0', channel: ch2, project: 'pa' } });
@@ -168,17 +159,17 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         const ch2 = `vlan/${vl['pa-net2']}`;
         const id = await accepted(detach(alice, 'n1', 'eth0', { network: 'pa-net2' }));
         n1Ids.push(id);
-        expect(await settle(api, id)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'modify_port', channel: ch2, new_network: null });
+        expect(await finished(api, id)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'modify_port', channel: ch2, new_network: null });
         expect((await nicNets(api, 'n1')).eth0).to.deep.equal({ 'vlan/native': 'pa-net', [`vlan/${vl.pub}`]: 'pub' });
         expect((await must(api.get('/network/pa-net2/attachments'))).body).to.deep.equal({});
         expect(ts.mockSwitch.port('sw', 'gi1/0/1')).to.deep.equal({ native: vl['pa-net'], tagged: [vl.pub] });
 
         const id2 = await accepted(detach(alice, 'n1', 'eth0', { network: 'pub' }));
         n1Ids.push(id2);
-        expect((await settle(api, id2)).channel).to.equal(`vlan/${vl.pub}`);
+        expect((await finished(api, id2)).channel).to.equal(`vlan/${vl.pub}`);
         const id3 = await accepted(detach(alice, 'n1', 'eth0', { network: 'pa-net' }));
         n1Ids.push(id3);
-        expect(await settle(api, id3)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'modify_port', channel: 'vlan/native', new_network: null });
+        expect(await finished(api, id3)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'modify_port', channel: 'vlan/native', new_network: null });
         expect((await nicNets(api, 'n1')).eth0).to.deep.equal({});
         expect((await must(api.get('/network/pa-net/attachments'))).body).to.deep.equal({});
         expect((await must(api.get('/switch/sw/port/gi1/0/1'))).body.networks).to.deep.equal({});
@@ -187,7 +178,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         // leave pa-net on eth0's native channel for the refusals below
         const id4 = await accepted(connect(alice, 'n1', 'eth0', { network: 'pa-net' }));
         n1Ids.push(id4);
-        expect((await settle(api, id4)).status).to.equal('DONE');
+        expect((await finished(api, id4)).status).to.equal('DONE');
         expect(ts.mockSwitch.port('sw', 'gi1/0/1')).to.deep.equal({ native: vl['pa-net'], tagged: [] });
       });
     });
@@ -340,23 +331,23 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
       });
       it('grant on a public network is 409 while another project\'s node uses it; fine for the only user', async () => {
         const id = await accepted(connect(bob, 'nb', 'ethb', { network: 'pub' }));
-        expect((await settle(api, id)).status).to.equal('DONE');
+        expect((await finished(api, id)).status).to.equal('DONE');
         await refusedUnchanged(() => api.put('/network/pub/access/pa'), 409);
         expect((await must(api.get('/network/pub'))).body.access).to.equal(null);
         // the one project using it may get it: it keeps its access
         const id2 = await accepted(connect(bob, 'nb', 'ethb', { network: 'pub2', channel: `vlan/${vl.pub2}` }));
-        expect((await settle(api, id2)).status).to.equal('DONE');
+        expect((await finished(api, id2)).status).to.equal('DONE');
         await must(api.put('/network/pub2/access/pb'));
         expect((await must(api.get('/network/pub2'))).body.access).to.deep.equal(['pb']);
       });
       it('revoke is 409 while a node of that project is attached, 200 once detached', async () => {
         const id = await accepted(connect(alice, 'n1', 'eth1', { network: 'adm-pa' }));
         n1Ids.push(id);
-        expect((await settle(api, id)).status).to.equal('DONE');
+        expect((await finished(api, id)).status).to.equal('DONE');
         await refusedUnchanged(() => api.del('/network/adm-pa/access/pa'), 409);
         const id2 = await accepted(detach(alice, 'n1', 'eth1', { network: 'adm-pa' }));
         n1Ids.push(id2);
-        expect((await settle(api, id2)).status).to.equal('DONE');
+        expect((await finished(api, id2)).status).to.equal('DONE');
         await must(api.del('/network/adm-pa/access/pa'));
         expect((await must(api.get('/network/adm-pa'))).body.access).to.equal(null);
         await must(api.put('/network/adm-pa/access/pa'));
@@ -366,7 +357,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
     describe('a switch failure (mockSwitchFailPorts sw/gi1/0/9)', () => {
       it('ends the action ERROR with a reason, changes nothing, and frees the nic', async () => {
         const id = await accepted(connect(alice, 'nfail', 'eth0', { network: 'fail-net' }));
-        const st = await settle(api, id);
+        const st = await finished(api, id);
         expect(st).to.include({ status: 'ERROR', node: 'nfail', nic: 'eth0', type: 'modify_port', channel: 'vlan/native', new_network: 'fail-net' });
         expect(st.error).to.be.a('string').that.is.not.empty;
         expect(await nicNets(api, 'nfail')).to.deep.equal({ eth0: {} });
@@ -377,7 +368,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         // the nic is free again: a new operation is accepted (and fails the same way)
         const id2 = await accepted(connect(alice, 'nfail', 'eth0', { network: 'fail-net', channel: `vlan/${vl['fail-net']}` }));
         expect(id2).to.not.equal(id);
-        const st2 = await settle(api, id2);
+        const st2 = await finished(api, id2);
         expect(st2.status).to.equal('ERROR');
         expect(st2.error).to.be.a('string').that.is.not.empty;
         const list = (await must(api.get('/node/nfail/networking_actions', { as: alice }))).body;
@@ -392,11 +383,11 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
       it('does not disturb other ports', async () => {
         const id = await accepted(connect(alice, 'n1', 'eth1', { network: 'pub' }));
         n1Ids.push(id);
-        expect((await settle(api, id)).status).to.equal('DONE');
+        expect((await finished(api, id)).status).to.equal('DONE');
         expect(ts.mockSwitch.port('sw2', 'gi1/0/1')).to.deep.equal({ native: vl.pub, tagged: [] });
         const id2 = await accepted(detach(alice, 'n1', 'eth1', { network: 'pub' }));
         n1Ids.push(id2);
-        expect((await settle(api, id2)).status).to.equal('DONE');
+        expect((await finished(api, id2)).status).to.equal('DONE');
         expect(ts.mockSwitch.port('sw2', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
       });
     });
@@ -418,13 +409,13 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
       it('202, then DONE: every network leaves the nic and the port', async () => {
         const id = await accepted(connect(alice, 'n1', 'eth0', { network: 'pub', channel: `vlan/${vl.pub}` }));
         n1Ids.push(id);
-        expect((await settle(api, id)).status).to.equal('DONE');
+        expect((await finished(api, id)).status).to.equal('DONE');
         expect(ts.mockSwitch.port('sw', 'gi1/0/1')).to.deep.equal({ native: vl['pa-net'], tagged: [vl.pub] });
 
         const rid = await accepted(api.post('/switch/sw/port/gi1/0/1/revert'));
         expect(n1Ids).to.not.include(rid);
         n1Ids.push(rid);
-        expect(await settle(api, rid)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'revert_port', channel: '', new_network: null });
+        expect(await finished(api, rid)).to.deep.equal({ status: 'DONE', node: 'n1', nic: 'eth0', type: 'revert_port', channel: '', new_network: null });
         // the node's project may read it
         expect((await must(api.get(`/networking_action/${rid}`, { as: alice }))).body.type).to.equal('revert_port');
         expect((await nicNets(api, 'n1')).eth0).to.deep.equal({});
@@ -437,7 +428,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         // a revert of an empty port is accepted too
         const rid2 = await accepted(api.post('/switch/sw/port/gi1/0/1/revert', {}));
         n1Ids.push(rid2);
-        expect((await settle(api, rid2)).status).to.equal('DONE');
+        expect((await finished(api, rid2)).status).to.equal('DONE');
       });
     });
 
@@ -456,11 +447,11 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         expect((await must(api.get('/v0/node/n1/networking_actions', { as: alice }))).body[0].status_id).to.equal(id);
         const id2 = await accepted(api.post('/v0/node/n1/nic/eth1/detach_network', { network: 'pa-net2' }, { as: alice }));
         n1Ids.push(id2);
-        expect((await settle(api, id2)).status).to.equal('DONE');
+        expect((await finished(api, id2)).status).to.equal('DONE');
         expect(ts.mockSwitch.port('sw2', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
         const rid = await accepted(api.post('/v0/switch/sw2/port/gi1/0/1/revert'));
         n1Ids.push(rid);
-        expect((await settle(api, rid)).type).to.equal('revert_port');
+        expect((await finished(api, rid)).type).to.equal('revert_port');
         expect((await api.post('/v0/node/n1/nic/eth1/detach_network', { network: 'pa-net2' }, { as: alice })).status).to.equal(409);
       });
     });
@@ -581,7 +572,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
       expect(await nicNets(api, 'm1')).to.deep.equal({ eth0: {}, eth1: {} });
       expect((await must(api.get('/node/m1/networking_actions'))).body.map((a: any) => a.status_id)).to.deep.equal([id2, id1]);
 
-      for (const id of [id1, id2, id3]) expect((await settle(api, id)).status).to.equal('DONE');
+      for (const id of [id1, id2, id3]) expect((await finished(api, id)).status).to.equal('DONE');
       expect(await nicNets(api, 'm1')).to.deep.equal({ eth0: { 'vlan/native': 'pa-net' }, eth1: { 'vlan/native': 'adm-pa' } });
       expect(await nicNets(api, 'm2')).to.deep.equal({ eth0: { 'vlan/native': 'pub' } });
       expect(ts.mockSwitch.port('sw', 'gi1/0/1')).to.deep.equal({ native: vl['pa-net'], tagged: [] });
@@ -614,7 +605,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
       await refused(api.del('/network/adm-pa/access/pa'), 409);
 
       for (const id of [id1, id2]) {
-        expect(await settle(api, id)).to.include({ status: 'DONE', new_network: null });
+        expect(await finished(api, id)).to.include({ status: 'DONE', new_network: null });
       }
       expect(await nicNets(api, 'm1')).to.deep.equal({ eth0: {}, eth1: {} });
       expect((await must(api.get('/network/pa-net/attachments'))).body).to.deep.equal({});
@@ -628,7 +619,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
 
     it('a pending port_revert is invisible until DONE and blocks the nic', async () => {
       const id0 = await accepted(connect(bob, 'm2', 'eth0', { network: 'pub2', channel: `vlan/${vl.pub2}` }));
-      expect((await settle(api, id0)).status).to.equal('DONE');
+      expect((await finished(api, id0)).status).to.equal('DONE');
       const rid = await accepted(api.post('/switch/sw3/port/gi1/0/1/revert'));
       expect(await status(rid)).to.deep.equal({ status: 'PENDING', node: 'm2', nic: 'eth0', type: 'revert_port', channel: '', new_network: null });
       const both = { 'vlan/native': 'pub', [`vlan/${vl.pub2}`]: 'pub2' };
@@ -638,7 +629,7 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
       await refused(api.post('/project/pb/detach_node', { node: 'm2' }, { as: bob }), 409);
       expect((await status(rid)).status).to.equal('PENDING');
       expect(ts.mockSwitch.port('sw3', 'gi1/0/1')).to.deep.equal({ native: vl.pub, tagged: [vl.pub2] });
-      expect((await settle(api, rid)).status).to.equal('DONE');
+      expect((await finished(api, rid)).status).to.equal('DONE');
       expect((await nicNets(api, 'm2')).eth0).to.deep.equal({});
       expect(ts.mockSwitch.port('sw3', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
       await must(api.post('/project/pb/detach_node', { node: 'm2' }, { as: bob }));

@@ -7,7 +7,7 @@
  * access.
  */
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, Res, must, makeNode, mockSwitch } from '../helpers/server';
+import { startTestServer, TestServer, Client, Res, must, makeNode, mockSwitch, finished } from '../helpers/server';
 
 const DELAY = 40;
 const SWITCHES = ['s0', 's1', 's2', 's3'];
@@ -28,16 +28,6 @@ async function accepted(p: Promise<Res>): Promise<string> {
   expect(r.status, r.text).to.equal(202);
   expect(r.body.status_id).to.be.a('string').that.is.not.empty;
   return r.body.status_id as string;
-}
-
-async function settle(api: Client, id: string, timeoutMs = 20_000): Promise<any> {
-  const t0 = Date.now();
-  for (;;) {
-    const r = await must(api.get(`/networking_action/${id}`));
-    if (r.body.status !== 'PENDING') return r.body;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`action ${id} still PENDING after ${timeoutMs} ms`);
-    await sleep(15);
-  }
 }
 
 describe('network operations: ordering and concurrency (mock switch delay 40 ms)', function () {
@@ -136,12 +126,12 @@ describe('network operations: ordering and concurrency (mock switch delay 40 ms)
             const w = free[Math.floor(rand() * free.length)];
             const channel = !m['vlan/native'] && rand() < 0.5 ? 'vlan/native' : `vlan/${vl[w]}`;
             id = await accepted(api.post(`/node/${node}/nic/${nic}/connect_network`, channel === 'vlan/native' && rand() < 0.5 ? { network: w } : { network: w, channel }));
-            expect(await settle(api, id), `${node}.${nic} connect ${w}`).to.include({ status: 'DONE', channel, new_network: w });
+            expect(await finished(api, id), `${node}.${nic} connect ${w}`).to.include({ status: 'DONE', channel, new_network: w });
             m[channel] = w;
           } else {
             const channel = attached[Math.floor(rand() * attached.length)];
             id = await accepted(api.post(`/node/${node}/nic/${nic}/detach_network`, { network: m[channel] }));
-            expect(await settle(api, id), `${node}.${nic} detach ${m[channel]}`).to.include({ status: 'DONE', channel, new_network: null });
+            expect(await finished(api, id), `${node}.${nic} detach ${m[channel]}`).to.include({ status: 'DONE', channel, new_network: null });
             delete m[channel];
           }
           actions++;
@@ -230,7 +220,7 @@ describe('network operations: ordering and concurrency (mock switch delay 40 ms)
       }
       watching = false;
       await watcher;
-      for (const id of [...fillers, a, b, c, yid]) expect((await settle(api, id)).status).to.equal('DONE');
+      for (const id of [...fillers, a, b, c, yid]) expect((await finished(api, id)).status).to.equal('DONE');
 
       expect(seen.a, 'x0 applied').to.be.a('number');
       expect(seen.b, 'x1 applied').to.be.a('number');
@@ -252,10 +242,10 @@ describe('network operations: ordering and concurrency (mock switch delay 40 ms)
       // x0 already carries ord natively; queue detach, then (after it) a tagged connect
       const d = await accepted(api.post('/node/x/nic/x0/detach_network', { network: 'ord' }));
       const e = await accepted(api.post('/node/x/nic/x1/detach_network', { network: 'ord' }));
-      expect((await settle(api, d)).status).to.equal('DONE');
+      expect((await finished(api, d)).status).to.equal('DONE');
       const f = await accepted(api.post('/node/x/nic/x0/connect_network', { network: 'ord', channel: `vlan/${vl.ord}` }));
-      expect((await settle(api, e)).status).to.equal('DONE');
-      expect((await settle(api, f)).status).to.equal('DONE');
+      expect((await finished(api, e)).status).to.equal('DONE');
+      expect((await finished(api, f)).status).to.equal('DONE');
       expect((await must(api.get('/node/x/networking_actions'))).body.slice(0, 3).map((s: any) => s.status_id)).to.deep.equal([f, e, d]);
       expect(ts.mockSwitch.port('s0', 'gi1/0/6')).to.deep.equal({ native: null, tagged: [vl.ord] });
       expect(ts.mockSwitch.port('s1', 'gi1/0/6')).to.deep.equal({ native: null, tagged: [] });
@@ -343,7 +333,7 @@ describe('network operations: ordering and concurrency (mock switch delay 40 ms)
           });
         }
         await Promise.all(calls.map((f) => f()));
-        for (const id of ids) expect((await settle(api, id)).status, id).to.equal('DONE');
+        for (const id of ids) expect((await finished(api, id)).status, id).to.equal('DONE');
 
         // the invariants, once everything has settled
         const shown = await expectServiceMatchesSwitches(G);
@@ -370,7 +360,7 @@ describe('network operations: ordering and concurrency (mock switch delay 40 ms)
         for (const g of G) {
           for (const w of Object.values(shown[g].nics.eth0)) detaches.push(await accepted(api.post(`/node/${g}/nic/eth0/detach_network`, { network: w })));
         }
-        for (const id of detaches) expect((await settle(api, id)).status).to.equal('DONE');
+        for (const id of detaches) expect((await finished(api, id)).status).to.equal('DONE');
         for (const w of W) if (networks[w]) await must(api.del(`/network/${w}`));
         await expectServiceMatchesSwitches(G);
       }

@@ -1,14 +1,5 @@
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds } from '../helpers/server';
-
-async function done(api: Client, id: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 200; i++) {
-    const r = await api.get(`/networking_action/${id}`);
-    if (r.body.status !== 'PENDING') return r.body;
-    await new Promise((res) => setTimeout(res, 10));
-  }
-  throw new Error('action still pending');
-}
+import { startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds, finished } from '../helpers/server';
 
 describe('admin repairs of network state', () => {
   let ts: TestServer;
@@ -29,8 +20,8 @@ describe('admin repairs of network state', () => {
     await must(api.put('/network/rt', { owner: 'rp', access: 'rp', net_id: '' }));
     const nets = (await api.get('/networks')).body;
     vlan = { w: Number(nets.rw.network_id), t: Number(nets.rt.network_id) };
-    await done(api, (await must(api.post('/node/rn/nic/eth0/connect_network', { network: 'rw' }), 202)).body.status_id);
-    await done(api, (await must(api.post('/node/rn/nic/eth0/connect_network', { network: 'rt', channel: `vlan/${vlan.t}` }), 202)).body.status_id);
+    await finished(api, (await must(api.post('/node/rn/nic/eth0/connect_network', { network: 'rw' }), 202)).body.status_id);
+    await finished(api, (await must(api.post('/node/rn/nic/eth0/connect_network', { network: 'rt', channel: `vlan/${vlan.t}` }), 202)).body.status_id);
     expect(ts.mockSwitch.port('rs', 'gi1/0/1')).to.deep.equal({ native: vlan.w, tagged: [vlan.t] });
   });
 
@@ -42,7 +33,7 @@ describe('admin repairs of network state', () => {
     expect(ts.mockSwitch.port('rs', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [3999] });
     const r = await api.post('/admin/node/rn/nic/eth0/reapply');
     expect(r.status).to.equal(202);
-    const status = await done(api, r.body.status_id);
+    const status = await finished(api, r.body.status_id);
     expect(status).to.include({ status: 'DONE', type: 'reapply_port' });
     expect(ts.mockSwitch.port('rs', 'gi1/0/1')).to.deep.equal({ native: vlan.w, tagged: [vlan.t] });
     expect((await api.get('/node/rn')).body.nics[0].networks).to.deep.equal({ 'vlan/native': 'rw', [`vlan/${vlan.t}`]: 'rt' });

@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { startPrivateOvs, type PrivateOvs } from '../helpers/ovs';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, finished } from '../helpers/server';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,16 +17,6 @@ import { OvsSwitchDriver } from '../../drivers/switch/ovs';
 import { SwitchError } from '../../drivers/switch/types';
 
 const OVS_SWITCH = 'http://schema.massopencloud.org/haas/v0/switches/ovs';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function done(api: Client, id: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 1500; i++) {
-    const r = await api.get(`/networking_action/${id}`);
-    if (r.body.status !== 'PENDING') return r.body;
-    await sleep(10);
-  }
-  throw new Error('action still pending');
-}
 
 describe('Open vSwitch switches over HTTP (real Open vSwitch)', function () {
   this.timeout(60_000);
@@ -39,7 +29,7 @@ describe('Open vSwitch switches over HTTP (real Open vSwitch)', function () {
   const port = (n: number) => `h${tag}p${n}`;
   /** `tag trunks vlan_mode` of a port, as ovs-vsctl prints them. */
   const columns = async (p: string) => (await ovs.vsctl(['get', 'Port', p, 'tag', 'trunks', 'vlan_mode'])).split('\n');
-  const op = async (path: string, body: unknown) => done(api, (await must(api.post(path, body), 202)).body.status_id);
+  const op = async (path: string, body: unknown) => finished(api, (await must(api.post(path, body), 202)).body.status_id);
   const networks = async (node: string) => (await must(api.get(`/node/${node}`))).body.nics[0].networks;
 
   before(async function () {

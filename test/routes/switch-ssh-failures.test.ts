@@ -10,7 +10,7 @@
  */
 import { expect } from 'chai';
 import { createServer } from 'node:net';
-import { Client, startTestServer, TestServer, must, makeNode } from '../helpers/server';
+import { Client, startTestServer, TestServer, must, makeNode, finished } from '../helpers/server';
 import { RecordingClient, registration, simFor, SWITCH_PASSWORDS, VENDOR_CASES } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { loggerOptions } from '../../src/redact';
@@ -27,16 +27,6 @@ async function closedPort(): Promise<number> {
   const port = (s.address() as { port: number }).port;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
-}
-
-async function settle(api: Client, id: string, timeoutMs = 20_000): Promise<any> {
-  const t0 = Date.now();
-  for (;;) {
-    const r = await must(api.get(`/networking_action/${id}`));
-    if (r.body.status !== 'PENDING') return r.body;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`action ${id} still PENDING after ${timeoutMs} ms`);
-    await sleep(10);
-  }
 }
 
 describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function () {
@@ -79,7 +69,7 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
     const t0 = Date.now();
     const r = await api.post(`/node/${node}/nic/eth0/connect_network`, body);
     expect(r.status, r.text).to.equal(202);
-    const s = await settle(api, r.body.status_id);
+    const s = await finished(api, r.body.status_id);
     return { s, ms: Date.now() - t0 };
   }
 

@@ -7,23 +7,13 @@
  * answer or log line.
  */
 import { expect } from 'chai';
-import { Client, startTestServer, TestServer, must, makeNode } from '../helpers/server';
+import { Client, startTestServer, TestServer, must, makeNode, finished } from '../helpers/server';
 import { RecordingClient, registration, simFor, SWITCH_PASSWORDS, VENDOR_CASES } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { loggerOptions } from '../../src/redact';
 import { parseExposition, value } from '../helpers/prometheus';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function settle(api: Client, id: string, timeoutMs = 15_000): Promise<any> {
-  const t0 = Date.now();
-  for (;;) {
-    const r = await must(api.get(`/networking_action/${id}`));
-    if (r.body.status !== 'PENDING') return r.body;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`action ${id} still PENDING after ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
 
 describe('SSH switch drivers over HTTP, against their simulators', function () {
   this.timeout(60_000);
@@ -45,7 +35,7 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
   const op = async (node: string, nic: string, action: 'connect_network' | 'detach_network', body: Record<string, unknown>) => {
     const r = await api.post(`/node/${node}/nic/${nic}/${action}`, body);
     expect(r.status, r.text).to.equal(202);
-    return settle(api, r.body.status_id);
+    return finished(api, r.body.status_id);
   };
   const done = async (p: Promise<any>) => {
     const s = await p;
@@ -152,7 +142,7 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
         expect(sim.carried(p2)).to.deep.equal({ native: vlan['net-a'], tagged: [vlan['net-c']] });
         const r = await api.post(`/switch/${sw}/port/${p2}/revert`);
         expect(r.status, r.text).to.equal(202);
-        expect((await settle(api, r.body.status_id)).status).to.equal('DONE');
+        expect((await finished(api, r.body.status_id)).status).to.equal('DONE');
         expect(sim.carried(p2)).to.deep.equal({ native: null, tagged: [] });
         expect(await nets(n('a'), 'eth1')).to.deep.equal({});
       });

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
-import { Client, Creds, Res, TestServer, startTestServer, stopTestServer, must } from '../helpers/server';
+import { Client, Creds, Res, TestServer, startTestServer, stopTestServer, must, finished } from '../helpers/server';
 
 const FIXTURE = join(__dirname, '..', '..', '..', 'test', 'fixtures', 'upgrade-v1');
 
@@ -80,7 +80,6 @@ function comparable(e: Entry, body: unknown): unknown {
   return canonical(c);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every recorded read, a few at a time (they are independent reads). */
 async function replay(api: Client): Promise<Res[]> {
@@ -94,15 +93,6 @@ async function replay(api: Client): Promise<Res[]> {
     }
   }));
   return out;
-}
-
-async function finished(api: Client, id: string): Promise<{ status: string; error?: string }> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const r = await must(api.get(`/networking_action/${id}`));
-    if (r.body.status !== 'PENDING' || Date.now() > deadline) return r.body;
-    await sleep(10);
-  }
 }
 
 describe('upgrade: a data folder written by hilt v1 (test/fixtures/upgrade-v1)', function () {
