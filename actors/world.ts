@@ -10,16 +10,16 @@ import type { PersistenceEngine } from './persistence/engine';
 import { ReadModel } from './readmodel';
 import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
-import { SwitchSessions } from './switch/sessions';
-import { SwitchAudit } from './switch/audit';
+import { SwitchSessions } from '../hardware/switch-sessions';
+import { SwitchAudit } from '../hardware/drift-audit';
 import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
 import { nicBehavior } from './nic/actor';
-import { NetworkOperations, reportOperations } from './nic/operations';
+import { NetworkOperations, reportOperations } from '../hardware/network-operations';
 import { NO_TELEMETRY } from './telemetry';
 import { portBehavior } from './port/actor';
-import { PortHardware } from './port/hardware';
+import { PortHardware } from '../hardware/port-hardware';
 import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
@@ -41,6 +41,8 @@ export interface WorldOptions extends RuntimeOptions {
   switchDriverFor?: (type: string) => SwitchDriver | undefined;
   /** bound on each switch call: its port change and, when it opens the session, the login */
   switchTimeoutMs?: number;
+  /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
+  mayAct?: () => boolean;
 }
 
 export class World {
@@ -74,7 +76,7 @@ export class World {
     this.sessions = new SwitchSessions(opts.switchDriverFor ?? (() => undefined), opts.switchTimeoutMs ?? 30_000, {
       recorded: (name) => rm.switches.get(name)?.hostKey,
       record: (name, fingerprint) => this.switches.ask(name, { type: 'switch.recordHostKey', by: 'switch', fingerprint }),
-    }, telemetry);
+    }, telemetry, opts.mayAct);
     this.vlanPool = new VlanPool(opts.vlanPool, rm);
 
     const switchInfo = (name: string): SwitchInfo | undefined => {
@@ -130,7 +132,7 @@ export class World {
 
   /**
    * After a start, before any operation is resumed: the port's record of a change and its nic's
-   * record of that operation's outcome are written side by side (actors/port/hardware.ts), so a
+   * record of that operation's outcome are written side by side (hardware/port-hardware.ts), so a
    * crash between them leaves the port's record behind. Nothing is in flight now, and the nic's
    * committed networks are the truth (it records DONE only after the switch applied a change):
    * every wired port gets the configuration they put on it, an operation still pending included

@@ -17,7 +17,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { SwitchSessions } from '../actors/switch/sessions';
+import { SwitchSessions } from '../hardware/switch-sessions';
 import { CliSwitchDriver } from '../drivers/switch/ssh/driver';
 import { NEXUS_TABLE } from '../drivers/switch/nexus';
 import type { SwitchInfo } from '../drivers/switch/types';

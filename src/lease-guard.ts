@@ -5,14 +5,13 @@
  * power a node or touch a headnode VM behind the new active's back. Each guard asks the lease's
  * own view (`mayAct`: by its clock, no later than a standby can take over) right before a call
  * reaches its device, so a call that waited in a device queue across a pause or a takeover is
- * refused there. A call already made cannot be taken back.
+ * refused there. A call already made cannot be taken back. Switch sessions are guarded where
+ * they are wrapped, once (hardware/switch-session.ts, given `mayAct` by the world).
  */
 import { HiltError } from '../actors/errors';
-import type { ObmDrivers } from '../actors/node/power';
+import type { ObmDrivers } from '../hardware/power';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
 import type { ObmDriver } from '../drivers/obm/types';
-import type { SwitchDriver, SwitchSession } from '../drivers/switch/types';
-import { SwitchError } from '../drivers/switch/types';
 
 export type MayAct = () => boolean;
 
@@ -36,28 +35,6 @@ function guardCalls<T extends object>(target: T, calls: readonly string[], check
       return fn;
     },
   });
-}
-
-const SWITCH_CHANGES: readonly (keyof SwitchSession)[] = ['setNative', 'removeNative', 'addTagged', 'removeTagged', 'resetPort'];
-
-/**
- * Switch calls: every change checks the lease first; reads, the host key and the logout pass
- * through. A refused call ends the operation ERROR in storage only if this process still can
- * write (once another took over, it cannot: fenced).
- */
-export function guardSwitch(driver: SwitchDriver | undefined, mayAct: MayAct): SwitchDriver | undefined {
-  if (!driver) return driver;
-  const check = () => {
-    if (!mayAct()) throw new SwitchError('this hilt process no longer holds the lease; the active one carries the operation out');
-  };
-  return {
-    async open(sw, signal, ctx) {
-      check();
-      const s = await driver.open(sw, signal, ctx);
-      // Everything else (host key, count of changes sent, reads, logout) is the session's own.
-      return guardCalls(s, SWITCH_CHANGES, check);
-    },
-  };
 }
 
 /** The refusal of a power call or a VM operation: 503, as a standby's, so the client retries at the active one. */

@@ -12,8 +12,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeviceOutcome, DriverKind, OperationType, Telemetry } from '../actors/telemetry';
 import type { World } from '../actors/world';
-import type { PowerControl } from '../actors/node/power';
-import type { HeadnodeControl } from '../actors/headnode/control';
+import type { PowerControl } from '../hardware/power';
+import type { HeadnodeControl } from '../hardware/headnode-control';
 
 /** What the gauges read at each scrape. */
 export interface MetricsSources {

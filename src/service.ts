@@ -28,12 +28,12 @@ import type { HeldLease } from '../actors/persistence/lease';
 import type { PersistenceEngine } from '../actors/persistence/engine';
 import { shortText } from '../actors/runtime';
 import { upgradeStorage } from '../actors/persistence/upgrade';
-import { PowerControl } from '../actors/node/power';
+import { PowerControl } from '../hardware/power';
 import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
-import { HeadnodeControl } from '../actors/headnode/control';
+import { HeadnodeControl } from '../hardware/headnode-control';
 import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
-import { guardHeadnode, guardObm, guardSwitch } from './lease-guard';
+import { guardHeadnode, guardObm } from './lease-guard';
 import { Gate, Role } from './gate';
 
 export type { Role } from './gate';
@@ -172,7 +172,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     try {
       world = new World(engine, {
         vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
-        switchDriverFor: held ? (type) => guardSwitch(drivers.switches.driver(type), mayAct) : (type) => drivers.switches.driver(type),
+        switchDriverFor: (type) => drivers.switches.driver(type), mayAct: held ? mayAct : undefined,
         switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
       });
       // Data written by an earlier release is brought to the current format first, once.

@@ -2,7 +2,7 @@
  * Nic actor protocol (`nic:<node>/<nic>`). The nic owns its registration (macaddr), the
  * networks it carries per channel, its single pending network operation and the statuses of
  * its operations. Every command comes from its node actor (node → nic), except the outcome of
- * an operation, which the network operations runner reports (actors/nic/operations.ts). The
+ * an operation, which the network operations runner reports (hardware/network-operations.ts). The
  * nic asks its switch port (nic → port) for wiring changes.
  */
 

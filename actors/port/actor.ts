@@ -1,7 +1,7 @@
 import { Behavior, assertNever } from '../runtime';
 import { duplicate, notFound, blocked } from '../errors';
 import { splitId } from '../ids';
-import type { PortHardware } from './hardware';
+import type { PortHardware } from '../../hardware/port-hardware';
 import { configAfter, sameConfig } from './config';
 import { EMPTY_CONFIG, PortCommand, PortEvent, PortState } from './protocol';
 

@@ -36,7 +36,7 @@ export type PortChange =
 export interface PortFound { native: number | null; tagged: number[]; other?: string[] }
 
 /**
- * One port in a drift audit or repair (actors/switch/audit.ts): the configuration the service
+ * One port in a drift audit or repair (hardware/drift-audit.ts): the configuration the service
  * holds (`expected`), what the switch had (`actual`, null when it could not be read or was not
  * read), and the verdict. A port with an operation pending or under way is not read (`pending`).
  */
@@ -56,7 +56,7 @@ export type PortCommand =
   /**
    * Carry out a change on the hardware for the wired nic. Answered when the switch is done:
    * null, or why it failed (a port the change may have reached is then set back to the
-   * configuration the service holds: actors/port/hardware.ts).
+   * configuration the service holds: hardware/port-hardware.ts).
    */
   | { type: 'port.apply'; by: string; node: string; nic: string; change: PortChange }
   /** record the configuration the switch now has, for the nic it was changed for (ignored once the wiring changed) */

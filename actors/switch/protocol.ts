@@ -4,7 +4,7 @@
  * which it asks (switch → port), so a switch with ports is never deleted. Its ports' facts are
  * the port actors' own.
  *
- * The host key is recorded by the switch sessions (actors/switch/sessions.ts, not an actor) at
+ * The host key is recorded by the switch sessions (hardware/switch-sessions.ts, not an actor) at
  * the first login that finds none recorded (trust on first use), or pinned at registration;
  * an admin clears it when the switch's key really changed.
  */

@@ -2,7 +2,7 @@
  * Out-of-band management (power control) driver contract.
  *
  * A driver knows nothing about actors or HTTP, and holds no queue and no timer: the service
- * (actors/node/power.ts) runs the calls of one BMC one at a time, paced as the driver's entry
+ * (hardware/power.ts) runs the calls of one BMC one at a time, paced as the driver's entry
  * asks, and gives each a deadline. A call receives the node's OBM fields (validated by the
  * entry at registration) and an AbortSignal that aborts at the deadline: the driver then stops
  * what it is doing (kills its child process, closes its connection). Calls reject with ObmError

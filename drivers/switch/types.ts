@@ -1,6 +1,6 @@
 /**
  * Switch driver contract. A driver knows nothing about actors or HTTP, and holds no queue and
- * no timer: the service (actors/switch/sessions.ts) opens one session per switch at a time,
+ * no timer: the service (hardware/switch-sessions.ts) opens one session per switch at a time,
  * applies every queued operation of that switch in it, and bounds each call with a deadline;
  * at the deadline it aborts the signal given to `open` (a driver stops logging in) or closes the
  * session (a driver must then end its pending calls). Calls reject with SwitchError; the
@@ -107,7 +107,7 @@ export class SwitchError extends Error {
   override name = 'SwitchError';
   /**
    * The failed call is known to have sent the switch nothing that could change a port (set by
-   * the service's sessions, actors/switch/sessions.ts): the port is as it was, and is not set back.
+   * the service's sessions, hardware/switch-sessions.ts): the port is as it was, and is not set back.
    */
   readonly nothingSent: boolean;
 

@@ -11,12 +11,12 @@ import type { Caller } from '../auth/basic';
 import type { NetworkAction } from '../../actors/nic/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import { nicId, portId } from '../../actors/ids';
-import { operationType } from '../../actors/nic/operations';
+import { operationType } from '../../hardware/network-operations';
 import { driverName } from '../../actors/telemetry';
 import { encodeStatusId } from '../routes/actions';
 import { pendingPerSwitch, type Metrics } from '../metrics';
-import type { PowerControl } from '../../actors/node/power';
-import type { HeadnodeControl } from '../../actors/headnode/control';
+import type { PowerControl } from '../../hardware/power';
+import type { HeadnodeControl } from '../../hardware/headnode-control';
 
 export type Cell = string | number | boolean | null;
 export type Row = Record<string, Cell>;

@@ -9,7 +9,7 @@ import { Client as PgClient } from 'pg';
 import { ADMIN, Client, must, makeNode, startTestServer, stopTestServer, TestServer } from '../helpers/server';
 import { freshDatabase, testPostgres } from '../helpers/postgres';
 import { loggerOptions } from '../../src/redact';
-import { guardSwitch } from '../../src/lease-guard';
+import { SwitchSessions } from '../../hardware/switch-sessions';
 import { RecordingSwitch } from '../helpers/world';
 import { parseExposition, parseWithPrometheusClient, value } from '../helpers/prometheus';
 import { LEASE_LOCK_CLASS } from '../../actors/persistence/postgres-schema';
@@ -246,15 +246,19 @@ describe('switch calls of a process whose lease lapsed', () => {
   it('are refused from the moment its own clock says so: the session in use too', async () => {
     const hw = new RecordingSwitch();
     let held = true;
-    const driver = guardSwitch(hw, () => held)!;
-    const session = await driver.open({ name: 's', type: 't', fields: {} }, new AbortController().signal);
-    await session.setNative('p1', 10);
+    const sessions = new SwitchSessions(() => hw, 2000, undefined, undefined, () => held);
+    const sw = { name: 's', type: 't', fields: {} };
+    // A batch keeps the session open between the calls: the second one runs on the session in use.
+    const batch = sessions.batch('s');
+    await sessions.submit(sw, (s) => s.setNative('p1', 10), { batch: batch.id });
     held = false;
-    let err: Error | undefined;
-    await session.addTagged('p1', 11).catch((e: Error) => (err = e));
-    expect(err?.message).to.match(/no longer holds the lease/);
-    await driver.open({ name: 's', type: 't', fields: {} }, new AbortController().signal).then(() => expect.fail('opened'), (e: Error) => expect(e.name).to.equal('SwitchError'));
+    const inUse = await sessions.submit(sw, (s) => s.addTagged('p1', 11), { batch: batch.id }).then(() => undefined, (e: Error) => e);
+    expect(inUse?.message).to.match(/no longer holds the lease/);
+    sessions.endBatch(batch);
+    const login = await sessions.submit(sw, async (s) => void (await s.getPortVlans('p1'))).then(() => undefined, (e: Error) => e);
+    expect(login?.name, 'no new login either').to.equal('SwitchError');
+    expect(login?.message).to.match(/no longer holds the lease/);
     expect(hw.log).to.deep.equal(['s p1 native 10']);
-    expect(await session.getPortVlans('p1')).to.deep.equal({ native: 10, tagged: [] });
   });
+
 });

@@ -14,7 +14,7 @@
  *
  * Nothing here keeps a timer of its own for a command: every wait ends when the AbortSignal of
  * the caller aborts (the login's, or the one given to `run`), or when the session is destroyed,
- * which the service does at a call's deadline (actors/switch/sessions.ts).
+ * which the service does at a call's deadline (hardware/switch-sessions.ts).
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';

@@ -5,7 +5,7 @@
  * Each change reads the port first (once per session: later changes of the port start from
  * the reading of the last one), sends the table's commands, then reads the port back and
  * compares the reading with what was asked. A mismatch fails the operation, and the service
- * then sets the port back to its own configuration (actors/port/hardware.ts).
+ * then sets the port back to its own configuration (hardware/port-hardware.ts).
  *
  * A port is never left with an implicit "all VLANs" allowed list: a fresh trunk allows every
  * VLAN on NX-OS, DNOS6 and EOS, and an access port carries its access VLAN, so before the

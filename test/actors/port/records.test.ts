@@ -1,6 +1,6 @@
 /**
  * The port's record of a change is written beside its nic's record of the outcome
- * (actors/port/hardware.ts). These are the ways that could go wrong, each shown not to.
+ * (hardware/port-hardware.ts). These are the ways that could go wrong, each shown not to.
  */
 import { expect } from 'chai';
 import { portId } from '../../../actors/ids';

@@ -2,7 +2,7 @@
  * IpmitoolDriver against real ipmitool and a real BMC simulator (ipmi_sim, cipher suite 3).
  * What the BMC was told is read back from the simulated chassis' state files and hook log.
  * Missing ipmitool/ipmi_sim fails the suite (before hook); nothing is skipped. The per-BMC
- * queue, pacing and deadline of power calls are the service's: test/actors/node/power.test.ts.
+ * queue, pacing and deadline of power calls are the service's: test/hardware/power.test.ts.
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * RedfishDriver against the Redfish BMC simulator (test/helpers/redfish-sim.ts) over HTTPS on
  * 127.0.0.1. What the BMC was told is read back from the simulator's events and state. The
- * per-BMC queue and the deadline of power calls are the service's (test/actors/node/power.test.ts);
+ * per-BMC queue and the deadline of power calls are the service's (test/hardware/power.test.ts);
  * here a call's signal stands for its deadline.
  */
 import { expect } from 'chai';

@@ -9,12 +9,12 @@
  * waiting then never reaches the BMC, and one running then is aborted (its ipmitool killed,
  * its HTTP request cancelled).
  */
-import { DeviceQueue } from '../device-queue';
-import { HiltError } from '../errors';
-import type { DriverFields, DriverSet } from '../../drivers/registry';
-import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../drivers/obm/types';
-import type { Obm } from './protocol';
-import { driverName, NO_TELEMETRY, Telemetry, timed } from '../telemetry';
+import { DeviceQueue } from './device-queue';
+import { HiltError } from '../actors/errors';
+import type { DriverFields, DriverSet } from '../drivers/registry';
+import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../drivers/obm/types';
+import type { Obm } from '../actors/node/protocol';
+import { driverName, NO_TELEMETRY, Telemetry, timed } from '../actors/telemetry';
 
 type Call<T> = (driver: ObmDriver, fields: DriverFields, signal: AbortSignal) => Promise<T>;
 

@@ -12,15 +12,15 @@
  * still happens in the headnode's turn: powering the VM off (within a budget of its own, since
  * the operation's signal has aborted) and recording the outcome.
  */
-import { HiltError } from '../errors';
-import type { HeadnodeDriver } from '../../drivers/headnode/types';
-import type { Asker } from '../runtime';
-import type { ReadModel } from '../readmodel';
-import type { HeadnodeCommand, HeadnodeReplies } from './protocol';
-import { DeviceQueue } from '../device-queue';
-import { bootSpec } from './actor';
-import type { BootSpec } from './protocol';
-import { instrument, NO_TELEMETRY, Telemetry } from '../telemetry';
+import { HiltError } from '../actors/errors';
+import type { HeadnodeDriver } from '../drivers/headnode/types';
+import type { Asker } from '../actors/runtime';
+import type { ReadModel } from '../actors/readmodel';
+import type { HeadnodeCommand, HeadnodeReplies } from '../actors/headnode/protocol';
+import { DeviceQueue } from './device-queue';
+import { bootSpec } from '../actors/headnode/actor';
+import type { BootSpec } from '../actors/headnode/protocol';
+import { instrument, NO_TELEMETRY, Telemetry } from '../actors/telemetry';
 
 /** The driver's calls, as metrics name them. */
 const DRIVER_CALLS = {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { World } from '../../../actors/world';
-import { testWorld, wiredNode, settled, TestWorld, FAKE_SWITCH } from '../../helpers/world';
+import { World } from '../../actors/world';
+import { testWorld, wiredNode, settled, TestWorld, FAKE_SWITCH } from '../helpers/world';
 
 const by = 'admin';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

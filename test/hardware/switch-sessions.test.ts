@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { SwitchSessions } from '../../../actors/switch/sessions';
-import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../../drivers/switch/types';
+import { SwitchSessions } from '../../hardware/switch-sessions';
+import { SwitchDriver, SwitchError, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sw = (name: string): SwitchInfo => ({ name, type: 'fake', fields: {} });

@@ -3,9 +3,9 @@
  * by the next call), and a VM gone behind the service's back is recorded as died.
  */
 import { expect } from 'chai';
-import { startTestServer, must, type TestServer } from '../../helpers/server';
-import { MockHeadnodeDriver } from '../../../drivers/headnode/mock';
-import type { HeadnodeStatus, HnicSpec } from '../../../drivers/headnode/types';
+import { startTestServer, must, type TestServer } from '../helpers/server';
+import { MockHeadnodeDriver } from '../../drivers/headnode/mock';
+import type { HeadnodeStatus, HnicSpec } from '../../drivers/headnode/types';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -11,7 +11,7 @@
  * the next operation starts on a fresh one — but only once the failed call has finished (or
  * had four timeouts to: the queue's settle time), since a timed-out call may still be changing
  * the switch. The failure of a call that sent the switch nothing that could change a port (its
- * login failed, or its session's change count did not move: changes.ts) is marked
+ * login failed, or its session's change count did not move: switch-session.ts) is marked
  * `nothingSent`, so that the port is not set back.
  *
  * A batch (the drift audit and repair: one call per port, made by each port actor as it gets to
@@ -27,16 +27,10 @@
  * keeps the ask order downward) before the session is used; if another key was recorded
  * meanwhile, the session is refused.
  */
-import { DeviceQueue } from '../device-queue';
-import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../../drivers/switch/types';
-import { driverName, instrument, NO_TELEMETRY, Telemetry, timed } from '../telemetry';
-import { CallProgress, countingChanges, nothingSent } from './changes';
-
-/** The session calls, as metrics name them. */
-const SESSION_CALLS = {
-  setNative: 'set_native', removeNative: 'remove_native', addTagged: 'add_tagged', removeTagged: 'remove_tagged',
-  resetPort: 'reset_port', getPortVlans: 'get_port_vlans', close: 'logout',
-};
+import { DeviceQueue } from './device-queue';
+import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../drivers/switch/types';
+import { driverName, NO_TELEMETRY, Telemetry, timed } from '../actors/telemetry';
+import { CallProgress, leaseLost, nothingSent, wrapSession } from './switch-session';
 
 /** The switch actor's record of host keys, as the sessions need it. */
 export interface HostKeyBook {
@@ -95,6 +89,8 @@ export class SwitchSessions {
     private readonly timeoutMs: number,
     private readonly hostKeys?: HostKeyBook,
     private readonly telemetry: Telemetry = NO_TELEMETRY,
+    /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
+    private readonly mayAct?: () => boolean,
   ) {
     this.queue = new DeviceQueue({
       timeoutMs,
@@ -178,6 +174,7 @@ export class SwitchSessions {
       if (batch?.lost) throw new SwitchError(`switch ${sw.name}: not tried (${batch.lost})`);
       const driver = this.driverFor(sw.type);
       if (!driver) throw new SwitchError(`no driver for switch type ${sw.type}`);
+      if (this.mayAct && !this.mayAct()) throw leaseLost();
       const recorded = this.hostKeys?.recorded(sw.name);
       let opened: SwitchSession;
       this.loggingIn.add(sw.name);
@@ -185,7 +182,8 @@ export class SwitchSessions {
         const name = driverName(sw.type);
         const report = (call: string, seconds: number, ok: boolean) => this.telemetry.driverCall('switch', name, call, seconds, ok);
         const info = { ...sw, ...(recorded ? { hostKey: recorded } : {}) };
-        opened = countingChanges(instrument(await timed(() => driver.open(info, signal, { log: this.log }), (sec, ok) => report('login', sec, ok)), SESSION_CALLS, report));
+        const raw = await timed(() => driver.open(info, signal, { log: this.log }), (sec, ok) => report('login', sec, ok));
+        opened = wrapSession(raw, { report, mayAct: this.mayAct });
         if (!signal.aborted && !recorded && opened.hostKey && this.hostKeys) {
           const seen = opened;
           await this.hostKeys.record(sw.name, seen.hostKey!).catch(async (err: Error) => {

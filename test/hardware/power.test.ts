@@ -5,15 +5,15 @@
  * fake drivers, then with the real ipmitool driver against ipmi_sim BMCs.
  */
 import { expect } from 'chai';
-import { PowerControl, withoutBmcIdentity } from '../../../actors/node/power';
-import { DriverFields, DriverRegistry, DriverSet } from '../../../drivers/registry';
-import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../../drivers/obm/types';
-import { ipmi, IpmitoolDriver } from '../../../drivers/obm/ipmitool';
-import { mock } from '../../../drivers/obm/mock';
-import { DEFAULTS } from '../../../src/config';
-import { HiltError } from '../../../src/errors';
-import { freeUdpPort, IpmiSim, requireIpmiTools, startIpmiSim, stopAllIpmiSims } from '../../helpers/ipmisim';
-import { spyExec } from '../../helpers/exec-spy';
+import { PowerControl, withoutBmcIdentity } from '../../hardware/power';
+import { DriverFields, DriverRegistry, DriverSet } from '../../drivers/registry';
+import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../drivers/obm/types';
+import { ipmi, IpmitoolDriver } from '../../drivers/obm/ipmitool';
+import { mock } from '../../drivers/obm/mock';
+import { DEFAULTS } from '../../src/config';
+import { HiltError } from '../../src/errors';
+import { freeUdpPort, IpmiSim, requireIpmiTools, startIpmiSim, stopAllIpmiSims } from '../helpers/ipmisim';
+import { spyExec } from '../helpers/exec-spy';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,7 +6,7 @@
  *
  * Not an actor (it owns no fact), a runner like NetworkOperations: it asks each port actor
  * (`port.check`), since the port actor is the only caller of hardware for its port
- * (actors/port/hardware.ts reads and repairs it in one switch call, and leaves alone a port
+ * (hardware/port-hardware.ts reads and repairs it in one switch call, and leaves alone a port
  * whose configuration is about to change). All the calls belong to one batch of the switch's
  * sessions (SwitchSessions.batch): one login for the whole audit, shared with any operation
  * queued meanwhile. The batch logs in first, so that a switch that cannot be reached is one
@@ -15,14 +15,14 @@
  * Each switch call (the login, each port's read-back or repair) is bounded by
  * HILT_SWITCH_TIMEOUT_MS.
  */
-import type { SwitchInfo } from '../../drivers/switch/types';
-import { formatVlanList } from '../../drivers/switch/vlans';
-import { HiltError } from '../errors';
-import { portId } from '../ids';
-import type { ReadModel } from '../readmodel';
-import type { Asker } from '../runtime';
-import type { PortCheck, PortCommand, PortConfig, PortFound, PortReplies, Wire } from '../port/protocol';
-import type { SwitchSessions } from './sessions';
+import type { SwitchInfo } from '../drivers/switch/types';
+import { formatVlanList } from '../drivers/switch/vlans';
+import { HiltError } from '../actors/errors';
+import { portId } from '../actors/ids';
+import type { ReadModel } from '../actors/readmodel';
+import type { Asker } from '../actors/runtime';
+import type { PortCheck, PortCommand, PortConfig, PortFound, PortReplies, Wire } from '../actors/port/protocol';
+import type { SwitchSessions } from './switch-sessions';
 
 export interface SwitchAuditDeps {
   rm: ReadModel;

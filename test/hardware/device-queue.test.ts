@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DeviceQueue, DeviceTimeoutError, TimedOut } from '../../actors/device-queue';
+import { DeviceQueue, DeviceTimeoutError, TimedOut } from '../../hardware/device-queue';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -7,12 +7,12 @@
  * after a restart, resumeAll() hands on every operation still pending in storage (the port's
  * changes are idempotent, so a repeat does not change the outcome).
  */
-import type { Asker } from '../runtime';
-import type { ReadModel } from '../readmodel';
-import { nicId, portId } from '../ids';
-import type { PortChange, PortCommand, PortReplies } from '../port/protocol';
-import { NATIVE, NetworkAction, NicCommand, NicReplies, NicState } from './protocol';
-import type { OperationType, Telemetry } from '../telemetry';
+import type { Asker } from '../actors/runtime';
+import type { ReadModel } from '../actors/readmodel';
+import { nicId, portId } from '../actors/ids';
+import type { PortChange, PortCommand, PortReplies } from '../actors/port/protocol';
+import { NATIVE, NetworkAction, NicCommand, NicReplies, NicState } from '../actors/nic/protocol';
+import type { OperationType, Telemetry } from '../actors/telemetry';
 
 /** An operation's type as metrics and the dashboard name it. */
 export function operationType(a: NetworkAction): OperationType {

@@ -27,13 +27,13 @@
  * after a failure, not known yet) or whose nic has an operation pending is not read at all: the
  * configuration held for it is about to change.
  */
-import { SwitchError, type PortVlans, type SwitchInfo, type SwitchSession } from '../../drivers/switch/types';
-import { formatVlanList } from '../../drivers/switch/vlans';
-import type { PortWork, SubmitOptions } from '../switch/sessions';
-import { HiltError } from '../errors';
-import { portId } from '../ids';
-import { configAfter, sameConfig } from './config';
-import type { PortChange, PortCheck, PortConfig, PortFound, PortState, Wire } from './protocol';
+import { SwitchError, type PortVlans, type SwitchInfo, type SwitchSession } from '../drivers/switch/types';
+import { formatVlanList } from '../drivers/switch/vlans';
+import type { PortWork, SubmitOptions } from './switch-sessions';
+import { HiltError } from '../actors/errors';
+import { portId } from '../actors/ids';
+import { configAfter, sameConfig } from '../actors/port/config';
+import type { PortChange, PortCheck, PortConfig, PortFound, PortState, Wire } from '../actors/port/protocol';
 
 /** What the hardware path needs: the switches' sessions, a switch's driver settings, and a way to record a port's configuration. */
 export interface PortHardwareDeps {
