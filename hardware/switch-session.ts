@@ -20,7 +20,9 @@ const CALLS: Record<string, { metric: string; change: boolean }> = {
   addTagged: { metric: 'add_tagged', change: true },
   removeTagged: { metric: 'remove_tagged', change: true },
   resetPort: { metric: 'reset_port', change: true },
+  setEnabled: { metric: 'set_enabled', change: true },
   getPortVlans: { metric: 'get_port_vlans', change: false },
+  readWiring: { metric: 'read_wiring', change: false },
   close: { metric: 'logout', change: false },
 };
 

@@ -38,6 +38,28 @@ export interface PortVlans {
    * A port with any never matches a configuration the service holds (the drift audit flags it).
    */
   other?: string[];
+  /**
+   * Read-backs only, from a driver that has `setEnabled`: whether the port is administratively
+   * up (`no shutdown`). Absent: the driver cannot tell (it leaves the port as it is).
+   */
+  enabled?: boolean;
+}
+
+/** A port's LLDP neighbour as the switch reports it. */
+export interface LldpNeighbor {
+  /** the neighbour's chassis id (often its MAC address) */
+  chassisId: string;
+  /** the neighbour's port id (often the nic's MAC address or its name) */
+  portId: string;
+  systemName?: string;
+}
+
+/** What a switch's own tables say is plugged into one port (wiring validation). */
+export interface PortWiring {
+  /** MAC addresses the switch learned on the port, lowercase `aa:bb:cc:dd:ee:ff`, ascending */
+  macs: string[];
+  /** its LLDP neighbours (usually none or one) */
+  lldp: LldpNeighbor[];
 }
 
 /** What a session may log (the service's logger, or nothing); every line is free of secrets. */
@@ -66,6 +88,18 @@ export interface SwitchSession {
   /** remove every VLAN from the port */
   resetPort(port: string): Promise<void>;
   getPortVlans(port: string): Promise<PortVlans>;
+  /**
+   * Optional: bring the port administratively up (`no shutdown`) or down (`shutdown`). A driver
+   * that has it also reads `enabled` back in getPortVlans. One that cannot (say so in its file)
+   * leaves ports as they are.
+   */
+  setEnabled?(port: string, enabled: boolean): Promise<void>;
+  /**
+   * Optional: the learned MAC addresses and LLDP neighbours of these ports, read in as few
+   * commands as the switch allows (a port the switch knows nothing about has empty lists).
+   * Also lists other ports the switch learned MACs on (`unwired` ports in the report).
+   */
+  readWiring?(ports: string[]): Promise<Map<string, PortWiring>>;
   /**
    * Optional: how many commands that may change a port this session has sent so far, counted
    * when each is sent (not when it is answered). Reading a port, entering a port's
