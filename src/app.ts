@@ -7,7 +7,7 @@ import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyReque
 import { HiltError, badArgument, quote, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
 import type { ThrottleOptions } from './auth/throttle';
-import type { World } from '../actors/world';
+import type { RouteWorld, World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
@@ -45,7 +45,8 @@ export interface RouteEntry { method: string; url: string }
 
 /** Everything a route needs. */
 export interface Hilt {
-  world: World;
+  /** the routes ask each kind's public commands only */
+  world: RouteWorld;
   config: Config;
   auth: Authenticator;
   power: PowerControl;
