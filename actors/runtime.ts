@@ -22,9 +22,11 @@
  * from the latest snapshot plus the events after it.
  */
 import { HiltError } from './errors';
+import { QUOTE_MAX, shortText } from '../lib/text';
 import { MAX_SEQ } from './persistence/engine';
 import type { PersistenceEngine, JournalEntry, HistoryPosition, StorageStats } from './persistence/engine';
 import { NO_TELEMETRY, Telemetry } from './telemetry';
+import { sleep } from '../lib/time';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
 export interface Event { type: string }
@@ -317,7 +319,7 @@ export class ActorRuntime {
     clearInterval(this.sweeper);
     const deadline = Date.now() + this.askTimeoutMs;
     while ([...this.kinds.values()].some((r) => r.busy()) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
     this.stopped = true;
   }
@@ -617,9 +619,6 @@ async function storage<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-/** At most this much of a text from outside (an id, a storage message) goes into an error message. */
-const QUOTE_MAX = 64;
-export const shortText = (s: string, max = QUOTE_MAX * 4) => (s.length <= max ? s : `${s.slice(0, max)}…`);
 const shortId = (id: string) => shortText(id, QUOTE_MAX);
 
 /** Exhaustiveness check for protocol switches (the TS counterpart of a sealed trait). */

@@ -4,7 +4,8 @@
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { HiltError, badArgument, quote, statusOf, ERROR_STATUS } from './errors';
+import { HiltError, badArgument, statusOf, ERROR_STATUS } from './errors';
+import { quote } from '../lib/text';
 import { Authenticator, Caller } from './auth/basic';
 import type { ThrottleOptions } from './auth/throttle';
 import type { RouteWorld, World } from '../actors/world';
