@@ -166,7 +166,7 @@ export function clientError(err: Error & { code?: string }, socket: import('node
   socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
-/** The throttle's settings from the configuration (README, Logins). */
+/** The throttle's settings from the configuration (docs/api.md, Logins). */
 function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
 }
