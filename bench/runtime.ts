@@ -112,21 +112,24 @@ const count = (s: number | null) => (s ?? 0) + 1;
 
 export function hiltWorkload(engine: PersistenceEngine): Workload {
   const rt = new ActorRuntime(engine, { askTimeoutMs: ASK_TIMEOUT_MS, snapshotEvery: SNAPSHOT_EVERY });
-  const step = { events: [{ type: 'Stepped' } as Step], value: true };
-  const nicBehavior: Behavior<number, NicCmd, Step> = { kind: 'nic', apply: count, decide: () => step };
-  const portBehavior: Behavior<number, PortCmd, Step> = { kind: 'port', apply: count, decide: () => step };
-  const nics = rt.register<number, NicCmd, Step, { queue: boolean; finish: boolean }>(nicBehavior, () => undefined);
-  const ports = rt.register<number, PortCmd, Step, { apply: boolean }>(portBehavior, () => undefined);
+  const step = () => ({ events: [{ type: 'Stepped' } as Step], value: true });
+  type NicReplies = { queue: boolean; finish: boolean };
+  const nicBehavior: Behavior<number, NicCmd, Step, NicReplies> = { kind: 'nic', apply: count, decide: { queue: step, finish: step } };
+  const portBehavior: Behavior<number, PortCmd, Step, { apply: boolean }> = { kind: 'port', apply: count, decide: { apply: step } };
+  const nics = rt.register(nicBehavior, () => undefined);
+  const ports = rt.register(portBehavior, () => undefined);
   const nicsBelow = below(nics);
-  const nodeBehavior: Behavior<number, NodeCmd, Step> = {
+  const nodeBehavior: Behavior<number, NodeCmd, Step, { connect: boolean }> = {
     kind: 'node',
     apply: count,
-    decide: async (_s, cmd, id) => {
-      await nicsBelow.ask(`${id}/eth0`, { type: 'queue', by: cmd.by });
-      return step;
+    decide: {
+      connect: async (_s, cmd, id) => {
+        await nicsBelow.ask(`${id}/eth0`, { type: 'queue', by: cmd.by });
+        return step();
+      },
     },
   };
-  const nodes = rt.register<number, NodeCmd, Step, { connect: boolean }>(nodeBehavior, () => undefined);
+  const nodes = rt.register(nodeBehavior, () => undefined);
   return {
     name: LABELS.hilt,
     async op(i) {
@@ -237,8 +240,8 @@ export async function writesPerTwoEventDecision(runtime: 'hilt' | 'nact'): Promi
     if (runtime === 'hilt') {
       const rt = new ActorRuntime(countedForHilt(store.count), {});
       type Two = Command & { type: 'two' };
-      const b: Behavior<number, Two, Step> = { kind: 'k', apply: count, decide: () => ({ events: [{ type: 'Stepped' }, { type: 'Stepped' }] as Step[], value: true }) };
-      const reg = rt.register<number, Two, Step, { two: boolean }>(b, () => undefined);
+      const b: Behavior<number, Two, Step, { two: boolean }> = { kind: 'k', apply: count, decide: { two: () => ({ events: [{ type: 'Stepped' }, { type: 'Stepped' }] as Step[], value: true }) } };
+      const reg = rt.register(b, () => undefined);
       await reg.ask('a', { type: 'two', by: 'probe' });
       await rt.close();
     } else {
@@ -272,7 +275,8 @@ export async function readsPerRecovery(runtime: 'hilt' | 'nact'): Promise<number
     if (runtime === 'hilt') {
       const rt = new ActorRuntime(countedForHilt(store.count), {});
       type Get = Command & { type: 'get' };
-      const reg = rt.register<number, Get, Step, { get: number | null }>({ kind: 'k', apply: count, decide: (s) => ({ events: [], value: s }) }, () => undefined);
+      const b: Behavior<number, Get, Step, { get: number | null }> = { kind: 'k', apply: count, decide: { get: (s) => ({ events: [], value: s }) } };
+      const reg = rt.register(b, () => undefined);
       const state = await reg.ask('a', { type: 'get', by: 'probe' });
       if (state !== 20) throw new Error(`hilt recovered ${state}, not 20`);
       await rt.close();
@@ -299,14 +303,17 @@ export async function msUntilWaitingAsksAnswered(runtime: 'hilt' | 'nact', timeo
     if (runtime === 'hilt') {
       const rt = new ActorRuntime(countedForHilt(store.count), { askTimeoutMs: timeoutMs });
       type Cmd = (Command & { type: 'boom' }) | (Command & { type: 'get' });
-      const reg = rt.register<number, Cmd, Step, { boom: null; get: number | null }>({
+      const b: Behavior<number, Cmd, Step, { boom: null; get: number | null }> = {
         kind: 'k',
         apply: count,
-        decide: (s, cmd) => {
-          if (cmd.type === 'boom') throw new Error('a bug in the behaviour');
-          return { events: [], value: s };
+        decide: {
+          boom: () => {
+            throw new Error('a bug in the behaviour');
+          },
+          get: (s) => ({ events: [], value: s }),
         },
-      }, () => undefined);
+      };
+      const reg = rt.register(b, () => undefined);
       rt.onFault = () => undefined;
       settled = await Promise.allSettled([reg.ask('a', { type: 'boom', by: 'probe' }), ...[1, 2, 3].map(() => reg.ask('a', { type: 'get', by: 'probe' }))]);
       await rt.close();
