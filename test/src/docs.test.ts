@@ -1,11 +1,11 @@
 /**
  * The documents cannot drift from the code: every setting src/config.ts reads is in the runbook's
  * Settings table (with the file key it sets and its default), every metric src/metrics.ts makes
- * is in the runbook's table, and every relative link of README.md and docs/*.md reaches a file
- * and, where it names one, a heading of that file.
+ * is in the runbook's table, every relative link of README.md and docs/*.md reaches a file
+ * and, where it names one, a heading of that file, and every path of the tree they name exists.
  */
 import { expect } from 'chai';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { DEFAULTS, OPTIONAL_KEYS } from '../../src/config';
 
@@ -30,9 +30,14 @@ function rows(text: string, header: string): string[][] {
   return lines.slice(start + 2, end < 0 ? undefined : end).map((l) => l.slice(2, -2).split(' | ').map((c) => c.trim()));
 }
 
-/** Markdown with its fenced code blocks and inline code spans blanked out (links there are text). */
+/**
+ * Markdown with its fenced code blocks and inline code spans blanked out (links there are text),
+ * except a code span that is a link's whole text (`[\`snippet\`](file)`).
+ */
 function prose(text: string): string {
-  return text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '');
+  return text
+    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
+    .replace(/(\[?)`[^`\n]*`(\]\()?/g, (m, open: string, close?: string) => (open && close ? m : open + (close ?? '')));
 }
 
 /** The anchors of a markdown file's headings, as GitHub makes them (a repeated one gets -1, -2, …). */
@@ -50,19 +55,23 @@ function anchors(text: string): Set<string> {
   return out;
 }
 
-/** The relative links `[text](target)` of a markdown file: [target path or '', anchor or ''] each. */
-function relativeLinks(text: string): { target: string; path: string; anchor: string }[] {
+/** The relative links `[text](target)` of a markdown file: their text, target, path ('' for this file) and anchor. */
+function relativeLinks(text: string): { text: string; target: string; path: string; anchor: string }[] {
   const links = [];
-  for (const m of prose(text).matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-    const target = m[1];
+  for (const m of prose(text).matchAll(/\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    const target = m[2];
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
     const hash = target.indexOf('#');
-    links.push({ target, path: hash < 0 ? target : target.slice(0, hash), anchor: hash < 0 ? '' : decodeURIComponent(target.slice(hash + 1)) });
+    links.push({ text: m[1], target, path: hash < 0 ? target : target.slice(0, hash), anchor: hash < 0 ? '' : decodeURIComponent(target.slice(hash + 1)) });
   }
   return links;
 }
 
-/** What is wrong with the relative links of `file` (its path from the root), given a reader of other files. */
+/**
+ * What is wrong with the relative links of `file` (its path from the root), given a reader of
+ * other files: a missing file, a missing heading, or a code snippet its file does not contain (a
+ * link whose whole text is a code span points at the line that holds it: \`[\`persist(\`](x.ts)\`).
+ */
 function brokenLinks(file: string, text: string, readOther: (path: string) => string | undefined): string[] {
   const broken = [];
   for (const link of relativeLinks(text)) {
@@ -70,6 +79,7 @@ function brokenLinks(file: string, text: string, readOther: (path: string) => st
     const target = path.startsWith('..') ? undefined : path === file ? text : readOther(path);
     if (target === undefined) broken.push(`${file}: (${link.target}): no file ${path}`);
     else if (link.anchor && path.endsWith('.md') && !anchors(target).has(link.anchor)) broken.push(`${file}: (${link.target}): no heading #${link.anchor} in ${path}`);
+    else if (/^`[^`]+`$/.test(link.text) && !target.includes(link.text.slice(1, -1))) broken.push(`${file}: (${link.target}): ${path} does not contain ${link.text}`);
   }
   return broken;
 }
@@ -120,9 +130,23 @@ describe('the documents', () => {
   it('links: every relative link of README.md and docs/*.md reaches its file and heading', () => {
     const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
     expect(files).to.include.members(['docs/operations.md', 'docs/api.md', 'docs/cli.md']);
-    const other = (path: string) => (existsSync(join(ROOT, path)) ? (path.endsWith('.md') ? read(path) : '') : undefined);
+    const other = (path: string) => (!existsSync(join(ROOT, path)) ? undefined : statSync(join(ROOT, path)).isDirectory() ? '' : read(path));
     expect(files.flatMap((f) => brokenLinks(f, read(f), other))).to.deep.equal([]);
     expect(files.reduce((n, f) => n + relativeLinks(read(f)).length, 0), 'links found').to.be.at.least(20);
+  });
+
+  it('paths: every file or folder of the tree that README.md and docs/*.md name in code exists', () => {
+    const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const missing: string[] = [];
+    let named = 0;
+    for (const file of files) {
+      for (const m of read(file).matchAll(/`((?:src|lib|actors|hardware|drivers|test|bench|docs|deploy|ui|\.ci)\/[\w./-]*)`/g)) {
+        named++;
+        if (!existsSync(join(ROOT, m[1]))) missing.push(`${file}: ${m[1]}`);
+      }
+    }
+    expect(missing).to.deep.equal([]);
+    expect(named).to.be.at.least(50);
   });
 
   it('links: the anchors are GitHub\'s, and a link that misses is caught', () => {
@@ -130,13 +154,14 @@ describe('the documents', () => {
     expect([...anchors(doc)]).to.deep.equal(['the-api', 'https-built-in-or-behind-a-reverse-proxy', 'get-health', '1-http-basics', 'logs', 'logs-1']);
     const text = 'See [a](a.md#x), [b](https://example.org/b), `[c](c.md)`, [d](#logs) and\n```\n[e](e.md)\n```\n';
     expect(relativeLinks(text).map((l) => [l.path, l.anchor])).to.deep.equal([['a.md', 'x'], ['', 'logs']]);
-    const files: Record<string, string> = { 'docs/a.md': '# A\n\n## Top\n', 'README.md': '' };
+    const files: Record<string, string> = { 'docs/a.md': '# A\n\n## Top\n', 'README.md': '', 'src/x.ts': 'await engine.persist(events);\n' };
     const readOther = (path: string) => files[path];
-    const text2 = '[ok](a.md#top) [self](#b) [gone](z.md) [no heading](a.md#bottom) [up](../README.md) [out](../../x.md)\n\n## B\n';
+    const text2 = '[ok](a.md#top) [self](#b) [gone](z.md) [no heading](a.md#bottom) [up](../README.md) [out](../../x.md) [`engine.persist(`](../src/x.ts) [`persist(one)`](../src/x.ts)\n\n## B\n';
     expect(brokenLinks('docs/b.md', text2, readOther)).to.deep.equal([
       'docs/b.md: (z.md): no file docs/z.md',
       'docs/b.md: (a.md#bottom): no heading #bottom in docs/a.md',
       'docs/b.md: (../../x.md): no file ../x.md',
+      'docs/b.md: (../src/x.ts): src/x.ts does not contain `persist(one)`',
     ]);
   });
 });
