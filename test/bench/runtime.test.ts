@@ -5,6 +5,7 @@
  * each event on its own, recovers in two reads and leaves waiting asks to their timeouts.
  */
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { freshStore, msUntilWaitingAsksAnswered, readsPerRecovery, RUNTIMES, writesPerTwoEventDecision } from '../../bench/runtime';
 
 describe('bench/runtime.ts: hilt and nact on one workload', () => {
@@ -43,5 +44,13 @@ describe('bench/runtime.ts: hilt and nact on one workload', () => {
     const nact = await msUntilWaitingAsksAnswered('nact', 300);
     expect(nact.answered).to.equal(0);
     expect(nact.ms).to.be.at.least(300);
+  });
+
+  it("the lines of nact's source that docs/design.md quotes are those of the installed nact", () => {
+    const source = (file: string) => readFileSync(require.resolve(`nact/lib/${file}`), 'utf8');
+    // every message on the next turn of the event loop; a query left to its own timeout
+    expect(source('actor.js')).to.include('this.immediate = setImmediate(async () => {').and.include("deferred.reject(new Error('Query Timeout'))");
+    // one event per write; recovery in two reads
+    expect(source('persistence/persistent-actor.js')).to.include('await (this.persistenceEngine.persist(persistedEvent').and.include('this.persistenceEngine.latestSnapshot(this.key)');
   });
 });
