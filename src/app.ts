@@ -91,7 +91,7 @@ const shortPath = (p: string) => (p.length <= 64 ? p : `${p.slice(0, 64)}… (${
 const MSG_MAX = 1024;
 const bounded = (msg: string) => (msg.length <= MSG_MAX ? msg : `${msg.slice(0, MSG_MAX)}…`);
 
-/** The throttle's settings from the configuration (README, Logins). */
+/** The throttle's settings from the configuration (docs/api.md, Logins). */
 function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
 }
