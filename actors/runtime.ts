@@ -94,6 +94,11 @@ export function existing<S, Cmd, D>(missing: (id: string) => HiltError, handler:
   };
 }
 
+/** `existing` for one kind: `live(handler)` wraps each handler of a command on an entity that must exist. */
+export function needsEntity<S>(missing: (id: string) => HiltError) {
+  return <Cmd, D>(handler: (state: S, cmd: Cmd, id: string) => D) => existing(missing, handler);
+}
+
 type Reply = { ok: true; value: unknown } | { ok: false; error: HiltError };
 type Envelope<C> = { cmd: C; reply: (r: Reply) => void };
 

@@ -1,4 +1,4 @@
-import { Asker, Behavior, Decision, assertNever, existing } from '../runtime';
+import { Asker, Behavior, Decision, assertNever, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
@@ -46,7 +46,7 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
   /** Hand a command to the nic; the node records nothing itself. */
   const viaNic = async <V>(value: Promise<V>) => ({ events: [], value: await value }) as Decision<NodeEvent, V>;
   /** A command on a registered node. */
-  const live = <Cmd, D>(handler: (state: NodeState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`node ${id}`), handler);
+  const live = needsEntity<NodeState>((id) => notFound(`node ${id}`));
 
   return {
     kind: 'node',

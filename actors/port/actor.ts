@@ -1,4 +1,4 @@
-import { Behavior, assertNever, existing } from '../runtime';
+import { Behavior, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked } from '../errors';
 import { splitId } from '../ids';
 import type { PortHardware } from '../../hardware/port-hardware';
@@ -16,7 +16,7 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
     return `port ${port} of switch ${sw}`;
   };
   /** A command on a registered port. */
-  const live = <Cmd, D>(handler: (state: PortState, cmd: Cmd, id: string) => D) => existing((id) => notFound(named(id)), handler);
+  const live = needsEntity<PortState>((id) => notFound(named(id)));
   const wiredTo = (wire: Wire | null, cmd: { node: string; nic: string }) => !!wire && wire.node === cmd.node && wire.nic === cmd.nic;
 
   return {

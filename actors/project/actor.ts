@@ -1,4 +1,4 @@
-import { Behavior, assertNever, existing } from '../runtime';
+import { Behavior, assertNever, existing, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, blocked } from '../errors';
 import type { Asker } from '../runtime';
 import type { ReadModel } from '../readmodel';
@@ -19,7 +19,7 @@ export interface ProjectDeps {
 
 export function projectBehavior({ rm, nodes, networks, users, headnodes }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies> {
   /** A command on an existing project. */
-  const live = <Cmd, D>(handler: (state: ProjectState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`project ${id}`), handler);
+  const live = needsEntity<ProjectState>((id) => notFound(`project ${id}`));
   /** Ask below, record nothing here: the project's mailbox serializes what refers to it. */
   const via = async (asked: Promise<unknown>) => {
     await asked;
