@@ -174,6 +174,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
         switchDriverFor: (type) => drivers.switches.driver(type), mayAct: held ? mayAct : undefined,
         switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+        inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
       });
       // Data written by an earlier release is brought to the current format first, once.
       const upgraded = await upgradeStorage(world);

@@ -123,22 +123,25 @@ describe('hilt switch and hilt port', function () {
     const op = (await must(api.post('/node/dn1/nic/eth0/connect_network', { network: 'dw' }), 202)).body.status_id;
     for (let i = 0; i < 200 && (await api.get(`/networking_action/${op}`)).body.status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 10));
     const text = await cli.ok('admin', 'drift', 'ds');
+    // The free port was never shut (HILT_INACTIVE_PORTS=shutdown): drifted until a repair shuts it.
     expect(rows(text)).to.deep.equal([
       ['Port', 'Nic', 'Status', 'Held by the service', 'On the switch', 'Differences'],
-      ['gi1/0/1', 'dn1 eth0', 'in_sync', `native ${vlan}; tagged none`, `native ${vlan}; tagged none`, ''],
-      ['gi1/0/2', '', 'in_sync', 'native none; tagged none', 'native none; tagged none', ''],
+      ['gi1/0/1', 'dn1 eth0', 'in_sync', `native ${vlan}; tagged none; up`, `native ${vlan}; tagged none; up`, ''],
+      ['gi1/0/2', '', 'drifted', 'native none; tagged none; shut down', 'native none; tagged none; up', 'the port is up while it carries none of the service\'s networks (HILT_INACTIVE_PORTS=shutdown: a repair shuts it)'],
     ]);
-    expect(text.trimEnd().split('\n').at(-1)).to.equal('ds: in_sync 2, drifted 0, pending 0, unreadable 0');
+    expect(text.trimEnd().split('\n').at(-1)).to.equal('ds: in_sync 1, drifted 1, pending 0, unreadable 0');
     // Behind the service's back: the native VLAN goes.
     const s = await ts.mockSwitch.open({ name: 'ds', type: 'mock', fields: {} }, new AbortController().signal);
     await s.removeNative('gi1/0/1');
     await s.close();
     const drift = await cli.json('admin', 'drift', 'ds');
-    expect(drift.ports[0]).to.deep.include({ port: 'gi1/0/1', status: 'drifted', actual: { native: null, tagged: [] } });
+    expect(drift.ports[0]).to.deep.include({ port: 'gi1/0/1', status: 'drifted', actual: { native: null, tagged: [], enabled: true } });
     expect(rows(await cli.ok('admin', 'drift', 'ds'))[1].slice(0, 3)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'drifted']);
     const repaired = await cli.ok('admin', 'repair', 'ds');
-    expect(rows(repaired)[1].slice(0, 5)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'repaired', `native ${vlan}; tagged none`, 'native none; tagged none']);
-    expect(repaired.trimEnd().split('\n').at(-1)).to.match(/^ds: .*repaired 1/);
+    expect(rows(repaired)[1].slice(0, 5)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'repaired', `native ${vlan}; tagged none; up`, 'native none; tagged none; up']);
+    expect(rows(repaired)[2].slice(0, 5)).to.deep.equal(['gi1/0/2', '', 'repaired', 'native none; tagged none; shut down', 'native none; tagged none; up']);
+    expect(repaired.trimEnd().split('\n').at(-1)).to.match(/^ds: .*repaired 2/);
+    expect(ts.mockSwitch.enabled('ds', 'gi1/0/2'), 'the repair shut the free port').to.equal(false);
     expect(ts.mockSwitch.ports('ds')['gi1/0/1']).to.deep.include({ native: vlan });
     expect((await cli.json('admin', 'drift', 'ds')).summary).to.deep.include({ in_sync: 2, drifted: 0 });
     // Errors as for every call: an unknown switch is the server's 404 (exit 1).

@@ -189,7 +189,7 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
         const a = await audit();
         expect(a.body.summary).to.deep.equal({ in_sync: 1, drifted: 3, pending: 0, unreadable: 0 });
         expect(a.port(p1)).to.deep.include({
-          status: 'drifted', expected: { native: vlan['net-a'], tagged: [] }, actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005] },
+          status: 'drifted', expected: { native: vlan['net-a'], tagged: [], enabled: true }, actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005] },
           differences: ['tagged VLANs the service does not hold: 3001-3003,3005'],
         });
         expect(a.port(p3)).to.deep.include({
@@ -197,7 +197,7 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
         });
         // Every VLAN is said in words, not as 4093 ids.
         expect(a.port(p4)).to.deep.include({
-          status: 'drifted', expected: { native: null, tagged: [vlan['net-c']] }, actual: { native: null, tagged: [], other: ['trunk allows every VLAN'] },
+          status: 'drifted', expected: { native: null, tagged: [vlan['net-c']], enabled: true }, actual: { native: null, tagged: [], other: ['trunk allows every VLAN'] },
           differences: [`tagged VLANs the switch lacks: ${vlan['net-c']}`, 'the switch has: trunk allows every VLAN'],
         });
         expect(a.port(p2)).to.deep.include({ status: 'in_sync' });

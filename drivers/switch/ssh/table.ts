@@ -6,6 +6,7 @@
  */
 import type { CliDialect } from './cli';
 import type { VlanList } from './vlans';
+import type { LldpNeighbor } from '../types';
 
 /** A port as the switch reads it back. */
 export interface PortReading {
@@ -58,6 +59,41 @@ export interface SwitchTable {
   parse(output: string, port: string, ctx: TableContext): PortReading;
   /** Saving the running configuration: the command, the questions it asks and their one-key answers, and what it prints on success. */
   readonly save: { command: string; answers?: Array<{ question: RegExp; keys: string }>; done: RegExp };
+  /** The port's administrative state (ports shut while they carry nothing); absent: the family leaves ports as they are. */
+  readonly adminState?: AdminStateTable;
+  /** The switch's learned MACs and LLDP neighbours (wiring validation); absent: the family cannot tell. */
+  readonly wiring?: WiringTable;
+}
+
+/** How a family shows and sets a port's administrative state. */
+export interface AdminStateTable {
+  /** The command that shows it: `show interface Ethernet1/3`. */
+  show(port: string): string;
+  /** Its output → is the port administratively up? Throws (saying what it could not read) on an output it does not understand. */
+  parse(output: string, port: string): boolean;
+  /** Interface configuration lines that bring the port up (`no shutdown`) or down (`shutdown`). */
+  set(enabled: boolean): string[];
+}
+
+/**
+ * How a family shows what it learned on its ports, each in one command for the whole switch
+ * (drivers/switch/wiring.ts has the parsers families share).
+ */
+export interface WiringTable {
+  /** Every learned MAC address: `show mac address-table`. */
+  readonly macTable: string;
+  /** Its output → MACs by port as printed; default: macRows (a row's MAC, then the first token portKey knows). */
+  parseMacs?(output: string): Map<string, string[]>;
+  /** Every port's LLDP neighbours: `show lldp neighbors detail`. */
+  readonly lldp: string;
+  /** Its output → each neighbour with its port as printed. */
+  parseLldp(output: string): Array<{ port: string; neighbor: LldpNeighbor }>;
+  /**
+   * One spelling of a physical port for every way the family prints or takes it (`Eth1/3`,
+   * `Ethernet1/3`, `ethernet 1/3` → `ethernet1/3`); null for what is not a port of the switch
+   * (its CPU, a VLAN interface, a router MAC's `sup-eth1(R)`).
+   */
+  portKey(name: string): string | null;
 }
 
 /**

@@ -36,7 +36,7 @@ const limitOf = (v: string) => {
   return v;
 };
 
-interface PortVlans { native: number | null; tagged: number[]; other?: string[] }
+interface PortVlans { native: number | null; tagged: number[]; other?: string[]; enabled?: boolean }
 interface DriftReport {
   switch: string;
   ports: { port: string; nic: { node: string; nic: string } | null; status: string; expected: PortVlans; actual: PortVlans | null; differences?: string[]; error?: string }[];
@@ -44,7 +44,8 @@ interface DriftReport {
 }
 
 const vlansCell = (v: PortVlans | null) => v === null ? '-'
-  : [`native ${v.native ?? 'none'}`, `tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}`, ...(v.other?.length ? [`other ${v.other.join(', ')}`] : [])].join('; ');
+  : [`native ${v.native ?? 'none'}`, `tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}`, ...(v.other?.length ? [`other ${v.other.join(', ')}`] : []),
+    ...(v.enabled === undefined ? [] : [v.enabled ? 'up' : 'shut down'])].join('; ');
 
 /** A drift audit's or repair's report: a row per port, then the count of each status. */
 function driftTable(b: DriftReport): string {

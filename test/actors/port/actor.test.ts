@@ -35,18 +35,18 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
   it('checks itself against the switch (drift audit): read back, repaired in the same switch call, never while a change is under way', async () => {
     const check = (repair: boolean) => world.ports.ask(P, { type: 'port.check', by, repair }, { hardware: true });
     expect(await apply({ kind: 'attach', native: true, vlan: 100 })).to.equal(null);
-    expect(await check(false)).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [] }, actual: { native: 100, tagged: [] } });
+    expect(await check(false)).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [], enabled: true }, actual: { native: 100, tagged: [] } });
     t.driver.ports.set('s1/gi1/0/1', { native: null, tagged: [7] });
     expect(await check(false)).to.deep.include({ status: 'drifted', actual: { native: null, tagged: [7] } });
     // A change under way (its outcome not known yet): not read, whatever the nic's bookkeeping says.
     t.driver.hold();
     const change = apply({ kind: 'attach', native: false, vlan: 101 });
     await new Promise((r) => setTimeout(r, 20));
-    expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [] }, actual: null });
+    expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [], enabled: true }, actual: null });
     t.driver.release();
     expect(await change).to.equal(null);
     t.driver.log.length = 0;
-    expect(await check(true)).to.deep.equal({ status: 'repaired', expected: { native: 100, tagged: [101] }, actual: { native: null, tagged: [7, 101] } });
+    expect(await check(true)).to.deep.equal({ status: 'repaired', expected: { native: 100, tagged: [101], enabled: true }, actual: { native: null, tagged: [7, 101] } });
     // The fewest changes: VLAN 101 was right and stayed up.
     expect(t.driver.log).to.deep.equal(['s1 gi1/0/1 -tag 7', 's1 gi1/0/1 native 100']);
     expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [101] });
@@ -116,14 +116,14 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
       expect(Date.now() - t0, 'one timeout, not two').to.be.below(200 + 150);
       expect(reason).to.match(/did not finish within 200 ms \(the switch stopped answering\); the port is being set back to the configuration the service holds/);
       // The set-back waits its turn behind the held call: the port is not read meanwhile.
-      expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [] }, actual: null });
+      expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [], enabled: true }, actual: null });
       // The held call lands after all; the set-back then takes its VLAN off again.
       short.driver.release();
       let found = await check(false);
       for (const deadline = Date.now() + 3000; found.status === 'pending' && Date.now() < deadline; found = await check(false)) {
         await new Promise((r) => setTimeout(r, 10));
       }
-      expect(found).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [] }, actual: { native: 100, tagged: [] } });
+      expect(found).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [], enabled: true }, actual: { native: 100, tagged: [] } });
       expect(short.driver.log.slice(-3)).to.deep.equal(['s1 gi1/0/1 tag 101', 's1 gi1/0/1 reset', 's1 gi1/0/1 native 100']);
     } finally {
       await short.close();
