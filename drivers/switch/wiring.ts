@@ -49,26 +49,31 @@ export function macRows(output: string, portOf: (token: string) => string | null
 }
 
 /**
- * The rows of a fixed-width table under its rule of dashes (`-------- ----- ----`, groups
- * separated by spaces or `+`): each row as its cells, cut at the columns' starts, trimmed.
- * Header lines (above the rule) are not returned; parsing stops at the first blank line after
- * the rows. Empty when there is no rule.
+ * A fixed-width table under its rule of dashes (`-------- ----- ----`, groups separated by
+ * spaces or `+`): each row as its cells, cut at the columns' starts and trimmed, and each
+ * column's header (the lines just above the rule, cut the same way and joined: `Admin State`
+ * over two lines). Rows end at the first blank line after them. Empty when there is no rule.
  */
-export function fixedWidthRows(output: string): string[][] {
+export function fixedWidthTable(output: string): { headers: string[]; rows: string[][] } {
   const lines = output.split('\n');
   const rule = lines.findIndex((l) => /^\s*-{2,}([ +]+-{2,})+\s*$/.test(l));
-  if (rule < 0) return [];
+  if (rule < 0) return { headers: [], rows: [] };
   const starts: number[] = [];
   for (const m of lines[rule]!.matchAll(/-+/g)) starts.push(m.index!);
+  const cut = (line: string) => starts.map((s, i) => line.slice(i === 0 ? 0 : s, starts[i + 1] ?? line.length).trim());
+  let top = rule;
+  while (top > 0 && lines[top - 1]!.trim()) top--;
+  const head = lines.slice(top, rule).map(cut);
+  const headers = starts.map((_, i) => head.map((h) => h[i]).filter(Boolean).join(' '));
   const rows: string[][] = [];
   for (const line of lines.slice(rule + 1)) {
     if (!line.trim()) {
       if (rows.length) break;
       continue;
     }
-    rows.push(starts.map((s, i) => line.slice(i === 0 ? 0 : s, starts[i + 1] ?? line.length).trim()));
+    rows.push(cut(line));
   }
-  return rows;
+  return { headers, rows };
 }
 
 /**

@@ -6,7 +6,8 @@
  */
 import type { CliDialect } from './cli';
 import type { VlanList } from './vlans';
-import type { LldpNeighbor } from '../types';
+import { SwitchError, type LldpNeighbor } from '../types';
+import { fixedWidthTable } from '../wiring';
 
 /** A port as the switch reads it back. */
 export interface PortReading {
@@ -125,3 +126,27 @@ export function leadingVlan(value: string | undefined): number | null {
   const m = /^\s*(\d+)/.exec(value ?? '');
   return m ? Number(m[1]) : null;
 }
+
+/** Dell's port names, as typed or printed (`gi1/0/3`, `Gi1/0/3`, `GigabitEthernet1/0/3`, `te1/3`) → `gi1/0/3`; anything else (`Vl1`, `Po1`, `0`) is no port. */
+export function dellPort(name: string): string | null {
+  const m = /^(gi(?:gabitethernet)?|te(?:ngigabitethernet)?)\s*(\d+\/\d+(?:\/\d+)?)$/i.exec(name.trim());
+  return m ? `${m[1]!.slice(0, 2).toLowerCase()}${m[2]}` : null;
+}
+
+/**
+ * Both Dell CLIs (PowerConnect 55xx, DNOS6): `show interfaces configuration <port>` prints a
+ * table whose `Admin State` column (a two-line header) is `Up` or `Down`.
+ */
+export const dellAdminState: AdminStateTable = {
+  show: (port) => `show interfaces configuration ${port}`,
+  parse(output, port) {
+    const { headers, rows } = fixedWidthTable(output);
+    const col = headers.findIndex((h) => /admin/i.test(h));
+    const row = rows.find((r) => dellPort(r[0] ?? '') === dellPort(port));
+    if (col < 0 || !row) throw new SwitchError(col < 0 ? 'no "Admin State" column' : `no row for ${port}`);
+    const v = row[col] ?? '';
+    if (!/^(up|down)$/i.test(v)) throw new SwitchError(`Admin State "${v}" is neither Up nor Down`);
+    return /^up$/i.test(v);
+  },
+  set: (enabled) => [enabled ? 'no shutdown' : 'shutdown'],
+};
