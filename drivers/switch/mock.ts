@@ -15,6 +15,7 @@ import { open, RootDatabase } from 'lmdb';
 import { requiredStrings, SCHEMA_BASE } from '../schema';
 import { PortVlans, PortWiring, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchSession } from './types';
 import { normalizeMac } from './wiring';
+import { sleep } from '../../lib/time';
 
 export interface MockSwitchOptions {
   /** LMDB folder for the mock switches' port configuration */
@@ -26,7 +27,6 @@ export interface MockSwitchOptions {
   failPorts?: string[];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const EMPTY: PortVlans = { native: null, tagged: [] };
 
 export class MockSwitchDriver implements SwitchDriver {
