@@ -35,7 +35,7 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
   it('checks itself against the switch (drift audit): read back, repaired in the same switch call, never while a change is under way', async () => {
     const check = (repair: boolean) => world.ports.ask(P, { type: 'port.check', by, repair }, { hardware: true });
     expect(await apply({ kind: 'attach', native: true, vlan: 100 })).to.equal(null);
-    expect(await check(false)).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [], enabled: true }, actual: { native: 100, tagged: [] } });
+    expect(await check(false)).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [] }, actual: { native: 100, tagged: [] } });
     t.driver.ports.set('s1/gi1/0/1', { native: null, tagged: [7] });
     expect(await check(false)).to.deep.include({ status: 'drifted', actual: { native: null, tagged: [7] } });
     // A change under way (its outcome not known yet): not read, whatever the nic's bookkeeping says.
@@ -46,7 +46,7 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
     t.driver.release();
     expect(await change).to.equal(null);
     t.driver.log.length = 0;
-    expect(await check(true)).to.deep.equal({ status: 'repaired', expected: { native: 100, tagged: [101], enabled: true }, actual: { native: null, tagged: [7, 101] } });
+    expect(await check(true)).to.deep.equal({ status: 'repaired', expected: { native: 100, tagged: [101] }, actual: { native: null, tagged: [7, 101] } });
     // The fewest changes: VLAN 101 was right and stayed up.
     expect(t.driver.log).to.deep.equal(['s1 gi1/0/1 -tag 7', 's1 gi1/0/1 native 100']);
     expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [101] });
@@ -123,7 +123,7 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
       for (const deadline = Date.now() + 3000; found.status === 'pending' && Date.now() < deadline; found = await check(false)) {
         await new Promise((r) => setTimeout(r, 10));
       }
-      expect(found).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [], enabled: true }, actual: { native: 100, tagged: [] } });
+      expect(found).to.deep.equal({ status: 'in_sync', expected: { native: 100, tagged: [] }, actual: { native: 100, tagged: [] } });
       expect(short.driver.log.slice(-3)).to.deep.equal(['s1 gi1/0/1 tag 101', 's1 gi1/0/1 reset', 's1 gi1/0/1 native 100']);
     } finally {
       await short.close();
