@@ -103,6 +103,9 @@ export interface WiringDeps {
 /** The switch's driver has no readWiring. */
 class Unsupported extends HiltError {}
 
+/** Why a port without networks may have learned nothing. */
+export const SHUT_NOTE = 'the port carries no network: the service wants it shut (HILT_INACTIVE_PORTS=shutdown), and a shut port learns nothing';
+
 const zero = (): Record<WiringVerdict, number> => ({ ok: 0, mismatch: 0, unseen: 0, unwired: 0 });
 
 /** MACs of an LLDP neighbour (its chassis and port ids, where they are MACs). */
@@ -190,7 +193,7 @@ export class WiringCheck {
         for (const m of w.macs) details.push(`MAC ${m} learned here belongs to ${whose(m)}`);
       }
       if (line.verdict === 'unseen' && !traffic && wantedState(p.config, this.deps.inactivePorts ?? 'shutdown') === false) {
-        details.push('the port carries no network, so it is shut (HILT_INACTIVE_PORTS=shutdown) and learns nothing');
+        details.push(SHUT_NOTE);
       }
       if (details.length) line.details = details;
       ports.push(line);
