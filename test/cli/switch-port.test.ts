@@ -149,4 +149,29 @@ describe('hilt switch and hilt port', function () {
     expect(r.code).to.equal(1);
     expect(r.stderr).to.match(/NotFoundError/);
   });
+
+  it('admin wiring: a switch\'s verdicts, every switch\'s problems, and the proposals for unwired ports', async () => {
+    await must(api.put('/switch/ws', mockSwitch));
+    for (const p of ['gi1/0/1', 'gi1/0/2']) await must(api.put(`/switch/ws/port/${p}`));
+    await makeNode(api, 'wn1', ['eth0']);
+    await makeNode(api, 'wn2', ['eth0']);
+    await must(api.put('/node/wn1/nic/eth1', { macaddr: '02:00:00:00:99:01' }));
+    await must(api.put('/node/wn2/nic/eth1', { macaddr: '02:00:00:00:99:02' }));
+    await must(api.post('/switch/ws/port/gi1/0/1/connect_nic', { node: 'wn1', nic: 'eth1' }));
+    ts.mockSwitch.learn('ws', 'gi1/0/1', { macs: ['02:00:00:00:99:01'] });
+    ts.mockSwitch.learn('ws', 'gi1/0/2', { macs: ['02:00:00:00:99:02'] });
+    const one = await cli.ok('admin', 'wiring', 'ws');
+    expect(rows(one).slice(1).map((r) => r.slice(0, 5))).to.deep.equal([
+      ['ws', 'gi1/0/1', 'wn1 eth1 (02:00:00:00:99:01)', 'ok', '02:00:00:00:99:01'],
+      ['ws', 'gi1/0/2', '', 'unwired', '02:00:00:00:99:02'],
+    ]);
+    expect(one.trimEnd().split('\n').at(-1)).to.equal('ws: ok 1, mismatch 0, unseen 0, unwired 1');
+    const all = await cli.ok('admin', 'wiring');
+    expect(rows(all).slice(1).filter((r) => r[0] === 'ws').map((r) => r.slice(0, 4))).to.deep.equal([['ws', 'gi1/0/2', '', 'unwired']]);
+    expect(all.trimEnd().split('\n').at(-1), all).to.match(/^all switches: ok \d+, mismatch \d+, unseen \d+, unwired 1, switches \d+, unsupported 0, failed \d+$/);
+    const proposed = await cli.ok('admin', 'wiring', 'ws', '--propose');
+    expect(rows(proposed).slice(1)).to.deep.equal([['gi1/0/2', 'wn2 eth1 (02:00:00:00:99:02)', 'mac', 'hilt port nic add ws gi1/0/2 wn2 eth1']]);
+    expect((await cli.json('admin', 'wiring', 'ws', '--propose')).proposals).to.have.length(1);
+    expect((await cli.run('admin', 'wiring', '--propose')).code).to.equal(2);
+  });
 });
