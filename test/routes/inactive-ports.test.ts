@@ -41,6 +41,7 @@ describe('inactive switch ports are shut (HILT_INACTIVE_PORTS)', function () {
       const list = (await must(api.get('/networks'))).body;
       for (const w of ['in-a', 'in-b']) vlan[w] = Number(list[w].network_id);
     });
+    after(() => stopTestServer(ts));
 
     const op = async (path: string, body?: Record<string, unknown>) => {
       const r = await api.post(path, body);
@@ -119,6 +120,7 @@ describe('inactive switch ports are shut (HILT_INACTIVE_PORTS)', function () {
       await must(api.put('/project/kp'));
       await must(api.put('/network/kp-a', { owner: 'kp', access: 'kp', net_id: '' }));
     });
+    after(() => stopTestServer(ts));
 
     for (const kind of KINDS) {
       it(`${kind}: revert, attach and detach never shut the port, and the audit does not ask for it`, async () => {

@@ -5,7 +5,7 @@
  * unwired ports; every switch at once in one session each; the metrics; the refusals.
  */
 import { expect } from 'chai';
-import { must, makeNode, startTestServer, TestServer, Client, mockSwitch, makeUser, finished } from '../helpers/server';
+import { must, startTestServer, stopTestServer, TestServer, Client, mockSwitch, makeUser, finished } from '../helpers/server';
 import { registration, simFor, VENDOR_CASES } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { parseExposition, value } from '../helpers/prometheus';
@@ -89,6 +89,8 @@ describe('wiring validation (admin)', function () {
       }
     }
   });
+
+  after(() => stopTestServer(ts));
 
   /** A distinct MAC per vendor and nic, as operators write them (upper case, colons). */
   function mac(kind: string, i: number): string {
