@@ -12,6 +12,7 @@ import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions } from '../hardware/switch-sessions';
 import { SwitchAudit } from '../hardware/drift-audit';
+import { WiringCheck } from '../hardware/wiring';
 import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
@@ -19,7 +20,7 @@ import { nicBehavior } from './nic/actor';
 import { NetworkOperations, reportOperations } from '../hardware/network-operations';
 import { NO_TELEMETRY } from './telemetry';
 import { portBehavior } from './port/actor';
-import { PortHardware } from '../hardware/port-hardware';
+import { InactivePorts, PortHardware } from '../hardware/port-hardware';
 import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
@@ -41,6 +42,10 @@ export interface WorldOptions extends RuntimeOptions {
   switchTimeoutMs?: number;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
+  /** HILT_INACTIVE_PORTS (default `shutdown`) */
+  inactivePorts?: InactivePorts;
+  /** HILT_WIRING_CONCURRENCY (default 8) */
+  wiringConcurrency?: number;
 }
 
 type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes';
@@ -71,6 +76,8 @@ export class World {
   readonly operations: NetworkOperations;
   /** the drift audit and repair of a switch's ports */
   readonly audit: SwitchAudit;
+  /** wiring validation from the switches' own tables */
+  readonly wiring: WiringCheck;
   readonly projects: EntityRegistry<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies>;
   readonly nodes: EntityRegistry<NodeState, NodeCommand, NodeEvent, NodeReplies>;
   readonly nics: EntityRegistry<NicState, NicCommand, NicEvent, NicReplies>;
@@ -108,6 +115,7 @@ export class World {
       operationPending: (wire) => !!rm.nic(wire.node, wire.nic)?.pending,
       record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
       stopping: () => this.closing,
+      inactivePorts: opts.inactivePorts,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
     this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
@@ -117,6 +125,7 @@ export class World {
       });
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
+    this.wiring = new WiringCheck({ rm, sessions: this.sessions, switchInfo, inactivePorts: opts.inactivePorts, concurrency: opts.wiringConcurrency });
     this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));
     this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));

@@ -94,6 +94,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
       switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+      inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
     });
     const { upgraded, repairedPorts } = await recoverWorld(world);
     await bootstrapAdmin(world, config, ctx.onAdminCreated);

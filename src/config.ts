@@ -8,6 +8,7 @@ import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import { IMAGE_NAME } from '../drivers/headnode/types';
 import { STORAGE_ENGINES, StorageKind } from '../actors/persistence';
 import type { DriverSettings } from '../drivers/settings';
+import { INACTIVE_PORTS, InactivePorts } from '../hardware/port-hardware';
 
 /** The service's settings; those its drivers read are declared in drivers/settings.ts. */
 export interface Config extends DriverSettings {
@@ -43,6 +44,10 @@ export interface Config extends DriverSettings {
   headnodeCheckMs: number;
   /** bound on each headnode VM operation (start, stop, delete, recovery, check) */
   headnodeTimeoutMs: number;
+  /** a switch port that carries none of the service's networks is shut (`shutdown`) or left as it is (`keep`) */
+  inactivePorts: InactivePorts;
+  /** switches read at once by GET /admin/wiring (one session each) */
+  wiringConcurrency: number;
   logLevel: string;
   /** failed logins for one user name within loginWindowMs that lock the name (429) */
   loginMaxFailures: number;
@@ -88,6 +93,8 @@ export const DEFAULTS: Config = {
   mockSwitchFailPorts: [],
   switchTimeoutMs: 30_000,
   switchSave: true,
+  inactivePorts: 'shutdown',
+  wiringConcurrency: 8,
   obmTimeoutMs: 10_000,
   logLevel: 'info',
   loginMaxFailures: 10,
@@ -208,6 +215,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_MOCK_SWITCH_FAIL_PORTS) cfg.mockSwitchFailPorts = env.HILT_MOCK_SWITCH_FAIL_PORTS.split(',').map((s) => s.trim()).filter(Boolean);
   if (env.HILT_SWITCH_TIMEOUT_MS) cfg.switchTimeoutMs = int('HILT_SWITCH_TIMEOUT_MS', env.HILT_SWITCH_TIMEOUT_MS);
   if (env.HILT_SWITCH_SAVE) cfg.switchSave = bool('HILT_SWITCH_SAVE', env.HILT_SWITCH_SAVE);
+  if (env.HILT_INACTIVE_PORTS) cfg.inactivePorts = oneOf('HILT_INACTIVE_PORTS', env.HILT_INACTIVE_PORTS, INACTIVE_PORTS);
+  if (env.HILT_WIRING_CONCURRENCY) cfg.wiringConcurrency = int('HILT_WIRING_CONCURRENCY', env.HILT_WIRING_CONCURRENCY);
   if (env.HILT_IPMI_CIPHER_SUITE) cfg.ipmiCipherSuite = env.HILT_IPMI_CIPHER_SUITE;
   if (env.HILT_OBM_TIMEOUT_MS) cfg.obmTimeoutMs = int('HILT_OBM_TIMEOUT_MS', env.HILT_OBM_TIMEOUT_MS);
   if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;
@@ -227,6 +236,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS.types());
   oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
   oneOf('storage', cfg.storage, STORAGE_ENGINES);
+  oneOf('inactivePorts', cfg.inactivePorts, INACTIVE_PORTS);
+  if (!Number.isInteger(cfg.wiringConcurrency) || cfg.wiringConcurrency < 1) throw new Error('HILT_WIRING_CONCURRENCY must be a positive integer');
   if (cfg.storage === 'postgres' && !cfg.databaseUrl) throw new Error('HILT_STORAGE=postgres needs HILT_DATABASE_URL (postgres://user:password@host:port/database)');
   if (cfg.databaseUrl && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) throw new Error('HILT_DATABASE_URL must be a postgres:// or postgresql:// URL');
   // Renewals run every second at most: a shorter TTL would be lost to one slow renewal.

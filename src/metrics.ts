@@ -133,6 +133,17 @@ export class Metrics implements Telemetry {
       },
     });
     new Gauge({
+      name: 'hilt_wiring_ports', help: 'Ports per wiring verdict (ok, mismatch, unseen, unwired) at the last wiring check of each switch, by switch', labelNames: ['switch', 'verdict'], registers,
+      collect() {
+        this.reset();
+        if (!self.sources) return;
+        for (const [sw, counts] of self.sources.world.wiring.last) {
+          if (!self.sources.world.rm.switches.has(sw)) continue;
+          for (const [verdict, n] of Object.entries(counts)) this.set({ switch: sw, verdict }, n);
+        }
+      },
+    });
+    new Gauge({
       name: 'hilt_device_queue_depth', help: 'Calls queued or running on the per-device queues, by queue', labelNames: ['queue'], registers,
       collect() {
         this.reset();

@@ -298,7 +298,9 @@ const VIEWS = {
           { key: 'pending', label: 'Pending operations' },
           { key: 'queued', label: 'Queued calls' },
         ],
-        actions: state.me.features.drift ? (r) => h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit') : undefined,
+        actions: state.me.features.drift ? (r) => h('span', {},
+          h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit'), ' ',
+          h('button', { type: 'button', on: { click: () => wiring(r.name) } }, 'Wiring check')) : undefined,
       });
       const ports = dataTable({
         name: 'ports', caption: 'Ports and wiring', defaults: { sort: 'port' },
@@ -496,6 +498,19 @@ async function drift(sw) {
     showResult(`Drift audit of ${sw}`, await api('action', { method: 'POST', body: { action: 'drift', switch: sw } }));
   } catch (err) {
     say(`Drift audit failed: ${err.message}`);
+  }
+}
+
+/** The wiring check of a switch: its counts, then the ports whose cable is not the nic the inventory says (mismatch, unwired). */
+async function wiring(sw) {
+  try {
+    const r = await api('action', { method: 'POST', body: { action: 'wiring', switch: sw } });
+    const bad = r.ports.filter((p) => p.verdict === 'mismatch' || p.verdict === 'unwired');
+    const counts = Object.entries(r.summary).map(([k, n]) => `${k} ${n}`).join(', ');
+    const lines = bad.map((p) => `${p.port} ${p.verdict}${p.nic ? ` (wired to ${p.nic.node} ${p.nic.nic}, ${p.nic.macaddr})` : ''}\n  ${(p.details || []).join('\n  ')}`);
+    showResult(`Wiring of ${sw}: ${counts}`, lines.length ? `Mismatches:\n${lines.join('\n')}` : 'No mismatch: every cable the switch saw is where the inventory says.');
+  } catch (err) {
+    say(`Wiring check failed: ${err.message}`);
   }
 }
 

@@ -76,7 +76,8 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
         const config = configAfter(hardware.current(state), { kind: 'detach', native: cmd.native, vlan: cmd.vlan });
         // A change of this port not written yet must not put the VLAN back.
         hardware.supersede(state, config);
-        return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }] };
+        // A port left with nothing is shut in the background (hardware/port-hardware.ts).
+        return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }], afterCommit: () => hardware.shutIfInactive(state, config) };
       }),
       // Deferred like port.apply: the port is the only caller of hardware for itself.
       'port.check': live((state, cmd) => ({ events: [], value: hardware.check(state, { repair: cmd.repair, batch: cmd.batch }) })),

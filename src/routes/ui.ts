@@ -215,8 +215,11 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
         if (!app.hasRoute({ method: 'GET', url: DRIFT_ROUTE })) throw notFound('a drift audit (this service has none)');
         call = { method: 'GET', url: `/admin/switch/${enc(str('switch'))}/drift` };
         break;
+      case 'wiring':
+        call = { method: 'GET', url: `/admin/switch/${enc(str('switch'))}/wiring` };
+        break;
       default:
-        throw badArgument('action must be reapply, force_detach or drift');
+        throw badArgument('action must be reapply, force_detach, drift or wiring');
     }
     req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
     const r = await app.inject({
