@@ -35,6 +35,7 @@ import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
 import { guardHeadnode, guardObm } from './lease-guard';
 import { Gate, Role } from './gate';
+import { Lifecycle } from './lifecycle';
 
 export type { Role } from './gate';
 import { Metrics } from './metrics';
@@ -48,6 +49,8 @@ export interface Service {
   drivers: Drivers;
   /** headnode VMs: HTTP calls, recovery, monitor; `.driver` is the configured driver */
   readonly headnodes: HeadnodeControl;
+  /** the tenant lifecycle's runners of the current activation (release hooks are registered here) */
+  readonly lifecycle: Lifecycle;
   /** resolves once every headnode was recovered after the current activation */
   readonly headnodesRecovered: Promise<void>;
   /** the service's metrics (GET /metrics), across activations */
@@ -86,6 +89,7 @@ interface Activation {
   app: FastifyInstance;
   world: World;
   headnodes: HeadnodeControl;
+  lifecycle: Lifecycle;
   headnodesRecovered: Promise<void>;
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   close(): Promise<void>;
@@ -162,8 +166,10 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     let world: World | undefined;
     let headnodes: HeadnodeControl | undefined;
     let app: FastifyInstance | undefined;
+    let lifecycle: Lifecycle | undefined;
     const close = async () => {
       await app?.close();
+      lifecycle?.close();
       // Headnode VMs keep running across a restart of the service: the next start adopts them.
       await headnodes?.close();
       await world?.close();
@@ -174,6 +180,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
         switchDriverFor: (type) => drivers.switches.driver(type), mayAct: held ? mayAct : undefined,
         switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+        release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
       });
       // Data written by an earlier release is brought to the current format first, once.
       const upgraded = await upgradeStorage(world);
@@ -190,19 +197,24 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
 
       // On PostgreSQL, no hardware call once the lease is gone (src/lease-guard.ts).
       const power = new PowerControl(held ? guardObm(drivers.obm, mayAct, retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+      // The tenant lifecycle (docs/lifecycle.md): release power-offs, maintenance notices and
+      // lease expiries still pending in storage are resumed here, before the API serves.
+      lifecycle = new Lifecycle(world, { config, power, telemetry: metrics, mayAct: held ? mayAct : undefined });
+      lifecycle.start(config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined);
       headnodes = new HeadnodeControl(world, held ? guardHeadnode(hnDriver, mayAct, retryAfterS) : hnDriver, {
         baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
         telemetry: metrics, driverName: deps.headnodeDriver ? 'custom' : config.headnodeDriver,
       });
       let handler!: Activation['handler'];
       app = await buildApp({
-        world, config, power, headnodes, drivers, metrics, logger: appLogger,
+        world, config, power, headnodes, lifecycle, drivers, metrics, logger: appLogger,
         // The gate listens; the app only handles what the gate hands it.
         serverFactory: (h) => ((handler = h), createServer()),
       });
       const ui = app.hilt;
       await metrics.attach({ world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0 });
       headnodes.log = app.log;
+      lifecycle.log = app.log;
       world.sessions.log = app.log;
       const faultLog = app.log;
       world.runtime.onFault = (f) => faultLog.error(
@@ -214,7 +226,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       // VMs that should run come back (adopted if still running) in the background; calls on a
       // headnode wait for its recovery.
       const headnodesRecovered = headnodes.recover();
-      return { app, world, headnodes, headnodesRecovered, handler, close };
+      return { app, world, headnodes, lifecycle, headnodesRecovered, handler, close };
     } catch (err) {
       await bounded(close(), config.askTimeoutMs + 5000);
       throw err;
@@ -342,6 +354,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     get app() { return (last ?? { app: none('app')() }).app; },
     get world() { return (last ?? { world: none('world')() }).world; },
     get headnodes() { return (last ?? { headnodes: none('headnodes')() }).headnodes; },
+    get lifecycle() { return (last ?? { lifecycle: none('lifecycle')() }).lifecycle; },
     get headnodesRecovered() { return (last ?? { headnodesRecovered: none('headnodes')() }).headnodesRecovered; },
     get role() { return gate.role; },
     get generatedAdminPassword() { return generatedAdminPassword; },

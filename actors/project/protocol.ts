@@ -6,7 +6,18 @@
  */
 import type { NetworkCreate } from '../network/protocol';
 
-export interface ProjectState { name: string }
+/** A project's limits (docs/lifecycle.md): absent, no limit. */
+export interface Quota { nodes?: number; networks?: number }
+
+export interface ProjectState { name: string; quota?: Quota }
+
+/** What a project's maintenance and release settings are, for the project actor (docs/lifecycle.md). */
+export interface ReleasePolicy {
+  /** the maintenance pool's project, if there is a pool */
+  maintenanceProject?: string;
+  /** a release powers the node off */
+  powerOff: boolean;
+}
 
 export type ProjectCommand =
   | { type: 'project.create'; by: string }
@@ -17,7 +28,9 @@ export type ProjectCommand =
   | { type: 'project.grantNetwork'; by: string; network: string }
   | { type: 'project.createHeadnode'; by: string; headnode: string; baseImg: string }
   | { type: 'project.addUser'; by: string; user: string }
-  | { type: 'project.removeUser'; by: string; user: string };
+  | { type: 'project.removeUser'; by: string; user: string }
+  /** `null` removes a limit, an absent key leaves it */
+  | { type: 'project.setQuota'; by: string; nodes?: number | null; networks?: number | null };
 
 export interface ProjectReplies {
   'project.create': void;
@@ -29,8 +42,10 @@ export interface ProjectReplies {
   'project.createHeadnode': void;
   'project.addUser': void;
   'project.removeUser': void;
+  'project.setQuota': void;
 }
 
 export type ProjectEvent =
   | { type: 'ProjectCreated' }
-  | { type: 'ProjectDeleted' };
+  | { type: 'ProjectDeleted' }
+  | { type: 'ProjectQuotaSet'; nodes?: number | null; networks?: number | null };

@@ -97,6 +97,11 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: N }>('/node/:node/power_off', { schema: S.powerOff }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
     await power.off(node.obm, powerCaller(req.caller, node));
+    // A node flagged for a failed release power-off is off now (docs/lifecycle.md).
+    if (rm.releasePowerOffs.get(node.name)?.status === 'failed') {
+      await world.nodes.ask(node.name, { type: 'node.powerOffEnded', by: req.caller.user, error: null })
+        .catch((err: Error) => req.log.warn({ node: node.name, err: err.message }, 'could not clear the failed release power-off of a node that is off now'));
+    }
   });
 
   app.post<{ Params: N }>('/node/:node/power_on', { schema: S.powerOn }, async (req) => {
