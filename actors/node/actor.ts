@@ -1,9 +1,9 @@
-import { Asker, Behavior, Decision, assertNever } from '../runtime';
+import { Asker, Behavior, Decision, assertNever, existing } from '../runtime';
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
 import type { NicCommand, NicReplies } from '../nic/protocol';
-import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, NodeState } from './protocol';
+import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, NodeReplies, NodeState } from './protocol';
 
 
 /** What the node actor needs: the committed view, and its nics' actors (node → nic). */
@@ -49,7 +49,7 @@ function stillAuthorized(state: NodeState, id: string, project: string | null): 
   if (project !== null && state.project !== project) throw unauthorized(`node ${id} no longer belongs to project ${project}`);
 }
 
-export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent> {
+export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent, NodeReplies> {
   /** The nic's actor, once the committed view shows it exists (every nic creation and deletion passes this mailbox). */
   function nicOf(id: string, nic: string): string {
     if (!rm.nic(id, nic)) throw notFound(`nic ${nic} of node ${id}`);
@@ -64,7 +64,9 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
   const nextSeq = (id: string) => 1 + Math.max(0, ...rm.nicsOf(id).map((n) => n.lastSeq));
 
   /** Hand a command to the nic; the node records nothing itself. */
-  const viaNic = async (value: Promise<unknown>): Promise<Decision<NodeEvent>> => ({ events: [], value: await value });
+  const viaNic = async <V>(value: Promise<V>) => ({ events: [], value: await value }) as Decision<NodeEvent, V>;
+  /** A command on a registered node. */
+  const live = <Cmd, D>(handler: (state: NodeState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`node ${id}`), handler);
 
   return {
     kind: 'node',
@@ -114,102 +116,102 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
       }
     },
 
-    async decide(state, cmd, id) {
-      if (cmd.type === 'node.register') {
+    decide: {
+      'node.register': (state, cmd, id) => {
         if (state) throw duplicate(`node ${id}`);
         return { events: [{ type: 'NodeRegistered', obm: cmd.obm, metadata: cmd.metadata, incarnation: newIncarnation() }] };
-      }
-      if (!state) throw notFound(`node ${id}`);
-      const nicState = () => rm.nicsOf(id);
-      switch (cmd.type) {
-        case 'node.delete':
-          if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
-          if (rm.nicsByNode.get(id).size) throw blocked(`node ${id} still has nics`);
-          return { events: [{ type: 'NodeDeleted' }] };
-        case 'node.registerNic':
-          if (rm.nic(id, cmd.nic)) throw duplicate(`nic ${cmd.nic} of node ${id}`);
-          return viaNic(nics.ask(nicId(id, cmd.nic), { type: 'nic.register', by: cmd.by, macaddr: cmd.macaddr, nodeIncarnation: state.incarnation }));
-        case 'node.deleteNic':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.delete', by: cmd.by }));
-        case 'node.assign':
-          if (state.project) throw blocked(`node ${id} is not free`);
-          return { events: [{ type: 'NodeAssigned', project: cmd.project }] };
-        case 'node.release':
-          if (state.project !== cmd.project) throw new HiltError('ProjectMismatchError', `node ${id} does not belong to project ${cmd.project}`);
-          // Safe to read from the committed view: a nic gains a network or a pending operation
-          // only through this mailbox, and an outcome only ever ends a pending one.
-          if (nicState().some((n) => Object.keys(n.networks).length)) throw blocked(`node ${id} is attached to a network`);
-          if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations`);
-          return {
-            events: [{
-              type: 'NodeReleased', project: cmd.project,
-              ...(cmd.into && cmd.into !== cmd.project ? { into: cmd.into } : {}),
-              ...(cmd.powerOff ? { powerOff: true } : {}),
-            }],
-          };
-        case 'node.wireNic':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.wire', by: cmd.by, switch: cmd.switch, port: cmd.port }));
-        case 'node.unwireNic':
-          if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.unwire', by: cmd.by, switch: cmd.switch, port: cmd.port }));
-
-        case 'node.connectNetwork': {
-          // docs/api-conventions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
-          if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
-          stillAuthorized(state, id, cmd.project);
-          refuseExpired(state, id);
-          return viaNic(nics.ask(nicOf(id, cmd.nic), {
-            type: 'nic.connect', by: cmd.by, seq: nextSeq(id), project: state.project, network: cmd.network, channel: cmd.channel,
-          }));
+      },
+      'node.delete': live((state, _cmd, id) => {
+        if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
+        if (rm.nicsByNode.get(id).size) throw blocked(`node ${id} still has nics`);
+        return { events: [{ type: 'NodeDeleted' }] };
+      }),
+      'node.registerNic': live(async (state, cmd, id) => {
+        if (rm.nic(id, cmd.nic)) throw duplicate(`nic ${cmd.nic} of node ${id}`);
+        return viaNic(nics.ask(nicId(id, cmd.nic), { type: 'nic.register', by: cmd.by, macaddr: cmd.macaddr, nodeIncarnation: state.incarnation }));
+      }),
+      'node.deleteNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.delete', by: cmd.by }))),
+      'node.assign': live((state, cmd, id) => {
+        if (state.project) throw blocked(`node ${id} is not free`);
+        return { events: [{ type: 'NodeAssigned', project: cmd.project }] };
+      }),
+      'node.release': live((state, cmd, id) => {
+        if (state.project !== cmd.project) throw new HiltError('ProjectMismatchError', `node ${id} does not belong to project ${cmd.project}`);
+        // Safe to read from the committed view: a nic gains a network or a pending operation
+        // only through this mailbox, and an outcome only ever ends a pending one.
+        if (rm.nicsOf(id).some((n) => Object.keys(n.networks).length)) throw blocked(`node ${id} is attached to a network`);
+        if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations`);
+        return {
+          events: [{
+            type: 'NodeReleased', project: cmd.project,
+            ...(cmd.into && cmd.into !== cmd.project ? { into: cmd.into } : {}),
+            ...(cmd.powerOff ? { powerOff: true } : {}),
+          }],
+        };
+      }),
+      'node.wireNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.wire', by: cmd.by, switch: cmd.switch, port: cmd.port }))),
+      'node.unwireNic': live((state, cmd, id) => {
+        if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
+        return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.unwire', by: cmd.by, switch: cmd.switch, port: cmd.port }));
+      }),
+      'node.connectNetwork': live((state, cmd, id) => {
+        // docs/api-conventions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
+        if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+        stillAuthorized(state, id, cmd.project);
+        refuseExpired(state, id);
+        return viaNic(nics.ask(nicOf(id, cmd.nic), {
+          type: 'nic.connect', by: cmd.by, seq: nextSeq(id), project: state.project, network: cmd.network, channel: cmd.channel,
+        }));
+      }),
+      'node.detachNetwork': live((state, cmd, id) => {
+        if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+        stillAuthorized(state, id, cmd.project);
+        return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.detach', by: cmd.by, seq: nextSeq(id), network: cmd.network }));
+      }),
+      'node.revertPort': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.revert', by: cmd.by, seq: nextSeq(id) }))),
+      'node.reapplyPort': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.reapply', by: cmd.by, seq: nextSeq(id) }))),
+      'node.forceDetach': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.forceDetach', by: cmd.by, network: cmd.network }))),
+      'node.setMetadata': live((state, cmd, id) => {
+        // docs/api-conventions.md §5: a new label beyond the limit is refused; replacing a value is not.
+        if (!hasLabel(state, cmd.label) && Object.keys(state.metadata ?? {}).length >= METADATA_MAX_LABELS) {
+          throw conflict(`node ${id} already has ${METADATA_MAX_LABELS} metadata labels`);
         }
-        case 'node.detachNetwork':
-          if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
-          stillAuthorized(state, id, cmd.project);
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.detach', by: cmd.by, seq: nextSeq(id), network: cmd.network }));
-        case 'node.revertPort':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.revert', by: cmd.by, seq: nextSeq(id) }));
-        case 'node.reapplyPort':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.reapply', by: cmd.by, seq: nextSeq(id) }));
-        case 'node.forceDetach':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.forceDetach', by: cmd.by, network: cmd.network }));
-        case 'node.setMetadata':
-          // docs/api-conventions.md §5: a new label beyond the limit is refused; replacing a value is not.
-          if (!hasLabel(state, cmd.label) && Object.keys(state.metadata ?? {}).length >= METADATA_MAX_LABELS) {
-            throw conflict(`node ${id} already has ${METADATA_MAX_LABELS} metadata labels`);
-          }
-          return { events: [{ type: 'NodeMetadataSet', label: cmd.label, value: cmd.value }] };
-        case 'node.deleteMetadata':
-          if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
-          return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
+        return { events: [{ type: 'NodeMetadataSet', label: cmd.label, value: cmd.value }] };
+      }),
+      'node.deleteMetadata': live((state, cmd, id) => {
+        if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
+        return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
+      }),
 
-        // The tenant lifecycle (docs/lifecycle.md).
-        case 'node.setLease':
-          if (!state.project) throw conflict(`node ${id} is free: only a node in a project has a lease`);
-          stillAuthorized(state, id, cmd.project);
-          refuseExpired(state, id);
-          return { events: [{ type: 'NodeLeaseSet', project: state.project, expiresAt: cmd.expiresAt }] };
-        case 'node.deleteLease':
-          stillAuthorized(state, id, cmd.project);
-          if (!state.lease) throw notFound(`a lease of node ${id}`);
-          refuseExpired(state, id);
-          return { events: [{ type: 'NodeLeaseDeleted' }] };
-        case 'node.leaseExpired':
-          if (state.lease?.expiresAt !== cmd.expiresAt || state.lease.expired) return { events: [] };
-          return { events: [{ type: 'NodeLeaseExpired', expiresAt: cmd.expiresAt }] };
-        case 'node.powerOffEnded': {
-          const due = state.releasePowerOff;
-          if (!due || (cmd.since !== undefined && due.since !== cmd.since)) return { events: [] };
-          if (cmd.error === null) return { events: [{ type: 'ReleasePowerOffSucceeded', ...(cmd.since !== undefined ? { since: cmd.since } : {}) }] };
-          // Only the release's own power-off records a failure; a pending one stays pending otherwise.
-          if (cmd.since === undefined) return { events: [] };
-          return { events: [{ type: 'ReleasePowerOffFailed', since: cmd.since, error: cmd.error }] };
-        }
-        case 'node.noticeAttempted':
-          if (state.maintenance?.since !== cmd.since || state.maintenance.deliveredAt !== undefined) return { events: [] };
-          return { events: [cmd.error === null ? { type: 'MaintenanceNoticeDelivered', since: cmd.since } : { type: 'MaintenanceNoticeFailed', since: cmd.since, error: cmd.error }] };
-        default:
-          return assertNever(cmd);
-      }
+      // The tenant lifecycle (docs/lifecycle.md).
+      'node.setLease': live((state, cmd, id) => {
+        if (!state.project) throw conflict(`node ${id} is free: only a node in a project has a lease`);
+        stillAuthorized(state, id, cmd.project);
+        refuseExpired(state, id);
+        return { events: [{ type: 'NodeLeaseSet', project: state.project, expiresAt: cmd.expiresAt }] };
+      }),
+      'node.deleteLease': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        if (!state.lease) throw notFound(`a lease of node ${id}`);
+        refuseExpired(state, id);
+        return { events: [{ type: 'NodeLeaseDeleted' }] };
+      }),
+      'node.leaseExpired': live((state, cmd) => {
+        if (state.lease?.expiresAt !== cmd.expiresAt || state.lease.expired) return { events: [] };
+        return { events: [{ type: 'NodeLeaseExpired', expiresAt: cmd.expiresAt }] };
+      }),
+      'node.powerOffEnded': live((state, cmd) => {
+        const due = state.releasePowerOff;
+        if (!due || (cmd.since !== undefined && due.since !== cmd.since)) return { events: [] };
+        if (cmd.error === null) return { events: [{ type: 'ReleasePowerOffSucceeded', ...(cmd.since !== undefined ? { since: cmd.since } : {}) }] };
+        // Only the release's own power-off records a failure; a pending one stays pending otherwise.
+        if (cmd.since === undefined) return { events: [] };
+        return { events: [{ type: 'ReleasePowerOffFailed', since: cmd.since, error: cmd.error }] };
+      }),
+      'node.noticeAttempted': live((state, cmd) => {
+        if (state.maintenance?.since !== cmd.since || state.maintenance.deliveredAt !== undefined) return { events: [] };
+        return { events: [cmd.error === null ? { type: 'MaintenanceNoticeDelivered', since: cmd.since } : { type: 'MaintenanceNoticeFailed', since: cmd.since, error: cmd.error }] };
+      }),
     },
   };
 }

@@ -65,18 +65,35 @@ export interface NodeState {
   maintenance?: MaintenanceNotice;
 }
 
-export type NodeCommand =
-  | { type: 'node.register'; by: string; obm: Obm; metadata?: Record<string, unknown> }
-  | { type: 'node.delete'; by: string }
-  | { type: 'node.registerNic'; by: string; nic: string; macaddr: string }
-  | { type: 'node.deleteNic'; by: string; nic: string }
-  /** from the project actor (project → node) */
+export type NodeCommand = NodePublicCommand | NodeInternalCommand;
+
+/**
+ * What only the project actor sends (project → node): a node joins or leaves a project through
+ * it; and what the tenant lifecycle's runners send (src/lifecycle/).
+ */
+export type NodeInternalCommand =
   | { type: 'node.assign'; by: string; project: string }
   /**
    * project_detach_node: leave `project`, into the maintenance pool's project when `into` is set
    * (never free in between), and with a power-off to follow when `powerOff`.
    */
   | { type: 'node.release'; by: string; project: string; into: string | null; powerOff: boolean }
+  /** from the lease runner: the lease ending at `expiresAt` has passed */
+  | { type: 'node.leaseExpired'; by: string; expiresAt: number }
+  /**
+   * A power-off ended: the release's (`since` names it) or, without `since`, any other one that
+   * succeeded (it clears a failed release power-off).
+   */
+  | { type: 'node.powerOffEnded'; by: string; since?: number; error: string | null }
+  /** from the maintenance deliveries: a POST of the notice `since` ended (error null: taken) */
+  | { type: 'node.noticeAttempted'; by: string; since: number; error: string | null };
+
+/** What the API's routes may send. */
+export type NodePublicCommand =
+  | { type: 'node.register'; by: string; obm: Obm; metadata?: Record<string, unknown> }
+  | { type: 'node.delete'; by: string }
+  | { type: 'node.registerNic'; by: string; nic: string; macaddr: string }
+  | { type: 'node.deleteNic'; by: string; nic: string }
   /** port_connect_nic / port_detach_nic: the node serializes every wiring change of its nics */
   | { type: 'node.wireNic'; by: string; nic: string; switch: string; port: string }
   | { type: 'node.unwireNic'; by: string; nic: string; switch: string; port: string }
@@ -98,16 +115,7 @@ export type NodeCommand =
   | { type: 'node.deleteMetadata'; by: string; label: string }
   /** PUT /node/<node>/lease (`project`: as connectNetwork's) */
   | { type: 'node.setLease'; by: string; project: string | null; expiresAt: number }
-  | { type: 'node.deleteLease'; by: string; project: string | null }
-  /** from the lease runner: the lease ending at `expiresAt` has passed */
-  | { type: 'node.leaseExpired'; by: string; expiresAt: number }
-  /**
-   * A power-off ended: the release's (`since` names it) or, without `since`, any other one that
-   * succeeded (it clears a failed release power-off).
-   */
-  | { type: 'node.powerOffEnded'; by: string; since?: number; error: string | null }
-  /** from the maintenance deliveries: a POST of the notice `since` ended (error null: taken) */
-  | { type: 'node.noticeAttempted'; by: string; since: number; error: string | null };
+  | { type: 'node.deleteLease'; by: string; project: string | null };
 
 /** A metadata value: flat, as node_register's `metadata` (docs/api-conventions.md §2). */
 export type MetadataValue = string | number | boolean;

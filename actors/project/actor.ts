@@ -1,4 +1,4 @@
-import { Behavior, assertNever } from '../runtime';
+import { Behavior, assertNever, existing } from '../runtime';
 import { HiltError, duplicate, notFound, blocked } from '../errors';
 import type { Asker } from '../runtime';
 import type { ReadModel } from '../readmodel';
@@ -6,7 +6,7 @@ import type { NodeCommand, NodeReplies } from '../node/protocol';
 import type { NetworkCommand, NetworkReplies } from '../network/protocol';
 import type { UserCommand, UserReplies } from '../user/protocol';
 import type { HeadnodeCommand, HeadnodeReplies } from '../headnode/protocol';
-import type { ProjectCommand, ProjectEvent, ProjectState, Quota, ReleasePolicy } from './protocol';
+import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState, Quota, ReleasePolicy } from './protocol';
 
 /** What the project actor needs: the committed view and the actors it asks (project → node, network, user, headnode). */
 export interface ProjectDeps {
@@ -33,7 +33,15 @@ function overQuota(id: string, what: 'nodes' | 'networks', limit: number): never
   throw blocked(`project ${id} has reached its quota of ${limit} ${what === 'nodes' ? (limit === 1 ? 'node' : 'nodes') : (limit === 1 ? 'network' : 'networks')}`);
 }
 
-export function projectBehavior({ rm, nodes, networks, users, headnodes, release }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent> {
+export function projectBehavior({ rm, nodes, networks, users, headnodes, release }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies> {
+  /** A command on an existing project. */
+  const live = <Cmd, D>(handler: (state: ProjectState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`project ${id}`), handler);
+  /** Ask below, record nothing here: the project's mailbox serializes what refers to it. */
+  const via = async (asked: Promise<unknown>) => {
+    await asked;
+    return { events: [] };
+  };
+
   return {
     kind: 'project',
 
@@ -54,70 +62,51 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
       }
     },
 
-    async decide(state, cmd, id) {
-      if (cmd.type === 'project.create') {
+    decide: {
+      'project.create': (state, _cmd, id) => {
         if (state) throw duplicate(`project ${id}`);
         return { events: [{ type: 'ProjectCreated' }] };
-      }
-      if (!state) {
-        // docs/api-conventions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
-        if (cmd.type === 'project.delete') throw new HiltError('IllegalStateError', `project ${id} does not exist`);
-        throw notFound(`project ${id}`);
-      }
-      switch (cmd.type) {
-        case 'project.delete': {
-          if (id === release?.maintenanceProject) throw blocked(`project ${id} is the maintenance pool's project (HILT_MAINTENANCE_PROJECT)`);
-          if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
-          if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns networks`);
-          if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to networks`);
-          if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has headnodes`);
-          // Memberships go first: every join goes through this mailbox, so none can slip in.
-          for (const user of [...rm.membersByProject.get(id)]) {
-            await users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });
-          }
-          return { events: [{ type: 'ProjectDeleted' }] };
+      },
+      // docs/api-conventions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
+      'project.delete': existing((id) => new HiltError('IllegalStateError', `project ${id} does not exist`), async (_state, cmd, id) => {
+        if (id === release?.maintenanceProject) throw blocked(`project ${id} is the maintenance pool's project (HILT_MAINTENANCE_PROJECT)`);
+        if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
+        if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns networks`);
+        if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to networks`);
+        if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has headnodes`);
+        // Memberships go first: every join goes through this mailbox, so none can slip in.
+        for (const user of [...rm.membersByProject.get(id)]) {
+          await users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });
         }
-        case 'project.connectNode': {
-          // Every node joins through this mailbox: the count read here cannot be overtaken. A node
-          // that is not free gets the node's own 409 first.
-          const limit = state.quota?.nodes;
-          if (limit !== undefined && rm.nodes.get(cmd.node)?.project === null && rm.nodesByProject.get(id).size >= limit) overQuota(id, 'nodes', limit);
-          await nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id });
-          return { events: [] };
-        }
-        case 'project.detachNode':
-          // HIL v0.3's maintenance pool: a node released from any other project moves into the
-          // pool's project (which never counts against a quota: a release is never refused for it).
-          await nodes.ask(cmd.node, {
-            type: 'node.release', by: cmd.by, project: id,
-            into: release?.maintenanceProject !== undefined && release.maintenanceProject !== id ? release.maintenanceProject : null,
-            powerOff: release?.powerOff ?? false,
-          });
-          return { events: [] };
-        case 'project.createNetwork': {
-          const limit = state.quota?.networks;
-          if (limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit) overQuota(id, 'networks', limit);
-          await networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec });
-          return { events: [] };
-        }
-        case 'project.grantNetwork':
-          await networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id });
-          return { events: [] };
-        case 'project.createHeadnode':
-          await headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg });
-          return { events: [] };
-        case 'project.addUser':
-          await users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id });
-          return { events: [] };
-        case 'project.removeUser':
-          await users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id });
-          return { events: [] };
-        case 'project.setQuota':
-          // A lowered quota evicts nothing: it only refuses what would go beyond it.
-          return { events: [{ type: 'ProjectQuotaSet', ...(cmd.nodes !== undefined ? { nodes: cmd.nodes } : {}), ...(cmd.networks !== undefined ? { networks: cmd.networks } : {}) }] };
-        default:
-          return assertNever(cmd);
-      }
+        return { events: [{ type: 'ProjectDeleted' }] };
+      }),
+      'project.connectNode': live((state, cmd, id) => {
+        // Every node joins through this mailbox: the count read here cannot be overtaken. A node
+        // that is not free gets the node's own 409 first.
+        const limit = state.quota?.nodes;
+        if (limit !== undefined && rm.nodes.get(cmd.node)?.project === null && rm.nodesByProject.get(id).size >= limit) overQuota(id, 'nodes', limit);
+        return via(nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id }));
+      }),
+      // HIL v0.3's maintenance pool: a node released from any other project moves into the pool's
+      // project (which never counts against a quota: a release is never refused for it).
+      'project.detachNode': live((_s, cmd, id) => via(nodes.ask(cmd.node, {
+        type: 'node.release', by: cmd.by, project: id,
+        into: release?.maintenanceProject !== undefined && release.maintenanceProject !== id ? release.maintenanceProject : null,
+        powerOff: release?.powerOff ?? false,
+      }))),
+      'project.createNetwork': live((state, cmd, id) => {
+        const limit = state.quota?.networks;
+        if (limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit) overQuota(id, 'networks', limit);
+        return via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec }));
+      }),
+      'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
+      'project.createHeadnode': live((_s, cmd, id) => via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg }))),
+      'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id }))),
+      'project.removeUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id }))),
+      // A lowered quota evicts nothing: it only refuses what would go beyond it.
+      'project.setQuota': live((_s, cmd) => ({
+        events: [{ type: 'ProjectQuotaSet', ...(cmd.nodes !== undefined ? { nodes: cmd.nodes } : {}), ...(cmd.networks !== undefined ? { networks: cmd.networks } : {}) }],
+      })),
     },
   };
 }

@@ -19,6 +19,9 @@ export interface ReleasePolicy {
   powerOff: boolean;
 }
 
+/** Every command of the project is the API's: the routes send them all. */
+export type ProjectPublicCommand = ProjectCommand;
+
 export type ProjectCommand =
   | { type: 'project.create'; by: string }
   | { type: 'project.delete'; by: string }

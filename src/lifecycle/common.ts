@@ -3,6 +3,7 @@
  * how they report to metrics, and how they record an outcome that must not be lost.
  */
 import { HiltError } from '../../actors/errors';
+import { backoff, sleep } from '../../lib/time';
 
 /** The user the service acts as for its own lifecycle work (lease expiry, outcomes), in every journal. */
 export const SYSTEM_USER = 'hilt';
@@ -34,23 +35,22 @@ export interface LifecycleLog {
 
 export const NO_LOG: LifecycleLog = { info() {}, warn() {} };
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-
 export const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * Runs `ask` until it succeeds or `stopped()`: an outcome that storage or the actor could not take
- * now (503) is asked again with backoff, since a lost outcome would leave the work pending until
- * the next start. Any other refusal is final (the node is gone). Resolves whether it was recorded.
+ * Runs `ask` until it succeeds or `stop` aborts: an outcome that storage or the actor could not
+ * take now (503) is asked again with backoff, since a lost outcome would leave the work pending
+ * until the next start. Any other refusal is final (the node is gone). Resolves whether it was
+ * recorded.
  */
-export async function recordOutcome(ask: () => Promise<unknown>, stopped: () => boolean): Promise<boolean> {
-  for (let attempt = 0; !stopped(); attempt++) {
+export async function recordOutcome(ask: () => Promise<unknown>, stop: AbortSignal): Promise<boolean> {
+  for (let attempt = 0; !stop.aborted; attempt++) {
     try {
       await ask();
       return true;
     } catch (err) {
       if (!(err instanceof HiltError) || err.type !== 'ServiceUnavailableError') return false;
-      await sleep(Math.min(5_000, 50 * 2 ** attempt));
+      await sleep(backoff(attempt, 50, 5_000), stop);
     }
   }
   return false;

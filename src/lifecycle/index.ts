@@ -83,6 +83,12 @@ export class Lifecycle {
     this.leases.close();
   }
 
+  /** A power-off of the node succeeded (POST /node/<node>/power_off): a failed release power-off is off the list. */
+  async poweredOff(node: string, by: string): Promise<void> {
+    if (this.world.rm.releasePowerOffs.get(node)?.status !== 'failed') return;
+    await this.world.nodes.ask(node, { type: 'node.powerOffEnded', by, error: null });
+  }
+
   /** Every node that needs an operator, and why (oldest first). */
   attention(): Attention[] {
     const rm = this.world.rm;

@@ -21,7 +21,8 @@ import type { ReadModel } from '../../actors/readmodel';
 import type { Lease, NodeCommand, NodeReplies, NodeState } from '../../actors/node/protocol';
 import type { ProjectCommand, ProjectReplies } from '../../actors/project/protocol';
 import { HiltError } from '../../actors/errors';
-import { errorText, LifecycleLog, LifecycleTelemetry, recordOutcome, sleep, SYSTEM_USER } from './common';
+import { errorText, LifecycleLog, LifecycleTelemetry, recordOutcome, SYSTEM_USER } from './common';
+import { backoff, sleep } from '../../lib/time';
 
 export interface LeaseDeps {
   rm: ReadModel;
@@ -46,7 +47,11 @@ export class LeaseExpiry {
   readonly expiring = new Map<string, Expiring>();
   /** node → wakes its expiry when one of its nics commits */
   private readonly wakers = new Map<string, () => void>();
-  private closed = false;
+  /** aborted by close(): every wait of the runner ends */
+  private readonly stop = new AbortController();
+  private get closed(): boolean {
+    return this.stop.signal.aborted;
+  }
 
   constructor(private readonly deps: LeaseDeps) {}
 
@@ -66,7 +71,7 @@ export class LeaseExpiry {
   }
 
   close(): void {
-    this.closed = true;
+    this.stop.abort();
     clearTimeout(this.timer);
     for (const wake of this.wakers.values()) wake();
   }
@@ -118,7 +123,7 @@ export class LeaseExpiry {
     };
     try {
       if (!lease.expired) {
-        if (!(await recordOutcome(() => nodes.ask(id, { type: 'node.leaseExpired', by: SYSTEM_USER, expiresAt: lease.expiresAt }), () => this.closed))) return;
+        if (!(await recordOutcome(() => nodes.ask(id, { type: 'node.leaseExpired', by: SYSTEM_USER, expiresAt: lease.expiresAt }), this.stop.signal))) return;
         if (!holds()) return;
         telemetry.leaseExpired();
         log.info({ node: id, project: lease.project, expiredAt: new Date(lease.expiresAt).toISOString() }, 'a lease passed: releasing its node');
@@ -131,7 +136,7 @@ export class LeaseExpiry {
         const attached = rm.nicsOf(id).flatMap((nic) => Object.values(nic.networks).map((network) => ({ nic: nic.name, network })));
         if (attached.length) {
           // A detach that failed leaves its network attached: try again, later each time.
-          if (round > 0) await sleep(Math.min(60_000, 1000 * 2 ** (round - 1)));
+          if (round > 0) await sleep(backoff(round - 1, 1000, 60_000), this.stop.signal);
           round++;
           if (!holds()) break;
           for (const { nic, network } of attached) {
@@ -151,13 +156,13 @@ export class LeaseExpiry {
           if (!(err instanceof HiltError) || (err.type !== 'BlockedError' && err.type !== 'ServiceUnavailableError')) {
             trouble('could not release the node', err);
           }
-          await sleep(RECHECK_MS);
+          await sleep(RECHECK_MS, this.stop.signal);
         }
       }
     } catch (err) {
       trouble('the expiry failed', err);
       // Not at once again: the next tick would meet the same failure.
-      await sleep(5_000);
+      await sleep(5_000, this.stop.signal);
     } finally {
       this.expiring.delete(id);
       this.reschedule();

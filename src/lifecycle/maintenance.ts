@@ -21,6 +21,7 @@ import { fetch } from 'undici';
 import type { Asker } from '../../actors/runtime';
 import type { ReadModel } from '../../actors/readmodel';
 import type { NodeCommand, NodeReplies, NodeState } from '../../actors/node/protocol';
+import { backoff } from '../../lib/time';
 import { errorText, LifecycleLog, LifecycleTelemetry, recordOutcome, SYSTEM_USER } from './common';
 
 export interface MaintenanceSettings {
@@ -43,7 +44,7 @@ export interface MaintenanceDeps {
 }
 
 /** The wait before the next POST after `failures` failed ones: 1 s, doubling, at most 5 minutes. */
-export const retryDelayMs = (failures: number) => Math.min(300_000, 1000 * 2 ** Math.max(0, failures - 1));
+export const retryDelayMs = (failures: number) => backoff(Math.max(0, failures - 1), 1000, 300_000);
 
 /** The signature header's value for `body` (what a receiver recomputes to check it). */
 export const signature = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -53,7 +54,11 @@ export class MaintenanceDeliveries {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** nodes with a POST in flight */
   private readonly sending = new Set<string>();
-  private closed = false;
+  /** aborted by close(): every wait of the runner ends */
+  private readonly stop = new AbortController();
+  private get closed(): boolean {
+    return this.stop.signal.aborted;
+  }
   private readonly target: URL;
   private readonly authorization?: string;
 
@@ -82,7 +87,7 @@ export class MaintenanceDeliveries {
   }
 
   close(): void {
-    this.closed = true;
+    this.stop.abort();
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
   }
@@ -117,7 +122,7 @@ export class MaintenanceDeliveries {
       this.deps.telemetry.maintenanceDelivery(error === null ? 'ok' : 'error');
       if (error === null) this.deps.log.info({ node: id }, 'the maintenance service took the notice of a node in the pool');
       else this.deps.log.warn({ node: id, attempts: notice.attempts + 1, err: error }, 'could not notify the maintenance service; retrying');
-      recorded = await recordOutcome(() => this.deps.nodes.ask(id, { type: 'node.noticeAttempted', by: SYSTEM_USER, since: notice.since, error }), () => this.closed);
+      recorded = await recordOutcome(() => this.deps.nodes.ask(id, { type: 'node.noticeAttempted', by: SYSTEM_USER, since: notice.since, error }), this.stop.signal);
     } finally {
       this.sending.delete(id);
     }
@@ -133,7 +138,7 @@ export class MaintenanceDeliveries {
     if (this.authorization) headers.authorization = this.authorization;
     const ms = this.settings.timeoutMs;
     try {
-      const res = await fetch(this.target, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.timeout(ms) });
+      const res = await fetch(this.target, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.any([AbortSignal.timeout(ms), this.stop.signal]) });
       await res.body?.cancel().catch(() => undefined);
       return res.status >= 200 && res.status < 300 ? null : `the maintenance service answered ${res.status}`;
     } catch (err) {

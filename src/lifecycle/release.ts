@@ -35,7 +35,11 @@ export class ReleaseRunner {
   readonly hooks: ReleaseHook[] = [];
   /** `node\0since` of the power-offs under way */
   private readonly running = new Set<string>();
-  private closed = false;
+  /** aborted by close(): every wait of the runner ends */
+  private readonly stop = new AbortController();
+  private get closed(): boolean {
+    return this.stop.signal.aborted;
+  }
 
   constructor(private readonly deps: ReleaseDeps) {}
 
@@ -54,7 +58,7 @@ export class ReleaseRunner {
   }
 
   close(): void {
-    this.closed = true;
+    this.stop.abort();
   }
 
   private released(node: NodeState): void {
@@ -90,7 +94,7 @@ export class ReleaseRunner {
       telemetry.releasePowerOff(error === null ? 'ok' : 'error');
       if (error === null) log.info({ node: node.name }, 'powered off a released node');
       else log.warn({ node: node.name, err: error }, 'could not power off a released node: it is flagged in GET /admin/nodes/attention until a power-off succeeds');
-      await recordOutcome(() => nodes.ask(node.name, { type: 'node.powerOffEnded', by: SYSTEM_USER, since, error }), () => this.closed);
+      await recordOutcome(() => nodes.ask(node.name, { type: 'node.powerOffEnded', by: SYSTEM_USER, since, error }), this.stop.signal);
     } finally {
       this.running.delete(key);
     }

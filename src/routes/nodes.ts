@@ -1,6 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/nodes';
-import { badArgument, duplicate, notFound, quote, unauthorized } from '../errors';
+import { badArgument, duplicate, notFound, unauthorized } from '../errors';
+import { quote } from '../../lib/text';
 import { CachedLists } from './cached-lists';
 import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
@@ -13,7 +14,7 @@ type NN = { node: string; nic: string };
 type NL = { node: string; label: string };
 
 export async function nodeRoutes(app: FastifyInstance): Promise<void> {
-  const { world, power, drivers } = app.hilt;
+  const { world, power, drivers, lifecycle } = app.hilt;
   const rm = world.rm;
 
   /** Power calls (docs/api-conventions.md §3): a free node is the admin's; an assigned one its project's too. */
@@ -98,10 +99,8 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     const node = powerTarget(req.caller, req.params.node);
     await power.off(node.obm, powerCaller(req.caller, node));
     // A node flagged for a failed release power-off is off now (docs/lifecycle.md).
-    if (rm.releasePowerOffs.get(node.name)?.status === 'failed') {
-      await world.nodes.ask(node.name, { type: 'node.powerOffEnded', by: req.caller.user, error: null })
-        .catch((err: Error) => req.log.warn({ node: node.name, err: err.message }, 'could not clear the failed release power-off of a node that is off now'));
-    }
+    await lifecycle.poweredOff(node.name, req.caller.user)
+      .catch((err: Error) => req.log.warn({ node: node.name, err: err.message }, 'could not clear the failed release power-off of a node that is off now'));
   });
 
   app.post<{ Params: N }>('/node/:node/power_on', { schema: S.powerOn }, async (req) => {
