@@ -401,7 +401,16 @@ function randomOp(r: ReturnType<typeof rng>, s?: State): Op {
   // The tenant lifecycle: leases (never passing here: test/lifecycle/leases.test.ts times them),
   // quotas, and members powering their nodes on (every release powers its node off).
   const y = r.next();
-  if (y < 0.05) return { t: r.next() < 0.6 ? 'leaseSet' : 'leaseDel', n: n0, as: anyCaller() };
+  if (y < 0.05) {
+    // Mostly aimed at a reserved node, by its project's member or an admin.
+    const held = s ? Object.entries(s.nodes).filter(([, x]) => x.project) : [];
+    const t = r.next() < 0.6 ? 'leaseSet' as const : 'leaseDel' as const;
+    if (held.length && r.next() < 0.7) {
+      const [n, x] = r.pick(held);
+      return { t, n, as: memberOf(x.project!) };
+    }
+    return { t, n: n0, as: anyCaller() };
+  }
   if (y < 0.08) return { t: 'quota', p: r.pick(PROJECTS), nodes: r.pick([null, null, 1, 2, 3]), networks: r.pick([null, null, 1, 2]) };
   if (y < 0.11) return { t: 'powerOn', n: n0, as: r.pick(Object.keys(MEMBERS)) };
   const x = r.next();
