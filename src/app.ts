@@ -24,7 +24,7 @@ import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
 import { lifecycleRoutes } from './routes/lifecycle';
 import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
-import { addNameFormats, errorSchema, NAME_FORMAT, NAME_OR_EMPTY_FORMAT, NAME_RULE } from './schemas/common';
+import { addNameFormats, errorSchema, NAME_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
 import { Metrics } from './metrics';
 import { metricsRoutes } from './routes/metrics';
@@ -84,10 +84,9 @@ interface ValidationIssue { keyword: string; instancePath: string; params?: { fo
 
 /** A name that breaks the rule gets the rule's wording (Ajv's would be `must match format "hilt-name"`). */
 function validationMessage(issues: ValidationIssue[], context = 'request'): string | null {
-  const bad = issues.find((i) => i.keyword === 'format' && (i.params?.format === NAME_FORMAT || i.params?.format === NAME_OR_EMPTY_FORMAT));
+  const bad = issues.find((i) => i.keyword === 'format' && i.params?.format === NAME_FORMAT);
   if (!bad) return null;
-  const where = `${context}${bad.instancePath}`;
-  return bad.params?.format === NAME_OR_EMPTY_FORMAT ? `${where} must be "" or a name: ${NAME_RULE.replace('must be a name: ', '')}` : `${where} ${NAME_RULE}`;
+  return `${context}${bad.instancePath} ${NAME_RULE}`;
 }
 
 /** A path as a message shows it: whole up to 64 characters (it has no control characters), else a prefix. */
@@ -97,7 +96,7 @@ const shortPath = (p: string) => (p.length <= 64 ? p : `${p.slice(0, 64)}… (${
 const MSG_MAX = 1024;
 const bounded = (msg: string) => (msg.length <= MSG_MAX ? msg : `${msg.slice(0, MSG_MAX)}…`);
 
-/** The throttle's settings from the configuration (README, Logins). */
+/** The throttle's settings from the configuration (docs/api.md, Logins). */
 function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
 }

@@ -1,5 +1,5 @@
 /**
- * hilt admin …: hilt's own admin calls, beyond HIL's API (README, API; docs/api-conventions.md
+ * hilt admin …: hilt's own admin calls, beyond HIL's API (docs/api.md; docs/api-conventions.md
  * §8 repairs, §12 inspection).
  */
 import { Command, InvalidArgumentError } from 'commander';
