@@ -205,6 +205,7 @@ const VIEWS = {
           { key: 'pending', label: 'Pending operations' },
           ...(state.me.isAdmin ? [{ key: 'obm', label: 'BMC driver' }] : []),
           { key: 'metadata', label: 'Metadata' },
+          { key: 'lease', label: 'Lease left', render: (r) => leaseLeft(r.lease) },
         ],
       });
       const refreshCards = () => {
@@ -361,6 +362,35 @@ const VIEWS = {
       });
       el.append(t.el);
       return t.load;
+    },
+  },
+  lifecycle: {
+    title: 'Lifecycle',
+    admin: true,
+    kinds: ['node', 'project'],
+    render(el) {
+      const flagged = dataTable({
+        name: 'attention', caption: 'Nodes that need attention', defaults: { sort: 'since' },
+        columns: [
+          { key: 'node', label: 'Node', render: nodeLink },
+          { key: 'problem', label: 'Problem', render: (r) => badge(r.problem) },
+          { key: 'since', label: 'Since' },
+          { key: 'detail', label: 'Detail', render: (r) => h('span', { class: 'error' }, r.detail) },
+        ],
+      });
+      const pool = dataTable({
+        name: 'maintenance', caption: 'Maintenance pool', defaults: { sort: 'since' },
+        columns: [
+          { key: 'node', label: 'Node', render: nodeLink },
+          { key: 'from', label: 'Released from', render: (r) => projectLink(r.from) },
+          { key: 'since', label: 'Since' },
+          { key: 'notice', label: 'Notice', render: (r) => badge(r.notice) },
+          { key: 'attempts', label: 'Failed POSTs' },
+          { key: 'error', label: 'Last error', render: (r) => (r.error ? h('span', { class: 'error' }, r.error) : '') },
+        ],
+      });
+      el.append(flagged.el, pool.el);
+      return () => Promise.all([flagged.load(), pool.load()]);
     },
   },
   health: {
@@ -520,6 +550,13 @@ function simpleTable(caption, head, rows) {
     h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c instanceof Node ? c : fmt(c))))) : h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, 'Nothing to show.')))));
 }
 
+/** A lease's time left (docs/lifecycle.md): its end as ISO 8601, `passed`, or nothing. */
+function leaseLeft(end) {
+  if (!end || end === 'passed') return end ? badge('passed') : '';
+  const s = Math.floor((Date.parse(end) - Date.now()) / 1000);
+  return h('time', { datetime: end, title: end }, s > 0 ? duration(s) : 'passing');
+}
+
 function duration(s) {
   const d = Math.floor(s / 86400);
   const hh = Math.floor((s % 86400) / 3600);
@@ -530,7 +567,7 @@ function duration(s) {
 // ---------------------------------------------------------------- navigation and live updates
 
 function visibleViews() {
-  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'health', 'audit'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
+  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'lifecycle', 'health', 'audit'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
 }
 
 function renderNav() {
