@@ -12,7 +12,7 @@ import type { SwitchState } from './switch/protocol';
 import type { NetworkState } from './network/protocol';
 import type { UserState } from './user/protocol';
 import type { HeadnodeState } from './headnode/protocol';
-import { nicId, portId } from './ids';
+import { nicId, portId, splitId } from './ids';
 
 function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: string, value: V, add: boolean): void {
   let m = index.get(key);
@@ -61,8 +61,8 @@ const registrationOrder = (a: { registeredAt: number; name: string }, b: { regis
 
 export interface PortRef { switch: string; port: string }
 
-/** A finished network operation, with its node. */
-export interface FinishedOperation extends NetworkAction { node: string }
+/** A finished network operation, with its node and its nic's registration (its status id names both). */
+export interface FinishedOperation extends NetworkAction { node: string; nicIncarnation?: string }
 
 /**
  * The newest finished network operations of every nic (the dashboard's recent outcomes and
@@ -75,8 +75,8 @@ export class RecentOperations {
 
   constructor(readonly max = 1000) {}
 
-  add(node: string, action: NetworkAction): void {
-    this.list.push({ ...action, node });
+  add(node: string, action: NetworkAction, nicIncarnation?: string): void {
+    this.list.push({ ...action, node, nicIncarnation });
     this.sorted = false;
     if (this.list.length >= 2 * this.max) this.trim();
   }
@@ -173,10 +173,10 @@ export class ReadModel {
     this.indexNic(id, prev, false);
     this.indexNic(id, next, true);
     if (next && !prev) {
-      for (const a of next.actions) if (a.status !== 'PENDING') this.recentOperations.add(next.node, a);
+      for (const a of next.actions) if (a.status !== 'PENDING') this.recentOperations.add(next.node, a, next.incarnation);
     } else if (next && prev?.pending && next.pending?.seq !== prev.pending.seq) {
       const done = next.actions.find((a) => a.seq === prev.pending!.seq);
-      if (done && done.status !== 'PENDING') this.recentOperations.add(next.node, done);
+      if (done && done.status !== 'PENDING') this.recentOperations.add(next.node, done, next.incarnation);
     }
     if (next) {
       this.nics.set(id, next);
@@ -277,6 +277,11 @@ export class ReadModel {
     } else {
       this.headnodes.delete(id);
     }
+  }
+
+  /** The headnodes whose hnics hold the network (one entry per hnic). */
+  hnicsOn(network: string): string[] {
+    return [...(this.hnicsByNetwork.get(network)?.keys() ?? [])].map((id) => splitId(id)[0]);
   }
 
   /** Projects of the headnodes whose hnics hold the network (one entry per hnic). */

@@ -31,7 +31,27 @@ export interface Asker {
    * BMC for up to the OBM timeout; what was allowed when the call was made may not be any more.
    */
   recheck?: () => void;
+  /** the node the call is for: its outcome is remembered as the node's last known power (PowerControl.seen) */
+  node?: { name: string; incarnation: string };
 }
+
+/**
+ * A node's power as the service last saw it (issue 26: lists show it with its age): the state a
+ * power call left or a status read found, and the failure of the last call if it failed. Kept in
+ * memory only: an observation, not a fact the service owns; after a restart it is unknown.
+ */
+export interface PowerSeen {
+  state: PowerState | 'unknown';
+  /** when the state was seen (ms) */
+  at: number | null;
+  /** the last call's failure, and when */
+  error?: string;
+  errorAt?: number;
+  incarnation: string;
+}
+
+/** The state each successful call leaves. */
+const LEAVES: Record<string, PowerState | undefined> = { power_on: 'on', power_cycle: 'on', power_off: 'off' };
 
 const ADMIN: Asker = { isAdmin: true };
 
@@ -41,6 +61,7 @@ export type ObmDrivers = Pick<DriverSet<ObmDriver, ObmDriverEntry>, 'registry' |
 export class PowerControl {
   /** per OBM type */
   private readonly queues = new Map<string, DeviceQueue>();
+  private readonly seenByNode = new Map<string, PowerSeen>();
 
   constructor(private readonly drivers: ObmDrivers, timeoutMs: number, private readonly telemetry: Telemetry = NO_TELEMETRY) {
     for (const entry of drivers.registry.entries) {
@@ -75,6 +96,26 @@ export class PowerControl {
     return this.run(obm, who, 'boot_device', `boot device ${device}`, (d, f, s) => d.setBootDevice(f, device, s));
   }
 
+  /** The node's power as last seen, if this registration of it was seen at all. */
+  seen(node: string, incarnation: string): PowerSeen | undefined {
+    const s = this.seenByNode.get(node);
+    return s && s.incarnation === incarnation ? s : undefined;
+  }
+
+  private remember(who: Asker, name: string, result: unknown, error?: string): void {
+    if (!who.node) return;
+    const { name: node, incarnation } = who.node;
+    const before = this.seen(node, incarnation) ?? { state: 'unknown' as const, at: null, incarnation };
+    const now = Date.now();
+    if (error !== undefined) {
+      this.seenByNode.set(node, { ...before, error, errorAt: now });
+      return;
+    }
+    const state = name === 'power_status' ? (result as PowerState) : LEAVES[name];
+    // A boot device call says nothing of the power, but it did reach the BMC: its last failure is over.
+    this.seenByNode.set(node, state ? { state, at: now, incarnation } : { state: before.state, at: before.at, incarnation });
+  }
+
   /** Queued calls (waiting or running) on every BMC. */
   size(): number {
     let n = 0;
@@ -91,12 +132,16 @@ export class PowerControl {
       device = found.entry.device(obm.fields);
       const driver = driverName(obm.type);
       const report = (seconds: number, ok: boolean) => this.telemetry.driverCall('obm', driver, name, seconds, ok);
-      return await this.queues.get(obm.type)!.run(device, (signal) => {
+      const result = await this.queues.get(obm.type)!.run(device, (signal) => {
         who.recheck?.();
         return timed(() => call(found.driver, obm.fields, signal), report);
       }, { from: 'submit', what });
+      this.remember(who, name, result);
+      return result;
     } catch (err) {
       if (!(err instanceof ObmError)) throw err;
+      // Kept as a project may read it: lists show it to the node's project too.
+      this.remember(who, name, undefined, withoutBmcIdentity(err.message, obm.fields, device));
       if (who.isAdmin) throw new HiltError('OBMError', err.message);
       // The full text stays in the service's log (the error handler logs `detail` with a 502).
       throw Object.assign(new HiltError('OBMError', withoutBmcIdentity(err.message, obm.fields, device)), { detail: err.message });

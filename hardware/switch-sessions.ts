@@ -29,6 +29,7 @@
  */
 import { DeviceQueue } from './device-queue';
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../drivers/switch/types';
+import { SwitchHealth } from './switch-health';
 import { driverName, NO_TELEMETRY, Telemetry, timed } from '../actors/telemetry';
 import { CallProgress, leaseLost, nothingSent, wrapSession } from './switch-session';
 import { settledWithin } from '../lib/time';
@@ -79,6 +80,8 @@ export class SwitchSessions {
   log?: SwitchLog;
   /** port operations carried by each switch's open session (metrics) */
   private readonly carried = new Map<string, number>();
+  /** what the last call on each switch showed (lists show it) */
+  readonly health = new SwitchHealth();
 
   constructor(
     private readonly driverFor: (type: string) => SwitchDriver | undefined,
@@ -113,13 +116,14 @@ export class SwitchSessions {
         throw failure ?? err;
       });
     };
-    return this.queue.run(sw.name, call, { what: opts.what ?? 'a port operation' }).catch((err: Error) => {
+    return this.queue.run(sw.name, call, { what: opts.what ?? 'a port operation' }).then(() => this.health.worked(sw.name), (err: Error) => {
       // No failure of its own: it ran out of time.
       if (batch && !failure) batch.lost ??= err.message.replace(`switch ${sw.name}: `, '');
       // Read at the failure (at a deadline: what the call had sent by then).
       const own = failure ?? err;
       const reason = progress.sentChanges ? own : nothingSent(own);
       this.log?.warn({ switch: sw.name, what: opts.what ?? 'a port operation', reason: reason.message, nothingSent: !progress.sentChanges }, 'switch operation failed');
+      this.health.failed(sw.name, reason.message);
       throw reason;
     });
   }

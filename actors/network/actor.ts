@@ -3,6 +3,7 @@ import { HiltError, duplicate, notFound, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from './uses';
 import type { VlanPool } from './pool';
+import { counted, listed } from '../../lib/text';
 import type { NetworkCommand, NetworkEvent, NetworkReplies, NetworkState } from './protocol';
 
 /** What the network actor needs: the committed view, the reservations of its users, the VLAN pool. */
@@ -67,8 +68,10 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         };
       },
       'network.delete': live((_state, _cmd, id) => {
-        if (rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node`);
-        if (rm.hnicProjectsOn(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a headnode`);
+        const nodes = rm.attachmentsOf(id).map((a) => a.node);
+        if (nodes.length) throw new HiltError('BlockedError', `network ${id} is attached to ${counted(new Set(nodes).size, 'node')} (${listed(nodes)})`);
+        const heads = rm.hnicsOn(id);
+        if (heads.length) throw new HiltError('BlockedError', `network ${id} is attached to ${counted(new Set(heads).size, 'headnode')} (${listed(heads)})`);
         if (rm.pendingConnectsTo(id).length || uses.reservedBy(id).length) {
           throw new HiltError('BlockedError', `pending network operations involve network ${id}`);
         }

@@ -4,6 +4,7 @@ import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
 import { newIncarnation, nicId, portId, splitId } from '../ids';
 import { own } from '../own';
+import { attachedTo } from '../../lib/text';
 import type { PortCommand, PortReplies } from '../port/protocol';
 import { NATIVE, RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicReplies, NicState, NicStatusRef } from './protocol';
 
@@ -116,7 +117,7 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
         return { events: [{ type: 'NicRegistered', macaddr: cmd.macaddr, incarnation: newIncarnation(), nodeIncarnation: cmd.nodeIncarnation }] };
       },
       'nic.delete': live((state, cmd, id) => {
-        if (Object.keys(state.networks).length) throw blocked(`${named(state)} is attached to a network`);
+        if (Object.keys(state.networks).length) throw blocked(`${named(state)} is attached to ${attachedTo(Object.values(state.networks))}`);
         if (state.pending) throw blocked(`${named(state)} has a pending network operation`);
         const events: NicEvent[] = [{ type: 'NicDeleted', incarnation: state.incarnation, nodeIncarnation: state.nodeIncarnation }];
         // Deleting a wired nic frees its port (the port owns that fact). The nic's deletion is

@@ -3,6 +3,7 @@
  * (`GET /status/<id>`): opaque to clients, they name the node's and the nic's registrations and
  * the operation's number, so an id never matches an operation of a later registration.
  */
+import { createHash } from 'node:crypto';
 import type { NodeState } from '../node/protocol';
 import type { NicStatusRef } from './protocol';
 
@@ -32,4 +33,12 @@ export function decodeStatusId(id: string): StatusId | null {
   if (v.length === 3) return { node: v[0], incarnation: v[1], seq: v[2] };
   if (v.length === 5) return { node: v[0], incarnation: v[1], nic: v[2], nicIncarnation: v[3], seq: v[4] };
   return null;
+}
+
+/**
+ * The short form of a status id that tables print (issue 26): 8 hex digits of its SHA-256, the
+ * same for the same operation every time. The full id stays the one the API takes.
+ */
+export function shortStatusId(id: string): string {
+  return createHash('sha256').update(id).digest('hex').slice(0, 8);
 }

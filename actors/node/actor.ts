@@ -2,6 +2,7 @@ import { Asker, Behavior, Decision, assertNever, needsEntity } from '../runtime'
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
+import { attachedTo, counted, listed } from '../../lib/text';
 import type { NicCommand, NicReplies } from '../nic/protocol';
 import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, NodeReplies, NodeState } from './protocol';
 
@@ -123,7 +124,7 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
       },
       'node.delete': live((state, _cmd, id) => {
         if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
-        if (rm.nicsByNode.get(id).size) throw blocked(`node ${id} still has nics`);
+        if (rm.nicsByNode.get(id).size) throw blocked(`node ${id} still has ${counted(rm.nicsByNode.get(id).size, 'nic')} (${listed(rm.nicsByNode.get(id))})`);
         return { events: [{ type: 'NodeDeleted' }] };
       }),
       'node.registerNic': live(async (state, cmd, id) => {
@@ -139,8 +140,9 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
         if (state.project !== cmd.project) throw new HiltError('ProjectMismatchError', `node ${id} does not belong to project ${cmd.project}`);
         // Safe to read from the committed view: a nic gains a network or a pending operation
         // only through this mailbox, and an outcome only ever ends a pending one.
-        if (rm.nicsOf(id).some((n) => Object.keys(n.networks).length)) throw blocked(`node ${id} is attached to a network`);
-        if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations`);
+        const attached = rm.nicsOf(id).flatMap((n) => Object.values(n.networks));
+        if (attached.length) throw blocked(`node ${id} is attached to ${attachedTo(attached)}`);
+        if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations (nics ${listed(rm.pendingByNode.get(id))})`);
         return {
           events: [{
             type: 'NodeReleased', project: cmd.project,

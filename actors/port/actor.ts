@@ -48,7 +48,7 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
         return { events: [{ type: 'PortRegistered' }] };
       },
       'port.delete': live((state, _cmd, id) => {
-        if (state.wire) throw blocked(`${named(id)} is connected to a nic`);
+        if (state.wire) throw blocked(`${named(id)} is connected to nic ${state.wire.nic} of node ${state.wire.node}`);
         return { events: [{ type: 'PortDeleted' }] };
       }),
       'port.wire': live((state, cmd, id) => {

@@ -1,6 +1,7 @@
 import { Behavior, assertNever, existing, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, blocked } from '../errors';
 import type { Asker } from '../runtime';
+import { counted, listed } from '../../lib/text';
 import type { ReadModel } from '../readmodel';
 import type { NodeCommand, NodeReplies } from '../node/protocol';
 import type { NetworkCommand, NetworkReplies } from '../network/protocol';
@@ -70,10 +71,10 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
       // docs/api-conventions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
       'project.delete': existing((id) => new HiltError('IllegalStateError', `project ${id} does not exist`), async (_state, cmd, id) => {
         if (id === release?.maintenanceProject) throw blocked(`project ${id} is the maintenance pool's project (HILT_MAINTENANCE_PROJECT)`);
-        if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
-        if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns networks`);
-        if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to networks`);
-        if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has headnodes`);
+        if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has ${counted(rm.nodesByProject.get(id).size, 'node')} (${listed(rm.nodesByProject.get(id))})`);
+        if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns ${counted(rm.networksByOwner.get(id).size, 'network')} (${listed(rm.networksByOwner.get(id))})`);
+        if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to ${counted(rm.networksByAccess.get(id).size, 'network')} (${listed(rm.networksByAccess.get(id))})`);
+        if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has ${counted(rm.headnodesByProject.get(id).size, 'headnode')} (${listed(rm.headnodesByProject.get(id))})`);
         // Memberships go first: every join goes through this mailbox, so none can slip in.
         for (const user of [...rm.membersByProject.get(id)]) {
           await users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });

@@ -2,6 +2,7 @@ import { Asker, Behavior, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { portId } from '../ids';
+import { counted, listed } from '../../lib/text';
 import type { PortCommand, PortReplies } from '../port/protocol';
 import type { SwitchCommand, SwitchEvent, SwitchReplies, SwitchState } from './protocol';
 
@@ -51,7 +52,7 @@ export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState,
       },
       'switch.delete': live((_state, _cmd, id) => {
         // Every port is registered through this mailbox: the committed view is complete here.
-        if (rm.portsBySwitch.get(id).size) throw blocked(`switch ${id} still has ports`);
+        if (rm.portsBySwitch.get(id).size) throw blocked(`switch ${id} still has ${counted(rm.portsBySwitch.get(id).size, 'port')} (${listed(rm.portsBySwitch.get(id))})`);
         return { events: [{ type: 'SwitchDeleted' }] };
       }),
       'switch.registerPort': live(async (_state, cmd, id) => {

@@ -33,7 +33,21 @@ export function table(head: string[], rows: Cell[][]): string {
 /** One column of names, sorted (the order of a list carries no meaning: docs/api-conventions.md §1). */
 export const list = (title: string, names: unknown): string => table([title], [...(names as string[])].sort().map((n) => [n]));
 
+/** Every key-value table (show, a queued operation, its final status) has these two headers. */
 export const fields = (rows: Cell[][]): string => table(['Field', 'Value'], rows);
+
+/** How long ago an ISO 8601 time was, as tables print ages: `12s ago`, `3m ago`, `2h ago`, `4d ago`. */
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '';
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+/** A call the server does not offer (an older server, or HIL's): the 404 of an unknown path. */
+export const notOffered = (err: unknown): boolean => err instanceof ApiError && err.status === 404 && /^no such call/.test(err.msg);
 
 export function out(text: string): void {
   process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
@@ -53,7 +67,7 @@ export function note(text: string): void {
 /** Says what went wrong on stderr and gives the exit code. */
 export function report(err: unknown, endpoint?: string): number {
   if (err instanceof ApiError) {
-    if (err.status === 404 && /^no such call/.test(err.msg)) {
+    if (notOffered(err)) {
       note(`the server${endpoint ? ` at ${endpoint}` : ''} does not offer ${err.call} (404 ${err.type}: ${err.msg})`);
     } else note(`${err.type}: ${err.msg}`);
     return err.status >= 500 ? EXIT.failed : EXIT.refused;

@@ -4,7 +4,7 @@
  * change of status otherwise. The answer (the final status) goes to stdout.
  */
 import { Client, path } from './client';
-import { answer, OperationFailed, table } from './output';
+import { answer, fields, OperationFailed } from './output';
 import { sleep } from '../../lib/time';
 
 export interface ActionStatus {
@@ -17,13 +17,13 @@ export interface ActionStatus {
   error?: string;
 }
 
-/** networking-action show's table (HIL's CLI shows the same rows). */
+/** networking-action show's table (HIL's CLI shows the same rows), in the one style of every Field/Value table. */
 export function actionTable(a: ActionStatus, statusId?: string): string {
   const rows: (string | null)[][] = [];
   if (statusId) rows.push(['Status ID', statusId]);
   rows.push(['Node', a.node], ['NIC', a.nic], ['New Network', a.new_network], ['Type', a.type], ['Channel', a.channel], ['Status', a.status]);
   if (a.error !== undefined) rows.push(['Error', a.error]);
-  return table(['ATTRIBUTE', 'INFORMATION'], rows);
+  return fields(rows);
 }
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

@@ -82,6 +82,7 @@ export class ReleaseRunner {
         // registration.
         await power.off(node.obm, {
           isAdmin: true,
+          node: { name: node.name, incarnation: node.incarnation },
           recheck: () => {
             if (rm.nodes.get(node.name)?.incarnation !== node.incarnation) throw notFound(`node ${node.name}`);
           },

@@ -6,12 +6,12 @@
 import { FastifyInstance } from 'fastify';
 import { findFirstFormatStatus, findStatus, listStatuses } from '../../actors/nic/history';
 import * as S from '../schemas/actions';
-import { conflict, notFound } from '../errors';
+import { badArgument, conflict, notFound } from '../errors';
 import { requireAdmin, requireProject, found, lookedUp } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
-import { decodeStatusId, encodeStatusId } from '../../actors/nic/status-ids';
+import { decodeStatusId, encodeStatusId, shortStatusId } from '../../actors/nic/status-ids';
 
 type NN = { node: string; nic: string };
 
@@ -24,6 +24,18 @@ export function statusBody(node: NodeState, a: NetworkAction) {
     channel: a.channel,
     new_network: a.newNetwork,
     ...(a.error !== undefined ? { error: a.error } : {}),
+  };
+}
+
+/** An operation as lists give it: its status, full and short ids, and times. */
+function listed(node: NodeState, a: NetworkAction, nicIncarnation: string) {
+  const statusId = encodeStatusId(node, { nic: a.nic, incarnation: nicIncarnation, seq: a.seq }, a.firstFormat);
+  return {
+    status_id: statusId,
+    short_id: shortStatusId(statusId),
+    ...statusBody(node, a),
+    accepted_at: new Date(a.acceptedAt).toISOString(),
+    finished_at: a.finishedAt ? new Date(a.finishedAt).toISOString() : null,
   };
 }
 
@@ -87,11 +99,42 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { node: string } }>('/node/:node/networking_actions', { schema: S.listActions }, async (req) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     requireNodeAccess(req.caller, node);
-    return (await listStatuses(journals, node)).map(({ action: a, nicIncarnation }) => ({
-      status_id: encodeStatusId(node, { nic: a.nic, incarnation: nicIncarnation, seq: a.seq }, a.firstFormat),
-      ...statusBody(node, a),
-      accepted_at: new Date(a.acceptedAt).toISOString(),
-      finished_at: a.finishedAt ? new Date(a.finishedAt).toISOString() : null,
-    }));
+    return (await listStatuses(journals, node)).map(({ action: a, nicIncarnation }) => listed(node, a, nicIncarnation));
+  });
+
+  // Every node's operations the caller may see (issue 26): in flight first, then the newest
+  // finished ones the read model keeps (the last 1,000 of the service), each newest first.
+  app.get<{ Querystring: { status?: 'PENDING' | 'DONE' | 'ERROR'; limit?: string } }>('/networking_actions', { schema: S.listAllActions }, async (req) => {
+    const { status } = req.query;
+    const limit = req.query.limit !== undefined ? Number(req.query.limit) : 100;
+    if (limit > 1000) throw badArgument('limit must be an integer from 1 to 1000');
+    const visible = (name: string) => {
+      const node = rm.nodes.get(name);
+      return node && (req.caller.isAdmin || (!!node.project && req.caller.projects.includes(node.project))) ? node : undefined;
+    };
+    const out: ReturnType<typeof listed>[] = [];
+    if (status === undefined || status === 'PENDING') {
+      const pending: ReturnType<typeof listed>[] = [];
+      for (const name of rm.pendingByNode.keys()) {
+        const node = visible(name);
+        if (!node) continue;
+        for (const nicName of rm.pendingByNode.get(name)) {
+          const nic = rm.nic(name, nicName);
+          if (nic?.pending) pending.push(listed(node, nic.pending, nic.incarnation));
+        }
+      }
+      out.push(...pending.sort((a, b) => (a.accepted_at < b.accepted_at ? 1 : a.accepted_at > b.accepted_at ? -1 : 0)));
+    }
+    if (status !== 'PENDING') {
+      for (const a of rm.recentOperations.newest()) {
+        if (out.length >= limit) break;
+        if (status !== undefined && a.status !== status) continue;
+        const node = visible(a.node);
+        // An operation of an earlier registration of the node or nic has no status id any more.
+        if (!node || a.nicIncarnation === undefined || rm.nic(node.name, a.nic)?.incarnation !== a.nicIncarnation) continue;
+        out.push(listed(node, a, a.nicIncarnation));
+      }
+    }
+    return out.slice(0, limit);
   });
 }

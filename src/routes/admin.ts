@@ -9,6 +9,7 @@ import { redact } from '../redact';
 import { encodeStatusId } from '../../actors/nic/status-ids';
 import { requireAdmin, found, lookedUp } from './guard';
 import { badArgument, notFound } from '../errors';
+import { HiltError } from '../../actors/errors';
 import { quote } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
 import { nicId } from '../../actors/ids';
@@ -96,19 +97,31 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     await world.nodes.ask(req.params.node, { type: 'node.forceDetach', by: req.caller.user, nic: req.params.nic, network: lookedUp('network', req.body.network) });
   });
 
+  /** An audit's outcome is remembered for the switch lists (hardware/switch-health.ts). */
+  async function audited<R extends { summary: Record<string, number>; ports: { port: string; status: string }[] }>(sw: string, run: Promise<R>): Promise<R> {
+    try {
+      const report = await run;
+      world.sessions.health.audited(sw, report);
+      return report;
+    } catch (err) {
+      if (err instanceof HiltError && err.type === 'SwitchError') world.sessions.health.audited(sw, { error: err.message });
+      throw err;
+    }
+  }
+
   // Drift audit of a switch (docs/api-conventions.md §8): every registered port read back in one
   // session and compared with the configuration the service holds; the repair sets each drifted
   // port back to it, through its port actor. A switch that cannot be reached: 502 SwitchError.
   app.get<{ Params: { switch: string } }>('/admin/switch/:switch/drift', { schema: S.switchDrift }, async (req) => {
     requireAdmin(req.caller);
     found(world.rm.switches.get(req.params.switch), `switch ${req.params.switch}`);
-    return world.audit.run(req.params.switch, { repair: false, by: req.caller.user });
+    return audited(req.params.switch, world.audit.run(req.params.switch, { repair: false, by: req.caller.user }));
   });
 
   app.post<{ Params: { switch: string } }>('/admin/switch/:switch/repair', { schema: S.switchRepair }, async (req) => {
     requireAdmin(req.caller);
     found(world.rm.switches.get(req.params.switch), `switch ${req.params.switch}`);
-    const report = await world.audit.run(req.params.switch, { repair: true, by: req.caller.user });
+    const report = await audited(req.params.switch, world.audit.run(req.params.switch, { repair: true, by: req.caller.user }));
     // The switch's changes are the audit trail of a repair (no event changes: the configuration held stays).
     for (const p of report.ports) {
       if (p.status === 'repaired') req.log.info({ switch: report.switch, port: p.port, found: p.actual, set: p.expected }, 'repaired a drifted switch port');

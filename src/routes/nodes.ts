@@ -34,6 +34,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   function powerCaller(caller: Caller, node: NodeState) {
     return {
       isAdmin: caller.isAdmin,
+      node: { name: node.name, incarnation: node.incarnation },
       recheck: () => {
         const now = rm.nodes.get(node.name);
         if (!now || now.incarnation !== node.incarnation) throw notFound(`node ${node.name}`);

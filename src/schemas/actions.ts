@@ -40,6 +40,7 @@ export const listActions = {
         required: [...actionStatus.required, 'status_id', 'accepted_at', 'finished_at'],
         properties: {
           status_id: { type: 'string' },
+          short_id: { type: 'string', description: 'the short form tables print: 8 hex digits, stable' },
           ...actionStatus.properties,
           accepted_at: { type: 'string', format: 'date-time' },
           finished_at: { type: 'string', format: 'date-time', nullable: true },
@@ -47,4 +48,20 @@ export const listActions = {
       },
     },
   }, 404),
+} as const;
+
+/**
+ * Every node's operations the caller may see (issue 26): those in flight, then the newest
+ * finished ones (the last 1,000 of the service), newest first; `status` filters them.
+ */
+export const listAllActions = {
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      status: { type: 'string', enum: ['PENDING', 'DONE', 'ERROR'] },
+      limit: { type: 'string', pattern: '^[1-9][0-9]{0,3}$', description: 'how many (1 to 1000, default 100)' },
+    },
+  },
+  response: responses('read', { 200: { ...listActions.response[200], description: 'Operations of every node the caller may see, newest first' } }, 400),
 } as const;

@@ -29,12 +29,17 @@ describe('hilt admin audit and hilt admin backup', function () {
     expect(t[0]).to.deep.equal(['At', 'By', 'Kind', 'Name', 'Call', 'Event', 'Details']);
     expect(t[1].slice(1, 6)).to.deep.equal(['admin', 'project', 'many-4', 'project_create', 'ProjectCreated']);
     expect(t.map((r) => r.slice(2, 6))).to.deep.include(['user', 'dora', 'user_add_project', 'UserJoined']);
-    // A port by its two names, / in the port's name and all: what the audit prints as its Name.
+    // A port by its two names, / in the port's name and all: the audit prints them unescaped, in
+    // the form --name and admin journal take (issue 26); the escaped id of earlier tables works too.
     await must(ts.api.put('/switch/sa', mockSwitch));
     await must(ts.api.put('/switch/sa/port/gi1/0/7'));
     const port = rows(await cli.ok('admin', 'audit', '--kind', 'port', '--name', 'sa', 'gi1/0/7'));
-    expect(port.slice(1).map((r) => [r[2], r[3], r[5]])).to.deep.equal([['port', 'sa/gi1%2F0%2F7', 'PortRegistered']]);
-    expect(rows(await cli.ok('admin', 'audit', '--kind', 'port', '--name', 'sa/gi1%2F0%2F7')), 'the printed Name works too').to.deep.equal(port);
+    expect(port.slice(1).map((r) => [r[2], r[3], r[5]])).to.deep.equal([['port', 'sa gi1/0/7', 'PortRegistered']]);
+    expect(rows(await cli.ok('admin', 'audit', '--kind', 'port', '--name', ...port[1][3].split(' '))), 'the printed Name works').to.deep.equal(port);
+    expect(rows(await cli.ok('admin', 'audit', '--kind', 'port', '--name', 'sa/gi1%2F0%2F7')), 'the escaped id too').to.deep.equal(port);
+    const journal = rows(await cli.ok('admin', 'journal', 'port', ...port[1][3].split(' ')));
+    expect(journal.slice(1).map((r) => r[3]), 'admin journal takes the Name the audit printed').to.deep.equal(['PortRegistered']);
+    expect(rows(await cli.ok('admin', 'journal', 'port', 'sa/gi1%2F0%2F7')), 'and the escaped id').to.deep.equal(journal);
     expect((await cli.run('admin', 'audit', '--kind', 'user', '--name', 'a', 'b')).code, 'two names for a user').to.equal(2);
     const dora = rows(await cli.ok('admin', 'audit', '--kind', 'user', '--name', 'dora'));
     expect(dora.slice(1).map((r) => r[5])).to.deep.equal(['UserJoined', 'UserCreated']);

@@ -54,14 +54,14 @@ describe('hilt node', function () {
     }
   });
 
-  it('list free|all: a one-column table, or the server\'s JSON', async () => {
+  it('list free|all: a table of nodes (test/cli/lists.test.ts: its columns), or the server\'s JSON', async () => {
     const reg = await cli.as({ input: 'pw3\n' })('node', 'register', 'n3', 'mock', 'bmc3', 'u', '-');
     expect(reg.code).to.equal(0);
     expect(reg.stderr, 'a password read from stdin is not warned about').to.equal('');
-    expect(rows(await cli.ok('node', 'list', 'all'))).to.deep.equal([['All Nodes'], ['n1'], ['n3']]);
+    expect(rows(await cli.ok('node', 'list', 'all')).map((r) => r[0])).to.deep.equal(['Node', 'n1', 'n3']);
     await must(api.put('/project/p'));
     await must(api.post('/project/p/connect_node', { node: 'n3' }));
-    expect(rows(await cli.ok('node', 'list', 'free'))).to.deep.equal([['Free Nodes'], ['n1']]);
+    expect(rows(await cli.ok('node', 'list', 'free')).map((r) => r[0])).to.deep.equal(['Node', 'n1']);
     const r = await cli.run('node', 'list', 'free', '--json');
     expect(r.stdout).to.equal(`${(await api.get('/nodes/free')).text}\n`);
   });

@@ -60,6 +60,12 @@ describe('hilt project and hilt network', function () {
       expect((await api.get('/networks')).body.old).to.deep.equal({ network_id: '3002', projects: ['pb'] });
     });
 
+    it('create NET admin: an admin network, public unless --access names a project (issue 26: it asked for a project "admin")', async () => {
+      await cli.ok('network', 'create', 'adminnet', 'admin');
+      expect((await api.get('/network/adminnet')).body).to.deep.include({ owner: 'admin', access: null });
+      expect((await api.get('/networks')).body.adminnet.projects).to.equal(null);
+    });
+
     it('show: name, owner, channels, access and connected nodes; JSON as the server gives it', async () => {
       await must(api.put('/switch/s1', mockSwitch));
       await must(api.put('/switch/s1/port/gi1/0/1'));
@@ -78,7 +84,7 @@ describe('hilt project and hilt network', function () {
       const list = rows(await cli.ok('network', 'list'));
       expect(list[0]).to.deep.equal(['Name', 'Network ID', 'Projects']);
       expect(list).to.deep.include.members([['pub', '3001', 'public'], ['old', '3002', 'pb']]);
-      expect(Object.keys(await cli.json('network', 'list')).sort()).to.deep.equal(['old', 'pa-net', 'pub', 'w1']);
+      expect(Object.keys(await cli.json('network', 'list')).sort()).to.deep.equal(['adminnet', 'old', 'pa-net', 'pub', 'w1']);
       expect(rows(await cli.ok('network', 'list-attachments', 'w1'))).to.deep.equal([['Node', 'Project', 'Nic', 'Channel'], ['na', 'pa', 'eth0', 'vlan/native']]);
       expect(await cli.json('network', 'list-attachments', 'w1', '--project', 'pa')).to.deep.equal({ na: { nic: 'eth0', channel: 'vlan/native', project: 'pa' } });
       expect(rows(await cli.ok('network', 'list-attachments', 'w1', '--project', 'pb'))).to.deep.equal([['Node', 'Project', 'Nic', 'Channel']]);

@@ -43,7 +43,9 @@ describe('hilt switch and hilt port', function () {
   });
 
   it('switch list, show, delete', async () => {
-    expect(rows(await cli.ok('switch', 'list'))).to.deep.equal([['Switches'], ['s1'], ['s2'], ['s3']]);
+    const listed = rows(await cli.ok('switch', 'list'));
+    expect(listed[0]).to.deep.equal(['Switch', 'Driver', 'Host', 'Ports', 'Health', 'Last Audit', 'Failing Ports']);
+    expect(listed.slice(1), 'a row per switch: driver, host, ports and health (none used yet)').to.deep.equal(['s1', 's2', 's3'].map((s) => [s, 'mock', `${s.replace('s', 'sw')}.example`, '0 (0 wired)', 'unknown (not used yet)', 'never', '0']));
     expect((await cli.json('switch', 'list')).sort()).to.deep.equal(['s1', 's2', 's3']);
     await cli.ok('port', 'register', 's1', 'gi1/0/1');
     await cli.ok('port', 'register', 's1', 'gi1/0/2');
@@ -56,7 +58,7 @@ describe('hilt switch and hilt port', function () {
   it('port register (names with /), nic add, show (table, --json, HIL\'s --jsonout), nic remove, delete', async () => {
     await cli.ok('port', 'nic', 'add', 's1', 'gi1/0/1', 'n1', 'eth0');
     expect((await api.get('/node/n1')).body.nics[0]).to.include({ port: 'gi1/0/1', switch: 's1' });
-    expect(rows(await cli.ok('port', 'show', 's1', 'gi1/0/1'))).to.deep.equal([['ATTRIBUTE', 'INFORMATION'], ['Node', 'n1'], ['NIC', 'eth0'], ['Networks', 'None']]);
+    expect(rows(await cli.ok('port', 'show', 's1', 'gi1/0/1'))).to.deep.equal([['Field', 'Value'], ['Node', 'n1'], ['NIC', 'eth0'], ['Networks', 'None']]);
     const expected = { node: 'n1', nic: 'eth0', networks: {} };
     expect(await cli.json('port', 'show', 's1', 'gi1/0/1')).to.deep.equal(expected);
     expect(JSON.parse(await cli.ok('port', 'show', 's1', 'gi1/0/1', '--jsonout'))).to.deep.equal(expected);
@@ -137,10 +139,18 @@ describe('hilt switch and hilt port', function () {
     const drift = await cli.json('admin', 'drift', 'ds');
     expect(drift.ports[0]).to.deep.include({ port: 'gi1/0/1', status: 'drifted', actual: { native: null, tagged: [], enabled: true } });
     expect(rows(await cli.ok('admin', 'drift', 'ds'))[1].slice(0, 3)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'drifted']);
+    const health = async () => rows(await cli.ok('switch', 'list')).find((r) => r[0] === 'ds')!.slice(4);
+    const [reach, audit, failing] = await health();
+    expect(reach).to.match(/^reachable \(\d+s ago\)$/);
+    expect(audit, 'the last audit\'s counts').to.match(/^drifted 2 \(\d+s ago\)$/);
+    expect(failing, 'both ports drifted').to.equal('2');
     const repaired = await cli.ok('admin', 'repair', 'ds');
     expect(rows(repaired)[1].slice(0, 5)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'repaired', `native ${vlan}; tagged none; up`, 'native none; tagged none; up']);
     expect(rows(repaired)[2].slice(0, 5)).to.deep.equal(['gi1/0/2', '', 'repaired', 'native none; tagged none; shut down', 'native none; tagged none; up']);
     expect(repaired.trimEnd().split('\n').at(-1)).to.match(/^ds: .*repaired 2/);
+    const [, repairedAudit, nowFailing] = await health();
+    expect(repairedAudit, 'after the repair').to.match(/^repaired 2 \(\d+s ago\)$/);
+    expect(nowFailing).to.equal('0');
     expect(ts.mockSwitch.enabled('ds', 'gi1/0/2'), 'the repair shut the free port').to.equal(false);
     expect(ts.mockSwitch.ports('ds')['gi1/0/1']).to.deep.include({ native: vlan });
     expect((await cli.json('admin', 'drift', 'ds')).summary).to.deep.include({ in_sync: 2, drifted: 0 });

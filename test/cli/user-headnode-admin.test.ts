@@ -63,7 +63,7 @@ describe('hilt user, headnode, networking-action and admin', function () {
       expect(rows(await cli.ok('headnode', 'list-images'))).to.deep.equal([['Images'], ['base-headnode']]);
       expect(await cli.json('headnode', 'list-images')).to.deep.equal(['base-headnode']);
       await cli.ok('headnode', 'create', 'h1', 'p', 'base-headnode');
-      expect(rows(await cli.ok('headnode', 'list', 'p'))).to.deep.equal([['Headnodes'], ['h1']]);
+      expect(rows(await cli.ok('headnode', 'list', 'p')).map((r) => r.slice(0, 2))).to.deep.equal([['Headnode', 'State'], ['h1', 'created']]);
       expect(await cli.json('headnode', 'list', 'p')).to.deep.equal(['h1']);
       await cli.ok('headnode', 'nic', 'create', 'h1', 'hn0');
       await cli.ok('headnode', 'nic', 'create', 'h1', 'hn1');
@@ -92,7 +92,7 @@ describe('hilt user, headnode, networking-action and admin', function () {
       statusId = (await must(api.post('/node/n1/nic/eth0/connect_network', { network: 'w' }), 202)).body.status_id;
       while ((await api.get(`/networking_action/${statusId}`)).body.status === 'PENDING') await sleep(10);
       expect(rows(await cli.ok('networking-action', 'show', statusId))).to.deep.equal([
-        ['ATTRIBUTE', 'INFORMATION'], ['Node', 'n1'], ['NIC', 'eth0'], ['New Network', 'w'], ['Type', 'modify_port'], ['Channel', 'vlan/native'], ['Status', 'DONE'],
+        ['Field', 'Value'], ['Status ID', statusId], ['Node', 'n1'], ['NIC', 'eth0'], ['New Network', 'w'], ['Type', 'modify_port'], ['Channel', 'vlan/native'], ['Status', 'DONE'],
       ]);
       const server = (await api.get(`/networking_action/${statusId}`)).body;
       expect(await cli.json('networking-action', 'show', statusId)).to.deep.equal(server);
@@ -102,11 +102,16 @@ describe('hilt user, headnode, networking-action and admin', function () {
       expect(r.stderr).to.match(/NotFoundError/);
     });
 
-    it('list <node>: the node\'s operations, newest first', async () => {
+    it('list <node>: the node\'s operations, newest first, by short id; show takes the short id', async () => {
       const t = rows(await cli.ok('networking-action', 'list', 'n1'));
-      expect(t[0]).to.deep.equal(['Status ID', 'Type', 'NIC', 'Channel', 'New Network', 'Status', 'Accepted', 'Finished', 'Error']);
-      expect(t[1].slice(0, 6)).to.deep.equal([statusId, 'modify_port', 'eth0', 'vlan/native', 'w', 'DONE']);
-      expect((await cli.json('networking-action', 'list', 'n1'))[0].status_id).to.equal(statusId);
+      expect(t[0]).to.deep.equal(['ID', 'Node', 'NIC', 'Type', 'Network', 'Channel', 'Status', 'Accepted', 'Finished', 'Error']);
+      const json = await cli.json('networking-action', 'list', 'n1');
+      expect(json[0].status_id, 'the full id in --json').to.equal(statusId);
+      expect(json[0].short_id).to.match(/^[0-9a-f]{8}$/);
+      expect(t[1].slice(0, 7)).to.deep.equal([json[0].short_id, 'n1', 'eth0', 'modify_port', 'w', 'vlan/native', 'DONE']);
+      expect(rows(await cli.ok('networking-action', 'show', json[0].short_id))[1], 'show by the short id prints the full one').to.deep.equal(['Status ID', statusId]);
+      const unknown = await cli.run('networking-action', 'show', '00000000');
+      expect([unknown.code, unknown.stderr]).to.deep.equal([1, 'hilt: NotFoundError: no recent operation has the short id 00000000: give its full status id (hilt networking-action list NODE --json)\n']);
     });
   });
 

@@ -124,6 +124,10 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/project/{project}/quota' },
   { method: 'GET', path: '/admin/maintenance' },
   { method: 'GET', path: '/admin/nodes/attention' },
+  { method: 'GET', path: '/networking_actions' },
+  { method: 'GET', path: '/nodes/all/details' },
+  { method: 'GET', path: '/nodes/free/details' },
+  { method: 'GET', path: '/switches/details' },
 ];
 
 /**

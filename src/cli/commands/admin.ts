@@ -8,16 +8,21 @@ import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { answer, fields, list, out, table } from '../output';
 import { queued } from './node';
-import { portId } from '../../../actors/ids';
+import { portId, splitId } from '../../../actors/ids';
 
 /** Kinds whose id is two names (`<node> <nic>`, `<switch> <port>`). */
 const TWO_NAMES = new Set(['nic', 'port']);
 
-function actorPath(kind: string, ids: string[], journal = false): string {
+function actorPath(kind: string, given: string[], journal = false): string {
   const arity = TWO_NAMES.has(kind) ? 2 : 1;
+  // One id of a nic or a port in the escaped form of earlier audit tables (`s1/gi1%2F0%2F1`).
+  const ids = arity === 2 && given.length === 1 && given[0].includes('/') ? splitId(given[0]) : given;
   if (ids.length !== arity) throw new UsageError(arity === 2 ? `a ${kind} is named by two names: ${kind === 'nic' ? '<node> <nic>' : '<switch> <port>'}` : `a ${kind} is named by one name`);
   return path('admin', 'actors', kind, ...ids) + (journal ? '/journal' : '');
 }
+
+/** An audit entry's object as people read and commands take it: a nic's and a port's two names, unescaped. */
+export const readableName = (kind: string, id: string): string => (TWO_NAMES.has(kind) ? splitId(id).join(' ') : id);
 
 /**
  * The audit's `name` filter is an entity's id: a nic's and a port's join two names, each with
@@ -123,7 +128,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
 
   admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
     .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user or headnode')
-    .option('--name <name...>', 'only this object (with --kind): its name, two for a nic or a port (<node> <nic>, <switch> <port>), or the Name the audit printed')
+    .option('--name <name...>', 'only this object (with --kind): its name, two for a nic or a port (<node> <nic>, <switch> <port>, as the audit prints them)')
     .option('--user <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade)')
     .option('--since <time>', 'only changes at or after this time (ISO 8601, e.g. 2026-01-31T12:00:00Z)')
     .option('--until <time>', 'only changes before this time (ISO 8601)')
@@ -141,7 +146,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
         if (wantsJson(o)) out(o.all ? JSON.stringify(page) : r.text);
         for (const e of page.entries) {
           const { type, ...details } = e.event;
-          rows.push([e.at, e.by, e.kind, e.name, e.call, type, Object.keys(details).length ? JSON.stringify(details) : '']);
+          rows.push([e.at, e.by, e.kind, readableName(e.kind, e.name), e.call, type, Object.keys(details).length ? JSON.stringify(details) : '']);
         }
         cursor = page.next ?? undefined;
         if (!o.all || !cursor) break;

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { path } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
-import { answer, fields, list } from '../output';
+import { answer, fields, list, out, table } from '../output';
 
 interface HeadnodeBody { name: string; project: string; hnics: string[]; vncport: number | null; base_img?: string; status?: string; error?: string | null; networks?: Record<string, string | null> }
 
@@ -18,10 +18,15 @@ export function headnodeCommands(program: Command, ctx: Ctx): void {
     .action(async (h: string) => void (await c().post(path('headnode', h, 'start'))));
   hn.command('stop').description('Stop a headnode (a hard power off)').argument('<headnode>')
     .action(async (h: string) => void (await c().post(path('headnode', h, 'stop'))));
-  hn.command('list').description('List the headnodes of a project').argument('<project>').option('--json', 'the server\'s JSON')
+  hn.command('list').description('List the headnodes of a project: state, VNC port, base image and hnics').argument('<project>').option('--json', 'the server\'s JSON (list_project_headnodes: the names)')
     .action(async (p: string, o: JsonOpts) => {
       const r = await c().get(path('project', p, 'headnodes'));
-      answer(wantsJson(o), r.text, () => list('Headnodes', r.body));
+      if (wantsJson(o)) return out(r.text);
+      const names = [...(r.body as string[])].sort();
+      const shown = await Promise.all(names.map(async (h) => (await c().get(path('headnode', h))).body as HeadnodeBody));
+      out(table(['Headnode', 'State', 'VNC Port', 'Base Image', 'Hnics', 'Error'], shown.map((b) => [
+        b.name, b.status ?? '', b.vncport, b.base_img ?? '', b.hnics.map((x) => `${x}: ${b.networks?.[x] ?? 'no network'}`).join('\n'), b.error ?? '',
+      ])));
     });
   hn.command('show').description('Display information about a headnode').argument('<headnode>').option('--json', 'the server\'s JSON')
     .action(async (h: string, o: JsonOpts) => {

@@ -12,12 +12,13 @@ export function networkCommands(program: Command, ctx: Ctx): void {
 
   network.command('create').description('Create a network owned by a project (or "admin"); see docs/api-conventions.md §7')
     .argument('<network>').argument('<owner>')
-    .option('--access <project>', 'the project that may use it; "" for a public network (default: the owner)')
+    .option('--access <project>', 'the project that may use it; "" for a public network (default: the owning project; public for an admin network)')
     .option('--net-id <id>', 'the VLAN id, admins only (default: one from the pool)')
     // Older HIL CLIs spelled it --net_id.
     .addOption(new Option('--net_id <id>').hideHelp())
     .action(async (n: string, owner: string, o: { access?: string; netId?: string; net_id?: string }) => {
-      await c().put(path('network', n), { owner, access: o.access ?? owner, net_id: o.netId ?? o.net_id ?? '' });
+      // An admin network's access defaults to public: `admin` is no project that could be listed.
+      await c().put(path('network', n), { owner, access: o.access ?? (owner === 'admin' ? '' : owner), net_id: o.netId ?? o.net_id ?? '' });
     });
   network.command('delete').description('Delete a network').argument('<network>')
     .action(async (n: string) => void (await c().del(path('network', n))));

@@ -1,10 +1,11 @@
 /** hilt node …: HIL's `hil node` group (hil/cli/node.py), verb for verb. */
-import { Argument, Command } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
-import { answer, fields, list } from '../output';
+import { ago, answer, fields, list, notOffered, note, out, table } from '../output';
+import { shortStatusId } from '../../../actors/nic/status-ids';
 import { waitFor } from '../wait';
 
 /** HIL's OBM type names, as its CLI took them; a full type identifier is passed as is. */
@@ -38,24 +39,64 @@ function nodeTable(n: NodeBody): string {
   return fields(rows);
 }
 
+/** A row of GET /nodes/<pool>/details (src/routes/lists.ts). */
+interface NodeRow {
+  name: string; project: string | null; networks: string[]; nics: number; pending: number;
+  power: { state: string; at: string | null; error?: string; error_at?: string | null };
+  last_operation: { short_id: string; status: string; type: string; nic: string; network: string | null; error?: string; accepted_at: string | null; finished_at: string | null } | null;
+  lease_expires_at: string | null; metadata: Record<string, unknown>; obm?: string;
+}
+
+/** A node's power with its age, and the last call's failure under it. */
+export const powerCell = (p: NodeRow['power']): string =>
+  [p.state === 'unknown' ? 'unknown' : `${p.state} (${ago(p.at)})`, ...(p.error ? [`FAILED ${ago(p.error_at)}: ${p.error}`] : [])].join('\n');
+
+/** An operation in a table: its short id, what it did, its status, and the reason of a failure. */
+export function operationCell(o: NodeRow['last_operation']): string {
+  if (!o) return '';
+  const what = o.type === 'modify_port' ? `${o.network ? 'connect' : 'detach'} ${o.nic}${o.network ? ` ${o.network}` : ''}` : `${o.type.replace('_port', '')} ${o.nic}`;
+  return [`${o.short_id} ${what} ${o.status} ${ago(o.finished_at ?? o.accepted_at)}`, ...(o.error ? [`reason: ${o.error}`] : [])].join('\n');
+}
+
+function nodeList(rows: NodeRow[], wide: boolean): string {
+  const sorted = [...rows].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const head = ['Node', 'Project', 'Power', 'Networks', 'Last Operation', ...(wide ? ['Nics', 'Pending', 'BMC', 'Lease Ends', 'Metadata'] : [])];
+  return table(head, sorted.map((n) => [
+    n.name, n.project ?? 'free', powerCell(n.power), n.networks.join(', '), operationCell(n.last_operation),
+    ...(wide ? [n.nics, n.pending, n.obm ?? '', n.lease_expires_at ?? '', Object.entries(n.metadata).map(([k, v]) => `${k}=${String(v)}`).join(', ')] : []),
+  ]));
+}
+
 /** Starts a network operation; prints its status id, or with --wait follows it to the end. */
 export async function queued(ctx: Ctx, p: Promise<{ text: string; body: unknown }>, what: string, o: JsonOpts & { wait?: boolean }): Promise<void> {
   const r = await p;
   const id = (r.body as { status_id: string }).status_id;
   if (o.wait) return waitFor(ctx.client(), id, what, { json: wantsJson(o) });
-  answer(wantsJson(o), r.text, () => fields([['Status ID', id]]));
+  answer(wantsJson(o), r.text, () => fields([['Status ID', id], ['Short ID', shortStatusId(id)]]));
 }
 
 export function nodeCommands(program: Command, ctx: Ctx): void {
   const c = () => ctx.client();
   const node = program.command('node').description('Commands related to node');
 
-  node.command('list').description('List all nodes or free nodes')
+  node.command('list').description('List all nodes or free nodes: project, power (as last seen, with its age), networks and last operation')
     .addArgument(new Argument('<pool>', 'which nodes').choices(['free', 'all']))
-    .option('--json', 'the server\'s JSON')
-    .action(async (pool: string, o: JsonOpts) => {
-      const r = await c().get(path('nodes', pool));
-      answer(wantsJson(o), r.text, () => list(pool === 'free' ? 'Free Nodes' : 'All Nodes', r.body));
+    .addOption(new Option('-o, --output <format>', 'wide: also nics, pending operations, BMC driver, lease and metadata').choices(['wide']))
+    .option('--json', 'the server\'s JSON (list_nodes: the names)')
+    .action(async (pool: string, o: JsonOpts & { output?: string }) => {
+      if (wantsJson(o)) return out((await c().get(path('nodes', pool))).text);
+      let r;
+      try {
+        r = await c().get(path('nodes', pool, 'details'));
+      } catch (err) {
+        if (!notOffered(err)) throw err;
+        // A server without the details: its names, as HIL's CLI printed them.
+        const names = await c().get(path('nodes', pool));
+        return out(list(pool === 'free' ? 'Free Nodes' : 'All Nodes', names.body));
+      }
+      const b = r.body as { nodes: NodeRow[]; others: number };
+      out(nodeList(b.nodes, o.output === 'wide'));
+      if (b.others) note(`and ${b.others} node${b.others === 1 ? '' : 's'} of other projects`);
     });
 
   node.command('show').description('Show node information').argument('<node>')

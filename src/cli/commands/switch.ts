@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
-import { answer, fields, list, table } from '../output';
+import { ago, answer, fields, list, notOffered, out, table } from '../output';
 import { networksCell, queued } from './node';
 
 const SWITCH_SCHEMA = 'http://schema.massopencloud.org/haas/v0/switches/';
@@ -42,6 +42,23 @@ async function switchBody(name: string, subtype: string, args: string[], login: 
   return { ...(info as Record<string, unknown>), type: subtype };
 }
 
+/** A row of GET /switches/details (src/routes/lists.ts). */
+interface SwitchRow {
+  name: string; type: string; host: string | null; ports: number; wired: number; pending?: number;
+  reachability: string; last_ok_at: string | null; last_error: string | null; last_error_at: string | null;
+  audit: { at: string | null; summary?: Record<string, number>; error?: string } | null; failing_ports: number;
+}
+
+function switchList(rows: SwitchRow[]): string {
+  const sorted = [...rows].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return table(['Switch', 'Driver', 'Host', 'Ports', 'Health', 'Last Audit', 'Failing Ports'], sorted.map((s) => {
+    const health = s.reachability === 'unreachable' ? `unreachable (${ago(s.last_error_at)})\n${s.last_error ?? ''}`
+      : s.reachability === 'reachable' ? `reachable (${ago(s.last_ok_at)})` : 'unknown (not used yet)';
+    const audit = !s.audit ? 'never' : s.audit.error ? `failed ${ago(s.audit.at)}` : `${Object.entries(s.audit.summary ?? {}).filter(([, n]) => n).map(([k, n]) => `${k} ${n}`).join(', ') || 'no ports'} (${ago(s.audit.at)})`;
+    return [s.name, s.type, s.host ?? '', `${s.ports} (${s.wired} wired)`, health, audit, s.failing_ports];
+  }));
+}
+
 export function switchCommands(program: Command, ctx: Ctx): void {
   const c = () => ctx.client();
   const sw = program.command('switch').description('Commands related to switch');
@@ -55,10 +72,18 @@ export function switchCommands(program: Command, ctx: Ctx): void {
         return fields([['Name', b.name], ['Ports', [...b.ports].sort().join('\n')], ...key]);
       });
     });
-  sw.command('list').description('List all switches').option('--json', 'the server\'s JSON')
+  sw.command('list').description('List all switches: driver, host, ports, and health (reachability, last error, last drift audit, failing ports)')
+    .option('--json', 'the server\'s JSON (list_switches: the names)')
     .action(async (o: JsonOpts) => {
-      const r = await c().get('/switches');
-      answer(wantsJson(o), r.text, () => list('Switches', r.body));
+      if (wantsJson(o)) return out((await c().get('/switches')).text);
+      let r;
+      try {
+        r = await c().get('/switches/details');
+      } catch (err) {
+        if (!notOffered(err)) throw err;
+        return out(list('Switches', (await c().get('/switches')).body));
+      }
+      out(switchList(r.body as SwitchRow[]));
     });
   sw.command('register').description('Register a switch: <subtype> mock or powerconnect55xx with <hostname> <username> <password>; nexus or delln3000 with '
     + '<hostname> <username> <password> <dummy_vlan>; arista_eos with <hostname> <username> <password>; ovs with <ovs_bridge>; '
@@ -82,8 +107,8 @@ export function switchCommands(program: Command, ctx: Ctx): void {
       const r = await c().get(path('switch', s, 'port', p));
       answer(wantsJson(o), r.text, () => {
         const b = r.body as { node?: string; nic?: string; networks?: Record<string, string> };
-        if (b.node === undefined) return table(['ATTRIBUTE', 'INFORMATION'], [['Node', 'None (no nic is wired to the port)']]);
-        return table(['ATTRIBUTE', 'INFORMATION'], [['Node', b.node], ['NIC', b.nic], ['Networks', networksCell(b.networks ?? {})]]);
+        if (b.node === undefined) return fields([['Node', 'None (no nic is wired to the port)']]);
+        return fields([['Node', b.node], ['NIC', b.nic], ['Networks', networksCell(b.networks ?? {})]]);
       });
     });
   port.command('register').description('Register a port of a switch').argument('<switch>').argument('<port>')

@@ -19,10 +19,10 @@ describe('NodeActor (project → node → nic, without HTTP)', () => {
   it('leaves its project only with no network attached and nothing pending on any nic', async () => {
     t.driver.hold();
     await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth1', network: 'w1', channel: 'vlan/native' });
-    expect((await refusal(world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' }))).message).to.match(/pending network operations/);
+    expect((await refusal(world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' }))).message).to.match(/pending network operations \(nics eth1\)/);
     t.driver.release();
     await settled(world);
-    expect((await refusal(world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' }))).message).to.match(/attached to a network/);
+    expect((await refusal(world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' }))).message).to.match(/node n1 is attached to network w1$/);
     await world.nodes.ask('n1', { type: 'node.detachNetwork', by, project: 'p', nic: 'eth1', network: 'w1' });
     await settled(world);
     await world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' });
@@ -53,7 +53,7 @@ describe('NodeActor (project → node → nic, without HTTP)', () => {
   it('cannot be deleted while it has nics or a project; deleting a wired nic frees its port', async () => {
     expect((await refusal(world.nodes.ask('n1', { type: 'node.delete', by }))).type).to.equal('BlockedError');
     await world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' });
-    expect((await refusal(world.nodes.ask('n1', { type: 'node.delete', by }))).message).to.match(/still has nics/);
+    expect((await refusal(world.nodes.ask('n1', { type: 'node.delete', by }))).message).to.match(/^node n1 still has 2 nics \(eth0, eth1\)$/);
     for (const nic of ['eth0', 'eth1']) await world.nodes.ask('n1', { type: 'node.deleteNic', by, nic });
     expect(world.rm.port('s1', 'gi1/0/1')!.wire).to.equal(null);
     await world.nodes.ask('n1', { type: 'node.delete', by });

@@ -15,7 +15,7 @@ describe('SwitchActor (switch → port)', () => {
       expect((await refusal(world.switches.ask('s', { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: {} }))).type).to.equal('DuplicateError');
       await Promise.all(['a', 'b/1'].map((port) => world.switches.ask('s', { type: 'switch.registerPort', by, port })));
       expect([...world.rm.portsBySwitch.get('s')].sort()).to.deep.equal(['a', 'b/1']);
-      expect((await refusal(world.switches.ask('s', { type: 'switch.delete', by }))).message).to.match(/still has ports/);
+      expect((await refusal(world.switches.ask('s', { type: 'switch.delete', by }))).message).to.match(/^switch s still has 2 ports \(a, b\/1\)$/);
       await world.switches.ask('s', { type: 'switch.registerPort', by, port: 'c' });
       for (const port of ['a', 'b/1', 'c']) await world.switches.ask('s', { type: 'switch.deletePort', by, port });
       expect((await refusal(world.switches.ask('s', { type: 'switch.deletePort', by, port: 'a' }))).type).to.equal('NotFoundError');
