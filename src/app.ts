@@ -25,6 +25,7 @@ import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
 import { lifecycleRoutes } from './routes/lifecycle';
 import { listRoutes } from './routes/lists';
+import { inventoryRoutes } from './routes/inventory';
 import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
 import { addNameFormats, errorSchema, NAME_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
@@ -205,6 +206,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(wiringRoutes);
     await scope.register(lifecycleRoutes);
     await scope.register(listRoutes);
+    await scope.register(inventoryRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

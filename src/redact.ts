@@ -1,5 +1,5 @@
 /** Secrets never leave the service: replace them wherever state or events are shown or logged. */
-const SECRET_KEY = /password|secret|token/i;
+export const SECRET_KEY = /password|secret|token/i;
 
 export const REDACTED = '[redacted]';
 

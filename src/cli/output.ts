@@ -4,6 +4,7 @@
  */
 import Table from 'cli-table3';
 import { ApiError, TransportError, UsageError } from './client';
+import { InventoryErrors } from './inventory/model';
 
 export const EXIT = {
   ok: 0,
@@ -71,6 +72,12 @@ export function report(err: unknown, endpoint?: string): number {
       note(`the server${endpoint ? ` at ${endpoint}` : ''} does not offer ${err.call} (404 ${err.type}: ${err.msg})`);
     } else note(`${err.type}: ${err.msg}`);
     return err.status >= 500 ? EXIT.failed : EXIT.refused;
+  }
+  if (err instanceof InventoryErrors) {
+    // Every problem of an import file on a line of its own, `file:line: problem`, as compilers do.
+    process.stderr.write(`${err.message}\n`);
+    note(`${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}: nothing was changed${err.problems.some((p) => /^(not tried|[A-Z]\w+Error:)/.test(p.message)) ? ' by the calls above (the rest was added)' : ''}`);
+    return EXIT.refused;
   }
   if (err instanceof UsageError) {
     note(err.message);

@@ -16,6 +16,7 @@ import { headnodeCommands } from './commands/headnode';
 import { actionCommands } from './commands/action';
 import { adminCommands } from './commands/admin';
 import { lifecycleCommands } from './commands/lifecycle';
+import { inventoryCommands } from './commands/inventory';
 import { bashCompletion } from './completion';
 import { out } from './output';
 
@@ -59,6 +60,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   actionCommands(program, ctx);
   adminCommands(program, ctx);
   lifecycleCommands(program, ctx);
+  inventoryCommands(program, ctx);
 
   const completion = program.command('completion').description('Print a shell completion script');
   completion.command('bash').description('bash: `source <(hilt completion bash)`').action(() => out(bashCompletion(program)));

@@ -128,6 +128,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/nodes/all/details' },
   { method: 'GET', path: '/nodes/free/details' },
   { method: 'GET', path: '/switches/details' },
+  { method: 'GET', path: '/admin/inventory' },
 ];
 
 /**

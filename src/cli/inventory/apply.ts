@@ -1,0 +1,97 @@
+/**
+ * Carrying out an import's plan through the API: switches, then their ports, nodes (with their
+ * metadata), metadata of existing nodes, nics, then the wiring, each step after the one it needs.
+ * Calls of a step run IMPORT_CONCURRENCY at a time over kept-alive connections (the service
+ * commits concurrent writes together). Progress goes to stderr: a bar on a terminal, a line per
+ * step elsewhere. A call the service refuses is reported with its line; the steps that need it
+ * are not tried.
+ */
+import { ApiError, Client, path } from '../client';
+import { Plan, planSize } from './plan';
+import type { Problem } from './model';
+
+export const IMPORT_CONCURRENCY = 32;
+
+interface Step { what: string; calls: { line: number; run: () => Promise<unknown>; key?: string; needs?: string[] }[] }
+
+export function steps(c: Client, p: Plan): Step[] {
+  return [
+    { what: 'switches', calls: p.switches.map((s) => ({ line: s.line, key: `switch ${s.name}`, run: () => c.put(path('switch', s.name), s.body) })) },
+    { what: 'ports', calls: p.ports.map((x) => ({ line: x.line, key: `port ${x.switch} ${x.port}`, needs: [`switch ${x.switch}`], run: () => c.put(path('switch', x.switch, 'port', x.port)) })) },
+    { what: 'nodes', calls: p.nodes.map((n) => ({ line: n.line, key: `node ${n.name}`, run: () => c.put(path('node', n.name), n.body) })) },
+    { what: 'metadata', calls: p.metadata.map((m) => ({ line: m.line, run: () => c.put(path('node', m.node, 'metadata', m.label), { value: m.value }) })) },
+    { what: 'nics', calls: p.nics.map((x) => ({ line: x.line, key: `nic ${x.node} ${x.nic}`, needs: [`node ${x.node}`], run: () => c.put(path('node', x.node, 'nic', x.nic), { macaddr: x.macaddr }) })) },
+    {
+      what: 'wiring',
+      calls: p.wiring.map((w) => ({
+        line: w.line, needs: [`port ${w.switch} ${w.port}`, `nic ${w.node} ${w.nic}`, `switch ${w.switch}`, `node ${w.node}`],
+        run: () => c.post(path('switch', w.switch, 'port', w.port, 'connect_nic'), { node: w.node, nic: w.nic }),
+      })),
+    },
+  ];
+}
+
+/** The progress of an import on stderr. */
+class Progress {
+  private readonly tty = !!process.stderr.isTTY;
+  private done = 0;
+  private last = 0;
+  private readonly t0 = Date.now();
+  constructor(private readonly total: number) {}
+
+  step(what: string, n: number): void {
+    if (!this.tty && n) process.stderr.write(`hilt: import: ${what}: ${n}\n`);
+  }
+
+  tick(what: string): void {
+    this.done++;
+    if (!this.tty) return;
+    const now = Date.now();
+    if (now - this.last < 100 && this.done < this.total) return;
+    this.last = now;
+    const width = 30;
+    const filled = Math.round((width * this.done) / this.total);
+    const rate = this.done / Math.max(0.001, (now - this.t0) / 1000);
+    process.stderr.write(`\r\x1b[K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${this.done}/${this.total} ${what} (${Math.round(rate)}/s)`);
+  }
+
+  end(): void {
+    if (this.tty) process.stderr.write('\r\x1b[K');
+  }
+}
+
+/** Runs the plan; the calls the service refused, with their lines. */
+export async function apply(c: Client, p: Plan): Promise<Problem[]> {
+  const failed: Problem[] = [];
+  const failedKeys = new Set<string>();
+  const progress = new Progress(planSize(p));
+  try {
+    for (const step of steps(c, p)) {
+      progress.step(step.what, step.calls.length);
+      let next = 0;
+      const worker = async () => {
+        while (next < step.calls.length) {
+          const call = step.calls[next++];
+          const blocked = call.needs?.find((k) => failedKeys.has(k));
+          if (blocked) {
+            failed.push({ line: call.line, message: `not tried: ${blocked} could not be registered` });
+            if (call.key) failedKeys.add(call.key);
+          } else {
+            try {
+              await call.run();
+            } catch (err) {
+              if (!(err instanceof ApiError)) throw err;
+              failed.push({ line: call.line, message: `${err.type}: ${err.msg}` });
+              if (call.key) failedKeys.add(call.key);
+            }
+          }
+          progress.tick(step.what);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(IMPORT_CONCURRENCY, step.calls.length) }, worker));
+    }
+  } finally {
+    progress.end();
+  }
+  return failed.sort((a, b) => a.line - b.line);
+}

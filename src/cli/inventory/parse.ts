@@ -1,0 +1,194 @@
+/**
+ * Reading an inventory file: YAML (the `yaml` package, which keeps each node's position) or CSV
+ * (`csv-parse`, a row per nic), into the model with the line of each object. Only the shape is
+ * checked here; src/cli/inventory/check.ts checks names, drivers and references.
+ */
+import { isMap, isSeq, LineCounter, parseDocument, Node as YamlNode, YAMLMap } from 'yaml';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { fullType, Inventory, InventoryErrors, NicSpec, NodeSpec, OBM_SCHEMA, Problem, Scalar, SWITCH_SCHEMA, SwitchSpec } from './model';
+
+export type Format = 'yaml' | 'csv';
+
+export const formatOf = (file: string, given?: string): Format => (given === 'csv' || given === 'yaml' ? given : /\.csv$/i.test(file) ? 'csv' : 'yaml');
+
+const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean';
+
+export function parseInventory(text: string, format: Format, file: string): Inventory {
+  return format === 'csv' ? fromCsv(text, file) : fromYaml(text, file);
+}
+
+// ---------------------------------------------------------------- YAML
+
+function fromYaml(text: string, file: string): Inventory {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  const problems: Problem[] = [];
+  const lineOf = (n: YamlNode | null | undefined) => (n?.range ? lc.linePos(n.range[0]).line : 0);
+  for (const e of doc.errors) problems.push({ line: lc.linePos(e.pos[0]).line, message: `not YAML: ${e.message.split('\n')[0]}` });
+  if (problems.length) throw new InventoryErrors(file, problems);
+  const inv: Inventory = { switches: [], nodes: [] };
+  const root = doc.contents;
+  if (root === null || root === undefined) return inv;
+  if (!isMap(root)) throw new InventoryErrors(file, [{ line: lineOf(root), message: 'the file must be a mapping with `switches` and `nodes`' }]);
+  for (const pair of root.items) {
+    const key = String((pair.key as { value?: unknown })?.value ?? pair.key);
+    if (key !== 'switches' && key !== 'nodes') problems.push({ line: lineOf(pair.key as YamlNode), message: `unknown key ${JSON.stringify(key)} (a file has switches and nodes)` });
+  }
+  const list = (key: string) => {
+    const seq = root.get(key, true) as YamlNode | undefined;
+    if (seq === undefined || (seq as { value?: unknown }).value === null) return [];
+    if (!isSeq(seq)) {
+      problems.push({ line: lineOf(seq), message: `${key} must be a list` });
+      return [];
+    }
+    return seq.items as YamlNode[];
+  };
+  /** One object of a list: a mapping with only the given keys; its plain JSON value. */
+  const object = (n: YamlNode, what: string, keys: string[] | null): Record<string, unknown> | null => {
+    if (!isMap(n)) {
+      problems.push({ line: lineOf(n), message: `${what} must be a mapping` });
+      return null;
+    }
+    const v = (n as YAMLMap).toJSON() as Record<string, unknown>;
+    if (keys) for (const k of Object.keys(v)) if (!keys.includes(k)) problems.push({ line: lineOf(n), message: `${what}: unknown key ${JSON.stringify(k)} (known: ${keys.join(', ')})` });
+    return v;
+  };
+  const str = (v: Record<string, unknown>, k: string, what: string, line: number): string => {
+    if (typeof v[k] !== 'string' && typeof v[k] !== 'number') {
+      problems.push({ line, message: `${what}: ${k} ${v[k] === undefined ? 'is missing' : 'must be text'}` });
+      return '';
+    }
+    return String(v[k]);
+  };
+
+  for (const n of list('switches')) {
+    const line = lineOf(n);
+    const v = object(n, 'a switch', null);
+    if (!v) continue;
+    const name = str(v, 'name', 'a switch', line);
+    const what = `switch ${name}`;
+    const type = str(v, 'type', what, line);
+    const { name: _n, type: _t, ports, ...fields } = v;
+    if (ports !== undefined && (!Array.isArray(ports) || !ports.every((p) => typeof p === 'string'))) problems.push({ line, message: `${what}: ports must be a list of port names` });
+    inv.switches.push({ name, type: type && fullType(SWITCH_SCHEMA, type), fields, ports: Array.isArray(ports) ? ports.map(String) : [], line });
+  }
+  for (const n of list('nodes')) {
+    const line = lineOf(n);
+    const v = object(n, 'a node', ['name', 'obm', 'metadata', 'nics']);
+    if (!v) continue;
+    const name = str(v, 'name', 'a node', line);
+    const what = `node ${name}`;
+    let obm: NodeSpec['obm'] = { type: '', fields: {} };
+    if (!v.obm || typeof v.obm !== 'object' || Array.isArray(v.obm)) problems.push({ line, message: `${what}: obm must be a mapping with its type and fields` });
+    else {
+      const { type, ...fields } = v.obm as Record<string, unknown>;
+      if (typeof type !== 'string') problems.push({ line, message: `${what}: obm.type is missing` });
+      obm = { type: typeof type === 'string' ? fullType(OBM_SCHEMA, type) : '', fields };
+    }
+    const metadata: Record<string, Scalar> = {};
+    if (v.metadata !== undefined && v.metadata !== null) {
+      if (typeof v.metadata !== 'object' || Array.isArray(v.metadata)) problems.push({ line, message: `${what}: metadata must be a mapping of labels to values` });
+      else {
+        for (const [k, x] of Object.entries(v.metadata)) {
+          if (isScalar(x)) metadata[k] = x;
+          else problems.push({ line, message: `${what}: metadata ${k} must be text, a number or true/false` });
+        }
+      }
+    }
+    const nics: NicSpec[] = [];
+    const nicNodes = (n as YAMLMap).get('nics', true) as YamlNode | undefined;
+    if (nicNodes !== undefined && (nicNodes as { value?: unknown }).value !== null) {
+      if (!isSeq(nicNodes)) problems.push({ line: lineOf(nicNodes), message: `${what}: nics must be a list` });
+      else {
+        for (const x of nicNodes.items as YamlNode[]) {
+          const xl = lineOf(x);
+          const nv = object(x, `a nic of ${what}`, ['name', 'macaddr', 'switch', 'port']);
+          if (!nv) continue;
+          const nic = str(nv, 'name', `a nic of ${what}`, xl);
+          const nw = `nic ${nic} of ${what}`;
+          const macaddr = str(nv, 'macaddr', nw, xl);
+          const sw = nv.switch === undefined || nv.switch === null ? null : String(nv.switch);
+          const port = nv.port === undefined || nv.port === null ? null : String(nv.port);
+          nics.push({ name: nic, macaddr, switch: sw, port, line: xl });
+        }
+      }
+    }
+    inv.nodes.push({ name, obm, metadata, nics, line });
+  }
+  if (problems.length) throw new InventoryErrors(file, problems);
+  return inv;
+}
+
+// ---------------------------------------------------------------- CSV
+
+/**
+ * A row per nic (a node without nics: one row without a nic; a port without a nic: a row
+ * without a node). Columns: node, nic, macaddr, switch, port, and prefixed ones: obm.<field>
+ * (obm.type, obm.host, …), switch.<field> (switch.type, switch.hostname, …), metadata.<label>.
+ * A node's and a switch's fields may be given on one of its rows and left empty on the others;
+ * two rows that give one differently are an error.
+ */
+export const CSV_COLUMNS = ['node', 'nic', 'macaddr', 'switch', 'port'];
+const PREFIXES = ['obm.', 'switch.', 'metadata.'];
+
+function fromCsv(text: string, file: string): Inventory {
+  let records: { record: Record<string, string>; info: { lines: number } }[];
+  try {
+    records = parseCsv(text, { columns: true, info: true, skip_empty_lines: true, trim: true, bom: true }) as typeof records;
+  } catch (err) {
+    const e = err as Error & { lines?: number };
+    throw new InventoryErrors(file, [{ line: e.lines ?? 0, message: `not CSV: ${e.message}` }]);
+  }
+  const problems: Problem[] = [];
+  if (records.length) {
+    for (const col of Object.keys(records[0].record)) {
+      if (!CSV_COLUMNS.includes(col) && !PREFIXES.some((p) => col.startsWith(p) && col.length > p.length)) {
+        problems.push({ line: 1, message: `unknown column ${JSON.stringify(col)} (known: ${CSV_COLUMNS.join(', ')}, obm.<field>, switch.<field>, metadata.<label>)` });
+      }
+    }
+  }
+  if (problems.length) throw new InventoryErrors(file, problems);
+  const switches = new Map<string, SwitchSpec>();
+  const nodes = new Map<string, NodeSpec>();
+  /** Sets what one row gives of an object's fields; a different value than another row gave is an error. */
+  const merge = (into: Record<string, unknown>, key: string, value: string, what: string, line: number) => {
+    if (value === '') return;
+    if (into[key] !== undefined && into[key] !== value) problems.push({ line, message: `${what}: ${key} is ${JSON.stringify(value)} here but ${JSON.stringify(into[key])} on an earlier row` });
+    else into[key] = value;
+  };
+  for (const { record: r, info } of records) {
+    const line = info.lines;
+    const sw = r.switch ?? '';
+    if (sw) {
+      let s = switches.get(sw);
+      if (!s) switches.set(sw, (s = { name: sw, type: '', fields: {}, ports: [], line }));
+      const typed: Record<string, unknown> = { type: s.type || undefined };
+      for (const [k, v] of Object.entries(r)) {
+        if (!k.startsWith('switch.')) continue;
+        const field = k.slice(7);
+        if (field === 'type') merge(typed, 'type', v && fullType(SWITCH_SCHEMA, v), `switch ${sw}`, line);
+        else merge(s.fields, field, v, `switch ${sw}`, line);
+      }
+      s.type = (typed.type as string | undefined) ?? '';
+      if (r.port && !r.node && !s.ports.includes(r.port)) s.ports.push(r.port);
+    } else if (r.port) problems.push({ line, message: `port ${r.port}: the row names no switch` });
+    const name = r.node ?? '';
+    if (!name) {
+      if (r.nic || r.macaddr) problems.push({ line, message: 'a nic without a node: the row names no node' });
+      continue;
+    }
+    let n = nodes.get(name);
+    if (!n) nodes.set(name, (n = { name, obm: { type: '', fields: {} }, metadata: {}, nics: [], line }));
+    const typed: Record<string, unknown> = { type: n.obm.type || undefined };
+    for (const [k, v] of Object.entries(r)) {
+      if (k === 'obm.type') merge(typed, 'type', v && fullType(OBM_SCHEMA, v), `node ${name}`, line);
+      else if (k.startsWith('obm.')) merge(n.obm.fields, k.slice(4), v, `node ${name}`, line);
+      else if (k.startsWith('metadata.')) merge(n.metadata, k.slice(9), v, `node ${name}`, line);
+    }
+    n.obm.type = (typed.type as string | undefined) ?? '';
+    if (r.nic) n.nics.push({ name: r.nic, macaddr: r.macaddr ?? '', switch: sw || null, port: r.port || null, line });
+    else if (r.port) problems.push({ line, message: `node ${name}: a port without a nic` });
+  }
+  if (problems.length) throw new InventoryErrors(file, problems);
+  return { switches: [...switches.values()], nodes: [...nodes.values()] };
+}
