@@ -142,7 +142,9 @@ describe('hilt import and export', function () {
     const r = await cli.run('import', join(dir, 'rack.yaml'));
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.equal('added 1 switch, 4 ports, 3 nodes, 3 nics, 3 wirings; 0 objects already registered as the file says\n');
-    expect(r.stderr, 'a line per step when not on a terminal').to.equal(['switches: 1', 'ports: 4', 'nodes: 3', 'nics: 3', 'wiring: 3'].map((l) => `hilt: import: ${l}\n`).join(''));
+    const stepLines = r.stderr.trim().split('\n');
+    expect(stepLines, 'a line per step when not on a terminal').to.have.members(['switches: 1', 'ports: 4', 'nodes: 3', 'nics: 3', 'wiring: 3'].map((l) => `hilt: import: ${l}`));
+    expect(stepLines.at(-1), 'the wiring after the rest').to.equal('hilt: import: wiring: 3');
     const n1 = (await must(api.get('/node/n1'))).body;
     expect(n1.metadata).to.deep.equal({ rack: 'r1', slot: 3 });
     expect(n1.nics.map((x: { label: string; macaddr: string; switch: string; port: string }) => [x.label, x.macaddr, x.switch, x.port])).to.deep.equal([

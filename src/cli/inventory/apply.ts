@@ -1,6 +1,6 @@
 /**
- * Carrying out an import's plan through the API: switches, then their ports, nodes (with their
- * metadata), metadata of existing nodes, nics, then the wiring, each step after the one it needs.
+ * Carrying out an import's plan through the API: switches then their ports, beside nodes (with
+ * their metadata), metadata of existing nodes then nics; then the wiring, which needs both.
  * Calls of a step run IMPORT_CONCURRENCY at a time over kept-alive connections (the service
  * commits concurrent writes together). Progress goes to stderr: a bar on a terminal, a line per
  * step elsewhere. A call the service refuses is reported with its line; the steps that need it
@@ -14,10 +14,25 @@ export const IMPORT_CONCURRENCY = 32;
 
 interface Step { what: string; calls: { line: number; run: () => Promise<unknown>; key?: string; needs?: string[] }[] }
 
+/**
+ * A switch registers its ports one at a time (its mailbox checks each against its deletion), each
+ * after a durable commit: ports taken switch by switch would keep every call waiting on one
+ * switch. Taken in turn from each switch, the switches work in parallel (28 s → 7 s for 4,000
+ * ports on 20 switches, bench/README.md).
+ */
+function acrossSwitches<T extends { switch: string }>(ports: T[]): T[] {
+  const bySwitch = new Map<string, T[]>();
+  for (const x of ports) (bySwitch.get(x.switch) ?? bySwitch.set(x.switch, []).get(x.switch)!).push(x);
+  const queues = [...bySwitch.values()];
+  const out: T[] = [];
+  for (let i = 0; out.length < ports.length; i++) for (const q of queues) if (i < q.length) out.push(q[i]);
+  return out;
+}
+
 export function steps(c: Client, p: Plan): Step[] {
   return [
     { what: 'switches', calls: p.switches.map((s) => ({ line: s.line, key: `switch ${s.name}`, run: () => c.put(path('switch', s.name), s.body) })) },
-    { what: 'ports', calls: p.ports.map((x) => ({ line: x.line, key: `port ${x.switch} ${x.port}`, needs: [`switch ${x.switch}`], run: () => c.put(path('switch', x.switch, 'port', x.port)) })) },
+    { what: 'ports', calls: acrossSwitches(p.ports).map((x) => ({ line: x.line, key: `port ${x.switch} ${x.port}`, needs: [`switch ${x.switch}`], run: () => c.put(path('switch', x.switch, 'port', x.port)) })) },
     { what: 'nodes', calls: p.nodes.map((n) => ({ line: n.line, key: `node ${n.name}`, run: () => c.put(path('node', n.name), n.body) })) },
     { what: 'metadata', calls: p.metadata.map((m) => ({ line: m.line, run: () => c.put(path('node', m.node, 'metadata', m.label), { value: m.value }) })) },
     { what: 'nics', calls: p.nics.map((x) => ({ line: x.line, key: `nic ${x.node} ${x.nic}`, needs: [`node ${x.node}`], run: () => c.put(path('node', x.node, 'nic', x.nic), { macaddr: x.macaddr }) })) },
@@ -39,8 +54,15 @@ class Progress {
   private readonly t0 = Date.now();
   constructor(private readonly total: number) {}
 
+  private stepStart = 0;
+
   step(what: string, n: number): void {
+    this.stepStart = Date.now();
     if (!this.tty && n) process.stderr.write(`hilt: import: ${what}: ${n}\n`);
+  }
+
+  stepEnd(what: string, n: number): void {
+    if (process.env.HILT_IMPORT_TIMES && n) process.stderr.write(`hilt: import: ${what}: ${n} in ${((Date.now() - this.stepStart) / 1000).toFixed(1)} s\n`);
   }
 
   tick(what: string): void {
@@ -65,8 +87,7 @@ export async function apply(c: Client, p: Plan): Promise<Problem[]> {
   const failed: Problem[] = [];
   const failedKeys = new Set<string>();
   const progress = new Progress(planSize(p));
-  try {
-    for (const step of steps(c, p)) {
+  const runStep = async (step: Step) => {
       progress.step(step.what, step.calls.length);
       let next = 0;
       const worker = async () => {
@@ -89,7 +110,16 @@ export async function apply(c: Client, p: Plan): Promise<Problem[]> {
         }
       };
       await Promise.all(Array.from({ length: Math.min(IMPORT_CONCURRENCY, step.calls.length) }, worker));
-    }
+      progress.stepEnd(step.what, step.calls.length);
+  };
+  const [switches, ports, nodes, metadata, nics, wiring] = steps(c, p);
+  try {
+    // Switches and their ports do not need the nodes: the two chains run side by side; the wiring needs both.
+    await Promise.all([
+      (async () => { await runStep(switches); await runStep(ports); })(),
+      (async () => { await runStep(nodes); await runStep(metadata); await runStep(nics); })(),
+    ]);
+    await runStep(wiring);
   } finally {
     progress.end();
   }
