@@ -59,6 +59,7 @@ export class RecordingClient extends Client {
   }
 }
 
-after(async () => {
+after(async function () {
+  this.timeout(60_000);
   for (const s of open) await s.close().catch(() => undefined);
 });
