@@ -136,7 +136,7 @@ describe('switch tables: the commands of each operation', () => {
       expect(s({ kind: 'removeNative' }, trunk(1001, 1001))).to.deep.equal(['configure terminal', 'interface Ethernet7', 'switchport trunk allowed vlan remove 1001', 'switchport trunk native vlan tag', 'end']);
       expect(s({ kind: 'addTagged', vlan: 1002 }, trunk(null))).to.deep.equal(['configure terminal', 'interface Ethernet7', 'switchport trunk allowed vlan add 1002', 'end']);
       expect(s({ kind: 'removeTagged', vlan: 1002 }, trunk(null, 1002))).to.deep.equal(['configure terminal', 'interface Ethernet7', 'switchport trunk allowed vlan remove 1002', 'end']);
-      expect(ARISTA_EOS_TABLE.save.command).to.equal('write memory');
+      expect(ARISTA_EOS_TABLE.save!.command).to.equal('write memory');
     });
   });
 

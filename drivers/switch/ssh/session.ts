@@ -1,0 +1,315 @@
+/**
+ * One logged-in session of a table driver (driver.ts): the contract's operations over a vendor's
+ * table (table.ts) and the CLI session (cli.ts).
+ *
+ * Each change reads the port first (once per session: later changes of the port start from the
+ * reading of the last one), creates the VLANs it puts on the port where the table says they
+ * must exist, sends the table's commands, then reads the port back and compares the reading
+ * with what was asked.
+ *
+ * On a table with a candidate configuration (`commit`: Junos, NVUE) a change is staged instead:
+ * its lines go into the candidate, the reading it must leave is kept, and `commit` later applies
+ * every staged change at once and reads each staged port back. A staged change the switch
+ * refuses is taken out again (the candidate is discarded and the earlier changes staged anew),
+ * so a failed operation never rides on the next commit. Logging out discards whatever is still
+ * staged: nothing uncommitted is left behind on the switch (NVUE keeps a user's pending
+ * revision across sessions).
+ */
+import { PortVlans, SwitchError, SwitchLog, SwitchSession } from '../types';
+import { CliCommandError, CliSession } from './cli';
+import type { PortReading, SwitchTable, TableContext } from './table';
+import { configCommands, describe, opText, planChange, PortOp, portVlans, sameList } from './plan';
+import { VlanListError } from './vlans';
+
+export class TableSession implements SwitchSession {
+  readonly hostKey?: string;
+  /** the plan lines sent so far (the contract's changesSent), or on a candidate configuration the commits: reads, entering a port and the session's setup do not count */
+  changesSent = 0;
+  /** each port's reading, as the last read or verified (or staged) change of this session left it */
+  private readonly readings = new Map<string, PortReading>();
+  private changed = false;
+  private setUp = false;
+  /** a call is in progress (between two of its commands too) */
+  private inCall = false;
+  private closing?: Promise<void>;
+  /** the session is in configuration mode (a table that stays there between changes) */
+  private inConfig = false;
+  /** the switch's VLANs (id → name), once read or made in this session */
+  private known?: Map<number, string>;
+  /** ports with a staged change, and the reading it must leave once committed */
+  private readonly staged = new Map<string, PortReading>();
+  /** the commands of each staged change, in order: staged anew after one is taken out */
+  private stagedCommands: string[][] = [];
+
+  constructor(readonly table: SwitchTable, readonly cli: CliSession, readonly ctx: TableContext, readonly save: boolean, readonly log?: SwitchLog) {
+    this.hostKey = cli.hostKey;
+    if (table.commit) this.uncommitted = new Set();
+  }
+
+  /** ports with a staged change (tables with a candidate configuration only) */
+  readonly uncommitted?: Set<string>;
+
+  setNative(port: string, vlan: number): Promise<void> {
+    return this.change(port, { kind: 'setNative', vlan });
+  }
+
+  removeNative(port: string): Promise<void> {
+    return this.change(port, { kind: 'removeNative' });
+  }
+
+  addTagged(port: string, vlan: number): Promise<void> {
+    return this.change(port, { kind: 'addTagged', vlan });
+  }
+
+  removeTagged(port: string, vlan: number): Promise<void> {
+    return this.change(port, { kind: 'removeTagged', vlan });
+  }
+
+  resetPort(port: string): Promise<void> {
+    return this.change(port, { kind: 'reset' });
+  }
+
+  getPortVlans(port: string): Promise<PortVlans> {
+    return this.call(async () => portVlans(this.staged.get(port) ?? (await this.read(port))));
+  }
+
+  /** One call at a time; a closed session refuses. */
+  private async call<T>(f: () => Promise<T>): Promise<T> {
+    if (this.closing || !this.cli.alive) throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name}: session closed`));
+    this.inCall = true;
+    try {
+      return await f();
+    } finally {
+      this.inCall = false;
+    }
+  }
+
+  private context(port: string): TableContext {
+    return { ...this.ctx, port, ...(this.known ? { vlans: this.known } : {}) };
+  }
+
+  private fail(port: string, text: string): SwitchError {
+    return new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): port ${port} ${text}`));
+  }
+
+  /** Read the port (once per session), send the plan's commands, then read it back and compare (or stage them). */
+  private change(port: string, op: PortOp): Promise<void> {
+    return this.call(async () => {
+      const before = this.readings.get(port) ?? (await this.read(port));
+      const plan = planChange(this.table, this.context(port), op, before);
+      if (!plan) return;
+      const create = await this.vlansToCreate(plan.vlans);
+      if (this.table.commit) return this.stage(port, plan.lines, create, plan.expected);
+      await this.configure(port, plan.lines, create.lines);
+      this.made(create.vlans);
+      this.changed = true;
+      this.readings.delete(port);
+      const after = await this.read(port);
+      if (!matches(after, plan.expected)) {
+        throw this.fail(port, `does not read back as asked after "${opText(op)}": expected ${describe(plan.expected)}, the switch shows ${describe(after)}`);
+      }
+    });
+  }
+
+  /** The VLANs of `vlans` the switch lacks (as far as this session knows), and the lines that create them. */
+  private async vlansToCreate(vlans: number[]): Promise<{ vlans: number[]; lines: string[] }> {
+    const t = this.table.vlans;
+    if (!t || !vlans.length) return { vlans: [], lines: [] };
+    const known = await this.switchVlans();
+    const missing = vlans.filter((v) => !known.has(v));
+    return { vlans: missing, lines: missing.flatMap((v) => t.create(v, this.ctx)) };
+  }
+
+  /** The switch's VLANs: read once per session where the table can list them, else those this session made. */
+  private async switchVlans(): Promise<Map<number, string>> {
+    const t = this.table.vlans;
+    if (this.known) return this.known;
+    if (!t?.show || !t.parse) return (this.known = new Map());
+    const output = await this.cli.run(this.inConfig && this.table.fromConfig ? this.table.fromConfig(t.show) : t.show);
+    try {
+      return (this.known = t.parse(output));
+    } catch (err) {
+      throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): cannot read the switch's VLANs from "${t.show}": ${(err as Error).message}`));
+    }
+  }
+
+  /** The VLANs of `vlans` now exist (the lines that made them were accepted), by the names the table gives new ones. */
+  private made(vlans: number[]): void {
+    const t = this.table.vlans;
+    if (!t) return;
+    this.known ??= new Map();
+    for (const v of vlans) if (!this.known.has(v)) this.known.set(v, t.name?.(v) ?? String(v));
+  }
+
+  /** The port's reading, fresh from the switch. */
+  private async read(port: string): Promise<PortReading> {
+    if (this.table.vlans?.show) await this.switchVlans();
+    const show = this.table.show(port);
+    const output = await this.cli.run(this.inConfig && this.table.fromConfig ? this.table.fromConfig(show) : show);
+    let reading: PortReading;
+    try {
+      reading = this.table.parse(output, port, this.context(port));
+    } catch (err) {
+      const why = err instanceof VlanListError || err instanceof SwitchError ? err.message : String(err);
+      throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): cannot read port ${port} from "${show}": ${why}`));
+    }
+    this.readings.set(port, reading);
+    return reading;
+  }
+
+  /** The session's setup, once, before its first change. */
+  private async setup(): Promise<void> {
+    if (this.setUp || !this.table.setup) return;
+    const lines = this.table.setup(this.ctx);
+    if (this.table.commit) await this.send(lines);
+    else await this.send([...(this.table.configure ? [this.table.configure] : []), ...lines, ...this.table.leave]);
+    this.setUp = true;
+  }
+
+  /** Configuration mode, the VLANs, the port's interface, the lines, back to the privileged prompt. */
+  private async configure(port: string, lines: string[], create: string[]): Promise<void> {
+    await this.setup();
+    const commands = configCommands(this.table, port, lines, create);
+    const first = commands.length - lines.length - this.table.leave.length;
+    await this.send(commands, { from: first, to: first + lines.length });
+  }
+
+  /** Stage a change in the candidate configuration; a refused line takes the whole change out again. */
+  private async stage(port: string, lines: string[], create: { vlans: number[]; lines: string[] }, expected: PortReading): Promise<void> {
+    await this.setup();
+    const commands = configCommands(this.table, port, lines, create.lines, this.inConfig);
+    const entering = !!this.table.configure && !this.inConfig;
+    try {
+      await this.send(commands);
+    } catch (err) {
+      if (!(err instanceof CliCommandError)) throw err;
+      await this.restage(err);
+      throw err;
+    }
+    if (entering) this.inConfig = true;
+    const body = entering ? commands.slice(1) : commands;
+    this.stagedCommands.push(body);
+    this.staged.set(port, expected);
+    this.uncommitted!.add(port);
+    this.readings.set(port, expected);
+    this.made(create.vlans);
+  }
+
+  /** Throw the candidate away, then stage the earlier changes again; if that fails, the session is broken. */
+  private async restage(cause: Error): Promise<void> {
+    try {
+      await this.discard();
+      for (const commands of this.stagedCommands) {
+        const entering = this.table.configure && !this.inConfig ? [this.table.configure] : [];
+        await this.send([...entering, ...commands]);
+        if (entering.length) this.inConfig = true;
+      }
+    } catch (err) {
+      this.log?.warn({ switch: this.cli.target.name }, this.cli.mask(`could not stage the earlier changes again after "${cause.message}": ${(err as Error).message}`));
+      this.cli.destroy();
+    }
+  }
+
+  /** Throw away every staged line (and leave configuration mode). */
+  private async discard(): Promise<void> {
+    const c = this.table.commit!;
+    for (const cmd of c.discard) await this.cli.run(cmd, { answers: c.answers });
+    this.inConfig = false;
+    // what the discarded lines made is gone again
+    if (this.table.vlans?.show) this.known = undefined;
+    else this.known?.clear();
+  }
+
+  /** The changes staged so far are forgotten (committed, or discarded). */
+  private unstage(): void {
+    for (const p of this.staged.keys()) this.readings.delete(p);
+    this.staged.clear();
+    this.uncommitted?.clear();
+    this.stagedCommands = [];
+  }
+
+  commit(): Promise<Map<string, string>> {
+    return this.call(async () => {
+      const c = this.table.commit;
+      const verdicts = new Map<string, string>();
+      if (!c || !this.staged.size) return verdicts;
+      const staged = new Map(this.staged);
+      this.changesSent++;
+      try {
+        const out = await this.cli.run(c.command);
+        if (!c.done.test(out)) throw new CliCommandError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): "${c.command}" did not confirm the commit: ${out.trim().split('\n').slice(-2).join(' / ')}`), c.command, []);
+      } catch (err) {
+        if (!(err instanceof CliCommandError)) throw err;
+        // The switch refused it: its configuration is as it was. Leave nothing staged behind.
+        await this.discard().catch(() => this.cli.destroy());
+        this.unstage();
+        throw new SwitchError(`${err.message}; nothing was applied (the staged changes were discarded)`, { nothingSent: true });
+      }
+      this.inConfig = false;
+      this.changed = true;
+      this.unstage();
+      for (const [port, expected] of staged) {
+        const after = await this.read(port);
+        if (!matches(after, expected)) verdicts.set(port, `does not read back as asked after the commit: expected ${describe(expected)}, the switch shows ${describe(after)}`);
+      }
+      for (const [port, why] of verdicts) verdicts.set(port, this.fail(port, why).message);
+      return verdicts;
+    });
+  }
+
+  /**
+   * Commands in order, each waiting for its prompt; after a refusal, back to the privileged
+   * prompt. Those in `changes` (indexes, `to` excluded) count in changesSent as they are sent.
+   */
+  private async send(commands: string[], changes = { from: 0, to: 0 }): Promise<void> {
+    try {
+      for (const [i, c] of commands.entries()) {
+        // run() writes the line at once unless the session is gone.
+        if (i >= changes.from && i < changes.to && this.cli.alive) this.changesSent++;
+        await this.cli.run(c);
+      }
+    } catch (err) {
+      // Back to the privileged prompt, so that the session can still save and log out.
+      if (err instanceof CliCommandError && !this.table.commit) for (const l of this.table.leave) await this.cli.run(l).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  close(signal?: AbortSignal): Promise<void> {
+    return (this.closing ??= this.logout(signal));
+  }
+
+  private async logout(signal?: AbortSignal): Promise<void> {
+    // The service gave up on a call still running: cut it now.
+    if (this.inCall || this.cli.busy) {
+      this.cli.destroy();
+      return;
+    }
+    const onAbort = () => this.cli.destroy();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (this.staged.size && this.cli.alive) {
+        await this.discard().catch((err: Error) => this.log?.warn({ switch: this.cli.target.name }, this.cli.mask(`could not discard the uncommitted changes on switch ${this.cli.target.name}: ${err.message}`)));
+        this.unstage();
+      }
+      const save = this.table.save;
+      if (save && this.changed && this.save && this.cli.alive) {
+        try {
+          const out = await this.cli.run(save.command, { signal, answers: save.answers });
+          if (!save.done.test(out)) throw new SwitchError(`"${save.command}" did not confirm the save: ${out.trim().split('\n').slice(-2).join(' / ')}`);
+          this.log?.debug({ switch: this.cli.target.name }, 'saved the running configuration');
+        } catch (err) {
+          this.log?.warn({ switch: this.cli.target.name }, this.cli.mask(`could not save the running configuration of switch ${this.cli.target.name}: ${(err as Error).message}`));
+        }
+      }
+      await this.cli.logout();
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** Does the reading show what was asked? */
+function matches(after: PortReading, expected: PortReading): boolean {
+  return after.mode === 'trunk' && after.native === expected.native && sameList(after.allowed, expected.allowed);
+}
