@@ -143,9 +143,19 @@ export class TableSession implements SwitchSession {
 
   /** The port's reading, fresh from the switch. */
   private async read(port: string): Promise<PortReading> {
-    if (this.table.vlans?.show) await this.switchVlans();
     const show = this.table.show(port);
+    const vt = this.table.vlans;
+    // The VLANs first, unless the port's own command lists them too (SONiC's `show vlan brief`).
+    const together = vt?.show === show && !!vt.parse;
+    if (vt?.show && !together) await this.switchVlans();
     const output = await this.cli.run(this.inConfig && this.table.fromConfig ? this.table.fromConfig(show) : show);
+    if (together && !this.known) {
+      try {
+        this.known = vt.parse!(output);
+      } catch {
+        // the port's parse below says what it cannot read
+      }
+    }
     let reading: PortReading;
     try {
       reading = this.table.parse(output, port, this.context(port));
@@ -177,8 +187,8 @@ export class TableSession implements SwitchSession {
   /** Stage a change in the candidate configuration; a refused line takes the whole change out again. */
   private async stage(port: string, lines: string[], create: { vlans: number[]; lines: string[] }, expected: PortReading): Promise<void> {
     await this.setup();
-    const commands = configCommands(this.table, port, lines, create.lines, this.inConfig);
-    const entering = !!this.table.configure && !this.inConfig;
+    await this.enterConfig();
+    const commands = configCommands(this.table, port, lines, create.lines, true);
     try {
       await this.send(commands);
     } catch (err) {
@@ -186,9 +196,7 @@ export class TableSession implements SwitchSession {
       await this.restage(err);
       throw err;
     }
-    if (entering) this.inConfig = true;
-    const body = entering ? commands.slice(1) : commands;
-    this.stagedCommands.push(body);
+    this.stagedCommands.push(commands);
     this.staged.set(port, expected);
     this.uncommitted!.add(port);
     this.readings.set(port, expected);
@@ -200,9 +208,8 @@ export class TableSession implements SwitchSession {
     try {
       await this.discard();
       for (const commands of this.stagedCommands) {
-        const entering = this.table.configure && !this.inConfig ? [this.table.configure] : [];
-        await this.send([...entering, ...commands]);
-        if (entering.length) this.inConfig = true;
+        await this.enterConfig();
+        await this.send(commands);
       }
     } catch (err) {
       this.log?.warn({ switch: this.cli.target.name }, this.cli.mask(`could not stage the earlier changes again after "${cause.message}": ${(err as Error).message}`));
@@ -210,10 +217,17 @@ export class TableSession implements SwitchSession {
     }
   }
 
+  /** Into configuration mode, on a table that stays there between staged changes. */
+  private async enterConfig(): Promise<void> {
+    if (!this.table.configure || this.inConfig) return;
+    await this.cli.run(this.table.configure);
+    this.inConfig = true;
+  }
+
   /** Throw away every staged line (and leave configuration mode). */
   private async discard(): Promise<void> {
     const c = this.table.commit!;
-    for (const cmd of c.discard) await this.cli.run(cmd, { answers: c.answers });
+    if (!this.table.configure || this.inConfig) for (const cmd of c.discard) await this.cli.run(cmd, { answers: c.answers });
     this.inConfig = false;
     // what the discarded lines made is gone again
     if (this.table.vlans?.show) this.known = undefined;

@@ -17,9 +17,11 @@
  *   successfully.`; refusals `% Invalid input`, `% Incomplete command`.
  */
 import { ALL_VLANS, ranges, SimPort, vlanRange } from './model';
-import type { Shell } from './sim';
+import type { Shell, SwitchSim } from './sim';
+import type { CarriedVlans } from './model';
+import { FABRICS, FabricName } from './fabrics';
 
-export type VendorName = 'nexus' | 'powerconnect55xx' | 'delln3000' | 'arista_eos';
+export type VendorName = 'nexus' | 'powerconnect55xx' | 'delln3000' | 'arista_eos' | FabricName;
 
 export interface SimVendor {
   readonly name: string;
@@ -36,9 +38,17 @@ export interface SimVendor {
   /** the canonical name of a port as typed (`e1/5`, `Ethernet1/5`, `gi1/0/5`, `Et5`…), or null */
   canonical(typed: string): string | null;
   newPort(): SimPort;
-  prompt(hostname: string, mode: string, iface: string, vlan: number): string;
+  prompt(hostname: string, mode: string, iface: string, vlan: number, user: string): string;
   /** Run one command line; `logout` ends the session. */
   command(sh: Shell, cmd: string): Promise<void | 'logout'>;
+  /** the VLANs a factory switch has (default `1-4093`; empty: none) */
+  readonly factoryVlans?: string;
+  /** what a port carries, where the generic model's rule (model.ts `carried`) is not the switch's */
+  carried?(sim: SwitchSim, p: SimPort): CarriedVlans;
+  /** the command line is a configuration command (faults `hang`/`drop` at `config`); default: any command in a configuration mode */
+  configuring?(sh: Shell, cmd: string): boolean;
+  /** the command line changes the switch itself (fault `hangAfterChange`); default: any command in interface mode */
+  changing?(sh: Shell, cmd: string): boolean;
 }
 
 /** Keyword matching as the CLIs do it: a typed token is a prefix of the keyword. */
@@ -758,4 +768,5 @@ export const VENDORS: Record<VendorName, SimVendor> = {
   powerconnect55xx: new PowerConnect(),
   delln3000: new DellN3000(),
   arista_eos: new AristaEos(),
+  ...FABRICS,
 };
