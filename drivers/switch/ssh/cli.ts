@@ -78,7 +78,7 @@ export interface CliOptions {
 
 /** A command the switch refused: its error lines, as the switch printed them. */
 export class CliCommandError extends SwitchError {
-  constructor(message: string, readonly command: string, readonly lines: string[]) {
+  constructor(message: string, readonly command: string, readonly lines: string[], readonly output = '') {
     super(message);
   }
 }
@@ -483,7 +483,7 @@ export class CliSession {
       let refused = all.filter((l) => this.dialect.errors.some((re) => re.test(l)));
       if (status !== 0 && !refused.length) refused = [...all.slice(-3), `exit status ${status}`];
       if (refused.length) {
-        throw new CliCommandError(this.mask(`switch ${this.target.name} (${this.address}) refused "${command}": ${refused.join(' / ')}`), command, refused);
+        throw new CliCommandError(this.mask(`switch ${this.target.name} (${this.address}) refused "${command}": ${refused.join(' / ')}`), command, refused, this.mask(output));
       }
       return output;
     } finally {

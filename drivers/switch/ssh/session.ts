@@ -257,7 +257,10 @@ export class TableSession implements SwitchSession {
         // The switch refused it: its configuration is as it was. Leave nothing staged behind.
         await this.discard().catch(() => this.cli.destroy());
         this.unstage();
-        throw new SwitchError(`${err.message}; nothing was applied (the staged changes were discarded)`, { nothingSent: true });
+        // Its reasons are the lines around the error (Junos prints the statement and why above it).
+        const why = err.output.split('\n').map((l) => l.trim()).filter((l) => l && !/^\[edit\]$/.test(l)).slice(-8).join(' / ') || err.lines.join(' / ');
+        const text = `switch ${this.cli.target.name} (${this.cli.address}) refused "${c.command}": ${why}; nothing was applied (the staged changes were discarded)`;
+        throw new SwitchError(this.cli.mask(text), { nothingSent: true });
       }
       this.inConfig = false;
       this.changed = true;
