@@ -94,9 +94,17 @@ export class CallProgress {
     this.before = session.changesSent ?? 0;
   }
 
+  /** what the call had sent when stop() was called */
+  private stopped?: boolean;
+
+  /** The call's own work is over: what the session sends later (committing other calls' changes) is not its own. */
+  stop(): void {
+    this.stopped ??= this.sentChanges;
+  }
+
   /** Did the call send anything that may have changed a port, so far? */
   get sentChanges(): boolean {
-    return !!this.session && (this.session.changesSent ?? 0) !== this.before;
+    return this.stopped ?? (!!this.session && (this.session.changesSent ?? 0) !== this.before);
   }
 }
 

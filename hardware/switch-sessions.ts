@@ -265,7 +265,10 @@ export class SwitchSessions {
       later = await this.commitOrWait(sw.name, session, progress, signal);
     } catch (err) {
       // The earlier calls' staged changes go on without this call's (see the header).
-      if (!signal.aborted && this.awaiting.has(sw.name)) await this.commit(sw.name, session).catch(noop);
+      if (!signal.aborted && this.awaiting.has(sw.name)) {
+        progress.stop();
+        await this.commit(sw.name, session).catch(noop);
+      }
       drop();
       throw err;
     } finally {
