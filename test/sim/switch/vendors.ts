@@ -16,7 +16,7 @@
  *   access` port; `switchport trunk native vlan tag`; `write memory` → `Copy completed
  *   successfully.`; refusals `% Invalid input`, `% Incomplete command`.
  */
-import { ALL_VLANS, ranges, SimPort, vlanRange } from './model';
+import { ALL_VLANS, carried, ranges, SimPort, vlanRange } from './model';
 import type { Shell, SwitchSim } from './sim';
 import type { CarriedVlans } from './model';
 import { FABRICS, FabricName } from './fabrics';
@@ -436,6 +436,14 @@ class Nexus extends Cli {
 class AristaEos extends Cli {
   readonly name = 'Arista EOS';
   readonly hostname = 'switch';
+  /** VLAN 1 exists by default; all other VLANs only once configured */
+  readonly factoryVlans = '1';
+
+  /** EOS lists a VLAN that does not exist on a trunk, and forwards nothing on it. */
+  carried(sim: SwitchSim, p: SimPort): CarriedVlans {
+    const c = carried(p);
+    return { native: c.native !== null && sim.vlans.has(c.native) ? c.native : null, tagged: c.tagged.filter((v) => sim.vlans.has(v)) };
+  }
   override readonly privilegedAtLogin = false;
   readonly pager = ' --More-- ';
   readonly portNames = numbered('Ethernet', 48);
