@@ -599,6 +599,11 @@ class PowerConnect extends DellCli {
       sh.paging = true;
       return;
     }
+    // VLANs are made in `vlan database` mode (`vlan <list>` there, then `exit`)
+    if (sh.mode === 'config' && is(t[0], 'vlan', 2) && is(t[1], 'database', 2) && t.length === 2 && !sh.sim.faults.failConfig) {
+      sh.mode = 'vlan';
+      return;
+    }
     return super.command(sh, cmd);
   }
 

@@ -1,13 +1,15 @@
 /**
  * VLANs exist before a port uses them: Arista EOS lists a VLAN it lacks on a trunk and forwards
  * nothing on it (its simulator does the same), so the driver makes each VLAN first, once per
- * session, and never deletes one.
+ * session, and never deletes one; so do the other SSH families, on switches that have VLAN 1
+ * only (the Dell simulators refuse a VLAN that does not exist).
  */
 import { expect } from 'chai';
 import { SwitchSessions } from '../../../../hardware/switch-sessions';
 import { CliSwitchDriver } from '../../../../drivers/switch/ssh/driver';
 import { ARISTA_EOS_TABLE } from '../../../../drivers/switch/arista-eos';
 import { simFor, VENDOR_CASES } from '../../../helpers/switch-sims';
+import { SWITCH_DRIVERS } from '../../../../drivers/switch';
 
 describe('Arista EOS: VLANs made before a port carries them', function () {
   this.timeout(20_000);
@@ -38,4 +40,23 @@ describe('Arista EOS: VLANs made before a port carries them', function () {
     expect(sim.vlans.has(1001)).to.equal(true);
     expect(sim.received.some((l) => /^no vlan/.test(l))).to.equal(false);
   });
+});
+
+describe('Every SSH family makes the VLANs a port uses', function () {
+  this.timeout(20_000);
+  for (const c of VENDOR_CASES) {
+    it(`${c.vendor}: on a switch with VLAN 1 only`, async () => {
+      const sim = await simFor(c, { vlans: '1' });
+      const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+      const table = (entry.create({ config: {} as never }) as CliSwitchDriver).table;
+      const sessions = new SwitchSessions(() => new CliSwitchDriver(table, { save: true, readyTimeoutMs: 5000 }), 5000);
+      // the dummy VLAN of a Nexus carries nothing and need not exist; the N3000's is made at each login
+      const info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } };
+      const [p1] = c.ports as [string];
+      await sessions.submit(info, (s) => s.setNative(p1, 1001));
+      await sessions.submit(info, (s) => s.addTagged(p1, 1002));
+      expect(sim.vlans.has(1001) && sim.vlans.has(1002), 'both VLANs made').to.equal(true);
+      expect(sim.carried(p1)).to.deep.equal({ native: 1001, tagged: [1002] });
+    });
+  }
 });
