@@ -12,8 +12,8 @@ import { FABRIC_CASES, FabricCase, RecordingClient, registration, simFor, SWITCH
 import type { SwitchSim } from '../sim/switch/sim';
 import { loggerOptions } from '../../src/redact';
 import { junosDefineVlan } from '../sim/switch/junos';
+import { sleep } from '../helpers/wait';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Make the switch's port carry `native` and `tagged`, as an operator would by hand on that switch. */
 function byHand(c: FabricCase, sim: SwitchSim, port: string, native: number | null, tagged: number[] | 'all'): void {
