@@ -187,7 +187,10 @@ export class Junos implements SimVendor {
       sh.line('load complete');
       return;
     }
-    if (t[0] === 'commit' && (t.length === 1 || (t.length === 2 && t[1] === 'and-quit'))) return this.commit(sh, c, t[1] === 'and-quit');
+    if (t[0] === 'commit' && (t.length === 1 || (t.length === 2 && t[1] === 'and-quit'))) {
+      if (sh.sim.opts.commitDelayMs) await new Promise((r) => setTimeout(r, sh.sim.opts.commitDelayMs));
+      return this.commit(sh, c, t[1] === 'and-quit');
+    }
     if (sh.sim.faults.failConfig && (t[0] === 'set' || t[0] === 'delete')) {
       sh.line('error: permission denied: the user\'s class may not change this part of the configuration');
       return;

@@ -182,6 +182,7 @@ export class CumulusNvue extends ShellCli {
           sh.line('Warning: no pending changes to apply');
           return 0;
         }
+        if (sim.opts.commitDelayMs) await new Promise((r) => setTimeout(r, sim.opts.commitDelayMs));
         const problems: string[] = [];
         if (sim.faults.failCommit) problems.push('Unable to restart services: switchd.service (simulated fault)');
         for (const [n, p] of rev.ports) {

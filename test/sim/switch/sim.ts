@@ -61,6 +61,8 @@ export interface SimOptions {
   banner?: string;
   /** sudo asks for the user's password (once per session) on the Linux-based switches */
   sudoAsksPassword?: boolean;
+  /** how long a commit (Junos) or apply (NVUE) takes (default 0; real ones take seconds) */
+  commitDelayMs?: number;
   faults?: SimFaults;
 }
 
