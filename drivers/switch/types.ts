@@ -142,6 +142,8 @@ export interface SwitchDriverEntry<D extends SwitchDriver = SwitchDriver> extend
   readonly portName: RegExp;
   /** The port-name format in words, for the refusal of a bad name (e.g. `Ethernet1/12 or Ethernet1/0/10`). */
   readonly portFormat?: string;
+  /** The switch family in words (`Juniper Junos (ELS)`), for the dashboard. */
+  readonly family?: string;
   /**
    * The switch is reached over SSH: the service keeps its host key's fingerprint (show_switch
    * shows it), and the registration may pin one in advance in the optional field HOST_KEY_FIELD,

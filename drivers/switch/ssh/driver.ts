@@ -106,6 +106,7 @@ export function sshSwitchEntry(spec: SshEntrySpec): SwitchDriverEntry<CliSwitchD
     },
     portName: spec.portName,
     portFormat: spec.portFormat,
+    family: spec.table.family,
     sshHostKey: true,
     create: ({ config }) => new CliSwitchDriver(spec.table, { save: config.switchSave, readyTimeoutMs: config.switchTimeoutMs }),
   };
