@@ -186,6 +186,20 @@ describe('Data-centre switch families over HTTP, against their simulators', func
     });
   }
 
+  for (const c of FABRIC_CASES.filter((x) => x.vendor === 'dellos10' || x.vendor === 'junos')) {
+    it(`${c.vendor}: answers the pager of a switch that keeps paging on`, async () => {
+      const sim = await simFor(c, { faults: { ignorePagingOff: true }, pageLines: 3 });
+      const sw = `paging-${c.vendor}`;
+      await must(api.put(`/switch/${sw}`, registration(c, sim)));
+      await must(api.put(`/switch/${sw}/port/${c.ports[0]}`));
+      await makeNode(api, `${sw}-n`, ['eth0']);
+      await must(api.post(`/switch/${sw}/port/${c.ports[0]}/connect_nic`, { node: `${sw}-n`, nic: 'eth0' }));
+      await must(api.post('/project/p/connect_node', { node: `${sw}-n` }));
+      await done(op(`${sw}-n`, 'eth0', 'connect_network', { network: 'net-b', channel: `vlan/${vlan['net-b']}` }));
+      expect(sim.carried(c.ports[0]!)).to.deep.equal({ native: null, tagged: [vlan['net-b']] });
+    });
+  }
+
   describe('afterwards', () => {
     it('never shows a switch password, in any answer or log line', async () => {
       await sleep(300);

@@ -55,7 +55,7 @@ export interface VlanTable {
  * before the commit, which the service asks for once for several queued operations.
  */
 export interface CommitTable {
-  /** the command that applies the staged lines, and what it prints on success */
+  /** the command that applies the staged lines and leaves configuration mode (Junos `commit and-quit`), and what it prints on success */
   command: string;
   done: RegExp;
   /** the commands that throw every staged line away (and leave configuration mode), and the questions they ask */
