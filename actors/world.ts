@@ -12,6 +12,7 @@ import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions } from '../hardware/switch-sessions';
 import { SwitchAudit } from '../hardware/drift-audit';
+import { WiringCheck } from '../hardware/wiring';
 import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
@@ -19,14 +20,12 @@ import { nicBehavior } from './nic/actor';
 import { NetworkOperations, reportOperations } from '../hardware/network-operations';
 import { NO_TELEMETRY } from './telemetry';
 import { portBehavior } from './port/actor';
-import { PortHardware } from '../hardware/port-hardware';
+import { InactivePorts, PortHardware } from '../hardware/port-hardware';
 import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
-import { configFor, sameConfig } from './port/config';
-import { EMPTY_CONFIG } from './port/protocol';
-import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState } from './project/protocol';
+import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState, ReleasePolicy } from './project/protocol';
 import type { NodeCommand, NodeEvent, NodePublicCommand, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
 import type { PortCommand, PortEvent, PortReplies, PortState } from './port/protocol';
@@ -43,7 +42,16 @@ export interface WorldOptions extends RuntimeOptions {
   switchTimeoutMs?: number;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
+  /** HILT_INACTIVE_PORTS (default `shutdown`) */
+  inactivePorts?: InactivePorts;
+  /** HILT_WIRING_CONCURRENCY (default 8) */
+  wiringConcurrency?: number;
+  /** what project_detach_node does beyond leaving the project: the maintenance pool, the power-off (docs/lifecycle.md) */
+  release?: ReleasePolicy;
 }
+
+/** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/). */
+export type NodeWatcher = (id: string, prev: NodeState | null, next: NodeState | null) => void;
 
 type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes';
 
@@ -73,6 +81,8 @@ export class World {
   readonly operations: NetworkOperations;
   /** the drift audit and repair of a switch's ports */
   readonly audit: SwitchAudit;
+  /** wiring validation from the switches' own tables */
+  readonly wiring: WiringCheck;
   readonly projects: EntityRegistry<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies>;
   readonly nodes: EntityRegistry<NodeState, NodeCommand, NodeEvent, NodeReplies>;
   readonly nics: EntityRegistry<NicState, NicCommand, NicEvent, NicReplies>;
@@ -81,6 +91,10 @@ export class World {
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent, UserReplies>;
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
+  /** told of each node commit; a watcher only schedules work (it runs inside the actor's turn) */
+  readonly nodeWatchers: NodeWatcher[] = [];
+  /** told of each nic commit, by its node's name (e.g. its pending operation ended) */
+  readonly nicWatchers: ((node: string) => void)[] = [];
   private closing = false;
   private closed?: Promise<void>;
 
@@ -110,70 +124,31 @@ export class World {
       operationPending: (wire) => !!rm.nic(wire.node, wire.nic)?.pending,
       record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
       stopping: () => this.closing,
+      inactivePorts: opts.inactivePorts,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
     this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
       (id, a, b) => {
         rm.commitNic(id, a, b);
         reportOperations(a, b, telemetry);
+        const node = (b ?? a)?.node;
+        if (node !== undefined) for (const w of this.nicWatchers) w(node);
       });
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
-    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));
+    this.wiring = new WiringCheck({ rm, sessions: this.sessions, switchInfo, inactivePorts: opts.inactivePorts, concurrency: opts.wiringConcurrency });
+    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => {
+      rm.commitNode(id, a, b);
+      for (const w of this.nodeWatchers) w(id, a, b);
+    });
     this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
     this.users = rt.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
     this.projects = rt.register(
-      projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),
+      projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes), release: opts.release }),
       (id, a, b) => rm.commitProject(id, a, b),
     );
-  }
-
-  /**
-   * Rebuild every read model from the latest snapshot plus later events of each entity. Nodes
-   * before nics (an attachment is indexed with its node's project), switches before ports.
-   */
-  async rebuild(): Promise<void> {
-    const load = async <S>(reg: EntityRegistry<S, any, any, any>, commit: (id: string, s: S) => void) => {
-      for await (const { id, state } of reg.recoverAll()) if (state) commit(id, state);
-    };
-    const rm = this.rm;
-    await load(this.projects, (id, s) => rm.commitProject(id, null, s));
-    await load(this.nodes, (id, s) => rm.commitNode(id, null, s));
-    await load(this.nics, (id, s) => rm.commitNic(id, null, s));
-    await load(this.switches, (id, s) => rm.commitSwitch(id, null, s));
-    await load(this.ports, (id, s) => rm.commitPort(id, null, s));
-    await load(this.networks, (id, s) => rm.commitNetwork(id, null, s));
-    await load(this.users, (id, s) => rm.commitUser(id, null, s));
-    await load(this.headnodes, (id, s) => rm.commitHeadnode(id, null, s));
-  }
-
-  /**
-   * After a start, before any operation is resumed: the port's record of a change and its nic's
-   * record of that operation's outcome are written side by side (hardware/port-hardware.ts), so a
-   * crash between them leaves the port's record behind. Nothing is in flight now, and the nic's
-   * committed networks are the truth (it records DONE only after the switch applied a change):
-   * every wired port gets the configuration they put on it, an operation still pending included
-   * (it is applied again from there). Returns how many records changed.
-   */
-  async repairPortRecords(): Promise<number> {
-    let repaired = 0;
-    for (const [id, port] of this.rm.ports) {
-      // A nic deleted while wired, with the service stopped before its port was freed (see
-      // nic.delete): free the port now.
-      if (port.wire && !this.rm.nic(port.wire.node, port.wire.nic)) {
-        await this.ports.ask(id, { type: 'port.unwire', by: 'recovery', node: port.wire.node, nic: port.wire.nic });
-        repaired++;
-        continue;
-      }
-      const nic = port.wire && this.rm.nic(port.wire.node, port.wire.nic);
-      const config = nic ? configFor(nic.networks, (network) => this.rm.networks.get(network)?.vlan) : EMPTY_CONFIG;
-      if (sameConfig(config, port.config)) continue;
-      await this.ports.ask(id, { type: 'port.configured', by: 'recovery', config, wire: port.wire });
-      repaired++;
-    }
-    return repaired;
   }
 
   close(): Promise<void> {

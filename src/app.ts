@@ -4,8 +4,7 @@
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { HiltError, badArgument, statusOf, ERROR_STATUS } from './errors';
-import { quote } from '../lib/text';
+import { HiltError, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
 import type { ThrottleOptions } from './auth/throttle';
 import type { RouteWorld, World } from '../actors/world';
@@ -13,16 +12,20 @@ import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { Drivers } from './drivers';
+import type { Lifecycle } from './lifecycle';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
 import { switchRoutes } from './routes/switches';
 import { networkRoutes } from './routes/networks';
 import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
+import { wiringRoutes } from './routes/wiring';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
-import { addNameFormats, errorSchema, NAME_FORMAT, NAME_OR_EMPTY_FORMAT, NAME_RULE } from './schemas/common';
+import { lifecycleRoutes } from './routes/lifecycle';
+import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
+import { addNameFormats, errorSchema, NAME_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
 import { Metrics } from './metrics';
 import { metricsRoutes } from './routes/metrics';
@@ -52,6 +55,8 @@ export interface Hilt {
   auth: Authenticator;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  /** the tenant lifecycle's runners: release power-offs, maintenance notices, lease expiry */
+  lifecycle: Lifecycle;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
   drivers: Drivers;
   /** the service's metrics (GET /metrics) */
@@ -67,6 +72,7 @@ export interface AppOptions {
   config: Config;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  lifecycle: Lifecycle;
   drivers: Drivers;
   metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
@@ -75,77 +81,13 @@ export interface AppOptions {
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * The first key that an object of `text` (valid JSON) holds twice, or null. JSON.parse keeps the
- * last of them silently; a body that says two things is refused instead (docs/api-conventions.md
- * §2), so that no two readers of one body (a proxy, an audit, hilt) can disagree about it.
- */
-export function duplicateKey(text: string): string | null {
-  const stack: (Set<string> | null)[] = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      let j = i + 1;
-      while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
-      const top = stack[stack.length - 1];
-      if (top && expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (top.has(key)) return key;
-        top.add(key);
-        expectKey = false;
-      }
-      i = j;
-    } else if (c === 0x7b /* { */) {
-      stack.push(new Set());
-      expectKey = true;
-    } else if (c === 0x5b /* [ */) {
-      stack.push(null);
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      stack.pop();
-    } else if (c === 0x2c /* , */) {
-      expectKey = stack[stack.length - 1] != null;
-    }
-  }
-  return null;
-}
-
-/** Bodies are JSON whatever the Content-Type (HIL's client sends none); empty means {}. */
-function parseJsonObject(_req: FastifyRequest, raw: Buffer, done: (err: Error | null, body?: unknown) => void): void {
-  if (raw.length === 0) return done(null, {});
-  let value: unknown;
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-    value = JSON.parse(text);
-  } catch {
-    return done(badArgument('the request body is not valid UTF-8 JSON'));
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return done(badArgument('the request body must be a JSON object'));
-  const twice = duplicateKey(text);
-  if (twice !== null) return done(badArgument(`the request body has the key ${quote(twice)} more than once`));
-  done(null, value);
-}
-
-/** A GET must not carry a body (docs/api-conventions.md §2); fastify does not read GET bodies, so look. */
-async function rejectGetBody(req: FastifyRequest): Promise<void> {
-  const len = req.headers['content-length'];
-  if (len !== undefined && len !== '0') throw badArgument('a GET request must not have a body');
-  if (req.headers['transfer-encoding']) {
-    for await (const chunk of req.raw) if ((chunk as Buffer).length) throw badArgument('a GET request must not have a body');
-  }
-}
-
 interface ValidationIssue { keyword: string; instancePath: string; params?: { format?: string } }
 
 /** A name that breaks the rule gets the rule's wording (Ajv's would be `must match format "hilt-name"`). */
 function validationMessage(issues: ValidationIssue[], context = 'request'): string | null {
-  const bad = issues.find((i) => i.keyword === 'format' && (i.params?.format === NAME_FORMAT || i.params?.format === NAME_OR_EMPTY_FORMAT));
+  const bad = issues.find((i) => i.keyword === 'format' && i.params?.format === NAME_FORMAT);
   if (!bad) return null;
-  const where = `${context}${bad.instancePath}`;
-  return bad.params?.format === NAME_OR_EMPTY_FORMAT ? `${where} must be "" or a name: ${NAME_RULE.replace('must be a name: ', '')}` : `${where} ${NAME_RULE}`;
+  return `${context}${bad.instancePath} ${NAME_RULE}`;
 }
 
 /** A path as a message shows it: whole up to 64 characters (it has no control characters), else a prefix. */
@@ -155,20 +97,7 @@ const shortPath = (p: string) => (p.length <= 64 ? p : `${p.slice(0, 64)}… (${
 const MSG_MAX = 1024;
 const bounded = (msg: string) => (msg.length <= MSG_MAX ? msg : `${msg.slice(0, MSG_MAX)}…`);
 
-/** What node's HTTP parser refuses, answered with the error body (or nothing, when the socket cannot take it). */
-export function clientError(err: Error & { code?: string }, socket: import('node:net').Socket): void {
-  if (!socket.writable || (err.code === 'ECONNRESET')) {
-    socket.destroy();
-    return;
-  }
-  const [status, type, msg] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'BadArgumentError', 'the request headers are too large']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'BadArgumentError', 'the request took too long to arrive']
-      : [400, 'BadArgumentError', 'malformed HTTP request'];
-  const body = JSON.stringify({ type, msg });
-  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-}
-
-/** The throttle's settings from the configuration (README, Logins). */
+/** The throttle's settings from the configuration (docs/api.md, Logins). */
 function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
 }
@@ -177,7 +106,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : { http: { requireHostHeader: false } }),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false }, plugins: [addNameFormats] },
     // A name is at most 765 characters percent-encoded, a status id at most 2,048.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2100 },
@@ -195,7 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, drivers: opts.drivers, metrics,
     bridge: new UiBridge(),
   };
   app.decorate('hilt', hilt);
@@ -239,7 +168,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     req.caller = await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
   });
 
-  app.setErrorHandler((err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {
+  app.setErrorHandler(async (err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {
     if (err instanceof HiltError) {
       const status = statusOf(err);
       if (status >= 500) req.log.error({ err, ...('detail' in err ? { detail: (err as { detail: unknown }).detail } : {}) }, 'request failed');
@@ -248,7 +177,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return reply.code(status).send({ type: err.type, msg: status < 500 ? bounded(msg) : msg });
     }
     if (err.validation) return reply.code(400).send({ type: 'BadArgumentError', msg: bounded(validationMessage(err.validation, err.validationContext) ?? err.message) });
-    if (err.statusCode === 413) return reply.code(413).send({ type: 'RequestTooLargeError', msg: err.message });
+    if (err.statusCode === 413) {
+      await drained(req.raw);
+      return reply.code(413).header('connection', 'close').send({ type: 'RequestTooLargeError', msg: `the request body is larger than ${BODY_LIMIT} bytes` });
+    }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode === 404 ? 404 : 400).send({ type: err.statusCode === 404 ? 'NotFoundError' : 'BadArgumentError', msg: bounded(err.message) });
     }
@@ -269,6 +201,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(opsRoutes);
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
+    await scope.register(wiringRoutes);
+    await scope.register(lifecycleRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

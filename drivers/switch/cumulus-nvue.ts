@@ -22,6 +22,21 @@ import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable, TableContext } from './ssh/table';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
+import { isGroupMac, normalizeMac } from './wiring';
+
+/** A JSON object from NVUE, or the reason it is not one. */
+function jsonObject(output: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(output.trim() || '{}');
+  } catch {
+    throw new SwitchError(`not JSON: ${output.trim().slice(0, 80)}`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new SwitchError('not a JSON object');
+  return doc as Record<string, unknown>;
+}
+
+const swp = (name: string) => (/^swp\d+(s\d+)?$/.test(name.trim()) ? name.trim() : null);
 
 const bd = (ctx: TableContext) => {
   if (!ctx.port) throw new SwitchError('no port given to an NVUE template');
@@ -40,6 +55,8 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
     pager: /(?!)/,
     errors: [/^Error:/, /^Invalid config/, /Failure during apply/, /Unable to restart services/],
     exitStatus: true,
+    // `sudo lldpctl` (the LLDP daemon's own tool) where the account's sudo asks
+    passwordQuestion: /\[sudo\] password for [^:\r\n]*: ?$/,
   },
   enterInterface: () => [],
   leave: [],
@@ -57,14 +74,7 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
   vlans: { create: (vlan) => [`nv set bridge domain br_default vlan ${vlan}`] },
   show: (port) => `nv show interface ${port} bridge domain br_default -o json`,
   parse(output): PortReading {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(output.trim() || '{}');
-    } catch {
-      throw new SwitchError(`not JSON: ${output.trim().slice(0, 80)}`);
-    }
-    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new SwitchError('not a JSON object');
-    const d = doc as { untagged?: unknown; vlan?: Record<string, unknown> };
+    const d = jsonObject(output) as { untagged?: unknown; vlan?: Record<string, unknown> };
     // not in the bridge: it carries nothing
     if (!Object.keys(d).length) return { mode: 'trunk', access: null, native: null, allowed: [] };
     const keys = Object.keys(d.vlan ?? { all: {} });
@@ -76,6 +86,52 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
   },
   commit: { command: 'nv config apply -y', done: /applied/, discard: ['nv config detach'] },
   save: { command: 'nv config save', done: /(?:)/ },
+  adminState: {
+    // `"state": {"down": {}}` once `link state down` is applied (or `"admin-status": "down"`)
+    show: (port) => `nv show interface ${port} link -o json`,
+    parse(output) {
+      const d = jsonObject(output) as { state?: Record<string, unknown>; 'admin-status'?: string };
+      const state = Object.keys(d.state ?? {});
+      if (state.includes('down')) return false;
+      if (state.includes('up')) return true;
+      if (d['admin-status'] === 'up' || d['admin-status'] === 'down') return d['admin-status'] === 'up';
+      throw new SwitchError('no "state" or "admin-status"');
+    },
+    set: (enabled, port) => [`nv set interface ${port} link state ${enabled ? 'up' : 'down'}`],
+  },
+  wiring: {
+    // entries with `mac`, `interface`, `vlan`, `entry-type` (the bridge's own are `permanent`)
+    macTable: 'nv show bridge domain br_default mac-table -o json',
+    parseMacs(output) {
+      const out = new Map<string, string[]>();
+      for (const e of Object.values(jsonObject(output))) {
+        const { mac, interface: port, 'entry-type': type } = (e ?? {}) as { mac?: string; interface?: string; 'entry-type'?: string };
+        const m = normalizeMac(String(mac ?? ''));
+        if (!m || !port || !swp(port) || isGroupMac(m) || /permanent|static/i.test(type ?? '')) continue;
+        out.set(port, [...new Set([...(out.get(port) ?? []), m])]);
+      }
+      return out;
+    },
+    // lldpd's own view (Cumulus runs lldpd), one `lldp.<port>.<field>=value` line per field
+    lldp: 'sudo lldpctl -f keyvalue',
+    parseLldp(output) {
+      const by = new Map<string, Map<string, string>>();
+      for (const line of output.split('\n')) {
+        const m = /^lldp\.([^.=]+)\.([^=]+)=(.*)$/.exec(line.trim());
+        if (!m) continue;
+        const f = by.get(m[1]!) ?? new Map<string, string>();
+        f.set(m[2]!, m[3]!.trim());
+        by.set(m[1]!, f);
+      }
+      return [...by].flatMap(([port, f]) => {
+        const chassisId = f.get('chassis.mac') ?? f.get('chassis.local') ?? f.get('chassis.ip');
+        const portId = f.get('port.mac') ?? f.get('port.ifname') ?? f.get('port.local');
+        const systemName = f.get('chassis.name');
+        return chassisId && portId ? [{ port, neighbor: systemName ? { chassisId, portId, systemName } : { chassisId, portId } }] : [];
+      });
+    },
+    portKey: swp,
+  },
 };
 
 export const cumulusNvue = sshSwitchEntry({

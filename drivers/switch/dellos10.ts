@@ -14,6 +14,13 @@ import type { PortReading, SwitchTable } from './ssh/table';
 import { formatVlanList } from './vlans';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
+import { headerColumns, neighbor } from './wiring';
+
+/** One spelling of an OS10 port, however printed (`ethernet1/1/3`, `ethernet 1/1/3`, `Eth 1/1/3`); null for anything else (`port-channel1`, `vlan1`). */
+export const os10Port = (name: string) => {
+  const m = /^e(?:th(?:ernet)?)?\s*(\d+\/\d+\/\d+(?::\d+)?)$/i.exec(name.trim());
+  return m ? `ethernet${m[1]}` : null;
+};
 
 /** The tagged VLANs of a reading: its allowed list without the untagged one. */
 const taggedOf = (r: PortReading | undefined) => (r && r.allowed !== 'all' ? r.allowed.filter((v) => v !== r.native) : []);
@@ -58,6 +65,28 @@ export const DELL_OS10_TABLE: SwitchTable = {
     return { mode: 'trunk', access, native: access, allowed };
   },
   save: { command: 'write memory', done: /^(?![\s\S]*% )/ },
+  adminState: {
+    // the running configuration says ` shutdown` or ` no shutdown`
+    show: (port) => `show running-configuration interface ${port}`,
+    parse(output) {
+      const lines = output.split('\n').map((l) => l.trim());
+      if (lines.includes('shutdown')) return false;
+      if (lines.includes('no shutdown')) return true;
+      throw new SwitchError('no "shutdown" or "no shutdown" line');
+    },
+    set: (enabled) => [enabled ? 'no shutdown' : 'shutdown'],
+  },
+  wiring: {
+    // VlanId, Mac Address, Type, Interface (`ethernet1/1/3`)
+    macTable: 'show mac address-table',
+    // Loc PortID, Rem Host Name, Rem Port Id, Rem Chassis Id
+    lldp: 'show lldp neighbors',
+    parseLldp: (output) => headerColumns(output, /Loc PortID\s+Rem Host Name/i).flatMap((r) => {
+      const n = neighbor(r[3], r[2], r[1]);
+      return n && r[0] ? [{ port: r[0], neighbor: n }] : [];
+    }),
+    portKey: os10Port,
+  },
 };
 
 export const dellOs10 = sshSwitchEntry({

@@ -21,6 +21,10 @@ import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable, TableContext } from './ssh/table';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
+import { headerColumns, neighbor } from './wiring';
+
+/** One spelling of a Junos port, unit or not (`ge-0/0/1.0` → `ge-0/0/1`); null for anything else (`irb.1001`, `ae0`, `vme.0`). */
+export const junosPort = (name: string) => /^((?:ge|xe|et|mge)-\d+\/\d+\/\d+(?::\d+)?)(?:\.\d+)?$/.exec(name.trim())?.[1] ?? null;
 
 const port = (ctx: TableContext) => {
   if (!ctx.port) throw new SwitchError('no port given to a Junos template');
@@ -93,6 +97,23 @@ export const JUNOS_TABLE: SwitchTable = {
     const nativeText = lines.map((l) => /^native-vlan-id (\d+)$/.exec(l)).find(Boolean)?.[1];
     if (!trunk) return { mode: 'access', access: members[0] ?? 1, native: null, allowed: [] };
     return { mode: 'trunk', access: null, native: nativeText === undefined ? null : Number(nativeText), allowed: all ? 'all' : [...new Set(members)].sort((a, b) => a - b) };
+  },
+  adminState: {
+    // `set interfaces <port> disable` in the committed configuration is a port shut
+    show: (p) => `show configuration interfaces ${p} | display set`,
+    parse: (output, p) => !output.split('\n').some((l) => l.trim() === `set interfaces ${p} disable`),
+    set: (enabled, p) => [enabled ? `delete interfaces ${p} disable` : `set interfaces ${p} disable`],
+  },
+  wiring: {
+    // rows of VLAN name, MAC, flags, age, logical interface (`ge-0/0/1.0`)
+    macTable: 'show ethernet-switching table',
+    // Local Interface, Parent Interface, Chassis Id, Port info, System Name
+    lldp: 'show lldp neighbors',
+    parseLldp: (output) => headerColumns(output, /Local Interface\s+Parent Interface/i).flatMap((r) => {
+      const n = neighbor(r[2], r[3], r[4]);
+      return n && r[0] ? [{ port: r[0], neighbor: n }] : [];
+    }),
+    portKey: junosPort,
   },
   commit: {
     command: 'commit and-quit',

@@ -13,6 +13,10 @@
 import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable } from './ssh/table';
 import { SwitchError } from './types';
+import { fixedWidthTable, keyValueBlocks, neighbor } from './wiring';
+
+/** lldpctl's `mac 52:54:…` / `ifname eth0` / `local …`: the value without its type word. */
+const lldpId = (v: string | undefined) => v?.replace(/^(mac|ifname|local|ip|ifalias|name)\s+/i, '');
 
 const port = (p: string | undefined) => {
   if (!p) throw new SwitchError('no port given to a SONiC template');
@@ -91,6 +95,30 @@ export const SONIC_TABLE: SwitchTable = {
     return { mode: 'trunk', access: null, native, allowed: allowed.sort((a, b) => a - b) };
   },
   save: { command: 'sudo config save -y', done: /config_db\.json/ },
+  adminState: {
+    // Interface, Lanes, Speed, MTU, FEC, Alias, Vlan, Oper, Admin, …
+    show: (p) => `show interfaces status ${p}`,
+    parse(output, p) {
+      const { headers, rows } = fixedWidthTable(output);
+      const col = headers.findIndex((h) => /^admin$/i.test(h));
+      const row = rows.find((r) => r[0] === p);
+      if (col < 0 || !row) throw new SwitchError(col < 0 ? 'no "Admin" column' : `no row for ${p}`);
+      if (!/^(up|down)$/i.test(row[col] ?? '')) throw new SwitchError(`Admin "${row[col]}" is neither up nor down`);
+      return /^up$/i.test(row[col]!);
+    },
+    set: (enabled, p) => [`sudo config interface ${enabled ? 'startup' : 'shutdown'} ${port(p)}`],
+  },
+  wiring: {
+    // No., Vlan, MacAddress, Port, Type; then `Total number of entries N`
+    macTable: 'show mac',
+    // lldpctl's blocks: `Interface: Ethernet0, via: LLDP, …`, `ChassisID: mac …`, `SysName:`, `PortID: mac …`
+    lldp: 'show lldp neighbors',
+    parseLldp: (output) => keyValueBlocks(output, /^Interface:\s*([^,\s]+)/).flatMap(({ head, fields }) => {
+      const n = neighbor(lldpId(fields.get('chassisid')), lldpId(fields.get('portid')), fields.get('sysname'));
+      return n ? [{ port: head[1]!, neighbor: n }] : [];
+    }),
+    portKey: (name) => (/^Ethernet\d+$/.test(name.trim()) ? name.trim() : null),
+  },
 };
 
 export const sonic = sshSwitchEntry({

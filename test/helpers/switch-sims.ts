@@ -45,6 +45,9 @@ export const FABRIC_CASES: FabricCase[] = [
   { vendor: 'cumulus_nvue', type: `${T}cumulus_nvue`, ports: ['swp1', 'swp2', 'swp3', 'swp49s0'], badPort: 'eth0', extra: {}, save: 'nv config save', commits: true, fresh: { native: 1, tagged: [] } },
 ];
 
+/** Every SSH family with its simulator: HIL's and EOS, then the data-centre ones. */
+export const SSH_CASES: VendorCase[] = [...VENDOR_CASES, ...FABRIC_CASES];
+
 /** Every switch password used by these tests: none may ever appear in an answer or a log line. */
 export const SWITCH_PASSWORDS = new Set<string>();
 

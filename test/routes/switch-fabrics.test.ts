@@ -168,11 +168,11 @@ describe('Data-centre switch families over HTTP, against their simulators', func
         const a = await audit();
         expect(a.body.summary).to.deep.equal({ in_sync: every ? 1 : 2, drifted: every ? 3 : 2, pending: 0, unreadable: 0 });
         expect(a.port(p1)).to.deep.include({
-          status: 'drifted', actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005] },
+          status: 'drifted', actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005], enabled: true },
           differences: ['tagged VLANs the service does not hold: 3001-3003,3005'],
         });
-        expect(a.port(p3)).to.deep.include({ status: 'drifted', actual: { native: 3010, tagged: [] } });
-        if (every) expect(a.port(p4)).to.deep.include({ status: 'drifted', actual: { native: null, tagged: [], other: ['trunk allows every VLAN'] } });
+        expect(a.port(p3)).to.deep.include({ status: 'drifted', actual: { native: 3010, tagged: [], enabled: true } });
+        if (every) expect(a.port(p4)).to.deep.include({ status: 'drifted', actual: { native: null, tagged: [], other: ['trunk allows every VLAN'], enabled: true } });
 
         const repair = (await must(api.post(`/admin/switch/${sw}/repair`))).body;
         if (repair.summary.failed) process.stdout.write(`${JSON.stringify(repair.ports)}\n`);

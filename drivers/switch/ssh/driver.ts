@@ -108,6 +108,6 @@ export function sshSwitchEntry(spec: SshEntrySpec): SwitchDriverEntry<CliSwitchD
     portFormat: spec.portFormat,
     family: spec.table.family,
     sshHostKey: true,
-    create: ({ config }) => new CliSwitchDriver(spec.table, { save: config.switchSave, readyTimeoutMs: config.switchTimeoutMs }),
+    create: ({ settings: config }) => new CliSwitchDriver(spec.table, { save: config.switchSave, readyTimeoutMs: config.switchTimeoutMs }),
   };
 }

@@ -14,10 +14,16 @@
  * so a failed operation never rides on the next commit. Logging out discards whatever is still
  * staged: nothing uncommitted is left behind on the switch (NVUE keeps a user's pending
  * revision across sessions).
+ *
+ * A family with an administrative-state table also brings ports up and down (`setEnabled`, read
+ * back the same way, or staged and read back after the commit) and reports the state in
+ * getPortVlans; one with a wiring table reads the switch's learned MACs and LLDP neighbours, one
+ * command each for the whole switch.
  */
-import { PortVlans, SwitchError, SwitchLog, SwitchSession } from '../types';
+import { PortVlans, PortWiring, SwitchError, SwitchLog, SwitchSession } from '../types';
 import { CliCommandError, CliSession } from './cli';
-import type { PortReading, SwitchTable, TableContext } from './table';
+import type { AdminStateTable, PortReading, SwitchTable, TableContext, WiringTable } from './table';
+import { macRows, wiringByPort } from '../wiring';
 import { configCommands, describe, opText, planChange, PortOp, portVlans, sameList } from './plan';
 import { VlanListError } from './vlans';
 
@@ -27,6 +33,12 @@ export class TableSession implements SwitchSession {
   changesSent = 0;
   /** each port's reading, as the last read or verified (or staged) change of this session left it */
   private readonly readings = new Map<string, PortReading>();
+  /** each port's administrative state (up), likewise */
+  private readonly states = new Map<string, boolean>();
+  /** present when the table has an administrative-state table */
+  readonly setEnabled?: (port: string, enabled: boolean) => Promise<void>;
+  /** present when the table has a wiring table */
+  readonly readWiring?: (ports: string[]) => Promise<Map<string, PortWiring>>;
   private changed = false;
   private setUp = false;
   /** a call is in progress (between two of its commands too) */
@@ -36,14 +48,17 @@ export class TableSession implements SwitchSession {
   private inConfig = false;
   /** the switch's VLANs (id → name), once read or made in this session */
   private known?: Map<number, string>;
-  /** ports with a staged change, and the reading it must leave once committed */
-  private readonly staged = new Map<string, PortReading>();
+  /** ports with a staged change, and what it must leave once committed: the reading, the administrative state */
+  private readonly staged = new Map<string, Staged>();
   /** the commands of each staged change, in order: staged anew after one is taken out */
   private stagedCommands: string[][] = [];
 
   constructor(readonly table: SwitchTable, readonly cli: CliSession, readonly ctx: TableContext, readonly save: boolean, readonly log?: SwitchLog) {
     this.hostKey = cli.hostKey;
     if (table.commit) this.uncommitted = new Set();
+    const { adminState, wiring } = table;
+    if (adminState) this.setEnabled = (port, enabled) => this.enable(port, enabled, adminState);
+    if (wiring) this.readWiring = (ports) => this.call(() => this.wiring(ports, wiring));
   }
 
   /** ports with a staged change (tables with a candidate configuration only) */
@@ -70,7 +85,70 @@ export class TableSession implements SwitchSession {
   }
 
   getPortVlans(port: string): Promise<PortVlans> {
-    return this.call(async () => portVlans(this.staged.get(port) ?? (await this.read(port))));
+    return this.call(async () => {
+      const staged = this.staged.get(port);
+      const v = portVlans(staged?.reading ?? (await this.read(port)));
+      const { adminState } = this.table;
+      if (!adminState) return v;
+      return { ...v, enabled: staged?.enabled ?? this.stagedState(port) ?? (await this.readState(port, adminState)) };
+    });
+  }
+
+  /** A staged port's administrative state as its staged changes leave it (undefined: not staged). */
+  private stagedState(port: string): boolean | undefined {
+    return this.staged.has(port) ? this.states.get(port) : undefined;
+  }
+
+  /** Bring the port up or down (once per session it is read first), then read it back (or stage it). */
+  private enable(port: string, enabled: boolean, t: AdminStateTable): Promise<void> {
+    return this.call(async () => {
+      const before = this.states.get(port) ?? (await this.readState(port, t));
+      if (before === enabled) return;
+      const lines = t.set(enabled, port);
+      if (this.table.commit) return this.stage(port, lines, { vlans: [], lines: [] }, { enabled });
+      await this.configure(port, lines, []);
+      this.changed = true;
+      this.states.delete(port);
+      const after = await this.readState(port, t);
+      if (after !== enabled) throw this.fail(port, `does not read back as asked after "${stateText(enabled)}": the switch shows it administratively ${after ? 'up' : 'down'}`);
+    });
+  }
+
+  /** The port's administrative state, fresh from the switch. */
+  private async readState(port: string, t: AdminStateTable): Promise<boolean> {
+    const show = t.show(port);
+    const output = await this.cli.run(this.inConfig && this.table.fromConfig ? this.table.fromConfig(show) : show);
+    let up: boolean;
+    try {
+      up = t.parse(output, port);
+    } catch (err) {
+      throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): cannot read the administrative state of port ${port} from "${show}": ${(err as Error).message}`));
+    }
+    this.states.set(port, up);
+    return up;
+  }
+
+  /**
+   * The learned MACs and LLDP neighbours of the whole switch, by port. A switch that refuses
+   * the LLDP command (LLDP not enabled on it) still has its MAC table: no neighbours, logged.
+   */
+  private async wiring(ports: string[], w: WiringTable): Promise<Map<string, PortWiring>> {
+    const where = `switch ${this.cli.target.name} (${this.cli.address})`;
+    const run = (c: string) => this.cli.run(this.inConfig && this.table.fromConfig ? this.table.fromConfig(c) : c);
+    const macOutput = await run(w.macTable);
+    let lldpOutput = '';
+    try {
+      lldpOutput = await run(w.lldp);
+    } catch (err) {
+      if (!(err instanceof CliCommandError)) throw err;
+      this.log?.info({ switch: this.cli.target.name }, `${err.message}: no LLDP neighbours read (is LLDP enabled on the switch?)`);
+    }
+    try {
+      const macs = w.parseMacs ? w.parseMacs(macOutput) : macRows(macOutput, (t) => (w.portKey(t) ? t : null));
+      return wiringByPort(ports, macs, lldpOutput ? w.parseLldp(lldpOutput) : [], (p) => w.portKey(p));
+    } catch (err) {
+      throw new SwitchError(this.cli.mask(`${where}: cannot read its MAC table or LLDP neighbours: ${(err as Error).message}`));
+    }
   }
 
   /** One call at a time; a closed session refuses. */
@@ -99,7 +177,7 @@ export class TableSession implements SwitchSession {
       const plan = planChange(this.table, this.context(port), op, before);
       if (!plan) return;
       const create = await this.vlansToCreate(plan.vlans);
-      if (this.table.commit) return this.stage(port, plan.lines, create, plan.expected);
+      if (this.table.commit) return this.stage(port, plan.lines, create, { reading: plan.expected });
       await this.configure(port, plan.lines, create.lines);
       this.made(create.vlans);
       this.changed = true;
@@ -136,7 +214,9 @@ export class TableSession implements SwitchSession {
   /** The VLANs of `vlans` now exist (the lines that made them were accepted), by the names the table gives new ones. */
   private made(vlans: number[]): void {
     const t = this.table.vlans;
-    if (!t) return;
+    if (!t || !vlans.length) return;
+    // Not read yet where the switch can list them: the next need reads them (the new ones included, or made again).
+    if (!this.known && t.show) return;
     this.known ??= new Map();
     for (const v of vlans) if (!this.known.has(v)) this.known.set(v, t.name?.(v) ?? String(v));
   }
@@ -185,7 +265,7 @@ export class TableSession implements SwitchSession {
   }
 
   /** Stage a change in the candidate configuration; a refused line takes the whole change out again. */
-  private async stage(port: string, lines: string[], create: { vlans: number[]; lines: string[] }, expected: PortReading): Promise<void> {
+  private async stage(port: string, lines: string[], create: { vlans: number[]; lines: string[] }, expected: Staged): Promise<void> {
     await this.setup();
     await this.enterConfig();
     const commands = configCommands(this.table, port, lines, create.lines, true);
@@ -197,9 +277,11 @@ export class TableSession implements SwitchSession {
       throw err;
     }
     this.stagedCommands.push(commands);
-    this.staged.set(port, expected);
+    const was = this.staged.get(port);
+    this.staged.set(port, { reading: expected.reading ?? was?.reading, enabled: expected.enabled ?? was?.enabled });
     this.uncommitted!.add(port);
-    this.readings.set(port, expected);
+    if (expected.reading) this.readings.set(port, expected.reading);
+    if (expected.enabled !== undefined) this.states.set(port, expected.enabled);
     this.made(create.vlans);
   }
 
@@ -236,7 +318,10 @@ export class TableSession implements SwitchSession {
 
   /** The changes staged so far are forgotten (committed, or discarded). */
   private unstage(): void {
-    for (const p of this.staged.keys()) this.readings.delete(p);
+    for (const p of this.staged.keys()) {
+      this.readings.delete(p);
+      this.states.delete(p);
+    }
     this.staged.clear();
     this.uncommitted?.clear();
     this.stagedCommands = [];
@@ -266,8 +351,16 @@ export class TableSession implements SwitchSession {
       this.changed = true;
       this.unstage();
       for (const [port, expected] of staged) {
-        const after = await this.read(port);
-        if (!matches(after, expected)) verdicts.set(port, `does not read back as asked after the commit: expected ${describe(expected)}, the switch shows ${describe(after)}`);
+        const wrong: string[] = [];
+        if (expected.reading) {
+          const after = await this.read(port);
+          if (!matches(after, expected.reading)) wrong.push(`expected ${describe(expected.reading)}, the switch shows ${describe(after)}`);
+        }
+        if (expected.enabled !== undefined && this.table.adminState) {
+          const up = await this.readState(port, this.table.adminState);
+          if (up !== expected.enabled) wrong.push(`expected it administratively ${expected.enabled ? 'up' : 'down'}, the switch shows it ${up ? 'up' : 'down'}`);
+        }
+        if (wrong.length) verdicts.set(port, `does not read back as asked after the commit: ${wrong.join('; ')}`);
       }
       for (const [port, why] of verdicts) verdicts.set(port, this.fail(port, why).message);
       return verdicts;
@@ -325,6 +418,11 @@ export class TableSession implements SwitchSession {
     }
   }
 }
+
+/** What a staged change of a port must leave once committed. */
+interface Staged { reading?: PortReading; enabled?: boolean }
+
+const stateText = (enabled: boolean) => (enabled ? 'bring the port up' : 'shut the port down');
 
 /** Does the reading show what was asked? */
 function matches(after: PortReading, expected: PortReading): boolean {

@@ -19,7 +19,7 @@ import { vlanRange } from './model';
 import type { Shell, SwitchSim } from './sim';
 import type { SimVendor } from './vendors';
 
-interface JPort { family: boolean; mode: 'access' | 'trunk' | null; members: Set<string>; native: number | null }
+interface JPort { family: boolean; mode: 'access' | 'trunk' | null; members: Set<string>; native: number | null; disable: boolean }
 interface Candidate { ports: Map<string, JPort>; vlans: Map<string, number>; changed: boolean }
 
 /** committed VLAN names by id (the ids are the sim's `vlans`) */
@@ -43,9 +43,10 @@ export function junosDefineVlan(sim: SwitchSim, name: string, id: number): void 
 
 function toJ(p: SimPort, n: Map<number, string>): JPort {
   const name = (v: number) => n.get(v) ?? String(v);
-  if (!p.switchport) return { family: false, mode: null, members: new Set(), native: null };
-  if (p.mode === 'access') return { family: true, mode: null, members: new Set(p.access === 1 ? [] : [name(p.access)]), native: null };
-  return { family: true, mode: 'trunk', members: new Set(p.allowed === 'all' ? ['all'] : [...p.allowed].map(name)), native: typeof p.native === 'number' ? p.native : null };
+  const disable = p.shutdown;
+  if (!p.switchport) return { family: false, mode: null, members: new Set(), native: null, disable };
+  if (p.mode === 'access') return { family: true, mode: null, members: new Set(p.access === 1 ? [] : [name(p.access)]), native: null, disable };
+  return { family: true, mode: 'trunk', members: new Set(p.allowed === 'all' ? ['all'] : [...p.allowed].map(name)), native: typeof p.native === 'number' ? p.native : null, disable };
 }
 
 function fresh(sim: SwitchSim): Candidate {
@@ -68,7 +69,7 @@ export class Junos implements SimVendor {
   readonly factoryVlans = '1';
   readonly banner = '--- JUNOS 21.4R3.15 Kernel 64-bit  JNPR-12.1-20221221.5e7a6a1_buil\n';
   readonly portNames = [
-    ...Array.from({ length: 24 }, (_, i) => `ge-0/0/${i}`),
+    ...Array.from({ length: 48 }, (_, i) => `ge-0/0/${i}`),
     ...Array.from({ length: 4 }, (_, i) => `xe-0/1/${i}`),
     ...Array.from({ length: 2 }, (_, i) => `et-0/2/${i}`),
   ];
@@ -79,7 +80,7 @@ export class Junos implements SimVendor {
   }
 
   newPort(): SimPort {
-    return { switchport: true, mode: 'access', access: 1, native: 'none', allowed: new Set() };
+    return { switchport: true, mode: 'access', access: 1, native: 'none', allowed: new Set(), shutdown: false };
   }
 
   carried(sim: SwitchSim, p: SimPort): CarriedVlans {
@@ -139,6 +140,30 @@ export class Junos implements SimVendor {
       else await sh.page(lines);
       return;
     }
+    if (t.join(' ') === 'show ethernet-switching table') {
+      const n = vlanNames(sh.sim);
+      const { macs } = sh.sim.learned();
+      const lines = [
+        'MAC flags (S - static MAC, D - dynamic MAC, L - locally learned, P - Persistent static',
+        '           SE - statistics enabled, NM - non configured MAC, R - remote PE MAC, O - ovsdb MAC)',
+        '',
+        `Ethernet switching table : ${macs.length} entries, ${macs.length} learned`,
+        'Routing instance : default-switch',
+        '   Vlan                MAC                 MAC         Age    Logical',
+        '   name                address             flags              interface',
+        ...macs.map((m) => `   ${(n.get(m.vlan) ?? String(m.vlan)).padEnd(20)}${m.mac.match(/../g)!.join(':').padEnd(20)}D             -   ${m.port}.0`),
+      ];
+      if (o.noMore) for (const l of lines) sh.line(l);
+      else await sh.page(lines);
+      return;
+    }
+    if (t.join(' ') === 'show lldp neighbors') {
+      const lines = [`${'Local Interface'.padEnd(19)}${'Parent Interface'.padEnd(20)}${'Chassis Id'.padEnd(20)}${'Port info'.padEnd(20)}System Name`];
+      for (const { port, n } of sh.sim.learned().neighbors) lines.push(`${port.padEnd(19)}${'-'.padEnd(20)}${n.chassisId.padEnd(20)}${n.portId.padEnd(20)}${n.systemName ?? ''}`);
+      if (o.noMore) for (const l of lines) sh.line(l);
+      else await sh.page(lines);
+      return;
+    }
     return this.refuse(sh, cmd, 0, 'unknown command.');
   }
 
@@ -148,9 +173,9 @@ export class Junos implements SimVendor {
     const vlans = [...n].filter(([id]) => sim.vlans.has(id)).sort((a, b) => a[1].localeCompare(b[1])).map(([id, name]) => `set vlans ${name} vlan-id ${id}`);
     const iface = (name: string) => {
       const j = toJ(sim.ports.get(name)!, n);
-      if (!j.family) return [];
+      const out: string[] = j.disable ? [`set interfaces ${name} disable`] : [];
+      if (!j.family) return out;
       const es = `set interfaces ${name} unit 0 family ethernet-switching`;
-      const out: string[] = [];
       if (j.native !== null) out.push(`set interfaces ${name} native-vlan-id ${j.native}`);
       if (j.mode) out.push(`${es} interface-mode ${j.mode}`);
       for (const m of [...j.members].sort()) out.push(`${es} vlan members ${m}`);
@@ -226,7 +251,16 @@ export class Junos implements SimVendor {
       c.changed = true;
       return;
     }
-    if (rest[0] === 'disable' && rest.length === 1) return;
+    if (rest[0] === 'disable' && rest.length === 1) {
+      if (sh.sim.faults.ignoreChanges && set) {
+        sh.sim.faults.ignoreChanges--;
+        return;
+      }
+      if (!set && !p.disable) return notFound();
+      p.disable = set;
+      c.changed = true;
+      return;
+    }
     if (ES.some((w, i) => rest[i] !== w)) return bad(2);
     const leaf = rest.slice(4);
     if (sh.sim.faults.ignoreChanges && set) {
@@ -304,11 +338,12 @@ export class Junos implements SimVendor {
     for (const [name, j] of c.ports) {
       const members = [...j.members].flatMap((m) => resolve(m)!);
       const all = j.members.has('all');
+      const shutdown = j.disable;
       sim.ports.set(name, !j.family
-        ? { switchport: false, mode: 'access', access: 1, native: 'none', allowed: new Set() }
+        ? { switchport: false, mode: 'access', access: 1, native: 'none', allowed: new Set(), shutdown }
         : j.mode === 'trunk'
-          ? { switchport: true, mode: 'trunk', access: 1, native: j.native ?? 'none', allowed: all ? 'all' : new Set(members) }
-          : { switchport: true, mode: 'access', access: members[0] ?? 1, native: 'none', allowed: new Set() });
+          ? { switchport: true, mode: 'trunk', access: 1, native: j.native ?? 'none', allowed: all ? 'all' : new Set(members), shutdown }
+          : { switchport: true, mode: 'access', access: members[0] ?? 1, native: 'none', allowed: new Set(), shutdown });
     }
     if (c.changed) sim.commits++;
     candidates.set(sh, fresh(sim));

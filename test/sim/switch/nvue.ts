@@ -45,7 +45,7 @@ export class CumulusNvue extends ShellCli {
   readonly name = 'NVIDIA Cumulus Linux (NVUE)';
   readonly hostname = 'switch';
   override readonly dir = 'mgmt:~';
-  readonly portNames = [...Array.from({ length: 32 }, (_, i) => `swp${i + 1}`), 'swp49s0', 'swp49s1', 'swp49s2', 'swp49s3'];
+  readonly portNames = [...Array.from({ length: 48 }, (_, i) => `swp${i + 1}`), 'swp49s0', 'swp49s1', 'swp49s2', 'swp49s3'];
   readonly factoryVlans = '1';
   readonly banner = [
     '',
@@ -56,7 +56,7 @@ export class CumulusNvue extends ShellCli {
   ].join('\n');
 
   newPort(): SimPort {
-    return { switchport: true, mode: 'trunk', access: 1, native: 1, allowed: 'all' };
+    return { switchport: true, mode: 'trunk', access: 1, native: 1, allowed: 'all', shutdown: false };
   }
 
   canonical(typed: string): string | null {
@@ -79,6 +79,7 @@ export class CumulusNvue extends ShellCli {
   }
 
   async run(sh: Shell, w: string[]): Promise<Status> {
+    if (w[0] === 'lldpctl') return this.lldpctl(sh, w);
     if (w[0] !== 'nv') return this.notFound(sh, w[0]!);
     if (sh.sim.faults.failConfig && this.configures(w)) {
       sh.line(`Error: Permission denied: ${sh.sim.username} is not in the nvset and nvapply groups`);
@@ -115,7 +116,15 @@ export class CumulusNvue extends ShellCli {
     const name = a[1];
     if (!sh.sim.ports.has(name)) return this.invalid(sh, `interface ${name} does not exist`);
     const rest = a.slice(2);
-    if (rest[0] === 'link' && rest[1] === 'state' && rest.length === (on ? 3 : 2)) return 0;
+    if (rest[0] === 'link' && rest[1] === 'state' && rest.length === (on ? 3 : 2)) {
+      if (on && rest[2] !== 'up' && rest[2] !== 'down') return this.invalid(sh, `link state ${rest[2]}: up or down`);
+      if (sh.sim.faults.ignoreChanges) {
+        sh.sim.faults.ignoreChanges--;
+        return 0;
+      }
+      rev().ports.get(name)!.shutdown = on && rest[2] === 'down';
+      return 0;
+    }
     if (rest[0] !== 'bridge' || rest[1] !== 'domain' || rest[2] !== 'br_default') return this.invalid(sh, rest.join(' '));
     if (sh.sim.faults.ignoreChanges) {
       sh.sim.faults.ignoreChanges--;
@@ -218,6 +227,13 @@ export class CumulusNvue extends ShellCli {
       return 0;
     };
     if (w.join(' ') === 'bridge domain br_default vlan') return out(Object.fromEntries([...sh.sim.vlans].sort((x, y) => x - y).map((v) => [String(v), {}])));
+    if (w.join(' ') === 'bridge domain br_default mac-table') {
+      const entries: Record<string, unknown> = {};
+      sh.sim.learned().macs.forEach((m, i) => { entries[String(i + 1)] = { age: 30, 'bridge-domain': 'br_default', 'entry-type': 'learned', interface: m.port, 'last-update': 30, mac: m.mac.match(/../g)!.join(':'), vlan: m.vlan }; });
+      // the bridge's own address on every VLAN it has
+      entries[String(Object.keys(entries).length + 1)] = { 'bridge-domain': 'br_default', 'entry-type': 'permanent', interface: 'br_default', mac: '44:38:39:00:00:01', vlan: 1 };
+      return out(entries);
+    }
     if (w[0] === 'interface' && w[1]) {
       const p = sh.sim.ports.get(w[1]);
       if (!p) {
@@ -225,6 +241,7 @@ export class CumulusNvue extends ShellCli {
         return 1;
       }
       const rest = w.slice(2).join(' ');
+      if (rest === 'link') return out({ 'admin-status': p.shutdown ? 'down' : 'up', mtu: 9216, speed: 'auto', state: { [p.shutdown ? 'down' : 'up']: {} } });
       if (rest === 'bridge domain br_default') {
         if (!p.switchport) return out({});
         return out({
@@ -237,5 +254,22 @@ export class CumulusNvue extends ShellCli {
     }
     sh.line('Error: The requested item does not exist.');
     return 1;
+  }
+
+  /** `lldpctl -f keyvalue` (lldpd, Cumulus' LLDP daemon): one `lldp.<port>.<field>=value` line per field */
+  private lldpctl(sh: Shell, w: string[]): Status {
+    if (w.slice(1).join(' ') !== '-f keyvalue') {
+      sh.line('lldpctl: this simulator prints -f keyvalue only');
+      return 1;
+    }
+    for (const { port, n } of sh.sim.learned().neighbors) {
+      sh.line(`lldp.${port}.via=LLDP`);
+      sh.line(`lldp.${port}.rid=1`);
+      sh.line(`lldp.${port}.chassis.mac=${n.chassisId}`);
+      if (n.systemName) sh.line(`lldp.${port}.chassis.name=${n.systemName}`);
+      sh.line(`lldp.${port}.port.${/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/i.test(n.portId) ? 'mac' : 'ifname'}=${n.portId}`);
+      sh.line(`lldp.${port}.port.descr=${n.portId}`);
+    }
+    return 0;
   }
 }

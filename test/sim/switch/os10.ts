@@ -25,7 +25,7 @@ export class DellOs10 implements SimVendor {
   readonly factoryVlans = '1';
   readonly banner = 'Last login: Thu Jan  1 00:00:00 2026 from 127.0.0.1\nOS10 Enterprise Edition, 10.5.4.0\nCopyright (c) 1999-2024 by Dell Inc. All Rights Reserved.\n';
   readonly portNames = [
-    ...Array.from({ length: 32 }, (_, i) => `ethernet1/1/${i + 1}`),
+    ...Array.from({ length: 48 }, (_, i) => `ethernet1/1/${i + 1}`),
     ...[1, 2, 3, 4].map((b) => `ethernet1/1/49:${b}`),
   ];
 
@@ -35,7 +35,7 @@ export class DellOs10 implements SimVendor {
   }
 
   newPort(): SimPort {
-    return { switchport: true, mode: 'access', access: 1, native: 'none', allowed: new Set() };
+    return { switchport: true, mode: 'access', access: 1, native: 'none', allowed: new Set(), shutdown: false };
   }
 
   carried(_sim: SwitchSim, p: SimPort): CarriedVlans {
@@ -119,7 +119,11 @@ export class DellOs10 implements SimVendor {
   }
 
   private port(sh: Shell, p: SimPort, no: boolean, w: string[]): void {
-    if (word(w[0], 'shutdown') || word(w[0], 'description') || word(w[0], 'flowcontrol')) return;
+    if (word(w[0], 'shutdown', 4) && w.length === 1) {
+      p.shutdown = !no;
+      return;
+    }
+    if (word(w[0], 'description') || word(w[0], 'flowcontrol')) return;
     if (!word(w[0], 'switchport')) return this.error(sh, 'Unrecognized command.');
     if (w.length === 1) {
       p.switchport = !no;
@@ -169,11 +173,13 @@ export class DellOs10 implements SimVendor {
   }
 
   private async show(sh: Shell, t: string[]): Promise<void> {
+    if (word(t[1], 'mac', 1) && word(t[2], 'address-table') && t.length === 3) return this.macTable(sh);
+    if (word(t[1], 'lldp') && word(t[2], 'neighbors') && t.length === 3) return this.lldp(sh);
     if (!(word(t[1], 'running-configuration') && word(t[2], 'interface'))) return this.error(sh, 'Unrecognized command.');
     const name = this.canonical(t.slice(3).join(' '));
     const p = name ? sh.sim.ports.get(name) : undefined;
     if (!name || !p) return this.error(sh, 'Illegal parameter.');
-    const lines = ['!', `interface ${name}`, ' no shutdown'];
+    const lines = ['!', `interface ${name}`, p.shutdown ? ' shutdown' : ' no shutdown'];
     if (!p.switchport) lines.push(' no switchport');
     else {
       if (p.mode === 'trunk') lines.push(' switchport mode trunk');
@@ -181,6 +187,22 @@ export class DellOs10 implements SimVendor {
       if (p.mode === 'trunk' && p.allowed !== 'all' && p.allowed.size) lines.push(` switchport trunk allowed vlan ${ranges(p.allowed)}`);
     }
     lines.push(' flowcontrol receive on', ' flowcontrol transmit off');
+    await sh.page(lines);
+  }
+
+  /** `show mac address-table`: VlanId, Mac Address, Type, Interface */
+  private async macTable(sh: Shell): Promise<void> {
+    const { macs } = sh.sim.learned();
+    const lines = ['VlanId  Mac Address         Type      Interface'];
+    for (const m of macs) lines.push(`${String(m.vlan).padEnd(8)}${m.mac.match(/../g)!.join(':').padEnd(20)}dynamic   ${m.port}`);
+    await sh.page(lines);
+  }
+
+  /** `show lldp neighbors`: Loc PortID, Rem Host Name, Rem Port Id, Rem Chassis Id, under a rule */
+  private async lldp(sh: Shell): Promise<void> {
+    const { neighbors } = sh.sim.learned();
+    const lines = [`${'Loc PortID'.padEnd(20)}${'Rem Host Name'.padEnd(22)}${'Rem Port Id'.padEnd(30)}Rem Chassis Id`, '-'.repeat(90)];
+    for (const { port, n } of neighbors) lines.push(`${port.padEnd(20)}${(n.systemName ?? 'Not Advertised').padEnd(22)}${n.portId.padEnd(30)}${n.chassisId}`);
     await sh.page(lines);
   }
 }

@@ -22,7 +22,7 @@ const USAGE: Record<string, string> = {
 export class SonicCli extends ShellCli {
   readonly name = 'SONiC';
   readonly hostname = 'sonic';
-  readonly portNames = Array.from({ length: 32 }, (_, i) => `Ethernet${i * 4}`);
+  readonly portNames = Array.from({ length: 48 }, (_, i) => `Ethernet${i * 4}`);
   readonly factoryVlans = '';
   readonly banner = [
     '',
@@ -44,7 +44,7 @@ export class SonicCli extends ShellCli {
   ].join('\n');
 
   newPort(): SimPort {
-    return { switchport: true, mode: 'trunk', access: 1, native: 'none', allowed: new Set() };
+    return { switchport: true, mode: 'trunk', access: 1, native: 'none', allowed: new Set(), shutdown: false };
   }
 
   canonical(typed: string): string | null {
@@ -56,7 +56,7 @@ export class SonicCli extends ShellCli {
   }
 
   changing(_sh: Shell, line: string): boolean {
-    return /\bconfig vlan member (add|del)\b/.test(line);
+    return /\bconfig (vlan member (add|del)|interface (shutdown|startup))\b/.test(line);
   }
 
   /** click's refusal of bad arguments: usage, hint, then the error; exit status 2 */
@@ -77,10 +77,13 @@ export class SonicCli extends ShellCli {
     }
     if (w[1] === 'save') return this.save(sh, w);
     if (w[1] === 'interface' && (w[2] === 'shutdown' || w[2] === 'startup') && w.length === 4) {
-      if (!sh.sim.ports.has(w[3]!)) {
+      const p = sh.sim.ports.get(w[3]!);
+      if (!p) {
         sh.line(`Error: Interface name ${w[3]} is invalid. Please enter a valid interface name!!`);
         return 2;
       }
+      if (this.ignored(sh)) return 0;
+      p.shutdown = w[2] === 'shutdown';
       return 0;
     }
     if (w[1] !== 'vlan') return this.usage(sh, w.slice(1, 2).join(' '), `No such command "${w[1] ?? ''}".`);
@@ -192,7 +195,7 @@ export class SonicCli extends ShellCli {
       const rows = names.map((n) => {
         const p = sh.sim.ports.get(n)!;
         const vlan = p.allowed !== 'all' && p.allowed.size ? 'trunk' : 'routed';
-        return [n, ranges([0, 1, 2, 3].map((x) => Number(n.slice(8)) * 2 + x)), '100G', '9100', 'rs', `etp${Number(n.slice(8)) / 4 + 1}`, vlan, 'down', 'up', 'N/A', 'N/A'];
+        return [n, ranges([0, 1, 2, 3].map((x) => Number(n.slice(8)) + x)), '100G', '9100', 'rs', `etp${Number(n.slice(8)) / 4 + 1}`, vlan, 'down', p.shutdown ? 'down' : 'up', 'N/A', 'N/A'];
       });
       const head = ['Interface', 'Lanes', 'Speed', 'MTU', 'FEC', 'Alias', 'Vlan', 'Oper', 'Admin', 'Type', 'Asym PFC'];
       const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -200,6 +203,33 @@ export class SonicCli extends ShellCli {
       sh.line(fmt(head));
       sh.line(width.map((x) => '-'.repeat(x)).join('  '));
       for (const r of rows) sh.line(fmt(r));
+      return 0;
+    }
+    if (words[1] === 'mac' && words.length === 2) {
+      const rows = sh.sim.learned().macs.map((m, i) => [String(i + 1), String(m.vlan), m.mac.match(/../g)!.join(':').toUpperCase(), m.port, 'Dynamic']);
+      const head = ['No.', 'Vlan', 'MacAddress', 'Port', 'Type'];
+      const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+      sh.line(head.map((h, i) => h.padStart(width[i]!)).join('  '));
+      sh.line(width.map((x) => '-'.repeat(x)).join('  '));
+      for (const r of rows) sh.line(r.map((c, i) => c.padStart(width[i]!)).join('  '));
+      sh.line(`Total number of entries ${rows.length}`);
+      return 0;
+    }
+    if (words[1] === 'lldp' && words[2] === 'neighbors' && words.length === 3) {
+      // lldpctl's own output, as SONiC's CLI prints it
+      const rule = '-'.repeat(79);
+      sh.line(rule);
+      sh.line('LLDP neighbors:');
+      sh.line(rule);
+      for (const { port, n } of sh.sim.learned().neighbors) {
+        sh.line(`Interface:    ${port}, via: LLDP, RID: 1, Time: 0 day, 00:01:02`);
+        sh.line('  Chassis:');
+        sh.line(`    ChassisID:    mac ${n.chassisId}`);
+        if (n.systemName) sh.line(`    SysName:      ${n.systemName}`);
+        sh.line('  Port:');
+        sh.line(`    PortID:       ${/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/i.test(n.portId) ? 'mac' : 'ifname'} ${n.portId}`);
+        sh.line(rule);
+      }
       return 0;
     }
     sh.line('Usage: show [OPTIONS] COMMAND [ARGS]...');

@@ -48,7 +48,7 @@ describe('Every SSH family makes the VLANs a port uses', function () {
     it(`${c.vendor}: on a switch with VLAN 1 only`, async () => {
       const sim = await simFor(c, { vlans: '1' });
       const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
-      const table = (entry.create({ config: {} as never }) as CliSwitchDriver).table;
+      const table = (entry.create({ settings: {} as never }) as CliSwitchDriver).table;
       const sessions = new SwitchSessions(() => new CliSwitchDriver(table, { save: true, readyTimeoutMs: 5000 }), 5000);
       // the dummy VLAN of a Nexus carries nothing and need not exist; the N3000's is made at each login
       const info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } };
