@@ -3,16 +3,18 @@
  * creation included) from the port's reading before it, and the parsing of read-back output in
  * the shapes the switches print: OS10's running configuration with ranges, SONiC's grid (members
  * on continuation rows, columns found by name), Junos' set-form configuration (VLAN names,
- * numbers, ranges, `all`, `default`), NVUE's JSON (`{}`, `all`, `none`).
+ * numbers, ranges, `all`, `default`), NVUE's JSON (`{}`, `all`, `none`); each family's
+ * administrative state, learned MACs and LLDP neighbours in its own shapes.
  */
 import { expect } from 'chai';
 import { configCommands, planChange, PortOp, portVlans } from '../../../../drivers/switch/ssh/driver';
 import type { PortReading, SwitchTable, TableContext } from '../../../../drivers/switch/ssh/table';
-import { DELL_OS10_TABLE } from '../../../../drivers/switch/dellos10';
+import { DELL_OS10_TABLE, os10Port } from '../../../../drivers/switch/dellos10';
 import { SONIC_TABLE, vlanBrief } from '../../../../drivers/switch/sonic';
-import { JUNOS_TABLE, junosVlans } from '../../../../drivers/switch/junos';
+import { JUNOS_TABLE, junosPort, junosVlans } from '../../../../drivers/switch/junos';
 import { CUMULUS_NVUE_TABLE } from '../../../../drivers/switch/cumulus-nvue';
 import { SWITCH_DRIVERS } from '../../../../drivers/switch';
+import { macRows, wiringByPort } from '../../../../drivers/switch/wiring';
 
 const trunk = (native: number | null, ...allowed: number[]): PortReading => ({ mode: 'trunk', access: null, native, allowed });
 
@@ -194,6 +196,96 @@ describe('fabric tables: the commands of each operation', () => {
       expect(CUMULUS_NVUE_TABLE.parse('{"learning": "on", "vlan": {"all": {}}}', p, {})).to.deep.equal({ mode: 'trunk', access: null, native: 1, allowed: 'all' });
       expect(portVlans(CUMULUS_NVUE_TABLE.parse('{"stp": {}}', p, {}))).to.deep.equal({ native: 1, tagged: [], other: ['trunk allows every VLAN'] });
       expect(() => CUMULUS_NVUE_TABLE.parse('Error: The requested item does not exist.', p, {})).to.throw(/not JSON/);
+    });
+  });
+
+  describe('administrative state and wiring, in each family\'s shapes', () => {
+    const wiringOf = (t: SwitchTable, macs: string, lldp: string, ports: string[]) => {
+      const w = t.wiring!;
+      return wiringByPort(ports, w.parseMacs ? w.parseMacs(macs) : macRows(macs, (x) => (w.portKey(x) ? x : null)), w.parseLldp(lldp), (p) => w.portKey(p));
+    };
+
+    it('Dell OS10: shutdown in the running configuration; show mac address-table; show lldp neighbors', () => {
+      const a = DELL_OS10_TABLE.adminState!;
+      expect(a.parse('!\ninterface ethernet1/1/3\n shutdown\n switchport mode trunk', 'ethernet1/1/3')).to.equal(false);
+      expect(a.parse('!\ninterface ethernet1/1/3\n no shutdown', 'ethernet1/1/3')).to.equal(true);
+      expect(() => a.parse('!\ninterface ethernet1/1/3', 'ethernet1/1/3')).to.throw(/no "shutdown"/);
+      expect(a.set(false)).to.deep.equal(['shutdown']);
+      const macs = ['VlanId  Mac Address         Type      Interface', '1001    52:54:00:12:34:56   dynamic   ethernet1/1/3', '1       14:18:77:aa:bb:cc   static    port-channel1'].join('\n');
+      const lldp = [
+        'Loc PortID          Rem Host Name         Rem Port Id                   Rem Chassis Id',
+        '----------------------------------------------------------------------------------',
+        'ethernet1/1/4       node-b                52:54:00:12:34:57             52:54:00:aa:bb:01',
+      ].join('\n');
+      const w = wiringOf(DELL_OS10_TABLE, macs, lldp, ['ethernet1/1/3', 'ethernet1/1/4']);
+      expect(w.get('ethernet1/1/3')).to.deep.equal({ macs: ['52:54:00:12:34:56'], lldp: [] });
+      expect(w.get('ethernet1/1/4')).to.deep.equal({ macs: [], lldp: [{ chassisId: '52:54:00:aa:bb:01', portId: '52:54:00:12:34:57', systemName: 'node-b' }] });
+      expect(os10Port('Eth 1/1/3')).to.equal('ethernet1/1/3');
+    });
+
+    it('SONiC: the Admin column of show interfaces status; show mac (upper case); lldpctl\'s blocks', () => {
+      const a = SONIC_TABLE.adminState!;
+      // columns right-aligned under a rule of dashes, two spaces apart (tabulate's `simple`)
+      const status = (admin: string) => {
+        const rows = [['Interface', 'Lanes', 'Speed', 'MTU', 'FEC', 'Alias', 'Vlan', 'Oper', 'Admin', 'Type', 'Asym PFC'], ['Ethernet8', '9,10,11,12', '100G', '9100', 'rs', 'etp3', 'trunk', 'down', admin, 'N/A', 'N/A']];
+        const width = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+        const line = (r: string[]) => r.map((c, i) => c.padStart(width[i]!)).join('  ');
+        return [line(rows[0]!), width.map((w) => '-'.repeat(w)).join('  '), line(rows[1]!)].join('\n');
+      };
+      expect(a.parse(status('down'), 'Ethernet8')).to.equal(false);
+      expect(a.parse(status('up'), 'Ethernet8')).to.equal(true);
+      expect(() => a.parse(status('up'), 'Ethernet4')).to.throw(/no row for Ethernet4/);
+      expect(a.set(false, 'Ethernet8')).to.deep.equal(['sudo config interface shutdown Ethernet8']);
+      expect(a.set(true, 'Ethernet8')).to.deep.equal(['sudo config interface startup Ethernet8']);
+      const macs = ['  No.    Vlan  MacAddress         Port       Type', '-----  ------  -----------------  ---------  -------', '    1    1001  52:54:00:12:34:56  Ethernet8  Dynamic', 'Total number of entries 1'].join('\n');
+      const rule = '-'.repeat(79);
+      const lldp = [rule, 'LLDP neighbors:', rule, 'Interface:    Ethernet4, via: LLDP, RID: 1, Time: 0 day, 00:01:02', '  Chassis:', '    ChassisID:    mac 52:54:00:aa:bb:01',
+        '    SysName:      node-b', '  Port:', '    PortID:       ifname eno1', rule].join('\n');
+      const w = wiringOf(SONIC_TABLE, macs, lldp, ['Ethernet8', 'Ethernet4']);
+      expect(w.get('Ethernet8')).to.deep.equal({ macs: ['52:54:00:12:34:56'], lldp: [] });
+      expect(w.get('Ethernet4')).to.deep.equal({ macs: [], lldp: [{ chassisId: '52:54:00:aa:bb:01', portId: 'eno1', systemName: 'node-b' }] });
+    });
+
+    it('Junos: disable in the configuration, staged; show ethernet-switching table (the unit on the port); show lldp neighbors', () => {
+      const a = JUNOS_TABLE.adminState!;
+      expect(a.parse('set interfaces ge-0/0/1 disable\nset interfaces ge-0/0/1 unit 0 family ethernet-switching', 'ge-0/0/1')).to.equal(false);
+      expect(a.parse('set interfaces ge-0/0/10 disable\nset interfaces ge-0/0/1 unit 0 family ethernet-switching', 'ge-0/0/1')).to.equal(true);
+      expect(a.set(false, 'ge-0/0/1')).to.deep.equal(['set interfaces ge-0/0/1 disable']);
+      expect(a.set(true, 'ge-0/0/1')).to.deep.equal(['delete interfaces ge-0/0/1 disable']);
+      const macs = [
+        'MAC flags (S - static MAC, D - dynamic MAC, L - locally learned, P - Persistent static',
+        '',
+        'Ethernet switching table : 2 entries, 2 learned',
+        '   Vlan                MAC                 MAC         Age    Logical',
+        '   name                address             flags              interface',
+        '   hilt-1001           52:54:00:12:34:56   D             -   ge-0/0/1.0',
+        '   hilt-1001           52:54:00:12:34:99   D             -   ae0.0',
+      ].join('\n');
+      const lldp = ['Local Interface    Parent Interface    Chassis Id          Port info          System Name', 'ge-0/0/2           -                   52:54:00:aa:bb:01   eno1               node-b'].join('\n');
+      const w = wiringOf(JUNOS_TABLE, macs, lldp, ['ge-0/0/1', 'ge-0/0/2']);
+      expect(w.get('ge-0/0/1')).to.deep.equal({ macs: ['52:54:00:12:34:56'], lldp: [] });
+      expect(w.get('ge-0/0/2')).to.deep.equal({ macs: [], lldp: [{ chassisId: '52:54:00:aa:bb:01', portId: 'eno1', systemName: 'node-b' }] });
+      expect(junosPort('xe-0/0/1:0.0')).to.equal('xe-0/0/1:0');
+      expect(junosPort('irb.1001')).to.equal(null);
+    });
+
+    it('NVUE: link state in JSON, staged; the mac-table JSON without the bridge\'s own; lldpctl keyvalue', () => {
+      const a = CUMULUS_NVUE_TABLE.adminState!;
+      expect(a.parse('{"admin-status": "down", "mtu": 9216, "state": {"down": {}}}', 'swp1')).to.equal(false);
+      expect(a.parse('{"state": {"up": {}}}', 'swp1')).to.equal(true);
+      expect(a.parse('{"admin-status": "up"}', 'swp1')).to.equal(true);
+      expect(() => a.parse('{}', 'swp1')).to.throw(/no "state"/);
+      expect(a.set(false, 'swp1')).to.deep.equal(['nv set interface swp1 link state down']);
+      const macs = JSON.stringify({
+        1: { 'entry-type': 'learned', interface: 'swp1', mac: '52:54:00:12:34:56', vlan: 1001 },
+        2: { 'entry-type': 'permanent', interface: 'br_default', mac: '44:38:39:00:00:01', vlan: 1 },
+        3: { 'entry-type': 'permanent', interface: 'swp2', mac: '44:38:39:00:00:02', vlan: 1 },
+      });
+      const lldp = ['lldp.swp2.via=LLDP', 'lldp.swp2.chassis.mac=52:54:00:aa:bb:01', 'lldp.swp2.chassis.name=node-b', 'lldp.swp2.port.ifname=eno1', 'lldp.swp3.via=LLDP'].join('\n');
+      const w = wiringOf(CUMULUS_NVUE_TABLE, macs, lldp, ['swp1', 'swp2', 'swp3']);
+      expect(w.get('swp1')).to.deep.equal({ macs: ['52:54:00:12:34:56'], lldp: [] });
+      expect(w.get('swp2')).to.deep.equal({ macs: [], lldp: [{ chassisId: '52:54:00:aa:bb:01', portId: 'eno1', systemName: 'node-b' }] });
+      expect(w.get('swp3')).to.deep.equal({ macs: [], lldp: [] });
     });
   });
 });
