@@ -7,7 +7,7 @@
  * refused commit leaves the running configuration as it was and no candidate behind.
  */
 import { expect } from 'chai';
-import { Client, startTestServer, TestServer, must, makeNode, finished } from '../helpers/server';
+import { Client, startTestServer, stopTestServer, TestServer, must, makeNode, finished } from '../helpers/server';
 import { FABRIC_CASES, FabricCase, RecordingClient, registration, simFor, SWITCH_PASSWORDS } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { nvuePending } from '../sim/switch/nvue';
@@ -36,6 +36,7 @@ describe('Data-centre switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', 
     vlan = Number(list.w.network_id);
     vlan2 = Number(list.w2.network_id);
   });
+  after(() => stopTestServer(ts));
 
   async function wired(c: FabricCase, sim: SwitchSim, over: Record<string, unknown> = {}): Promise<{ sw: string; node: string; port: string }> {
     const id = ++seq;

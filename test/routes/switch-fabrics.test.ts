@@ -7,7 +7,7 @@
  * and no switch password in any answer or log line.
  */
 import { expect } from 'chai';
-import { startTestServer, TestServer, must, makeNode, finished } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, must, makeNode, finished } from '../helpers/server';
 import { FABRIC_CASES, FabricCase, RecordingClient, registration, simFor, SWITCH_PASSWORDS } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { loggerOptions } from '../../src/redact';
@@ -42,6 +42,7 @@ describe('Data-centre switch families over HTTP, against their simulators', func
     const list = (await must(api.get('/networks'))).body;
     for (const w of ['net-a', 'net-b', 'net-c']) vlan[w] = Number(list[w].network_id);
   });
+  after(() => stopTestServer(ts));
 
   const op = async (node: string, nic: string, action: 'connect_network' | 'detach_network', body: Record<string, unknown>) => {
     const r = await api.post(`/node/${node}/nic/${nic}/${action}`, body);
