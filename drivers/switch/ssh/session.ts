@@ -19,6 +19,10 @@
  * back the same way, or staged and read back after the commit) and reports the state in
  * getPortVlans; one with a wiring table reads the switch's learned MACs and LLDP neighbours, one
  * command each for the whole switch.
+ *
+ * Over 400 lines for one reason: a session's caches (readings, states, the switch's VLANs, the
+ * staged changes) are read and reset by every call, the commit's included; split, each part
+ * would have to hand them all to the others.
  */
 import { PortVlans, PortWiring, SwitchError, SwitchLog, SwitchSession } from '../types';
 import { CliCommandError, CliSession } from './cli';
