@@ -3,12 +3,19 @@
 // refetches the table on screen when the kinds it shows have changed. Tables are filtered,
 // sorted and paged by the service, so 10,000 nodes cost one page of rows here. Every value
 // from the service is put into the page as text (textContent), never as HTML.
+//
+// The state of a view is in its URL (issue 26): the hash is `#/<view>[/<object>]?<table>.<key>=…`
+// (filters `<table>.f.<column>`, `sort`, `dir`, `q`, `offset`), so a view can be shared and
+// the back button returns to the previous filter. Actions on the rows, forms and charts are in
+// more.js and charts.js.
+import { nodeActionsCell, nodeDetailActions, nicActionsMore, registerForms, crumbs, followOperation, stateCell, isMember } from './more.js';
+import { inventoryCharts, operationsCharts, healthCharts } from './charts.js';
 
 const POLL_MS = 2000;
 const PAGE = 50;
 
-const $ = (id) => document.getElementById(id);
-const state = {
+export const $ = (id) => document.getElementById(id);
+export const state = {
   me: null,
   versions: {},
   summary: null,
@@ -18,6 +25,10 @@ const state = {
   view: null,
   poll: null,
   pollId: 0,
+  /** the hash's query: every table's state (see the header) */
+  params: new URLSearchParams(),
+  /** the hash last rendered */
+  routed: null,
 };
 
 // ---------------------------------------------------------------- calls
@@ -30,7 +41,7 @@ class ApiError extends Error {
   }
 }
 
-async function api(path, { method = 'GET', body } = {}) {
+export async function api(path, { method = 'GET', body } = {}) {
   const headers = { accept: 'application/json' };
   if (method !== 'GET') {
     headers['content-type'] = 'application/json';
@@ -48,7 +59,7 @@ async function api(path, { method = 'GET', body } = {}) {
   return data;
 }
 
-const query = (params) => {
+export const query = (params) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const s = q.toString();
@@ -57,7 +68,7 @@ const query = (params) => {
 
 // ---------------------------------------------------------------- small DOM helpers
 
-function h(tag, attrs = {}, ...children) {
+export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
@@ -70,17 +81,18 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-const say = (text) => { $('status').textContent = text; };
-const link = (href, text) => h('a', { href }, text);
-const time = (iso) => (iso ? h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString()) : '');
+export const say = (text) => { $('status').textContent = text; };
+export const link = (href, text) => h('a', { href }, text);
+export const time = (iso) => (iso ? h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString()) : '');
 
-function badge(value) {
+export function badge(value) {
   const v = String(value);
-  const kind = { DONE: 'ok', running: 'ok', free: 'ok', ERROR: 'bad', died: 'bad', PENDING: 'warn', starting: 'warn', stopping: 'warn', deleting: 'warn' }[v] || 'plain';
+  const kind = { DONE: 'ok', running: 'ok', free: 'ok', ERROR: 'bad', died: 'bad', PENDING: 'warn', starting: 'warn', stopping: 'warn', deleting: 'warn',
+    on: 'ok', reachable: 'ok', ok: 'ok', off: 'plain', unreachable: 'bad', failing: 'bad' }[v] || 'plain';
   return h('span', { class: `badge ${kind}` }, v);
 }
 
-function confirmDialog(text, ok = 'Confirm') {
+export function confirmDialog(text, ok = 'Confirm') {
   const d = $('confirm');
   $('confirm-text').textContent = text;
   $('confirm-ok').textContent = ok;
@@ -92,7 +104,7 @@ function confirmDialog(text, ok = 'Confirm') {
   });
 }
 
-function showResult(title, value) {
+export function showResult(title, value) {
   $('result-title').textContent = title;
   $('result-text').textContent = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   $('result').showModal();
@@ -105,12 +117,40 @@ function showResult(title, value) {
  * headers, one page of rows, a pager. `columns`: [{ key, label, render?(row), sort? }].
  */
 function tableState(name, defaults = {}) {
-  if (!state.tables[name]) state.tables[name] = { offset: 0, sort: defaults.sort, dir: defaults.dir || 'asc', q: '', filters: { ...(defaults.filters || {}) } };
+  if (!state.tables[name]) {
+    const p = state.params;
+    const filters = { ...(defaults.filters || {}) };
+    for (const [k, v] of p) if (k.startsWith(`${name}.f.`) && !(defaults.fixed || []).includes(k.slice(name.length + 3))) filters[k.slice(name.length + 3)] = v;
+    state.tables[name] = {
+      offset: Number(p.get(`${name}.offset`)) || 0, sort: p.get(`${name}.sort`) || defaults.sort, dir: p.get(`${name}.dir`) === 'desc' ? 'desc' : (defaults.dir || 'asc'),
+      q: p.get(`${name}.q`) || '', filters, defaults: { sort: defaults.sort, dir: defaults.dir || 'asc' }, fixed: defaults.fixed || [],
+    };
+  }
   return state.tables[name];
 }
 
+/** Writes every table's state into the URL: a new history entry when it changed (the back button undoes it). */
+export function remember() {
+  const [path] = (location.hash || '#/inventory').split('?');
+  const q = new URLSearchParams();
+  for (const [name, ts] of Object.entries(state.tables)) {
+    if (ts.cursors) continue;
+    if (ts.offset) q.set(`${name}.offset`, String(ts.offset));
+    if (ts.sort && ts.sort !== ts.defaults.sort) q.set(`${name}.sort`, ts.sort);
+    if (ts.dir !== ts.defaults.dir) q.set(`${name}.dir`, ts.dir);
+    if (ts.q) q.set(`${name}.q`, ts.q);
+    for (const [k, v] of Object.entries(ts.filters)) if (v && !ts.fixed.includes(k)) q.set(`${name}.f.${k}`, v);
+  }
+  for (const [k, v] of Object.entries(state.extra || {})) if (v) q.set(k, v);
+  const hash = `${path}${q.toString() ? `?${q}` : ''}`;
+  if (hash === location.hash) return;
+  state.params = q;
+  state.routed = hash;
+  history.pushState(null, '', hash);
+}
+
 /** `name`: this table's state and ids; `table`: the service's table it shows (default: name). */
-function dataTable({ name, table: source = name, caption, columns, selects = [], actions, defaults }) {
+export function dataTable({ name, table: source = name, caption, columns, selects = [], actions, defaults }) {
   const ts = tableState(name, defaults);
   const wrap = h('div', { class: 'table-wrap', 'data-table': name });
   const body = h('tbody');
@@ -123,13 +163,15 @@ function dataTable({ name, table: source = name, caption, columns, selects = [],
     clearTimeout(timer);
     timer = setTimeout(() => { ts.q = search.value; ts.offset = 0; load(); }, 250);
   });
+  // Filters no select shows (a switch's ports, a link's filter): a chip each, which removes it.
+  const chips = h('span', { class: 'chips' });
   const controls = h('div', { class: 'controls' },
     h('label', { for: `${name}-q` }, 'Filter'), search,
     selects.map((s) => {
       const sel = h('select', { id: `${name}-${s.key}`, on: { change: () => { ts.filters[s.key] = sel.value; ts.offset = 0; load(); } } },
         h('option', { value: '' }, s.any || 'all'), s.options.map((o) => h('option', { value: o, selected: ts.filters[s.key] === o }, o)));
       return [h('label', { for: sel.id }, s.label), sel];
-    }));
+    }), chips);
   const headRow = h('tr', {}, columns.map((c) => {
     const th = h('th', { scope: 'col' });
     if (c.sort === false) th.append(c.label);
@@ -147,6 +189,11 @@ function dataTable({ name, table: source = name, caption, columns, selects = [],
   wrap.append(controls, h('div', { class: 'scroll' }, table), h('div', { class: 'pager' }, prev, info, next));
 
   async function load() {
+    remember();
+    chips.replaceChildren(...Object.entries(ts.filters).filter(([k, v]) => v && !ts.fixed.includes(k) && !selects.some((s) => s.key === k)).map(([k, v]) => {
+      const label = (columns.find((c) => c.key === k) || { label: k }).label;
+      return h('button', { type: 'button', class: 'chip', 'aria-label': `Remove the filter ${label}: ${v}`, on: { click: () => { delete ts.filters[k]; ts.offset = 0; load(); } } }, `${label}: ${v} ✕`);
+    }));
     const params = { offset: ts.offset, limit: PAGE, sort: ts.sort, dir: ts.dir, q: ts.q };
     for (const [k, v] of Object.entries(ts.filters)) params[`f.${k}`] = v;
     let page;
@@ -154,6 +201,7 @@ function dataTable({ name, table: source = name, caption, columns, selects = [],
       page = await api(`table/${source}${query(params)}`);
     } catch (err) {
       say(`Could not read ${caption}: ${err.message}`);
+      body.replaceChildren(h('tr', {}, h('td', { colspan: columns.length + (actions ? 1 : 0), class: 'error', role: 'alert' }, `Could not read ${caption}: ${err.message}`)));
       return;
     }
     if (page.offset >= page.total && page.total > 0 && ts.offset > 0) { ts.offset = Math.max(0, page.total - PAGE); return load(); }
@@ -163,8 +211,8 @@ function dataTable({ name, table: source = name, caption, columns, selects = [],
       th.setAttribute('aria-sort', ts.sort === c.key ? (ts.dir === 'asc' ? 'ascending' : 'descending') : 'none');
     }
     body.replaceChildren(...page.rows.map((row) => h('tr', { 'data-key': columns[0].key ? String(row[columns[0].key]) : '' },
-      columns.map((c) => h('td', { 'data-col': c.key }, c.render ? c.render(row) : fmt(row[c.key]))),
-      actions ? h('td', { class: 'actions' }, actions(row)) : null)));
+      columns.map((c) => h('td', { 'data-col': c.key, 'data-label': c.label }, c.render ? c.render(row) : fmt(row[c.key]))),
+      actions ? h('td', { class: 'actions', 'data-label': 'Actions' }, actions(row)) : null)));
     if (!page.rows.length) body.append(h('tr', {}, h('td', { colspan: columns.length + (actions ? 1 : 0), class: 'muted' }, 'Nothing to show.')));
     info.textContent = page.total ? `${page.offset + 1}–${page.offset + page.rows.length} of ${page.total}` : '0 rows';
     prev.disabled = page.offset === 0;
@@ -173,15 +221,17 @@ function dataTable({ name, table: source = name, caption, columns, selects = [],
   return { el: wrap, load };
 }
 
-const fmt = (v) => (v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? 'yes' : 'no') : String(v));
+export const fmt = (v) => (v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? 'yes' : 'no') : String(v));
 
 // ---------------------------------------------------------------- views
 
-const nodeLink = (row) => link(`#/node/${encodeURIComponent(row.name ?? row.node)}`, row.name ?? row.node);
-const projectLink = (p) => (p ? link(`#/project/${encodeURIComponent(p)}`, p) : '');
+export const nodeLink = (row) => link(`#/node/${encodeURIComponent(row.name ?? row.node)}`, row.name ?? row.node);
+export const projectLink = (p) => (p ? link(`#/project/${encodeURIComponent(p)}`, p) : '');
 
+/** Cards of figures; a card with `href` opens it, one with `bad` is red while non-zero. */
 function cards(items) {
-  return h('dl', { class: 'cards' }, items.map(([label, value]) => h('div', { class: 'card' }, h('dt', {}, label), h('dd', {}, fmt(value)))));
+  return h('dl', { class: 'cards' }, items.map(([label, value, o = {}]) => h('div', { class: `card${o.bad && value ? ' bad' : ''}` },
+    h('dt', {}, label), h('dd', {}, o.href ? link(o.href, fmt(value)) : fmt(value)))));
 }
 
 const VIEWS = {
@@ -203,24 +253,29 @@ const VIEWS = {
           { key: 'nics', label: 'Nics' },
           { key: 'networks', label: 'Networks' },
           { key: 'pending', label: 'Pending operations' },
+          { key: 'power', label: 'Power', render: (r) => stateCell(badge(r.power), r.power_at, r.power_error) },
+          { key: 'last_status', label: 'Last operation', render: (r) => (r.last_status ? stateCell(h('span', {}, badge(r.last_status), ' ', r.last_op), r.last_at, r.last_error) : '') },
           ...(state.me.isAdmin ? [{ key: 'obm', label: 'BMC driver' }] : []),
           { key: 'metadata', label: 'Metadata' },
           { key: 'lease', label: 'Lease left', render: (r) => leaseLeft(r.lease) },
         ],
+        actions: (r) => nodeActionsCell(r),
       });
       const refreshCards = () => {
         const x = state.summary;
         if (!x) return;
         top.replaceChildren(
-          cards([['Nodes', x.inventory.nodes], ['Free', x.inventory.free], ['In use', x.inventory.inUse], ['Projects', x.inventory.projects],
-            ['Operations in flight', x.operations.pending], ['Failures (24 h)', x.operations.failuresLastDay]]),
+          cards([['Nodes', x.inventory.nodes], ['Free', x.inventory.free, { href: '#/inventory?nodes.f.state=free' }], ['In use', x.inventory.inUse], ['Projects', x.inventory.projects],
+            ['Operations in flight', x.operations.pending, { href: '#/operations?operations.f.status=PENDING' }],
+            ['Failures (24 h)', x.operations.failuresLastDay, { bad: true, href: '#/operations?operations.f.status=ERROR' }]]),
           x.inventory.perProject.length ? h('table', { class: 'compact' }, h('caption', {}, 'Nodes per project'),
             h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Project'), h('th', { scope: 'col' }, 'Nodes'))),
             h('tbody', {}, x.inventory.perProject.map((p) => h('tr', {}, h('td', {}, projectLink(p.project)), h('td', {}, String(p.nodes)))))) : '');
       };
-      el.append(top, t.el);
+      const charts = h('div', { id: 'inventory-charts', class: 'charts' });
+      el.append(top, charts, registerForms('inventory'), t.el);
       refreshCards();
-      return () => { refreshCards(); return t.load(); };
+      return () => { refreshCards(); inventoryCharts(charts); return t.load(); };
     },
   },
   projects: {
@@ -235,6 +290,8 @@ const VIEWS = {
           { key: 'networks', label: 'Networks' },
           { key: 'members', label: 'Members' },
           { key: 'headnodes', label: 'Headnodes' },
+          { key: 'pending', label: 'Operations in flight' },
+          { key: 'failures', label: 'Nodes whose last operation failed', render: (r) => (r.failures ? badge(String(r.failures)) : '0') },
         ],
       });
       el.append(t.el);
@@ -243,24 +300,27 @@ const VIEWS = {
   },
   project: {
     title: 'Project',
-    kinds: ['project', 'node', 'nic', 'network', 'headnode'],
+    kinds: ['project', 'node', 'nic', 'network', 'headnode', 'user'],
     render(el, name) {
       el.querySelector('h1').textContent = `Project ${name}`;
-      const f = { filters: { project: name } };
+      el.querySelector('h1').before(crumbs([['Projects', '#/projects'], [`Project ${name}`]]));
+      const f = { filters: { project: name }, fixed: ['project'] };
       const nodes = dataTable({ name: 'project-nodes', table: 'nodes', caption: `Nodes of ${name}`, defaults: { sort: 'name', ...f }, columns: [
         { key: 'name', label: 'Node', render: nodeLink }, { key: 'nics', label: 'Nics' }, { key: 'networks', label: 'Networks' }, { key: 'pending', label: 'Pending operations' },
+        { key: 'power', label: 'Power', render: (r) => stateCell(badge(r.power), r.power_at, r.power_error) },
+        { key: 'last_status', label: 'Last operation', render: (r) => (r.last_status ? stateCell(h('span', {}, badge(r.last_status), ' ', r.last_op), r.last_at, r.last_error) : '') },
+      ], actions: (r) => nodeActionsCell(r) });
+      const members = dataTable({ name: 'project-members', table: 'members', caption: `Members of ${name}`, defaults: { sort: 'user', ...f }, columns: [
+        { key: 'user', label: 'User' }, { key: 'admin', label: 'Admin' },
       ] });
-      state.tables['project-nodes'].filters = { project: name };
-      const heads = dataTable({ name: 'project-headnodes', table: 'headnodes', caption: `Headnodes of ${name}`, defaults: { sort: 'name' }, columns: [
+      const heads = dataTable({ name: 'project-headnodes', table: 'headnodes', caption: `Headnodes of ${name}`, defaults: { sort: 'name', ...f }, columns: [
         { key: 'name', label: 'Headnode' }, { key: 'status', label: 'Status', render: (r) => badge(r.status) }, { key: 'vncport', label: 'VNC port' }, { key: 'hnics', label: 'Hnics' },
       ] });
-      state.tables['project-headnodes'].filters = { project: name };
-      const nets = dataTable({ name: 'project-networks', table: 'networks', caption: `Networks ${name} may use`, defaults: { sort: 'name' }, columns: [
+      const nets = dataTable({ name: 'project-networks', table: 'networks', caption: `Networks ${name} may use`, defaults: { sort: 'name', ...f }, columns: [
         { key: 'name', label: 'Network' }, { key: 'owner', label: 'Owner' }, { key: 'access', label: 'Access' }, { key: 'vlan', label: 'VLAN' }, { key: 'attached', label: 'Attached nics' },
       ] });
-      state.tables['project-networks'].filters = { project: name };
-      el.append(nodes.el, nets.el, heads.el);
-      return () => Promise.all([nodes.load(), nets.load(), heads.load()]);
+      el.append(members.el, nodes.el, nets.el, heads.el);
+      return () => Promise.all([members.load(), nodes.load(), nets.load(), heads.load()]);
     },
   },
   networks: {
@@ -292,30 +352,38 @@ const VIEWS = {
       const sw = dataTable({
         name: 'switches', caption: 'Switches', defaults: { sort: 'name' },
         columns: [
-          { key: 'name', label: 'Switch', render: (r) => h('button', { type: 'button', class: 'linkish', on: { click: () => { state.tables.ports.filters.switch = r.name; state.tables.ports.offset = 0; ports.load(); $('ports-q').focus(); } } }, r.name) },
+          // Narrows the ports to it: a chip above the ports says so and removes it; the URL keeps it.
+          { key: 'name', label: 'Switch', render: (r) => h('button', { type: 'button', class: 'linkish', 'aria-label': `Show the ports of ${r.name}`, on: { click: () => { state.tables.ports.filters.switch = r.name; state.tables.ports.offset = 0; ports.load(); $('ports-q').focus(); } } }, r.name) },
           { key: 'type', label: 'Driver' },
           { key: 'family', label: 'Family' },
           { key: 'ports', label: 'Ports' },
           { key: 'wired', label: 'Wired' },
           { key: 'pending', label: 'Pending operations' },
           { key: 'queued', label: 'Queued calls' },
+          { key: 'health', label: 'Health', render: (r) => stateCell(badge(r.health), null, r.last_error) },
+          { key: 'audit', label: 'Last drift audit', render: (r) => (r.audit ? stateCell(h('span', {}, r.audit), r.audit_at, null) : 'never') },
+          { key: 'failing', label: 'Failing ports', render: (r) => (r.failing ? h('a', { href: `#/switches?ports.f.switch=${encodeURIComponent(r.name)}&ports.f.status=failing`, class: 'badge bad' }, String(r.failing)) : '0') },
         ],
         actions: state.me.features.drift ? (r) => h('span', {},
           h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit'), ' ',
+          h('button', { type: 'button', on: { click: () => action({ action: 'repair', switch: r.name }, `Set every drifted port of switch ${r.name} back to the configuration the service holds?`, 'Repair') } }, 'Repair'), ' ',
           h('button', { type: 'button', on: { click: () => wiring(r.name) } }, 'Wiring check')) : undefined,
       });
       const ports = dataTable({
         name: 'ports', caption: 'Ports and wiring', defaults: { sort: 'port' },
+        selects: [{ key: 'status', label: 'Status', options: ['failing', 'ok', 'free'] }],
+        actions: (r) => portActions(r),
         columns: [
           { key: 'switch', label: 'Switch' },
           { key: 'port', label: 'Port' },
+          { key: 'status', label: 'Status', render: (r) => stateCell(badge(r.status), null, r.problem) },
           { key: 'node', label: 'Node', render: (r) => (r.node ? nodeLink({ name: r.node }) : '') },
           { key: 'nic', label: 'Nic' },
           { key: 'native', label: 'Native VLAN' },
           { key: 'tagged', label: 'Tagged VLANs' },
         ],
       });
-      el.append(sw.el, ports.el);
+      el.append(registerForms('switches'), sw.el, ports.el);
       return () => Promise.all([sw.load(), ports.load()]);
     },
   },
@@ -340,8 +408,9 @@ const VIEWS = {
           { key: 'error', label: 'Reason', render: (r) => (r.error ? h('span', { class: 'error' }, r.error) : '') },
         ],
       });
-      el.append(t.el);
-      return t.load;
+      const charts = h('div', { id: 'operations-charts', class: 'charts' });
+      el.append(charts, t.el);
+      return () => { if (state.me.isAdmin) operationsCharts(charts); return t.load(); };
     },
   },
   headnodes: {
@@ -400,8 +469,10 @@ const VIEWS = {
     kinds: null,
     render(el) {
       const box = h('div', { id: 'health' });
-      el.append(box);
+      const charts = h('div', { id: 'health-charts', class: 'charts' });
+      el.append(charts, box);
       return () => {
+        healthCharts(charts);
         const x = state.summary && state.summary.health;
         if (!x) return;
         const r = x.requests;
@@ -421,6 +492,8 @@ const VIEWS = {
     kinds: null,
     render(el) {
       const f = state.tables.audit || (state.tables.audit = { kind: '', name: '', user: '', since: '', until: '', cursors: [] });
+      for (const k of ['kind', 'name', 'user', 'since', 'until']) f[k] = state.params.get(`audit.${k}`) || f[k];
+      const keep = () => { state.extra = Object.fromEntries(['kind', 'name', 'user', 'since', 'until'].map((k) => [`audit.${k}`, f[k]])); remember(); };
       const input = (key, label, attrs = {}) => {
         const i = h('input', { id: `audit-${key}`, value: f[key], ...attrs });
         i.addEventListener('change', () => { f[key] = i.value.trim(); f.cursors = []; load(); });
@@ -443,16 +516,24 @@ const VIEWS = {
       async function load() {
         const cursor = f.cursors[f.cursors.length - 1];
         let p;
+        keep();
         try {
           p = await api(`audit${query({ kind: f.kind, name: f.name, user: f.user, since: f.since, until: f.until, cursor, limit: PAGE })}`);
         } catch (err) {
+          // Not the rows of an earlier filter: the refusal, where the rows were.
           say(`Could not read the audit log: ${err.message}`);
+          body.replaceChildren(h('tr', {}, h('td', { colspan: 7, class: 'error', role: 'alert' }, `Could not read the audit log: ${err.message}`)));
+          info.textContent = '';
+          newer.disabled = true;
+          older.disabled = true;
           return;
         }
         next = p.next;
         body.replaceChildren(...p.entries.map((e) => {
           const { type, ...rest } = e.event;
-          return h('tr', {}, h('td', {}, time(e.at)), h('td', {}, fmt(e.by)), h('td', {}, e.kind), h('td', {}, e.name), h('td', {}, fmt(e.call)), h('td', {}, type),
+          // A nic's and a port's id is two escaped names: shown as the two names.
+          const name = e.kind === 'nic' || e.kind === 'port' ? e.name.split('/').map(decodeURIComponent).join(' ') : e.name;
+          return h('tr', {}, h('td', {}, time(e.at)), h('td', {}, fmt(e.by)), h('td', {}, e.kind), h('td', {}, name), h('td', {}, fmt(e.call)), h('td', {}, type),
             h('td', { class: 'details' }, Object.keys(rest).length ? JSON.stringify(rest) : ''));
         }));
         if (!p.entries.length) body.append(h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'Nothing to show.')));
@@ -469,6 +550,8 @@ const VIEWS = {
     kinds: ['node', 'nic', 'port'],
     render(el, name) {
       el.querySelector('h1').textContent = `Node ${name}`;
+      const trail = h('div');
+      el.querySelector('h1').before(trail);
       const box = h('div', { id: 'node-detail' });
       el.append(box);
       return async () => {
@@ -476,17 +559,22 @@ const VIEWS = {
         try {
           n = await api(`node/${encodeURIComponent(name)}`);
         } catch (err) {
-          box.replaceChildren(h('p', { class: 'error' }, err.message));
+          box.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message));
           return;
         }
         const admin = state.me.isAdmin;
+        const mine = admin || isMember(n.project);
+        trail.replaceChildren(crumbs(n.project ? [['Projects', '#/projects'], [`Project ${n.project}`, `#/project/${encodeURIComponent(n.project)}`], [`Node ${name}`]] : [['Inventory', '#/inventory'], [`Node ${name}`]]));
+        followOperation(n.operations);
         box.replaceChildren(
-          cards([['Project', n.project || 'free'], ...(admin ? [['BMC driver', n.obm]] : []), ['Metadata', Object.entries(n.metadata).map(([k, v]) => `${k}=${v}`).join(', ') || '—']]),
-          simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', ...(admin ? ['Actions'] : [])], n.nics.map((x) => [
+          cards([['Project', n.project || 'free'], ['Power', n.power], ...(admin ? [['BMC driver', n.obm]] : []), ['Metadata', Object.entries(n.metadata).map(([k, v]) => `${k}=${v}`).join(', ') || '—']]),
+          n.power_error ? h('p', { class: 'error', role: 'alert' }, `The last power call failed: ${n.power_error}`) : '',
+          nodeDetailActions(n),
+          simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', ...(mine ? ['Actions'] : [])], n.nics.map((x) => [
             x.name, x.macaddr, ...(admin ? [x.switch, x.port] : []),
             x.networks.map((w) => `${w.network} (${w.channel})`).join(', '),
             x.pending ? `${x.pending.type} ${x.pending.network || ''} (#${x.pending.seq})` : '',
-            ...(admin ? [nicActions(n.name, x)] : []),
+            ...(mine ? [h('span', { class: 'buttons' }, nicActionsMore(n, x), admin ? nicActions(n.name, x) : '')] : []),
           ])),
           simpleTable('Network operations, newest first', ['Status', '#', 'Nic', 'Operation', 'Network', 'Accepted', 'Finished', 'Reason'], n.operations.map((o) => [
             badge(o.status), o.seq, o.nic, o.type, o.network, time(o.accepted), time(o.finished), o.error ? h('span', { class: 'error' }, o.error) : '',
@@ -496,15 +584,25 @@ const VIEWS = {
   },
 };
 
+/** A port's actions (admins): revert it, re-apply its nic's configuration (a drift repair of one port). */
+function portActions(r) {
+  if (!state.me.isAdmin || !r.node) return '';
+  return h('span', { class: 'buttons' },
+    h('button', { type: 'button', on: { click: () => action({ action: 'revert', switch: r.switch, port: r.port },
+      `Revert port ${r.port} of switch ${r.switch}: detach it, and nic ${r.nic} of node ${r.node}, from every network?`, 'Revert') } }, 'Revert'),
+    h('button', { type: 'button', on: { click: () => action({ action: 'reapply', node: r.node, nic: r.nic },
+      `Re-apply the configuration the service holds to port ${r.port} of switch ${r.switch} (nic ${r.nic} of node ${r.node})?`, 'Re-apply') } }, 'Re-apply'));
+}
+
 function nicActions(node, nic) {
   const out = [];
   if (nic.switch) {
-    out.push(h('button', { type: 'button', on: { click: () => action(
+    out.push(h('button', { type: 'button', 'data-action': 'reapply', on: { click: () => action(
       { action: 'reapply', node, nic: nic.name },
       `Re-apply the configuration the service holds to the switch port of nic ${nic.name} of node ${node} (${nic.switch} ${nic.port})?`, 'Re-apply') } }, 'Re-apply port'));
   }
   for (const w of nic.networks) {
-    out.push(h('button', { type: 'button', class: 'danger', on: { click: () => action(
+    out.push(h('button', { type: 'button', class: 'danger', 'data-action': 'force_detach', on: { click: () => action(
       { action: 'force_detach', node, nic: nic.name, network: w.network },
       `Forget that nic ${nic.name} of node ${node} is attached to ${w.network}, in the service's state only? The switch is not told: use this for a dead switch.`, 'Force-detach') } },
     `Force-detach ${w.network}`));
@@ -512,10 +610,12 @@ function nicActions(node, nic) {
   return h('span', { class: 'buttons' }, out);
 }
 
-async function action(body, question, verb) {
+/** An action after its confirmation; a queued network operation is followed to its end (more.js). */
+export async function action(body, question, verb) {
   if (!(await confirmDialog(question, verb))) { say('Cancelled.'); return; }
   try {
     const r = await api('action', { method: 'POST', body });
+    if (r && r.status_id) state.following = { id: r.status_id, verb };
     say(r && r.status_id ? `${verb}: queued (status ${r.status_id}).` : `${verb}: done.`);
     refresh();
   } catch (err) {
@@ -545,10 +645,10 @@ async function wiring(sw) {
   }
 }
 
-function simpleTable(caption, head, rows) {
+export function simpleTable(caption, head, rows) {
   return h('div', { class: 'scroll' }, h('table', { class: 'compact' }, h('caption', {}, caption),
     h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c instanceof Node ? c : fmt(c))))) : h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, 'Nothing to show.')))));
+    h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { 'data-label': head[i] }, c instanceof Node ? c : fmt(c))))) : h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, 'Nothing to show.')))));
 }
 
 /** A lease's time left (docs/lifecycle.md): its end as ISO 8601, `passed`, or nothing. */
@@ -576,22 +676,33 @@ function renderNav() {
   $('nav').replaceChildren(h('ul', {}, visibleViews().map((v) => h('li', {}, h('a', { href: `#/${v}`, 'aria-current': v === current ? 'page' : undefined }, VIEWS[v].title)))));
 }
 
-function route() {
+/** Renders the view the URL names (`force`: again, when it is the one on screen). */
+function route(force) {
   if (!state.me) return;
-  const [, name = 'inventory', ...rest] = (location.hash || '#/inventory').split('/');
+  if (force !== true && location.hash === state.routed && state.view) return;
+  state.routed = location.hash;
+  const [path, qs = ''] = (location.hash || '#/inventory').split('?');
+  // Each view starts from its URL: filters of another view do not follow (nor of this one, left).
+  state.params = new URLSearchParams(qs);
+  state.tables = {};
+  state.extra = {};
+  const [, name = 'inventory', ...rest] = path.split('/');
   const arg = rest.length ? decodeURIComponent(rest.join('/')) : undefined;
   const v = VIEWS[name] && (!VIEWS[name].admin || state.me.isAdmin) ? name : 'inventory';
   const el = $('view');
-  el.replaceChildren(h('h1', { id: 'view-title' }, VIEWS[v].title));
+  const changed = !state.view || state.view.name !== v || state.view.arg !== arg;
+  el.replaceChildren(h('h1', { id: 'view-title', tabindex: '-1' }, VIEWS[v].title));
   el.hidden = false;
   const load = VIEWS[v].render(el, arg);
   state.view = { name: v, arg, load, kinds: VIEWS[v].kinds };
   document.title = `${el.querySelector('h1').textContent} · hilt`;
   renderNav();
+  // Focus on the new content (its heading), so that a screen reader and the keyboard start there.
+  if (changed && force !== 'keep-focus') el.querySelector('h1').focus();
   Promise.resolve(load && load()).catch(() => undefined);
 }
 
-function refresh() {
+export function refresh() {
   if (state.view && state.view.load) Promise.resolve(state.view.load()).catch(() => undefined);
 }
 
@@ -621,7 +732,9 @@ function loggedIn(me) {
   $('who').hidden = false;
   $('user').textContent = `${me.user}${me.isAdmin ? ' (admin)' : ''}`;
   state.versions = {};
-  route();
+  $('login-note').textContent = '';
+  state.view = null;
+  route(true);
   clearTimeout(state.poll);
   poll();
 }
@@ -636,7 +749,10 @@ function loggedOut(message) {
   $('nav').hidden = true;
   $('who').hidden = true;
   $('login').hidden = false;
-  $('login-error').textContent = message || '';
+  state.view = null;
+  // A fact, not an error: the note (a live region) says it; errors go to login-error.
+  $('login-note').textContent = message || '';
+  $('login-error').textContent = '';
   $('login-user').focus();
 }
 
@@ -645,6 +761,7 @@ $('login-form').addEventListener('submit', async (ev) => {
   const user = $('login-user').value;
   const password = $('login-password').value;
   $('login-error').textContent = '';
+  $('login-note').textContent = '';
   try {
     const me = await api('login', { method: 'POST', body: { user, password } });
     $('login-password').value = '';
@@ -660,5 +777,7 @@ $('logout').addEventListener('click', async () => {
 });
 
 window.addEventListener('hashchange', route);
+// The back and forward buttons between filters of one view (remember() pushes them).
+window.addEventListener('popstate', route);
 
 api('me').then(loggedIn, () => loggedOut(''));

@@ -16,6 +16,7 @@ import type { NetworkAction, NicState } from '../../actors/nic/protocol';
 import type { NodeState } from '../../actors/node/protocol';
 import type { PowerControl } from '../../hardware/power';
 import type { ReadModel } from '../../actors/readmodel';
+import type { PortState } from '../../actors/port/protocol';
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -58,6 +59,31 @@ export function nodeRow(rm: ReadModel, power: PowerControl, node: NodeState, adm
   };
 }
 
+/**
+ * A switch's health as rows show it: reachability, the last error, the last audit in words, and
+ * its failing ports (port → why: the last audit did not find it in sync, or its nic's last
+ * operation failed).
+ */
+export function switchHealth(rm: ReadModel, health: SwitchHealth, sw: string, ports: PortState[]) {
+  const seen = health.get(sw);
+  const failingPorts: Record<string, string> = { ...(seen.audit?.failing ?? {}) };
+  for (const p of ports) {
+    if (!p.wire || failingPorts[p.name]) continue;
+    const nic = rm.nic(p.wire.node, p.wire.nic);
+    const last = nic?.actions[nic.actions.length - 1];
+    if (last?.status === 'ERROR') failingPorts[p.name] = `last operation failed: ${last.error ?? 'no reason given'}`;
+  }
+  const audit = !seen.audit ? null : seen.audit.error ? `failed: ${seen.audit.error}`
+    : Object.entries(seen.audit.summary ?? {}).filter(([, n]) => n).map(([k, n]) => `${k} ${n}`).join(', ') || 'no ports';
+  return {
+    health: SwitchHealth.reachability(seen),
+    last_error: SwitchHealth.reachability(seen) === 'unreachable' ? seen.error ?? null : null,
+    audit, audit_at: iso(seen.audit?.at),
+    failing: Object.keys(failingPorts).length,
+    failingPorts,
+  };
+}
+
 /** The field of a switch's registration that says where it is (never a secret). */
 export const switchHost = (fields: Record<string, unknown>): string | null => {
   for (const k of ['hostname', 'host', 'url', 'ovs_bridge']) if (typeof fields[k] === 'string') return fields[k] as string;
@@ -88,14 +114,7 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
     return [...rm.switches.values()].map((sw) => {
       const ports = rm.portsOf(sw.name);
       const seen = world.sessions.health.get(sw.name);
-      // Failing: the last audit did not find it in sync, or its nic's last operation failed.
-      const failing: Record<string, string> = { ...(seen.audit?.failing ?? {}) };
-      for (const p of ports) {
-        if (!p.wire || failing[p.name]) continue;
-        const nic = rm.nic(p.wire.node, p.wire.nic);
-        const last = nic?.actions[nic.actions.length - 1];
-        if (last?.status === 'ERROR') failing[p.name] = `last operation failed: ${last.error ?? 'no reason given'}`;
-      }
+      const failing = switchHealth(rm, world.sessions.health, sw.name, ports).failingPorts;
       return {
         name: sw.name,
         type: driverName(sw.type),

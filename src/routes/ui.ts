@@ -1,7 +1,8 @@
 /**
- * The operator dashboard at /ui/: a page, a small JS module and a stylesheet (files of the
+ * The operator dashboard at /ui/: a page, a few small JS modules and a stylesheet (files of the
  * repository's ui/ folder, read at start and served from memory: nothing is fetched from
- * elsewhere, there is no build step), and the JSON it reads under /ui/api/ (src/ui/views.ts).
+ * elsewhere, there is no build step), the charting library from its npm package (uPlot, under
+ * /ui/vendor/), and the JSON it reads under /ui/api/ (src/ui/views.ts).
  *
  * Login with hilt's users and passwords (the API's own check, src/auth/basic.ts) gives a session
  * cookie: HttpOnly, SameSite=Strict, Path=/ui, Secure over HTTPS (behind a proxy:
@@ -14,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import { COOKIE, UiSessions, sameSecret } from '../ui/sessions';
@@ -24,6 +25,9 @@ import { auditPage, parseTime } from '../audit';
 import { badArgument, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { requireAdmin } from './guard';
+import { BridgeCall, dashboardAction } from '../ui/actions';
+import { UiHistory } from '../ui/history';
+import { pendingPerSwitch } from '../metrics';
 import { version } from '../version';
 import type { Caller } from '../auth/basic';
 
@@ -34,6 +38,18 @@ const ASSETS: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'more.js': 'text/javascript; charset=utf-8',
+  'charts.js': 'text/javascript; charset=utf-8',
+};
+
+/**
+ * The charting library, served from the package that npm installed (no CDN): uPlot, small
+ * (about 50 KB), without dependencies, drawing on a canvas (nothing the CSP would refuse).
+ */
+const UPLOT_DIR = join(dirname(require.resolve('uplot/package.json')), 'dist');
+const VENDOR: Record<string, { path: string; type: string }> = {
+  'vendor/uplot.js': { path: join(UPLOT_DIR, 'uPlot.esm.js'), type: 'text/javascript; charset=utf-8' },
+  'vendor/uplot.css': { path: join(UPLOT_DIR, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
 };
 
 /** Everything the dashboard loads comes from the service itself. */
@@ -63,6 +79,7 @@ const TABLES: Record<string, { admin: boolean; rows: (v: Views, c: Caller, q: Ta
   ports: { admin: true, rows: (v) => v.ports() },
   maintenance: { admin: true, rows: (v) => v.maintenance() },
   attention: { admin: true, rows: (v) => v.attention() },
+  members: { admin: false, rows: (v, c) => v.members(c) },
 };
 
 declare module 'fastify' {
@@ -76,9 +93,21 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   const sessions = new UiSessions(hilt.world.rm, hilt.config.uiSessionMinutes * 60_000);
   hilt.ui = sessions;
   app.addHook('onClose', async () => sessions.close());
-  const views = new Views({ world: hilt.world, metrics: hilt.metrics, power: hilt.power, headnodes: hilt.headnodes, lifecycle: hilt.lifecycle, startedAt: Date.now(), version: version() });
-  const assets = new Map(Object.entries(ASSETS).map(([file, type]) => {
-    const body = readFileSync(join(UI_DIR, file));
+  const views = new Views({
+    world: hilt.world, metrics: hilt.metrics, power: hilt.power, headnodes: hilt.headnodes, lifecycle: hilt.lifecycle, startedAt: Date.now(), version: version(),
+    vlanPoolSize: hilt.config.vlanPool.reduce((n, [lo, hi]) => n + hi - lo + 1, 0),
+  });
+  const history = new UiHistory({
+    metrics: hilt.metrics,
+    queues: () => ({ switch: hilt.world.sessions.size(), obm: hilt.power.size(), headnode: hilt.headnodes.size() }),
+    pending: () => [...pendingPerSwitch(hilt.world.rm).values()].reduce((a, b) => a + b, 0),
+  }).start();
+  app.addHook('onClose', async () => history.stop());
+  const assets = new Map([
+    ...Object.entries(ASSETS).map(([file, type]) => [file, { path: join(UI_DIR, file), type }] as const),
+    ...Object.entries(VENDOR),
+  ].map(([file, { path, type }]) => {
+    const body = readFileSync(path);
     return [file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
   }));
 
@@ -142,6 +171,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ui/', asset('index.html'));
   app.get('/ui/app.js', asset('app.js'));
   app.get('/ui/app.css', asset('app.css'));
+  for (const file of ['more.js', 'charts.js', ...Object.keys(VENDOR)]) app.get(`/ui/${file}`, asset(file));
 
   app.post<{ Body: { user?: unknown; password?: unknown } }>('/ui/api/login', async (req, reply) => {
     sameOrigin(req);
@@ -184,6 +214,12 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     return detail;
   });
 
+  // The pictures over time (admins): health and network operations per switch, the last hour and day.
+  app.get('/ui/api/history', async (req) => {
+    requireAdmin(session(req));
+    return { hour: history.hour, day: history.day };
+  });
+
   app.get<{ Querystring: Record<string, string> }>('/ui/api/audit', async (req) => {
     requireAdmin(session(req));
     const q = onlyKeys(req.query, AUDIT_KEYS);
@@ -205,7 +241,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       if (typeof b[k] !== 'string' || !b[k]) throw badArgument(`${k} is missing`);
       return b[k] as string;
     };
-    let call: { method: 'GET' | 'POST'; url: string; payload?: object };
+    let call: BridgeCall;
     switch (b.action) {
       case 'reapply':
         call = { method: 'POST', url: `/admin/node/${enc(str('node'))}/nic/${enc(str('nic'))}/reapply` };
@@ -220,8 +256,11 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       case 'wiring':
         call = { method: 'GET', url: `/admin/switch/${enc(str('switch'))}/wiring` };
         break;
-      default:
-        throw badArgument('action must be reapply, force_detach, drift or wiring');
+      default: {
+        const more = dashboardAction(b);
+        if (!more) throw badArgument('unknown action (reapply, force_detach, drift, wiring, reserve, release, connect, detach, power_on, power_off, power_cycle, boot_device, revert, repair, register_node, register_nic, register_switch, register_port, wire)');
+        call = more;
+      }
     }
     req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
     const r = await app.inject({

@@ -10,6 +10,7 @@ import type { Lifecycle } from '../lifecycle';
 import type { RouteWorld } from '../../actors/world';
 import type { Caller } from '../auth/basic';
 import type { NetworkAction } from '../../actors/nic/protocol';
+import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import { nicId, portId } from '../../actors/ids';
 import { operationType } from '../../hardware/network-operations';
@@ -19,6 +20,7 @@ import { encodeStatusId } from '../../actors/nic/status-ids';
 import { pendingPerSwitch, type Metrics } from '../metrics';
 import type { PowerControl } from '../../hardware/power';
 import type { HeadnodeControl } from '../../hardware/headnode-control';
+import { lastOperation, powerOf, switchHealth } from '../routes/lists';
 
 export type Cell = string | number | boolean | null;
 export type Row = Record<string, Cell>;
@@ -98,6 +100,8 @@ export interface ViewDeps {
   version: string;
   /** the tenant lifecycle (nodes that need attention); absent: none listed */
   lifecycle?: Lifecycle;
+  /** how many VLAN ids the dynamic pool has (HILT_VLAN_POOL) */
+  vlanPoolSize?: number;
 }
 
 export class Views {
@@ -132,8 +136,10 @@ export class Views {
     return {
       user: caller.user,
       versions: this.versions(),
-      inventory: { nodes: s.all ? rm.nodes.size : inUse, free: rm.freeNodes.size, inUse, projects: perProject.length, perProject: perProject.slice(0, 50) },
+      // A member sees its projects' nodes and the free ones (show_node's rule), as its table lists them.
+      inventory: { nodes: s.all ? rm.nodes.size : inUse + rm.freeNodes.size, free: rm.freeNodes.size, inUse, projects: perProject.length, perProject: perProject.slice(0, 50) },
       operations: { pending, failuresLastDay: failures },
+      vlans: { used: rm.pooledVlans.size, size: this.d.vlanPoolSize ?? 0 },
       headnodes: [...rm.headnodes.values()].filter((h) => s.project(h.project)).length,
       networks: this.networkStates(s).length,
       ...(s.all ? { health: this.health() } : {}),
@@ -166,7 +172,8 @@ export class Views {
     const rm = this.rm;
     const s = new Scope(caller);
     const rows: Row[] = [];
-    const source = s.all ? rm.nodes.values() : s.visibleProjects.flatMap((p) => [...rm.nodesByProject.get(p)].map((n) => rm.nodes.get(n)!));
+    // show_node's rule: a free node is anyone's to see (and to reserve), an assigned one its project's.
+    const source = s.all ? rm.nodes.values() : [...s.visibleProjects.flatMap((p) => [...rm.nodesByProject.get(p)].map((n) => rm.nodes.get(n)!)), ...[...rm.freeNodes].map((n) => rm.nodes.get(n)!)];
     for (const node of source) {
       const nics = rm.nicsOf(node.name);
       const networks = new Set<string>();
@@ -182,11 +189,34 @@ export class Views {
         nics: nics.length,
         networks: [...networks].sort().join(', '),
         pending,
+        ...this.nodeState(node),
         ...(s.all ? { obm: driverName(node.obm.type) } : {}),
         metadata: node.metadata ? Object.entries(node.metadata).map(([k, v]) => `${k}=${String(v)}`).join(', ') : '',
         // The lease's end (ISO 8601; the page shows the time left), or `passed` while its node is released.
         lease: node.lease ? (node.lease.expired ? 'passed' : new Date(node.lease.expiresAt).toISOString()) : '',
       });
+    }
+    return rows;
+  }
+
+  /** What a node's row shows first (issue 26): its power as last seen and its last operation, a failure with its reason. */
+  private nodeState(node: NodeState): Row {
+    const power = powerOf(this.d.power, node);
+    const last = lastOperation(node, this.rm.nicsOf(node.name));
+    return {
+      power: power.state, power_at: power.at, power_error: power.error ?? null,
+      last_status: last?.status ?? null, last_op: last ? `${last.type === 'modify_port' ? (last.network ? 'connect' : 'detach') : last.type.replace('_port', '')} ${last.nic}${last.network ? ` ${last.network}` : ''}` : null,
+      last_error: last?.error ?? null, last_at: last ? last.finished_at ?? last.accepted_at : null,
+    };
+  }
+
+  /** A project's members (the project's own members see them too). */
+  members(caller: Caller): Row[] {
+    const s = new Scope(caller);
+    const rows: Row[] = [];
+    for (const p of this.rm.projects.keys()) {
+      if (!s.project(p)) continue;
+      for (const user of this.rm.membersByProject.get(p)) rows.push({ project: p, user, admin: !!this.rm.users.get(user)?.isAdmin });
     }
     return rows;
   }
@@ -213,6 +243,8 @@ export class Views {
       networks: [...new Set([...rm.networksByOwner.get(p), ...rm.networksByAccess.get(p)])].sort().join(', '),
       members: rm.membersByProject.get(p).size,
       headnodes: rm.headnodesByProject.get(p).size,
+      pending: [...rm.nodesByProject.get(p)].reduce((n, node) => n + rm.pendingByNode.get(node).size, 0),
+      failures: [...rm.nodesByProject.get(p)].filter((node) => rm.nicsOf(node).some((x) => x.actions.at(-1)?.status === 'ERROR')).length,
     }));
   }
 
@@ -249,6 +281,7 @@ export class Views {
         wired: ports.filter((p) => p.wire).length,
         pending: pending.get(sw.name) ?? 0,
         queued: this.d.world.sessions.depth(sw.name),
+        ...(({ failingPorts: _ports, ...h }) => h)(switchHealth(rm, this.d.world.sessions.health, sw.name, ports)),
       };
     });
   }
@@ -257,8 +290,12 @@ export class Views {
     const rm = this.rm;
     const rows: Row[] = [];
     for (const sw of rm.switches.keys()) {
-      for (const p of rm.portsOf(sw)) {
+      const ports = rm.portsOf(sw);
+      const failing = switchHealth(rm, this.d.world.sessions.health, sw, ports).failingPorts;
+      for (const p of ports) {
         rows.push({
+          status: failing[p.name] ? 'failing' : p.wire ? 'ok' : 'free',
+          problem: failing[p.name] ?? null,
           switch: sw,
           port: p.name,
           node: p.wire?.node ?? null,
@@ -327,7 +364,7 @@ export class Views {
     const rm = this.rm;
     const s = new Scope(caller);
     const node = rm.nodes.get(name);
-    if (!node || (!s.all && !s.project(node.project))) return undefined;
+    if (!node || (!s.all && node.project !== null && !s.project(node.project))) return undefined;
     const nics = rm.nicsOf(name);
     const operations = nics.flatMap((nic) => nic.actions).sort((a, b) => b.acceptedAt - a.acceptedAt || b.seq - a.seq).map((a) => this.operationRow(name, a));
     return {
@@ -335,12 +372,16 @@ export class Views {
       project: node.project,
       ...(s.all ? { obm: driverName(node.obm.type) } : {}),
       metadata: node.metadata ?? {},
+      ...this.nodeState(node),
       nics: nics.map((nic) => {
         const port = s.all ? rm.wiring.get(nicId(name, nic.name)) : undefined;
         return {
           name: nic.name,
           macaddr: nic.macaddr,
           ...(s.all ? { switch: port?.switch ?? null, port: port?.port ?? null, portConfig: port ? rm.ports.get(portId(port.switch, port.port))?.config ?? null : null } : {}),
+          // Whether a network can be connected at all: a member learns that it is wired, not where.
+          wired: rm.wiring.has(nicId(name, nic.name)),
+          channels: Object.keys(nic.networks),
           networks: Object.entries(nic.networks).map(([channel, network]) => ({ channel: channelName(channel), network })),
           pending: nic.pending ? this.operationRow(name, nic.pending) : null,
         };

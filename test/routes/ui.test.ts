@@ -186,21 +186,24 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect((await api.with({ user: 'admin', password: 'x' }).get('/admin/audit', { headers: { 'x-hilt-ui-bridge': 'x.YWRtaW4' } })).status).to.equal(401);
   });
 
-  it('shows a project member its projects only: nodes, networks, operations; no switches, health or audit', async () => {
+  it('shows a project member its projects only (and the free nodes it may reserve): nodes, networks, operations; no switches, health or audit', async () => {
     const m = new Browser(api);
     expect((await m.login('mia', 'mia-pw')).body).to.deep.include({ isAdmin: false, projects: ['p'] });
     const nodes = (await must(m.get('/ui/api/table/nodes'))).body;
-    expect(nodes.rows.map((r: { name: string }) => r.name)).to.deep.equal(['n1']);
+    expect(nodes.rows.map((r: { name: string }) => r.name), 'its project\'s node and the free one (show_node\'s rule)').to.deep.equal(['n1', 'spare']);
     expect(nodes.rows[0]).to.not.have.property('obm');
+    expect((await must(m.get('/ui/api/table/nodes?f.state=free'))).body.rows.map((r: { name: string }) => r.name), 'the free filter finds them (issue 26)').to.deep.equal(['spare']);
     expect((await must(m.get('/ui/api/table/projects'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal(['p']);
     expect((await must(m.get('/ui/api/table/networks'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal(['wp']);
     const summary = (await must(m.get('/ui/api/summary'))).body;
     expect(summary).to.not.have.property('health');
-    expect(summary.inventory).to.include({ nodes: 1, inUse: 1, projects: 1 });
+    expect(summary.inventory).to.include({ nodes: 2, inUse: 1, projects: 1 });
     const detail = (await must(m.get('/ui/api/node/n1'))).body;
     expect(detail.nics[0]).to.not.have.property('switch');
     expect((await m.get('/ui/api/node/n2')).status).to.equal(404);
-    expect((await m.get('/ui/api/node/spare')).status).to.equal(404);
+    const spare = (await must(m.get('/ui/api/node/spare'))).body;
+    expect(spare.project, 'a free node opens: the member may reserve it').to.equal(null);
+    expect(spare).to.not.have.property('obm');
     for (const path of ['/ui/api/table/switches', '/ui/api/table/ports', '/ui/api/audit']) expect((await m.get(path)).status, path).to.equal(401);
     // An admin action as a member: the API refuses it.
     expect((await m.post('/ui/api/action', { action: 'reapply', node: 'n1', nic: 'eth0' })).status).to.equal(401);

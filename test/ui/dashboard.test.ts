@@ -179,7 +179,7 @@ describe('the dashboard in a browser', function () {
     const page = await freshPage(browser);
     await login(page, ts.url, 'admin', 'admin-secret');
     await page.evaluate(() => { location.hash = '#/node/n1'; });
-    const button = '#node-detail button:not(.danger)';
+    const button = '#node-detail button[data-action="reapply"]';
     await page.waitForSelector(button, WAIT);
     const before = ts.world.rm.nic('n1', 'eth0')!.lastSeq;
     await page.click(button);
@@ -222,7 +222,7 @@ describe('the dashboard in a browser', function () {
     const calls = actionCalls(page);
     await login(page, ts.url, 'admin', 'admin-secret');
     await page.evaluate(() => { location.hash = '#/node/n1'; });
-    const button = '#node-detail button.danger';
+    const button = '#node-detail button[data-action="force_detach"]';
     await page.waitForSelector(button, WAIT);
     expect(await page.$eval(button, (b) => b.textContent)).to.equal('Force-detach net-p');
     const question = /^Forget that nic eth0 of node n1 is attached to net-p, in the service's state only\?/;
@@ -252,7 +252,7 @@ describe('the dashboard in a browser', function () {
     // The s1 row's button.
     const row = (await column(page, 'switches', 'name')).indexOf('s1') + 1;
     expect(row).to.be.greaterThan(0);
-    const button = `[data-table="switches"] tbody tr:nth-child(${row}) button:not(.linkish)`;
+    const button = `[data-table="switches"] tbody tr:nth-child(${row}) button:not(.linkish)`; // the first: Drift audit
     expect(await page.$eval(button, (b) => b.textContent)).to.equal('Drift audit');
     const question = /^Run a drift audit of switch s1\?/;
     const audits = async () => value(parseExposition(await ts.metrics.text()), 'hilt_http_requests_total', { route: '/admin/switch/:switch/drift' });
@@ -284,7 +284,8 @@ describe('the dashboard in a browser', function () {
     await login(page, ts.url, 'pat', 'pat-pw');
     await page.waitForSelector('[data-table="nodes"] tbody td[data-col="name"]', WAIT);
     expect(await page.$$eval('#nav a', (as) => as.map((a) => a.textContent))).to.deep.equal(['Inventory', 'Projects', 'Networks', 'Operations', 'Headnodes']);
-    expect(await column(page, 'nodes', 'name')).to.deep.equal(['n1', 'n2']);
+    // Its project's nodes, and the free ones it may reserve (issue 26), not another project's.
+    expect(await column(page, 'nodes', 'name')).to.deep.equal(['n1', 'n2', ...Array.from({ length: 12 }, (_, i) => `spare${String(i).padStart(2, '0')}`)]);
     expect(await page.$$eval('[data-table="nodes"] th', (th) => th.map((t) => t.textContent))).to.not.include('BMC driver');
     await screenshot(page, 'member-inventory');
     await page.evaluate(() => { location.hash = '#/networks'; });
