@@ -33,7 +33,8 @@ function bars(el, labels, series, summary) {
   const x = labels.map((_, i) => i);
   const opts = {
     width: width(el), height: 180,
-    scales: { x: { time: false, range: [-0.6, labels.length - 0.4] } },
+    // Bars stand on zero (uPlot's own range would start at the smallest value).
+    scales: { x: { time: false, range: [-0.6, labels.length - 0.4] }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
     axes: [{ values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? labels[t] ?? '' : '')), splits: () => x }, {}],
     series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i], fill: `${COLORS[i]}99`, width: 1, paths: uPlot.paths.bars({ size: [0.6 / series.length, 60], align: series.length > 1 ? (i === 0 ? -1 : 1) : 0 }), points: { show: false } }))],
     legend: { show: series.length > 1 },
