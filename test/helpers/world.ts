@@ -4,6 +4,8 @@
  */
 import { World } from '../../actors/world';
 import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
+import type { PersistenceEngine } from '../../actors/persistence/engine';
+import type { VlanRange } from '../../actors/network/pool';
 import type { PortVlans, SwitchDriver, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 import { SwitchError } from '../../drivers/switch/types';
 
@@ -56,11 +58,11 @@ export class RecordingSwitch implements SwitchDriver {
 
 export interface TestWorld { world: World; engine: MemoryPersistenceEngine; driver: RecordingSwitch; close(): Promise<void> }
 
-export function testWorld(opts: { switchTimeoutMs?: number } = {}): TestWorld {
+export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange[] } = {}): TestWorld {
   const engine = new MemoryPersistenceEngine();
   const driver = new RecordingSwitch();
   const world = new World(engine, {
-    vlanPool: [[100, 199]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 2000,
+    vlanPool: opts.vlanPool ?? [[100, 199]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 2000,
   });
   return { world, engine, driver, close: () => world.close() };
 }
@@ -95,4 +97,34 @@ export async function settled(world: World, node = 'n1', ms = 3000): Promise<voi
     if (Date.now() > deadline) throw new Error(`operations of ${node} still pending after ${ms} ms`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/**
+ * Holds the engine's writes of keys starting with `prefix` until release(): an actor stays in
+ * the middle of its commit, so a test can send what races with it. `waiting` resolves once a
+ * write is held; `held` counts them.
+ */
+export function holdWrites(engine: PersistenceEngine, prefix: string): { waiting: Promise<void>; held: () => number; release(): void } {
+  const persist = engine.persist.bind(engine);
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let arrived!: () => void;
+  const waiting = new Promise<void>((r) => (arrived = r));
+  let held = 0;
+  engine.persist = async (events) => {
+    if (events.some((e) => e.key.startsWith(prefix))) {
+      held++;
+      arrived();
+      await gate;
+    }
+    return persist(events);
+  };
+  return {
+    waiting,
+    held: () => held,
+    release: () => {
+      engine.persist = persist;
+      open();
+    },
+  };
 }
