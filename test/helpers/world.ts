@@ -56,7 +56,14 @@ export class RecordingSwitch implements SwitchDriver {
   }
 }
 
-export interface TestWorld { world: World; engine: MemoryPersistenceEngine; driver: RecordingSwitch; close(): Promise<void> }
+export interface TestWorld {
+  world: World;
+  engine: MemoryPersistenceEngine;
+  driver: RecordingSwitch;
+  /** holdWrites on this world's engine; close() releases what a test left held (and the driver), should it fail half-way */
+  hold(prefix: string): HeldWrites;
+  close(): Promise<void>;
+}
 
 export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange[] } = {}): TestWorld {
   const engine = new MemoryPersistenceEngine();
@@ -64,7 +71,17 @@ export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange
   const world = new World(engine, {
     vlanPool: opts.vlanPool ?? [[100, 199]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 2000,
   });
-  return { world, engine, driver, close: () => world.close() };
+  const held: HeldWrites[] = [];
+  const hold = (prefix: string) => {
+    held.push(holdWrites(engine, prefix));
+    return held[held.length - 1];
+  };
+  const close = () => {
+    for (const h of held.splice(0).reverse()) h.release();
+    driver.release();
+    return world.close();
+  };
+  return { world, engine, driver, hold, close };
 }
 
 const by = 'admin';
@@ -104,7 +121,9 @@ export async function settled(world: World, node = 'n1', ms = 3000): Promise<voi
  * the middle of its commit, so a test can send what races with it. `waiting` resolves once a
  * write is held; `held` counts them.
  */
-export function holdWrites(engine: PersistenceEngine, prefix: string): { waiting: Promise<void>; held: () => number; release(): void } {
+export interface HeldWrites { waiting: Promise<void>; held: () => number; release(): void }
+
+export function holdWrites(engine: PersistenceEngine, prefix: string): HeldWrites {
   const persist = engine.persist.bind(engine);
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));

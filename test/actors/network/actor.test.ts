@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { HiltError } from '../../../actors/errors';
 import { World } from '../../../actors/world';
 import type { NetworkCreate } from '../../../actors/network/protocol';
-import { testWorld, wiredNode, settled, holdWrites, TestWorld } from '../../helpers/world';
+import { testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
 import { until } from '../../helpers/wait';
 
 const by = 'admin';
@@ -27,17 +27,7 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     t = testWorld(opts);
     world = t.world;
   };
-  /** Writes held by a test; released after it, also when it failed half-way. */
-  const gates: ReturnType<typeof holdWrites>[] = [];
-  const hold = (prefix: string) => {
-    gates.push(holdWrites(t.engine, prefix));
-    return gates.at(-1)!;
-  };
-  afterEach(() => {
-    for (const g of gates.splice(0)) g.release();
-    t.driver.release();
-    return t.close();
-  });
+  afterEach(() => t.close());
 
   it('takes the lowest free pool id, a chosen pool id once, and an id outside the pool as often as asked', async () => {
     start();
@@ -95,7 +85,7 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     start({ vlanPool: [[10, 11]] });
     await create('first', spec(null));
     // Commits held until both decided: the second decides while the first's id is not yet committed.
-    const gate = hold('network:');
+    const gate = t.hold('network:');
     let refused = 0;
     const race = ['x', 'y'].map((n) => create(n, spec(null)).then(() => null, (e: HiltError) => {
       refused++;
@@ -115,7 +105,7 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     start();
     await wiredNode(world);
     t.driver.hold();
-    const gate = hold('nic:');
+    const gate = t.hold('nic:');
     const accepted = connect('eth0', 'w1');
     await gate.waiting;
     // Decided but not committed: only the reservation (uses.ts) shows it.
@@ -144,7 +134,7 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     start();
     await wiredNode(world);
     await world.projects.ask('q', { type: 'project.create', by });
-    const gate = hold('network:w1');
+    const gate = t.hold('network:w1');
     const granted = grant('w1', 'q');
     await gate.waiting;
     const err = await refusal(connect('eth0', 'w1'));
