@@ -6,6 +6,7 @@ import { World } from '../../actors/world';
 import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
 import type { PersistenceEngine } from '../../actors/persistence/engine';
 import type { VlanRange } from '../../actors/network/pool';
+import type { ReleasePolicy } from '../../actors/project/protocol';
 import type { PortVlans, SwitchDriver, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 import { SwitchError } from '../../drivers/switch/types';
 
@@ -65,11 +66,12 @@ export interface TestWorld {
   close(): Promise<void>;
 }
 
-export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange[] } = {}): TestWorld {
+export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange[]; release?: ReleasePolicy } = {}): TestWorld {
   const engine = new MemoryPersistenceEngine();
   const driver = new RecordingSwitch();
   const world = new World(engine, {
     vlanPool: opts.vlanPool ?? [[100, 199]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 2000,
+    release: opts.release,
   });
   const held: HeldWrites[] = [];
   const hold = (prefix: string) => {

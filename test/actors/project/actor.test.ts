@@ -83,6 +83,51 @@ describe('ProjectActor (project → node, network, user, headnode; without HTTP)
     expect([...world.rm.membersByProject.get('q')]).to.deep.equal(['u1']);
   });
 
+  it('counts its nodes and owned networks against its quota in its mailbox: of racing reservations only those within it pass', async () => {
+    await ask('r', { type: 'project.create', by });
+    await ask('r', { type: 'project.setQuota', by, nodes: 2, networks: 1 });
+    const nodes = ['n1', 'n2', 'n3', 'n4'];
+    for (const n of nodes) await world.nodes.ask(n, { type: 'node.register', by, obm });
+    // The first one's commit held: the others wait behind it in the project's mailbox, not beside it.
+    const gate = t.hold('node:');
+    const racing = Promise.all(nodes.map((node) => ask('r', { type: 'project.connectNode', by, node }).then(() => 'ok', (e: HiltError) => e.message)));
+    await gate.waiting;
+    gate.release();
+    const outcomes = await racing;
+    expect(outcomes.sort()).to.deep.equal(['ok', 'ok', 'project r has reached its quota of 2 nodes', 'project r has reached its quota of 2 nodes']);
+    expect(world.rm.nodesByProject.get('r').size).to.equal(2);
+    const net = (network: string, owner: string) => ask('r', { type: 'project.createNetwork', by, network, spec: { owner, access: ['r'], vlan: null } });
+    await net('x', 'r');
+    expect((await refusal(net('y', 'r'))).message).to.equal('project r has reached its quota of 1 network');
+    await net('z', 'admin'); // not its own: not counted
+    await ask('r', { type: 'project.setQuota', by, nodes: 1 }); // lowered: evicts nothing
+    expect(world.rm.nodesByProject.get('r').size).to.equal(2);
+    await ask('r', { type: 'project.setQuota', by, nodes: null });
+    expect(world.rm.projects.get('r')).to.deep.equal({ name: 'r', quota: { networks: 1 } });
+    for (const node of nodes.filter((n) => world.rm.freeNodes.has(n))) await ask('r', { type: 'project.connectNode', by, node });
+    expect(world.rm.nodesByProject.get('r').size).to.equal(4);
+  });
+
+  it('releases a node into the maintenance pool\'s project, which cannot be deleted; a release from the pool frees the node', async () => {
+    const pool = testWorld({ release: { maintenanceProject: 'm', powerOff: false } });
+    const w = pool.world;
+    try {
+      for (const p of ['p', 'm']) await w.projects.ask(p, { type: 'project.create', by });
+      await w.nodes.ask('n1', { type: 'node.register', by, obm });
+      await w.projects.ask('p', { type: 'project.connectNode', by, node: 'n1' });
+      await w.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' });
+      expect(w.rm.nodes.get('n1')).to.include({ project: 'm' }).and.to.have.nested.property('maintenance.from', 'p');
+      expect(w.rm.freeNodes.has('n1')).to.equal(false);
+      expect((await refusal(w.projects.ask('m', { type: 'project.delete', by }))).message).to.match(/maintenance pool's project/);
+      await w.projects.ask('m', { type: 'project.detachNode', by, node: 'n1' });
+      expect(w.rm.nodes.get('n1')!.project).to.equal(null);
+      expect(w.rm.nodes.get('n1')).to.not.have.property('maintenance');
+      expect(w.rm.maintenanceNotices.size).to.equal(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   /**
    * Each call that makes something refer to project r, the write that commits it, and the
    * reference it leaves. A member does not block a delete: the delete removes it (`removed`).
