@@ -12,38 +12,28 @@
  * operations queued per switch. The baseline, measured in the same run, is one switch with
  * one session per operation.
  *
- *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS)
+ * Then the wiring check of one switch and of 100 (bench/wiring.ts); BENCH_SWITCH_PARTS
+ * (`sessions,wiring`) picks the parts to run.
+ *
+ *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS, BENCH_SWITCH_PARTS)
  */
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { join } from 'node:path';
 import { SwitchSessions } from '../hardware/switch-sessions';
 import { CliSwitchDriver } from '../drivers/switch/ssh/driver';
 import { NEXUS_TABLE } from '../drivers/switch/nexus';
 import type { SwitchInfo } from '../drivers/switch/types';
 import { sleep } from '../lib/time';
+import { Sim, startSims } from './switch-sims';
+import { wiringBench } from './wiring';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 16);
 const COMMAND_MS = Number(process.env.BENCH_SWITCH_COMMAND_MS ?? 2);
 const SWITCHES = 8;
-
-interface Sim { address: string; username: string; password: string }
+/** which parts to run: `sessions` (the VLAN operations below), `wiring` (bench/wiring.ts) */
+const PARTS = (process.env.BENCH_SWITCH_PARTS ?? 'sessions,wiring').split(',');
 interface Result { label: string; switches: number; ops: number; opsPerSec: number; p50: number; p99: number; errors: number }
 
 const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : NaN);
-
-async function startSims(): Promise<{ sims: Sim[]; stop: () => void }> {
-  const child = spawn(process.execPath, [join(__dirname, 'switch-sims.js')], {
-    env: { ...process.env, BENCH_SWITCHES: String(SWITCHES), BENCH_SWITCH_COMMAND_MS: String(COMMAND_MS) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`the simulators exited (${code})`)));
-  });
-  return { sims: (JSON.parse(line) as { switches: Sim[] }).switches, stop: () => child.kill('SIGTERM') };
-}
 
 /** `clients` loops per switch, each cycling add/remove of a VLAN on its own port, for SECONDS. */
 async function scenario(label: string, sims: Sim[], clientsPerSwitch: number): Promise<Result> {
@@ -76,7 +66,12 @@ async function scenario(label: string, sims: Sim[], clientsPerSwitch: number): P
 }
 
 async function main(): Promise<void> {
-  const { sims, stop } = await startSims();
+  if (PARTS.includes('sessions')) await sessionsBench();
+  if (PARTS.includes('wiring')) await wiringBench();
+}
+
+async function sessionsBench(): Promise<void> {
+  const { sims, stop } = await startSims(SWITCHES, { BENCH_SWITCH_COMMAND_MS: String(COMMAND_MS) });
   try {
     process.stdout.write(`SSH switch sessions: simulated Nexus switches over SSH on 127.0.0.1 (${COMMAND_MS} ms per command), ${SECONDS} s per scenario, ${IN_FLIGHT} operations in flight per switch when batched\n\n`);
     // Warm up (JIT, the simulators' first logins).
@@ -99,4 +94,7 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
