@@ -64,9 +64,9 @@ interface Row {
 }
 
 export async function wiringBench(): Promise<void> {
-  const sims = await startSims(SWITCHES, { BENCH_SWITCH_COMMAND_MS: String(COMMAND_MS), BENCH_SWITCH_LEARN: '1' });
+  const sims = await startSims(SWITCHES, { BENCH_SWITCH_COMMAND_MS: String(COMMAND_MS), BENCH_SWITCH_LEARN: '1', BENCH_SWITCH_FABRICS: '0' });
   const dataDir = mkdtempSync(join(tmpdir(), 'hilt-bench-wiring-'));
-  const ports = sims.ports.slice(0, PORTS);
+  const ports = sims.sims[0]!.ports.slice(0, PORTS);
   const names = sims.sims.map((_, i) => `ws${i}`);
   const rows: Row[] = [];
   let setupS = 0;
