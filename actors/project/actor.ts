@@ -70,7 +70,7 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes }: Proje
           await headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg });
           return { events: [] };
         case 'project.addUser':
-          await users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id });
+          await users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id, ...(cmd.role ? { role: cmd.role } : {}) });
           return { events: [] };
         case 'project.removeUser':
           await users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id });

@@ -1,6 +1,6 @@
-/** Authorization and lookup helpers shared by the routes. */
-import { notFound, unauthorized } from '../errors';
-import type { Caller } from '../auth/basic';
+/** Authorization and lookup helpers shared by the routes (the caller's rights: src/auth/caller.ts). */
+import { forbidden, notFound, unauthorized } from '../errors';
+import { readsOnly, type Caller } from '../auth/caller';
 
 export function isMember(c: Caller, project: string): boolean {
   return c.isAdmin || c.projects.includes(project);
@@ -11,7 +11,10 @@ export function requireAdmin(c: Caller): void {
 }
 
 export function requireProject(c: Caller, project: string): void {
-  if (!isMember(c, project)) throw unauthorized(`this call needs access to project ${project}`);
+  if (isMember(c, project)) return;
+  // A reader asking to change: it is known, and may only read.
+  if (readsOnly(c, project)) throw forbidden(`read-only access to project ${project}: this call changes it`);
+  throw unauthorized(`this call needs access to project ${project}`);
 }
 
 /** The committed object, or a 404 naming it. */

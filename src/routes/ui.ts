@@ -220,7 +220,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
     const r = await app.inject({
       method: call.method, url: call.url, payload: call.payload,
-      headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller.user), ...(call.payload ? { 'content-type': 'application/json' } : {}) },
+      headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller), ...(call.payload ? { 'content-type': 'application/json' } : {}) },
     });
     reply.code(r.statusCode).type('application/json');
     return r.body === '' ? 'null' : r.body;

@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ReadModel } from '../../actors/readmodel';
-import type { Caller } from '../auth/basic';
+import { userCaller, type Caller } from '../auth/caller';
 
 export const COOKIE = 'hilt_ui';
 
@@ -56,7 +56,7 @@ export class UiSessions {
       this.sessions.delete(key);
       return undefined;
     }
-    return { caller: { user: u.name, isAdmin: u.isAdmin, projects: u.projects }, csrf: s.csrf, expires: s.expires };
+    return { caller: userCaller(u), csrf: s.csrf, expires: s.expires };
   }
 
   end(token: string | undefined): void {

@@ -16,7 +16,7 @@ import type { MockSwitchDriver } from '../../drivers/switch/mock';
 import type { MockObmDriver } from '../../drivers/obm/mock';
 import type { StorageKind } from '../../actors/persistence';
 import { beforePostgresStops, freshDatabase } from './postgres';
-import { addBodySecrets, addCredentials, record, tee } from './secrets';
+import { addBodySecrets, addCredentials, addSecret, record, tee } from './secrets';
 import { loggerOptions } from '../../src/redact';
 
 export const ADMIN = { user: 'admin', password: 'admin-secret' };
@@ -26,6 +26,8 @@ export const REDFISH_OBM = 'http://schema.massopencloud.org/haas/v0/obm/redfish'
 export const MOCK_SWITCH = 'http://schema.massopencloud.org/haas/v0/switches/mock';
 
 export interface Creds { user: string; password: string }
+/** A bearer token (an API token or an OpenID Connect token): docs/identity.md. */
+export interface Bearer { token: string }
 export interface Res { status: number; body: any; text: string; raw: Buffer; headers: Record<string, string | string[] | undefined> }
 
 /** node:http rather than fetch: fetch refuses a GET with a body, which tests must send. */
@@ -43,7 +45,7 @@ function rawHttp(url: string, method: string, headers: Record<string, string>, p
 }
 
 export interface CallOpts {
-  as?: Creds | null;
+  as?: Creds | Bearer | null;
   body?: unknown;
   /** sent verbatim instead of JSON.stringify(body) */
   raw?: string | Buffer;
@@ -53,12 +55,16 @@ export interface CallOpts {
 export const basic = (c: Creds) => 'Basic ' + Buffer.from(`${c.user}:${c.password}`, 'utf8').toString('base64');
 
 export class Client {
-  constructor(readonly url: string, readonly as: Creds | null = ADMIN) {}
+  /** `token`: a bearer token instead of `as` (basic) */
+  constructor(readonly url: string, readonly as: Creds | null = ADMIN, readonly token?: string) {}
 
   async call(method: string, path: string, opts: CallOpts = {}): Promise<Res> {
     const headers: Record<string, string> = { ...opts.headers };
-    const who = opts.as === undefined ? this.as : opts.as;
-    if (who) {
+    const who = opts.as === undefined ? (this.token !== undefined ? { token: this.token } : this.as) : opts.as;
+    if (who && 'token' in who) {
+      headers.authorization = `Bearer ${who.token}`;
+      addSecret(who.token);
+    } else if (who) {
       headers.authorization = basic(who);
       addCredentials(who.user, who.password);
     }
@@ -73,6 +79,8 @@ export class Client {
     } catch {
       body = text;
     }
+    // A new API token's secret is shown in this answer only: from now on it is scanned for.
+    if (body && typeof body === 'object' && typeof (body as { token?: unknown }).token === 'string') addSecret((body as { token: string }).token);
     return { status, body, text, raw, headers: resHeaders };
   }
 
@@ -82,8 +90,8 @@ export class Client {
   del = (path: string, o?: CallOpts) => this.call('DELETE', path, o);
 
   /** A client acting as someone else. */
-  with(as: Creds | null): Client {
-    return new Client(this.url, as);
+  with(as: Creds | Bearer | null): Client {
+    return as && 'token' in as ? new Client(this.url, null, as.token) : new Client(this.url, as);
   }
 }
 
