@@ -5,7 +5,7 @@
  * cycles): project → node → nic → port; switch → port; project → network, user, headnode.
  * See docs/actors.md.
  */
-import { ActorRuntime, EntityRegistry, RuntimeOptions, below } from './runtime';
+import { ActorRuntime, Asker, EntityRegistry, KindView, RuntimeOptions, below } from './runtime';
 import type { PersistenceEngine } from './persistence/engine';
 import { ReadModel } from './readmodel';
 import { VlanPool, VlanRange } from './network/pool';
@@ -26,14 +26,14 @@ import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
 import { configFor, sameConfig } from './port/config';
 import { EMPTY_CONFIG } from './port/protocol';
-import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState } from './project/protocol';
-import type { NodeCommand, NodeEvent, NodeReplies, NodeState } from './node/protocol';
+import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState } from './project/protocol';
+import type { NodeCommand, NodeEvent, NodePublicCommand, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
 import type { PortCommand, PortEvent, PortReplies, PortState } from './port/protocol';
-import type { SwitchCommand, SwitchEvent, SwitchReplies, SwitchState } from './switch/protocol';
-import type { NetworkCommand, NetworkEvent, NetworkReplies, NetworkState } from './network/protocol';
-import type { UserCommand, UserEvent, UserReplies, UserState } from './user/protocol';
-import type { HeadnodeCommand, HeadnodeEvent, HeadnodeReplies, HeadnodeState } from './headnode/protocol';
+import type { SwitchCommand, SwitchEvent, SwitchPublicCommand, SwitchReplies, SwitchState } from './switch/protocol';
+import type { NetworkCommand, NetworkEvent, NetworkPublicCommand, NetworkReplies, NetworkState } from './network/protocol';
+import type { UserCommand, UserEvent, UserPublicCommand, UserReplies, UserState } from './user/protocol';
+import type { HeadnodeCommand, HeadnodeEvent, HeadnodePublicCommand, HeadnodeReplies, HeadnodeState } from './headnode/protocol';
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
@@ -43,6 +43,25 @@ export interface WorldOptions extends RuntimeOptions {
   switchTimeoutMs?: number;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
+}
+
+type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes';
+
+/**
+ * The world as the API's routes see it: the read models and the runtime as they are, and of each
+ * kind its views and asks of its public commands only. Nics and ports take no command from a
+ * route (they are reached through their node and switch), and no route can send a command meant
+ * for an actor's corridor (`nic.actionFinished`, `port.apply`, `switch.recordHostKey`, …).
+ */
+export interface RouteWorld extends Omit<World, Kinds> {
+  readonly projects: KindView & Asker<ProjectPublicCommand, ProjectReplies>;
+  readonly nodes: KindView & Asker<NodePublicCommand, NodeReplies>;
+  readonly nics: KindView;
+  readonly ports: KindView;
+  readonly switches: KindView & Asker<SwitchPublicCommand, SwitchReplies>;
+  readonly networks: KindView & Asker<NetworkPublicCommand, NetworkReplies>;
+  readonly users: KindView & Asker<UserPublicCommand, UserReplies>;
+  readonly headnodes: KindView & Asker<HeadnodePublicCommand, HeadnodeReplies>;
 }
 
 export class World {

@@ -6,7 +6,7 @@
  */
 import Ajv, { ValidateFunction } from 'ajv';
 import type { Config } from '../src/config';
-import { quote } from '../actors/errors';
+import { quote } from '../lib/text';
 
 /** Field names a client sent, as a message lists them: a prefix of each, at most five. */
 export function fieldList(fields: string[]): string {

@@ -4,10 +4,11 @@
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { HiltError, badArgument, quote, statusOf, ERROR_STATUS } from './errors';
+import { HiltError, badArgument, statusOf, ERROR_STATUS } from './errors';
+import { quote } from '../lib/text';
 import { Authenticator, Caller } from './auth/basic';
 import type { ThrottleOptions } from './auth/throttle';
-import type { World } from '../actors/world';
+import type { RouteWorld, World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
@@ -54,7 +55,8 @@ export interface RouteEntry { method: string; url: string }
 
 /** Everything a route needs. */
 export interface Hilt {
-  world: World;
+  /** the routes ask each kind's public commands only */
+  world: RouteWorld;
   config: Config;
   auth: Authenticator;
   power: PowerControl;

@@ -12,6 +12,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeviceOutcome, DriverKind, OperationType, Telemetry } from '../actors/telemetry';
 import type { World } from '../actors/world';
+import type { ReadModel } from '../actors/readmodel';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 
@@ -119,7 +120,7 @@ export class Metrics implements Telemetry {
       collect() {
         this.reset();
         if (!self.sources) return;
-        for (const [sw, n] of pendingPerSwitch(self.sources.world)) this.set({ switch: sw }, n);
+        for (const [sw, n] of pendingPerSwitch(self.sources.world.rm)) this.set({ switch: sw }, n);
       },
     });
     new Gauge({
@@ -278,8 +279,7 @@ export class Metrics implements Telemetry {
 }
 
 /** Pending network operations per switch, from the committed view (every known switch, 0 included). */
-export function pendingPerSwitch(world: World): Map<string, number> {
-  const rm = world.rm;
+export function pendingPerSwitch(rm: ReadModel): Map<string, number> {
   const out = new Map<string, number>([...rm.switches.keys()].map((s) => [s, 0]));
   for (const node of rm.pendingByNode.keys()) {
     for (const nic of rm.pendingByNode.get(node)) {

@@ -26,7 +26,7 @@ import { World } from '../actors/world';
 import { leaseCandidate, openEngine, prepareStorage, SchemaTooNewError } from '../actors/persistence';
 import type { HeldLease } from '../actors/persistence/lease';
 import type { PersistenceEngine } from '../actors/persistence/engine';
-import { shortText } from '../actors/runtime';
+import { shortText } from '../lib/text';
 import { upgradeStorage } from '../actors/persistence/upgrade';
 import { PowerControl } from '../hardware/power';
 import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';

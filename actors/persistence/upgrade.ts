@@ -15,7 +15,7 @@
  * it stopped; the format record (`meta:format`) is written last.
  */
 import type { World } from '../world';
-import type { Behavior, Stamp } from '../runtime';
+import type { Stamp } from '../runtime';
 import type { PersistenceEngine, PersistedEvent } from './engine';
 import { nicId, portId } from '../ids';
 import type { LegacyNodeEvent, NodeEvent } from '../node/protocol';
@@ -47,7 +47,7 @@ async function storedFormat(engine: PersistenceEngine): Promise<number> {
 }
 
 /** A key's state, replayed from all its events with the current behaviour. */
-async function replay<S>(engine: PersistenceEngine, behavior: Behavior<S, any, any>, key: string, id: string): Promise<S | null> {
+async function replay<S>(engine: PersistenceEngine, behavior: { apply(state: S | null, event: never, id: string): S | null }, key: string, id: string): Promise<S | null> {
   let state: S | null = null;
   for await (const e of engine.events(key)) state = behavior.apply(state, e.data as never, id);
   return state;

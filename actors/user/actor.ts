@@ -1,6 +1,6 @@
-import { Behavior, assertNever } from '../runtime';
+import { Behavior, assertNever, existing } from '../runtime';
 import { duplicate, notFound, HiltError } from '../errors';
-import { TOKENS_MAX, type TokenGrant, type UserCommand, type UserEvent, type UserRole, type UserState } from './protocol';
+import { TOKENS_MAX, type TokenGrant, type UserCommand, type UserEvent, type UserReplies, type UserRole, type UserState } from './protocol';
 
 /** The user's role, as the API shows it. */
 export const roleOf = (u: UserState): UserRole => (u.isAdmin ? 'admin' : u.auditor ? 'auditor' : 'user');
@@ -8,7 +8,12 @@ export const roleOf = (u: UserState): UserRole => (u.isAdmin ? 'admin' : u.audit
 /** Tokens that stay once the user leaves `project`: a token scoped to it dies with the membership. */
 const outside = (tokens: TokenGrant[] | undefined, project: string) => tokens?.filter((t) => t.project !== project);
 
-export function userBehavior(): Behavior<UserState, UserCommand, UserEvent> {
+const inProject = (state: UserState, p: string) => state.projects.includes(p) || !!state.readerOf?.includes(p);
+
+export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, UserReplies> {
+  /** A command on an existing user. */
+  const live = <Cmd, D>(handler: (state: UserState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`user ${id}`), handler);
+
   return {
     kind: 'user',
 
@@ -42,7 +47,7 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent> {
           };
         case 'TokenCreated': {
           if (!state) return state;
-          // Expired tokens go when a new one is made (the event's time: apply stays pure).
+          // Expired tokens go when a new one is made (at the event's time: apply stays pure).
           const now = e.at ?? e.grant.createdAt;
           return { ...state, tokens: [...(state.tokens ?? []).filter((t) => t.expiresAt > now), e.grant] };
         }
@@ -55,54 +60,46 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent> {
       }
     },
 
-    decide(state, cmd, id) {
-      if (cmd.type === 'user.create') {
+    decide: {
+      'user.create': (state, cmd, id) => {
         if (state) throw duplicate(`user ${id}`);
         return { events: [{ type: 'UserCreated', passwordHash: cmd.passwordHash, isAdmin: cmd.isAdmin, ...(cmd.auditor ? { auditor: true } : {}) }] };
-      }
-      if (!state) {
-        // project_delete removing its members: one deleted meanwhile is simply not a member.
-        if (cmd.type === 'user.leave' && cmd.ifMember) return { events: [] };
-        // A use recorded after the user was deleted: nothing to record.
-        if (cmd.type === 'user.tokenUsed') return { events: [] };
-        throw notFound(`user ${id}`);
-      }
-      const inProject = (p: string) => state.projects.includes(p) || !!state.readerOf?.includes(p);
-      switch (cmd.type) {
-        case 'user.delete':
-          return { events: [{ type: 'UserDeleted' }] };
-        case 'user.setAdmin':
-          return { events: [{ type: 'UserAdminSet', isAdmin: cmd.isAdmin }] };
-        case 'user.setRole':
-          return { events: [{ type: 'UserRoleSet', role: cmd.role }] };
-        case 'user.join':
-          if (inProject(cmd.project)) throw duplicate(`membership of user ${id} in project ${cmd.project}`);
-          return { events: [{ type: 'UserJoined', project: cmd.project, ...(cmd.role === 'reader' ? { role: 'reader' as const } : {}) }] };
-        case 'user.leave':
-          if (!inProject(cmd.project)) {
-            if (cmd.ifMember) return { events: [] };
-            throw notFound(`membership of user ${id} in project ${cmd.project}`);
-          }
-          return { events: [{ type: 'UserLeft', project: cmd.project }] };
-        case 'user.createToken': {
-          const { grant } = cmd;
-          // Checked here, where memberships change: a token is never scoped to a project its user has left.
-          if (grant.project !== undefined && !inProject(grant.project)) {
-            throw new HiltError('AuthorizationError', `user ${id} is not in project ${grant.project}: a token scoped to it needs a member or a reader`);
-          }
-          const live = (state.tokens ?? []).filter((t) => t.expiresAt > grant.createdAt).length;
-          if (live >= TOKENS_MAX) throw new HiltError('IllegalStateError', `user ${id} has ${TOKENS_MAX} tokens already; revoke one first`);
-          return { events: [{ type: 'TokenCreated', grant }] };
+      },
+      'user.delete': live(() => ({ events: [{ type: 'UserDeleted' }] })),
+      'user.setAdmin': live((_state, cmd) => ({ events: [{ type: 'UserAdminSet', isAdmin: cmd.isAdmin }] })),
+      'user.setRole': live((_state, cmd) => ({ events: [{ type: 'UserRoleSet', role: cmd.role }] })),
+      'user.join': live((state, cmd, id) => {
+        if (inProject(state, cmd.project)) throw duplicate(`membership of user ${id} in project ${cmd.project}`);
+        return { events: [{ type: 'UserJoined', project: cmd.project, ...(cmd.role === 'reader' ? { role: 'reader' as const } : {}) }] };
+      }),
+      'user.leave': (state, cmd, id) => {
+        // project_delete removing its members: a user deleted meanwhile, or no longer a member, is simply not one.
+        if (!state) {
+          if (cmd.ifMember) return { events: [] };
+          throw notFound(`user ${id}`);
         }
-        case 'user.revokeToken':
-          if (!state.tokens?.some((t) => t.id === cmd.id)) throw notFound(`token ${cmd.id}`);
-          return { events: [{ type: 'TokenRevoked', id: cmd.id }] };
-        case 'user.tokenUsed':
-          if (!state.tokens?.some((t) => t.id === cmd.id)) return { events: [] };
-          return { events: [{ type: 'TokenUsed', id: cmd.id, at: cmd.at }] };
-        default:
-          return assertNever(cmd);
-      }
+        if (!inProject(state, cmd.project)) {
+          if (cmd.ifMember) return { events: [] };
+          throw notFound(`membership of user ${id} in project ${cmd.project}`);
+        }
+        return { events: [{ type: 'UserLeft', project: cmd.project }] };
+      },
+      'user.createToken': live((state, cmd, id) => {
+        const { grant } = cmd;
+        // Checked here, where memberships change: a token is never scoped to a project its user has left.
+        if (grant.project !== undefined && !inProject(state, grant.project)) {
+          throw new HiltError('AuthorizationError', `user ${id} is not in project ${grant.project}: a token scoped to it needs a member or a reader`);
+        }
+        const live = (state.tokens ?? []).filter((t) => t.expiresAt > grant.createdAt).length;
+        if (live >= TOKENS_MAX) throw new HiltError('IllegalStateError', `user ${id} has ${TOKENS_MAX} tokens already; revoke one first`);
+        return { events: [{ type: 'TokenCreated', grant }] };
+      }),
+      'user.revokeToken': live((state, cmd) => {
+        if (!state.tokens?.some((t) => t.id === cmd.id)) throw notFound(`token ${cmd.id}`);
+        return { events: [{ type: 'TokenRevoked', id: cmd.id }] };
+      }),
+      // A use recorded after the user or the token is gone: nothing to record.
+      'user.tokenUsed': (state, cmd) => (state?.tokens?.some((t) => t.id === cmd.id) ? { events: [{ type: 'TokenUsed', id: cmd.id, at: cmd.at }] } : { events: [] }),
     },
   };
 }

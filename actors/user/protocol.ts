@@ -42,17 +42,23 @@ export interface UserState {
 /** At most this many tokens per user that have not expired. */
 export const TOKENS_MAX = 100;
 
-export type UserCommand =
+/** What the API's routes (and the bootstrap of the first admin) may send. */
+export type UserPublicCommand =
   | { type: 'user.create'; by: string; passwordHash: string; isAdmin: boolean; auditor?: boolean }
   | { type: 'user.delete'; by: string }
   | { type: 'user.setAdmin'; by: string; isAdmin: boolean }
   | { type: 'user.setRole'; by: string; role: UserRole }
-  /** from the project actor (project → user) */
-  | { type: 'user.join'; by: string; project: string; role?: ProjectRole }
-  | { type: 'user.leave'; by: string; project: string; ifMember?: boolean }
   | { type: 'user.createToken'; by: string; grant: TokenGrant }
   | { type: 'user.revokeToken'; by: string; id: string }
+  /** from the authentication of a call (src/auth/tokens.ts) */
   | { type: 'user.tokenUsed'; by: string; id: string; at: number };
+
+/** What only the project actor sends (project → user): memberships pass the project's mailbox. */
+export type UserInternalCommand =
+  | { type: 'user.join'; by: string; project: string; role?: ProjectRole }
+  | { type: 'user.leave'; by: string; project: string; ifMember?: boolean };
+
+export type UserCommand = UserPublicCommand | UserInternalCommand;
 
 export interface UserReplies {
   'user.create': void;

@@ -5,7 +5,7 @@
  * that code exercised against it behaves the same against QEMU.
  */
 import type { DriverEntry } from '../registry';
-import { pause } from './pause';
+import { pause } from '../../lib/time';
 import { HeadnodeError, NO_FIELDS, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
 
 export interface MockHeadnodeOptions {

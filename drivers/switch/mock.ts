@@ -10,6 +10,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { open, RootDatabase } from 'lmdb';
 import { requiredStrings, SCHEMA_BASE } from '../schema';
 import { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchSession } from './types';
+import { sleep } from '../../lib/time';
 
 export interface MockSwitchOptions {
   /** LMDB folder for the mock switches' port configuration */
@@ -21,7 +22,6 @@ export interface MockSwitchOptions {
   failPorts?: string[];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const EMPTY: PortVlans = { native: null, tagged: [] };
 
 export class MockSwitchDriver implements SwitchDriver {

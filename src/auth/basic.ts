@@ -15,7 +15,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { ReadModel } from '../../actors/readmodel';
-import { HiltError, quote, unauthorized } from '../errors';
+import { HiltError, unauthorized } from '../errors';
+import { quote } from '../../lib/text';
 import { dummyHash, verifyPassword } from './password';
 import { LoginThrottle, ThrottleOptions } from './throttle';
 import { tokenCaller, userCaller, type Caller } from './caller';

@@ -1,6 +1,7 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import * as S from '../schemas/switches';
-import { badArgument, duplicate, notFound, quote } from '../errors';
+import { badArgument, duplicate, notFound } from '../errors';
+import { quote } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
