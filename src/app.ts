@@ -32,6 +32,10 @@ import { uiRoutes } from './routes/ui';
 import { forbidden } from './errors';
 import { forRead, isRead } from './auth/caller';
 import { tokenRoutes } from './routes/tokens';
+import { secretRoutes } from './routes/secrets';
+import type { SecretStore } from './secrets/at-rest';
+
+export type RotateKey = (newFile: string) => ReturnType<SecretStore['rotate']>;
 
 declare module 'fastify/types/context' {
   interface FastifyContextConfig {
@@ -69,6 +73,8 @@ export interface Hilt {
   ui?: { size(): number };
   /** the dashboard's way into the API's routes as its user (src/ui/bridge.ts) */
   bridge: UiBridge;
+  /** re-encrypts every credential under the key in a new file (src/secrets/at-rest.ts); none in tests that build the app alone */
+  rotateKey?: RotateKey;
 }
 
 export interface AppOptions {
@@ -80,6 +86,7 @@ export interface AppOptions {
   metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
   logger?: FastifyBaseLogger;
+  rotateKey?: RotateKey;
   /** the HTTP server is the service's (src/gate.ts): it hands requests to this app's handler */
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
@@ -210,7 +217,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
     world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config), recordTokenUse(opts.world)), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
-    bridge: new UiBridge(),
+    bridge: new UiBridge(), rotateKey: opts.rotateKey,
   };
   app.decorate('hilt', hilt);
   const routeTable: RouteEntry[] = [];
@@ -282,6 +289,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
     await scope.register(tokenRoutes);
+    await scope.register(secretRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

@@ -28,6 +28,7 @@ import type { HeldLease } from '../actors/persistence/lease';
 import type { PersistenceEngine } from '../actors/persistence/engine';
 import { shortText } from '../lib/text';
 import { upgradeStorage } from '../actors/persistence/upgrade';
+import { SecretStore } from './secrets/at-rest';
 import { PowerControl } from '../hardware/power';
 import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
 import { HeadnodeControl } from '../hardware/headnode-control';
@@ -170,13 +171,17 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       await engine.close();
     };
     try {
+      // The key of the credentials at rest, checked against the store's (src/secrets/at-rest.ts).
+      const secrets = await SecretStore.open(engine, config, drivers, log);
       world = new World(engine, {
         vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
         switchDriverFor: (type) => drivers.switches.driver(type), mayAct: held ? mayAct : undefined,
-        switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+        switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics, credentials: secrets,
       });
-      // Data written by an earlier release is brought to the current format first, once.
+      // Data written by an earlier release is brought to the current format first, once;
+      // then its plaintext credentials are sealed.
       const upgraded = await upgradeStorage(world);
+      await secrets.prepare();
       await world.rebuild();
       const repairedPorts = await world.repairPortRecords();
       world.operations.resumeAll();
@@ -189,14 +194,14 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       }
 
       // On PostgreSQL, no hardware call once the lease is gone (src/lease-guard.ts).
-      const power = new PowerControl(held ? guardObm(drivers.obm, mayAct, retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+      const power = new PowerControl(held ? guardObm(drivers.obm, mayAct, retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
       headnodes = new HeadnodeControl(world, held ? guardHeadnode(hnDriver, mayAct, retryAfterS) : hnDriver, {
         baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
         telemetry: metrics, driverName: deps.headnodeDriver ? 'custom' : config.headnodeDriver,
       });
       let handler!: Activation['handler'];
       app = await buildApp({
-        world, config, power, headnodes, drivers, metrics, logger: appLogger,
+        world, config, power, headnodes, drivers, metrics, logger: appLogger, rotateKey: (file) => secrets.rotate(world!, file),
         // The gate listens; the app only handles what the gate hands it.
         serverFactory: (h) => ((handler = h), createServer()),
       });

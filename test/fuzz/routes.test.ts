@@ -118,6 +118,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/auth/tokens' },
   { method: 'DELETE', path: '/auth/tokens/{token}' },
   { method: 'GET', path: '/auth/basic/user/{user}' },
+  { method: 'POST', path: '/admin/secret-key/rotate', body: { key_file: 'string' } },
 ];
 
 /**

@@ -6,7 +6,8 @@
  * choose its engine on the PostgreSQL the tests start (test/helpers/postgres.ts), one database
  * per data folder: a test that restarts a server on its data folder finds its data again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { newKeyText } from '../../lib/sealed';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
@@ -114,6 +115,20 @@ export const TEST_STORAGE = (process.env.HILT_STORAGE ?? DEFAULTS.storage) as St
 /** data folder → its database (postgres) */
 const databases = new Map<string, Promise<string>>();
 
+/** database URL → the secret key file every test server on it reads */
+const sharedKeys = new Map<string, string>();
+export function sharedKeyFile(databaseUrl: string): string {
+  let file = sharedKeys.get(databaseUrl);
+  if (!file) {
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-key-'));
+    made.add(dir);
+    file = join(dir, 'secret.key');
+    writeFileSync(file, newKeyText(), { mode: 0o600 });
+    sharedKeys.set(databaseUrl, file);
+  }
+  return file;
+}
+
 export async function startTestServer(overrides: Partial<Config> = {}, deps: ServiceDeps = {}, dataDir?: string): Promise<TestServer> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'hilt-test-'));
   if (!dataDir) made.add(dir);
@@ -137,6 +152,8 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
     ...overrides,
     storage,
     databaseUrl,
+    // Every process of a standby pair reads the same key (docs/identity.md): one per database.
+    ...(storage === 'postgres' && databaseUrl && !overrides.secretKeyFile ? { secretKeyFile: sharedKeyFile(databaseUrl) } : {}),
   };
   if (config.adminPassword) addCredentials(config.adminUser, config.adminPassword);
   // Every log line is scanned for secrets (test/helpers/secrets.ts): at level info when the test
