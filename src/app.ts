@@ -33,6 +33,7 @@ import { forbidden } from './errors';
 import { forRead, isRead } from './auth/caller';
 import { tokenRoutes } from './routes/tokens';
 import { secretRoutes } from './routes/secrets';
+import { OidcVerifier } from './auth/oidc';
 import type { SecretStore } from './secrets/at-rest';
 
 export type RotateKey = (newFile: string) => ReturnType<SecretStore['rotate']>;
@@ -220,6 +221,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bridge: new UiBridge(), rotateKey: opts.rotateKey,
   };
   app.decorate('hilt', hilt);
+  // OpenID Connect bearer tokens, when an issuer is configured (src/auth/oidc.ts).
+  const c = opts.config;
+  if (c.oidcIssuer && c.oidcAudience) {
+    const oidc = new OidcVerifier({ ...c, oidcIssuer: c.oidcIssuer, oidcAudience: c.oidcAudience }, opts.world.rm);
+    hilt.auth.oidc = oidc;
+    app.addHook('onClose', () => oidc.close());
+  }
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
