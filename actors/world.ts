@@ -25,8 +25,6 @@ import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
-import { configFor, sameConfig } from './port/config';
-import { EMPTY_CONFIG } from './port/protocol';
 import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState } from './project/protocol';
 import type { NodeCommand, NodeEvent, NodePublicCommand, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
@@ -133,52 +131,6 @@ export class World {
       projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),
       (id, a, b) => rm.commitProject(id, a, b),
     );
-  }
-
-  /**
-   * Rebuild every read model from the latest snapshot plus later events of each entity. Nodes
-   * before nics (an attachment is indexed with its node's project), switches before ports.
-   */
-  async rebuild(): Promise<void> {
-    const load = async <S>(reg: EntityRegistry<S, any, any, any>, commit: (id: string, s: S) => void) => {
-      for await (const { id, state } of reg.recoverAll()) if (state) commit(id, state);
-    };
-    const rm = this.rm;
-    await load(this.projects, (id, s) => rm.commitProject(id, null, s));
-    await load(this.nodes, (id, s) => rm.commitNode(id, null, s));
-    await load(this.nics, (id, s) => rm.commitNic(id, null, s));
-    await load(this.switches, (id, s) => rm.commitSwitch(id, null, s));
-    await load(this.ports, (id, s) => rm.commitPort(id, null, s));
-    await load(this.networks, (id, s) => rm.commitNetwork(id, null, s));
-    await load(this.users, (id, s) => rm.commitUser(id, null, s));
-    await load(this.headnodes, (id, s) => rm.commitHeadnode(id, null, s));
-  }
-
-  /**
-   * After a start, before any operation is resumed: the port's record of a change and its nic's
-   * record of that operation's outcome are written side by side (hardware/port-hardware.ts), so a
-   * crash between them leaves the port's record behind. Nothing is in flight now, and the nic's
-   * committed networks are the truth (it records DONE only after the switch applied a change):
-   * every wired port gets the configuration they put on it, an operation still pending included
-   * (it is applied again from there). Returns how many records changed.
-   */
-  async repairPortRecords(): Promise<number> {
-    let repaired = 0;
-    for (const [id, port] of this.rm.ports) {
-      // A nic deleted while wired, with the service stopped before its port was freed (see
-      // nic.delete): free the port now.
-      if (port.wire && !this.rm.nic(port.wire.node, port.wire.nic)) {
-        await this.ports.ask(id, { type: 'port.unwire', by: 'recovery', node: port.wire.node, nic: port.wire.nic });
-        repaired++;
-        continue;
-      }
-      const nic = port.wire && this.rm.nic(port.wire.node, port.wire.nic);
-      const config = nic ? configFor(nic.networks, (network) => this.rm.networks.get(network)?.vlan) : EMPTY_CONFIG;
-      if (sameConfig(config, port.config)) continue;
-      await this.ports.ask(id, { type: 'port.configured', by: 'recovery', config, wire: port.wire });
-      repaired++;
-    }
-    return repaired;
   }
 
   close(): Promise<void> {

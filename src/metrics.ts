@@ -44,11 +44,20 @@ const STORAGE_GAUGES = ['hilt_storage_size_bytes', 'hilt_storage_used_bytes'];
 
 let processRegistry: Registry | undefined;
 
+/**
+ * prom-client's families whose names are another family's plus `_total`: a gauge
+ * `nodejs_active_handles` per type beside a gauge `nodejs_active_handles_total`. A parser that
+ * reads `_total` as a counter's suffix takes the second for samples of the first, apart from
+ * the rest of its family, which the text format forbids. The totals are the families' sums.
+ */
+const CLASHING = ['nodejs_active_resources_total', 'nodejs_active_handles_total', 'nodejs_active_requests_total'];
+
 /** CPU, memory, file descriptors, event loop lag, GC: one set per process. */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    for (const name of CLASHING) processRegistry.removeSingleMetric(name);
   }
   return processRegistry;
 }

@@ -150,5 +150,5 @@ export const mockHeadnode: DriverEntry<HeadnodeDriver> = {
   type: 'mock',
   extension: 'hilt.headnodes.mock',
   fields: NO_FIELDS,
-  create: ({ config }) => new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs }),
+  create: ({ settings: config }) => new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs }),
 };

@@ -95,7 +95,7 @@ export const mock: SwitchDriverEntry<MockSwitchDriver> = {
   portName: /^(gi|te)\d+\/\d+(\/\d+)?$/,
   portFormat: 'gi1/0/11, te1/0/12, gi1/12 or te1/3',
   // The mock switches keep their ports in their own LMDB folder, as hardware would.
-  create: ({ config }) => new MockSwitchDriver({
+  create: ({ settings: config }) => new MockSwitchDriver({
     path: join(config.dataDir, 'mock-switches'),
     delayMs: config.mockSwitchDelayMs,
     sessionDelayMs: config.mockSwitchSessionDelayMs,

@@ -6,7 +6,7 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/admin';
 import { redact } from '../redact';
-import { encodeStatusId } from './actions';
+import { encodeStatusId } from '../../actors/nic/status-ids';
 import { requireAdmin, found } from './guard';
 import { badArgument, notFound } from '../errors';
 import { quote } from '../../lib/text';

@@ -13,7 +13,7 @@ import { NATIVE } from '../../actors/nic/protocol';
 import { nicId, portId } from '../../actors/ids';
 import { operationType } from '../../hardware/network-operations';
 import { driverName } from '../../actors/telemetry';
-import { encodeStatusId } from '../routes/actions';
+import { encodeStatusId } from '../../actors/nic/status-ids';
 import { pendingPerSwitch, type Metrics } from '../metrics';
 import type { PowerControl } from '../../hardware/power';
 import type { HeadnodeControl } from '../../hardware/headnode-control';
