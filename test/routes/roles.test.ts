@@ -29,6 +29,7 @@ const BODIES: Record<string, object> = {
   'POST /headnode/:headnode/hnic/:hnic/connect_network': { network: 'rw1' },
   'POST /admin/node/:node/nic/:nic/force_detach': { network: 'rw1' },
   'POST /admin/backup': { path: '/nonexistent/role-test-backup' },
+  'POST /admin/secret-key/rotate': { key_file: '/nonexistent/role-test.key' },
 };
 
 describe('read-only roles against every route', () => {
