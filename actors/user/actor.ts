@@ -1,4 +1,4 @@
-import { Behavior, assertNever, existing } from '../runtime';
+import { Behavior, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound, HiltError } from '../errors';
 import { TOKENS_MAX, type TokenGrant, type UserCommand, type UserEvent, type UserReplies, type UserRole, type UserState } from './protocol';
 
@@ -12,7 +12,7 @@ const inProject = (state: UserState, p: string) => state.projects.includes(p) ||
 
 export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, UserReplies> {
   /** A command on an existing user. */
-  const live = <Cmd, D>(handler: (state: UserState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`user ${id}`), handler);
+  const live = needsEntity<UserState>((id) => notFound(`user ${id}`));
 
   return {
     kind: 'user',
@@ -90,8 +90,8 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, User
         if (grant.project !== undefined && !inProject(state, grant.project)) {
           throw new HiltError('AuthorizationError', `user ${id} is not in project ${grant.project}: a token scoped to it needs a member or a reader`);
         }
-        const live = (state.tokens ?? []).filter((t) => t.expiresAt > grant.createdAt).length;
-        if (live >= TOKENS_MAX) throw new HiltError('IllegalStateError', `user ${id} has ${TOKENS_MAX} tokens already; revoke one first`);
+        const unexpired = (state.tokens ?? []).filter((t) => t.expiresAt > grant.createdAt).length;
+        if (unexpired >= TOKENS_MAX) throw new HiltError('IllegalStateError', `user ${id} has ${TOKENS_MAX} tokens already; revoke one first`);
         return { events: [{ type: 'TokenCreated', grant }] };
       }),
       'user.revokeToken': live((state, cmd) => {

@@ -1,7 +1,7 @@
 /**
  * The hilt command line: `hilt serve` starts the service; every other command is a client of
  * it, with the command tree of HIL's CLI (hil/cli/) so that an operator's `hil` scripts run
- * with `hilt` in its place. README, "Command line", lists the tree and where it differs.
+ * with `hilt` in its place. docs/cli.md lists the tree and where it differs.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { userCommands } from './commands/user';
 import { headnodeCommands } from './commands/headnode';
 import { actionCommands } from './commands/action';
 import { adminCommands } from './commands/admin';
+import { lifecycleCommands } from './commands/lifecycle';
 import { tokenCommands } from './commands/token';
 import { bashCompletion } from './completion';
 import { out } from './output';
@@ -42,7 +43,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
       + 'connection failed (5xx, unreachable, a network operation that ended in ERROR).');
   const ctx = context(program, env);
 
-  program.command('serve').description('Start the service (configured by HILT_* variables: README, Configuration)')
+  program.command('serve').description('Start the service (configured by HILT_* variables: docs/operations.md, Settings)')
     .action(async () => {
       const { runServe } = await import('../server');
       await runServe();
@@ -58,6 +59,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   headnodeCommands(program, ctx);
   actionCommands(program, ctx);
   adminCommands(program, ctx);
+  lifecycleCommands(program, ctx);
   tokenCommands(program, ctx);
 
   const completion = program.command('completion').description('Print a shell completion script');

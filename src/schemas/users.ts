@@ -1,4 +1,4 @@
-import { params, body, noBody, noQuery, str, bool, name, responses, done } from './common';
+import { params, body, noBody, noQuery, str, bool, responses, done, lookupName } from './common';
 
 const userRole = { type: 'string', enum: ['admin', 'auditor', 'user'], description: 'admin: changes anything; auditor: reads what an admin reads, changes nothing; user: per project' } as const;
 const projectRole = { type: 'string', enum: ['member', 'reader'], description: 'member (default): reads and changes the project\'s things; reader: reads them only' } as const;
@@ -16,9 +16,9 @@ export const createUser = {
 } as const;
 export const deleteUser = { params: params('username'), body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404) } as const;
 export const membership = {
-  params: params('user'), body: body(['project'], { project: name, role: projectRole }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409),
+  params: params('user'), body: body(['project'], { project: lookupName, role: projectRole }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409),
 } as const;
-export const removeMembership = { params: params('user'), body: body(['project'], { project: name }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+export const removeMembership = { params: params('user'), body: body(['project'], { project: lookupName }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
 /** HIL's user_set_admin `{is_admin}`, or `{role}`: one of the two. */
 export const setAdmin = {
   params: params('user'),
