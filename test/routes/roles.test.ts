@@ -30,6 +30,8 @@ const BODIES: Record<string, object> = {
   'POST /admin/node/:node/nic/:nic/force_detach': { network: 'rw1' },
   'POST /admin/backup': { path: '/nonexistent/role-test-backup' },
   'POST /admin/secret-key/rotate': { key_file: '/nonexistent/role-test.key' },
+  'PUT /node/:node/lease': { expires_at: new Date(Date.now() + 10 * 86_400_000).toISOString() },
+  'PUT /project/:project/quota': { nodes: 5 },
 };
 
 describe('read-only roles against every route', () => {
