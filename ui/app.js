@@ -294,6 +294,7 @@ const VIEWS = {
         columns: [
           { key: 'name', label: 'Switch', render: (r) => h('button', { type: 'button', class: 'linkish', on: { click: () => { state.tables.ports.filters.switch = r.name; state.tables.ports.offset = 0; ports.load(); $('ports-q').focus(); } } }, r.name) },
           { key: 'type', label: 'Driver' },
+          { key: 'family', label: 'Family' },
           { key: 'ports', label: 'Ports' },
           { key: 'wired', label: 'Wired' },
           { key: 'pending', label: 'Pending operations' },
