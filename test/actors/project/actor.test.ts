@@ -108,6 +108,27 @@ describe('ProjectActor (project → node, network, user, headnode; without HTTP)
     expect(world.rm.nodesByProject.get('r').size).to.equal(4);
   });
 
+  it('holds its quota against a node that another project releases at the same moment (the node decides whether it is free)', async () => {
+    for (const p of ['p', 'r']) await ask(p, { type: 'project.create', by });
+    await ask('r', { type: 'project.setQuota', by, nodes: 1 });
+    for (const n of ['n0', 'n1']) await world.nodes.ask(n, { type: 'node.register', by, obm });
+    await ask('r', { type: 'project.connectNode', by, node: 'n0' });
+    await ask('p', { type: 'project.connectNode', by, node: 'n1' });
+    // p's release of n1 is committing while r reserves it: r sees n1 in p, the node sees it free.
+    const gate = t.hold('node:n1');
+    const releasing = ask('p', { type: 'project.detachNode', by, node: 'n1' });
+    await gate.waiting;
+    const reserving = ask('r', { type: 'project.connectNode', by, node: 'n1' }).then(() => 'ok', (e: HiltError) => e.message);
+    gate.release();
+    await releasing;
+    expect(await reserving).to.equal('project r has reached its quota of 1 node');
+    expect([...world.rm.nodesByProject.get('r')]).to.deep.equal(['n0']);
+    expect(world.rm.freeNodes.has('n1')).to.equal(true);
+    // A node that is not free still gets its own 409 first.
+    await ask('p', { type: 'project.connectNode', by, node: 'n1' });
+    expect((await refusal(ask('r', { type: 'project.connectNode', by, node: 'n1' }))).message).to.equal('node n1 is not free');
+  });
+
   it('releases a node into the maintenance pool\'s project, which cannot be deleted; a release from the pool frees the node', async () => {
     const pool = testWorld({ release: { maintenanceProject: 'm', powerOff: false } });
     const w = pool.world;
