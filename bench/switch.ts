@@ -14,11 +14,11 @@
  * switch of it with one session per operation. For Junos and NVUE the commits (applies) per
  * operation are counted too.
  *
- *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS, BENCH_COMMIT_MS)
+ * Then the wiring check of one switch and of 100 (bench/wiring.ts); BENCH_SWITCH_PARTS
+ * (`sessions,wiring`) picks the parts to run.
+ *
+ *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS, BENCH_COMMIT_MS, BENCH_SWITCH_PARTS)
  */
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { join } from 'node:path';
 import { SwitchSessions } from '../hardware/switch-sessions';
 import { CliSwitchDriver } from '../drivers/switch/ssh/driver';
 import { NEXUS_TABLE } from '../drivers/switch/nexus';
@@ -30,31 +30,22 @@ import type { SwitchTable } from '../drivers/switch/ssh/table';
 import type { SwitchInfo } from '../drivers/switch/types';
 import { NO_TELEMETRY } from '../actors/telemetry';
 import { sleep } from '../lib/time';
+import { Sim, startSims } from './switch-sims';
+import { wiringBench } from './wiring';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 16);
 const COMMAND_MS = Number(process.env.BENCH_SWITCH_COMMAND_MS ?? 2);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 20);
 const SWITCHES = 8;
+/** which parts to run: `sessions` (the VLAN operations below), `wiring` (bench/wiring.ts) */
+const PARTS = (process.env.BENCH_SWITCH_PARTS ?? 'sessions,wiring').split(',');
 
-interface Sim { vendor: string; address: string; username: string; password: string; ports: string[] }
 interface Result { label: string; switches: number; ops: number; opsPerSec: number; p50: number; p99: number; errors: number; commits: number }
 
 const TABLES: Record<string, SwitchTable> = { nexus: NEXUS_TABLE, dellos10: DELL_OS10_TABLE, sonic: SONIC_TABLE, junos: JUNOS_TABLE, cumulus_nvue: CUMULUS_NVUE_TABLE };
 
 const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : NaN);
-
-async function startSims(): Promise<{ sims: Sim[]; stop: () => void }> {
-  const child = spawn(process.execPath, [join(__dirname, 'switch-sims.js')], {
-    env: { ...process.env, BENCH_SWITCHES: String(SWITCHES), BENCH_SWITCH_COMMAND_MS: String(COMMAND_MS), BENCH_COMMIT_MS: String(COMMIT_MS) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`the simulators exited (${code})`)));
-  });
-  return { sims: (JSON.parse(line) as { switches: Sim[] }).switches, stop: () => child.kill('SIGTERM') };
-}
 
 /** `clients` loops per switch, each cycling add/remove of a VLAN on its own port, for SECONDS. */
 async function scenario(label: string, sims: Sim[], clientsPerSwitch: number): Promise<Result> {
@@ -90,7 +81,12 @@ async function scenario(label: string, sims: Sim[], clientsPerSwitch: number): P
 }
 
 async function main(): Promise<void> {
-  const { sims: all, stop } = await startSims();
+  if (PARTS.includes('sessions')) await sessionsBench();
+  if (PARTS.includes('wiring')) await wiringBench();
+}
+
+async function sessionsBench(): Promise<void> {
+  const { sims: all, stop } = await startSims(SWITCHES, { BENCH_SWITCH_COMMAND_MS: String(COMMAND_MS), BENCH_COMMIT_MS: String(COMMIT_MS) });
   const sims = all.filter((s) => s.vendor === 'nexus');
   const row = (r: Result, ratio: string, target: string) => process.stdout.write(
     `${r.label.padEnd(32)}${String(r.switches).padStart(9)}${r.opsPerSec.toFixed(0).padStart(8)}${(1000 / r.opsPerSec * r.switches).toFixed(1).padStart(12)}`
@@ -131,4 +127,7 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

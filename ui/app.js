@@ -366,7 +366,7 @@ const VIEWS = {
         ],
         actions: state.me.features.drift ? (r) => h('span', {},
           h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit'), ' ',
-          h('button', { type: 'button', on: { click: () => action({ action: 'repair', switch: r.name }, `Set every drifted port of switch ${r.name} back to the configuration the service holds?`, 'Repair') } }, 'Repair'), ' ',
+          state.me.readOnly ? '' : h('button', { type: 'button', on: { click: () => action({ action: 'repair', switch: r.name }, `Set every drifted port of switch ${r.name} back to the configuration the service holds?`, 'Repair') } }, 'Repair'), ' ',
           h('button', { type: 'button', on: { click: () => wiring(r.name) } }, 'Wiring check')) : undefined,
       });
       const ports = dataTable({
@@ -545,6 +545,46 @@ const VIEWS = {
       return () => (f.cursors.length ? undefined : load());
     },
   },
+  tokens: {
+    title: 'Tokens',
+    kinds: ['user'],
+    render(el) {
+      const box = h('div', { id: 'tokens' });
+      const desc = h('input', { id: 'token-description', maxlength: 200 });
+      const days = h('input', { id: 'token-days', type: 'number', min: 1, value: 1 });
+      const project = h('input', { id: 'token-project', placeholder: 'any' });
+      const readOnly = h('input', { id: 'token-read-only', type: 'checkbox' });
+      const form = h('form', { class: 'controls', id: 'token-form' },
+        h('label', { for: desc.id }, 'Description'), desc, h('label', { for: days.id }, 'Days'), days,
+        h('label', { for: project.id }, 'Project'), project, h('label', { for: readOnly.id }, 'Read-only'), readOnly,
+        h('button', { type: 'submit' }, 'Create token'));
+      form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        try {
+          const r = await api('action', { method: 'POST', body: { action: 'token_create', description: desc.value, expires_in: Math.round(Number(days.value) * 86400), read_only: readOnly.checked, project: project.value.trim() } });
+          desc.value = '';
+          showResult('Your new token: copy it now, it is not shown again', r.token);
+          load();
+        } catch (err) {
+          say(`Could not create the token: ${err.message}`);
+        }
+      });
+      el.append(h('p', { class: 'muted' }, 'Tokens for scripts and CI jobs: send one as Authorization: Bearer, or set HILT_TOKEN for the hilt command.'), form, box);
+      async function load() {
+        let list;
+        try {
+          list = await api('tokens');
+        } catch (err) {
+          box.replaceChildren(h('p', { class: 'muted' }, `No tokens to show: ${err.message}`));
+          return;
+        }
+        box.replaceChildren(simpleTable('Your tokens (never their secrets)', ['Id', 'Description', 'Project', 'Read-only', 'Created', 'Expires', 'Last used', ''],
+          list.map((t) => [t.id, t.description, t.project || '', t.read_only ? 'yes' : 'no', time(t.created_at), t.expired ? 'expired' : time(t.expires_at), time(t.last_used_at),
+            h('button', { type: 'button', class: 'danger', on: { click: () => action({ action: 'token_revoke', id: t.id }, `Revoke token ${t.id} (${t.description || 'no description'})? Whatever uses it stops working at once.`, 'Revoke').then(load) } }, 'Revoke')])));
+      }
+      return load;
+    },
+  },
   node: {
     title: 'Node',
     kinds: ['node', 'nic', 'port'],
@@ -574,7 +614,7 @@ const VIEWS = {
             x.name, x.macaddr, ...(admin ? [x.switch, x.port] : []),
             x.networks.map((w) => `${w.network} (${w.channel})`).join(', '),
             x.pending ? `${x.pending.type} ${x.pending.network || ''} (#${x.pending.seq})` : '',
-            ...(mine ? [h('span', { class: 'buttons' }, nicActionsMore(n, x), admin ? nicActions(n.name, x) : '')] : []),
+            ...(mine ? [h('span', { class: 'buttons' }, nicActionsMore(n, x), admin && !state.me.readOnly ? nicActions(n.name, x) : '')] : []),
           ])),
           simpleTable('Network operations, newest first', ['Status', '#', 'Nic', 'Operation', 'Network', 'Accepted', 'Finished', 'Reason'], n.operations.map((o) => [
             badge(o.status), o.seq, o.nic, o.type, o.network, time(o.accepted), time(o.finished), o.error ? h('span', { class: 'error' }, o.error) : '',
@@ -586,7 +626,7 @@ const VIEWS = {
 
 /** A port's actions (admins): revert it, re-apply its nic's configuration (a drift repair of one port). */
 function portActions(r) {
-  if (!state.me.isAdmin || !r.node) return '';
+  if (!state.me.isAdmin || state.me.readOnly || !r.node) return '';
   return h('span', { class: 'buttons' },
     h('button', { type: 'button', on: { click: () => action({ action: 'revert', switch: r.switch, port: r.port },
       `Revert port ${r.port} of switch ${r.switch}: detach it, and nic ${r.nic} of node ${r.node}, from every network?`, 'Revert') } }, 'Revert'),
@@ -668,7 +708,7 @@ function duration(s) {
 // ---------------------------------------------------------------- navigation and live updates
 
 function visibleViews() {
-  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'lifecycle', 'health', 'audit'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
+  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'lifecycle', 'health', 'audit', 'tokens'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
 }
 
 function renderNav() {
@@ -760,14 +800,16 @@ $('login-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const user = $('login-user').value;
   const password = $('login-password').value;
+  const token = $('login-token').value.trim();
   $('login-error').textContent = '';
   $('login-note').textContent = '';
   try {
-    const me = await api('login', { method: 'POST', body: { user, password } });
+    const me = await api('login', { method: 'POST', body: token && !password ? { token } : { user, password } });
     $('login-password').value = '';
+    $('login-token').value = '';
     loggedIn(me);
   } catch (err) {
-    $('login-error').textContent = err.status === 401 ? 'Wrong user name or password.' : `Could not log in: ${err.message}`;
+    $('login-error').textContent = err.status === 401 ? (token && !password ? 'Invalid or expired token.' : 'Wrong user name or password.') : `Could not log in: ${err.message}`;
   }
 });
 

@@ -11,8 +11,11 @@ const BOOT_DEVICES = ['pxe', 'disk', 'none'];
 const SCHEMA = 'http://schema.massopencloud.org/haas/v0/';
 
 export const isMember = (project) => !!project && state.me.projects.includes(project);
+/** A read-only caller (an auditor, a reader, a read-only token) is offered no change at all. */
+const changes = () => !state.me.readOnly;
 /** May the caller act on this node (its power, its networks)? A free node is the admin's. */
-const mayAct = (project) => state.me.isAdmin || isMember(project);
+const mayAct = (project) => changes() && (state.me.isAdmin || isMember(project));
+const admin = () => changes() && state.me.isAdmin;
 
 /** How long ago, in words. */
 export function ago(iso) {
@@ -93,6 +96,7 @@ const button = (label, onclick, attrs = {}) => h('button', { type: 'button', ...
 /** The actions of a node's row: reserve a free node, release one of the caller's. */
 export function nodeActionsCell(r) {
   const name = r.name ?? r.node;
+  if (!changes()) return '';
   if (!r.project && (state.me.isAdmin || state.me.projects.length)) return button('Reserve', () => reserve(name), { 'aria-label': `Reserve node ${name}` });
   if (r.project && mayAct(r.project)) {
     return button('Release', () => action({ action: 'release', node: name, project: r.project }, `Release node ${name} from project ${r.project}? It must be attached to no network.`, 'Release'),
@@ -104,10 +108,11 @@ export function nodeActionsCell(r) {
 /** The action bar of a node's page. */
 export function nodeDetailActions(n) {
   const out = [];
+  if (!changes()) return '';
   if (!n.project && (state.me.isAdmin || state.me.projects.length)) out.push(button('Reserve', () => reserve(n.name)));
   if (n.project && mayAct(n.project)) out.push(button('Release', () => action({ action: 'release', node: n.name, project: n.project }, `Release node ${n.name} from project ${n.project}?`, 'Release')));
   // Power: a free node's is the admin's, an assigned one's its project's too (the API's rule).
-  if (n.project ? mayAct(n.project) : state.me.isAdmin) {
+  if (n.project ? mayAct(n.project) : admin()) {
     out.push(
       button('Power on', () => action({ action: 'power_on', node: n.name }, `Power node ${n.name} on?`, 'Power on')),
       button('Power off', () => action({ action: 'power_off', node: n.name }, `Power node ${n.name} off (a hard power off)?`, 'Power off'), { class: 'danger' }),
@@ -119,7 +124,7 @@ export function nodeDetailActions(n) {
       }),
     );
   }
-  if (state.me.isAdmin) {
+  if (admin()) {
     out.push(button('Add a nic…', async () => {
       const v = await formDialog(`Register a nic of node ${n.name}`, [{ name: 'nic', label: 'Nic name' }, { name: 'macaddr', label: 'MAC address' }], 'Register');
       if (v) await run({ action: 'register_nic', node: n.name, nic: v.nic, macaddr: v.macaddr }, 'Register nic');
@@ -171,7 +176,7 @@ export function followOperation(operations) {
 
 /** The registration forms of a view, for admins. */
 export function registerForms(view) {
-  if (!state.me.isAdmin) return '';
+  if (!admin()) return '';
   const forms = view === 'inventory'
     ? [button('Register a node…', async () => {
       const v = await formDialog('Register a node', [

@@ -7,7 +7,7 @@
  */
 import { badArgument } from '../errors';
 
-export interface BridgeCall { method: 'GET' | 'POST' | 'PUT'; url: string; payload?: object }
+export interface BridgeCall { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; payload?: object }
 
 const enc = encodeURIComponent;
 
