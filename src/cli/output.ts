@@ -22,8 +22,26 @@ type Cell = string | number | boolean | null | undefined;
 
 const cell = (v: Cell): string => (v === null || v === undefined ? '' : String(v));
 
+const ACRONYMS = new Set(['id', 'nic', 'vnc', 'bmc', 'vlan', 'mac', 'lldp', 'ip']);
+const SMALL = new Set(['a', 'an', 'and', 'by', 'for', 'in', 'of', 'on', 'per', 'the', 'to']);
+
+/**
+ * The one header style of every table (issue 26): Title Case, acronyms in capitals, small words
+ * in lower case (`Held by the Service`, `Network ID`); a word with capitals of its own is kept.
+ */
+export function headerCase(header: string): string {
+  return header.split(' ').map((w, i) => {
+    const lower = w.toLowerCase();
+    if (w !== lower && w !== w[0] + w.slice(1).toLowerCase()) return w;
+    if (ACRONYMS.has(lower)) return lower.toUpperCase();
+    if (i > 0 && SMALL.has(lower)) return lower;
+    return lower.charAt(0).toUpperCase() + lower.slice(1);
+  }).join(' ');
+}
+
 /** A table; headers in bold on a terminal only, so that piped output carries no escape codes. */
-export function table(head: string[], rows: Cell[][]): string {
+export function table(rawHead: string[], rows: Cell[][]): string {
+  const head = rawHead.map(headerCase);
   const tty = !!process.stdout.isTTY;
   // No rule between rows (as HIL's PrettyTable): a multi-line cell stays readable.
   const t = new Table({ head, style: { head: tty ? ['bold'] : [], border: [], compact: true } });

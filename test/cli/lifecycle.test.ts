@@ -63,6 +63,6 @@ describe('hilt lifecycle commands', function () {
     expect(await cli.json('admin', 'maintenance')).to.deep.equal([]);
     expect(await cli.json('admin', 'attention')).to.deep.equal([]);
     expect(rows(await cli.ok('admin', 'attention'))[0]).to.deep.equal(['Node', 'Problem', 'Since', 'Detail']);
-    expect(rows(await cli.ok('admin', 'maintenance'))[0]).to.deep.equal(['Node', 'From', 'Since', 'Notice', 'Failed POSTs', 'Last error']);
+    expect(rows(await cli.ok('admin', 'maintenance'))[0]).to.deep.equal(['Node', 'From', 'Since', 'Notice', 'Failed POSTs', 'Last Error']);
   });
 });

@@ -85,9 +85,9 @@ describe('hilt project and hilt network', function () {
       expect(list[0]).to.deep.equal(['Name', 'Network ID', 'Projects']);
       expect(list).to.deep.include.members([['pub', '3001', 'public'], ['old', '3002', 'pb']]);
       expect(Object.keys(await cli.json('network', 'list')).sort()).to.deep.equal(['adminnet', 'old', 'pa-net', 'pub', 'w1']);
-      expect(rows(await cli.ok('network', 'list-attachments', 'w1'))).to.deep.equal([['Node', 'Project', 'Nic', 'Channel'], ['na', 'pa', 'eth0', 'vlan/native']]);
+      expect(rows(await cli.ok('network', 'list-attachments', 'w1'))).to.deep.equal([['Node', 'Project', 'NIC', 'Channel'], ['na', 'pa', 'eth0', 'vlan/native']]);
       expect(await cli.json('network', 'list-attachments', 'w1', '--project', 'pa')).to.deep.equal({ na: { nic: 'eth0', channel: 'vlan/native', project: 'pa' } });
-      expect(rows(await cli.ok('network', 'list-attachments', 'w1', '--project', 'pb'))).to.deep.equal([['Node', 'Project', 'Nic', 'Channel']]);
+      expect(rows(await cli.ok('network', 'list-attachments', 'w1', '--project', 'pb'))).to.deep.equal([['Node', 'Project', 'NIC', 'Channel']]);
     });
 
     it('grant-access and revoke-access <network> <project>', async () => {

@@ -138,7 +138,7 @@ describe('hilt switch and hilt port', function () {
     const text = await cli.ok('admin', 'drift', 'ds');
     // The free port was never shut (HILT_INACTIVE_PORTS=shutdown): drifted until a repair shuts it.
     expect(rows(text)).to.deep.equal([
-      ['Port', 'Nic', 'Status', 'Held by the service', 'On the switch', 'Differences'],
+      ['Port', 'NIC', 'Status', 'Held by the Service', 'On the Switch', 'Differences'],
       ['gi1/0/1', 'dn1 eth0', 'in_sync', `native ${vlan}; tagged none; up`, `native ${vlan}; tagged none; up`, ''],
       ['gi1/0/2', '', 'drifted', 'native none; tagged none; shut down', 'native none; tagged none; up', 'the port is up while it carries none of the service\'s networks (HILT_INACTIVE_PORTS=shutdown: a repair shuts it)'],
     ]);

@@ -118,7 +118,7 @@ describe('hilt user, headnode, networking-action and admin', function () {
   describe('admin', () => {
     it('actors: per kind; of one kind; one entity (one name, two for a nic or a port)', async () => {
       const kinds = rows(await cli.ok('admin', 'actors'));
-      expect(kinds[0]).to.deep.equal(['Kind', 'Live actors', 'Messages waiting']);
+      expect(kinds[0]).to.deep.equal(['Kind', 'Live Actors', 'Messages Waiting']);
       expect(kinds.map((r) => r[0])).to.include.members(['node', 'nic', 'port', 'switch', 'network', 'project', 'user', 'headnode']);
       expect(rows(await cli.ok('admin', 'actors', 'node')).map((r) => r[0])).to.include('n1');
       const node = rows(await cli.ok('admin', 'actors', 'node', 'n1'));
