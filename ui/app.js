@@ -610,10 +610,11 @@ const VIEWS = {
           cards([['Project', n.project || 'free'], ['Power', n.power], ...(admin ? [['BMC driver', n.obm]] : []), ['Metadata', Object.entries(n.metadata).map(([k, v]) => `${k}=${v}`).join(', ') || '—']]),
           n.power_error ? h('p', { class: 'error', role: 'alert' }, `The last power call failed: ${n.power_error}`) : '',
           nodeDetailActions(n),
-          simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', ...(mine ? ['Actions'] : [])], n.nics.map((x) => [
+          simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', 'Last operation', ...(mine ? ['Actions'] : [])], n.nics.map((x) => [
             x.name, x.macaddr, ...(admin ? [x.switch, x.port] : []),
             x.networks.map((w) => `${w.network} (${w.channel})`).join(', '),
             x.pending ? `${x.pending.type} ${x.pending.network || ''} (#${x.pending.seq})` : '',
+            x.last ? stateCell(h('span', {}, badge(x.last.status), ' ', `${x.last.type} ${x.last.network || ''}`), x.last.finished, x.last.error) : '',
             ...(mine ? [h('span', { class: 'buttons' }, nicActionsMore(n, x), admin && !state.me.readOnly ? nicActions(n.name, x) : '')] : []),
           ])),
           simpleTable('Network operations, newest first', ['Status', '#', 'Nic', 'Operation', 'Network', 'Accepted', 'Finished', 'Reason'], n.operations.map((o) => [

@@ -384,6 +384,11 @@ export class Views {
           channels: Object.keys(nic.networks),
           networks: Object.entries(nic.networks).map(([channel, network]) => ({ channel: channelName(channel), network })),
           pending: nic.pending ? this.operationRow(name, nic.pending) : null,
+          // The nic's state: its last finished operation, a failure with its reason.
+          last: (() => {
+            const a = [...nic.actions].reverse().find((x) => x.status !== 'PENDING');
+            return a ? this.operationRow(name, a) : null;
+          })(),
         };
       }),
       operations,

@@ -173,6 +173,9 @@ describe('the dashboard for operators and tenants', function () {
     await go(page, '#/switches', '[data-table="switches"] tbody td[data-col="failing"]');
     const s2 = await page.$$eval('[data-table="switches"] tbody tr', (trs) => trs.map((t) => [t.querySelector('td')!.textContent, t.querySelector('td[data-col="failing"]')!.textContent]));
     expect(s2).to.deep.include(['s2', '1']);
+    await go(page, '#/node/n2', '#node-detail table');
+    expect(await page.$eval('#node-detail table tbody td[data-label="Last operation"]', (td) => td.textContent)).to.match(/^ERROR connect net-p.*failure injected/);
+    await go(page, '#/switches', '[data-table="switches"] a.badge.bad');
     await page.click('[data-table="switches"] a.badge.bad');
     await page.waitForFunction(() => {
       const cells = [...document.querySelectorAll('[data-table="ports"] tbody td[data-col="status"]')].map((t) => t.textContent ?? '');
@@ -260,6 +263,22 @@ describe('the dashboard for operators and tenants', function () {
         return r.status;
       });
       expect(forged, 'the API refuses what the page does not offer').to.equal(401);
+      await page.browserContext().close();
+    });
+
+    it('an auditor (reads as an admin, changes nothing): no action, no form, on any row or page', async () => {
+      await must(api.put('/auth/basic/user/aud', { password: 'aud-pw-26', role: 'auditor' }));
+      const page = await freshPage(browser);
+      await login(page, ts.url, 'aud', 'aud-pw-26');
+      await page.waitForSelector('[data-table="nodes"] tbody td[data-col="name"]', WAIT);
+      expect((await column(page, 'nodes', 'name')).length, 'every node, as an admin reads them').to.equal(ts.world.rm.nodes.size);
+      expect(await page.$$eval('[data-table="nodes"] tbody td.actions button', (bs) => bs.length)).to.equal(0);
+      expect(await page.$('.action-bar')).to.equal(null);
+      await go(page, '#/node/n1', '#node-detail table');
+      expect(await page.$$eval('#node-detail button', (bs) => bs.map((b) => b.textContent))).to.deep.equal([]);
+      await go(page, '#/switches', '[data-table="ports"] tbody td[data-col="port"]');
+      expect(await page.$$eval('[data-table="ports"] tbody button', (bs) => bs.length)).to.equal(0);
+      expect(await page.$$eval('[data-table="switches"] tbody button', (bs) => bs.map((b) => b.textContent)).then((b) => b.includes('Repair'))).to.equal(false);
       await page.browserContext().close();
     });
 
