@@ -47,6 +47,8 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
   app.delete<{ Params: Sw }>('/switch/:switch', { schema: S.deleteSwitch }, async (req) => {
     requireAdmin(req.caller);
     await world.switches.ask(req.params.switch, { type: 'switch.delete', by: req.caller.user });
+    // A switch registered again under this name starts with no health of the old one.
+    world.sessions.health.forget(req.params.switch);
   });
 
   app.get('/switches', { schema: S.listSwitches }, async (req) => {
