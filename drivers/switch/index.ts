@@ -6,5 +6,7 @@ import { nexus } from './nexus';
 import { powerconnect55xx } from './powerconnect55xx';
 import { dellN3000 } from './delln3000';
 import { aristaEos } from './arista-eos';
+import { brocade } from './brocade';
+import { dellNos9 } from './dellnos9';
 
-export const SWITCH_DRIVERS: readonly SwitchDriverEntry[] = [mock, nexus, powerconnect55xx, dellN3000, aristaEos, ovs];
+export const SWITCH_DRIVERS: readonly SwitchDriverEntry[] = [mock, nexus, powerconnect55xx, dellN3000, aristaEos, ovs, brocade, dellNos9];

@@ -126,12 +126,21 @@ export interface SwitchDriverEntry<D extends SwitchDriver = SwitchDriver> extend
   readonly portName: RegExp;
   /** The port-name format in words, for the refusal of a bad name (e.g. `Ethernet1/12 or Ethernet1/0/10`). */
   readonly portFormat?: string;
+  /** The switch family in words (`Juniper Junos (ELS)`), for the dashboard. */
+  readonly family?: string;
   /**
    * The switch is reached over SSH: the service keeps its host key's fingerprint (show_switch
    * shows it), and the registration may pin one in advance in the optional field HOST_KEY_FIELD,
    * which the service takes out of the driver's fields and gives to the switch actor.
    */
   readonly sshHostKey?: boolean;
+  /**
+   * A nic on this switch carries a tagged VLAN only beside a native one, and its native VLAN
+   * leaves last (HIL's Brocade and Dell OS9 drivers: a port without an untagged VLAN of the
+   * service's is untagged in the switch's default VLAN, which every other such port shares).
+   * The nic actor refuses, with 409, a connect or detach that would break the rule.
+   */
+  readonly nativeFirst?: boolean;
 }
 
 /** The registration field that pins an SSH switch's host key fingerprint (`SHA256:…`). */
