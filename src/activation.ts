@@ -93,6 +93,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     world = new World(engine, {
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
+      switchNativeFirst: (type) => !!drivers.switches.get(type)?.entry.nativeFirst,
       switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
     });
     const { upgraded, repairedPorts } = await recoverWorld(world);

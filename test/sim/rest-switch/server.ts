@@ -11,8 +11,8 @@
  * Faults a test switches on and off: `refuseCredentials` (every request 401), `hang` (requests
  * are read and never answered), `drop` (the connection is closed on receipt), `failChanges` (every
  * change answered with the vendor's error and this message), `ignoreChanges` (every change
- * answered 2xx and not made). Each of the last four applies to `all` requests or to `changes`
- * only. Counted: TCP connections, requests (method, path, body), changes, saves.
+ * answered 2xx and not made). Each of the first four applies to `all` requests or to `changes`
+ * only (`hangOnly`: to that many of them). Counted: TCP connections, requests (method, path, body), changes, saves.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -84,6 +84,8 @@ export class RestSwitchSim<P extends SimPortBase = SimPortBase> {
   changes = 0;
   refuseCredentials = false;
   hang: Which = false;
+  /** with `hang`: only this many more requests hang (null: every one) */
+  hangOnly: number | null = null;
   drop: Which = false;
   failChanges: { status: number; message: string } | null = null;
   ignoreChanges = false;
@@ -171,7 +173,7 @@ export class RestSwitchSim<P extends SimPortBase = SimPortBase> {
       return;
     }
     // Hung: read, never answered (the socket is closed when the simulator stops).
-    if (this.applies(this.hang, change)) return;
+    if (this.applies(this.hang, change) && (this.hangOnly === null || this.hangOnly-- > 0)) return;
     if (this.latencyMs) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     let answer: SimAnswer;
     if (this.refuseCredentials || !this.authorized(req.headers.authorization)) {
