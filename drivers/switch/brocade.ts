@@ -15,10 +15,10 @@
  */
 import { RestReading, RestTable, TableContext, TableReply, TableRequest } from './http/driver';
 import { restSwitchEntry } from './http/entry';
-import { macAddress, lldpNeighbor, wiringOf } from './http/wiring';
+import { isGroupMac, neighbor, normalizeMac, wiringByPort } from './wiring';
 import { at, child, descendants, el, XmlNode } from './http/xml';
 import { parseVlanList } from './ssh/vlans';
-import { SwitchError } from './types';
+import { LldpNeighbor, SwitchError } from './types';
 
 export const BROCADE_NS = 'urn:brocade.com:mgmt:brocade-interface';
 const MAC_NS = 'urn:brocade.com:mgmt:brocade-mac-address-table';
@@ -129,24 +129,24 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
   },
   async wiring(ports, send, ctx) {
     const type = ctx.interfaceType.toLowerCase();
-    const macs: Array<{ port: string; mac: string }> = [];
+    const macs = new Map<string, string[]>();
     let last: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const input = last ? [el('last-mac-address-details', [el('last-mac-address', last)])] : [];
       const out = doc(await send({ method: 'POST', path: '/rest/operational-state/get-mac-address-table', body: el('get-mac-address-table', input), read: true }), 'output', MAC_NS);
       const rows = out.children.filter((c) => c.name === 'mac-address-table');
       for (const row of rows) {
-        const mac = macAddress(child(row, 'mac-address')?.text ?? '');
+        const mac = normalizeMac(child(row, 'mac-address')?.text ?? '');
         const iface = child(row, 'forwarding-interface');
-        if (!mac || (parseInt(mac.slice(0, 2), 16) & 1) || child(row, 'mac-type')?.text.toLowerCase() !== 'dynamic') continue;
+        if (!mac || isGroupMac(mac) || child(row, 'mac-type')?.text.toLowerCase() !== 'dynamic') continue;
         if (child(iface, 'interface-type')?.text.toLowerCase() !== type) continue;
         const port = child(iface, 'interface-name')?.text;
-        if (port) macs.push({ port, mac });
+        if (port) macs.set(port, [...(macs.get(port) ?? []), mac]);
       }
       last = child(rows[rows.length - 1], 'mac-address')?.text;
       if (child(out, 'has-more')?.text !== 'true' || !last) break;
     }
-    const lldp: Array<{ port: string; neighbor: NonNullable<ReturnType<typeof lldpNeighbor>> }> = [];
+    const lldp: Array<{ port: string; neighbor: LldpNeighbor }> = [];
     let lastIndex: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const input = lastIndex ? [el('last-rcvd-ifindex', lastIndex)] : [];
@@ -155,13 +155,13 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
       for (const row of rows) {
         // `Te 101/0/10`: the type's short name, then the port
         const port = (child(row, 'local-interface-name')?.text ?? '').split(/\s+/).pop();
-        const n = lldpNeighbor(child(row, 'remote-chassis-id')?.text, child(row, 'remote-interface-name')?.text ?? child(row, 'remote-interface-mac')?.text, child(row, 'remote-system-name')?.text);
+        const n = neighbor(child(row, 'remote-chassis-id')?.text, child(row, 'remote-interface-name')?.text ?? child(row, 'remote-interface-mac')?.text, child(row, 'remote-system-name')?.text);
         if (port && n) lldp.push({ port, neighbor: n });
       }
       lastIndex = child(rows[rows.length - 1], 'local-interface-ifindex')?.text;
       if (child(out, 'has-more')?.text !== 'true' || !lastIndex) break;
     }
-    return wiringOf(ports, macs, lldp);
+    return wiringByPort(ports, macs, lldp, (name) => name);
   },
 };
 

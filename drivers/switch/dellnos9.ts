@@ -20,10 +20,10 @@
  */
 import { RestReading, RestTable, TableContext, TableReply, TableRequest } from './http/driver';
 import { restSwitchEntry } from './http/entry';
-import { lldpNeighbor, macAddress, wiringOf } from './http/wiring';
+import { isGroupMac, neighbor, normalizeMac, wiringByPort } from './wiring';
 import { child, descendants, el } from './http/xml';
 import { parseVlanList } from './ssh/vlans';
-import { SwitchError } from './types';
+import { LldpNeighbor, SwitchError } from './types';
 
 export const DELL_NS = 'http://www.dell.com/ns/dell:0.1/root';
 const CLI_PATH = '/api/running/dell/_operations/cli';
@@ -180,19 +180,19 @@ export const DELL_OS9_TABLE: RestTable<DellReading> = {
       const t = type.toLowerCase();
       return t === short || t === ctx.interfaceType.toLowerCase() ? name : null;
     };
-    const macs: Array<{ port: string; mac: string }> = [];
+    const macs = new Map<string, string[]>();
     for (const line of cliText(await send(cli('show-command', ['mac-address-table']))).split('\n')) {
       // ` 1512    00:01:e8:8b:5d:8f   Dynamic   Te 1/3   Active`
       const m = /^\s*\*?\s*\d+\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+(?:\/\d+)+)\s*(\S*)/.exec(line);
       if (!m || m[2]!.toLowerCase() !== 'dynamic') continue;
-      const mac = macAddress(m[1]!);
+      const mac = normalizeMac(m[1]!);
       const port = portOf(m[3]!, m[4]!);
-      if (mac && port && !(parseInt(mac.slice(0, 2), 16) & 1)) macs.push({ port, mac });
+      if (mac && port && !isGroupMac(mac)) macs.set(port, [...(macs.get(port) ?? []), mac]);
     }
-    const lldp: Array<{ port: string; neighbor: NonNullable<ReturnType<typeof lldpNeighbor>> }> = [];
+    const lldp: Array<{ port: string; neighbor: LldpNeighbor }> = [];
     let block: { port: string | null; fields: Map<string, string> } | undefined;
     const flush = () => {
-      const n = block?.port ? lldpNeighbor(block.fields.get('remote chassis id'), block.fields.get('remote port id'), block.fields.get('remote system name')) : null;
+      const n = block?.port ? neighbor(block.fields.get('remote chassis id'), block.fields.get('remote port id'), block.fields.get('remote system name')) : null;
       if (block?.port && n) lldp.push({ port: block.port, neighbor: n });
     };
     for (const line of cliText(await send(cli('show-command', ['lldp neighbors detail']))).split('\n')) {
@@ -206,7 +206,7 @@ export const DELL_OS9_TABLE: RestTable<DellReading> = {
       if (block && kv && !block.fields.has(kv[1]!.toLowerCase())) block.fields.set(kv[1]!.toLowerCase(), kv[2]!);
     }
     flush();
-    return wiringOf(ports, macs, lldp);
+    return wiringByPort(ports, macs, lldp, (name) => name);
   },
   save: cli('exec-command', ['write memory']),
 };
