@@ -12,7 +12,9 @@
  * operations queued per switch. The baseline, measured in the same run, is one switch with
  * one session per operation.
  *
- *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS)
+ *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS, BENCH_REST_MS)
+ *
+ * The REST families (Brocade VDX, Dell OS9) follow, each against its own baseline (bench/switch-rest.ts).
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -22,11 +24,14 @@ import { CliSwitchDriver } from '../drivers/switch/ssh/driver';
 import { NEXUS_TABLE } from '../drivers/switch/nexus';
 import type { SwitchInfo } from '../drivers/switch/types';
 import { sleep } from '../lib/time';
+import { restSwitchBench } from './switch-rest';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 16);
 const COMMAND_MS = Number(process.env.BENCH_SWITCH_COMMAND_MS ?? 2);
 const SWITCHES = 8;
+/** how long each simulated REST switch takes to answer a request (bench/switch-rest.ts) */
+const REST_MS = Number(process.env.BENCH_REST_MS ?? 5);
 
 interface Sim { address: string; username: string; password: string }
 interface Result { label: string; switches: number; ops: number; opsPerSec: number; p50: number; p99: number; errors: number }
@@ -97,6 +102,7 @@ async function main(): Promise<void> {
   } finally {
     stop();
   }
+  await restSwitchBench({ seconds: SECONDS, inFlight: IN_FLIGHT, latencyMs: REST_MS });
 }
 
 void main();

@@ -77,15 +77,16 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
   family: 'Brocade VDX (Network OS)',
   mediaType: 'application/vnd.configuration.resource+xml',
   probe: { method: 'GET', path: '/rest' },
-  read: (port, ctx) => [
+  // The shutdown leaf is a request of its own: a VLAN change's reading leaves it out.
+  read: (port, ctx, adminState) => [
     { method: 'GET', path: brocadeUrl(ctx, port, 'switchport/mode'), tolerate: [404] },
     { method: 'GET', path: brocadeUrl(ctx, port, 'switchport/trunk'), tolerate: [404] },
-    { method: 'GET', path: brocadeUrl(ctx, port, 'shutdown'), tolerate: [404] },
+    ...(adminState ? [{ method: 'GET' as const, path: brocadeUrl(ctx, port, 'shutdown'), tolerate: [404] }] : []),
   ],
   parse([modeReply, trunkReply, shutReply]) {
     const switchport = modeReply!.status !== 404;
     const mode = switchport ? at(doc(modeReply!, 'mode', BROCADE_NS), 'vlan-mode', BROCADE_NS)?.text ?? null : null;
-    const enabled = shutReply!.status === 404 || doc(shutReply!, 'shutdown', BROCADE_NS).text === 'false';
+    const enabled = shutReply === undefined ? undefined : shutReply.status === 404 || doc(shutReply, 'shutdown', BROCADE_NS).text === 'false';
     const other: string[] = [];
     if (!switchport) other.push('not a switch port');
     else if (mode !== 'trunk') other.push(`${mode ?? 'no'} mode`);

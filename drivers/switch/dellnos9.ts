@@ -44,6 +44,8 @@ export const DELL_INTERFACE_TYPES: Record<string, { prefix: string; short: strin
 export interface DellReading extends RestReading {
   switchport: boolean;
   hybrid: boolean;
+  /** always read: the port's resource answers it with its mode */
+  enabled: boolean;
 }
 
 const kind = (ctx: TableContext) => DELL_INTERFACE_TYPES[ctx.interfaceType]!;

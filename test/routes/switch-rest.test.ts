@@ -220,10 +220,10 @@ describe('REST switch drivers over HTTP, against their simulators', function () 
         const a = await audit();
         expect(a.body.summary).to.deep.equal({ in_sync: 1, drifted: 3, pending: 0, unreadable: 0 });
         expect(a.port(p1)).to.deep.include({
-          status: 'drifted', expected: { native: vlan['net-a'], tagged: [] }, actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005] },
+          status: 'drifted', expected: { native: vlan['net-a'], tagged: [], enabled: true }, actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005], enabled: true },
           differences: ['tagged VLANs the service does not hold: 3001-3003,3005'],
         });
-        expect(a.port(p3)).to.deep.include({ status: 'drifted', actual: { native: 3010, tagged: [] } });
+        expect(a.port(p3)).to.deep.include({ status: 'drifted', actual: { native: 3010, tagged: [], enabled: true } });
         expect(a.port(p4)).to.deep.include({ status: 'drifted', differences: [`tagged VLANs the switch lacks: ${vlan['net-b']}`] });
         expect(a.port(p2)).to.deep.include({ status: 'in_sync' });
 
@@ -239,7 +239,8 @@ describe('REST switch drivers over HTTP, against their simulators', function () 
         it('reports a trunk of every VLAN in words, and repairs it', async () => {
           (sim as BrocadeSim).port(p2).allowed = 'all';
           const r = (await must(api.get(`/admin/switch/${sw}/drift`))).body.ports.find((x: any) => x.port === p2);
-          expect(r).to.deep.include({ status: 'drifted', actual: { native: null, tagged: [], other: ['trunk allows every VLAN'] } });
+          // p2 carries nothing since its revert: shut (HILT_INACTIVE_PORTS=shutdown)
+          expect(r).to.deep.include({ status: 'drifted', actual: { native: null, tagged: [], enabled: false, other: ['trunk allows every VLAN'] } });
           expect((await must(api.post(`/admin/switch/${sw}/repair`))).body.summary.repaired).to.equal(1);
           expect(sim.carried(p2)).to.deep.equal({ native: null, tagged: [] });
         });

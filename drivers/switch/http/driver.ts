@@ -30,8 +30,8 @@ export interface RestReading {
   native: number | null;
   /** the tagged VLANs, ascending; `all` for a trunk that carries every VLAN */
   tagged: number[] | 'all';
-  /** administratively up (no shutdown) */
-  enabled: boolean;
+  /** administratively up (no shutdown); undefined when the reading left it out (a VLAN change's) */
+  enabled?: boolean;
   /** what else the port has, in the switch's terms (the service never sets it) */
   other: string[];
 }
@@ -61,8 +61,11 @@ export interface RestTable<R extends RestReading = RestReading> {
   readonly mediaType: string;
   /** a cheap authenticated read: proves the switch answers and takes the credentials */
   readonly probe: TableRequest;
-  /** the requests that read one port, in order */
-  read(port: string, ctx: TableContext): TableRequest[];
+  /**
+   * The requests that read one port, in order; `adminState` false: the reading of a VLAN change,
+   * which may leave the administrative state out where that costs a request of its own.
+   */
+  read(port: string, ctx: TableContext, adminState: boolean): TableRequest[];
   /** their answers → the port's reading; throws (SwitchError) on answers it does not understand */
   parse(replies: TableReply[], port: string, ctx: TableContext): R;
   /** into the mode the table changes, carrying no VLAN (port_revert, and the first change of a port not so yet) */
@@ -213,7 +216,7 @@ export class RestTableSession<R extends RestReading = RestReading> implements Sw
 
   getPortVlans(port: string): Promise<PortVlans> {
     return this.call(async () => {
-      const r = await this.read(port);
+      const r = await this.read(port, true);
       const other = [...(r.ready ? [] : ['not in the mode hilt sets']), ...(r.tagged === 'all' ? [EVERY_VLAN] : []), ...r.other];
       return { native: r.native, tagged: r.tagged === 'all' ? [] : r.tagged, enabled: r.enabled, ...(other.length ? { other } : {}) };
     });
@@ -221,12 +224,13 @@ export class RestTableSession<R extends RestReading = RestReading> implements Sw
 
   setEnabled(port: string, enabled: boolean): Promise<void> {
     return this.call(async () => {
-      const before = this.readings.get(port) ?? (await this.read(port));
+      const cached = this.readings.get(port);
+      const before = cached?.enabled !== undefined ? cached : await this.read(port, true);
       if (before.enabled === enabled) return;
       await this.sendAll(this.table.setEnabled(port, enabled, before, this.ctx), port);
       this.changed = true;
       this.readings.delete(port);
-      const after = await this.read(port);
+      const after = await this.read(port, true);
       if (after.enabled !== enabled) {
         throw this.http.error(`port ${port} does not read back as asked after "${enabled ? 'no shutdown' : 'shutdown'}": it is administratively ${after.enabled ? 'up' : 'down'}`);
       }
@@ -251,13 +255,13 @@ export class RestTableSession<R extends RestReading = RestReading> implements Sw
   /** Read the port (once per session), send the plan's requests, then read it back and compare. */
   private change(port: string, op: RestOp): Promise<void> {
     return this.call(async () => {
-      const before = this.readings.get(port) ?? (await this.read(port));
+      const before = this.readings.get(port) ?? (await this.read(port, false));
       const plan = planChange(this.table, this.ctx, port, op, before);
       if (!plan) return;
       this.readings.delete(port);
       await this.sendAll(plan.requests, port);
       this.changed = true;
-      const after = await this.read(port);
+      const after = await this.read(port, false);
       const { expected } = plan;
       const same = clean(after) && after.native === expected.native && (after.tagged as number[]).join(',') === expected.tagged.join(',');
       if (!same) {
@@ -267,10 +271,10 @@ export class RestTableSession<R extends RestReading = RestReading> implements Sw
     });
   }
 
-  /** The port's reading, fresh from the switch. */
-  private async read(port: string): Promise<R> {
+  /** The port's reading, fresh from the switch (with its administrative state, or as a VLAN change needs it). */
+  private async read(port: string, adminState: boolean): Promise<R> {
     const replies: TableReply[] = [];
-    for (const req of this.table.read(port, this.ctx)) replies.push(await this.send(req, `reading port ${port}`));
+    for (const req of this.table.read(port, this.ctx, adminState)) replies.push(await this.send(req, `reading port ${port}`));
     let reading: R;
     try {
       reading = this.table.parse(replies, port, this.ctx);

@@ -19,8 +19,9 @@ const B = '/rest/config/running/interface/TenGigabitEthernet/%22101/0/10%22';
 describe('Brocade VDX table', () => {
   const trunk: BrocadeReading = { ready: true, switchport: true, mode: 'trunk', tagNative: false, native: null, tagged: [], enabled: true, other: [] };
 
-  it('reads a port with three GETs (mode, trunk, shutdown), 404 meaning absent', () => {
-    expect(BROCADE_TABLE.read('101/0/10', ctx)).to.deep.equal([
+  it('reads a port with three GETs (mode, trunk, shutdown), 404 meaning absent; a VLAN change\'s reading without the shutdown leaf', () => {
+    expect(BROCADE_TABLE.read('101/0/10', ctx, false).map((r) => r.path)).to.deep.equal([`${B}/switchport/mode`, `${B}/switchport/trunk`]);
+    expect(BROCADE_TABLE.read('101/0/10', ctx, true)).to.deep.equal([
       { method: 'GET', path: `${B}/switchport/mode`, tolerate: [404] },
       { method: 'GET', path: `${B}/switchport/trunk`, tolerate: [404] },
       { method: 'GET', path: `${B}/shutdown`, tolerate: [404] },
@@ -129,7 +130,8 @@ describe('Dell OS9 table', () => {
   const hybrid: DellReading = { ready: true, switchport: true, hybrid: true, native: null, tagged: [], enabled: true, other: [] };
 
   it('reads a port: its resource with defaults, and the switchport show through the CLI', () => {
-    expect(DELL_OS9_TABLE.read('1/3', ctx)).to.deep.equal([
+    expect(DELL_OS9_TABLE.read('1/3', ctx, false)).to.deep.equal(DELL_OS9_TABLE.read('1/3', ctx, true));
+    expect(DELL_OS9_TABLE.read('1/3', ctx, true)).to.deep.equal([
       { method: 'GET', path: '/api/running/dell/interfaces/interface/tengig-1-3?with-defaults' },
       { method: 'POST', path: '/api/running/dell/_operations/cli', body: '<input><show-command>interfaces switchport TenGigabitEthernet 1/3</show-command></input>', read: true, tolerate: [400, 500] },
     ]);
