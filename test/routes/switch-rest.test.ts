@@ -248,8 +248,19 @@ describe('REST switch drivers over HTTP, against their simulators', function () 
     });
   }
 
-  // Mocha runs a suite's own tests before its nested suites: this one comes last.
+  // Mocha runs a suite's own tests before its nested suites: these come last.
   describe('afterwards', () => {
+    it('the dashboard\'s switch table says how each REST switch is reached (its TLS), never its credentials', async () => {
+      const login = await api.call('POST', '/ui/api/login', { as: null, body: { user: 'admin', password: 'admin-secret' } });
+      expect(login.status, login.text).to.equal(200);
+      const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0]!;
+      const r = await api.call('GET', '/ui/api/table/switches', { as: null, headers: { cookie } });
+      expect(r.status, r.text).to.equal(200);
+      const tls = Object.fromEntries(r.body.rows.map((x: { name: string; tls: string }) => [x.name, x.tls]));
+      expect(tls).to.deep.include({ 'sw-brocade': 'none (http)', 'sw-dellnos9': 'verified (ca_cert)' });
+      expect(r.text).not.to.match(/password|BEGIN CERTIFICATE/);
+    });
+
     it('never shows a switch password, in any answer or log line; the requests sent are logged', async () => {
       await sleep(300);
       expect(logs.some((l) => /"msg":"sent: (PUT|POST) /.test(l)), 'the requests sent to the switches are logged').to.equal(true);
