@@ -47,6 +47,8 @@ export function restRegistration(c: RestCase, sim: AnyRestSim, over: Record<stri
   };
 }
 
-after(async () => {
+// A minute on a loaded machine, not mocha's 20 s.
+after(async function () {
+  this.timeout(60_000);
   for (const s of open.splice(0)) await s.close().catch(() => undefined);
 });

@@ -302,8 +302,7 @@ export class RestTableSession<R extends RestReading = RestReading> implements Sw
       }
     }
     if (reply.status === 401 || reply.status === 403) {
-      throw this.http.error(`${what}: the switch refused the credentials of ${this.http.target.username} (HTTP ${reply.status})`
-        + `${this.said(reply)}`, { nothingSent: true });
+      throw this.http.error(`${what}: the switch refused the credentials of ${this.http.target.username} (HTTP ${reply.status})${this.said(reply)}`);
     }
     if (!ok && !tolerated) throw this.http.error(`${what}: ${req.method} ${req.path} refused (HTTP ${reply.status})${this.said(reply)}`);
     const refused = ok && req.method !== 'GET' && !req.read ? this.table.refusal?.(reply) : undefined;

@@ -90,8 +90,8 @@ export class HttpSession {
   }
 
   /** `switch NAME (origin): text`, masked. */
-  error(text: string, opts: { nothingSent?: boolean } = {}): SwitchError {
-    return new SwitchError(this.mask(`switch ${this.target.name} (${this.target.origin}): ${text}`), opts);
+  error(text: string): SwitchError {
+    return new SwitchError(this.mask(`switch ${this.target.name} (${this.target.origin}): ${text}`));
   }
 
   /** Text with every secret of the session replaced by `***`, control characters by spaces, bounded. */

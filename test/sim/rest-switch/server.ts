@@ -143,12 +143,13 @@ export class RestSwitchSim<P extends SimPortBase = SimPortBase> {
     const server = this.opts.tls ? createHttpsServer({ key, cert: this.certPem }, onRequest) : createHttpServer(onRequest);
     // A switch keeps an idle connection for a while, so a session's requests share one.
     server.keepAliveTimeout = 60_000;
-    server.on(this.opts.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
-      this.connections++;
+    // Every TCP socket is tracked (a TLS one from before its handshake), so that close() ends them all.
+    server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    server.on('tlsClientError', () => undefined);
+    server.on(this.opts.tls ? 'secureConnection' : 'connection', () => void this.connections++);
+    server.on('tlsClientError', (_err: Error, socket: Socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.opts.port ?? 0, '127.0.0.1', () => resolve());
@@ -205,6 +206,7 @@ export class RestSwitchSim<P extends SimPortBase = SimPortBase> {
 
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
+    this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     if (this.certDir) rmSync(this.certDir, { recursive: true, force: true });
   }
