@@ -25,6 +25,7 @@ import type { PersistenceEngine } from '../actors/persistence/engine';
 import { PowerControl } from '../hardware/power';
 import { Lifecycle } from './lifecycle';
 import { HeadnodeControl } from '../hardware/headnode-control';
+import { SecretStore } from './secrets/at-rest';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
 
@@ -95,18 +96,21 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     await engine.close();
   };
   try {
+    // The key of the credentials at rest, checked against the store's (src/secrets/at-rest.ts).
+    const secrets = await SecretStore.open(engine, config, drivers, log);
     world = new World(engine, {
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
       switchNativeFirst: (type) => !!drivers.switches.get(type)?.entry.nativeFirst,
-      switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+      switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics, credentials: secrets,
       inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
       release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
     });
-    const { upgraded, repairedPorts } = await recoverWorld(world);
+    // Plaintext credentials an earlier release stored are sealed once the data is in the current format.
+    const { upgraded, repairedPorts } = await recoverWorld(world, () => secrets.prepare());
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
 
-    const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+    const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
     // The tenant lifecycle (docs/lifecycle.md): release power-offs, maintenance notices and
     // lease expiries still pending in storage are resumed here, before the API serves.
     lifecycle = new Lifecycle(world, { config, power, telemetry: metrics, mayAct });
@@ -118,7 +122,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     });
     let handler!: Activation['handler'];
     app = await buildApp({
-      world, config, power, headnodes, lifecycle, drivers, metrics, logger: ctx.appLogger,
+      world, config, power, headnodes, lifecycle, drivers, metrics, logger: ctx.appLogger, rotateKey: (file) => secrets.rotate(world!, file),
       // The gate listens; the app only handles what the gate hands it.
       serverFactory: (h) => ((handler = h), createServer()),
     });

@@ -37,7 +37,8 @@ export class TransportError extends Error {}
 /** A command line the CLI refuses before it calls anything (exit code 2). */
 export class UsageError extends Error {}
 
-export interface Credentials { user: string; password: string }
+/** A user's password (HTTP basic), or a bearer token (an API token or an OpenID Connect token: docs/identity.md). */
+export type Credentials = { user: string; password: string } | { token: string };
 
 export interface Answer {
   status: number;
@@ -84,7 +85,8 @@ export class Client {
     const url = this.base + p + (qs ? `?${qs}` : '');
     const headers: Record<string, string> = { accept: 'application/json' };
     const cred = await this.credentials();
-    if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+    if (cred && 'token' in cred) headers.authorization = `Bearer ${cred.token}`;
+    else if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: { status: number; statusText: string };
     let text: string;

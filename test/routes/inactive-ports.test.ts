@@ -10,7 +10,7 @@
  */
 import { expect } from 'chai';
 import { must, makeNode, finished, startTestServer, stopTestServer, TestServer, Client, mockSwitch } from '../helpers/server';
-import { registration, simFor, VENDOR_CASES } from '../helpers/switch-sims';
+import { registration, simFor, SSH_CASES } from '../helpers/switch-sims';
 import { until } from '../helpers/wait';
 import type { SwitchSim } from '../sim/switch/sim';
 import { REST_CASES, restRegistration, restSimFor } from '../helpers/rest-switch-sims';
@@ -27,12 +27,12 @@ async function hardware(ts: TestServer, kind: string, sw: string): Promise<Hw & 
     for (const p of sim.ports.values()) p.shutdown = false;
     return { name: kind, body: restRegistration(rest, sim), ports: rest.ports.slice(0, 3), up: (p) => !sim.port(p).shutdown };
   }
-  const c = VENDOR_CASES.find((v) => v.vendor === kind)!;
+  const c = SSH_CASES.find((v) => v.vendor === kind)!;
   const sim = await simFor(c);
   return { name: kind, sim, body: registration(c, sim), ports: c.ports.slice(0, 3), up: (p) => sim.isUp(p) };
 }
 
-const KINDS = ['mock', ...VENDOR_CASES.map((c) => c.vendor), ...REST_CASES.map((c) => c.vendor)];
+const KINDS = ['mock', ...SSH_CASES.map((c) => c.vendor), ...REST_CASES.map((c) => c.vendor)];
 /** Kinds whose switches take a tagged network only beside a native one, which leaves last (HIL's rule). */
 const NATIVE_FIRST = new Set<string>(REST_CASES.map((c) => c.vendor));
 
