@@ -43,6 +43,8 @@ export interface WorldOptions extends RuntimeOptions {
   switchDriverFor?: (type: string) => SwitchDriver | undefined;
   /** bound on each switch call: its port change and, when it opens the session, the login */
   switchTimeoutMs?: number;
+  /** does a switch type carry a tagged VLAN only beside a native one (its driver entry's `nativeFirst`)? */
+  switchNativeFirst?: (type: string) => boolean;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
   /** HILT_INACTIVE_PORTS (default `shutdown`) */
@@ -132,7 +134,11 @@ export class World {
       inactivePorts: opts.inactivePorts,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
-    this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
+    const nativeFirst = (name: string) => {
+      const sw = rm.switches.get(name);
+      return !!sw && !!opts.switchNativeFirst?.(sw.type);
+    };
+    this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node), nativeFirst }),
       (id, a, b) => {
         rm.commitNic(id, a, b);
         reportOperations(a, b, telemetry);

@@ -101,6 +101,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     world = new World(engine, {
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
+      switchNativeFirst: (type) => !!drivers.switches.get(type)?.entry.nativeFirst,
       switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics, credentials: secrets,
       inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
       release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },

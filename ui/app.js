@@ -299,6 +299,7 @@ const VIEWS = {
           { key: 'wired', label: 'Wired' },
           { key: 'pending', label: 'Pending operations' },
           { key: 'queued', label: 'Queued calls' },
+          { key: 'tls', label: 'TLS' },
         ],
         actions: state.me.features.drift ? (r) => h('span', {},
           h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit'), ' ',
