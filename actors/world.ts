@@ -43,6 +43,9 @@ export interface WorldOptions extends RuntimeOptions {
   mayAct?: () => boolean;
 }
 
+/** Told of each committed change of a node (never during recovery): the consoles, the tenant lifecycle's runners. */
+export type NodeWatcher = (id: string, prev: NodeState | null, next: NodeState | null) => void;
+
 type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes';
 
 /**
@@ -79,6 +82,10 @@ export class World {
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent, UserReplies>;
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
+  /** told of each node commit; a watcher only schedules work (it runs inside the actor's turn) */
+  readonly nodeWatchers: NodeWatcher[] = [];
+  /** told of each user commit (a membership, the admin flag, the user itself): the consoles' viewers are checked again */
+  readonly userWatchers: ((id: string) => void)[] = [];
   private closing = false;
   private closed?: Promise<void>;
 
@@ -117,10 +124,16 @@ export class World {
       });
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
-    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));
+    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => {
+      rm.commitNode(id, a, b);
+      for (const w of this.nodeWatchers) w(id, a, b);
+    });
     this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
-    this.users = rt.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
+    this.users = rt.register(userBehavior(), (id, a, b) => {
+      rm.commitUser(id, a, b);
+      for (const w of this.userWatchers) w(id);
+    });
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
     this.projects = rt.register(
       projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),

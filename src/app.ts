@@ -11,6 +11,7 @@ import type { RouteWorld, World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
+import type { Consoles } from '../hardware/consoles';
 import type { Drivers } from './drivers';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
@@ -21,6 +22,8 @@ import { adminRoutes } from './routes/admin';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
+import { consoleRoutes } from './routes/consoles';
+import websocket from '@fastify/websocket';
 import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
 import { addNameFormats, errorSchema, NAME_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
@@ -52,6 +55,8 @@ export interface Hilt {
   auth: Authenticator;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  /** the serial consoles' sessions and logs */
+  consoles: Consoles;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
   drivers: Drivers;
   /** the service's metrics (GET /metrics) */
@@ -67,6 +72,7 @@ export interface AppOptions {
   config: Config;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  consoles: Consoles;
   drivers: Drivers;
   metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
@@ -118,7 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, consoles: opts.consoles, drivers: opts.drivers, metrics,
     bridge: new UiBridge(),
   };
   app.decorate('hilt', hilt);
@@ -185,6 +191,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${shortPath(req.url.split('?')[0])}` });
   });
 
+  // The live consoles' WebSockets (src/routes/consoles.ts): input comes in small messages.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+
   const routes = async (scope: FastifyInstance) => {
     await scope.register(projectRoutes);
     await scope.register(nodeRoutes);
@@ -195,6 +204,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(opsRoutes);
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
+    await scope.register(consoleRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

@@ -86,6 +86,9 @@ const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknow
   NodeReleased: 'project_detach_node',
   NodeMetadataSet: 'node_set_metadata',
   NodeMetadataDeleted: 'node_delete_metadata',
+  NodeConsoleStarted: 'start_console',
+  NodeConsoleStopped: 'stop_console',
+  NodeConsoleAttached: 'console_attach',
   NicRegistered: 'node_register_nic',
   NicDeleted: 'node_delete_nic',
   NetworkActionQueued: (e) => {

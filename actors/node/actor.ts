@@ -22,6 +22,12 @@ function withLabel(metadata: Record<string, unknown> | undefined, label: string,
   return Object.fromEntries(entries);
 }
 
+/** The state without its console recording (a state object never holds a key set to undefined). */
+function withoutConsole(state: NodeState): NodeState {
+  const { console: _recording, ...rest } = state;
+  return rest;
+}
+
 const hasLabel = (state: NodeState, label: string) => !!state.metadata && Object.prototype.hasOwnProperty.call(state.metadata, label);
 
 /** The node moved to another project since the route authorized the caller through `project`. */
@@ -57,14 +63,21 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
           return { name: id, incarnation: e.incarnation, project: null, obm: upcastObm(e.obm), ...(e.metadata ? { metadata: e.metadata } : {}) };
         case 'NodeDeleted':
           return null;
+        // A change of hands ends the console's recording (its log is deleted: hardware/consoles.ts).
         case 'NodeAssigned':
-          return state && { ...state, project: e.project };
+          return state && { ...withoutConsole(state), project: e.project };
         case 'NodeReleased':
-          return state && { ...state, project: null };
+          return state && { ...withoutConsole(state), project: null };
         case 'NodeMetadataSet':
           return state && { ...state, metadata: withLabel(state.metadata, e.label, e.value) };
         case 'NodeMetadataDeleted':
           return state && { ...state, metadata: withLabel(state.metadata, e.label) };
+        case 'NodeConsoleStarted':
+          return state && { ...state, console: { by: e.by ?? 'unknown', since: e.at ?? 0 } };
+        case 'NodeConsoleStopped':
+          return state && withoutConsole(state);
+        case 'NodeConsoleAttached':
+          return state;
         case 'NodeUpgraded':
           return e.state;
         // The first data format's nic events: the nic actors hold those facts now.
@@ -138,6 +151,19 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
       'node.deleteMetadata': live((state, cmd, id) => {
         if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
         return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
+      }),
+      // Serial consoles (docs/consoles.md): the route checked the caller and the OBM driver.
+      'node.startConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: state.console ? [] : [{ type: 'NodeConsoleStarted' }] };
+      }),
+      'node.stopConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: state.console ? [{ type: 'NodeConsoleStopped' }] : [] };
+      }),
+      'node.attachConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: [...(state.console ? [] : [{ type: 'NodeConsoleStarted' } as const]), { type: 'NodeConsoleAttached' }] };
       }),
     },
   };

@@ -29,6 +29,19 @@ export interface NodeState {
   project: string | null;
   obm: Obm;
   metadata?: Record<string, unknown>;
+  /**
+   * The node's serial console is being recorded (hardware/consoles.ts keeps one session per
+   * node that has this): since when, and who started it. Durable: a 200 to PUT …/console means
+   * recording goes on after a restart. Dropped when the node changes hands, so the log, deleted
+   * with it, never passes from one tenant to the next.
+   */
+  console?: ConsoleRecording;
+}
+
+export interface ConsoleRecording {
+  by: string;
+  /** ms since the epoch */
+  since: number;
 }
 
 export type NodeCommand = NodePublicCommand | NodeInternalCommand;
@@ -62,7 +75,15 @@ export type NodePublicCommand =
   /** node_set_metadata: add the label, or replace its value (HIL's PUT /node/<node>/metadata/<label>) */
   | { type: 'node.setMetadata'; by: string; label: string; value: MetadataValue }
   /** node_delete_metadata */
-  | { type: 'node.deleteMetadata'; by: string; label: string };
+  | { type: 'node.deleteMetadata'; by: string; label: string }
+  /**
+   * start_console / stop_console (HIL's PUT and DELETE /node/<node>/console), and a viewer's
+   * attach to the live console (which starts recording when it is off; recorded for the audit
+   * log). `project`: as connectNetwork's.
+   */
+  | { type: 'node.startConsole'; by: string; project: string | null }
+  | { type: 'node.stopConsole'; by: string; project: string | null }
+  | { type: 'node.attachConsole'; by: string; project: string | null };
 
 /** A metadata value: flat, as node_register's `metadata` (docs/api-conventions.md §2). */
 export type MetadataValue = string | number | boolean;
@@ -87,6 +108,9 @@ export interface NodeReplies {
   'node.forceDetach': void;
   'node.setMetadata': void;
   'node.deleteMetadata': void;
+  'node.startConsole': void;
+  'node.stopConsole': void;
+  'node.attachConsole': void;
 }
 
 export type NodeEvent =
@@ -96,6 +120,10 @@ export type NodeEvent =
   | { type: 'NodeReleased'; project: string }
   | { type: 'NodeMetadataSet'; label: string; value: MetadataValue }
   | { type: 'NodeMetadataDeleted'; label: string }
+  | { type: 'NodeConsoleStarted' }
+  | { type: 'NodeConsoleStopped' }
+  /** a viewer attached to the live console (nothing changes: the audit log's record) */
+  | { type: 'NodeConsoleAttached' }
   /** the data-format upgrade (actors/persistence/upgrade.ts) sets the node's whole state */
   | { type: 'NodeUpgraded'; state: NodeState | null }
   | LegacyNodeEvent;
