@@ -109,6 +109,12 @@ export class Client {
     throw new ApiError(res.status, `HTTP ${res.status}`, text.trim().slice(0, 500) || res.statusText, call);
   }
 
+  /** The Authorization header a call carries (none without credentials): for a WebSocket's handshake (`node console attach`). */
+  async authorization(): Promise<string | undefined> {
+    const cred = await this.credentials();
+    return cred ? 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64') : undefined;
+  }
+
   get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query);
   put = (p: string, body?: unknown) => this.call('PUT', p, body);
   post = (p: string, body?: unknown) => this.call('POST', p, body);
