@@ -12,6 +12,7 @@ import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions } from '../hardware/switch-sessions';
 import { SwitchAudit } from '../hardware/drift-audit';
+import { WiringCheck } from '../hardware/wiring';
 import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
@@ -19,12 +20,12 @@ import { nicBehavior } from './nic/actor';
 import { NetworkOperations, reportOperations } from '../hardware/network-operations';
 import { NO_TELEMETRY } from './telemetry';
 import { portBehavior } from './port/actor';
-import { PortHardware } from '../hardware/port-hardware';
+import { InactivePorts, PortHardware } from '../hardware/port-hardware';
 import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
-import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState } from './project/protocol';
+import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState, ReleasePolicy } from './project/protocol';
 import type { NodeCommand, NodeEvent, NodePublicCommand, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
 import type { PortCommand, PortEvent, PortReplies, PortState } from './port/protocol';
@@ -41,9 +42,15 @@ export interface WorldOptions extends RuntimeOptions {
   switchTimeoutMs?: number;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
+  /** HILT_INACTIVE_PORTS (default `shutdown`) */
+  inactivePorts?: InactivePorts;
+  /** HILT_WIRING_CONCURRENCY (default 8) */
+  wiringConcurrency?: number;
+  /** what project_detach_node does beyond leaving the project: the maintenance pool, the power-off (docs/lifecycle.md) */
+  release?: ReleasePolicy;
 }
 
-/** Told of each committed change of a node (never during recovery): the consoles, the tenant lifecycle's runners. */
+/** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/), the consoles. */
 export type NodeWatcher = (id: string, prev: NodeState | null, next: NodeState | null) => void;
 
 type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes';
@@ -74,6 +81,8 @@ export class World {
   readonly operations: NetworkOperations;
   /** the drift audit and repair of a switch's ports */
   readonly audit: SwitchAudit;
+  /** wiring validation from the switches' own tables */
+  readonly wiring: WiringCheck;
   readonly projects: EntityRegistry<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies>;
   readonly nodes: EntityRegistry<NodeState, NodeCommand, NodeEvent, NodeReplies>;
   readonly nics: EntityRegistry<NicState, NicCommand, NicEvent, NicReplies>;
@@ -86,6 +95,8 @@ export class World {
   readonly nodeWatchers: NodeWatcher[] = [];
   /** told of each user commit (a membership, the admin flag, the user itself): the consoles' viewers are checked again */
   readonly userWatchers: ((id: string) => void)[] = [];
+  /** told of each nic commit, by its node's name (e.g. its pending operation ended) */
+  readonly nicWatchers: ((node: string) => void)[] = [];
   private closing = false;
   private closed?: Promise<void>;
 
@@ -115,15 +126,19 @@ export class World {
       operationPending: (wire) => !!rm.nic(wire.node, wire.nic)?.pending,
       record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
       stopping: () => this.closing,
+      inactivePorts: opts.inactivePorts,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
     this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
       (id, a, b) => {
         rm.commitNic(id, a, b);
         reportOperations(a, b, telemetry);
+        const node = (b ?? a)?.node;
+        if (node !== undefined) for (const w of this.nicWatchers) w(node);
       });
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
+    this.wiring = new WiringCheck({ rm, sessions: this.sessions, switchInfo, inactivePorts: opts.inactivePorts, concurrency: opts.wiringConcurrency });
     this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => {
       rm.commitNode(id, a, b);
       for (const w of this.nodeWatchers) w(id, a, b);
@@ -136,7 +151,7 @@ export class World {
     });
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
     this.projects = rt.register(
-      projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),
+      projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes), release: opts.release }),
       (id, a, b) => rm.commitProject(id, a, b),
     );
   }

@@ -24,6 +24,7 @@ import { openEngine } from '../actors/persistence';
 import type { HeldLease } from '../actors/persistence/lease';
 import type { PersistenceEngine } from '../actors/persistence/engine';
 import { PowerControl } from '../hardware/power';
+import { Lifecycle } from './lifecycle';
 import { HeadnodeControl } from '../hardware/headnode-control';
 import { Consoles } from '../hardware/consoles';
 import { shortText } from '../lib/text';
@@ -35,6 +36,8 @@ export interface Activation {
   headnodes: HeadnodeControl;
   /** the serial consoles' sessions and logs (docs/consoles.md) */
   consoles: Consoles;
+  /** the tenant lifecycle's runners (docs/lifecycle.md) */
+  lifecycle: Lifecycle;
   /** resolves once every headnode VM was recovered */
   headnodesRecovered: Promise<void>;
   /** the API's request handler, for the Gate to hand requests to */
@@ -89,10 +92,12 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
   let headnodes: HeadnodeControl | undefined;
   let app: FastifyInstance | undefined;
   let consoles: Consoles | undefined;
+  let lifecycle: Lifecycle | undefined;
   const close = async () => {
     await app?.close();
     // Every console session's ipmitool is killed (by PID) before the process goes on.
     await consoles?.close();
+    lifecycle?.close();
     // Headnode VMs keep running across a restart of the service: the next start adopts them.
     await headnodes?.close();
     await world?.close();
@@ -103,6 +108,8 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
       switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+      inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
+      release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
     });
     const { upgraded, repairedPorts } = await recoverWorld(world);
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
@@ -115,6 +122,13 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     const viewers = consoles;
     world.userWatchers.push(() => viewers.recheck());
     consoles.start();
+    // The tenant lifecycle (docs/lifecycle.md): release power-offs, maintenance notices and
+    // lease expiries still pending in storage are resumed here, before the API serves.
+    lifecycle = new Lifecycle(world, { config, power, telemetry: metrics, mayAct });
+    // A release deletes the node's console log (the recording itself ended in the release's commit).
+    const forget = consoles;
+    lifecycle.release.hooks.push((node) => forget.forget(node.name));
+    lifecycle.start(config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined);
     const vms = drivers.headnode;
     headnodes = new HeadnodeControl(world, mayAct ? guardHeadnode(vms.driver, mayAct, ctx.retryAfterS) : vms.driver, {
       baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
@@ -122,7 +136,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     });
     let handler!: Activation['handler'];
     app = await buildApp({
-      world, config, power, headnodes, consoles, drivers, metrics, logger: ctx.appLogger,
+      world, config, power, headnodes, lifecycle, consoles, drivers, metrics, logger: ctx.appLogger,
       // The gate listens; the app only handles what the gate hands it.
       serverFactory: (h) => ((handler = h), createServer()),
     });
@@ -130,6 +144,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     await metrics.attach({ world, power, headnodes, consoles, uiSessions: () => ui.ui?.size() ?? 0 });
     headnodes.log = app.log;
     consoles.log = app.log;
+    lifecycle.log = app.log;
     world.sessions.log = app.log;
     const faultLog = app.log;
     world.runtime.onFault = (f) => faultLog.error(
@@ -144,7 +159,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // @fastify/websocket listens for upgrades on the app's own server, which the Gate stands in for.
     const server = app.server;
     const upgrade: Activation['upgrade'] = (req, socket, head) => void server.emit('upgrade', req, socket, head);
-    return { app, world, headnodes, consoles, headnodesRecovered, handler, upgrade, close };
+    return { app, world, headnodes, lifecycle, consoles, headnodesRecovered, handler, upgrade, close };
   } catch (err) {
     await settledWithin(close(), closeBudgetMs(config));
     throw err;

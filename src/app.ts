@@ -13,17 +13,20 @@ import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { Consoles } from '../hardware/consoles';
 import type { Drivers } from './drivers';
+import type { Lifecycle } from './lifecycle';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
 import { switchRoutes } from './routes/switches';
 import { networkRoutes } from './routes/networks';
 import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
+import { wiringRoutes } from './routes/wiring';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
 import { consoleRoutes } from './routes/consoles';
 import websocket from '@fastify/websocket';
+import { lifecycleRoutes } from './routes/lifecycle';
 import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
 import { addNameFormats, errorSchema, NAME_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
@@ -57,6 +60,8 @@ export interface Hilt {
   headnodes: HeadnodeControl;
   /** the serial consoles' sessions and logs */
   consoles: Consoles;
+  /** the tenant lifecycle's runners: release power-offs, maintenance notices, lease expiry */
+  lifecycle: Lifecycle;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
   drivers: Drivers;
   /** the service's metrics (GET /metrics) */
@@ -73,6 +78,7 @@ export interface AppOptions {
   power: PowerControl;
   headnodes: HeadnodeControl;
   consoles: Consoles;
+  lifecycle: Lifecycle;
   drivers: Drivers;
   metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
@@ -124,7 +130,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, consoles: opts.consoles, drivers: opts.drivers, metrics,
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, consoles: opts.consoles, drivers: opts.drivers, metrics,
     bridge: new UiBridge(),
   };
   app.decorate('hilt', hilt);
@@ -205,6 +211,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
     await scope.register(consoleRoutes);
+    await scope.register(wiringRoutes);
+    await scope.register(lifecycleRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

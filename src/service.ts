@@ -21,6 +21,7 @@ import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
 import type { Consoles } from '../hardware/consoles';
+import type { Lifecycle } from './lifecycle';
 import { Activation, ActivationContext, activate, closeBudgetMs } from './activation';
 import { prepareSchema, standBy } from './standby';
 import { Gate, Role } from './gate';
@@ -42,6 +43,8 @@ export interface Service {
   readonly headnodesRecovered: Promise<void>;
   /** the serial consoles of the current activation */
   readonly consoles: Consoles;
+  /** the tenant lifecycle's runners of the current activation (release hooks are registered here) */
+  readonly lifecycle: Lifecycle;
   /** the service's metrics (GET /metrics), across activations */
   readonly metrics: Metrics;
   url: string;
@@ -174,6 +177,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     get headnodes() { return (last ?? { headnodes: none('headnodes')() }).headnodes; },
     get headnodesRecovered() { return (last ?? { headnodesRecovered: none('headnodes')() }).headnodesRecovered; },
     get consoles() { return (last ?? { consoles: none('consoles')() }).consoles; },
+    get lifecycle() { return (last ?? { lifecycle: none('lifecycle')() }).lifecycle; },
     get role() { return gate.role; },
     get generatedAdminPassword() { return generatedAdminPassword; },
     drivers,

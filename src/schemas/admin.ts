@@ -49,6 +49,7 @@ const vlans = {
     native: { type: 'integer', nullable: true },
     tagged: { type: 'array', items: { type: 'integer' } },
     other: { type: 'array', items: { type: 'string' } },
+    enabled: { type: 'boolean', description: 'administratively up: the state the service wants (HILT_INACTIVE_PORTS=shutdown), or the one the switch has (where its driver reads it)' },
   },
 } as const;
 /** The drift audit's and the repair's answer (docs/api-conventions.md §12). */
