@@ -198,7 +198,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   // The live consoles' WebSockets (src/routes/consoles.ts): input comes in small messages.
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // At a stop, viewers read why (the plugin's own close sends no code).
+    preClose(this: FastifyInstance, done: () => void) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'the service is stopping');
+      this.websocketServer.close(() => undefined);
+      done();
+    },
+  });
 
   const routes = async (scope: FastifyInstance) => {
     await scope.register(projectRoutes);

@@ -6,11 +6,11 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import WebSocket from 'ws';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, IPMI_OBM, REDFISH_OBM, Creds, basic, ADMIN } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, IPMI_OBM, REDFISH_OBM, Creds, ADMIN } from '../helpers/server';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools, IpmiSim } from '../helpers/ipmisim';
 import { startSerialLine, SerialLine, solChildren } from '../helpers/serial-line';
 import { until } from '../helpers/wait';
+import { watch, Watcher } from '../helpers/console-ws';
 import { logFileName } from '../../hardware/console-log';
 
 const BMC_USER = 'admin';
@@ -24,28 +24,6 @@ async function bmcWithSerialLine(): Promise<Bmc> {
   const sim = await startIpmiSim({ user: BMC_USER, password: BMC_PASSWORD, solPort: line.port });
   await until('ipmi_sim connected its SOL serial line', () => line.connected(), 10_000);
   return { sim, line };
-}
-
-/** A WebSocket viewer of a node's console, collecting what it receives. */
-export interface Watcher {
-  ws: WebSocket;
-  text(): string;
-  closed: Promise<{ code: number; reason: string }>;
-  send(text: string): void;
-}
-
-export function watch(url: string, node: string, as: Creds | null, headers: Record<string, string> = {}): Promise<Watcher> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/node/${encodeURIComponent(node)}/console/stream`, {
-    headers: { ...(as ? { authorization: basic(as) } : {}), ...headers },
-  });
-  let got = '';
-  ws.on('message', (d: Buffer) => (got += d.toString('latin1')));
-  const closed = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve({ ws, text: () => got, closed, send: (t) => ws.send(Buffer.from(t, 'latin1')) }));
-    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`refused: ${res.statusCode}`), { status: res.statusCode })));
-    ws.once('error', reject);
-  });
 }
 
 /** The status a refused WebSocket handshake got. */
