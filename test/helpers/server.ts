@@ -158,7 +158,11 @@ async function closeAll(): Promise<void> {
 }
 // Services on the tests' PostgreSQL close before it stops.
 beforePostgresStops(closeAll);
-after(closeAll);
+// Whatever a test left running closes at the end of the run; many at once take a while on a loaded machine.
+after(async function () {
+  this.timeout(120_000);
+  await closeAll();
+});
 
 /** Inventory helpers used by many tests (each asserts its own 200). */
 export async function must(p: Promise<Res>, status = 200): Promise<Res> {
