@@ -8,6 +8,7 @@
 import { ActorRuntime, Asker, EntityRegistry, KindView, RuntimeOptions, below } from './runtime';
 import type { PersistenceEngine } from './persistence/engine';
 import { ReadModel } from './readmodel';
+import { PLAIN, type Credentials } from './credentials';
 import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions } from '../hardware/switch-sessions';
@@ -36,6 +37,8 @@ import type { HeadnodeCommand, HeadnodeEvent, HeadnodePublicCommand, HeadnodeRep
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
+  /** driver secrets sealed at rest, opened for the drivers (actors/credentials.ts); none: kept as given (tests) */
+  credentials?: Credentials;
   /** the driver of each switch type (none: every switch operation fails) */
   switchDriverFor?: (type: string) => SwitchDriver | undefined;
   /** bound on each switch call: its port change and, when it opens the session, the login */
@@ -103,6 +106,7 @@ export class World {
   constructor(engine: PersistenceEngine, opts: WorldOptions) {
     const rm = this.rm;
     const uses = this.uses;
+    const credentials = opts.credentials ?? PLAIN;
     this.runtime = new ActorRuntime(engine, opts);
     const rt = this.runtime;
     const telemetry = opts.telemetry ?? NO_TELEMETRY;
@@ -116,7 +120,8 @@ export class World {
 
     const switchInfo = (name: string): SwitchInfo | undefined => {
       const sw = rm.switches.get(name);
-      return sw && { name: sw.name, type: sw.type, fields: sw.fields };
+      // The one place a switch's secrets are opened: for its driver's session.
+      return sw && { name: sw.name, type: sw.type, fields: credentials.open(sw.fields) };
     };
 
     // Registered from the bottom of the ask order up: each behaviour gets the registries below it.
@@ -139,11 +144,11 @@ export class World {
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
     this.wiring = new WiringCheck({ rm, sessions: this.sessions, switchInfo, inactivePorts: opts.inactivePorts, concurrency: opts.wiringConcurrency });
-    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => {
+    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics), credentials }), (id, a, b) => {
       rm.commitNode(id, a, b);
       for (const w of this.nodeWatchers) w(id, a, b);
     });
-    this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
+    this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports), credentials }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
     this.users = rt.register(userBehavior(), (id, a, b) => {
       rm.commitUser(id, a, b);

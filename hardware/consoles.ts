@@ -95,6 +95,8 @@ export class Consoles {
   readonly logs: ConsoleLogs;
   log: ConsoleLog = SILENT;
   private readonly sessions = new Map<string, NodeConsole>();
+  /** sessions of nodes forgotten whose child has not exited yet */
+  private readonly ending = new Map<string, Promise<void>>();
   private readonly retryMs: number;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
@@ -134,9 +136,16 @@ export class Consoles {
     this.sessions.delete(node);
     // end() stops the session's output at once (before its first wait), so the removal, queued
     // now, comes after the session's last append and before a new session's log is created.
-    const ending = s && this.end(s, CLOSE.stopped);
+    if (s) {
+      const ending = this.end(s, CLOSE.stopped);
+      this.ending.set(node, ending);
+      void ending.then(() => {
+        if (this.ending.get(node) === ending) this.ending.delete(node);
+      });
+    }
     await this.logs.remove(node);
-    await ending;
+    // A second caller (the route after the commit's watcher) waits for the same child to exit.
+    await this.ending.get(node);
   }
 
   /** The node's recorded output (the last HILT_CONSOLE_LOG_BYTES), or null when none is recorded. */
@@ -226,6 +235,8 @@ export class Consoles {
     if (this.closed || !this.opts.power.hasConsole(node.obm)) return;
     const have = this.sessions.get(node.name);
     if (have && have.incarnation === node.incarnation) return;
+    // (A session of an earlier registration of the name is ended by forget() at its deletion.)
+    if (have) void this.end(have, CLOSE.stopped);
     const s = new NodeConsole(node.name, node.incarnation);
     this.sessions.set(node.name, s);
     // The log exists from now on (GET …/console answers 200, empty at first); after an earlier
@@ -288,8 +299,8 @@ export class Consoles {
       }
       if (signal.aborted) return;
       // A session that lived a minute was a healthy one: the next wait starts short again.
-      attempt = opened && Date.now() - opened > 60_000 ? 0 : attempt + 1;
-      const wait = backoff(attempt - 1, this.retryMs, 60_000);
+      if (opened && Date.now() - opened > 60_000) attempt = 0;
+      const wait = backoff(attempt++, this.retryMs, 60_000);
       this.log.warn({ node: s.node, why, retryInMs: wait }, 'the console session ended; opening it again');
       telemetry?.consoleRestarted();
       this.output(s, notice(`the console session ended; reconnecting in ${Math.ceil(wait / 1000)} s`));

@@ -14,6 +14,7 @@ import { HiltError } from '../actors/errors';
 import type { DriverFields, DriverSet } from '../drivers/registry';
 import { BootDevice, ConsoleIo, ConsoleLink, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../drivers/obm/types';
 import type { Obm } from '../actors/node/protocol';
+import { PLAIN, type Credentials } from '../actors/credentials';
 import { driverName, NO_TELEMETRY, Telemetry, timed } from '../actors/telemetry';
 
 type Call<T> = (driver: ObmDriver, fields: DriverFields, signal: AbortSignal) => Promise<T>;
@@ -42,7 +43,13 @@ export class PowerControl {
   /** per OBM type */
   private readonly queues = new Map<string, DeviceQueue>();
 
-  constructor(private readonly drivers: ObmDrivers, timeoutMs: number, private readonly telemetry: Telemetry = NO_TELEMETRY) {
+  constructor(
+    private readonly drivers: ObmDrivers,
+    timeoutMs: number,
+    private readonly telemetry: Telemetry = NO_TELEMETRY,
+    /** opens the BMC's sealed secrets for the driver's call, and only then (actors/credentials.ts) */
+    private readonly credentials: Pick<Credentials, 'open'> = PLAIN,
+  ) {
     for (const entry of drivers.registry.entries) {
       this.queues.set(entry.type, new DeviceQueue({
         timeoutMs,
@@ -111,7 +118,7 @@ export class PowerControl {
       const report = (seconds: number, ok: boolean) => this.telemetry.driverCall('obm', driver, name, seconds, ok);
       return await this.queues.get(obm.type)!.run(device, (signal) => {
         who.recheck?.();
-        return timed(() => call(found.driver, obm.fields, signal), report);
+        return timed(() => call(found.driver, this.credentials.open(obm.fields), signal), report);
       }, { from: 'submit', what });
     } catch (err) {
       if (!(err instanceof ObmError)) throw err;

@@ -27,6 +27,7 @@ import { PowerControl } from '../hardware/power';
 import { Lifecycle } from './lifecycle';
 import { HeadnodeControl } from '../hardware/headnode-control';
 import { Consoles } from '../hardware/consoles';
+import { SecretStore } from './secrets/at-rest';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
 
@@ -104,17 +105,20 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     await engine.close();
   };
   try {
+    // The key of the credentials at rest, checked against the store's (src/secrets/at-rest.ts).
+    const secrets = await SecretStore.open(engine, config, drivers, log);
     world = new World(engine, {
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
-      switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+      switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics, credentials: secrets,
       inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
       release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
     });
-    const { upgraded, repairedPorts } = await recoverWorld(world);
+    // Plaintext credentials an earlier release stored are sealed once the data is in the current format.
+    const { upgraded, repairedPorts } = await recoverWorld(world, () => secrets.prepare());
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
 
-    const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+    const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
     // Serial consoles: every node that records gets its session back; the logs of the others go.
     consoles = new Consoles({ rm: world.rm, power, dataDir: config.dataDir, logBytes: config.consoleLogBytes, telemetry: metrics });
     consoles.log = log;
@@ -136,7 +140,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     });
     let handler!: Activation['handler'];
     app = await buildApp({
-      world, config, power, headnodes, lifecycle, consoles, drivers, metrics, logger: ctx.appLogger,
+      world, config, power, headnodes, lifecycle, consoles, drivers, metrics, logger: ctx.appLogger, rotateKey: (file) => secrets.rotate(world!, file),
       // The gate listens; the app only handles what the gate hands it.
       serverFactory: (h) => ((handler = h), createServer()),
     });

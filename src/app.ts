@@ -35,7 +35,21 @@ import { metricsRoutes } from './routes/metrics';
 import { trustProxyOption } from './config';
 import { BRIDGE_HEADER, UiBridge } from './ui/bridge';
 import { uiRoutes } from './routes/ui';
-import { unauthorized } from './errors';
+import { forbidden } from './errors';
+import { forRead, isRead } from './auth/caller';
+import { tokenRoutes } from './routes/tokens';
+import { secretRoutes } from './routes/secrets';
+import { OidcVerifier } from './auth/oidc';
+import type { SecretStore } from './secrets/at-rest';
+
+export type RotateKey = (newFile: string) => ReturnType<SecretStore['rotate']>;
+
+declare module 'fastify/types/context' {
+  interface FastifyContextConfig {
+    /** a change a read-only caller may make too: managing its own API tokens (src/routes/tokens.ts) */
+    selfService?: boolean;
+  }
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -70,6 +84,8 @@ export interface Hilt {
   ui?: { size(): number };
   /** the dashboard's way into the API's routes as its user (src/ui/bridge.ts) */
   bridge: UiBridge;
+  /** re-encrypts every credential under the key in a new file (src/secrets/at-rest.ts); none in tests that build the app alone */
+  rotateKey?: RotateKey;
 }
 
 export interface AppOptions {
@@ -83,6 +99,7 @@ export interface AppOptions {
   metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
   logger?: FastifyBaseLogger;
+  rotateKey?: RotateKey;
   /** the HTTP server is the service's (src/gate.ts): it hands requests to this app's handler */
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
@@ -108,6 +125,11 @@ function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
 }
 
+/** A token's use, recorded by its user's actor (src/auth/tokens.ts says how often); a failure only costs the record. */
+function recordTokenUse(world: World) {
+  return (user: string, id: string, at: number) => void world.users.ask(user, { type: 'user.tokenUsed', by: user, id, at }).catch(() => undefined);
+}
+
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
@@ -130,10 +152,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, consoles: opts.consoles, drivers: opts.drivers, metrics,
-    bridge: new UiBridge(),
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config), recordTokenUse(opts.world)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, consoles: opts.consoles, drivers: opts.drivers, metrics,
+    bridge: new UiBridge(), rotateKey: opts.rotateKey,
   };
   app.decorate('hilt', hilt);
+  // OpenID Connect bearer tokens, when an issuer is configured (src/auth/oidc.ts).
+  const c = opts.config;
+  if (c.oidcIssuer && c.oidcAudience) {
+    const oidc = new OidcVerifier({ ...c, oidcIssuer: c.oidcIssuer, oidcAudience: c.oidcAudience }, opts.world.rm);
+    hilt.auth.oidc = oidc;
+    app.addHook('onClose', () => oidc.close());
+  }
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
@@ -163,15 +192,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', async (req) => {
     if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return;
-    // A dashboard action, run in-process as its logged-in user (src/ui/bridge.ts).
-    const bridged = hilt.bridge.user(req.headers[BRIDGE_HEADER]);
-    if (bridged !== undefined) {
-      const u = hilt.world.rm.users.get(bridged);
-      if (!u) throw unauthorized('the dashboard session\'s user no longer exists');
-      req.caller = { user: u.name, isAdmin: u.isAdmin, projects: u.projects };
-      return;
-    }
-    req.caller = await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
+    // A dashboard action, run in-process as its logged-in caller (src/ui/bridge.ts).
+    const caller = hilt.bridge.take(req.headers[BRIDGE_HEADER]) ?? await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
+    // What this call may do (src/auth/caller.ts): a read sees what the caller may read; a
+    // read-only caller changes nothing, but may manage its own tokens (routes/tokens.ts says which).
+    if (isRead(req.method)) req.caller = forRead(caller);
+    else if (caller.readOnly && !(req.routeOptions.config as { selfService?: boolean } | undefined)?.selfService) throw forbidden('read-only access: this call changes the service\'s state');
+    else req.caller = caller;
   });
 
   app.setErrorHandler(async (err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {
@@ -221,6 +248,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(consoleRoutes);
     await scope.register(wiringRoutes);
     await scope.register(lifecycleRoutes);
+    await scope.register(tokenRoutes);
+    await scope.register(secretRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

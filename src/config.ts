@@ -83,6 +83,26 @@ export interface Config extends DriverSettings {
   maintenanceTimeoutMs: number;
   /** a lease may end at most this many days from when it is set */
   leaseMaxDays: number;
+  /** the longest life of an API token (POST /auth/tokens `expires_in`) */
+  tokenMaxSeconds: number;
+  /** OpenID Connect (docs/identity.md): the issuer whose tokens are accepted (unset: none are) */
+  oidcIssuer?: string;
+  /** the audience (`aud`) those tokens must name; required with oidcIssuer */
+  oidcAudience?: string;
+  /** where the issuer's keys are (unset: the `jwks_uri` of its discovery document) */
+  oidcJwksUrl?: string;
+  /** PEM file of the CA certificates that sign the issuer's HTTPS certificate (unset: the system's) */
+  oidcCaFile?: string;
+  /** the claim naming the user */
+  oidcUserClaim: string;
+  /** the claim listing the user's groups */
+  oidcGroupsClaim: string;
+  oidcAdminGroup: string;
+  oidcAuditorGroup: string;
+  /** `<prefix><P>`: a member of project P; `<prefix><P>-readers`: a reader of P */
+  oidcProjectPrefix: string;
+  /** the key that encrypts BMC and switch credentials at rest (unset: `<dataDir>/secret.key`, made at the first start) */
+  secretKeyFile?: string;
 }
 
 export const CONSOLE_INPUT = ['members', 'admins', 'none'] as const;
@@ -130,6 +150,12 @@ export const DEFAULTS: Config = {
   releasePowerOff: true,
   maintenanceTimeoutMs: 10_000,
   leaseMaxDays: 90,
+  tokenMaxSeconds: 90 * 86_400,
+  oidcUserClaim: 'preferred_username',
+  oidcGroupsClaim: 'groups',
+  oidcAdminGroup: 'hilt-admins',
+  oidcAuditorGroup: 'hilt-auditors',
+  oidcProjectPrefix: 'hilt-project-',
 };
 
 /** Is `host` a loopback address or name (127.0.0.0/8, ::1, localhost)? */
@@ -160,7 +186,8 @@ export function parseVlanPool(text: string): VlanRange[] {
 }
 
 /** Settings without a default value, also allowed in the file. */
-export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey', 'maintenanceProject', 'maintenanceUrl', 'maintenanceSecret'];
+export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey', 'maintenanceProject', 'maintenanceUrl', 'maintenanceSecret',
+  'oidcIssuer', 'oidcAudience', 'oidcJwksUrl', 'oidcCaFile', 'secretKeyFile'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -261,6 +288,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_MAINTENANCE_SECRET) cfg.maintenanceSecret = env.HILT_MAINTENANCE_SECRET;
   if (env.HILT_MAINTENANCE_TIMEOUT_MS) cfg.maintenanceTimeoutMs = int('HILT_MAINTENANCE_TIMEOUT_MS', env.HILT_MAINTENANCE_TIMEOUT_MS);
   if (env.HILT_LEASE_MAX_DAYS) cfg.leaseMaxDays = int('HILT_LEASE_MAX_DAYS', env.HILT_LEASE_MAX_DAYS);
+  if (env.HILT_TOKEN_MAX_SECONDS) cfg.tokenMaxSeconds = int('HILT_TOKEN_MAX_SECONDS', env.HILT_TOKEN_MAX_SECONDS);
+  if (env.HILT_OIDC_ISSUER) cfg.oidcIssuer = env.HILT_OIDC_ISSUER;
+  if (env.HILT_OIDC_AUDIENCE) cfg.oidcAudience = env.HILT_OIDC_AUDIENCE;
+  if (env.HILT_OIDC_JWKS_URL) cfg.oidcJwksUrl = env.HILT_OIDC_JWKS_URL;
+  if (env.HILT_OIDC_CA_FILE) cfg.oidcCaFile = env.HILT_OIDC_CA_FILE;
+  if (env.HILT_OIDC_USER_CLAIM) cfg.oidcUserClaim = env.HILT_OIDC_USER_CLAIM;
+  if (env.HILT_OIDC_GROUPS_CLAIM) cfg.oidcGroupsClaim = env.HILT_OIDC_GROUPS_CLAIM;
+  if (env.HILT_OIDC_ADMIN_GROUP) cfg.oidcAdminGroup = env.HILT_OIDC_ADMIN_GROUP;
+  if (env.HILT_OIDC_AUDITOR_GROUP) cfg.oidcAuditorGroup = env.HILT_OIDC_AUDITOR_GROUP;
+  if (env.HILT_OIDC_PROJECT_PREFIX) cfg.oidcProjectPrefix = env.HILT_OIDC_PROJECT_PREFIX;
+  if (env.HILT_SECRET_KEY_FILE) cfg.secretKeyFile = env.HILT_SECRET_KEY_FILE;
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('HILT_TLS_CERT and HILT_TLS_KEY go together: set both (HTTPS) or neither (plain HTTP)');
   if (cfg.loginMaxFailures < 1) throw new Error('HILT_LOGIN_MAX_FAILURES must be at least 1');
   // The file's values too.
@@ -284,6 +322,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);
   oneOf('consoleInput', cfg.consoleInput, CONSOLE_INPUT);
   checkLifecycle(cfg);
+  if (!Number.isInteger(cfg.tokenMaxSeconds) || cfg.tokenMaxSeconds < 1) throw new Error('HILT_TOKEN_MAX_SECONDS (tokenMaxSeconds) must be a positive integer');
+  if (!cfg.oidcIssuer !== !cfg.oidcAudience) throw new Error('HILT_OIDC_ISSUER and HILT_OIDC_AUDIENCE go together: set both (OpenID Connect) or neither');
+  for (const [k, v] of [['HILT_OIDC_ISSUER', cfg.oidcIssuer], ['HILT_OIDC_JWKS_URL', cfg.oidcJwksUrl]] as const) {
+    if (v !== undefined && !/^https:\/\//.test(v)) throw new Error(`${k} must be an https:// URL (the issuer's keys must not be fetched in the clear), got "${v}"`);
+  }
   return cfg;
 }
 

@@ -7,9 +7,13 @@ import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, 
 
 
 /** What the node actor needs: the committed view, and its nics' actors (node → nic). */
+import { PLAIN, type Credentials } from '../credentials';
+
 export interface NodeDeps {
   rm: ReadModel;
   nics: Asker<NicCommand, NicReplies>;
+  /** seals the BMC's secret fields into the event (actors/credentials.ts); default: none (unit tests) */
+  credentials?: Credentials;
 }
 
 /**
@@ -52,7 +56,7 @@ function stillAuthorized(state: NodeState, id: string, project: string | null): 
   if (project !== null && state.project !== project) throw unauthorized(`node ${id} no longer belongs to project ${project}`);
 }
 
-export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent, NodeReplies> {
+export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent, NodeReplies> {
   /** The nic's actor, once the committed view shows it exists (every nic creation and deletion passes this mailbox). */
   function nicOf(id: string, nic: string): string {
     if (!rm.nic(id, nic)) throw notFound(`nic ${nic} of node ${id}`);
@@ -129,7 +133,8 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
     decide: {
       'node.register': (state, cmd, id) => {
         if (state) throw duplicate(`node ${id}`);
-        return { events: [{ type: 'NodeRegistered', obm: cmd.obm, metadata: cmd.metadata, incarnation: newIncarnation() }] };
+        const obm = { type: cmd.obm.type, fields: credentials.seal('obm', cmd.obm.type, cmd.obm.fields) };
+        return { events: [{ type: 'NodeRegistered', obm, metadata: cmd.metadata, incarnation: newIncarnation() }] };
       },
       'node.delete': live((state, _cmd, id) => {
         if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);

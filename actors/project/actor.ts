@@ -101,7 +101,7 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
       }),
       'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
       'project.createHeadnode': live((_s, cmd, id) => via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg }))),
-      'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id }))),
+      'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id, ...(cmd.role ? { role: cmd.role } : {}) }))),
       'project.removeUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id }))),
       // A lowered quota evicts nothing: it only refuses what would go beyond it.
       'project.setQuota': live((_s, cmd) => ({

@@ -37,7 +37,8 @@ export class TransportError extends Error {}
 /** A command line the CLI refuses before it calls anything (exit code 2). */
 export class UsageError extends Error {}
 
-export interface Credentials { user: string; password: string }
+/** A user's password (HTTP basic), or a bearer token (an API token or an OpenID Connect token: docs/identity.md). */
+export type Credentials = { user: string; password: string } | { token: string };
 
 export interface Answer {
   status: number;
@@ -83,8 +84,8 @@ export class Client {
     const qs = new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined)).toString();
     const url = this.base + p + (qs ? `?${qs}` : '');
     const headers: Record<string, string> = { accept: 'application/json' };
-    const cred = await this.credentials();
-    if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+    const authorization = await this.authorization();
+    if (authorization) headers.authorization = authorization;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: { status: number; statusText: string };
     let text: string;
@@ -109,10 +110,12 @@ export class Client {
     throw new ApiError(res.status, `HTTP ${res.status}`, text.trim().slice(0, 500) || res.statusText, call);
   }
 
-  /** The Authorization header a call carries (none without credentials): for a WebSocket's handshake (`node console attach`). */
+  /** The Authorization header every call carries (none without credentials); a WebSocket's handshake too (`node console attach`). */
   async authorization(): Promise<string | undefined> {
     const cred = await this.credentials();
-    return cred ? 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64') : undefined;
+    if (!cred) return undefined;
+    if ('token' in cred) return `Bearer ${cred.token}`;
+    return 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
   }
 
   get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query);

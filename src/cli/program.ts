@@ -16,6 +16,7 @@ import { headnodeCommands } from './commands/headnode';
 import { actionCommands } from './commands/action';
 import { adminCommands } from './commands/admin';
 import { lifecycleCommands } from './commands/lifecycle';
+import { tokenCommands } from './commands/token';
 import { bashCompletion } from './completion';
 import { out } from './output';
 
@@ -37,7 +38,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
     .description('hilt: a bare-metal allocation service speaking HIL\'s REST API, and its command line (HIL\'s `hil` commands)')
     .version(version())
     .option('--endpoint <url>', `the service to call (default: $HIL_ENDPOINT, else ${DEFAULT_ENDPOINT})`)
-    .option('--user <name>', 'the user to call as (default: $HIL_USERNAME); the password is $HIL_PASSWORD, or asked for on a terminal')
+    .option('--user <name>', 'the user to call as (default: $HIL_USERNAME); the password is $HIL_PASSWORD, or asked for on a terminal. Without --user, a token in $HILT_TOKEN (or $HIL_TOKEN) is sent instead')
     .addHelpText('after', '\nExit codes: 0 success; 1 the server refused the call (4xx); 2 a usage error; 3 the server, its hardware or the\n'
       + 'connection failed (5xx, unreachable, a network operation that ended in ERROR).');
   const ctx = context(program, env);
@@ -59,6 +60,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   actionCommands(program, ctx);
   adminCommands(program, ctx);
   lifecycleCommands(program, ctx);
+  tokenCommands(program, ctx);
 
   const completion = program.command('completion').description('Print a shell completion script');
   completion.command('bash').description('bash: `source <(hilt completion bash)`').action(() => out(bashCompletion(program)));

@@ -15,10 +15,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import * as S from '../schemas/consoles';
-import { badArgument, conflict, notFound, unauthorized } from '../errors';
-import { found, requireAdmin, requireProject } from './guard';
+import { badArgument, conflict, forbidden, notFound, unauthorized } from '../errors';
+import { found, isMember, requireAdmin, requireProject } from './guard';
 import { driverName } from '../../actors/telemetry';
-import type { Caller } from '../auth/basic';
+import { callerNow, type Caller } from '../auth/caller';
 import type { NodeState } from '../../actors/node/protocol';
 import type { Hilt } from '../app';
 import type { Viewer } from '../../hardware/consoles';
@@ -36,28 +36,42 @@ export function consoleTarget(hilt: Hilt, caller: Caller, name: string): NodeSta
   return node;
 }
 
-/** The project a member acts through (null: an admin, who may act on any node), as the node actor checks it again. */
+/** The project a member acts through (null: an admin, or an auditor reading, who may act on any node), as the node actor checks it again. */
 const through = (caller: Caller, node: NodeState) => (caller.isAdmin ? null : node.project);
 
-/** The caller as it is now (its admin flag and memberships may have changed), or undefined once it is gone. */
-function callerNow(hilt: Hilt, user: string): Caller | undefined {
-  const u = hilt.world.rm.users.get(user);
-  return u && { user: u.name, isAdmin: u.isAdmin, projects: u.projects };
-}
-
-/** May `c` see the node's console now? (the same registration, still its project's or the admin's) */
-function maySee(hilt: Hilt, c: Caller | undefined, node: NodeState): boolean {
-  const now = hilt.world.rm.nodes.get(node.name);
-  if (!c || !now || now.incarnation !== node.incarnation || !now.console) return false;
-  return now.project ? c.isAdmin || c.projects.includes(now.project) : c.isAdmin;
+/** May `c` (a caller's current rights) act on the node: its project's member, or an admin for any node? */
+function mayAct(c: Caller | undefined, node: NodeState): c is Caller {
+  if (!c) return false;
+  return node.project ? isMember(c, node.project) : c.isAdmin;
 }
 
 /**
- * Before the upgrade: the caller may see the node's console; recording starts if it is off and
- * the attach is recorded (the node actor: the audit log's `console_attach`).
+ * The live console is a read (a reader of the node's project, an auditor may watch it), except
+ * what changes something: starting the recording and typing, which take a member's (or an
+ * admin's) rights, as a change does (docs/identity.md).
+ */
+const mayChange = (hilt: Hilt, caller: Caller, node: NodeState): boolean => {
+  const c = callerNow(hilt.world.rm, caller);
+  return mayAct(c, node) && !c.readOnly;
+};
+
+/** May the viewer see the node's console now? (the same registration, still recorded, the caller's read rights as they are now) */
+function maySee(hilt: Hilt, caller: Caller, node: NodeState): boolean {
+  const now = hilt.world.rm.nodes.get(node.name);
+  if (!now || now.incarnation !== node.incarnation || !now.console) return false;
+  return mayAct(callerNow(hilt.world.rm, caller, true), now);
+}
+
+/**
+ * Before the upgrade (`caller`: with a read's rights): the caller may see the node's console;
+ * recording starts if it is off (a change: 403 for a caller who only reads), and the attach is
+ * recorded (the node actor: the audit log's `console_attach`).
  */
 export async function prepareStream(hilt: Hilt, caller: Caller, name: string): Promise<NodeState> {
   const node = consoleTarget(hilt, caller, name);
+  if (!node.console && !mayChange(hilt, caller, node)) {
+    throw forbidden(`read-only access to node ${name}: its console is not recorded, and starting it is a change`);
+  }
   await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node) });
   return hilt.world.rm.nodes.get(name) ?? node;
 }
@@ -66,14 +80,14 @@ export async function prepareStream(hilt: Hilt, caller: Caller, name: string): P
  * Serves an upgraded connection as a viewer of the node's console. `stillValid`: more of what
  * must hold (the dashboard's session), checked with the access each time viewers are checked.
  */
-export function serveStream(hilt: Hilt, socket: WebSocket, user: string, node: NodeState, stillValid: () => boolean = () => true): void {
+export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node: NodeState, stillValid: () => boolean = () => true): void {
   const { consoles, config } = hilt;
-  const allowed = () => stillValid() && maySee(hilt, callerNow(hilt, user), node);
+  const allowed = () => stillValid() && maySee(hilt, caller, node);
   const viewer: Viewer = {
     allowed,
     mayType: () => {
-      if (config.consoleInput === 'none' || !allowed()) return false;
-      return config.consoleInput === 'members' || !!callerNow(hilt, user)?.isAdmin;
+      if (config.consoleInput === 'none' || !allowed() || !mayChange(hilt, caller, node)) return false;
+      return config.consoleInput === 'members' || !!callerNow(hilt.world.rm, caller)?.isAdmin;
     },
     send: (chunk) => {
       if (socket.readyState === socket.OPEN) socket.send(chunk, { binary: true });
@@ -140,7 +154,7 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
     },
     handler: async () => undefined,
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {
-      serveStream(hilt, socket, req.caller.user, streamNodes.get(req)!);
+      serveStream(hilt, socket, req.caller, streamNodes.get(req)!);
     },
   });
 }

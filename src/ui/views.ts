@@ -14,6 +14,7 @@ import { NATIVE } from '../../actors/nic/protocol';
 import { nicId, portId } from '../../actors/ids';
 import { operationType } from '../../hardware/network-operations';
 import { driverName } from '../../actors/telemetry';
+import { SWITCH_DRIVERS } from '../../drivers/switch';
 import { encodeStatusId } from '../../actors/nic/status-ids';
 import { pendingPerSwitch, type Metrics } from '../metrics';
 import type { PowerControl } from '../../hardware/power';
@@ -243,6 +244,7 @@ export class Views {
       return {
         name: sw.name,
         type: driverName(sw.type),
+        family: SWITCH_DRIVERS.find((e) => e.type === sw.type)?.family ?? '',
         ports: ports.length,
         wired: ports.filter((p) => p.wire).length,
         pending: pending.get(sw.name) ?? 0,

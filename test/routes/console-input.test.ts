@@ -60,6 +60,34 @@ describe('live console input and endings (HILT_CONSOLE_INPUT)', function () {
     root.ws.close();
   });
 
+  it('a reader of the project reads the log and watches, but starts, stops and types nothing (403); a revoked token is disconnected', async () => {
+    const e = await server('members');
+    const rita = { user: 'rita', password: 'rita-pw' };
+    await must(e.api.put('/auth/basic/user/rita', { password: rita.password }));
+    await must(e.api.post('/auth/basic/user/rita/add_project', { project: 'p', role: 'reader' }));
+    const reader = e.api.with(rita);
+    expect((await reader.call('PUT', '/node/m1/console')).status).to.equal(403);
+    // Not recorded yet: watching would start it, a change.
+    const refused = await watch(e.url, 'm1', rita).then((w) => { w.ws.close(); return 101; }, (err: { status?: number }) => err.status);
+    expect(refused).to.equal(403);
+    await must(e.api.with({ user: 'mia', password: 'mia-pw' }).call('PUT', '/node/m1/console'));
+    await until('the banner', async () => (await reader.get('/node/m1/console')).text.includes('mock serial console'));
+    const w = await watch(e.url, 'm1', rita);
+    await until('the log on the stream', () => w.text().includes('mock serial console'));
+    w.send('from-rita\r');
+    await until('the notice', () => w.text().includes('what you type is not sent to the node'));
+    expect((await reader.get('/node/m1/console')).text).not.to.include('from-rita');
+    expect((await reader.del('/node/m1/console')).status).to.equal(403);
+    w.ws.close();
+    // A member's API token: its viewer goes when the token is revoked.
+    const made = await must(e.api.with({ user: 'mia', password: 'mia-pw' }).post('/auth/tokens', { project: 'p' }));
+    const token = made.body.token as string;
+    const t = await watch(e.url, 'm1', null, { authorization: `Bearer ${token}` });
+    await until('the log on the token\'s stream', () => t.text().includes('mock serial console'));
+    await must(e.api.with({ user: 'mia', password: 'mia-pw' }).del(`/auth/tokens/${made.body.id}`));
+    expect((await t.closed).code).to.equal(4403);
+  });
+
   it('tells viewers the service stops (close code 1001, with the reason)', async () => {
     const d = await server('members');
     const w = await watch(d.url, 'm1', ADMIN);

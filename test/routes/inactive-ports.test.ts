@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import { must, makeNode, finished, startTestServer, stopTestServer, TestServer, Client, mockSwitch } from '../helpers/server';
-import { registration, simFor, VENDOR_CASES } from '../helpers/switch-sims';
+import { registration, simFor, SSH_CASES } from '../helpers/switch-sims';
 import { until } from '../helpers/wait';
 import type { SwitchSim } from '../sim/switch/sim';
 
@@ -18,12 +18,12 @@ interface Hw { name: string; body: Record<string, unknown>; ports: string[]; up(
 
 async function hardware(ts: TestServer, kind: string, sw: string): Promise<Hw & { sim?: SwitchSim }> {
   if (kind === 'mock') return { name: 'mock', body: mockSwitch, ports: ['gi1/0/1', 'gi1/0/2', 'gi1/0/3'], up: (p) => ts.mockSwitch.enabled(sw, p) };
-  const c = VENDOR_CASES.find((v) => v.vendor === kind)!;
+  const c = SSH_CASES.find((v) => v.vendor === kind)!;
   const sim = await simFor(c);
   return { name: kind, sim, body: registration(c, sim), ports: c.ports.slice(0, 3), up: (p) => sim.isUp(p) };
 }
 
-const KINDS = ['mock', ...VENDOR_CASES.map((c) => c.vendor)];
+const KINDS = ['mock', ...SSH_CASES.map((c) => c.vendor)];
 
 describe('inactive switch ports are shut (HILT_INACTIVE_PORTS)', function () {
   this.timeout(60_000);

@@ -150,4 +150,10 @@ describe('GET /openapi.json and GET /docs', () => {
     // The document reveals no data: nothing registered above appears in it.
     expect(JSON.stringify((await must(anon.get('/openapi.json'))).body)).to.not.match(/oa-n|oa-w|admin-secret/);
   });
+
+  it('names every built-in switch type in switch_register\'s body, the data-centre families among them', () => {
+    const body = doc.paths['/switch/{switch}']!.put!.requestBody as { content: Record<string, { schema: { properties: { type: { description: string } } } }> };
+    const text = JSON.stringify(body);
+    for (const t of ['nexus', 'arista_eos', 'dellos10', 'sonic', 'junos', 'cumulus_nvue']) expect(text).to.include(`/v0/switches/${t}`);
+  });
 });

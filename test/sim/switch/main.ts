@@ -6,7 +6,7 @@
 import { startSim } from './sim';
 import type { VendorName } from './vendors';
 
-const VENDOR_NAMES: VendorName[] = ['nexus', 'powerconnect55xx', 'delln3000', 'arista_eos'];
+const VENDOR_NAMES: VendorName[] = ['nexus', 'powerconnect55xx', 'delln3000', 'arista_eos', 'dellos10', 'sonic', 'junos', 'cumulus_nvue'];
 
 function arg(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
