@@ -4,6 +4,7 @@
  * (test/helpers/serial-line.ts). Never skipped: a missing tool fails the suite.
  */
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, IPMI_OBM, REDFISH_OBM, Creds, ADMIN } from '../helpers/server';
@@ -228,6 +229,24 @@ describe('serial consoles over IPMI Serial-over-LAN (ipmitool against ipmi_sim)'
       expect(r.body.msg).to.match(/no serial console/);
     }
     expect(await refusal(watch(ts.url, 'rf1', ADMIN))).to.equal(409);
+  });
+
+  it('opens the session again when the BMC drops it (another client\'s sol deactivate; noticed by the SOL keepalive)', async function () {
+    this.timeout(120_000);
+    await must(api.call('PUT', '/node/c3/console'));
+    await until('a session', () => ts.consoles.processes().has('c3'), 15_000);
+    const first = ts.consoles.processes().get('c3')!;
+    // Another client (an operator at the BMC) takes the payload away.
+    const [host, port] = [bmcs.c3.sim.host.split(':')[0]!, String(bmcs.c3.sim.port)];
+    await new Promise<void>((resolve, reject) => execFile('ipmitool', ['-I', 'lanplus', '-C', '3', '-H', host, '-p', port, '-U', BMC_USER, '-E', 'sol', 'deactivate'],
+      { env: { PATH: process.env.PATH, IPMI_PASSWORD: BMC_PASSWORD } }, (err) => (err ? reject(err) : resolve())));
+    // ipmitool's keepalive notices within about 25 s (ipmi_sim); then a new session, after 1 s.
+    await until('a new session', () => {
+      const pid = ts.consoles.processes().get('c3');
+      return pid !== undefined && pid !== first;
+    }, 90_000, 200);
+    await bmcs.c3.line.write('after the BMC dropped it\r\n');
+    await until('logged', async () => (await api.get('/node/c3/console')).text.includes('after the BMC dropped it'), 10_000);
   });
 
   it('keeps recording across a restart, and leaves no ipmitool behind when the service stops', async () => {
