@@ -148,6 +148,8 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
       'node.deleteNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.delete', by: cmd.by }))),
       'node.assign': live((state, cmd, id) => {
         if (state.project) throw blocked(`node ${id} is not free`);
+        // Decided here, where the node's freedom is settled: the project could not know it.
+        if (cmd.overQuota) throw blocked(cmd.overQuota);
         return { events: [{ type: 'NodeAssigned', project: cmd.project }] };
       }),
       'node.release': live((state, cmd, id) => {

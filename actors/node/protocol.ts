@@ -85,7 +85,8 @@ export type NodeCommand = NodePublicCommand | NodeInternalCommand;
  * it; and what the tenant lifecycle's runners send (src/lifecycle/).
  */
 export type NodeInternalCommand =
-  | { type: 'node.assign'; by: string; project: string }
+  /** `overQuota`: the project holds its quota of nodes; a free node is refused with this message */
+  | { type: 'node.assign'; by: string; project: string; overQuota?: string }
   /**
    * project_detach_node: leave `project`, into the maintenance pool's project when `into` is set
    * (never free in between), and with a power-off to follow when `powerOff`.
