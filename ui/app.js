@@ -523,6 +523,8 @@ const VIEWS = {
         const admin = state.me.isAdmin;
         box.replaceChildren(
           cards([['Project', n.project || 'free'], ...(admin ? [['BMC driver', n.obm]] : []), ['Metadata', Object.entries(n.metadata).map(([k, v]) => `${k}=${v}`).join(', ') || '—']]),
+          // The live serial console: a page of its own (console.html), with a terminal emulator.
+          h('p', {}, h('a', { href: `console.html#${encodeURIComponent(n.name)}`, id: 'node-console' }, 'Serial console')),
           simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', ...(admin ? ['Actions'] : [])], n.nics.map((x) => [
             x.name, x.macaddr, ...(admin ? [x.switch, x.port] : []),
             x.networks.map((w) => `${w.network} (${w.channel})`).join(', '),
