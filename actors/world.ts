@@ -43,6 +43,8 @@ export interface WorldOptions extends RuntimeOptions {
   switchDriverFor?: (type: string) => SwitchDriver | undefined;
   /** bound on each switch call: its port change and, when it opens the session, the login */
   switchTimeoutMs?: number;
+  /** does a switch type carry a tagged VLAN only beside a native one (its driver entry's `nativeFirst`)? */
+  switchNativeFirst?: (type: string) => boolean;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
   /** HILT_INACTIVE_PORTS (default `shutdown`) */
@@ -53,7 +55,7 @@ export interface WorldOptions extends RuntimeOptions {
   release?: ReleasePolicy;
 }
 
-/** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/). */
+/** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/), the consoles. */
 export type NodeWatcher = (id: string, prev: NodeState | null, next: NodeState | null) => void;
 
 type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes';
@@ -96,6 +98,8 @@ export class World {
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
   /** told of each node commit; a watcher only schedules work (it runs inside the actor's turn) */
   readonly nodeWatchers: NodeWatcher[] = [];
+  /** told of each user commit (a membership, the admin flag, the user itself): the consoles' viewers are checked again */
+  readonly userWatchers: ((id: string) => void)[] = [];
   /** told of each nic commit, by its node's name (e.g. its pending operation ended) */
   readonly nicWatchers: ((node: string) => void)[] = [];
   private closing = false;
@@ -132,7 +136,11 @@ export class World {
       inactivePorts: opts.inactivePorts,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
-    this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
+    const nativeFirst = (name: string) => {
+      const sw = rm.switches.get(name);
+      return !!sw && !!opts.switchNativeFirst?.(sw.type);
+    };
+    this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node), nativeFirst }),
       (id, a, b) => {
         rm.commitNic(id, a, b);
         reportOperations(a, b, telemetry);
@@ -148,7 +156,10 @@ export class World {
     });
     this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports), credentials }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
-    this.users = rt.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
+    this.users = rt.register(userBehavior(), (id, a, b) => {
+      rm.commitUser(id, a, b);
+      for (const w of this.userWatchers) w(id);
+    });
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
     this.projects = rt.register(
       projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes), release: opts.release }),

@@ -14,10 +14,11 @@
  * switch of it with one session per operation. For Junos and NVUE the commits (applies) per
  * operation are counted too.
  *
- * Then the wiring check of one switch and of 100 (bench/wiring.ts); BENCH_SWITCH_PARTS
- * (`sessions,wiring`) picks the parts to run.
+ * Then the REST families, Brocade VDX and Dell OS9, each against its own baseline
+ * (bench/switch-rest.ts), and the wiring check of one switch and of 100 (bench/wiring.ts);
+ * BENCH_SWITCH_PARTS (`sessions,rest,wiring`) picks the parts to run.
  *
- *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS, BENCH_COMMIT_MS, BENCH_SWITCH_PARTS)
+ *   npm run bench:switch    (BENCH_SECONDS, BENCH_IN_FLIGHT, BENCH_SWITCH_COMMAND_MS, BENCH_COMMIT_MS, BENCH_REST_MS, BENCH_SWITCH_PARTS)
  */
 import { SwitchSessions } from '../hardware/switch-sessions';
 import { CliSwitchDriver } from '../drivers/switch/ssh/driver';
@@ -30,6 +31,7 @@ import type { SwitchTable } from '../drivers/switch/ssh/table';
 import type { SwitchInfo } from '../drivers/switch/types';
 import { NO_TELEMETRY } from '../actors/telemetry';
 import { sleep } from '../lib/time';
+import { restSwitchBench } from './switch-rest';
 import { Sim, startSims } from './switch-sims';
 import { wiringBench } from './wiring';
 
@@ -38,8 +40,10 @@ const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 16);
 const COMMAND_MS = Number(process.env.BENCH_SWITCH_COMMAND_MS ?? 2);
 const COMMIT_MS = Number(process.env.BENCH_COMMIT_MS ?? 20);
 const SWITCHES = 8;
-/** which parts to run: `sessions` (the VLAN operations below), `wiring` (bench/wiring.ts) */
-const PARTS = (process.env.BENCH_SWITCH_PARTS ?? 'sessions,wiring').split(',');
+/** how long each simulated REST switch takes to answer a request (bench/switch-rest.ts) */
+const REST_MS = Number(process.env.BENCH_REST_MS ?? 5);
+/** which parts to run: `sessions` (the VLAN operations below), `rest` (bench/switch-rest.ts), `wiring` (bench/wiring.ts) */
+const PARTS = (process.env.BENCH_SWITCH_PARTS ?? 'sessions,rest,wiring').split(',');
 
 interface Result { label: string; switches: number; ops: number; opsPerSec: number; p50: number; p99: number; errors: number; commits: number }
 
@@ -82,6 +86,7 @@ async function scenario(label: string, sims: Sim[], clientsPerSwitch: number): P
 
 async function main(): Promise<void> {
   if (PARTS.includes('sessions')) await sessionsBench();
+  if (PARTS.includes('rest')) await restSwitchBench({ seconds: SECONDS, inFlight: IN_FLIGHT, latencyMs: REST_MS });
   if (PARTS.includes('wiring')) await wiringBench();
 }
 

@@ -12,7 +12,7 @@
 import { DeviceQueue } from './device-queue';
 import { HiltError } from '../actors/errors';
 import type { DriverFields, DriverSet } from '../drivers/registry';
-import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../drivers/obm/types';
+import { BootDevice, ConsoleIo, ConsoleLink, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../drivers/obm/types';
 import type { Obm } from '../actors/node/protocol';
 import { PLAIN, type Credentials } from '../actors/credentials';
 import { driverName, NO_TELEMETRY, Telemetry, timed } from '../actors/telemetry';
@@ -110,7 +110,8 @@ export class PowerControl {
   }
 
   private remember(who: Asker, name: string, result: unknown, error?: string): void {
-    if (!who.node) return;
+    // Power calls only: a console's session says nothing of the power.
+    if (!who.node || !(name in LEAVES || name === 'power_status' || name === 'boot_device')) return;
     const { name: node, incarnation } = who.node;
     const before = this.seen(node, incarnation) ?? { state: 'unknown' as const, at: null, incarnation };
     const now = Date.now();
@@ -121,6 +122,24 @@ export class PowerControl {
     const state = name === 'power_status' ? (result as PowerState) : LEAVES[name];
     // A boot device call says nothing of the power, but it did reach the BMC: its last failure is over.
     this.seenByNode.set(node, state ? { state, at: now, incarnation } : { state: before.state, at: before.at, incarnation });
+  }
+
+  /** Does the node's OBM driver offer a serial console (hardware/consoles.ts)? */
+  hasConsole(obm: Obm): boolean {
+    return typeof this.drivers.get(obm.type)?.driver.openConsole === 'function';
+  }
+
+  /**
+   * Opens the node's serial console in the BMC's turn (its stale session deactivated first):
+   * the call ends once the session is up, so later calls to the BMC are not held up
+   * by a session that lives on outside the queue.
+   */
+  openConsole(obm: Obm, io: ConsoleIo, stop?: AbortSignal, who: Asker = ADMIN): Promise<ConsoleLink> {
+    return this.run(obm, who, 'console_open', 'console (sol activate)', (d, f, s) => {
+      if (!d.openConsole) throw new ObmError(`OBM type ${obm.type} has no serial console`);
+      // `stop`: the session is no longer wanted (the node stopped recording, the service stops).
+      return d.openConsole(f, io, stop ? AbortSignal.any([s, stop]) : s);
+    });
   }
 
   /** Queued calls (waiting or running) on every BMC. */

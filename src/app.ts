@@ -11,6 +11,7 @@ import type { RouteWorld, World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
+import type { Consoles } from '../hardware/consoles';
 import type { Drivers } from './drivers';
 import type { Lifecycle } from './lifecycle';
 import { projectRoutes } from './routes/projects';
@@ -23,6 +24,8 @@ import { wiringRoutes } from './routes/wiring';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
+import { consoleRoutes } from './routes/consoles';
+import websocket from '@fastify/websocket';
 import { lifecycleRoutes } from './routes/lifecycle';
 import { listRoutes } from './routes/lists';
 import { inventoryRoutes } from './routes/inventory';
@@ -71,6 +74,8 @@ export interface Hilt {
   auth: Authenticator;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  /** the serial consoles' sessions and logs */
+  consoles: Consoles;
   /** the tenant lifecycle's runners: release power-offs, maintenance notices, lease expiry */
   lifecycle: Lifecycle;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
@@ -90,6 +95,7 @@ export interface AppOptions {
   config: Config;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  consoles: Consoles;
   lifecycle: Lifecycle;
   drivers: Drivers;
   metrics?: Metrics;
@@ -148,7 +154,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config), recordTokenUse(opts.world)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, drivers: opts.drivers, metrics,
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config), recordTokenUse(opts.world)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, consoles: opts.consoles, drivers: opts.drivers, metrics,
     bridge: new UiBridge(), rotateKey: opts.rotateKey,
   };
   app.decorate('hilt', hilt);
@@ -220,6 +226,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${shortPath(req.url.split('?')[0])}` });
   });
 
+  // The live consoles' WebSockets (src/routes/consoles.ts): input comes in small messages.
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // At a stop, viewers read why (the plugin's own close sends no code).
+    preClose(this: FastifyInstance, done: () => void) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'the service is stopping');
+      this.websocketServer.close(() => undefined);
+      done();
+    },
+  });
+
   const routes = async (scope: FastifyInstance) => {
     await scope.register(projectRoutes);
     await scope.register(nodeRoutes);
@@ -230,6 +247,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(opsRoutes);
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
+    await scope.register(consoleRoutes);
     await scope.register(wiringRoutes);
     await scope.register(lifecycleRoutes);
     await scope.register(listRoutes);

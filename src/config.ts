@@ -67,6 +67,10 @@ export interface Config extends DriverSettings {
   trustProxy: string;
   /** a dashboard session ends this long after its login */
   uiSessionMinutes: number;
+  /** the bound of each node's console log, and the most GET /node/<node>/console answers (docs/consoles.md) */
+  consoleLogBytes: number;
+  /** who may type on a live console: `members` (the node's project and admins), `admins`, or `none` */
+  consoleInput: ConsoleInput;
   /** project_detach_node powers the released node off (docs/lifecycle.md) */
   releasePowerOff: boolean;
   /** the maintenance pool's project: a node released from any other project moves into it (with maintenanceUrl) */
@@ -100,6 +104,9 @@ export interface Config extends DriverSettings {
   /** the key that encrypts BMC and switch credentials at rest (unset: `<dataDir>/secret.key`, made at the first start) */
   secretKeyFile?: string;
 }
+
+export const CONSOLE_INPUT = ['members', 'admins', 'none'] as const;
+export type ConsoleInput = (typeof CONSOLE_INPUT)[number];
 
 export const DEFAULTS: Config = {
   host: '127.0.0.1',
@@ -138,6 +145,8 @@ export const DEFAULTS: Config = {
   metricsOpen: false,
   trustProxy: '',
   uiSessionMinutes: 480,
+  consoleLogBytes: 1 << 20,
+  consoleInput: 'members',
   releasePowerOff: true,
   maintenanceTimeoutMs: 10_000,
   leaseMaxDays: 90,
@@ -266,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_METRICS_OPEN) cfg.metricsOpen = flag('HILT_METRICS_OPEN', env.HILT_METRICS_OPEN);
   if (env.HILT_TRUST_PROXY !== undefined) cfg.trustProxy = env.HILT_TRUST_PROXY.trim();
   if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);
+  if (env.HILT_CONSOLE_LOG_BYTES) cfg.consoleLogBytes = int('HILT_CONSOLE_LOG_BYTES', env.HILT_CONSOLE_LOG_BYTES);
+  if (env.HILT_CONSOLE_INPUT) cfg.consoleInput = oneOf('HILT_CONSOLE_INPUT', env.HILT_CONSOLE_INPUT, CONSOLE_INPUT);
   if (env.HILT_LOGIN_MAX_FAILURES) cfg.loginMaxFailures = int('HILT_LOGIN_MAX_FAILURES', env.HILT_LOGIN_MAX_FAILURES);
   if (env.HILT_LOGIN_LOCK_MS) cfg.loginLockMs = int('HILT_LOGIN_LOCK_MS', env.HILT_LOGIN_LOCK_MS);
   if (env.HILT_LOGIN_LOCK_MAX_MS) cfg.loginLockMaxMs = int('HILT_LOGIN_LOCK_MAX_MS', env.HILT_LOGIN_LOCK_MAX_MS);
@@ -308,6 +319,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (typeof cfg.metricsOpen !== 'boolean') throw new Error('metricsOpen must be true or false');
   if (typeof cfg.trustProxy !== 'string') throw new Error('trustProxy must be a string (e.g. "127.0.0.1" or "1")');
   if (!Number.isInteger(cfg.uiSessionMinutes) || cfg.uiSessionMinutes < 1) throw new Error('uiSessionMinutes must be a positive integer');
+  if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);
+  oneOf('consoleInput', cfg.consoleInput, CONSOLE_INPUT);
   checkLifecycle(cfg);
   if (!Number.isInteger(cfg.tokenMaxSeconds) || cfg.tokenMaxSeconds < 1) throw new Error('HILT_TOKEN_MAX_SECONDS (tokenMaxSeconds) must be a positive integer');
   if (!cfg.oidcIssuer !== !cfg.oidcAudience) throw new Error('HILT_OIDC_ISSUER and HILT_OIDC_AUDIENCE go together: set both (OpenID Connect) or neither');

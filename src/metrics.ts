@@ -15,6 +15,7 @@ import type { World } from '../actors/world';
 import type { ReadModel } from '../actors/readmodel';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
+import type { Consoles, ConsoleTelemetry } from '../hardware/consoles';
 import type { LifecycleTelemetry } from './lifecycle';
 
 /** What the gauges read at each scrape. */
@@ -24,6 +25,8 @@ export interface MetricsSources {
   headnodes: HeadnodeControl;
   /** dashboard sessions open now */
   uiSessions?: () => number;
+  /** the serial consoles' sessions and viewers */
+  consoles?: Pick<Consoles, 'active' | 'viewerCount'>;
 }
 
 /** Request rates of the last minute (the dashboard's health panel). */
@@ -74,7 +77,7 @@ function children<C>(make: (...values: string[]) => C): (...values: string[]) =>
   };
 }
 
-export class Metrics implements Telemetry, LifecycleTelemetry {
+export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry {
   readonly registry = new Registry();
   private sources?: MetricsSources;
   /** one-second buckets of the last minute: [second, requests, 5xx] */
@@ -94,6 +97,8 @@ export class Metrics implements Telemetry, LifecycleTelemetry {
   private readonly perSession = new Histogram({ name: 'hilt_switch_session_operations', help: 'Port operations carried by each switch session, observed when it closes, by switch', labelNames: ['switch'], buckets: PER_SESSION, registers: [this.registry] });
   private readonly deviceCalls = new Counter({ name: 'hilt_device_queue_calls_total', help: 'Calls on the per-device queues, by queue (switch, obm, headnode) and outcome (ok, error, timeout: ran out of time; expired: never got the device in time)', labelNames: ['queue', 'outcome'], registers: [this.registry] });
   private readonly deviceWait = new Histogram({ name: 'hilt_device_queue_wait_seconds', help: 'Time a call waited for its device (behind earlier calls to it), by queue', labelNames: ['queue'], buckets: HARDWARE, registers: [this.registry] });
+
+  private readonly consoleRestarts = new Counter({ name: 'hilt_console_restarts_total', help: 'Serial console sessions that dropped or could not open, and were opened again', registers: [this.registry] });
 
   private readonly backups = new Counter({ name: 'hilt_backups_total', help: 'Online backups (POST /admin/backup), by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly backupLast = new Gauge({ name: 'hilt_backup_last_success_timestamp_seconds', help: 'When the last online backup of this process finished successfully (Unix time); absent until one did', registers: [] });
@@ -167,6 +172,20 @@ export class Metrics implements Telemetry, LifecycleTelemetry {
         if (self.sources) this.set(self.sources.uiSessions?.() ?? 0);
       },
     });
+    new Gauge({
+      name: 'hilt_console_sessions', help: 'Serial console sessions open now (one per node whose console is recorded; an IPMI one is one ipmitool process)', registers,
+      collect() {
+        this.reset();
+        if (self.sources) this.set(self.sources.consoles?.active() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'hilt_console_viewers', help: 'Viewers of live consoles connected now (WebSockets)', registers,
+      collect() {
+        this.reset();
+        if (self.sources) this.set(self.sources.consoles?.viewerCount() ?? 0);
+      },
+    });
   }
 
   /** Nothing to read from now on (a step-down): the gauges of what is there now go empty. */
@@ -209,6 +228,11 @@ export class Metrics implements Telemetry, LifecycleTelemetry {
     const world = this.sources?.world;
     if (!world) return;
     for (const kind of world.runtime.kindNames()) g.set({ kind }, pick(world.runtime.registry(kind)!.load()));
+  }
+
+  /** A console session is opened again (hardware/consoles.ts). */
+  consoleRestarted(): void {
+    this.consoleRestarts.inc();
   }
 
   /** An online backup ended. */

@@ -363,6 +363,7 @@ const VIEWS = {
           { key: 'health', label: 'Health', render: (r) => stateCell(badge(r.health), null, r.last_error) },
           { key: 'audit', label: 'Last drift audit', render: (r) => (r.audit ? stateCell(h('span', {}, r.audit), r.audit_at, null) : 'never') },
           { key: 'failing', label: 'Failing ports', render: (r) => (r.failing ? h('a', { href: `#/switches?ports.f.switch=${encodeURIComponent(r.name)}&ports.f.status=failing`, class: 'badge bad' }, String(r.failing)) : '0') },
+          { key: 'tls', label: 'TLS' },
         ],
         actions: state.me.features.drift ? (r) => h('span', {},
           h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit'), ' ',
@@ -610,6 +611,8 @@ const VIEWS = {
           cards([['Project', n.project || 'free'], ['Power', n.power], ...(admin ? [['BMC driver', n.obm]] : []), ['Metadata', Object.entries(n.metadata).map(([k, v]) => `${k}=${v}`).join(', ') || '—']]),
           n.power_error ? h('p', { class: 'error', role: 'alert' }, `The last power call failed: ${n.power_error}`) : '',
           nodeDetailActions(n),
+          // The live serial console: a page of its own (console.html), with a terminal emulator.
+          h('p', {}, h('a', { href: `console.html#${encodeURIComponent(n.name)}`, id: 'node-console' }, 'Serial console')),
           simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', 'Last operation', ...(mine ? ['Actions'] : [])], n.nics.map((x) => [
             x.name, x.macaddr, ...(admin ? [x.switch, x.port] : []),
             x.networks.map((w) => `${w.network} (${w.channel})`).join(', '),

@@ -28,15 +28,18 @@ function withLabel(metadata: Record<string, unknown> | undefined, label: string,
 }
 
 /** The state without the given optional keys (a state object never holds a key set to undefined). */
-function without(state: NodeState, ...keys: ('lease' | 'releasePowerOff' | 'maintenance')[]): NodeState {
+function without(state: NodeState, ...keys: ('lease' | 'releasePowerOff' | 'maintenance' | 'console')[]): NodeState {
   const out = { ...state };
   for (const k of keys) delete out[k];
   return out;
 }
 
-/** After a release: the next holder (the maintenance pool, or none), no lease, and what is due now. */
+/**
+ * After a release: the next holder (the maintenance pool, or none), no lease, no console
+ * recording (its log is deleted: hardware/consoles.ts), and what is due now.
+ */
 function released(state: NodeState, e: Extract<NodeEvent, { type: 'NodeReleased' }>, at: number): NodeState {
-  const next: NodeState = { ...without(state, 'lease', 'maintenance'), project: e.into ?? null };
+  const next: NodeState = { ...without(state, 'lease', 'maintenance', 'console'), project: e.into ?? null };
   if (e.powerOff) next.releasePowerOff = { status: 'pending', since: at };
   if (e.into) next.maintenance = { from: e.project, since: at, attempts: 0 };
   return next;
@@ -82,14 +85,21 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
           return { name: id, incarnation: e.incarnation, project: null, obm: upcastObm(e.obm), ...(e.metadata ? { metadata: e.metadata } : {}) };
         case 'NodeDeleted':
           return null;
+        // A change of hands ends the console's recording (its log is deleted: hardware/consoles.ts).
         case 'NodeAssigned':
-          return state && { ...state, project: e.project };
+          return state && { ...without(state, 'console'), project: e.project };
         case 'NodeReleased':
           return state && released(state, e, e.at ?? 0);
         case 'NodeMetadataSet':
           return state && { ...state, metadata: withLabel(state.metadata, e.label, e.value) };
         case 'NodeMetadataDeleted':
           return state && { ...state, metadata: withLabel(state.metadata, e.label) };
+        case 'NodeConsoleStarted':
+          return state && { ...state, console: { by: e.by ?? 'unknown', since: e.at ?? 0 } };
+        case 'NodeConsoleStopped':
+          return state && without(state, 'console');
+        case 'NodeConsoleAttached':
+          return state;
         case 'NodeLeaseSet':
           return state && { ...state, lease: { project: e.project, expiresAt: e.expiresAt } };
         case 'NodeLeaseDeleted':
@@ -190,6 +200,19 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
       'node.deleteMetadata': live((state, cmd, id) => {
         if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
         return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
+      }),
+      // Serial consoles (docs/consoles.md): the route checked the caller and the OBM driver.
+      'node.startConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: state.console ? [] : [{ type: 'NodeConsoleStarted' }] };
+      }),
+      'node.stopConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: state.console ? [{ type: 'NodeConsoleStopped' }] : [] };
+      }),
+      'node.attachConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: [...(state.console ? [] : [{ type: 'NodeConsoleStarted' } as const]), { type: 'NodeConsoleAttached' }] };
       }),
 
       // The tenant lifecycle (docs/lifecycle.md).

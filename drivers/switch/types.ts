@@ -150,6 +150,13 @@ export interface SwitchDriverEntry<D extends SwitchDriver = SwitchDriver> extend
    * which the service takes out of the driver's fields and gives to the switch actor.
    */
   readonly sshHostKey?: boolean;
+  /**
+   * A nic on this switch carries a tagged VLAN only beside a native one, and its native VLAN
+   * leaves last (HIL's Brocade and Dell OS9 drivers: a port without an untagged VLAN of the
+   * service's is untagged in the switch's default VLAN, which every other such port shares).
+   * The nic actor refuses, with 409, a connect or detach that would break the rule.
+   */
+  readonly nativeFirst?: boolean;
 }
 
 /** The registration field that pins an SSH switch's host key fingerprint (`SHA256:…`). */

@@ -84,9 +84,8 @@ export class Client {
     const qs = new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined)).toString();
     const url = this.base + p + (qs ? `?${qs}` : '');
     const headers: Record<string, string> = { accept: 'application/json' };
-    const cred = await this.credentials();
-    if (cred && 'token' in cred) headers.authorization = `Bearer ${cred.token}`;
-    else if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+    const authorization = await this.authorization();
+    if (authorization) headers.authorization = authorization;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: { status: number; statusText: string };
     let text: string;
@@ -109,6 +108,14 @@ export class Client {
     const e = parsed as { type?: unknown; msg?: unknown } | undefined;
     if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.status, e.type, e.msg, call);
     throw new ApiError(res.status, `HTTP ${res.status}`, text.trim().slice(0, 500) || res.statusText, call);
+  }
+
+  /** The Authorization header every call carries (none without credentials); a WebSocket's handshake too (`node console attach`). */
+  async authorization(): Promise<string | undefined> {
+    const cred = await this.credentials();
+    if (!cred) return undefined;
+    if ('token' in cred) return `Bearer ${cred.token}`;
+    return 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
   }
 
   get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query);

@@ -66,6 +66,8 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.delete<{ Params: N }>('/node/:node', { schema: S.deleteNode }, async (req) => {
     requireAdmin(req.caller);
     await world.nodes.ask(req.params.node, { type: 'node.delete', by: req.caller.user });
+    // Its console log goes with it, before the answer (docs/consoles.md).
+    await app.hilt.consoles.forget(req.params.node);
   });
 
   app.put<{ Params: NN; Body: { macaddr: string } }>('/node/:node/nic/:nic', { schema: S.registerNic }, async (req) => {

@@ -30,6 +30,9 @@ import { UiHistory } from '../ui/history';
 import { pendingPerSwitch } from '../metrics';
 import { version } from '../version';
 import type { Caller } from '../auth/basic';
+import type { WebSocket } from 'ws';
+import type { NodeState } from '../../actors/node/protocol';
+import { prepareStream, serveStream } from './consoles';
 import { forRead } from '../auth/caller';
 
 /** The repository's ui/ folder (this file runs as dist/src/routes/ui.js). */
@@ -41,20 +44,28 @@ const ASSETS: Record<string, string> = {
   'app.css': 'text/css; charset=utf-8',
   'more.js': 'text/javascript; charset=utf-8',
   'charts.js': 'text/javascript; charset=utf-8',
+  'console.html': 'text/html; charset=utf-8',
+  'console.js': 'text/javascript; charset=utf-8',
 };
 
+/** The console view's terminal emulator, served from its npm package (never a CDN). */
+const XTERM = dirname(require.resolve('@xterm/xterm/package.json'));
 /**
  * The charting library, served from the package that npm installed (no CDN): uPlot, small
  * (about 50 KB), without dependencies, drawing on a canvas (nothing the CSP would refuse).
  */
 const UPLOT_DIR = join(dirname(require.resolve('uplot/package.json')), 'dist');
 const VENDOR: Record<string, { path: string; type: string }> = {
+  'xterm.js': { path: join(XTERM, 'lib', 'xterm.js'), type: 'text/javascript; charset=utf-8' },
+  'xterm.css': { path: join(XTERM, 'css', 'xterm.css'), type: 'text/css; charset=utf-8' },
   'vendor/uplot.js': { path: join(UPLOT_DIR, 'uPlot.esm.js'), type: 'text/javascript; charset=utf-8' },
   'vendor/uplot.css': { path: join(UPLOT_DIR, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
 };
 
 /** Everything the dashboard loads comes from the service itself. */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/** The console view: xterm.js sizes and colours its rows with <style> elements it makes (no nonce), so that page allows inline styles; scripts stay the service's own. */
+const CONSOLE_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'");
 
 /** A drift audit of a switch, once the switch drivers offer it (the dashboard links it when the route exists). */
 const DRIFT_ROUTE = '/admin/switch/:switch/drift';
@@ -104,10 +115,8 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     pending: () => [...pendingPerSwitch(hilt.world.rm).values()].reduce((a, b) => a + b, 0),
   }).start();
   app.addHook('onClose', async () => history.stop());
-  const assets = new Map([
-    ...Object.entries(ASSETS).map(([file, type]) => [file, { path: join(UI_DIR, file), type }] as const),
-    ...Object.entries(VENDOR),
-  ].map(([file, { path, type }]) => {
+  const files = [...Object.entries(ASSETS).map(([file, type]) => ({ file, type, path: join(UI_DIR, file) })), ...Object.entries(VENDOR).map(([file, v]) => ({ file, ...v }))];
+  const assets = new Map(files.map(({ file, type, path }) => {
     const body = readFileSync(path);
     return [file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
   }));
@@ -119,7 +128,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     route.schema = { ...(route.schema ?? {}), hide: true };
   });
   app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CSP);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
@@ -173,7 +182,37 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ui/', asset('index.html'));
   app.get('/ui/app.js', asset('app.js'));
   app.get('/ui/app.css', asset('app.css'));
-  for (const file of ['more.js', 'charts.js', ...Object.keys(VENDOR)]) app.get(`/ui/${file}`, asset(file));
+  for (const file of ['more.js', 'charts.js', 'vendor/uplot.js', 'vendor/uplot.css']) app.get(`/ui/${file}`, asset(file));
+  // The console view (docs/consoles.md): its page, its script, and xterm.js from its package.
+  app.get('/ui/console.html', async (req, reply) => {
+    reply.header('content-security-policy', CONSOLE_CSP);
+    return asset('console.html')(req, reply);
+  });
+  app.get('/ui/console.js', asset('console.js'));
+  app.get('/ui/xterm.js', asset('xterm.js'));
+  app.get('/ui/xterm.css', asset('xterm.css'));
+
+  // The live console behind the session: a browser always sends Origin on a WebSocket, and it
+  // must be the dashboard's (no CSRF token: a WebSocket cannot carry the header).
+  const streams = new WeakMap<FastifyRequest, { caller: Caller; node: NodeState }>();
+  app.route<{ Params: { node: string } }>({
+    method: 'GET',
+    url: '/ui/api/node/:node/console/stream',
+    preHandler: async (req) => {
+      if (!req.ws) throw badArgument('this is a WebSocket: connect with "Connection: Upgrade" and "Upgrade: websocket"');
+      if (req.headers.origin === undefined) throw unauthorized('a console connection must come from the dashboard itself');
+      sameOrigin(req);
+      const caller = session(req);
+      streams.set(req, { caller, node: await prepareStream(hilt, caller, req.params.node) });
+    },
+    handler: async () => undefined,
+    wsHandler: (socket: WebSocket, req: FastifyRequest) => {
+      const token = req.cookies[COOKIE];
+      const { caller, node } = streams.get(req)!;
+      // The session ending (logout, expiry, a new password) disconnects the viewer too.
+      serveStream(hilt, socket, caller, node, () => sessions.get(token) !== undefined);
+    },
+  });
 
   app.post<{ Body: { user?: unknown; password?: unknown; token?: unknown } }>('/ui/api/login', async (req, reply) => {
     sameOrigin(req);

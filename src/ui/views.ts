@@ -282,6 +282,7 @@ export class Views {
         pending: pending.get(sw.name) ?? 0,
         queued: this.d.world.sessions.depth(sw.name),
         ...(({ failingPorts: _ports, ...h }) => h)(switchHealth(rm, this.d.world.sessions.health, sw.name, ports)),
+        tls: transport(sw.fields),
       };
     });
   }
@@ -394,4 +395,17 @@ export class Views {
       operations,
     };
   }
+}
+
+/**
+ * How a switch reached over HTTP(S) (the REST families) is reached, for the dashboard: `verified`,
+ * `verified (ca_cert)`, `not verified` (verify_tls false) or `none (http)`; '' for the others.
+ * Read from the registration's hostname and TLS fields, never its credentials.
+ */
+export function transport(fields: Record<string, unknown>): string {
+  const host = typeof fields.hostname === 'string' ? fields.hostname : '';
+  if (/^http:\/\//i.test(host)) return 'none (http)';
+  if (!/^https:\/\//i.test(host)) return '';
+  if (fields.verify_tls === false) return 'not verified';
+  return typeof fields.ca_cert === 'string' ? 'verified (ca_cert)' : 'verified';
 }

@@ -89,7 +89,7 @@ describe('GET /openapi.json and GET /docs', () => {
       if (p === '/health') continue;
       for (const [m, op] of Object.entries(ops)) {
         const codes = Object.keys(op.responses);
-        expect(codes.some((c) => c === '200' || c === '202'), `${m} ${p} success`).to.equal(true);
+        expect(codes.some((c) => c === '200' || c === '202' || c === '101'), `${m} ${p} success`).to.equal(true);
         const errors = p === '/openapi.json' ? ['400', '500'] : ['400', '401', '500'];
         for (const c of errors) expect(codes, `${m} ${p}`).to.include(c);
         for (const c of codes.filter((x) => Number(x) >= 400)) {

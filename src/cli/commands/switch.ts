@@ -92,6 +92,7 @@ export function switchCommands(program: Command, ctx: Ctx): void {
   sw.command('register').description('Register a switch: <subtype> mock or powerconnect55xx with <hostname> <username> <password>; nexus or delln3000 with '
     + '<hostname> <username> <password> <dummy_vlan>; arista_eos with <hostname> <username> <password>; ovs with <ovs_bridge>; '
     + 'dellos10, sonic, junos or cumulus_nvue with <hostname> <username> <password>; '
+    + 'brocade or dellnos9 with <hostname> (the REST base URL) <username> <password> <interface_type>; '
     + 'or a full type identifier with its fields as one JSON object. A password of - is asked for.')
     .argument('<switch>').argument('<subtype>').argument('<args...>')
     .option('--host-key <fingerprint>', 'an SSH switch: pin its host key\'s fingerprint (SHA256:…, as ssh-keygen -l prints it), so that even the first login checks it')
