@@ -49,7 +49,7 @@ describe('hilt lists', function () {
     const t = rows(await cli.ok('node', 'list', 'all'));
     expect(t[0]).to.deep.equal(['Node', 'Project', 'Power', 'Networks', 'Last Operation']);
     const [good, bad, dead, spare] = ['good', 'bad', 'dead', 'spare'].map((n) => t.find((r) => r[0] === n)!);
-    const short = (await cli.json('networking-action', 'list', 'good'))[0].short_id;
+    const short = (await cli.json('networking-action', 'list')).find((a: { node: string }) => a.node === 'good').short_id;
     expect([good[0], good[1], good[3]]).to.deep.equal(['good', 'pa', 'net']);
     expect(good[2]).to.match(/^on \(\d+s ago\)$/);
     expect(good[4]).to.match(new RegExp(`^${short} connect eth0 net DONE \\d+s ago$`));

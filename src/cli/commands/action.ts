@@ -7,16 +7,17 @@ import { ApiError, path } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { ago, answer, table } from '../output';
 import { ActionStatus, actionTable } from '../wait';
+import { shortStatusId } from '../../../actors/nic/status-ids';
 
 /** An item of the operation lists (GET /node/<node>/networking_actions, GET /networking_actions). */
 interface Listed extends ActionStatus { status_id: string; short_id?: string; accepted_at: string; finished_at: string | null }
 
-/** The short ids tables print (8 hex digits): `show` takes them too. */
+/** The short ids tables print (8 hex digits; a node's list has none in its JSON: computed here the same way): `show` takes them too. */
 const SHORT_ID = /^[0-9a-f]{8}$/;
 
 function operationsTable(items: Listed[]): string {
   return table(['ID', 'Node', 'NIC', 'Type', 'Network', 'Channel', 'Status', 'Accepted', 'Finished', 'Error'],
-    items.map((a) => [a.short_id ?? a.status_id, a.node, a.nic, a.type, a.new_network, a.channel, a.status, ago(a.accepted_at), ago(a.finished_at), a.error ?? '']));
+    items.map((a) => [a.short_id ?? shortStatusId(a.status_id), a.node, a.nic, a.type, a.new_network, a.channel, a.status, ago(a.accepted_at), ago(a.finished_at), a.error ?? '']));
 }
 
 export function actionCommands(program: Command, ctx: Ctx): void {

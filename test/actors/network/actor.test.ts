@@ -116,13 +116,13 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     expect((await refusal(remove('w1'))).message).to.equal('pending network operations involve network w1');
     t.driver.release();
     await settled(world);
-    expect((await refusal(remove('w1'))).message).to.equal('network w1 is attached to a node');
+    expect((await refusal(remove('w1'))).message, 'naming the nodes (issue 26)').to.equal('network w1 is attached to 1 node (n1)');
     await detach('eth0', 'w1');
     await settled(world);
     await world.projects.ask('p', { type: 'project.createHeadnode', by, headnode: 'h', baseImg: 'img' });
     await world.headnodes.ask('h', { type: 'headnode.createHnic', by, hnic: 'e0' });
     await world.headnodes.ask('h', { type: 'headnode.connectNetwork', by, hnic: 'e0', network: 'w1' });
-    expect((await refusal(remove('w1'))).message).to.equal('network w1 is attached to a headnode');
+    expect((await refusal(remove('w1'))).message, 'naming the headnodes').to.equal('network w1 is attached to 1 headnode (h)');
     await world.headnodes.ask('h', { type: 'headnode.detachNetwork', by, hnic: 'e0' });
     await remove('w1');
     expect(world.rm.networks.has('w1')).to.equal(false);

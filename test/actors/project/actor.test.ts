@@ -51,16 +51,17 @@ describe('ProjectActor (project → node, network, user, headnode; without HTTP)
       expect(world.rm.projects.has('p')).to.equal(true);
       expect(world.rm.users.get('u')!.projects).to.deep.equal(['p']);
     };
-    await refused('project p still has nodes');
+    // Each refusal names what blocks it (issue 26).
+    await refused('project p still has 1 node (n1)');
     await ask('p', { type: 'project.detachNode', by, node: 'n1' });
-    await refused('project p still owns networks');
+    await refused('project p still owns 2 networks (w1, w2)');
     for (const w of ['w1', 'w2']) await world.networks.ask(w, { type: 'network.delete', by });
     await world.networks.ask('shared', { type: 'network.create', by, spec: { owner: 'admin', access: ['q'], vlan: null } });
     await ask('p', { type: 'project.grantNetwork', by, network: 'shared' });
-    await refused('project p still has access to networks');
+    await refused('project p still has access to 1 network (shared)');
     await world.networks.ask('shared', { type: 'network.revoke', by, project: 'p' });
     await ask('p', { type: 'project.createHeadnode', by, headnode: 'h', baseImg: 'img' });
-    await refused('project p still has headnodes');
+    await refused('project p still has 1 headnode (h)');
     await world.headnodes.ask('h', { type: 'headnode.beginDelete', by });
     await world.headnodes.ask('h', { type: 'headnode.endDelete', by, error: null });
     await del('p');
