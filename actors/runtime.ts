@@ -23,7 +23,7 @@
  */
 import { HiltError } from './errors';
 import { MAX_SEQ } from './persistence/engine';
-import type { PersistenceEngine, JournalEntry, HistoryPosition, StorageStats } from './persistence/engine';
+import type { PersistenceEngine, JournalEntry, PersistedEvent, StorageStats } from './persistence/engine';
 import { NO_TELEMETRY, Telemetry } from './telemetry';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
@@ -98,8 +98,8 @@ export interface HistoryEntry {
   by: string | null;
   /** the event without its stamp */
   event: Event & Record<string, unknown>;
-  /** where it stands: give it as `before` to continue after it */
-  position: HistoryPosition;
+  /** its place in the store's one commit order: give it as `before` to continue after it */
+  position: number;
 }
 
 export interface HistoryFilter {
@@ -112,12 +112,12 @@ export interface HistoryFilter {
   /** before (ms since the epoch) */
   until?: number;
   /** continue after this position (strictly older) */
-  before?: HistoryPosition;
+  before?: number;
 }
 
-/** Is `a` strictly older than `b` in the history's order? */
-function older(a: HistoryPosition, b: HistoryPosition): boolean {
-  return a.createdAt < b.createdAt || (a.createdAt === b.createdAt && (a.key < b.key || (a.key === b.key && a.sequenceNumber < b.sequenceNumber)));
+function historyEntry(kind: string, id: string, seq: number, createdAt: number, position: number, data: unknown): HistoryEntry {
+  const { by, at, ...event } = data as Event & Stamp & Record<string, unknown>;
+  return { kind, id, sequenceNumber: seq, at: at ?? createdAt, by: by ?? null, event: event as Event & Record<string, unknown>, position };
 }
 
 export interface AskOptions {
@@ -235,29 +235,31 @@ export class ActorRuntime {
    * stored data's format marker) are left out.
    */
   async *history(f: HistoryFilter = {}): AsyncIterable<HistoryEntry> {
-    const entry = (key: string, kind: string, id: string, seq: number, createdAt: number, data: unknown): HistoryEntry => {
-      const { by, at, ...event } = data as Event & Stamp & Record<string, unknown>;
-      return { kind, id, sequenceNumber: seq, at: at ?? createdAt, by: by ?? null, event: event as Event & Record<string, unknown>, position: { createdAt, key, sequenceNumber: seq } };
-    };
     if (f.id !== undefined) {
       const reg = f.kind !== undefined ? this.kinds.get(f.kind) : undefined;
       if (!reg) return;
       const key = reg.key(f.id);
+      // One key's journal is in its commit order already.
       for await (const e of this.engine.journal(key, MAX_SEQ)) {
-        const position = { createdAt: e.createdAt, key, sequenceNumber: e.sequenceNumber };
-        if (f.before && !older(position, f.before)) continue;
+        if (f.before !== undefined && e.position >= f.before) continue;
         if ((f.until !== undefined && e.createdAt >= f.until) || (f.since !== undefined && e.createdAt < f.since)) continue;
-        yield entry(key, reg.kind, f.id, e.sequenceNumber, e.createdAt, e.data);
+        yield historyEntry(reg.kind, f.id, e.sequenceNumber, e.createdAt, e.position, e.data);
       }
       return;
     }
     if (f.kind !== undefined && !this.kinds.has(f.kind)) return;
     for await (const e of this.engine.history({ prefix: f.kind !== undefined ? `${f.kind}:` : '', since: f.since, until: f.until, before: f.before })) {
-      const colon = e.key.indexOf(':');
-      const kind = e.key.slice(0, colon);
-      if (colon < 0 || !this.kinds.has(kind)) continue;
-      yield entry(e.key, kind, e.key.slice(colon + 1), e.sequenceNumber, e.createdAt, e.data);
+      const entry = this.entryOf(e);
+      if (entry) yield entry;
     }
+  }
+
+  /** A stored event as the history shows it; undefined for a key of no registered kind (the format marker). */
+  entryOf(e: PersistedEvent): HistoryEntry | undefined {
+    const colon = e.key.indexOf(':');
+    const kind = e.key.slice(0, colon);
+    if (colon < 0 || !this.kinds.has(kind)) return undefined;
+    return historyEntry(kind, e.key.slice(colon + 1), e.sequenceNumber, e.createdAt, e.position ?? 0, e.data);
   }
 
   /** A consistent copy of the whole store into `path` while the service runs, if the engine can make one. */
