@@ -47,7 +47,18 @@ export interface ActorFault {
 }
 
 /** What the runtime adds to every persisted event. */
-export interface Stamp { by?: string; at?: number }
+export interface Stamp { by?: string; at?: number; about?: EventAbout }
+
+/**
+ * What the event stream needs to know of an event that the event itself does not say, as of its
+ * commit (src/events/describe.ts): the projects it concerns (who may see it), and for a network
+ * operation its public status. Stored with the event, so that a replay tells what the live
+ * stream told.
+ */
+export interface EventAbout { projects?: string[]; [detail: string]: unknown }
+
+/** Describes an event as it is committed (kind, entity id, the entity's state before it, the event). */
+export type Describe = (kind: string, id: string, state: unknown, event: Event & Record<string, unknown>) => EventAbout | undefined;
 
 /** What each command of a protocol answers: command type → reply value. */
 export type Replies<C extends Command> = { [K in C['type']]: unknown };
@@ -100,6 +111,8 @@ export interface HistoryEntry {
   event: Event & Record<string, unknown>;
   /** its place in the store's one commit order: give it as `before` to continue after it */
   position: number;
+  /** what the runtime added for the event stream (absent for events written before it did) */
+  about?: EventAbout;
 }
 
 export interface HistoryFilter {
@@ -116,8 +129,8 @@ export interface HistoryFilter {
 }
 
 function historyEntry(kind: string, id: string, seq: number, createdAt: number, position: number, data: unknown): HistoryEntry {
-  const { by, at, ...event } = data as Event & Stamp & Record<string, unknown>;
-  return { kind, id, sequenceNumber: seq, at: at ?? createdAt, by: by ?? null, event: event as Event & Record<string, unknown>, position };
+  const { by, at, about, ...event } = data as Event & Stamp & Record<string, unknown>;
+  return { kind, id, sequenceNumber: seq, at: at ?? createdAt, by: by ?? null, event: event as Event & Record<string, unknown>, position, about };
 }
 
 export interface AskOptions {
@@ -184,6 +197,8 @@ export class ActorRuntime {
   stopped = false;
   /** Told of every actor fault (the service logs it, with the stack). */
   onFault: (fault: ActorFault) => void = () => undefined;
+  /** Adds what the event stream needs to each event as it is stamped (none: nothing added). */
+  describe: Describe = () => undefined;
 
   constructor(readonly engine: PersistenceEngine, opts: RuntimeOptions = {}) {
     this.idleMs = opts.idleMs ?? 60_000;
@@ -504,7 +519,10 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
       if (decision.events.length) {
         const key = this.key(id);
         const at = Date.now();
-        const stamped = decision.events.map((e) => ({ ...e, by: cmd.by, at }));
+        const stamped = decision.events.map((e) => {
+          const about = this.rt.describe(this.behavior.kind, id, state, e as unknown as Event & Record<string, unknown>);
+          return about ? { ...e, by: cmd.by, at, about } : { ...e, by: cmd.by, at };
+        });
         const t0 = performance.now();
         try {
           // One call, one transaction: a decision's events are committed together or not at all.

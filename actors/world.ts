@@ -24,6 +24,8 @@ import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
+import { webhookBehavior } from './webhook/actor';
+import type { WebhookCommand, WebhookEvent, WebhookReplies, WebhookState } from './webhook/protocol';
 import { configFor, sameConfig } from './port/config';
 import { EMPTY_CONFIG } from './port/protocol';
 import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState } from './project/protocol';
@@ -62,6 +64,8 @@ export class World {
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent, UserReplies>;
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
+  /** subscriptions to the event stream (src/events/webhooks.ts delivers): asked by nobody but routes and the delivery runner */
+  readonly webhooks: EntityRegistry<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies>;
   private closing = false;
   private closed?: Promise<void>;
 
@@ -105,6 +109,7 @@ export class World {
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
     this.users = rt.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
+    this.webhooks = rt.register(webhookBehavior(), (id, a, b) => rm.commitWebhook(id, a, b));
     this.projects = rt.register(
       projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),
       (id, a, b) => rm.commitProject(id, a, b),
@@ -128,6 +133,7 @@ export class World {
     await load(this.networks, (id, s) => rm.commitNetwork(id, null, s));
     await load(this.users, (id, s) => rm.commitUser(id, null, s));
     await load(this.headnodes, (id, s) => rm.commitHeadnode(id, null, s));
+    await load(this.webhooks, (id, s) => rm.commitWebhook(id, null, s));
   }
 
   /**

@@ -29,6 +29,11 @@ import { trustProxyOption } from './config';
 import { BRIDGE_HEADER, UiBridge } from './ui/bridge';
 import { uiRoutes } from './routes/ui';
 import { unauthorized } from './errors';
+import { eventRoutes } from './routes/events';
+import { EventHub } from './events/hub';
+import { WebhookRunner } from './events/webhooks';
+import { describer } from './events/describe';
+import { version } from './version';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,6 +63,10 @@ export interface Hilt {
   ui?: { size(): number };
   /** the dashboard's way into the API's routes as its user (src/ui/bridge.ts) */
   bridge: UiBridge;
+  /** the event stream's fan-out (GET /events) */
+  events: EventHub;
+  /** webhook delivery */
+  webhooks: WebhookRunner;
 }
 
 export interface AppOptions {
@@ -195,8 +204,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const hilt: Hilt = {
     world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
     bridge: new UiBridge(),
+    ...eventsOf(opts, metrics),
   };
   app.decorate('hilt', hilt);
+  // The stream and the webhooks live as long as this app (one activation): a standby has neither.
+  await hilt.events.start();
+  hilt.webhooks.start();
+  app.addHook('onClose', async () => {
+    hilt.webhooks.close();
+    hilt.events.close();
+  });
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
@@ -267,6 +284,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(opsRoutes);
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
+    await scope.register(eventRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).
@@ -276,6 +294,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(uiRoutes);
   await app.ready();
   return app;
+}
+
+/** The event stream and the webhooks of an app, on its world's commits (src/events). */
+function eventsOf(opts: AppOptions, metrics: Metrics): Pick<Hilt, 'events' | 'webhooks'> {
+  const c = opts.config;
+  opts.world.runtime.describe = describer(opts.world.rm);
+  const events = new EventHub(opts.world.runtime, { bufferBytes: c.eventsBufferBytes, heartbeatMs: c.eventsHeartbeatMs, ringSize: 4096 }, metrics);
+  const webhooks = new WebhookRunner(opts.world, events, {
+    timeoutMs: c.webhookTimeoutMs, retryMinMs: c.webhookRetryMinMs, retryMaxMs: c.webhookRetryMaxMs, failAfterMs: c.webhookFailAfterMs,
+    userAgent: `hilt/${version()}`,
+  }, metrics);
+  return { events, webhooks };
 }
 
 export { ERROR_STATUS };

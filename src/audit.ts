@@ -70,7 +70,7 @@ export interface AuditPage {
 }
 
 /** The service's own work, not a user's call. */
-const SERVICE = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade']);
+export const SERVICE: ReadonlySet<string> = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade']);
 
 /** Every event any actor stores (older formats' included): CALLS must name a call for each. */
 type AnyEvent = NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent;

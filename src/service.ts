@@ -201,7 +201,10 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
         serverFactory: (h) => ((handler = h), createServer()),
       });
       const ui = app.hilt;
-      await metrics.attach({ world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0 });
+      await metrics.attach({
+        world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0,
+        events: { streams: () => ui.events.size, webhooks: () => ({ delivering: world!.rm.webhooks.size - ui.webhooks.failing(), failing: ui.webhooks.failing() }) },
+      });
       headnodes.log = app.log;
       world.sessions.log = app.log;
       const faultLog = app.log;

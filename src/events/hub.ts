@@ -1,0 +1,254 @@
+/**
+ * The event stream's fan-out (GET /events, docs/events.md): it hears every commit of this
+ * process's storage engine, in commit order, once durable (PersistenceEngine.onCommit), turns
+ * each event into its public form once (one frame of text shared by every stream), and offers
+ * it to every open stream. A stream that resumes (`Last-Event-ID`, `?after`, `?since`) reads the
+ * journal in the one commit order (feed) from there, or the newest events kept in memory, then
+ * goes on live with no gap and no repeat.
+ *
+ * Nothing here can slow a commit or grow without bound: a listener only appends to a ring of
+ * fixed size and writes to sockets; a stream whose unread bytes (in Node's buffers, or queued
+ * behind its replay) pass the bound is dropped, and its client resumes from the last id it got.
+ * A change of a user's admin flag or memberships (or the user's deletion) ends that user's
+ * streams at once: the next connection is authorized anew.
+ */
+import type { ServerResponse } from 'node:http';
+import type { ActorRuntime, HistoryEntry } from '../../actors/runtime';
+import type { PersistedEvent } from '../../actors/persistence/engine';
+import { projectsOf, streamEvent, StreamEvent } from './types';
+
+export interface HubOptions {
+  /** a stream's unread bytes at most; past it the stream is dropped */
+  bufferBytes: number;
+  /** a comment line on every stream this often, so that proxies and clients see it is alive */
+  heartbeatMs: number;
+  /** the newest events kept in memory for streams that resume just behind (the rest from the journal) */
+  ringSize: number;
+}
+
+/** One event, ready for every stream. */
+export interface Frame {
+  position: number;
+  event: StreamEvent;
+  /** projects whose members may see it */
+  projects: readonly string[];
+  /** the SSE text: id, event, data lines */
+  text: string;
+}
+
+/** Who reads a stream: what they may see. */
+export interface Viewer { user: string; admin: boolean; projects: ReadonlySet<string> }
+
+/** The filters of a stream: each empty set lets everything through. */
+export interface Filter { kinds: Set<string>; names: Set<string>; projects: Set<string>; types: Set<string> }
+
+export const NO_FILTER: Filter = { kinds: new Set(), names: new Set(), projects: new Set(), types: new Set() };
+
+export function frameOf(entry: HistoryEntry): Frame {
+  const event = streamEvent(entry);
+  return { position: entry.position, event, projects: projectsOf(entry), text: `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n` };
+}
+
+export function visible(f: Frame, viewer: Viewer): boolean {
+  return viewer.admin || f.projects.some((p) => viewer.projects.has(p));
+}
+
+export function matches(f: Frame, filter: Filter): boolean {
+  const e = f.event;
+  if (filter.kinds.size && !filter.kinds.has(e.kind)) return false;
+  if (filter.names.size && !filter.names.has(e.name)) return false;
+  if (filter.projects.size && !f.projects.some((p) => filter.projects.has(p))) return false;
+  if (filter.types.size && !filter.types.has(e.type) && !filter.types.has(`${e.kind}.*`) && !filter.types.has(`${e.type.split('.')[0]}.*`)) return false;
+  return true;
+}
+
+/** Users whose access changes with this event: their streams end. */
+const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined']);
+
+export type DropReason = 'buffer' | 'access' | 'closing';
+
+export interface HubTelemetry {
+  dropped(reason: DropReason): void;
+}
+
+/** One open stream. */
+export class Stream {
+  /** the last position sent (or skipped: filtered out, not visible) */
+  last: number;
+  private replaying = true;
+  /** frames that came live while the stream was replaying */
+  private pending: Frame[] = [];
+  private pendingBytes = 0;
+  ended = false;
+
+  constructor(
+    private readonly hub: EventHub,
+    readonly res: ServerResponse,
+    readonly viewer: Viewer,
+    readonly filter: Filter,
+    after: number,
+  ) {
+    this.last = after;
+    res.on('close', () => this.hub.remove(this));
+  }
+
+  private wants(f: Frame): boolean {
+    return visible(f, this.viewer) && matches(f, this.filter);
+  }
+
+  /** A frame committed live. */
+  offer(f: Frame): void {
+    if (this.ended || f.position <= this.last) return;
+    if (this.replaying) {
+      this.pending.push(f);
+      this.pendingBytes += f.text.length;
+      if (this.pendingBytes > this.hub.opts.bufferBytes) this.drop('buffer');
+      return;
+    }
+    this.last = f.position;
+    if (this.wants(f)) this.write(f.text);
+  }
+
+  write(text: string): void {
+    if (this.ended) return;
+    this.res.write(text);
+    if (this.res.writableLength > this.hub.opts.bufferBytes) this.drop('buffer');
+  }
+
+  /** Send the frames after `last` from memory or the journal, then what came meanwhile, then go live. */
+  async replay(): Promise<void> {
+    for await (const f of this.hub.framesAfter(this.last)) {
+      if (this.ended) return;
+      if (f.position <= this.last) continue;
+      this.last = f.position;
+      if (!this.wants(f)) continue;
+      if (!this.res.write(f.text)) await drained(this.res);
+    }
+    if (this.ended) return;
+    const pending = this.pending;
+    this.pending = [];
+    this.replaying = false;
+    for (const f of pending) this.offer(f);
+  }
+
+  /** End the stream: `buffer` and `closing` cut it, `access` says why first. */
+  drop(reason: DropReason): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.pending = [];
+    this.hub.dropped(this, reason);
+    if (reason === 'buffer') {
+      // Its buffers are full: nothing more can reach it in order. The client resumes from its last id.
+      this.res.destroy();
+    } else {
+      this.res.end(reason === 'access' ? ': your access changed: connect again\n\n' : ': the service is stopping: connect again\n\n');
+    }
+  }
+}
+
+/** Resolves when the response can take more, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export class EventHub {
+  private readonly streams = new Set<Stream>();
+  /** the newest frames, positions ascending */
+  private readonly ring: Frame[] = [];
+  /** the newest position committed (heard or read at start) */
+  last = 0;
+  private stopListening?: () => void;
+  private heartbeat?: NodeJS.Timeout;
+  private closed = false;
+  /** every event heard, and the time from its commit to its frame being written (bench) */
+  onFrame?: (f: Frame) => void;
+
+  constructor(readonly runtime: ActorRuntime, readonly opts: HubOptions, private readonly telemetry?: HubTelemetry) {}
+
+  async start(): Promise<void> {
+    this.stopListening = this.runtime.engine.onCommit((events) => this.committed(events));
+    const { last } = await this.runtime.engine.bounds();
+    this.last = Math.max(this.last, last);
+    this.heartbeat = setInterval(() => {
+      for (const s of this.streams) s.write(': heartbeat\n\n');
+    }, this.opts.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  get size(): number {
+    return this.streams.size;
+  }
+
+  frame(e: PersistedEvent): Frame | undefined {
+    const entry = this.runtime.entryOf(e);
+    return entry && frameOf(entry);
+  }
+
+  private committed(events: readonly PersistedEvent[]): void {
+    for (const e of events) {
+      const position = e.position ?? 0;
+      if (position > this.last) this.last = position;
+      const f = this.frame(e);
+      if (!f) continue;
+      this.ring.push(f);
+      if (this.ring.length > this.opts.ringSize) this.ring.splice(0, this.ring.length - this.opts.ringSize);
+      for (const s of this.streams) s.offer(f);
+      this.onFrame?.(f);
+      const type = (e.data as { type?: string }).type ?? '';
+      if (e.key.startsWith('user:') && ACCESS_EVENTS.has(type)) {
+        const user = e.key.slice('user:'.length);
+        for (const s of this.streams) if (s.viewer.user === user) s.drop('access');
+      }
+    }
+  }
+
+  /** Frames after a position, oldest first: from memory when the ring reaches back that far, else from the journal. */
+  async *framesAfter(after: number): AsyncIterable<Frame> {
+    const first = this.ring[0]?.position;
+    if (first === undefined || after < first - 1) {
+      // Up to the newest durable one: what came since is offered live.
+      for await (const e of this.runtime.engine.feed(after)) {
+        const f = this.frame(e);
+        if (f) yield f;
+        if ((e.position ?? 0) >= (this.ring[0]?.position ?? Infinity)) break;
+      }
+    }
+    for (const f of [...this.ring]) if (f.position > after) yield f;
+  }
+
+  /** Open a stream for a viewer after a position (its frames follow, then live ones). */
+  open(res: ServerResponse, viewer: Viewer, filter: Filter, after: number): Stream {
+    const s = new Stream(this, res, viewer, filter, after);
+    if (this.closed) {
+      s.drop('closing');
+      return s;
+    }
+    this.streams.add(s);
+    void s.replay().catch(() => s.drop('closing'));
+    return s;
+  }
+
+  remove(s: Stream): void {
+    this.streams.delete(s);
+  }
+
+  dropped(s: Stream, reason: DropReason): void {
+    this.streams.delete(s);
+    this.telemetry?.dropped(reason);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    this.stopListening?.();
+    for (const s of [...this.streams]) s.drop('closing');
+  }
+}
