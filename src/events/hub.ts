@@ -22,14 +22,18 @@ export interface HubOptions {
   bufferBytes: number;
   /** a comment line on every stream this often, so that proxies and clients see it is alive */
   heartbeatMs: number;
-  /** the newest events kept in memory for streams that resume just behind (the rest from the journal) */
+  /** the newest events kept in memory for streams that resume just behind (the rest from the journal): at most this many… */
   ringSize: number;
+  /** …and this many bytes of text */
+  ringBytes: number;
 }
 
-/** One event, ready for every stream. */
+/** One event, ready for every stream: what the filters read, and its text. */
 export interface Frame {
   position: number;
-  event: StreamEvent;
+  kind: string;
+  name: string;
+  type: string;
   /** projects whose members may see it */
   projects: readonly string[];
   /** the SSE text: id, event, data lines */
@@ -44,21 +48,24 @@ export interface Filter { kinds: Set<string>; names: Set<string>; projects: Set<
 
 export const NO_FILTER: Filter = { kinds: new Set(), names: new Set(), projects: new Set(), types: new Set() };
 
-export function frameOf(entry: HistoryEntry): Frame {
+export function frameOf(entry: HistoryEntry): Frame & { event: StreamEvent } {
   const event = streamEvent(entry);
-  return { position: entry.position, event, projects: projectsOf(entry), text: `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n` };
+  return {
+    position: entry.position, kind: event.kind, name: event.name, type: event.type, projects: projectsOf(entry), event,
+    text: `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
+  };
 }
 
 export function visible(f: Frame, viewer: Viewer): boolean {
   return viewer.admin || f.projects.some((p) => viewer.projects.has(p));
 }
 
-export function matches(f: Frame, filter: Filter): boolean {
-  const e = f.event;
+export function matches(e: Frame, filter: Filter): boolean {
+  const f = e;
   if (filter.kinds.size && !filter.kinds.has(e.kind)) return false;
   if (filter.names.size && !filter.names.has(e.name)) return false;
   if (filter.projects.size && !f.projects.some((p) => filter.projects.has(p))) return false;
-  if (filter.types.size && !filter.types.has(e.type) && !filter.types.has(`${e.kind}.*`) && !filter.types.has(`${e.type.split('.')[0]}.*`)) return false;
+  if (filter.types.size && !filter.types.has(e.type) && !filter.types.has(`${e.type.split('.')[0]}.*`)) return false;
   return true;
 }
 
@@ -90,6 +97,10 @@ export class Stream {
   ) {
     this.last = after;
     res.on('close', () => this.hub.remove(this));
+  }
+
+  get buffered(): number {
+    return this.res.writableLength + this.pendingBytes;
   }
 
   private wants(f: Frame): boolean {
@@ -161,15 +172,16 @@ function drained(res: ServerResponse): Promise<void> {
 
 export class EventHub {
   private readonly streams = new Set<Stream>();
-  /** the newest frames, positions ascending */
+  /** the newest frames, positions ascending, and the bytes of their text */
   private readonly ring: Frame[] = [];
+  private ringBytes = 0;
   /** the newest position committed (heard or read at start) */
   last = 0;
   private stopListening?: () => void;
   private heartbeat?: NodeJS.Timeout;
   private closed = false;
   /** every event heard, and the time from its commit to its frame being written (bench) */
-  onFrame?: (f: Frame) => void;
+  onFrame?: (f: Frame & { event: StreamEvent }) => void;
 
   constructor(readonly runtime: ActorRuntime, readonly opts: HubOptions, private readonly telemetry?: HubTelemetry) {}
 
@@ -187,7 +199,15 @@ export class EventHub {
     return this.streams.size;
   }
 
-  frame(e: PersistedEvent): Frame | undefined {
+  /** Bytes held for streams now: unsent in Node's buffers, or queued behind a replay. */
+  bufferedBytes(): number {
+    let n = 0;
+    for (const s of this.streams) n += s.buffered;
+    return n;
+  }
+
+  /** The frame of a stored event (undefined: a key of no kind, the format marker); `event` is the object sent. */
+  frame(e: PersistedEvent): (Frame & { event: StreamEvent }) | undefined {
     const entry = this.runtime.entryOf(e);
     return entry && frameOf(entry);
   }
@@ -196,12 +216,17 @@ export class EventHub {
     for (const e of events) {
       const position = e.position ?? 0;
       if (position > this.last) this.last = position;
-      const f = this.frame(e);
-      if (!f) continue;
+      const full = this.frame(e);
+      if (!full) continue;
+      // Only what the streams need stays (the event object goes with this turn).
+      const f: Frame = { position: full.position, kind: full.kind, name: full.name, type: full.type, projects: full.projects, text: full.text };
       this.ring.push(f);
-      if (this.ring.length > this.opts.ringSize) this.ring.splice(0, this.ring.length - this.opts.ringSize);
+      this.ringBytes += f.text.length;
+      let drop = 0;
+      while (this.ring.length - drop > 1 && (this.ring.length - drop > this.opts.ringSize || this.ringBytes > this.opts.ringBytes)) this.ringBytes -= this.ring[drop++].text.length;
+      if (drop) this.ring.splice(0, drop);
       for (const s of this.streams) s.offer(f);
-      this.onFrame?.(f);
+      this.onFrame?.(full);
       const type = (e.data as { type?: string }).type ?? '';
       if (e.key.startsWith('user:') && ACCESS_EVENTS.has(type)) {
         const user = e.key.slice('user:'.length);

@@ -18,6 +18,7 @@ import type { World } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
 import type { PersistedEvent } from '../../actors/persistence/engine';
 import type { EventHub, Frame } from './hub';
+import type { StreamEvent } from './types';
 import { matches, NO_FILTER } from './hub';
 
 export interface WebhookOptions {
@@ -155,7 +156,7 @@ class Worker {
   }
 
   /** Deliver one event until a 2xx; false when the webhook is now failing or the worker stopped. */
-  private async deliver(w: WebhookState, f: Frame): Promise<boolean> {
+  private async deliver(w: WebhookState, f: Frame & { event: StreamEvent }): Promise<boolean> {
     const body = JSON.stringify(f.event);
     const headers = {
       'content-type': 'application/json',

@@ -23,7 +23,8 @@ export class SseStream {
   private buf = '';
   private waiters: (() => void)[] = [];
 
-  constructor(url: string, opts: { as?: Creds | null; lastEventId?: string; headers?: Record<string, string> } = {}) {
+  /** light: keep of each event only its id, type and data.name (a long run's memory) */
+  constructor(url: string, private readonly opts: { as?: Creds | null; lastEventId?: string; headers?: Record<string, string>; light?: boolean } = {}) {
     let done!: () => void;
     this.ended = new Promise((r) => (done = () => { this.endedAt = Date.now(); r(); this.wake(); }));
     const headers: Record<string, string> = { accept: 'text/event-stream', ...opts.headers };
@@ -63,7 +64,11 @@ export class SseStream {
         else if (line.startsWith('event: ')) e.event = line.slice(7);
         else if (line.startsWith('data: ')) (data ??= []).push(line.slice(6));
       }
-      if (data) this.events.push({ id: e.id!, event: e.event ?? 'message', data: JSON.parse(data.join('\n')) });
+      if (!data) continue;
+      const parsed = JSON.parse(data.join('\n'));
+      // Copies, not slices: a slice would keep the whole chunk it came from alive.
+      const own = (x: string) => Buffer.from(x).toString();
+      this.events.push({ id: own(e.id!), event: own(e.event ?? 'message'), data: this.opts.light ? { name: parsed.name } : parsed });
     }
     this.wake();
   }
@@ -100,6 +105,11 @@ export class SseStream {
   /** Stop reading (the socket's buffers fill up, as with a stuck consumer). */
   pause(): void {
     this.res?.pause();
+  }
+
+  /** Read again (what the socket's buffers held, then the end if the server closed it). */
+  resume(): void {
+    this.res?.resume();
   }
 
   close(): void {
