@@ -20,6 +20,7 @@ import type { ProjectEvent } from '../actors/project/protocol';
 import type { NetworkEvent } from '../actors/network/protocol';
 import type { UserEvent } from '../actors/user/protocol';
 import type { HeadnodeEvent } from '../actors/headnode/protocol';
+import type { WebhookEvent } from '../actors/webhook/protocol';
 import { badArgument } from './errors';
 import { redact } from './redact';
 import { splitId } from '../actors/ids';
@@ -73,7 +74,7 @@ export interface AuditPage {
 export const SERVICE: ReadonlySet<string> = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade']);
 
 /** Every event any actor stores (older formats' included): CALLS must name a call for each. */
-type AnyEvent = NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent;
+type AnyEvent = NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent | WebhookEvent;
 
 /** The call of HIL's API (or hilt's own) that makes each event. */
 const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknown>) => string)> = {
@@ -131,6 +132,10 @@ const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknow
   HeadnodeDeleted: 'headnode_delete',
   NodeUpgraded: null,
   SwitchUpgraded: null,
+  WebhookCreated: 'webhook_create',
+  WebhookDeleted: 'webhook_delete',
+  WebhookFailing: null,
+  WebhookResumed: 'webhook_resume',
 };
 
 /** The call that made an event (null for the service's own work and for unknown events). */

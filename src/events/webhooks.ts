@@ -103,9 +103,12 @@ class Worker {
     this.wake?.();
   }
 
-  private pause(ms: number): Promise<void> {
+  /** Wait `ms`, or less when `wakeable` and something is committed (stop() always ends it). */
+  private pause(ms: number, wakeable: boolean): Promise<void> {
     return new Promise<void>((resolve) => {
-      this.wake = resolve;
+      this.wake = () => {
+        if (wakeable || this.stopped) resolve();
+      };
       this.sleeper = setTimeout(resolve, ms);
     }).then(() => {
       this.wake = undefined;
@@ -134,7 +137,7 @@ class Worker {
         // Caught up. Events passed over are recorded now: a crash only passes them over again.
         if (moved) await this.save();
         moved = false;
-        await this.pause(30_000);
+        await this.pause(30_000, true);
         continue;
       }
       for (const e of batch) {
@@ -192,7 +195,7 @@ class Worker {
         return false;
       }
       const o = this.runner.opts;
-      await this.pause(Math.min(o.retryMaxMs, o.retryMinMs * 2 ** Math.min(this.mark.failures - 1, 30)));
+      await this.pause(Math.min(o.retryMaxMs, o.retryMinMs * 2 ** Math.min(this.mark.failures - 1, 30)), false);
     }
   }
 }
