@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import * as S from '../schemas/events';
-import { badArgument, notFound } from '../errors';
+import { badArgument, notFound, ErrorType } from '../errors';
 import { parseTime } from '../audit';
 import { requireAdmin } from './guard';
 import type { Caller } from '../auth/basic';
@@ -46,7 +46,7 @@ async function startOf(app: FastifyInstance, req: FastifyRequest<{ Querystring: 
   const { first, last } = await world.runtime.engine.bounds();
   if (after < first - 1 || after > Math.max(last, hub.last)) {
     reply.code(410).send({
-      type: 'GoneError',
+      type: 'GoneError' satisfies ErrorType,
       msg: `event ${cursor} is not one this store keeps (older than what it keeps, or from another store, e.g. before a restore from a backup): start again from the oldest kept, or with since`,
       oldest: String(first),
     });

@@ -4,17 +4,10 @@ import { body, done, noBody, noQuery, params, responses, str } from './common';
 /** A filter: repeatable, and each value may hold several, comma-separated. */
 const multi = (description: string) => ({
   description,
-  anyOf: [{ type: 'string', maxLength: 4096 }, { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 4096 } }],
+  anyOf: [{ type: 'string', minLength: 1, maxLength: 4096 }, { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 4096 } }],
 }) as const;
 const cursor = { type: 'string', pattern: '^[0-9]{1,16}$' } as const;
-const time = { type: 'string', maxLength: 40 } as const;
-
-const gone = {
-  type: 'object',
-  description: 'The id is not one this store keeps (older than what is kept, or from another store: restored from a backup); start again from `oldest` (or with `since`)',
-  required: ['type', 'msg', 'oldest'],
-  properties: { type: { type: 'string', enum: ['GoneError'] }, msg: str, oldest: { type: 'string', description: 'the oldest id kept: give it with after= to start just after it, or no cursor to start now' } },
-} as const;
+const time = { type: 'string', minLength: 1, maxLength: 40 } as const;
 
 const event = {
   type: 'object',
@@ -47,11 +40,9 @@ export const events = {
       type: multi('only these event types; <kind>.* for all of a kind'),
     },
   },
-  response: {
+  response: responses('read', {
     200: { description: 'The stream (text/event-stream), one `data:` line per event', content: { 'text/event-stream': { schema: event } } },
-    410: gone,
-    ...responses('read', {}),
-  },
+  }, 410),
 } as const;
 
 const webhook = {

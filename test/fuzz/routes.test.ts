@@ -113,6 +113,12 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/admin/audit' },
   { method: 'POST', path: '/admin/backup', body: { path: 'string' } },
   { method: 'GET', path: '/metrics' },
+  { method: 'GET', path: '/events' },
+  { method: 'POST', path: '/admin/webhooks', body: { url: 'string', secret: 'password', description: 'string' }, required: ['url', 'secret'] },
+  { method: 'GET', path: '/admin/webhooks' },
+  { method: 'GET', path: '/admin/webhooks/{label}' },
+  { method: 'DELETE', path: '/admin/webhooks/{label}' },
+  { method: 'POST', path: '/admin/webhooks/{label}/resume' },
 ];
 
 /**

@@ -358,3 +358,34 @@ describe('GET /events: heartbeat and a consumer that does not read', function ()
     again.close();
   });
 });
+
+describe('GET /events after a restore from a backup (LMDB)', function () {
+  this.timeout(60_000);
+
+  it('answers 410 to an id the live store gave after the backup, and streams the restored store\'s own events', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const live = await startTestServer({ storage: 'lmdb' });
+    await must(live.api.put('/node/before-backup', { obm: obm() }));
+    const copy = join(mkdtempSync(join(tmpdir(), 'hilt-restore-')), 'copy');
+    await must(live.api.post('/admin/backup', { path: copy }));
+    await must(live.api.put('/node/lost', { obm: obm() }));
+    const s = new SseStream(`${live.url}/events?after=0&kind=node`, { as: ADMIN });
+    await s.count(2);
+    s.close();
+    const lostId = s.events.find((e) => e.data.name === 'lost')!.id;
+    const restored = await startTestServer({ storage: 'lmdb' }, {}, copy);
+    const gone = new SseStream(`${restored.url}/events`, { as: ADMIN, lastEventId: lostId });
+    expect(await gone.answered()).to.equal(410);
+    await gone.ended;
+    const oldest = JSON.parse(gone.body).oldest as string;
+    expect(Number(oldest)).to.be.above(Number(lostId));
+    // From the oldest kept on: the restored store's own new events.
+    const fresh = new SseStream(`${restored.url}/events?kind=node&after=${Number(oldest) - 1}`, { as: ADMIN });
+    await must(restored.api.put('/node/after-restore', { obm: obm() }));
+    await fresh.count(1);
+    expect(fresh.events.map((e) => e.data.name)).to.deep.equal(['after-restore']);
+    fresh.close();
+  });
+});
