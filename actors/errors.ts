@@ -45,16 +45,3 @@ export const badArgument = (msg: string) => new HiltError('BadArgumentError', ms
 export const unauthorized = (msg = 'you do not have permission for this call') => new HiltError('AuthorizationError', msg);
 export const conflict = (msg: string) => new HiltError('IllegalStateError', msg);
 
-/** How much of a client's input an error message may quote (docs/api-conventions.md §1). */
-export const QUOTE_MAX = 64;
-
-/**
- * A client's input as an error message quotes it: JSON-quoted (control characters escaped), at
- * most QUOTE_MAX characters of it, and how long it was when it is cut.
- */
-export function quote(input: unknown, max = QUOTE_MAX): string {
-  const s = typeof input === 'string' ? input : String(input);
-  const chars = [...s];
-  if (chars.length <= max) return JSON.stringify(s);
-  return `${JSON.stringify(chars.slice(0, max).join(''))}… (${chars.length} characters)`;
-}

@@ -22,9 +22,11 @@
  * from the latest snapshot plus the events after it.
  */
 import { HiltError } from './errors';
+import { QUOTE_MAX, shortText } from '../lib/text';
 import { MAX_SEQ } from './persistence/engine';
 import type { PersistenceEngine, JournalEntry, PersistedEvent, StorageStats } from './persistence/engine';
 import { NO_TELEMETRY, Telemetry } from './telemetry';
+import { sleep } from '../lib/time';
 
 export interface Command { type: string; /** acting user, recorded in the journal */ by: string }
 export interface Event { type: string }
@@ -63,22 +65,44 @@ export type Describe = (kind: string, id: string, state: unknown, event: Event &
 /** What each command of a protocol answers: command type → reply value. */
 export type Replies<C extends Command> = { [K in C['type']]: unknown };
 
-export interface Decision<E> {
+/**
+ * What a handler decides for one command: the events to commit, and the answer its protocol's
+ * Replies give that command (required unless the reply is void; a promise defers it: the mailbox
+ * moves on).
+ */
+export type Decision<E, V = void> = {
   events: E[];
-  /** The answer (typed by the protocol's Replies). A promise defers it: the mailbox moves on. */
-  value?: unknown;
   /** Runs once the events are committed or have failed (e.g. to drop a reservation). */
   settle?: () => void;
   /** Side effect after a successful commit (never during recovery): e.g. hand work to hardware. */
   afterCommit?: () => void;
-}
+} & ([V] extends [void] ? { value?: Promise<void> } : { value: V | Promise<V> });
 
-export interface Behavior<S, C extends Command, E extends Event> {
+/** A decision as the runtime handles it, whatever its command. */
+type AnyDecision<E> = { events: E[]; value?: unknown; settle?: () => void; afterCommit?: () => void };
+
+/**
+ * One handler per command of the protocol: it validates the command against the actor's state
+ * (throw a HiltError to refuse) and decides the events and the answer, typed by the protocol's
+ * Replies, so a handler cannot answer its command with the wrong type.
+ */
+export type Handlers<S, C extends Command, E, R extends Replies<C>> = {
+  [K in C['type']]: (state: S | null, cmd: Extract<C, { type: K }>, id: string) => Decision<E, R[K]> | Promise<Decision<E, R[K]>>;
+};
+
+export interface Behavior<S, C extends Command, E extends Event, R extends Replies<C>> {
   readonly kind: string;
   /** Pure: the only place state changes. Never mutate `state`: read models hold it. */
   apply(state: S | null, event: E & Stamp, id: string): S | null;
-  /** Validate a command against the current state; throw HiltError to refuse. */
-  decide(state: S | null, cmd: C, id: string): Decision<E> | Promise<Decision<E>>;
+  readonly decide: Handlers<S, C, E, R>;
+}
+
+/** A handler of a command that needs the entity to exist: `missing(id)` refuses it otherwise. */
+export function existing<S, Cmd, D>(missing: (id: string) => HiltError, handler: (state: S, cmd: Cmd, id: string) => D): (state: S | null, cmd: Cmd, id: string) => D {
+  return (state, cmd, id) => {
+    if (state === null) throw missing(id);
+    return handler(state, cmd, id);
+  };
 }
 
 type Reply = { ok: true; value: unknown } | { ok: false; error: HiltError };
@@ -160,6 +184,20 @@ export function below<C extends Command, R extends Replies<C>>(reg: Asker<C, R>)
 /** An entity as stored: state, sequence number, whether its actor is awake. */
 export interface StoredState<S> { state: S | null; sequenceNumber: number; live: boolean }
 
+/** What may be read of a kind without asking its actors (operators' inspection, metrics, the audit log). */
+export interface KindView {
+  readonly kind: string;
+  /** an entity's events, newest first */
+  journal(id: string, limit: number): AsyncIterable<JournalEntry>;
+  inspect(id: string): Promise<StoredState<unknown> | null>;
+  storedIds(idPrefix?: string): Promise<string[]>;
+  load(): { live: number; messages: number; busiest: number };
+  /** the awake actors and their mailboxes' depth */
+  liveActors(): { id: string; mailbox: number }[];
+  /** commits of this kind since the start: a view of the kind changed when it moved */
+  readonly commits: number;
+}
+
 /** One live actor: its committed state, its mailbox, and what the sweep needs to know. */
 interface Inbox<S, C> {
   state: S | null;
@@ -209,7 +247,7 @@ export class ActorRuntime {
   }
 
   register<S, C extends Command, E extends Event, R extends Replies<C>>(
-    behavior: Behavior<S, C, E>,
+    behavior: Behavior<S, C, E, R>,
     onCommit: (id: string, prev: S | null, next: S | null) => void,
   ): EntityRegistry<S, C, E, R> {
     const reg = new EntityRegistry<S, C, E, R>(this, behavior, onCommit);
@@ -217,7 +255,7 @@ export class ActorRuntime {
     return reg;
   }
 
-  registry(kind: string): EntityRegistry<unknown, Command, Event, Replies<Command>> | undefined {
+  registry(kind: string): KindView | undefined {
     return this.kinds.get(kind);
   }
 
@@ -298,20 +336,20 @@ export class ActorRuntime {
     clearInterval(this.sweeper);
     const deadline = Date.now() + this.askTimeoutMs;
     while ([...this.kinds.values()].some((r) => r.busy()) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
     this.stopped = true;
   }
 }
 
-export class EntityRegistry<S, C extends Command, E extends Event, R extends Replies<C>> implements Asker<C, R> {
+export class EntityRegistry<S, C extends Command, E extends Event, R extends Replies<C>> implements Asker<C, R>, KindView {
   private readonly live = new Map<string, Inbox<S, C>>();
   /** commits of this kind since the start: a view of the kind changed when it moved */
   commits = 0;
 
   constructor(
     private readonly rt: ActorRuntime,
-    readonly behavior: Behavior<S, C, E>,
+    readonly behavior: Behavior<S, C, E, R>,
     private readonly onCommit: (id: string, prev: S | null, next: S | null) => void,
   ) {}
 
@@ -512,10 +550,11 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
   private async handle(id: string, actor: Inbox<S, C>, { cmd, reply: answer }: Envelope<C>): Promise<void> {
     const state = actor.state;
     let reply: Reply | undefined;
-    let decision: Decision<E> | undefined;
+    let decision: AnyDecision<E> | undefined;
     let phase: 'decide' | 'apply' = 'decide';
     try {
-      decision = await this.behavior.decide(state, cmd, id);
+      const handler = this.behavior.decide[cmd.type as C['type']] as (s: S | null, c: C, id: string) => AnyDecision<E> | Promise<AnyDecision<E>>;
+      decision = await handler(state, cmd, id);
       if (decision.events.length) {
         const key = this.key(id);
         const at = Date.now();
@@ -600,9 +639,6 @@ async function storage<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-/** At most this much of a text from outside (an id, a storage message) goes into an error message. */
-const QUOTE_MAX = 64;
-export const shortText = (s: string, max = QUOTE_MAX * 4) => (s.length <= max ? s : `${s.slice(0, max)}…`);
 const shortId = (id: string) => shortText(id, QUOTE_MAX);
 
 /** Exhaustiveness check for protocol switches (the TS counterpart of a sealed trait). */

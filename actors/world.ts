@@ -5,7 +5,7 @@
  * cycles): project → node → nic → port; switch → port; project → network, user, headnode.
  * See docs/actors.md.
  */
-import { ActorRuntime, EntityRegistry, RuntimeOptions, below } from './runtime';
+import { ActorRuntime, Asker, EntityRegistry, KindView, RuntimeOptions, below } from './runtime';
 import type { PersistenceEngine } from './persistence/engine';
 import { ReadModel } from './readmodel';
 import { VlanPool, VlanRange } from './network/pool';
@@ -24,18 +24,16 @@ import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
-import { webhookBehavior } from './webhook/actor';
-import type { WebhookCommand, WebhookEvent, WebhookReplies, WebhookState } from './webhook/protocol';
-import { configFor, sameConfig } from './port/config';
-import { EMPTY_CONFIG } from './port/protocol';
-import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState } from './project/protocol';
-import type { NodeCommand, NodeEvent, NodeReplies, NodeState } from './node/protocol';
+import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState } from './project/protocol';
+import type { NodeCommand, NodeEvent, NodePublicCommand, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
 import type { PortCommand, PortEvent, PortReplies, PortState } from './port/protocol';
-import type { SwitchCommand, SwitchEvent, SwitchReplies, SwitchState } from './switch/protocol';
-import type { NetworkCommand, NetworkEvent, NetworkReplies, NetworkState } from './network/protocol';
-import type { UserCommand, UserEvent, UserReplies, UserState } from './user/protocol';
-import type { HeadnodeCommand, HeadnodeEvent, HeadnodeReplies, HeadnodeState } from './headnode/protocol';
+import type { SwitchCommand, SwitchEvent, SwitchPublicCommand, SwitchReplies, SwitchState } from './switch/protocol';
+import type { NetworkCommand, NetworkEvent, NetworkPublicCommand, NetworkReplies, NetworkState } from './network/protocol';
+import type { UserCommand, UserEvent, UserPublicCommand, UserReplies, UserState } from './user/protocol';
+import type { HeadnodeCommand, HeadnodeEvent, HeadnodePublicCommand, HeadnodeReplies, HeadnodeState } from './headnode/protocol';
+import { webhookBehavior } from './webhook/actor';
+import type { WebhookCommand, WebhookEvent, WebhookPublicCommand, WebhookReplies, WebhookState } from './webhook/protocol';
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
@@ -45,6 +43,26 @@ export interface WorldOptions extends RuntimeOptions {
   switchTimeoutMs?: number;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
+}
+
+type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes' | 'webhooks';
+
+/**
+ * The world as the API's routes see it: the read models and the runtime as they are, and of each
+ * kind its views and asks of its public commands only. Nics and ports take no command from a
+ * route (they are reached through their node and switch), and no route can send a command meant
+ * for an actor's corridor (`nic.actionFinished`, `port.apply`, `switch.recordHostKey`, …).
+ */
+export interface RouteWorld extends Omit<World, Kinds> {
+  readonly projects: KindView & Asker<ProjectPublicCommand, ProjectReplies>;
+  readonly nodes: KindView & Asker<NodePublicCommand, NodeReplies>;
+  readonly nics: KindView;
+  readonly ports: KindView;
+  readonly switches: KindView & Asker<SwitchPublicCommand, SwitchReplies>;
+  readonly networks: KindView & Asker<NetworkPublicCommand, NetworkReplies>;
+  readonly users: KindView & Asker<UserPublicCommand, UserReplies>;
+  readonly headnodes: KindView & Asker<HeadnodePublicCommand, HeadnodeReplies>;
+  readonly webhooks: KindView & Asker<WebhookPublicCommand, WebhookReplies>;
 }
 
 export class World {
@@ -64,7 +82,7 @@ export class World {
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent, UserReplies>;
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
-  /** subscriptions to the event stream (src/events/webhooks.ts delivers): asked by nobody but routes and the delivery runner */
+  /** subscriptions to the event stream (src/events/webhooks.ts delivers them) */
   readonly webhooks: EntityRegistry<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies>;
   private closing = false;
   private closed?: Promise<void>;
@@ -114,53 +132,6 @@ export class World {
       projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),
       (id, a, b) => rm.commitProject(id, a, b),
     );
-  }
-
-  /**
-   * Rebuild every read model from the latest snapshot plus later events of each entity. Nodes
-   * before nics (an attachment is indexed with its node's project), switches before ports.
-   */
-  async rebuild(): Promise<void> {
-    const load = async <S>(reg: EntityRegistry<S, any, any, any>, commit: (id: string, s: S) => void) => {
-      for await (const { id, state } of reg.recoverAll()) if (state) commit(id, state);
-    };
-    const rm = this.rm;
-    await load(this.projects, (id, s) => rm.commitProject(id, null, s));
-    await load(this.nodes, (id, s) => rm.commitNode(id, null, s));
-    await load(this.nics, (id, s) => rm.commitNic(id, null, s));
-    await load(this.switches, (id, s) => rm.commitSwitch(id, null, s));
-    await load(this.ports, (id, s) => rm.commitPort(id, null, s));
-    await load(this.networks, (id, s) => rm.commitNetwork(id, null, s));
-    await load(this.users, (id, s) => rm.commitUser(id, null, s));
-    await load(this.headnodes, (id, s) => rm.commitHeadnode(id, null, s));
-    await load(this.webhooks, (id, s) => rm.commitWebhook(id, null, s));
-  }
-
-  /**
-   * After a start, before any operation is resumed: the port's record of a change and its nic's
-   * record of that operation's outcome are written side by side (hardware/port-hardware.ts), so a
-   * crash between them leaves the port's record behind. Nothing is in flight now, and the nic's
-   * committed networks are the truth (it records DONE only after the switch applied a change):
-   * every wired port gets the configuration they put on it, an operation still pending included
-   * (it is applied again from there). Returns how many records changed.
-   */
-  async repairPortRecords(): Promise<number> {
-    let repaired = 0;
-    for (const [id, port] of this.rm.ports) {
-      // A nic deleted while wired, with the service stopped before its port was freed (see
-      // nic.delete): free the port now.
-      if (port.wire && !this.rm.nic(port.wire.node, port.wire.nic)) {
-        await this.ports.ask(id, { type: 'port.unwire', by: 'recovery', node: port.wire.node, nic: port.wire.nic });
-        repaired++;
-        continue;
-      }
-      const nic = port.wire && this.rm.nic(port.wire.node, port.wire.nic);
-      const config = nic ? configFor(nic.networks, (network) => this.rm.networks.get(network)?.vlan) : EMPTY_CONFIG;
-      if (sameConfig(config, port.config)) continue;
-      await this.ports.ask(id, { type: 'port.configured', by: 'recovery', config, wire: port.wire });
-      repaired++;
-    }
-    return repaired;
   }
 
   close(): Promise<void> {

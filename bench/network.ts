@@ -9,6 +9,7 @@
  */
 import { Agent, request } from 'node:http';
 import { startTarget, run, AUTH } from './inventory';
+import { sleep } from '../lib/time';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 // Not BENCH_NODES: bench/inventory.ts (imported above) sets that one for its own target.
@@ -41,7 +42,6 @@ async function ok(base: string, method: string, path: string, body?: unknown) {
   return r.json;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
 
 interface Result { label: string; switches: number; clients: number; opsPerSec: number; p50: number; p99: number; errors: number; bareRps: number }

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { Client as PgClient } from 'pg';
 import { run, startTarget, registerRequests, Figure, AUTH } from './inventory';
 import { startPostgres, TestPostgres } from '../test/helpers/postgres';
+import { sleep } from '../lib/time';
 
 const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -28,7 +29,6 @@ const PAUSES = Number(process.env.BENCH_PAUSES ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WRITE_CONNECTIONS = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 128);
 const SERVER = join(__dirname, '..', 'src', 'server.js');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Engine { name: 'lmdb' | 'postgres'; env(): Promise<Record<string, string>> }

@@ -5,6 +5,7 @@
  *
  *   npm run bench:sweep        (BENCH_ACTORS, default 60000)
  */
+import { sleep } from '../lib/time';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,13 +36,13 @@ async function longestStall(work: () => Promise<void>): Promise<{ stallMs: numbe
     stallMs = Math.max(stallMs, now - last);
     last = now;
   }, 1);
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   stallMs = 0;
   last = performance.now();
   const t0 = performance.now();
   await work();
   const tookMs = performance.now() - t0;
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   clearInterval(ticker);
   return { stallMs, tookMs };
 }

@@ -21,6 +21,7 @@ import { SwitchSessions } from '../hardware/switch-sessions';
 import { CliSwitchDriver } from '../drivers/switch/ssh/driver';
 import { NEXUS_TABLE } from '../drivers/switch/nexus';
 import type { SwitchInfo } from '../drivers/switch/types';
+import { sleep } from '../lib/time';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 16);
@@ -31,7 +32,6 @@ interface Sim { address: string; username: string; password: string }
 interface Result { label: string; switches: number; ops: number; opsPerSec: number; p50: number; p99: number; errors: number }
 
 const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : NaN);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startSims(): Promise<{ sims: Sim[]; stop: () => void }> {
   const child = spawn(process.execPath, [join(__dirname, 'switch-sims.js')], {

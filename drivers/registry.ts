@@ -5,8 +5,8 @@
  * inspection all come from the entry, and nothing else in the service names a driver.
  */
 import Ajv, { ValidateFunction } from 'ajv';
-import type { Config } from '../src/config';
-import { quote } from '../actors/errors';
+import type { DriverSettings } from './settings';
+import { quote } from '../lib/text';
 
 /** Field names a client sent, as a message lists them: a prefix of each, at most five. */
 export function fieldList(fields: string[]): string {
@@ -14,9 +14,9 @@ export function fieldList(fields: string[]): string {
   return shown.join(', ') + (fields.length > 5 ? ` and ${fields.length - 5} more` : '');
 }
 
-/** What a driver is built from: the service's settings (its data folder included). */
+/** What a driver is built from: the service's settings that drivers read (its data folder included). */
 export interface DriverContext {
-  config: Config;
+  settings: DriverSettings;
 }
 
 /** Registration fields as stored: the driver's own, already validated. */

@@ -11,6 +11,7 @@
  * (or had `settleMs` to do so): a timed-out call may still be changing the device, and nothing
  * else may touch it meanwhile.
  */
+import { settledWithin, sleep } from '../lib/time';
 
 export type DeviceCall<T> = (signal: AbortSignal) => Promise<T>;
 
@@ -97,7 +98,6 @@ interface Line {
   lastEnd: number;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class DeviceTimeoutError extends Error {
   override name = 'DeviceTimeoutError';
@@ -246,9 +246,7 @@ export class DeviceQueue {
       }
       controller.abort(error);
       // The call may still be changing the device: wait for it to end, within reason.
-      let settleTimer: NodeJS.Timeout | undefined;
-      await Promise.race([finished, new Promise<void>((r) => { settleTimer = setTimeout(r, this.settleMs); })]);
-      clearTimeout(settleTimer);
+      await settledWithin(finished, this.settleMs);
     }
     line.lastEnd = Date.now();
   }

@@ -13,6 +13,7 @@ import { nicId, portId } from '../actors/ids';
 import type { PortChange, PortCommand, PortReplies } from '../actors/port/protocol';
 import { NATIVE, NetworkAction, NicCommand, NicReplies, NicState } from '../actors/nic/protocol';
 import type { OperationType, Telemetry } from '../actors/telemetry';
+import { backoff, sleep } from '../lib/time';
 
 /** An operation's type as metrics and the dashboard name it. */
 export function operationType(a: NetworkAction): OperationType {
@@ -44,7 +45,6 @@ export interface NetworkOperationsDeps {
   ports: Asker<PortCommand, PortReplies>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The port change an operation asks for; null when it cannot be carried out. */
 function changeOf(a: NetworkAction): PortChange | null {
@@ -113,7 +113,7 @@ export class NetworkOperations {
         await this.deps.nics.ask(nicId(node, action.nic), { type: 'nic.actionFinished', by: 'switch', seq: action.seq, error });
         return true;
       } catch {
-        await sleep(Math.min(5_000, 50 * 2 ** attempt));
+        await sleep(backoff(attempt, 50, 5_000));
       }
     }
     return false;

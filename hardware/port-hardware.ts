@@ -34,6 +34,7 @@ import { HiltError } from '../actors/errors';
 import { portId } from '../actors/ids';
 import { configAfter, sameConfig } from '../actors/port/config';
 import type { PortChange, PortCheck, PortConfig, PortFound, PortState, Wire } from '../actors/port/protocol';
+import { backoff, sleep, within } from '../lib/time';
 
 /** What the hardware path needs: the switches' sessions, a switch's driver settings, and a way to record a port's configuration. */
 export interface PortHardwareDeps {
@@ -49,14 +50,6 @@ export interface PortHardwareDeps {
 
 interface Unrecorded { config: PortConfig; wire: Wire | null }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `p`'s value if it settles within `ms`, else `otherwise`. */
-function within<T>(p: Promise<T>, ms: number, otherwise: T): Promise<T> {
-  if (ms <= 0) return Promise.resolve(otherwise);
-  let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((r) => { timer = setTimeout(() => r(otherwise), ms); })]).finally(() => clearTimeout(timer));
-}
 const sameWire = (a: Wire | null, b: Wire | null) => a === b || (!!a && !!b && a.node === b.node && a.nic === b.nic);
 
 /** Reset the port, then set exactly `config`: repairs drift (e.g. a rebooted switch). */
@@ -243,7 +236,7 @@ export class PortHardware {
             this.unrecorded.delete(id);
             return;
           }
-          await sleep(Math.min(5_000, 50 * 2 ** attempt++));
+          await sleep(backoff(attempt++, 50, 5_000));
         }
       }
     } finally {

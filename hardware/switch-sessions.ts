@@ -31,6 +31,7 @@ import { DeviceQueue } from './device-queue';
 import { SwitchDriver, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../drivers/switch/types';
 import { driverName, NO_TELEMETRY, Telemetry, timed } from '../actors/telemetry';
 import { CallProgress, leaseLost, nothingSent, wrapSession } from './switch-session';
+import { settledWithin } from '../lib/time';
 
 /** The switch actor's record of host keys, as the sessions need it. */
 export interface HostKeyBook {
@@ -61,11 +62,6 @@ export interface SwitchBatch {
 
 const noop = () => undefined;
 
-/** Resolves when `p` settles or after `ms`, whichever comes first. */
-function bounded(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([p.then(noop, noop), new Promise<void>((r) => { timer = setTimeout(r, ms); })]).finally(() => clearTimeout(timer));
-}
 
 export class SwitchSessions {
   private readonly queue: DeviceQueue;
@@ -236,7 +232,7 @@ export class SwitchSessions {
       this.telemetry.sessionClosed(name, this.carried.get(name) ?? 0);
       this.carried.delete(name);
       // The logout (and the save before it) ends when this signal aborts.
-      const done: Promise<void> = bounded(session.close(AbortSignal.timeout(this.timeoutMs)), this.timeoutMs).then(() => {
+      const done: Promise<void> = settledWithin(session.close(AbortSignal.timeout(this.timeoutMs)), this.timeoutMs).then(() => {
         if (this.closing.get(name) === done) this.closing.delete(name);
       });
       this.closing.set(name, done);

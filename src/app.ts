@@ -4,10 +4,10 @@
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { HiltError, badArgument, quote, statusOf, ERROR_STATUS } from './errors';
+import { HiltError, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
 import type { ThrottleOptions } from './auth/throttle';
-import type { World } from '../actors/world';
+import type { RouteWorld, World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
@@ -21,6 +21,7 @@ import { adminRoutes } from './routes/admin';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
+import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
 import { addNameFormats, errorSchema, NAME_FORMAT, NAME_OR_EMPTY_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
 import { Metrics } from './metrics';
@@ -50,7 +51,8 @@ export interface RouteEntry { method: string; url: string }
 
 /** Everything a route needs. */
 export interface Hilt {
-  world: World;
+  /** the routes ask each kind's public commands only */
+  world: RouteWorld;
   config: Config;
   auth: Authenticator;
   power: PowerControl;
@@ -82,69 +84,6 @@ export interface AppOptions {
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * The first key that an object of `text` (valid JSON) holds twice, or null. JSON.parse keeps the
- * last of them silently; a body that says two things is refused instead (docs/api-conventions.md
- * §2), so that no two readers of one body (a proxy, an audit, hilt) can disagree about it.
- */
-export function duplicateKey(text: string): string | null {
-  const stack: (Set<string> | null)[] = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      let j = i + 1;
-      while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
-      const top = stack[stack.length - 1];
-      if (top && expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (top.has(key)) return key;
-        top.add(key);
-        expectKey = false;
-      }
-      i = j;
-    } else if (c === 0x7b /* { */) {
-      stack.push(new Set());
-      expectKey = true;
-    } else if (c === 0x5b /* [ */) {
-      stack.push(null);
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      stack.pop();
-    } else if (c === 0x2c /* , */) {
-      expectKey = stack[stack.length - 1] != null;
-    }
-  }
-  return null;
-}
-
-/** Bodies are JSON whatever the Content-Type (HIL's client sends none); empty means {}. */
-function parseJsonObject(_req: FastifyRequest, raw: Buffer, done: (err: Error | null, body?: unknown) => void): void {
-  if (raw.length === 0) return done(null, {});
-  let value: unknown;
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-    value = JSON.parse(text);
-  } catch {
-    return done(badArgument('the request body is not valid UTF-8 JSON'));
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return done(badArgument('the request body must be a JSON object'));
-  const twice = duplicateKey(text);
-  if (twice !== null) return done(badArgument(`the request body has the key ${quote(twice)} more than once`));
-  done(null, value);
-}
-
-/** A GET must not carry a body (docs/api-conventions.md §2); fastify does not read GET bodies, so look. */
-async function rejectGetBody(req: FastifyRequest): Promise<void> {
-  const len = req.headers['content-length'];
-  if (len !== undefined && len !== '0') throw badArgument('a GET request must not have a body');
-  if (req.headers['transfer-encoding']) {
-    for await (const chunk of req.raw) if ((chunk as Buffer).length) throw badArgument('a GET request must not have a body');
-  }
-}
-
 interface ValidationIssue { keyword: string; instancePath: string; params?: { format?: string } }
 
 /** A name that breaks the rule gets the rule's wording (Ajv's would be `must match format "hilt-name"`). */
@@ -162,19 +101,6 @@ const shortPath = (p: string) => (p.length <= 64 ? p : `${p.slice(0, 64)}… (${
 const MSG_MAX = 1024;
 const bounded = (msg: string) => (msg.length <= MSG_MAX ? msg : `${msg.slice(0, MSG_MAX)}…`);
 
-/** What node's HTTP parser refuses, answered with the error body (or nothing, when the socket cannot take it). */
-export function clientError(err: Error & { code?: string }, socket: import('node:net').Socket): void {
-  if (!socket.writable || (err.code === 'ECONNRESET')) {
-    socket.destroy();
-    return;
-  }
-  const [status, type, msg] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'BadArgumentError', 'the request headers are too large']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'BadArgumentError', 'the request took too long to arrive']
-      : [400, 'BadArgumentError', 'malformed HTTP request'];
-  const body = JSON.stringify({ type, msg });
-  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-}
-
 /** The throttle's settings from the configuration (README, Logins). */
 function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
@@ -184,7 +110,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : { http: { requireHostHeader: false } }),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false }, plugins: [addNameFormats] },
     // A name is at most 765 characters percent-encoded, a status id at most 2,048.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2100 },
@@ -254,7 +180,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     req.caller = await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
   });
 
-  app.setErrorHandler((err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {
+  app.setErrorHandler(async (err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {
     if (err instanceof HiltError) {
       const status = statusOf(err);
       if (status >= 500) req.log.error({ err, ...('detail' in err ? { detail: (err as { detail: unknown }).detail } : {}) }, 'request failed');
@@ -263,7 +189,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return reply.code(status).send({ type: err.type, msg: status < 500 ? bounded(msg) : msg });
     }
     if (err.validation) return reply.code(400).send({ type: 'BadArgumentError', msg: bounded(validationMessage(err.validation, err.validationContext) ?? err.message) });
-    if (err.statusCode === 413) return reply.code(413).send({ type: 'RequestTooLargeError', msg: err.message });
+    if (err.statusCode === 413) {
+      await drained(req.raw);
+      return reply.code(413).header('connection', 'close').send({ type: 'RequestTooLargeError', msg: `the request body is larger than ${BODY_LIMIT} bytes` });
+    }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode === 404 ? 404 : 400).send({ type: err.statusCode === 404 ? 'NotFoundError' : 'BadArgumentError', msg: bounded(err.message) });
     }

@@ -10,7 +10,7 @@
  * A cursor is the position of the last event a page examined, so pages never overlap or skip,
  * however many changes are committed between two requests.
  */
-import type { World } from '../actors/world';
+import type { RouteWorld } from '../actors/world';
 import type { HistoryEntry } from '../actors/runtime';
 import type { NetworkAction, NicEvent } from '../actors/nic/protocol';
 import type { NodeEvent } from '../actors/node/protocol';
@@ -180,7 +180,7 @@ export function auditEntry(e: HistoryEntry): AuditEntry {
 }
 
 /** One page of the audit log. */
-export async function auditPage(world: World, q: AuditQuery): Promise<AuditPage> {
+export async function auditPage(world: RouteWorld, q: AuditQuery): Promise<AuditPage> {
   if (q.name !== undefined && q.kind === undefined) throw badArgument('name needs kind (e.g. kind=node&name=n1)');
   if (q.kind !== undefined && !world.runtime.registry(q.kind)) throw badArgument(`no kind ${q.kind} (known: ${world.runtime.kindNames().join(', ')})`);
   // A nic's or a port's id holds two names, each bound by the rule (the id may be longer than one).

@@ -7,11 +7,12 @@ import type { VlanRange } from '../actors/network/pool';
 import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import { IMAGE_NAME } from '../drivers/headnode/types';
 import { STORAGE_ENGINES, StorageKind } from '../actors/persistence';
+import type { DriverSettings } from '../drivers/settings';
 
-export interface Config {
+/** The service's settings; those its drivers read are declared in drivers/settings.ts. */
+export interface Config extends DriverSettings {
   host: string;
   port: number;
-  dataDir: string;
   /** `lmdb` (in dataDir), `memory` (tests and demos: nothing survives the process) or `postgres` (databaseUrl; active/standby) */
   storage: StorageKind;
   /** postgres: postgres://user:password@host:port/database (libpq's URL parameters, e.g. sslmode) */
@@ -36,35 +37,12 @@ export interface Config {
   adminUser: string;
   /** unset: a password is generated and printed once at the first start */
   adminPassword?: string;
-  /** headnode base images always offered (docs/api-conventions.md §9), beside the driver's own (NAME.qcow2 in headnodeImagesDir) */
-  baseImages: string[];
   /** the type of a headnode driver (drivers/headnode/index.ts): `qemu` (real VMs on an Open vSwitch bridge) or `mock` (in-memory VMs for labs and demos) */
   headnodeDriver: string;
-  /** base image NAME is the file NAME.qcow2 in this folder */
-  headnodeImagesDir: string;
-  /** OVS bridge the hnics' taps join (datapath_type=netdev where the kernel has no OVS module) */
-  ovsBridge: string;
-  /** ovsdb-server socket path; unset: ovs-vsctl's default */
-  ovsDb?: string;
-  headnodeAccel: 'tcg' | 'kvm';
-  headnodeMemoryMb: number;
   /** how often running headnode VMs are checked for having died (0: never) */
   headnodeCheckMs: number;
   /** bound on each headnode VM operation (start, stop, delete, recovery, check) */
   headnodeTimeoutMs: number;
-  /** delay of every VM operation of the mock headnode driver */
-  mockHeadnodeDelayMs: number;
-  mockSwitchDelayMs: number;
-  mockSwitchSessionDelayMs: number;
-  /** failure injection: `switch/port` entries whose every mock switch operation fails */
-  mockSwitchFailPorts: string[];
-  /** bound on each switch call: its port change and, when it opens the switch's session, the login (a logout has the same bound) */
-  switchTimeoutMs: number;
-  /** save the running configuration of a real switch (SSH drivers) at the end of each session that changed it */
-  switchSave: boolean;
-  ipmiCipherSuite?: string;
-  /** bound on each power call, counted from when it is made (waiting behind earlier calls to the BMC included) */
-  obmTimeoutMs: number;
   logLevel: string;
   /** failed logins for one user name within loginWindowMs that lock the name (429) */
   loginMaxFailures: number;

@@ -14,7 +14,7 @@
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { clientError } from './app';
+import { clientError } from './request-body';
 
 export type Role = 'active' | 'standby';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -12,6 +12,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeviceOutcome, DriverKind, OperationType, Telemetry } from '../actors/telemetry';
 import type { World } from '../actors/world';
+import type { ReadModel } from '../actors/readmodel';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 
@@ -45,11 +46,20 @@ const STORAGE_GAUGES = ['hilt_storage_size_bytes', 'hilt_storage_used_bytes'];
 
 let processRegistry: Registry | undefined;
 
+/**
+ * prom-client's families whose names are another family's plus `_total`: a gauge
+ * `nodejs_active_handles` per type beside a gauge `nodejs_active_handles_total`. A parser that
+ * reads `_total` as a counter's suffix takes the second for samples of the first, apart from
+ * the rest of its family, which the text format forbids. The totals are the families' sums.
+ */
+const CLASHING = ['nodejs_active_resources_total', 'nodejs_active_handles_total', 'nodejs_active_requests_total'];
+
 /** CPU, memory, file descriptors, event loop lag, GC: one set per process. */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    for (const name of CLASHING) processRegistry.removeSingleMetric(name);
   }
   return processRegistry;
 }
@@ -124,7 +134,7 @@ export class Metrics implements Telemetry {
       collect() {
         this.reset();
         if (!self.sources) return;
-        for (const [sw, n] of pendingPerSwitch(self.sources.world)) this.set({ switch: sw }, n);
+        for (const [sw, n] of pendingPerSwitch(self.sources.world.rm)) this.set({ switch: sw }, n);
       },
     });
     new Gauge({
@@ -311,8 +321,7 @@ export class Metrics implements Telemetry {
 }
 
 /** Pending network operations per switch, from the committed view (every known switch, 0 included). */
-export function pendingPerSwitch(world: World): Map<string, number> {
-  const rm = world.rm;
+export function pendingPerSwitch(rm: ReadModel): Map<string, number> {
   const out = new Map<string, number>([...rm.switches.keys()].map((s) => [s, 0]));
   for (const node of rm.pendingByNode.keys()) {
     for (const nic of rm.pendingByNode.get(node)) {

@@ -1,8 +1,8 @@
-import { Behavior, Decision, assertNever } from '../runtime';
+import { Behavior, assertNever, existing } from '../runtime';
 import { duplicate, notFound, conflict, badArgument } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
-import type { BootSpec, HeadnodeCommand, HeadnodeEvent, HeadnodeState, Hnic } from './protocol';
+import type { BootSpec, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies, HeadnodeState, Hnic } from './protocol';
 
 const mapHnic = (state: HeadnodeState, hnic: string, f: (h: Hnic) => Hnic): HeadnodeState => ({
   ...state,
@@ -24,7 +24,9 @@ export interface HeadnodeDeps {
   uses: NetworkUseBook;
 }
 
-export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeState, HeadnodeCommand, HeadnodeEvent> {
+export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies> {
+  /** A command on an existing headnode. */
+  const live = <Cmd, D>(handler: (state: HeadnodeState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`headnode ${id}`), handler);
 
   function hnicOf(state: HeadnodeState, id: string, hnic: string): Hnic {
     const h = state.hnics.find((x) => x.name === hnic);
@@ -83,79 +85,82 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
       }
     },
 
-    decide(state, cmd, id): Decision<HeadnodeEvent> {
-      if (cmd.type === 'headnode.create') {
+    // docs/api-conventions.md §9 orders, after the route's headnode 404 → auth.
+    decide: {
+      'headnode.create': (state, cmd, id) => {
         if (state) throw duplicate(`headnode ${id}`);
         return { events: [{ type: 'HeadnodeCreated', project: cmd.project, baseImg: cmd.baseImg }] };
-      }
-      if (!state) throw notFound(`headnode ${id}`);
-      switch (cmd.type) {
-        // docs/api-conventions.md §9 orders, after the route's headnode 404 → auth.
-        case 'headnode.createHnic':
-          if (state.hnics.some((h) => h.name === cmd.hnic)) throw duplicate(`hnic ${cmd.hnic} of headnode ${id}`);
-          modifiable(state, id);
-          return { events: [{ type: 'HnicCreated', hnic: cmd.hnic }] };
-        case 'headnode.deleteHnic':
-          hnicOf(state, id, cmd.hnic);
-          modifiable(state, id);
-          return { events: [{ type: 'HnicDeleted', hnic: cmd.hnic }] };
-        case 'headnode.connectNetwork': {
-          const h = hnicOf(state, id, cmd.hnic);
-          const net = rm.networks.get(cmd.network);
-          if (!net) throw notFound(`network ${cmd.network}`);
-          if (!net.dynamic) throw badArgument(`network ${cmd.network} has an id assigned by an administrator; headnodes take only networks with an allocated id`);
-          modifiable(state, id);
-          if (net.access.length && !net.access.includes(state.project)) {
-            throw conflict(`project ${state.project} has no access to network ${cmd.network}`);
-          }
-          if (h.network === cmd.network) return { events: [] };
-          // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
-          const key = `headnode\u0000${id}\u0000${cmd.hnic}`;
-          if (!uses.reserve(cmd.network, key, state.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
-          return {
-            events: [{ type: 'HnicNetworkConnected', hnic: cmd.hnic, network: cmd.network }],
-            settle: () => uses.release(cmd.network, key),
-          };
+      },
+      'headnode.createHnic': live((state, cmd, id) => {
+        if (state.hnics.some((h) => h.name === cmd.hnic)) throw duplicate(`hnic ${cmd.hnic} of headnode ${id}`);
+        modifiable(state, id);
+        return { events: [{ type: 'HnicCreated', hnic: cmd.hnic }] };
+      }),
+      'headnode.deleteHnic': live((state, cmd, id) => {
+        hnicOf(state, id, cmd.hnic);
+        modifiable(state, id);
+        return { events: [{ type: 'HnicDeleted', hnic: cmd.hnic }] };
+      }),
+      'headnode.connectNetwork': live((state, cmd, id) => {
+        const h = hnicOf(state, id, cmd.hnic);
+        const net = rm.networks.get(cmd.network);
+        if (!net) throw notFound(`network ${cmd.network}`);
+        if (!net.dynamic) throw badArgument(`network ${cmd.network} has an id assigned by an administrator; headnodes take only networks with an allocated id`);
+        modifiable(state, id);
+        if (net.access.length && !net.access.includes(state.project)) {
+          throw conflict(`project ${state.project} has no access to network ${cmd.network}`);
         }
-        case 'headnode.detachNetwork': {
-          const h = hnicOf(state, id, cmd.hnic);
-          modifiable(state, id);
-          return { events: h.network ? [{ type: 'HnicNetworkDetached', hnic: cmd.hnic }] : [] };
-        }
+        if (h.network === cmd.network) return { events: [] };
+        // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
+        const key = `headnode\u0000${id}\u0000${cmd.hnic}`;
+        if (!uses.reserve(cmd.network, key, state.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
+        return {
+          events: [{ type: 'HnicNetworkConnected', hnic: cmd.hnic, network: cmd.network }],
+          settle: () => uses.release(cmd.network, key),
+        };
+      }),
+      'headnode.detachNetwork': live((state, cmd, id) => {
+        const h = hnicOf(state, id, cmd.hnic);
+        modifiable(state, id);
+        return { events: h.network ? [{ type: 'HnicNetworkDetached', hnic: cmd.hnic }] : [] };
+      }),
 
-        case 'headnode.beginStart': {
-          if (state.status === 'running') throw conflict(`headnode ${id} is already running`);
-          if (state.status !== 'created' && state.status !== 'stopped' && state.status !== 'died') {
-            throw conflict(`headnode ${id} is ${state.status}`);
-          }
-          return { events: [{ type: 'HeadnodeStartRequested' }], value: bootSpec({ rm }, state) };
+      'headnode.beginStart': live((state, _cmd, id) => {
+        if (state.status === 'running') throw conflict(`headnode ${id} is already running`);
+        if (state.status !== 'created' && state.status !== 'stopped' && state.status !== 'died') {
+          throw conflict(`headnode ${id} is ${state.status}`);
         }
-        case 'headnode.endStart':
-          if (state.status !== 'starting') return { events: [] };
-          return { events: [cmd.error === null ? { type: 'HeadnodeStarted', vncport: cmd.vncport } : { type: 'HeadnodeStartFailed', error: cmd.error }] };
-        case 'headnode.beginStop':
-          if (state.status !== 'running') {
-            throw conflict(`headnode ${id} is not running (${state.status}${state.error ? `: ${state.error}` : ''})`);
-          }
-          return { events: [{ type: 'HeadnodeStopRequested' }] };
-        case 'headnode.endStop':
-          if (state.status !== 'stopping') return { events: [] };
-          return { events: [cmd.error === null ? { type: 'HeadnodeStopped' } : { type: 'HeadnodeStopFailed', error: cmd.error }] };
-        case 'headnode.beginDelete':
-          // HeadnodeControl runs one operation per headnode at a time: starting/stopping here
-          // means a crash interrupted one, and recovery finishes it first.
-          if (state.status === 'starting' || state.status === 'stopping') throw conflict(`headnode ${id} is ${state.status}; try again`);
-          return { events: state.status === 'deleting' ? [] : [{ type: 'HeadnodeDeleteRequested' }] };
-        case 'headnode.endDelete':
-          if (state.status !== 'deleting') return { events: [] };
-          return { events: [cmd.error === null ? { type: 'HeadnodeDeleted' } : { type: 'HeadnodeDeleteFailed', error: cmd.error }] };
-        case 'headnode.observed':
-          if (state.status !== 'running') return { events: [] };
-          if (!cmd.running) return { events: [{ type: 'HeadnodeDied', error: cmd.error ?? 'the VM is no longer running' }] };
-          return { events: cmd.vncport !== state.vncport ? [{ type: 'HeadnodeStarted', vncport: cmd.vncport }] : [] };
-        default:
-          return assertNever(cmd);
-      }
+        return { events: [{ type: 'HeadnodeStartRequested' }], value: bootSpec({ rm }, state) };
+      }),
+      'headnode.endStart': live((state, cmd) => {
+        if (state.status !== 'starting') return { events: [] };
+        return { events: [cmd.error === null ? { type: 'HeadnodeStarted', vncport: cmd.vncport } : { type: 'HeadnodeStartFailed', error: cmd.error }] };
+      }),
+      'headnode.beginStop': live((state, _cmd, id) => {
+        if (state.status !== 'running') {
+          throw conflict(`headnode ${id} is not running (${state.status}${state.error ? `: ${state.error}` : ''})`);
+        }
+        return { events: [{ type: 'HeadnodeStopRequested' }] };
+      }),
+      'headnode.endStop': live((state, cmd) => {
+        if (state.status !== 'stopping') return { events: [] };
+        return { events: [cmd.error === null ? { type: 'HeadnodeStopped' } : { type: 'HeadnodeStopFailed', error: cmd.error }] };
+      }),
+      'headnode.beginDelete': live((state, _cmd, id) => {
+        // HeadnodeControl runs one operation per headnode at a time: starting/stopping here
+        // means a crash interrupted one, and recovery finishes it first.
+        if (state.status === 'starting' || state.status === 'stopping') throw conflict(`headnode ${id} is ${state.status}; try again`);
+        return { events: state.status === 'deleting' ? [] : [{ type: 'HeadnodeDeleteRequested' }] };
+      }),
+      'headnode.endDelete': live((state, cmd) => {
+        if (state.status !== 'deleting') return { events: [] };
+        return { events: [cmd.error === null ? { type: 'HeadnodeDeleted' } : { type: 'HeadnodeDeleteFailed', error: cmd.error }] };
+      }),
+      'headnode.observed': live((state, cmd) => {
+        if (state.status !== 'running') return { events: [] };
+        if (!cmd.running) return { events: [{ type: 'HeadnodeDied', error: cmd.error ?? 'the VM is no longer running' }] };
+        return { events: cmd.vncport !== state.vncport ? [{ type: 'HeadnodeStarted', vncport: cmd.vncport }] : [] };
+      }),
     },
   };
 }

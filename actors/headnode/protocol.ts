@@ -39,13 +39,19 @@ export interface BootSpec {
   hnics: { name: string; vlan: number | null }[];
 }
 
-export type HeadnodeCommand =
-  /** from the project actor (project → headnode), so project_delete cannot miss it */
-  | { type: 'headnode.create'; by: string; project: string; baseImg: string }
+/** What the API's routes may send (a VM's start, stop and delete go through HeadnodeControl). */
+export type HeadnodePublicCommand =
   | { type: 'headnode.createHnic'; by: string; hnic: string }
   | { type: 'headnode.deleteHnic'; by: string; hnic: string }
   | { type: 'headnode.connectNetwork'; by: string; hnic: string; network: string }
-  | { type: 'headnode.detachNetwork'; by: string; hnic: string }
+  | { type: 'headnode.detachNetwork'; by: string; hnic: string };
+
+export type HeadnodeCommand = HeadnodePublicCommand | HeadnodeInternalCommand;
+
+/** What only the project actor and the headnode's corridor (hardware/headnode-control.ts) send. */
+export type HeadnodeInternalCommand =
+  /** from the project actor (project → headnode), so project_delete cannot miss it */
+  | { type: 'headnode.create'; by: string; project: string; baseImg: string }
   /** HeadnodeControl: record the intent (replies with the BootSpec for a start), then the outcome */
   | { type: 'headnode.beginStart'; by: string }
   | { type: 'headnode.endStart'; by: string; vncport: number | null; error: string | null }

@@ -1,9 +1,9 @@
-import { Behavior, Decision, assertNever } from '../runtime';
+import { Behavior, Decision, assertNever, existing } from '../runtime';
 import { HiltError, duplicate, notFound, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from './uses';
 import type { VlanPool } from './pool';
-import type { NetworkCommand, NetworkEvent, NetworkState } from './protocol';
+import type { NetworkCommand, NetworkEvent, NetworkReplies, NetworkState } from './protocol';
 
 /** What the network actor needs: the committed view, the reservations of its users, the VLAN pool. */
 export interface NetworkDeps {
@@ -12,7 +12,9 @@ export interface NetworkDeps {
   vlanPool: VlanPool;
 }
 
-export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Behavior<NetworkState, NetworkCommand, NetworkEvent> {
+export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Behavior<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies> {
+  /** A command on an existing network. */
+  const live = <Cmd, D>(handler: (state: NetworkState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`network ${id}`), handler);
 
   /** Projects attached to (nodes and headnodes), connecting to, or reserving the network. */
   const usersOf = (id: string) => [
@@ -44,61 +46,56 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
       }
     },
 
-    decide(state, cmd, id) {
-      switch (cmd.type) {
-        case 'network.create': {
-          if (state) throw duplicate(`network ${id}`);
-          const { owner, access, vlan: wanted } = cmd.spec;
-          // An admin-chosen id outside the pool is not reserved: several networks may share it.
-          if (wanted !== null && !pool.contains(wanted)) {
-            return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false, pooled: false }] };
-          }
-          const vlan = pool.reserve(wanted);
-          if (vlan === null) {
-            throw wanted === null
-              ? new HiltError('AllocationError', 'no free network id is left in the pool')
-              : duplicate(`network id ${wanted}`);
-          }
-          return {
-            // An admin's chosen id of the pool is reserved there, but was not allocated by it.
-            events: [{ type: 'NetworkCreated', owner, access, vlan, dynamic: wanted === null, pooled: true }],
-            settle: () => pool.release(vlan),
-          };
+    decide: {
+      'network.create': (state, cmd, id) => {
+        if (state) throw duplicate(`network ${id}`);
+        const { owner, access, vlan: wanted } = cmd.spec;
+        // An admin-chosen id outside the pool is not reserved: several networks may share it.
+        if (wanted !== null && !pool.contains(wanted)) {
+          return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false, pooled: false }] };
         }
-        case 'network.delete':
-          if (!state) throw notFound(`network ${id}`);
-          if (rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node`);
-          if (rm.hnicProjectsOn(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a headnode`);
-          if (rm.pendingConnectsTo(id).length || uses.reservedBy(id).length) {
-            throw new HiltError('BlockedError', `pending network operations involve network ${id}`);
-          }
-          return locked(id, { type: 'NetworkDeleted' });
-        case 'network.grant': {
-          if (!state) throw notFound(`network ${id}`);
-          if (state.access.includes(cmd.project)) throw duplicate(`access of project ${cmd.project} to network ${id}`);
-          if (!state.access.length && usersOf(id).some((p) => p !== cmd.project)) {
-            // A public network would become [P]: others attached to it would lose their access.
-            throw new HiltError('BlockedError', `nodes or headnodes of other projects use public network ${id}`);
-          }
-          return locked(id, { type: 'AccessGranted', project: cmd.project });
+        const vlan = pool.reserve(wanted);
+        if (vlan === null) {
+          throw wanted === null
+            ? new HiltError('AllocationError', 'no free network id is left in the pool')
+            : duplicate(`network id ${wanted}`);
         }
-        case 'network.revoke':
-          if (!state) throw notFound(`network ${id}`);
-          if (!state.access.includes(cmd.project)) throw notFound(`access of project ${cmd.project} to network ${id}`);
-          if (state.owner === cmd.project) throw conflict(`project ${cmd.project} owns network ${id}`);
-          if (rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {
-            throw new HiltError('BlockedError', `a node of project ${cmd.project} is attached to network ${id}`);
-          }
-          if (rm.hnicProjectsOn(id).includes(cmd.project)) {
-            throw new HiltError('BlockedError', `a headnode of project ${cmd.project} is attached to network ${id}`);
-          }
-          if (rm.pendingConnectsTo(id).some((a) => a.project === cmd.project) || uses.reservedBy(id).includes(cmd.project)) {
-            throw new HiltError('BlockedError', `a node of project ${cmd.project} has a pending connect to network ${id}`);
-          }
-          return locked(id, { type: 'AccessRevoked', project: cmd.project });
-        default:
-          return assertNever(cmd);
-      }
+        return {
+          // An admin's chosen id of the pool is reserved there, but was not allocated by it.
+          events: [{ type: 'NetworkCreated', owner, access, vlan, dynamic: wanted === null, pooled: true }],
+          settle: () => pool.release(vlan),
+        };
+      },
+      'network.delete': live((_state, _cmd, id) => {
+        if (rm.attachmentsOf(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a node`);
+        if (rm.hnicProjectsOn(id).length) throw new HiltError('BlockedError', `network ${id} is attached to a headnode`);
+        if (rm.pendingConnectsTo(id).length || uses.reservedBy(id).length) {
+          throw new HiltError('BlockedError', `pending network operations involve network ${id}`);
+        }
+        return locked(id, { type: 'NetworkDeleted' });
+      }),
+      'network.grant': live((state, cmd, id) => {
+        if (state.access.includes(cmd.project)) throw duplicate(`access of project ${cmd.project} to network ${id}`);
+        if (!state.access.length && usersOf(id).some((p) => p !== cmd.project)) {
+          // A public network would become [P]: others attached to it would lose their access.
+          throw new HiltError('BlockedError', `nodes or headnodes of other projects use public network ${id}`);
+        }
+        return locked(id, { type: 'AccessGranted', project: cmd.project });
+      }),
+      'network.revoke': live((state, cmd, id) => {
+        if (!state.access.includes(cmd.project)) throw notFound(`access of project ${cmd.project} to network ${id}`);
+        if (state.owner === cmd.project) throw conflict(`project ${cmd.project} owns network ${id}`);
+        if (rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {
+          throw new HiltError('BlockedError', `a node of project ${cmd.project} is attached to network ${id}`);
+        }
+        if (rm.hnicProjectsOn(id).includes(cmd.project)) {
+          throw new HiltError('BlockedError', `a headnode of project ${cmd.project} is attached to network ${id}`);
+        }
+        if (rm.pendingConnectsTo(id).some((a) => a.project === cmd.project) || uses.reservedBy(id).includes(cmd.project)) {
+          throw new HiltError('BlockedError', `a node of project ${cmd.project} has a pending connect to network ${id}`);
+        }
+        return locked(id, { type: 'AccessRevoked', project: cmd.project });
+      }),
     },
   };
 }

@@ -19,11 +19,17 @@ export interface NetworkCreate {
   vlan: number | null;
 }
 
-export type NetworkCommand =
+/** What the API's routes may send (a network for a project is created through the project). */
+export type NetworkPublicCommand =
   | { type: 'network.create'; by: string; spec: NetworkCreate }
   | { type: 'network.delete'; by: string }
-  | { type: 'network.grant'; by: string; project: string }
   | { type: 'network.revoke'; by: string; project: string };
+
+/** What only the actors above it send: the project (project → network), so project_delete sees every grant. */
+export type NetworkInternalCommand =
+  | { type: 'network.grant'; by: string; project: string };
+
+export type NetworkCommand = NetworkPublicCommand | NetworkInternalCommand;
 
 export interface NetworkReplies {
   'network.create': void;

@@ -1,11 +1,11 @@
-import { Asker, Behavior, Decision, assertNever } from '../runtime';
+import { Asker, Behavior, Decision, assertNever, existing } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
 import { newIncarnation, nicId, portId, splitId } from '../ids';
 import { own } from '../own';
 import type { PortCommand, PortReplies } from '../port/protocol';
-import { NATIVE, RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicState } from './protocol';
+import { NATIVE, RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicReplies, NicState, NicStatusRef } from './protocol';
 
 /** What the nic actor needs: the committed view, the network reservations, its port's actor, and who carries out its operations. */
 export interface NicDeps {
@@ -39,7 +39,13 @@ function finish(state: NicState, seq: number, status: 'DONE' | 'ERROR', at: numb
   };
 }
 
-export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicState, NicCommand, NicEvent> {
+export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicState, NicCommand, NicEvent, NicReplies> {
+  /** A command on a registered nic. */
+  const live = <Cmd, D>(handler: (state: NicState, cmd: Cmd, id: string) => D) => existing((id) => {
+    const [node, nic] = splitId(id);
+    return notFound(`nic ${nic} of node ${node}`);
+  }, handler);
+  const named = (state: NicState) => `nic ${state.name} of node ${state.node}`;
   /** The port the nic is wired to (its port actor owns that fact; wiring changes pass this mailbox). */
   function wiredPort(state: NicState): PortRef {
     const port = rm.wiring.get(nicId(state.node, state.name));
@@ -52,7 +58,7 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
   }
 
   /** Record the operation as pending (durable before the caller's 202), then hand it on. */
-  function queue(state: NicState, seq: number, action: NewAction, port: PortRef, extra: Partial<Decision<NicEvent>> = {}): Decision<NicEvent> {
+  function queue(state: NicState, seq: number, action: NewAction, port: PortRef, extra: { settle?: () => void } = {}): Decision<NicEvent, NicStatusRef> {
     // The node numbers its operations above its nics' own (it waits for each accept), so this
     // holds; never reuse a number within one nic all the same.
     const n = Math.max(seq, state.lastSeq + 1);
@@ -104,111 +110,104 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
       }
     },
 
-    async decide(state, cmd, id) {
-      if (cmd.type === 'nic.register') {
-        if (state) throw duplicate(`nic ${state.name} of node ${state.node}`);
+    decide: {
+      'nic.register': (state, cmd) => {
+        if (state) throw duplicate(named(state));
         return { events: [{ type: 'NicRegistered', macaddr: cmd.macaddr, incarnation: newIncarnation(), nodeIncarnation: cmd.nodeIncarnation }] };
-      }
-      if (!state) {
-        const [node, nic] = splitId(id);
-        throw notFound(`nic ${nic} of node ${node}`);
-      }
-      const name = `nic ${state.name} of node ${state.node}`;
-      switch (cmd.type) {
-        case 'nic.delete': {
-          if (Object.keys(state.networks).length) throw blocked(`${name} is attached to a network`);
-          if (state.pending) throw blocked(`${name} has a pending network operation`);
-          const deleted = { events: [{ type: 'NicDeleted' as const, incarnation: state.incarnation, nodeIncarnation: state.nodeIncarnation }] };
-          // Deleting a wired nic frees its port (the port owns that fact). The nic's deletion is
-          // committed first and the port freed after it, before the answer: a crash between the
-          // two leaves a port wired to a nic that no longer exists, which every start frees
-          // (World.repairPortRecords). The other order left the nic there, unwired: half a
-          // deletion that no start could tell from an ordinary unwired nic.
-          const wired = rm.wiring.get(id);
-          if (!wired) return deleted;
-          let free: () => void = () => undefined;
-          const value = new Promise<null>((resolve, reject) => {
-            free = () => void ports.ask(portId(wired.switch, wired.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name }).then(() => resolve(null), reject);
-          });
-          return { ...deleted, value, afterCommit: () => free() };
-        }
-        case 'nic.wire':
-          if (rm.wiring.has(id)) throw duplicate(`a port connection of ${name}`);
-          await ports.ask(portId(cmd.switch, cmd.port), { type: 'port.wire', by: cmd.by, node: state.node, nic: state.name });
-          return { events: [] };
-        case 'nic.unwire':
-          // A queued operation still targets this port: it must not reach a port that is
-          // meanwhile wired to another nic.
-          if (state.pending) throw blocked(`${name} has a pending network operation`);
-          await ports.ask(portId(cmd.switch, cmd.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name });
-          return { events: [] };
+      },
+      'nic.delete': live((state, cmd, id) => {
+        if (Object.keys(state.networks).length) throw blocked(`${named(state)} is attached to a network`);
+        if (state.pending) throw blocked(`${named(state)} has a pending network operation`);
+        const events: NicEvent[] = [{ type: 'NicDeleted', incarnation: state.incarnation, nodeIncarnation: state.nodeIncarnation }];
+        // Deleting a wired nic frees its port (the port owns that fact). The nic's deletion is
+        // committed first and the port freed after it, before the answer: a crash between the
+        // two leaves a port wired to a nic that no longer exists, which every start frees
+        // (World.repairPortRecords). The other order left the nic there, unwired: half a
+        // deletion that no start could tell from an ordinary unwired nic.
+        const wired = rm.wiring.get(id);
+        if (!wired) return { events };
+        let free: () => void = () => undefined;
+        const value = new Promise<void>((resolve, reject) => {
+          free = () => void ports.ask(portId(wired.switch, wired.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name }).then(() => resolve(), reject);
+        });
+        return { events, value, afterCommit: () => free() };
+      }),
+      'nic.wire': live(async (state, cmd, id) => {
+        if (rm.wiring.has(id)) throw duplicate(`a port connection of ${named(state)}`);
+        await ports.ask(portId(cmd.switch, cmd.port), { type: 'port.wire', by: cmd.by, node: state.node, nic: state.name });
+        return { events: [] };
+      }),
+      'nic.unwire': live(async (state, cmd) => {
+        // A queued operation still targets this port: it must not reach a port that is
+        // meanwhile wired to another nic.
+        if (state.pending) throw blocked(`${named(state)} has a pending network operation`);
+        await ports.ask(portId(cmd.switch, cmd.port), { type: 'port.unwire', by: cmd.by, node: state.node, nic: state.name });
+        return { events: [] };
+      }),
 
-        case 'nic.connect': {
-          // docs/api-conventions.md §8: … nic not wired 404 → pending 409 → access 409 → attached 409 → channel used 409 → channel illegal 409.
-          const port = wiredPort(state);
-          idle(state);
-          const net = rm.networks.get(cmd.network);
-          if (!net) throw notFound(`network ${cmd.network}`);
-          if (net.access.length && !net.access.includes(cmd.project)) {
-            throw conflict(`project ${cmd.project} has no access to network ${cmd.network}`);
-          }
-          if (Object.values(state.networks).includes(cmd.network)) throw conflict(`network ${cmd.network} is already attached to nic ${state.name}`);
-          if (own(state.networks, cmd.channel)) throw conflict(`channel ${cmd.channel} of nic ${state.name} is already in use`);
-          if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
-            throw conflict(`channel ${cmd.channel} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
-          }
-          // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
-          const key = `${id}\u0000${cmd.seq}`;
-          if (!uses.reserve(cmd.network, key, cmd.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
-          return queue(state, cmd.seq, { type: 'modify_port', channel: cmd.channel, newNetwork: cmd.network, vlan: net.vlan }, port, {
-            settle: () => uses.release(cmd.network, key),
-          });
+      'nic.connect': live((state, cmd, id) => {
+        // docs/api-conventions.md §8: … nic not wired 404 → pending 409 → access 409 → attached 409 → channel used 409 → channel illegal 409.
+        const port = wiredPort(state);
+        idle(state);
+        const net = rm.networks.get(cmd.network);
+        if (!net) throw notFound(`network ${cmd.network}`);
+        if (net.access.length && !net.access.includes(cmd.project)) {
+          throw conflict(`project ${cmd.project} has no access to network ${cmd.network}`);
         }
-        case 'nic.detach': {
-          // §8: … pending 409 → not attached 409; the wiring is no step of its own (an attached nic is wired).
-          idle(state);
-          const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
-          if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
-          const port = wiredPort(state);
-          return queue(state, cmd.seq, {
-            type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan,
-          }, port);
+        if (Object.values(state.networks).includes(cmd.network)) throw conflict(`network ${cmd.network} is already attached to nic ${state.name}`);
+        if (own(state.networks, cmd.channel)) throw conflict(`channel ${cmd.channel} of nic ${state.name} is already in use`);
+        if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
+          throw conflict(`channel ${cmd.channel} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
         }
-        case 'nic.revert': {
-          const port = wiredPort(state);
-          idle(state);
-          return queue(state, cmd.seq, { type: 'revert_port', channel: '', newNetwork: null }, port);
+        // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
+        const key = `${id}\u0000${cmd.seq}`;
+        if (!uses.reserve(cmd.network, key, cmd.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
+        return queue(state, cmd.seq, { type: 'modify_port', channel: cmd.channel, newNetwork: cmd.network, vlan: net.vlan }, port, {
+          settle: () => uses.release(cmd.network, key),
+        });
+      }),
+      'nic.detach': live((state, cmd) => {
+        // §8: … pending 409 → not attached 409; the wiring is no step of its own (an attached nic is wired).
+        idle(state);
+        const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
+        if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
+        const port = wiredPort(state);
+        return queue(state, cmd.seq, {
+          type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan,
+        }, port);
+      }),
+      'nic.revert': live((state, cmd) => {
+        const port = wiredPort(state);
+        idle(state);
+        return queue(state, cmd.seq, { type: 'revert_port', channel: '', newNetwork: null }, port);
+      }),
+      'nic.reapply': live((state, cmd) => {
+        const port = wiredPort(state);
+        idle(state);
+        return queue(state, cmd.seq, { type: 'reapply_port', channel: '', newNetwork: null }, port);
+      }),
+      'nic.forceDetach': live(async (state, cmd, id) => {
+        if (state.pending) throw conflict(`${named(state)} has a pending network operation`);
+        const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
+        if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
+        // The port forgets the VLAN first: a port that holds less than its nic is safe, one
+        // that holds more could keep a reused VLAN in another tenant's network on a re-apply.
+        const wired = rm.wiring.get(id);
+        const vlan = rm.networks.get(cmd.network)?.vlan;
+        if (wired && vlan !== undefined) {
+          await ports.ask(portId(wired.switch, wired.port), { type: 'port.forget', by: cmd.by, native: channel === NATIVE, vlan });
         }
-        case 'nic.reapply': {
-          const port = wiredPort(state);
-          idle(state);
-          return queue(state, cmd.seq, { type: 'reapply_port', channel: '', newNetwork: null }, port);
-        }
-        case 'nic.forceDetach': {
-          if (state.pending) throw conflict(`${name} has a pending network operation`);
-          const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
-          if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
-          // The port forgets the VLAN first: a port that holds less than its nic is safe, one
-          // that holds more could keep a reused VLAN in another tenant's network on a re-apply.
-          const wired = rm.wiring.get(id);
-          const vlan = rm.networks.get(cmd.network)?.vlan;
-          if (wired && vlan !== undefined) {
-            await ports.ask(portId(wired.switch, wired.port), { type: 'port.forget', by: cmd.by, native: channel === NATIVE, vlan });
-          }
-          return { events: [{ type: 'NicNetworkForceDetached', channel, network: cmd.network }] };
-        }
-        case 'nic.actionFinished': {
-          const action = state.actions.find((a) => a.seq === cmd.seq);
-          // Already finished (e.g. resumed after a restart): nothing to record.
-          if (!action || action.status !== 'PENDING') return { events: [] };
-          const event: NicEvent = cmd.error === null
-            ? { type: 'NetworkActionDone', seq: cmd.seq }
-            : { type: 'NetworkActionFailed', seq: cmd.seq, error: cmd.error };
-          return { events: [event] };
-        }
-        default:
-          return assertNever(cmd);
-      }
+        return { events: [{ type: 'NicNetworkForceDetached', channel, network: cmd.network }] };
+      }),
+      'nic.actionFinished': live((state, cmd) => {
+        const action = state.actions.find((a) => a.seq === cmd.seq);
+        // Already finished (e.g. resumed after a restart): nothing to record.
+        if (!action || action.status !== 'PENDING') return { events: [] };
+        const event: NicEvent = cmd.error === null
+          ? { type: 'NetworkActionDone', seq: cmd.seq }
+          : { type: 'NetworkActionFailed', seq: cmd.seq, error: cmd.error };
+        return { events: [event] };
+      }),
     },
   };
 }

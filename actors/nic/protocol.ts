@@ -67,6 +67,11 @@ export const RECENT_ACTIONS = 32;
 /** An operation as the node accepts it; the nic completes it (seq, port, status, time). */
 export type NewAction = Pick<NetworkAction, 'type' | 'channel' | 'newNetwork' | 'oldNetwork' | 'vlan'>;
 
+/**
+ * Every command of the nic comes from inside the world: the node (node → nic), which serializes
+ * each call involving its nics, and the network operations runner (`nic.actionFinished`).
+ * The routes send none: they reach a nic through its node.
+ */
 export type NicCommand =
   | { type: 'nic.register'; by: string; macaddr: string; nodeIncarnation: string }
   | { type: 'nic.delete'; by: string }

@@ -1,9 +1,9 @@
-import { Asker, Behavior, Decision, assertNever } from '../runtime';
+import { Asker, Behavior, Decision, assertNever, existing } from '../runtime';
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
 import type { NicCommand, NicReplies } from '../nic/protocol';
-import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, NodeState } from './protocol';
+import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, NodeReplies, NodeState } from './protocol';
 
 
 /** What the node actor needs: the committed view, and its nics' actors (node → nic). */
@@ -29,7 +29,7 @@ function stillAuthorized(state: NodeState, id: string, project: string | null): 
   if (project !== null && state.project !== project) throw unauthorized(`node ${id} no longer belongs to project ${project}`);
 }
 
-export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent> {
+export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent, NodeReplies> {
   /** The nic's actor, once the committed view shows it exists (every nic creation and deletion passes this mailbox). */
   function nicOf(id: string, nic: string): string {
     if (!rm.nic(id, nic)) throw notFound(`nic ${nic} of node ${id}`);
@@ -44,7 +44,9 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
   const nextSeq = (id: string) => 1 + Math.max(0, ...rm.nicsOf(id).map((n) => n.lastSeq));
 
   /** Hand a command to the nic; the node records nothing itself. */
-  const viaNic = async (value: Promise<unknown>): Promise<Decision<NodeEvent>> => ({ events: [], value: await value });
+  const viaNic = async <V>(value: Promise<V>) => ({ events: [], value: await value }) as Decision<NodeEvent, V>;
+  /** A command on a registered node. */
+  const live = <Cmd, D>(handler: (state: NodeState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`node ${id}`), handler);
 
   return {
     kind: 'node',
@@ -78,69 +80,65 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
       }
     },
 
-    async decide(state, cmd, id) {
-      if (cmd.type === 'node.register') {
+    decide: {
+      'node.register': (state, cmd, id) => {
         if (state) throw duplicate(`node ${id}`);
         return { events: [{ type: 'NodeRegistered', obm: cmd.obm, metadata: cmd.metadata, incarnation: newIncarnation() }] };
-      }
-      if (!state) throw notFound(`node ${id}`);
-      const nicState = () => rm.nicsOf(id);
-      switch (cmd.type) {
-        case 'node.delete':
-          if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
-          if (rm.nicsByNode.get(id).size) throw blocked(`node ${id} still has nics`);
-          return { events: [{ type: 'NodeDeleted' }] };
-        case 'node.registerNic':
-          if (rm.nic(id, cmd.nic)) throw duplicate(`nic ${cmd.nic} of node ${id}`);
-          return viaNic(nics.ask(nicId(id, cmd.nic), { type: 'nic.register', by: cmd.by, macaddr: cmd.macaddr, nodeIncarnation: state.incarnation }));
-        case 'node.deleteNic':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.delete', by: cmd.by }));
-        case 'node.assign':
-          if (state.project) throw blocked(`node ${id} is not free`);
-          return { events: [{ type: 'NodeAssigned', project: cmd.project }] };
-        case 'node.release':
-          if (state.project !== cmd.project) throw new HiltError('ProjectMismatchError', `node ${id} does not belong to project ${cmd.project}`);
-          // Safe to read from the committed view: a nic gains a network or a pending operation
-          // only through this mailbox, and an outcome only ever ends a pending one.
-          if (nicState().some((n) => Object.keys(n.networks).length)) throw blocked(`node ${id} is attached to a network`);
-          if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations`);
-          return { events: [{ type: 'NodeReleased', project: cmd.project }] };
-        case 'node.wireNic':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.wire', by: cmd.by, switch: cmd.switch, port: cmd.port }));
-        case 'node.unwireNic':
-          if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.unwire', by: cmd.by, switch: cmd.switch, port: cmd.port }));
-
-        case 'node.connectNetwork': {
-          // docs/api-conventions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
-          if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
-          stillAuthorized(state, id, cmd.project);
-          return viaNic(nics.ask(nicOf(id, cmd.nic), {
-            type: 'nic.connect', by: cmd.by, seq: nextSeq(id), project: state.project, network: cmd.network, channel: cmd.channel,
-          }));
+      },
+      'node.delete': live((state, _cmd, id) => {
+        if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
+        if (rm.nicsByNode.get(id).size) throw blocked(`node ${id} still has nics`);
+        return { events: [{ type: 'NodeDeleted' }] };
+      }),
+      'node.registerNic': live(async (state, cmd, id) => {
+        if (rm.nic(id, cmd.nic)) throw duplicate(`nic ${cmd.nic} of node ${id}`);
+        return viaNic(nics.ask(nicId(id, cmd.nic), { type: 'nic.register', by: cmd.by, macaddr: cmd.macaddr, nodeIncarnation: state.incarnation }));
+      }),
+      'node.deleteNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.delete', by: cmd.by }))),
+      'node.assign': live((state, cmd, id) => {
+        if (state.project) throw blocked(`node ${id} is not free`);
+        return { events: [{ type: 'NodeAssigned', project: cmd.project }] };
+      }),
+      'node.release': live((state, cmd, id) => {
+        if (state.project !== cmd.project) throw new HiltError('ProjectMismatchError', `node ${id} does not belong to project ${cmd.project}`);
+        // Safe to read from the committed view: a nic gains a network or a pending operation
+        // only through this mailbox, and an outcome only ever ends a pending one.
+        if (rm.nicsOf(id).some((n) => Object.keys(n.networks).length)) throw blocked(`node ${id} is attached to a network`);
+        if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations`);
+        return { events: [{ type: 'NodeReleased', project: cmd.project }] };
+      }),
+      'node.wireNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.wire', by: cmd.by, switch: cmd.switch, port: cmd.port }))),
+      'node.unwireNic': live((state, cmd, id) => {
+        if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
+        return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.unwire', by: cmd.by, switch: cmd.switch, port: cmd.port }));
+      }),
+      'node.connectNetwork': live((state, cmd, id) => {
+        // docs/api-conventions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
+        if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+        stillAuthorized(state, id, cmd.project);
+        return viaNic(nics.ask(nicOf(id, cmd.nic), {
+          type: 'nic.connect', by: cmd.by, seq: nextSeq(id), project: state.project, network: cmd.network, channel: cmd.channel,
+        }));
+      }),
+      'node.detachNetwork': live((state, cmd, id) => {
+        if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+        stillAuthorized(state, id, cmd.project);
+        return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.detach', by: cmd.by, seq: nextSeq(id), network: cmd.network }));
+      }),
+      'node.revertPort': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.revert', by: cmd.by, seq: nextSeq(id) }))),
+      'node.reapplyPort': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.reapply', by: cmd.by, seq: nextSeq(id) }))),
+      'node.forceDetach': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.forceDetach', by: cmd.by, network: cmd.network }))),
+      'node.setMetadata': live((state, cmd, id) => {
+        // docs/api-conventions.md §5: a new label beyond the limit is refused; replacing a value is not.
+        if (!hasLabel(state, cmd.label) && Object.keys(state.metadata ?? {}).length >= METADATA_MAX_LABELS) {
+          throw conflict(`node ${id} already has ${METADATA_MAX_LABELS} metadata labels`);
         }
-        case 'node.detachNetwork':
-          if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
-          stillAuthorized(state, id, cmd.project);
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.detach', by: cmd.by, seq: nextSeq(id), network: cmd.network }));
-        case 'node.revertPort':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.revert', by: cmd.by, seq: nextSeq(id) }));
-        case 'node.reapplyPort':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.reapply', by: cmd.by, seq: nextSeq(id) }));
-        case 'node.forceDetach':
-          return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.forceDetach', by: cmd.by, network: cmd.network }));
-        case 'node.setMetadata':
-          // docs/api-conventions.md §5: a new label beyond the limit is refused; replacing a value is not.
-          if (!hasLabel(state, cmd.label) && Object.keys(state.metadata ?? {}).length >= METADATA_MAX_LABELS) {
-            throw conflict(`node ${id} already has ${METADATA_MAX_LABELS} metadata labels`);
-          }
-          return { events: [{ type: 'NodeMetadataSet', label: cmd.label, value: cmd.value }] };
-        case 'node.deleteMetadata':
-          if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
-          return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
-        default:
-          return assertNever(cmd);
-      }
+        return { events: [{ type: 'NodeMetadataSet', label: cmd.label, value: cmd.value }] };
+      }),
+      'node.deleteMetadata': live((state, cmd, id) => {
+        if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
+        return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
+      }),
     },
   };
 }

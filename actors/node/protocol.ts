@@ -31,14 +31,19 @@ export interface NodeState {
   metadata?: Record<string, unknown>;
 }
 
-export type NodeCommand =
+export type NodeCommand = NodePublicCommand | NodeInternalCommand;
+
+/** What only the project actor sends (project → node): a node joins or leaves a project through it. */
+export type NodeInternalCommand =
+  | { type: 'node.assign'; by: string; project: string }
+  | { type: 'node.release'; by: string; project: string };
+
+/** What the API's routes may send. */
+export type NodePublicCommand =
   | { type: 'node.register'; by: string; obm: Obm; metadata?: Record<string, unknown> }
   | { type: 'node.delete'; by: string }
   | { type: 'node.registerNic'; by: string; nic: string; macaddr: string }
   | { type: 'node.deleteNic'; by: string; nic: string }
-  /** from the project actor (project → node) */
-  | { type: 'node.assign'; by: string; project: string }
-  | { type: 'node.release'; by: string; project: string }
   /** port_connect_nic / port_detach_nic: the node serializes every wiring change of its nics */
   | { type: 'node.wireNic'; by: string; nic: string; switch: string; port: string }
   | { type: 'node.unwireNic'; by: string; nic: string; switch: string; port: string }

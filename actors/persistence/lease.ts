@@ -24,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import type { Client } from 'pg';
 import { connect, PostgresSettings } from './postgres';
 import { LEASE_LOCK_CLASS } from './postgres-schema';
+import { sleep } from '../../lib/time';
 
 export interface LeaseOptions {
   ttlMs: number;
@@ -45,16 +46,6 @@ export interface LeaseOptions {
 export interface LeaseRow { token: number; holder: string | null; ttlMs: number }
 
 const lockKey = (token: number) => token % 2147483647;
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** A lease this process holds: its token, whether it still holds it, and how it ended. */
 export class HeldLease {

@@ -14,12 +14,15 @@
  * event (NodeUpgraded, SwitchUpgraded) on its own key, so an interrupted upgrade goes on where
  * it stopped; the format record (`meta:format`) is written last.
  */
-import type { World } from '../world';
-import type { Behavior, Stamp } from '../runtime';
+import type { Stamp } from '../runtime';
 import type { PersistenceEngine, PersistedEvent } from './engine';
 import { nicId, portId } from '../ids';
 import type { LegacyNodeEvent, NodeEvent } from '../node/protocol';
 import type { NicEvent, NicState } from '../nic/protocol';
+import type { NetworkEvent, NetworkState } from '../network/protocol';
+import type { NodeState } from '../node/protocol';
+import type { PortState } from '../port/protocol';
+import type { SwitchState } from '../switch/protocol';
 import type { PortConfig, PortEvent } from '../port/protocol';
 import { configFor } from '../port/config';
 import type { LegacySwitchEvent, SwitchEvent } from '../switch/protocol';
@@ -47,7 +50,7 @@ async function storedFormat(engine: PersistenceEngine): Promise<number> {
 }
 
 /** A key's state, replayed from all its events with the current behaviour. */
-async function replay<S>(engine: PersistenceEngine, behavior: Behavior<S, any, any>, key: string, id: string): Promise<S | null> {
+async function replay<S>(engine: PersistenceEngine, behavior: { apply(state: S | null, event: never, id: string): S | null }, key: string, id: string): Promise<S | null> {
   let state: S | null = null;
   for await (const e of engine.events(key)) state = behavior.apply(state, e.data as never, id);
   return state;
@@ -59,8 +62,24 @@ async function append(engine: PersistenceEngine, key: string, events: readonly (
   for (const data of events) out.push({ key, sequenceNumber: ++seq, data, tags: [], createdAt: data.at ?? Date.now() });
 }
 
-export async function upgradeStorage(world: World): Promise<UpgradeSummary | null> {
-  const engine = world.runtime.engine;
+/** How a kind's events are applied (its behaviour's pure apply). */
+interface Replay<S, E> { apply(state: S | null, event: E & Stamp, id: string): S | null }
+
+/**
+ * What the upgrade reads stored data with: the engine, and the apply of each kind it replays
+ * (the composition root, actors/world.ts, gives its behaviours': the upgrade does not build a world).
+ */
+export interface UpgradeSource {
+  engine: PersistenceEngine;
+  nodes: { behavior: Replay<NodeState, NodeEvent> };
+  nics: { behavior: Replay<NicState, NicEvent> };
+  switches: { behavior: Replay<SwitchState, SwitchEvent> };
+  ports: { behavior: Replay<PortState, PortEvent> };
+  networks: { behavior: Replay<NetworkState, NetworkEvent> };
+}
+
+export async function upgradeStorage(world: UpgradeSource): Promise<UpgradeSummary | null> {
+  const engine = world.engine;
   const from = await storedFormat(engine);
   if (from > CURRENT_FORMAT) throw new Error(`the stored data has format ${from}; this release reads format ${CURRENT_FORMAT} and older`);
   if (from === CURRENT_FORMAT) return null;
@@ -81,8 +100,8 @@ export async function upgradeStorage(world: World): Promise<UpgradeSummary | nul
 }
 
 /** Copy a node's nic events into the nics' own journals, then mark the node upgraded. */
-async function upgradeNode(world: World, key: string, summary: UpgradeSummary): Promise<void> {
-  const engine = world.runtime.engine;
+async function upgradeNode(world: UpgradeSource, key: string, summary: UpgradeSummary): Promise<void> {
+  const engine = world.engine;
   const node = key.slice('node:'.length);
   const events = await all(engine.events(key));
   if (events.some((e) => (e.data as NodeEvent).type === 'NodeUpgraded')) return;
@@ -155,8 +174,8 @@ async function upgradeNode(world: World, key: string, summary: UpgradeSummary): 
 }
 
 /** Copy a switch's port events into the ports' own journals, with each wired port's configuration. */
-async function upgradeSwitch(world: World, key: string, summary: UpgradeSummary): Promise<void> {
-  const engine = world.runtime.engine;
+async function upgradeSwitch(world: UpgradeSource, key: string, summary: UpgradeSummary): Promise<void> {
+  const engine = world.engine;
   const sw = key.slice('switch:'.length);
   const events = await all(engine.events(key));
   if (events.some((e) => (e.data as SwitchEvent).type === 'SwitchUpgraded')) return;
@@ -197,8 +216,8 @@ async function upgradeSwitch(world: World, key: string, summary: UpgradeSummary)
 }
 
 /** What format 1 held for a wired port: the VLANs of its nic's committed networks. */
-async function configOf(world: World, node: string, nic: string): Promise<PortConfig> {
-  const engine = world.runtime.engine;
+async function configOf(world: UpgradeSource, node: string, nic: string): Promise<PortConfig> {
+  const engine = world.engine;
   const id = nicId(node, nic);
   const state = await replay<NicState>(engine, world.nics.behavior, `nic:${id}`, id);
   const vlans = new Map<string, number>();

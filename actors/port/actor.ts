@@ -1,16 +1,24 @@
-import { Behavior, assertNever } from '../runtime';
+import { Behavior, assertNever, existing } from '../runtime';
 import { duplicate, notFound, blocked } from '../errors';
 import { splitId } from '../ids';
 import type { PortHardware } from '../../hardware/port-hardware';
 import { configAfter, sameConfig } from './config';
-import { EMPTY_CONFIG, PortCommand, PortEvent, PortState } from './protocol';
+import { EMPTY_CONFIG, PortCommand, PortEvent, PortReplies, PortState, Wire } from './protocol';
 
 /** What the port actor needs: its hardware path. */
 export interface PortDeps {
   hardware: PortHardware;
 }
 
-export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCommand, PortEvent> {
+export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCommand, PortEvent, PortReplies> {
+  const named = (id: string) => {
+    const [sw, port] = splitId(id);
+    return `port ${port} of switch ${sw}`;
+  };
+  /** A command on a registered port. */
+  const live = <Cmd, D>(handler: (state: PortState, cmd: Cmd, id: string) => D) => existing((id) => notFound(named(id)), handler);
+  const wiredTo = (wire: Wire | null, cmd: { node: string; nic: string }) => !!wire && wire.node === cmd.node && wire.nic === cmd.nic;
+
   return {
     kind: 'port',
 
@@ -34,49 +42,44 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
       }
     },
 
-    decide(state, cmd, id) {
-      const [sw, port] = splitId(id);
-      if (cmd.type === 'port.register') {
-        if (state) throw duplicate(`port ${port} of switch ${sw}`);
+    decide: {
+      'port.register': (state, _cmd, id) => {
+        if (state) throw duplicate(named(id));
         return { events: [{ type: 'PortRegistered' }] };
-      }
-      if (!state) throw notFound(`port ${port} of switch ${sw}`);
-      const wire = state.wire;
-      switch (cmd.type) {
-        case 'port.delete':
-          if (wire) throw blocked(`port ${port} of switch ${sw} is connected to a nic`);
-          return { events: [{ type: 'PortDeleted' }] };
-        case 'port.wire':
-          if (wire) throw duplicate(`a nic connection of port ${port} of switch ${sw}`);
-          return { events: [{ type: 'PortWired', node: cmd.node, nic: cmd.nic }] };
-        case 'port.unwire':
-          if (!wire || wire.node !== cmd.node || wire.nic !== cmd.nic) throw notFound(`a nic connection of port ${port} of switch ${sw}`);
-          return { events: [{ type: 'PortUnwired' }] };
-        case 'port.apply':
-          // A nic with a pending operation cannot be unwired, so this holds; an outcome, not a refusal, if not.
-          if (!wire || wire.node !== cmd.node || wire.nic !== cmd.nic) {
-            return { events: [], value: `port ${port} of switch ${sw} is no longer wired to nic ${cmd.nic} of node ${cmd.node}` };
-          }
-          // Deferred: answered when the switch is done, while this mailbox goes on.
-          return { events: [], value: hardware.apply(state, cmd.change) };
-        case 'port.configured': {
-          // A record for the wiring it was made for only: a port rewired meanwhile holds its own.
-          const sameWire = cmd.wire === wire || (!!cmd.wire && !!wire && cmd.wire.node === wire.node && cmd.wire.nic === wire.nic);
-          if (!sameWire || sameConfig(state.config, cmd.config)) return { events: [] };
-          return { events: [{ type: 'PortConfigured', config: cmd.config }] };
-        }
-        case 'port.forget': {
-          const config = configAfter(hardware.current(state), { kind: 'detach', native: cmd.native, vlan: cmd.vlan });
-          // A change of this port not written yet must not put the VLAN back.
-          hardware.supersede(state, config);
-          return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }] };
-        }
-        case 'port.check':
-          // Deferred like port.apply: the port is the only caller of hardware for itself.
-          return { events: [], value: hardware.check(state, { repair: cmd.repair, batch: cmd.batch }) };
-        default:
-          return assertNever(cmd);
-      }
+      },
+      'port.delete': live((state, _cmd, id) => {
+        if (state.wire) throw blocked(`${named(id)} is connected to a nic`);
+        return { events: [{ type: 'PortDeleted' }] };
+      }),
+      'port.wire': live((state, cmd, id) => {
+        if (state.wire) throw duplicate(`a nic connection of ${named(id)}`);
+        return { events: [{ type: 'PortWired', node: cmd.node, nic: cmd.nic }] };
+      }),
+      'port.unwire': live((state, cmd, id) => {
+        if (!wiredTo(state.wire, cmd)) throw notFound(`a nic connection of ${named(id)}`);
+        return { events: [{ type: 'PortUnwired' }] };
+      }),
+      'port.apply': live((state, cmd, id) => {
+        // A nic with a pending operation cannot be unwired, so this holds; an outcome, not a refusal, if not.
+        if (!wiredTo(state.wire, cmd)) return { events: [], value: `${named(id)} is no longer wired to nic ${cmd.nic} of node ${cmd.node}` };
+        // Deferred: answered when the switch is done, while this mailbox goes on.
+        return { events: [], value: hardware.apply(state, cmd.change) };
+      }),
+      'port.configured': live((state, cmd) => {
+        // A record for the wiring it was made for only: a port rewired meanwhile holds its own.
+        const wire = state.wire;
+        const sameWire = cmd.wire === wire || (!!cmd.wire && wiredTo(wire, cmd.wire));
+        if (!sameWire || sameConfig(state.config, cmd.config)) return { events: [] };
+        return { events: [{ type: 'PortConfigured', config: cmd.config }] };
+      }),
+      'port.forget': live((state, cmd) => {
+        const config = configAfter(hardware.current(state), { kind: 'detach', native: cmd.native, vlan: cmd.vlan });
+        // A change of this port not written yet must not put the VLAN back.
+        hardware.supersede(state, config);
+        return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }] };
+      }),
+      // Deferred like port.apply: the port is the only caller of hardware for itself.
+      'port.check': live((state, cmd) => ({ events: [], value: hardware.check(state, { repair: cmd.repair, batch: cmd.batch }) })),
     },
   };
 }

@@ -48,6 +48,11 @@ export interface PortCheck {
   error?: string;
 }
 
+/**
+ * Every command of the port comes from inside the world: the switch (register, delete), the
+ * nic (wiring, changes, force-detach), the port's corridor (`port.configured`) and the drift
+ * audit (`port.check`). The routes send none.
+ */
 export type PortCommand =
   | { type: 'port.register'; by: string }
   | { type: 'port.delete'; by: string }

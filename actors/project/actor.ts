@@ -1,4 +1,4 @@
-import { Behavior, assertNever } from '../runtime';
+import { Behavior, assertNever, existing } from '../runtime';
 import { HiltError, duplicate, notFound, blocked } from '../errors';
 import type { Asker } from '../runtime';
 import type { ReadModel } from '../readmodel';
@@ -6,7 +6,7 @@ import type { NodeCommand, NodeReplies } from '../node/protocol';
 import type { NetworkCommand, NetworkReplies } from '../network/protocol';
 import type { UserCommand, UserReplies } from '../user/protocol';
 import type { HeadnodeCommand, HeadnodeReplies } from '../headnode/protocol';
-import type { ProjectCommand, ProjectEvent, ProjectState } from './protocol';
+import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState } from './protocol';
 
 /** What the project actor needs: the committed view and the actors it asks (project → node, network, user, headnode). */
 export interface ProjectDeps {
@@ -17,7 +17,15 @@ export interface ProjectDeps {
   headnodes: Asker<HeadnodeCommand, HeadnodeReplies>;
 }
 
-export function projectBehavior({ rm, nodes, networks, users, headnodes }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent> {
+export function projectBehavior({ rm, nodes, networks, users, headnodes }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies> {
+  /** A command on an existing project. */
+  const live = <Cmd, D>(handler: (state: ProjectState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`project ${id}`), handler);
+  /** Ask below, record nothing here: the project's mailbox serializes what refers to it. */
+  const via = async (asked: Promise<unknown>) => {
+    await asked;
+    return { events: [] };
+  };
+
   return {
     kind: 'project',
 
@@ -32,52 +40,30 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes }: Proje
       }
     },
 
-    async decide(state, cmd, id) {
-      if (cmd.type === 'project.create') {
+    decide: {
+      'project.create': (state, _cmd, id) => {
         if (state) throw duplicate(`project ${id}`);
         return { events: [{ type: 'ProjectCreated' }] };
-      }
-      if (!state) {
-        // docs/api-conventions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
-        if (cmd.type === 'project.delete') throw new HiltError('IllegalStateError', `project ${id} does not exist`);
-        throw notFound(`project ${id}`);
-      }
-      switch (cmd.type) {
-        case 'project.delete': {
-          if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
-          if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns networks`);
-          if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to networks`);
-          if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has headnodes`);
-          // Memberships go first: every join goes through this mailbox, so none can slip in.
-          for (const user of [...rm.membersByProject.get(id)]) {
-            await users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });
-          }
-          return { events: [{ type: 'ProjectDeleted' }] };
+      },
+      // docs/api-conventions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
+      'project.delete': existing((id) => new HiltError('IllegalStateError', `project ${id} does not exist`), async (_state, cmd, id) => {
+        if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
+        if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns networks`);
+        if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to networks`);
+        if (rm.headnodesByProject.get(id).size) throw blocked(`project ${id} still has headnodes`);
+        // Memberships go first: every join goes through this mailbox, so none can slip in.
+        for (const user of [...rm.membersByProject.get(id)]) {
+          await users.ask(user, { type: 'user.leave', by: cmd.by, project: id, ifMember: true });
         }
-        case 'project.connectNode':
-          await nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id });
-          return { events: [] };
-        case 'project.detachNode':
-          await nodes.ask(cmd.node, { type: 'node.release', by: cmd.by, project: id });
-          return { events: [] };
-        case 'project.createNetwork':
-          await networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec });
-          return { events: [] };
-        case 'project.grantNetwork':
-          await networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id });
-          return { events: [] };
-        case 'project.createHeadnode':
-          await headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg });
-          return { events: [] };
-        case 'project.addUser':
-          await users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id });
-          return { events: [] };
-        case 'project.removeUser':
-          await users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id });
-          return { events: [] };
-        default:
-          return assertNever(cmd);
-      }
+        return { events: [{ type: 'ProjectDeleted' }] };
+      }),
+      'project.connectNode': live((_s, cmd, id) => via(nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id }))),
+      'project.detachNode': live((_s, cmd, id) => via(nodes.ask(cmd.node, { type: 'node.release', by: cmd.by, project: id }))),
+      'project.createNetwork': live((_s, cmd) => via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec }))),
+      'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
+      'project.createHeadnode': live((_s, cmd, id) => via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg }))),
+      'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id }))),
+      'project.removeUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id }))),
     },
   };
 }

@@ -8,6 +8,9 @@ import type { NetworkCreate } from '../network/protocol';
 
 export interface ProjectState { name: string }
 
+/** Every command of the project is the API's: the routes send them all. */
+export type ProjectPublicCommand = ProjectCommand;
+
 export type ProjectCommand =
   | { type: 'project.create'; by: string }
   | { type: 'project.delete'; by: string }

@@ -1,9 +1,9 @@
-import { Asker, Behavior, assertNever } from '../runtime';
+import { Asker, Behavior, assertNever, existing } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { portId } from '../ids';
 import type { PortCommand, PortReplies } from '../port/protocol';
-import type { SwitchCommand, SwitchEvent, SwitchState } from './protocol';
+import type { SwitchCommand, SwitchEvent, SwitchReplies, SwitchState } from './protocol';
 
 /** What the switch actor needs: the committed view and its ports' actors (switch → port). */
 export interface SwitchDeps {
@@ -11,7 +11,10 @@ export interface SwitchDeps {
   ports: Asker<PortCommand, PortReplies>;
 }
 
-export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState, SwitchCommand, SwitchEvent> {
+export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState, SwitchCommand, SwitchEvent, SwitchReplies> {
+  /** A command on a registered switch. */
+  const live = <Cmd, D>(handler: (state: SwitchState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`switch ${id}`), handler);
+
   return {
     kind: 'switch',
 
@@ -41,33 +44,31 @@ export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState,
       }
     },
 
-    async decide(state, cmd, id) {
-      if (cmd.type === 'switch.register') {
+    decide: {
+      'switch.register': (state, cmd, id) => {
         if (state) throw duplicate(`switch ${id}`);
         return { events: [{ type: 'SwitchRegistered', switchType: cmd.switchType, fields: cmd.fields, ...(cmd.hostKey ? { hostKey: cmd.hostKey } : {}) }] };
-      }
-      if (!state) throw notFound(`switch ${id}`);
-      switch (cmd.type) {
-        case 'switch.delete':
-          // Every port is registered through this mailbox: the committed view is complete here.
-          if (rm.portsBySwitch.get(id).size) throw blocked(`switch ${id} still has ports`);
-          return { events: [{ type: 'SwitchDeleted' }] };
-        case 'switch.registerPort':
-          await ports.ask(portId(id, cmd.port), { type: 'port.register', by: cmd.by });
-          return { events: [] };
-        case 'switch.recordHostKey':
-          if (state.hostKey === cmd.fingerprint) return { events: [] };
-          // Another login recorded a key first (or an admin pinned one): this one is not trusted.
-          if (state.hostKey) throw conflict(`switch ${id}: host key ${cmd.fingerprint} differs from the recorded ${state.hostKey}`);
-          return { events: [{ type: 'SwitchHostKeyRecorded', fingerprint: cmd.fingerprint }] };
-        case 'switch.clearHostKey':
-          return { events: state.hostKey ? [{ type: 'SwitchHostKeyCleared' }] : [] };
-        case 'switch.deletePort':
-          await ports.ask(portId(id, cmd.port), { type: 'port.delete', by: cmd.by });
-          return { events: [] };
-        default:
-          return assertNever(cmd);
-      }
+      },
+      'switch.delete': live((_state, _cmd, id) => {
+        // Every port is registered through this mailbox: the committed view is complete here.
+        if (rm.portsBySwitch.get(id).size) throw blocked(`switch ${id} still has ports`);
+        return { events: [{ type: 'SwitchDeleted' }] };
+      }),
+      'switch.registerPort': live(async (_state, cmd, id) => {
+        await ports.ask(portId(id, cmd.port), { type: 'port.register', by: cmd.by });
+        return { events: [] };
+      }),
+      'switch.recordHostKey': live((state, cmd, id) => {
+        if (state.hostKey === cmd.fingerprint) return { events: [] };
+        // Another login recorded a key first (or an admin pinned one): this one is not trusted.
+        if (state.hostKey) throw conflict(`switch ${id}: host key ${cmd.fingerprint} differs from the recorded ${state.hostKey}`);
+        return { events: [{ type: 'SwitchHostKeyRecorded', fingerprint: cmd.fingerprint }] };
+      }),
+      'switch.clearHostKey': live((state) => ({ events: state.hostKey ? [{ type: 'SwitchHostKeyCleared' }] : [] })),
+      'switch.deletePort': live(async (_state, cmd, id) => {
+        await ports.ask(portId(id, cmd.port), { type: 'port.delete', by: cmd.by });
+        return { events: [] };
+      }),
     },
   };
 }

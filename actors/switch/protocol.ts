@@ -17,15 +17,21 @@ export interface SwitchState {
   hostKey?: string;
 }
 
-export type SwitchCommand =
+/** What the API's routes may send. */
+export type SwitchPublicCommand =
   | { type: 'switch.register'; by: string; switchType: string; fields: Record<string, unknown>; hostKey?: string }
-  /** a login found no key recorded and trusted this one: record it (refused if another one was recorded meanwhile) */
-  | { type: 'switch.recordHostKey'; by: string; fingerprint: string }
   /** forget the recorded key: the next login trusts the key it finds */
   | { type: 'switch.clearHostKey'; by: string }
   | { type: 'switch.delete'; by: string }
   | { type: 'switch.registerPort'; by: string; port: string }
   | { type: 'switch.deletePort'; by: string; port: string };
+
+/** What only the switch's corridor sends (hardware/switch-sessions.ts). */
+export type SwitchInternalCommand =
+  /** a login found no key recorded and trusted this one: record it (refused if another one was recorded meanwhile) */
+  | { type: 'switch.recordHostKey'; by: string; fingerprint: string };
+
+export type SwitchCommand = SwitchPublicCommand | SwitchInternalCommand;
 
 export interface SwitchReplies {
   'switch.register': void;

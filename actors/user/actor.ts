@@ -1,8 +1,11 @@
-import { Behavior, assertNever } from '../runtime';
+import { Behavior, assertNever, existing } from '../runtime';
 import { duplicate, notFound } from '../errors';
-import type { UserCommand, UserEvent, UserState } from './protocol';
+import type { UserCommand, UserEvent, UserReplies, UserState } from './protocol';
 
-export function userBehavior(): Behavior<UserState, UserCommand, UserEvent> {
+export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, UserReplies> {
+  /** A command on an existing user. */
+  const live = <Cmd, D>(handler: (state: UserState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`user ${id}`), handler);
+
   return {
     kind: 'user',
 
@@ -23,33 +26,29 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent> {
       }
     },
 
-    decide(state, cmd, id) {
-      if (cmd.type === 'user.create') {
+    decide: {
+      'user.create': (state, cmd, id) => {
         if (state) throw duplicate(`user ${id}`);
         return { events: [{ type: 'UserCreated', passwordHash: cmd.passwordHash, isAdmin: cmd.isAdmin }] };
-      }
-      if (!state) {
-        // project_delete removing its members: one deleted meanwhile is simply not a member.
-        if (cmd.type === 'user.leave' && cmd.ifMember) return { events: [] };
-        throw notFound(`user ${id}`);
-      }
-      switch (cmd.type) {
-        case 'user.delete':
-          return { events: [{ type: 'UserDeleted' }] };
-        case 'user.setAdmin':
-          return { events: [{ type: 'UserAdminSet', isAdmin: cmd.isAdmin }] };
-        case 'user.join':
-          if (state.projects.includes(cmd.project)) throw duplicate(`membership of user ${id} in project ${cmd.project}`);
-          return { events: [{ type: 'UserJoined', project: cmd.project }] };
-        case 'user.leave':
-          if (!state.projects.includes(cmd.project)) {
-            if (cmd.ifMember) return { events: [] };
-            throw notFound(`membership of user ${id} in project ${cmd.project}`);
-          }
-          return { events: [{ type: 'UserLeft', project: cmd.project }] };
-        default:
-          return assertNever(cmd);
-      }
+      },
+      'user.delete': live(() => ({ events: [{ type: 'UserDeleted' }] })),
+      'user.setAdmin': live((_state, cmd) => ({ events: [{ type: 'UserAdminSet', isAdmin: cmd.isAdmin }] })),
+      'user.join': live((state, cmd, id) => {
+        if (state.projects.includes(cmd.project)) throw duplicate(`membership of user ${id} in project ${cmd.project}`);
+        return { events: [{ type: 'UserJoined', project: cmd.project }] };
+      }),
+      'user.leave': (state, cmd, id) => {
+        // project_delete removing its members: a user deleted meanwhile, or no longer a member, is simply not one.
+        if (!state) {
+          if (cmd.ifMember) return { events: [] };
+          throw notFound(`user ${id}`);
+        }
+        if (!state.projects.includes(cmd.project)) {
+          if (cmd.ifMember) return { events: [] };
+          throw notFound(`membership of user ${id} in project ${cmd.project}`);
+        }
+        return { events: [{ type: 'UserLeft', project: cmd.project }] };
+      },
     },
   };
 }

@@ -7,13 +7,18 @@ export interface UserState {
   projects: string[];
 }
 
-export type UserCommand =
+/** What the API's routes (and the bootstrap of the first admin) may send. */
+export type UserPublicCommand =
   | { type: 'user.create'; by: string; passwordHash: string; isAdmin: boolean }
   | { type: 'user.delete'; by: string }
-  | { type: 'user.setAdmin'; by: string; isAdmin: boolean }
-  /** from the project actor (project → user) */
+  | { type: 'user.setAdmin'; by: string; isAdmin: boolean };
+
+/** What only the project actor sends (project → user): memberships pass the project's mailbox. */
+export type UserInternalCommand =
   | { type: 'user.join'; by: string; project: string }
   | { type: 'user.leave'; by: string; project: string; ifMember?: boolean };
+
+export type UserCommand = UserPublicCommand | UserInternalCommand;
 
 export interface UserReplies {
   'user.create': void;

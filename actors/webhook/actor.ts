@@ -1,8 +1,11 @@
-import { Behavior, Stamp, assertNever } from '../runtime';
+import { Behavior, Stamp, assertNever, existing } from '../runtime';
 import { duplicate, notFound } from '../errors';
-import type { WebhookCommand, WebhookEvent, WebhookState } from './protocol';
+import type { WebhookCommand, WebhookEvent, WebhookReplies, WebhookState } from './protocol';
 
-export function webhookBehavior(): Behavior<WebhookState, WebhookCommand, WebhookEvent> {
+export function webhookBehavior(): Behavior<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies> {
+  /** A command on an existing webhook. */
+  const live = <Cmd, D>(handler: (state: WebhookState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`webhook ${id}`), handler);
+
   return {
     kind: 'webhook',
 
@@ -24,23 +27,15 @@ export function webhookBehavior(): Behavior<WebhookState, WebhookCommand, Webhoo
       }
     },
 
-    decide(state, cmd, id) {
-      if (cmd.type === 'webhook.create') {
+    decide: {
+      'webhook.create': (state, cmd, id) => {
         if (state) throw duplicate(`webhook ${id}`);
         return { events: [{ type: 'WebhookCreated', ...cmd.spec }] };
-      }
-      if (!state) throw notFound(`webhook ${id}`);
-      switch (cmd.type) {
-        case 'webhook.delete':
-          return { events: [{ type: 'WebhookDeleted' }] };
-        case 'webhook.fail':
-          // Once is enough: the delivery runner may report again after a restart.
-          return { events: state.failing ? [] : [{ type: 'WebhookFailing', error: cmd.error }] };
-        case 'webhook.resume':
-          return { events: state.failing ? [{ type: 'WebhookResumed' }] : [] };
-        default:
-          return assertNever(cmd);
-      }
+      },
+      'webhook.delete': live(() => ({ events: [{ type: 'WebhookDeleted' }] })),
+      // Once is enough: the delivery runner may report again after a restart.
+      'webhook.fail': live((state, cmd) => ({ events: state.failing ? [] : [{ type: 'WebhookFailing', error: cmd.error }] })),
+      'webhook.resume': live((state) => ({ events: state.failing ? [{ type: 'WebhookResumed' }] : [] })),
     },
   };
 }

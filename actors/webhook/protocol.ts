@@ -31,6 +31,9 @@ export type WebhookCommand =
   | { type: 'webhook.fail'; by: string; error: string }
   | { type: 'webhook.resume'; by: string };
 
+/** What a route may send (`webhook.fail` is the delivery runner's). */
+export type WebhookPublicCommand = Exclude<WebhookCommand, { type: 'webhook.fail' }>;
+
 export interface WebhookReplies {
   'webhook.create': void;
   'webhook.delete': void;

@@ -5,7 +5,7 @@
  * that code exercised against it behaves the same against QEMU.
  */
 import type { DriverEntry } from '../registry';
-import { pause } from './pause';
+import { pause } from '../../lib/time';
 import { HeadnodeError, NO_FIELDS, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from './types';
 
 export interface MockHeadnodeOptions {
@@ -150,5 +150,5 @@ export const mockHeadnode: DriverEntry<HeadnodeDriver> = {
   type: 'mock',
   extension: 'hilt.headnodes.mock',
   fields: NO_FIELDS,
-  create: ({ config }) => new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs }),
+  create: ({ settings: config }) => new MockHeadnodeDriver({ images: config.baseImages, delayMs: config.mockHeadnodeDelayMs }),
 };

@@ -303,7 +303,7 @@ export const ipmi: ObmDriverEntry<IpmitoolDriver> = {
       throw err;
     }
   },
-  create: ({ config }) => new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite }),
+  create: ({ settings: config }) => new IpmitoolDriver({ cipherSuite: config.ipmiCipherSuite }),
   device: (fields) => parseBmcHost(fields.host).label,
   pacing: { minIntervalMs: MIN_INTERVAL_MS, minRunMs: MIN_RUN_MS },
 };

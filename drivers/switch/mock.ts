@@ -10,6 +10,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { open, RootDatabase } from 'lmdb';
 import { requiredStrings, SCHEMA_BASE } from '../schema';
 import { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchSession } from './types';
+import { sleep } from '../../lib/time';
 
 export interface MockSwitchOptions {
   /** LMDB folder for the mock switches' port configuration */
@@ -21,7 +22,6 @@ export interface MockSwitchOptions {
   failPorts?: string[];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const EMPTY: PortVlans = { native: null, tagged: [] };
 
 export class MockSwitchDriver implements SwitchDriver {
@@ -95,7 +95,7 @@ export const mock: SwitchDriverEntry<MockSwitchDriver> = {
   portName: /^(gi|te)\d+\/\d+(\/\d+)?$/,
   portFormat: 'gi1/0/11, te1/0/12, gi1/12 or te1/3',
   // The mock switches keep their ports in their own LMDB folder, as hardware would.
-  create: ({ config }) => new MockSwitchDriver({
+  create: ({ settings: config }) => new MockSwitchDriver({
     path: join(config.dataDir, 'mock-switches'),
     delayMs: config.mockSwitchDelayMs,
     sessionDelayMs: config.mockSwitchSessionDelayMs,

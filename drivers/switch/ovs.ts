@@ -292,5 +292,5 @@ export const ovs: SwitchDriverEntry<OvsSwitchDriver> = {
     ? null
     : `ovs_bridge "${String(fields.ovs_bridge)}" is not an Open vSwitch bridge name (1 to 15 of A-Z a-z 0-9 _ . -, not starting with - or .)`),
   portName: OVS_NAME,
-  create: ({ config }) => new OvsSwitchDriver({ db: config.ovsDb, timeoutMs: config.switchTimeoutMs }),
+  create: ({ settings: config }) => new OvsSwitchDriver({ db: config.ovsDb, timeoutMs: config.switchTimeoutMs }),
 };

@@ -13,7 +13,8 @@
  */
 import { createHash } from 'node:crypto';
 import { ReadModel } from '../../actors/readmodel';
-import { HiltError, quote, unauthorized } from '../errors';
+import { HiltError, unauthorized } from '../errors';
+import { quote } from '../../lib/text';
 import { dummyHash, verifyPassword } from './password';
 import { LoginThrottle, ThrottleOptions } from './throttle';
 

@@ -5,6 +5,7 @@
  */
 import { Client, path } from './client';
 import { answer, OperationFailed, table } from './output';
+import { sleep } from '../../lib/time';
 
 export interface ActionStatus {
   status: 'PENDING' | 'DONE' | 'ERROR';
@@ -26,7 +27,6 @@ export function actionTable(a: ActionStatus, statusId?: string): string {
 }
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface WaitOptions {
   json?: boolean;

@@ -11,7 +11,8 @@ import type { NetworkAction, NicState } from '../../actors/nic/protocol';
 import type { NetworkState } from '../../actors/network/protocol';
 import type { HeadnodeState } from '../../actors/headnode/protocol';
 import { splitId } from '../../actors/ids';
-import { encodeStatusId, statusBody } from '../routes/actions';
+import { statusBody } from '../routes/actions';
+import { encodeStatusId } from '../../actors/nic/status-ids';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 

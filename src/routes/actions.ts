@@ -11,36 +11,9 @@ import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
+import { decodeStatusId, encodeStatusId } from '../../actors/nic/status-ids';
 
 type NN = { node: string; nic: string };
-
-/**
- * Opaque to clients; names the node's and the nic's registrations and the operation's number.
- * Operations of the first data format keep the ids they were given then (node and number only).
- */
-export function encodeStatusId(node: NodeState, ref: NicStatusRef, firstFormat = false): string {
-  const id = firstFormat ? [node.name, node.incarnation, ref.seq] : [node.name, node.incarnation, ref.nic, ref.incarnation, ref.seq];
-  return Buffer.from(JSON.stringify(id)).toString('base64url');
-}
-
-type StatusId =
-  | { node: string; incarnation: string; seq: number; nic?: undefined }
-  | { node: string; incarnation: string; seq: number; nic: string; nicIncarnation: string };
-
-function decodeStatusId(id: string): StatusId | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(Buffer.from(id, 'base64url').toString('utf8'));
-  } catch {
-    return null; // not one of ours
-  }
-  if (!Array.isArray(v) || !v.slice(0, -1).every((x) => typeof x === 'string') || !Number.isInteger(v[v.length - 1])) return null;
-  // Only the exact text this service handed out: base64 decoding forgives stray characters.
-  if (Buffer.from(JSON.stringify(v)).toString('base64url') !== id) return null;
-  if (v.length === 3) return { node: v[0], incarnation: v[1], seq: v[2] };
-  if (v.length === 5) return { node: v[0], incarnation: v[1], nic: v[2], nicIncarnation: v[3], seq: v[4] };
-  return null;
-}
 
 export function statusBody(node: NodeState, a: NetworkAction) {
   return {

@@ -6,9 +6,10 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/admin';
 import { redact } from '../redact';
-import { encodeStatusId } from './actions';
+import { encodeStatusId } from '../../actors/nic/status-ids';
 import { requireAdmin, found } from './guard';
-import { badArgument, notFound, quote } from '../errors';
+import { badArgument, notFound } from '../errors';
+import { quote } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
 import { nicId } from '../../actors/ids';
 import type { JournalEntry } from '../../actors/persistence/engine';

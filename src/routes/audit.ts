@@ -8,7 +8,8 @@ import { isAbsolute } from 'node:path';
 import * as S from '../schemas/ops';
 import { requireAdmin } from './guard';
 import { auditPage, parseTime } from '../audit';
-import { badArgument, HiltError, quote } from '../errors';
+import { badArgument, HiltError } from '../errors';
+import { quote } from '../../lib/text';
 
 /** Why a path cannot become the backup's folder, by the error the file system gave. */
 const PATH_REFUSALS: Record<string, string> = {

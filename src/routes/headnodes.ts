@@ -4,7 +4,8 @@
  */
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/headnodes';
-import { badArgument, duplicate, quote } from '../errors';
+import { badArgument, duplicate } from '../errors';
+import { quote } from '../../lib/text';
 import { requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import type { HeadnodeState } from '../../actors/headnode/protocol';

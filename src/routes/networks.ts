@@ -1,6 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/networks';
-import { badArgument, duplicate, notFound, quote, unauthorized } from '../errors';
+import { badArgument, duplicate, notFound, unauthorized } from '../errors';
+import { quote } from '../../lib/text';
 import { requireAdmin, requireProject, found, isMember } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NetworkState } from '../../actors/network/protocol';

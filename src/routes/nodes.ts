@@ -1,6 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/nodes';
-import { badArgument, duplicate, notFound, quote, unauthorized } from '../errors';
+import { badArgument, duplicate, notFound, unauthorized } from '../errors';
+import { quote } from '../../lib/text';
 import { CachedLists } from './cached-lists';
 import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';

@@ -1,10 +1,11 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import * as S from '../schemas/switches';
-import { badArgument, duplicate, notFound, quote } from '../errors';
+import { badArgument, duplicate, notFound } from '../errors';
+import { quote } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
 import { requireAdmin, found } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
-import { encodeStatusId } from './actions';
+import { encodeStatusId } from '../../actors/nic/status-ids';
 import { HOST_KEY_FIELD } from '../../drivers/switch/types';
 
 type Sw = { switch: string };

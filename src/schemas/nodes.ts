@@ -1,5 +1,5 @@
 import { params, body, noBody, noQuery, str, bool, responses, done, names, nameProblem, NAME_RULE } from './common';
-import { quote } from '../errors';
+import { quote } from '../../lib/text';
 
 /** A metadata value: flat, so that nothing a client stores can be too deep to encode, show or redact. */
 const metadataValue = { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] } as const;

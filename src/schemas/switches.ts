@@ -1,5 +1,5 @@
 import { params, noBody, noQuery, str, name, nameProblem, NAME_RULE, responses, done, queued, names } from './common';
-import { quote } from '../errors';
+import { quote } from '../../lib/text';
 
 export const registerSwitch = {
   params: params('switch'),

@@ -6,14 +6,14 @@
  * the networks they may use with only their own attachments, their headnodes and operations),
  * and neither switches, wiring, the service's health nor the audit log.
  */
-import type { World } from '../../actors/world';
+import type { RouteWorld } from '../../actors/world';
 import type { Caller } from '../auth/basic';
 import type { NetworkAction } from '../../actors/nic/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import { nicId, portId } from '../../actors/ids';
 import { operationType } from '../../hardware/network-operations';
 import { driverName } from '../../actors/telemetry';
-import { encodeStatusId } from '../routes/actions';
+import { encodeStatusId } from '../../actors/nic/status-ids';
 import { pendingPerSwitch, type Metrics } from '../metrics';
 import type { PowerControl } from '../../hardware/power';
 import type { HeadnodeControl } from '../../hardware/headnode-control';
@@ -88,7 +88,7 @@ export function page(rows: Row[], q: TableQuery): TablePage {
 }
 
 export interface ViewDeps {
-  world: World;
+  world: RouteWorld;
   metrics: Metrics;
   power: PowerControl;
   headnodes: HeadnodeControl;
@@ -141,7 +141,7 @@ export class Views {
     const { world, metrics, power, headnodes } = this.d;
     const rt = world.runtime;
     const actors = rt.kindNames().map((kind) => ({ kind, ...rt.registry(kind)!.load() }));
-    const pending = [...pendingPerSwitch(world)].filter(([, n]) => n > 0).map(([sw, n]) => ({ switch: sw, pending: n }));
+    const pending = [...pendingPerSwitch(world.rm)].filter(([, n]) => n > 0).map(([sw, n]) => ({ switch: sw, pending: n }));
     return {
       version: this.d.version,
       uptimeSeconds: Math.round((Date.now() - this.d.startedAt) / 1000),
@@ -219,7 +219,7 @@ export class Views {
 
   switches(): Row[] {
     const rm = this.rm;
-    const pending = pendingPerSwitch(this.d.world);
+    const pending = pendingPerSwitch(this.d.world.rm);
     return [...rm.switches.values()].map((sw) => {
       const ports = rm.portsOf(sw.name);
       return {

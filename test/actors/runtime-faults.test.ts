@@ -46,23 +46,21 @@ type Ev = Event & { type: 'Added' | 'Poisoned'; n: number };
 interface R { add: number; get: number; crash: never; refuse: never; poison: number; slow: number; askChild: number }
 
 /** A counter; `poison` stores an event that apply throws on while `applyThrows` is set. */
-function counter(kind: string, state: { applyThrows: boolean }, child?: () => { ask(id: string, c: Cmd): Promise<unknown> }): Behavior<number, Cmd, Ev> {
+function counter(kind: string, state: { applyThrows: boolean }, child?: () => { ask(id: string, c: Cmd): Promise<unknown> }): Behavior<number, Cmd, Ev, R> {
   return {
     kind,
     apply: (s, e) => {
       if (e.type === 'Poisoned' && state.applyThrows) throw new TypeError('apply bug: cannot read properties of undefined');
       return (s ?? 0) + e.n;
     },
-    decide: async (s, c) => {
-      switch (c.type) {
-        case 'add': return { events: [{ type: 'Added', n: c.n }], value: (s ?? 0) + c.n };
-        case 'get': return { events: [], value: s ?? 0 };
-        case 'crash': throw new TypeError('decide bug: x is not a function');
-        case 'refuse': throw new HiltError('IllegalStateError', 'refused');
-        case 'poison': return { events: [{ type: 'Poisoned', n: 100 }], value: 0 };
-        case 'slow': await new Promise((r) => setTimeout(r, c.ms)); return { events: [], value: s ?? 0 };
-        case 'askChild': return { events: [], value: await child!().ask(c.child, { type: 'get', by: c.by }) };
-      }
+    decide: {
+      add: (s, c) => ({ events: [{ type: 'Added', n: c.n }], value: (s ?? 0) + c.n }),
+      get: (s) => ({ events: [], value: s ?? 0 }),
+      crash: () => { throw new TypeError('decide bug: x is not a function'); },
+      refuse: () => { throw new HiltError('IllegalStateError', 'refused'); },
+      poison: () => ({ events: [{ type: 'Poisoned', n: 100 }], value: 0 }),
+      slow: async (s, c) => { await new Promise((r) => setTimeout(r, c.ms)); return { events: [], value: s ?? 0 }; },
+      askChild: async (_s, c) => ({ events: [], value: (await child!().ask(c.child, { type: 'get', by: c.by })) as number }),
     },
   };
 }

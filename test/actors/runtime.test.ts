@@ -7,6 +7,7 @@ import { LmdbPersistenceEngine } from '../../actors/persistence/lmdb';
 import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
 import { PersistenceEngine } from '../../actors/persistence/engine';
 import { HiltError } from '../../src/errors';
+import { rebuildReadModels } from '../../actors/recovery';
 
 const obm = { type: 'mock', fields: { host: 'h', user: 'u', password: 'p' } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,7 +44,7 @@ describe('NodeActor and the actor runtime', () => {
     await engine.close();
 
     open();
-    await world.rebuild();
+    await rebuildReadModels(world);
     expect(world.rm.nodes.get('n1')?.project).to.equal('p');
     expect(world.rm.nic('n1', 'eth0')?.macaddr).to.equal('m');
     expect([...world.rm.nodesByProject.get('p')]).to.deep.equal(['n1']);

@@ -10,7 +10,7 @@ const entry = (type: string, more: Partial<DriverEntry<Thing>> = {}): DriverEntr
   type,
   extension: `test.${type}`,
   fields: requiredStrings('host'),
-  create: ({ config }) => ({ built: `${type} in ${config.dataDir}`, closed: false }),
+  create: ({ settings }) => ({ built: `${type} in ${settings.dataDir}`, closed: false }),
   ...more,
 });
 
@@ -60,7 +60,7 @@ describe('DriverSet', () => {
     }),
     entry('b'),
   ]);
-  const set = new DriverSet(reg, { config: { ...DEFAULTS, dataDir: '/data' } });
+  const set = new DriverSet(reg, { settings: { ...DEFAULTS, dataDir: '/data' } });
 
   it('makes one instance per entry from the service\'s settings, and hands out that one', () => {
     expect(set.driver('a')).to.deep.equal({ built: 'a in /data', closed: false });

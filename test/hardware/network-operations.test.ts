@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { World } from '../../actors/world';
 import { testWorld, wiredNode, settled, TestWorld, FAKE_SWITCH } from '../helpers/world';
+import { rebuildReadModels, repairPortRecords } from '../../actors/recovery';
 
 const by = 'admin';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -59,12 +60,12 @@ describe('NetworkOperations (the runner of pending operations)', () => {
     t.engine.persist = persist;
     const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: () => t.driver });
     try {
-      await again.rebuild();
+      await rebuildReadModels(again);
       expect(again.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1' });
       expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [] });
-      expect(await again.repairPortRecords()).to.equal(1);
+      expect(await repairPortRecords(again)).to.equal(1);
       expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [] });
-      expect(await again.repairPortRecords()).to.equal(0);
+      expect(await repairPortRecords(again)).to.equal(0);
     } finally {
       await again.close();
     }
@@ -79,7 +80,7 @@ describe('NetworkOperations (the runner of pending operations)', () => {
     await sleep(20);
     const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: () => t.driver });
     try {
-      await again.rebuild();
+      await rebuildReadModels(again);
       expect(again.rm.nic('n1', 'eth0')!.pending?.status).to.equal('PENDING');
       again.operations.resumeAll();
       await settled(again);

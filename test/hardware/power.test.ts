@@ -19,7 +19,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** PowerControl over the given OBM entries. */
 function powerControl(timeoutMs: number, ...entries: ObmDriverEntry[]): PowerControl {
-  return new PowerControl(new DriverSet(new DriverRegistry<ObmDriver, ObmDriverEntry>('OBM', entries), { config: DEFAULTS }), timeoutMs);
+  return new PowerControl(new DriverSet(new DriverRegistry<ObmDriver, ObmDriverEntry>('OBM', entries), { settings: DEFAULTS }), timeoutMs);
 }
 
 async function failure(p: Promise<unknown>): Promise<HiltError> {

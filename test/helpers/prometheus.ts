@@ -21,11 +21,38 @@ function unescapeLabel(v: string): string {
   return v.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
 }
 
-/** Parses the text format (version 0.0.4); throws on any malformed line. */
+/** The suffixes a family's samples may carry (a histogram's or summary's series, a counter's total). */
+const SUFFIXES = ['_bucket', '_sum', '_count', '_total', '_created', '_info'];
+
+/** The family a sample belongs to: its own name, or its name without a suffix its family's type gives it. */
+function familyOf(name: string, types: Map<string, string>): string {
+  if (types.has(name)) return name;
+  for (const suffix of SUFFIXES) {
+    const base = name.endsWith(suffix) ? name.slice(0, -suffix.length) : undefined;
+    if (base && types.has(base)) return base;
+  }
+  return name;
+}
+
+/**
+ * Parses the text format (version 0.0.4); throws on any malformed line, and on what the format
+ * forbids: a family's lines not together (its samples after another family's began), a family
+ * typed twice, or a family whose name is another's plus a suffix that readers strip (`X` and
+ * `X_total`), which a parser cannot tell apart.
+ */
 export function parseExposition(text: string): Exposition {
   const samples: Sample[] = [];
   const types = new Map<string, string>();
   const help = new Map<string, string>();
+  /** the family whose lines are being read, and every family whose lines have ended */
+  let current: string | undefined;
+  const ended = new Set<string>();
+  const enter = (family: string, where: string) => {
+    if (family === current) return;
+    if (ended.has(family)) throw new Error(`the lines of ${family} are not together, ${where}`);
+    if (current !== undefined) ended.add(current);
+    current = family;
+  };
   if (!text.endsWith('\n')) throw new Error('the exposition must end with a newline');
   for (const [i, line] of text.split('\n').entries()) {
     if (line === '') continue;
@@ -34,9 +61,13 @@ export function parseExposition(text: string): Exposition {
       const m = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(line);
       if (!m) continue; // a comment
       if (!NAME.test(m[2])) throw new Error(`bad metric name, ${where}`);
+      enter(m[2], where);
       if (m[1] === 'TYPE') {
         if (!['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(m[3])) throw new Error(`bad type, ${where}`);
         if (types.has(m[2])) throw new Error(`TYPE given twice, ${where}`);
+        const clash = SUFFIXES.map((s) => [`${m[2]}${s}`, m[2].endsWith(s) ? m[2].slice(0, -s.length) : ''])
+          .flat().find((other) => other && types.has(other));
+        if (clash) throw new Error(`${m[2]} and ${clash} are two families a reader cannot tell apart, ${where}`);
         types.set(m[2], m[3]);
       } else {
         help.set(m[2], m[3]);
@@ -62,6 +93,7 @@ export function parseExposition(text: string): Exposition {
     const lower = raw.toLowerCase();
     const value = lower === '+inf' || lower === 'inf' ? Infinity : lower === '-inf' ? -Infinity : lower === 'nan' ? NaN : Number(raw);
     if (Number.isNaN(value) && lower !== 'nan') throw new Error(`bad value, ${where}`);
+    enter(familyOf(m[1], types), where);
     samples.push({ name: m[1], labels, value });
   }
   return { samples, types, help };

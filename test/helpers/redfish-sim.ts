@@ -60,6 +60,11 @@ export interface RedfishSimOptions {
   actionInfo?: boolean;
   /** Advertise no allowable values at all (a client must then assume the standard ones). */
   noAllowableValues?: boolean;
+  /**
+   * The BootSourceOverrideTarget values the systems allow (default: BOOT_TARGETS). OpenStack's
+   * Redfish emulator, sushy-tools, allows only Pxe, Cd, Hdd and UefiHttp: no `None`.
+   */
+  bootTargets?: readonly string[];
   /** A SessionService (default true); without it, clients must use basic authentication. */
   sessionService?: boolean;
   /** Basic authentication accepted (default true). */
@@ -221,6 +226,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
   const basicAuth = opts.basicAuth ?? true;
   const maxSessions = opts.maxSessions ?? 4;
   const resetTypes = [...(opts.resetTypes ?? ALL_RESET_TYPES)];
+  const bootTargets = [...(opts.bootTargets ?? BOOT_TARGETS)];
   const dir = mkdtempSync(join(tmpdir(), 'hilt-redfishsim-'));
   let certPem = '';
   let certFile = '';
@@ -299,7 +305,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
         BootSourceOverrideEnabled: s.BootSourceOverrideEnabled,
         'BootSourceOverrideEnabled@Redfish.AllowableValues': BOOT_ENABLED,
         BootSourceOverrideTarget: s.BootSourceOverrideTarget,
-        'BootSourceOverrideTarget@Redfish.AllowableValues': BOOT_TARGETS,
+        'BootSourceOverrideTarget@Redfish.AllowableValues': bootTargets,
         BootSourceOverrideMode: s.BootSourceOverrideMode,
         'BootSourceOverrideMode@Redfish.AllowableValues': BOOT_MODES,
       },
@@ -384,7 +390,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
       }
       if (!v || typeof v !== 'object' || Array.isArray(v)) throw errors.propertyValueNotInList(JSON.stringify(v), 'Boot');
       for (const [bk, bv] of Object.entries(v as Record<string, unknown>)) {
-        const allowed = bk === 'BootSourceOverrideTarget' ? BOOT_TARGETS : bk === 'BootSourceOverrideEnabled' ? BOOT_ENABLED
+        const allowed = bk === 'BootSourceOverrideTarget' ? bootTargets : bk === 'BootSourceOverrideEnabled' ? BOOT_ENABLED
           : bk === 'BootSourceOverrideMode' ? BOOT_MODES : undefined;
         if (!allowed) throw errors.propertyUnknown(`Boot/${bk}`);
         if (typeof bv !== 'string' || !(allowed as readonly string[]).includes(bv)) throw errors.propertyValueNotInList(String(bv), `Boot/${bk}`);

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { startTestServer, TestServer, Client, ADMIN, must, basic } from '../helpers/server';
 
 describe('HTTP conventions (docs/api-conventions.md §1-2)', () => {
@@ -84,6 +86,34 @@ describe('HTTP conventions (docs/api-conventions.md §1-2)', () => {
     const r = await api.call('PUT', '/node/big', { raw: JSON.stringify({ obm: { type: 'x', host: 'h'.repeat(2 * 1024 * 1024) } }) });
     expect(r.status).to.equal(413);
     expect(r.body.type).to.be.a('string');
+  });
+
+  it('answers a body over the limit with a 413 the client reads, while it is still sending (a nic with an 8 MiB macaddr: more than the loopback socket buffers hold, so the client is still sending)', async () => {
+    await must(api.put('/node/bignic', { obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'h', user: 'u', password: 'p' } }));
+    const body = Buffer.from(JSON.stringify({ macaddr: 'a'.repeat(8 * 1024 * 1024) }));
+    // As HIL's Python client (requests) does: the whole body is sent, then the answer is read;
+    // a write refused on the way (a broken pipe, a reset) fails the test.
+    const { port } = new URL(ts.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    const failed = new Promise<never>((_r, reject) => socket.on('error', reject));
+    const answer = (async () => {
+      await once(socket, 'connect');
+      const head = `PUT /node/bignic/nic/eth0 HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${basic(ADMIN)}\r\ncontent-length: ${body.length}\r\n\r\n`;
+      const write = (b: Buffer | string) => new Promise<void>((resolve, reject) => socket.write(b, (err) => (err ? reject(err) : resolve())));
+      await write(head);
+      for (let at = 0; at < body.length; at += 64 * 1024) await write(body.subarray(at, at + 64 * 1024));
+      let raw = '';
+      socket.setEncoding('utf8').on('data', (c: string) => (raw += c));
+      await once(socket, 'end');
+      return raw;
+    })();
+    const raw = await Promise.race([answer, failed]);
+    socket.destroy();
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1]);
+    const text = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+    expect(status).to.equal(413);
+    expect(JSON.parse(text)).to.deep.equal({ type: 'RequestTooLargeError', msg: 'the request body is larger than 1048576 bytes' });
+    expect((await api.get('/node/bignic')).body.nics).to.deep.equal([]);
   });
 
   describe('authentication', () => {

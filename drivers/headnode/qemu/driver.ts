@@ -17,7 +17,7 @@ import * as fsp from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-import { pause } from '../pause';
+import { pause } from '../../../lib/time';
 import { HeadnodeError, IMAGE_NAME, type HeadnodeDriver, type HeadnodeStatus, type HnicSpec } from '../types';
 import { run } from './exec';
 import { QemuLayout } from './layout';

@@ -11,7 +11,7 @@ export const qemuHeadnode: DriverEntry<HeadnodeDriver> = {
   type: 'qemu',
   extension: 'hilt.headnodes.qemu',
   fields: NO_FIELDS,
-  create: ({ config }) => new QemuHeadnodeDriver({
+  create: ({ settings: config }) => new QemuHeadnodeDriver({
     imagesDir: config.headnodeImagesDir,
     // Overlays, QMP sockets and VM state files live with the service's data.
     stateDir: join(config.dataDir, 'headnodes'),

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 
-import { pause } from '../pause';
+import { pause } from '../../../lib/time';
 import { qmpSession } from './qmp';
 import type { TapState, VmState } from './state';
 

@@ -108,7 +108,11 @@ export class RedfishDriver implements ObmDriver {
   async setBootDevice(fields: DriverFields, device: BootDevice, signal: AbortSignal): Promise<void> {
     const call = this.call(fields, signal);
     const { target, enabled } = BOOT[device];
-    await setBoot(call, await readSystem(call), target, enabled);
+    const sys = await readSystem(call);
+    // Clearing an override is `Enabled: Disabled`, which every service takes; the target goes
+    // with it only where the BMC allows `None` (sushy-tools, OpenStack's emulator, does not).
+    const clearing = enabled === 'Disabled' && !allows(sys, 'BootSourceOverrideTarget', target);
+    await setBoot(call, sys, clearing ? null : target, enabled);
   }
 
   /** Logs out of every BMC session (the service is stopping), each DELETE bounded by `signal`. */
@@ -181,18 +185,28 @@ async function reset(call: BmcCall, sys: System, type: string): Promise<void> {
   if (reply.status < 200 || reply.status >= 300) throw call.refused(what, reply);
 }
 
-/** PATCH of the boot override, with If-Match when the BMC gave an ETag; the system as it is now. */
-async function setBoot(call: BmcCall, sys: System, target: string, enabled: string): Promise<System> {
-  const what = `boot override ${target} ${enabled}`;
+/** Whether the system's Boot property allows `value` for `key` (a BMC that lists no values allows all). */
+function allows(sys: System, key: string, value: string): boolean {
+  const allowed = (sys.json.Boot as Record<string, unknown> | undefined)?.[`${key}@Redfish.AllowableValues`];
+  return !Array.isArray(allowed) || allowed.includes(value);
+}
+
+/**
+ * PATCH of the boot override (`target` null: the target is left as it is), with If-Match when
+ * the BMC gave an ETag; the system as it is now.
+ */
+async function setBoot(call: BmcCall, sys: System, target: string | null, enabled: string): Promise<System> {
+  const what = `boot override ${target ?? '(target unchanged)'} ${enabled}`;
   const boot = sys.json.Boot as Record<string, unknown> | undefined;
   if (!boot || typeof boot !== 'object') throw call.error(what, `impossible: the system ${sys.path} has no Boot property`);
-  for (const [key, value] of [['BootSourceOverrideTarget', target], ['BootSourceOverrideEnabled', enabled]]) {
-    const allowed = boot[`${key}@Redfish.AllowableValues`];
-    if (Array.isArray(allowed) && !allowed.includes(value)) {
+  const wanted = { ...(target !== null ? { BootSourceOverrideTarget: target } : {}), BootSourceOverrideEnabled: enabled };
+  for (const [key, value] of Object.entries(wanted)) {
+    if (!allows(sys, key, value)) {
+      const allowed = boot[`${key}@Redfish.AllowableValues`] as unknown[];
       throw call.error(what, `impossible: the system ${sys.path} allows ${key} ${call.bmcText(allowed.join(', '))}`);
     }
   }
-  const body = { Boot: { BootSourceOverrideTarget: target, BootSourceOverrideEnabled: enabled } };
+  const body = { Boot: wanted };
   let current = sys;
   for (let attempt = 0; ; attempt++) {
     const reply = await call.request('PATCH', current.path, what, body, current.etag ? { 'If-Match': current.etag } : {});
@@ -220,7 +234,7 @@ export const redfish: ObmDriverEntry<RedfishDriver> = {
       throw err;
     }
   },
-  create: ({ config }) => new RedfishDriver(new RedfishClient(), config.obmTimeoutMs),
+  create: ({ settings: config }) => new RedfishDriver(new RedfishClient(), config.obmTimeoutMs),
   // One BMC, one line of the device queue, whatever the node, user or system.
   device: (fields) => parseBaseUrl(fields.host).origin,
   // At shutdown, the logouts of all BMCs at once, within one OBM timeout.

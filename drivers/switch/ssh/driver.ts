@@ -344,6 +344,6 @@ export function sshSwitchEntry(spec: SshEntrySpec): SwitchDriverEntry<CliSwitchD
     portName: spec.portName,
     portFormat: spec.portFormat,
     sshHostKey: true,
-    create: ({ config }) => new CliSwitchDriver(spec.table, { save: config.switchSave, readyTimeoutMs: config.switchTimeoutMs }),
+    create: ({ settings: config }) => new CliSwitchDriver(spec.table, { save: config.switchSave, readyTimeoutMs: config.switchTimeoutMs }),
   };
 }

@@ -4,6 +4,7 @@ import { nicId } from '../../../actors/ids';
 import { testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
 import { World } from '../../../actors/world';
 import { findStatus, listStatuses } from '../../../actors/nic/history';
+import { rebuildReadModels } from '../../../actors/recovery';
 
 const by = 'admin';
 const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a refusal'); }, (e: HiltError) => e);
@@ -129,7 +130,7 @@ describe('NicActor (node → nic → port, without HTTP)', () => {
     expect((await world.nics.inspect(nicId('n1', 'eth0')))!.state).to.deep.equal(before);
     await world.close();
     const again = new World(t.engine, { vlanPool: [[100, 199]] });
-    await again.rebuild();
+    await rebuildReadModels(again);
     expect(again.rm.nic('n1', 'eth0')).to.deep.equal(before);
     expect(again.rm.wiring.get(nicId('n1', 'eth0'))).to.deep.equal({ switch: 's1', port: 'gi1/0/1' });
     await again.close();

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { World } from '../../../actors/world';
 import { MemoryPersistenceEngine } from '../../../actors/persistence/memory';
-import { upgradeStorage, CURRENT_FORMAT } from '../../../actors/persistence/upgrade';
+import { CURRENT_FORMAT } from '../../../actors/persistence/upgrade';
 import type { PersistedEvent } from '../../../actors/persistence/engine';
+import { rebuildReadModels, upgrade } from '../../../actors/recovery';
 
 const at = 1_700_000_000_000;
 const ev = (key: string, seq: number, data: object): PersistedEvent => ({ key, sequenceNumber: seq, data: { by: 'admin', at: at + seq, ...data }, tags: [], createdAt: at + seq });
@@ -33,10 +34,10 @@ describe('upgrade of stored data to the current format', () => {
     const engine = new MemoryPersistenceEngine();
     await firstFormat(engine);
     const world = new World(engine, { vlanPool: [[100, 199]] });
-    const summary = await upgradeStorage(world);
+    const summary = await upgrade(world);
     expect(summary).to.include({ from: 1, to: CURRENT_FORMAT, nodes: 1, nics: 1, switches: 1, ports: 1 });
-    expect(await upgradeStorage(world)).to.equal(null);
-    await world.rebuild();
+    expect(await upgrade(world)).to.equal(null);
+    await rebuildReadModels(world);
     const nic = world.rm.nic('n1', 'eth0')!;
     expect(nic).to.include({ macaddr: 'mac', nodeIncarnation: 'i1', lastSeq: 1, pending: null });
     expect(nic.networks).to.deep.equal({ 'vlan/native': 'w' });
@@ -59,12 +60,12 @@ describe('upgrade of stored data to the current format', () => {
       if (events.some((e) => e.key.startsWith('switch:'))) throw new Error('power lost');
       return persist(events);
     };
-    const err = await upgradeStorage(world).catch((e: Error) => e);
+    const err = await upgrade(world).catch((e: Error) => e);
     expect((err as Error).message).to.equal('power lost');
     expect(await engine.head('nic:n1/eth0')).to.equal(3); // the node was done, in one write
     expect(await engine.head('port:s/gi1%2F0%2F1')).to.equal(0);
     engine.persist = persist;
-    expect(await upgradeStorage(world)).to.include({ nodes: 0, switches: 1, ports: 1 });
+    expect(await upgrade(world)).to.include({ nodes: 0, switches: 1, ports: 1 });
     expect(await engine.head('nic:n1/eth0')).to.equal(3);
     expect(await engine.head('port:s/gi1%2F0%2F1')).to.equal(3);
     await world.close();
@@ -73,9 +74,9 @@ describe('upgrade of stored data to the current format', () => {
   it('records the format in a new, empty store without reporting an upgrade', async () => {
     const engine = new MemoryPersistenceEngine();
     const world = new World(engine, { vlanPool: [[100, 199]] });
-    expect(await upgradeStorage(world)).to.equal(null);
+    expect(await upgrade(world)).to.equal(null);
     expect(await engine.head('meta:format')).to.equal(1);
-    expect(await upgradeStorage(world)).to.equal(null);
+    expect(await upgrade(world)).to.equal(null);
     expect(await engine.head('meta:format')).to.equal(1);
     await world.close();
   });

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { portId } from '../../../actors/ids';
 import { World } from '../../../actors/world';
 import { FAKE_SWITCH, testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
+import { rebuildReadModels, repairPortRecords } from '../../../actors/recovery';
 
 const by = 'admin';
 const P = portId('s1', 'gi1/0/1');
@@ -58,8 +59,8 @@ describe('port records written beside the nic\'s outcome', () => {
     await sleep(30);
     const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: (ty) => (ty === FAKE_SWITCH ? t.driver : undefined) });
     try {
-      await again.rebuild();
-      expect(await again.repairPortRecords()).to.equal(1);
+      await rebuildReadModels(again);
+      expect(await repairPortRecords(again)).to.equal(1);
       expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [] });
       // The resumed operation fails: the port is set back to what the nic holds, native 100 included.
       t.driver.failNext = 1;

@@ -20,10 +20,10 @@ describe('headnode drivers', () => {
 
   it('builds each driver from the settings', () => {
     const config: Config = { ...DEFAULTS, dataDir: '/srv/hilt', ovsBridge: 'br-test', headnodeImagesDir: '/srv/images', baseImages: ['a', 'b'] };
-    const qemu = HEADNODE_DRIVERS.get('qemu')!.create({ config });
+    const qemu = HEADNODE_DRIVERS.get('qemu')!.create({ settings: config });
     expect(qemu).to.be.instanceOf(QemuHeadnodeDriver);
     expect(qemu).to.include({ stateDir: path.join('/srv/hilt', 'headnodes'), bridge: 'br-test', imagesDir: '/srv/images' });
-    const mock = HEADNODE_DRIVERS.get('mock')!.create({ config });
+    const mock = HEADNODE_DRIVERS.get('mock')!.create({ settings: config });
     expect(mock).to.be.instanceOf(MockHeadnodeDriver);
     return mock.listImages(new AbortController().signal).then((images) => expect(images).to.deep.equal(['a', 'b']));
   });

@@ -400,9 +400,9 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
       // Without -C 3, ipmitool first asks ipmi_sim for its cipher suites and waits 10 s for no answer.
       const t = Date.now();
       sim.setPower(true);
-      expect(await ipmi.create({ config: { ...DEFAULTS, ipmiCipherSuite: '3' } }).powerStatus(info(sim), LIVE)).to.equal('on');
+      expect(await ipmi.create({ settings: { ...DEFAULTS, ipmiCipherSuite: '3' } }).powerStatus(info(sim), LIVE)).to.equal('on');
       expect(Date.now() - t).to.be.below(3000);
-      expect(() => ipmi.create({ config: { ...DEFAULTS, ipmiCipherSuite: '3; reboot' } })).to.throw(/cipherSuite/);
+      expect(() => ipmi.create({ settings: { ...DEFAULTS, ipmiCipherSuite: '3; reboot' } })).to.throw(/cipherSuite/);
     });
   });
 });

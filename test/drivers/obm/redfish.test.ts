@@ -165,6 +165,20 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(sim.system().boots).to.deep.equal(['Pxe', 'Pxe', 'Pxe']);
     });
 
+    it('boot_device none on a BMC whose targets omit None (sushy-tools lists Pxe, Cd, Hdd, UefiHttp): the override is disabled, the target left', async () => {
+      const s2 = await start({ bootTargets: ['Pxe', 'Cd', 'Hdd', 'UefiHttp'] });
+      try {
+        const boot = () => [s2.system().BootSourceOverrideTarget, s2.system().BootSourceOverrideEnabled];
+        await driver.setBootDevice(fields(s2), 'pxe', LIVE);
+        expect(boot()).to.deep.equal(['Pxe', 'Continuous']);
+        await driver.setBootDevice(fields(s2), 'none', LIVE);
+        expect(boot()).to.deep.equal(['Pxe', 'Disabled']);
+        // No override any more: the system boots from its own order (the simulator's disk).
+        await driver.powerOn(fields(s2), LIVE);
+        expect(s2.system().boots).to.deep.equal(['Hdd']);
+      } finally { await s2.stop(); }
+    });
+
     it('patches with If-Match, and once more with a fresh ETag when the first was stale', async () => {
       sim.changeBeforeNextPatch = true;
       await driver.setBootDevice(fields(sim), 'pxe', LIVE);

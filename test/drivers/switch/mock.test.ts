@@ -83,7 +83,7 @@ describe('MockSwitchDriver', () => {
     });
 
     it('builds the driver from the service\'s settings, in its own folder under the data folder, and shows a switch\'s ports', async () => {
-      const d = mock.create({ config: { ...DEFAULTS, dataDir: dir, mockSwitchFailPorts: ['sw1/gi1/0/9'] } });
+      const d = mock.create({ settings: { ...DEFAULTS, dataDir: dir, mockSwitchFailPorts: ['sw1/gi1/0/9'] } });
       const s = await d.open(info, live);
       await s.setNative('gi1/0/1', 7);
       expect(await s.setNative('gi1/0/9', 7).catch((e) => e)).to.be.instanceOf(SwitchError);

@@ -36,7 +36,7 @@ describe('SSH switch sessions against the simulators', function () {
   for (const c of VENDOR_CASES) {
     describe(c.vendor, () => {
       const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
-      const driver = (save = true) => new CliSwitchDriver((entry.create({ config: {} as never }) as CliSwitchDriver).table, { save, readyTimeoutMs: 5000, retryDelayMs: 20 });
+      const driver = (save = true) => new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save, readyTimeoutMs: 5000, retryDelayMs: 20 });
       const info = (sim: SwitchSim, over: Record<string, unknown> = {}, hostKey?: string) => ({
         name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra, ...over }, ...(hostKey ? { hostKey } : {}),
       });
@@ -141,7 +141,7 @@ describe('SSH switch sessions against the simulators', function () {
     const c = VENDOR_CASES.find((x) => x.vendor === 'nexus')!;
     const sim = await simFor(c, { banner: '\n##############################\n# Authorized access only #\n##############################\n' });
     const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
-    const driver = new CliSwitchDriver((entry.create({ config: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+    const driver = new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
     const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } }, AbortSignal.timeout(5000));
     expect(await s.getPortVlans('Ethernet1/5')).to.deep.equal({ native: 1, tagged: [] });
     await s.close();
@@ -152,7 +152,7 @@ describe('SSH switch sessions against the simulators', function () {
     const sim = await simFor(c, { faults: { failConfig: true } });
     const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
     const cli = await CliSession.open({ name: 'sw', host: '127.0.0.1', port: Number(sim.address.split(':')[1]), username: sim.username, password: sim.password },
-      (entry.create({ config: {} as never }) as CliSwitchDriver).table.dialect, live());
+      (entry.create({ settings: {} as never }) as CliSwitchDriver).table.dialect, live());
     await cli.run('configure terminal');
     const err = await rejected(cli.run(`description ${sim.password}`));
     expect(err.message).to.match(/refused "description \*+": % Authorization denied for command 'description \*+'/);

@@ -1,0 +1,145 @@
+/**
+ * One activation: everything a start does on a fresh storage engine, and what a stop (or a
+ * standby's step-down) closes. It opens the engine (fenced by the lease's token on PostgreSQL),
+ * brings the world up from storage (actors/recovery.ts), creates the bootstrap admin on the
+ * first start, starts power and headnode control, builds the API and its metrics, and starts
+ * recovering headnode VMs. A start that fails closes what it opened.
+ *
+ * On PostgreSQL every hardware call is guarded by the lease (src/lease-guard.ts): no call once
+ * this process may no longer act as the active one.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { buildApp } from './app';
+import type { Config } from './config';
+import { hashPassword } from './auth/password';
+import type { Drivers } from './drivers';
+import { guardHeadnode, guardObm } from './lease-guard';
+import type { Metrics } from './metrics';
+import { World } from '../actors/world';
+import { recoverWorld } from '../actors/recovery';
+import { openEngine } from '../actors/persistence';
+import type { HeldLease } from '../actors/persistence/lease';
+import type { PersistenceEngine } from '../actors/persistence/engine';
+import { PowerControl } from '../hardware/power';
+import { HeadnodeControl } from '../hardware/headnode-control';
+import { shortText } from '../lib/text';
+import { settledWithin } from '../lib/time';
+
+export interface Activation {
+  app: FastifyInstance;
+  world: World;
+  headnodes: HeadnodeControl;
+  /** resolves once every headnode VM was recovered */
+  headnodesRecovered: Promise<void>;
+  /** the API's request handler, for the Gate to hand requests to */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  close(): Promise<void>;
+}
+
+/** What every activation of one process shares. */
+export interface ActivationContext {
+  config: Config;
+  drivers: Drivers;
+  metrics: Metrics;
+  /** the service's logger (silent when none was given) */
+  log: FastifyBaseLogger;
+  /** the logger the API logs requests with (none: it logs nothing) */
+  appLogger?: FastifyBaseLogger;
+  /** seconds a refused client should wait (Retry-After) */
+  retryAfterS: number;
+  /** wraps the storage engine (tests inject storage faults) */
+  wrapEngine?: (engine: PersistenceEngine) => PersistenceEngine;
+  /** told the generated password of a bootstrap admin this activation created */
+  onAdminCreated(password: string): void;
+}
+
+/** Bound on closing an activation that failed or stepped down: a hung database must not keep us. */
+export const closeBudgetMs = (config: Config): number => config.askTimeoutMs + 5000;
+
+/**
+ * Activate on a fresh engine. `held`: the lease on PostgreSQL (none on the embedded engines);
+ * `onTrouble` is told when the database refuses a write for the lease's token or a commit's
+ * outcome is in doubt (the caller steps down).
+ */
+export async function activate(ctx: ActivationContext, held: HeldLease | undefined, onTrouble: (why: string) => void): Promise<Activation> {
+  const { config, drivers, metrics, log } = ctx;
+  const opened = openEngine(config, held ? {
+    fence: held.token,
+    onFenced: (err) => {
+      log.warn({ token: held.token, err: err.message }, 'the database refused a write: this process\'s fencing token is no longer the lease\'s');
+      onTrouble(err.message);
+    },
+    onDoubt: (err) => {
+      log.error({ token: held.token, err: err.message }, 'a commit\'s outcome is unknown: rebuilding from the database');
+      onTrouble(err.message);
+    },
+  } : {});
+  const engine = ctx.wrapEngine ? ctx.wrapEngine(opened) : opened;
+  const mayAct = held ? () => held.held() : undefined;
+
+  let world: World | undefined;
+  let headnodes: HeadnodeControl | undefined;
+  let app: FastifyInstance | undefined;
+  const close = async () => {
+    await app?.close();
+    // Headnode VMs keep running across a restart of the service: the next start adopts them.
+    await headnodes?.close();
+    await world?.close();
+    await engine.close();
+  };
+  try {
+    world = new World(engine, {
+      vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
+      switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
+      switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+    });
+    const { upgraded, repairedPorts } = await recoverWorld(world);
+    await bootstrapAdmin(world, config, ctx.onAdminCreated);
+
+    const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+    const vms = drivers.headnode;
+    headnodes = new HeadnodeControl(world, mayAct ? guardHeadnode(vms.driver, mayAct, ctx.retryAfterS) : vms.driver, {
+      baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
+      telemetry: metrics, driverName: vms.name,
+    });
+    let handler!: Activation['handler'];
+    app = await buildApp({
+      world, config, power, headnodes, drivers, metrics, logger: ctx.appLogger,
+      // The gate listens; the app only handles what the gate hands it.
+      serverFactory: (h) => ((handler = h), createServer()),
+    });
+    const ui = app.hilt;
+    const rm = world.rm;
+    await metrics.attach({
+      world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0,
+      events: { streams: () => ui.events.size, webhooks: () => ({ delivering: rm.webhooks.size - ui.webhooks.failing(), failing: ui.webhooks.failing() }) },
+    });
+    headnodes.log = app.log;
+    world.sessions.log = app.log;
+    const faultLog = app.log;
+    world.runtime.onFault = (f) => faultLog.error(
+      { err: f.cause instanceof Error ? f.cause : new Error(String(f.cause)), actor: `${f.kind}:${shortText(f.id, 64)}`, phase: f.phase, answered: f.answered, status: f.error.type },
+      'an actor failed; every ask waiting on it was answered, and it is read again from storage on its next message',
+    );
+    if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
+    if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
+    // VMs that should run come back (adopted if still running) in the background; calls on a
+    // headnode wait for its recovery.
+    const headnodesRecovered = headnodes.recover();
+    return { app, world, headnodes, headnodesRecovered, handler, close };
+  } catch (err) {
+    await settledWithin(close(), closeBudgetMs(config));
+    throw err;
+  }
+}
+
+/** The first start of a store with no user creates the admin, with HILT_ADMIN_PASSWORD or a generated password. */
+async function bootstrapAdmin(world: World, config: Config, onCreated: (password: string) => void): Promise<void> {
+  if ((await world.users.storedIds()).length) return;
+  let generated: string | undefined;
+  const password = config.adminPassword ?? (generated = randomBytes(12).toString('base64url'));
+  await world.users.ask(config.adminUser, { type: 'user.create', by: 'bootstrap', passwordHash: await hashPassword(password), isAdmin: true });
+  if (generated) onCreated(generated);
+}
