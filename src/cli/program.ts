@@ -15,6 +15,7 @@ import { userCommands } from './commands/user';
 import { headnodeCommands } from './commands/headnode';
 import { actionCommands } from './commands/action';
 import { adminCommands } from './commands/admin';
+import { eventCommands, webhookCommands } from './commands/events';
 import { bashCompletion } from './completion';
 import { out } from './output';
 
@@ -57,6 +58,8 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   headnodeCommands(program, ctx);
   actionCommands(program, ctx);
   adminCommands(program, ctx);
+  eventCommands(program, ctx);
+  webhookCommands(program.commands.find((x) => x.name() === 'admin')!, ctx);
 
   const completion = program.command('completion').description('Print a shell completion script');
   completion.command('bash').description('bash: `source <(hilt completion bash)`').action(() => out(bashCompletion(program)));

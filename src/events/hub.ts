@@ -140,6 +140,8 @@ export class Stream {
     this.pending = [];
     this.replaying = false;
     for (const f of pending) this.offer(f);
+    // Caught up: what follows is live (a client that only wanted what was there may stop here).
+    this.write(': live\n\n');
   }
 
   /** End the stream: `buffer` and `closing` cut it, `access` says why first. */

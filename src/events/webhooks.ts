@@ -14,6 +14,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { request } from 'undici';
+import { backoff } from '../../lib/time';
 import type { World } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
 import type { PersistedEvent } from '../../actors/persistence/engine';
@@ -195,7 +196,7 @@ class Worker {
         return false;
       }
       const o = this.runner.opts;
-      await this.pause(Math.min(o.retryMaxMs, o.retryMinMs * 2 ** Math.min(this.mark.failures - 1, 30)), false);
+      await this.pause(backoff(Math.min(this.mark.failures - 1, 30), o.retryMinMs, o.retryMaxMs), false);
     }
   }
 }
