@@ -1,11 +1,13 @@
 // hilt's operator dashboard: one plain ES module, no framework, no build step. It reads the
-// service's JSON under ./api/ (src/routes/ui.ts), polls a small summary every 2 seconds and
-// refetches the table on screen when the kinds it shows have changed. Tables are filtered,
+// service's JSON under ./api/ (src/routes/ui.ts), follows the event stream (./api/events, no
+// polling loop) and refetches the summary and the table on screen when a change of a kind it
+// shows is committed. Tables are filtered,
 // sorted and paged by the service, so 10,000 nodes cost one page of rows here. Every value
 // from the service is put into the page as text (textContent), never as HTML.
 
-const POLL_MS = 2000;
 const PAGE = 50;
+/** Changes that come together are shown together: one refetch per this many ms at most. */
+const SETTLE_MS = 150;
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -16,8 +18,10 @@ const state = {
   tables: {},
   /** the view on screen: { name, arg, render(), kinds } */
   view: null,
-  poll: null,
-  pollId: 0,
+  /** the event stream (EventSource) while logged in */
+  events: null,
+  /** a refetch planned: { timer, view } (view: the table on screen must be refetched too) */
+  pending: null,
 };
 
 // ---------------------------------------------------------------- calls
@@ -542,41 +546,70 @@ function refresh() {
   if (state.view && state.view.load) Promise.resolve(state.view.load()).catch(() => undefined);
 }
 
-async function poll() {
-  const id = state.pollId;
-  try {
-    const s = await api('summary');
-    if (id !== state.pollId) return;
-    const before = state.versions;
-    state.summary = s;
-    state.versions = s.versions;
-    const kinds = state.view && state.view.kinds;
-    const changed = kinds === null || !kinds || kinds.some((k) => before[k] !== s.versions[k]);
-    if (changed) refresh();
-    $('live').textContent = `Live: updated ${new Date().toLocaleTimeString()}`;
-  } catch (err) {
-    if (id === state.pollId) $('live').textContent = `Live updates paused: ${err.message}`;
+/** Refetch the summary, and the view on screen when `view`; changes that come together make one refetch. */
+function settle(view) {
+  if (state.pending) {
+    state.pending.view = state.pending.view || view;
+    return;
   }
-  if (id === state.pollId && state.me) state.poll = setTimeout(poll, POLL_MS);
+  state.pending = { view, timer: setTimeout(async () => {
+    const p = state.pending;
+    state.pending = null;
+    try {
+      state.summary = await api('summary');
+      if (p.view) refresh();
+    } catch { /* the stream says when the service cannot be reached */ }
+  }, SETTLE_MS) };
+}
+
+function connectEvents() {
+  closeEvents();
+  const es = new EventSource('api/events');
+  state.events = es;
+  es.onopen = () => {
+    $('live').textContent = `Live since ${new Date().toLocaleTimeString()}`;
+    // What changed while the stream was down: fetch again once.
+    settle(true);
+  };
+  es.onmessage = (m) => {
+    let e;
+    try { e = JSON.parse(m.data); } catch { return; }
+    const kinds = state.view && state.view.kinds;
+    settle(kinds === null || !kinds || kinds.includes(e.kind));
+    $('live').textContent = `Live: updated ${new Date().toLocaleTimeString()}`;
+  };
+  es.onerror = () => {
+    if (state.events !== es) return;
+    $('live').textContent = 'Reconnecting to live updates…';
+    // A stream the browser gave up on (an answer that was not a stream: the session ended?).
+    if (es.readyState === EventSource.CLOSED) {
+      setTimeout(() => {
+        if (state.events === es && state.me) api('me').then(() => connectEvents(), () => loggedOut('Your session has ended.'));
+      }, 2000);
+    }
+  };
+}
+
+function closeEvents() {
+  if (state.events) state.events.close();
+  state.events = null;
 }
 
 function loggedIn(me) {
   state.me = me;
-  state.pollId++;
   $('login').hidden = true;
   $('nav').hidden = false;
   $('who').hidden = false;
   $('user').textContent = `${me.user}${me.isAdmin ? ' (admin)' : ''}`;
   state.versions = {};
   route();
-  clearTimeout(state.poll);
-  poll();
+  connectEvents();
+  settle(false);
 }
 
 function loggedOut(message) {
   state.me = null;
-  state.pollId++;
-  clearTimeout(state.poll);
+  closeEvents();
   state.tables = {};
   $('view').hidden = true;
   $('view').replaceChildren();

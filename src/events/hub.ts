@@ -94,9 +94,18 @@ export class Stream {
     readonly viewer: Viewer,
     readonly filter: Filter,
     after: number,
+    /** false: no `event:` lines, so that a browser's EventSource gets every event as a message */
+    private readonly named = true,
   ) {
     this.last = after;
-    res.on('close', () => this.hub.remove(this));
+    res.on('close', () => {
+      this.ended = true;
+      this.hub.remove(this);
+    });
+  }
+
+  private textOf(f: Frame): string {
+    return this.named ? f.text : f.text.replace(/^event: .*\n/m, '');
   }
 
   get buffered(): number {
@@ -117,7 +126,7 @@ export class Stream {
       return;
     }
     this.last = f.position;
-    if (this.wants(f)) this.write(f.text);
+    if (this.wants(f)) this.write(this.textOf(f));
   }
 
   write(text: string): void {
@@ -133,7 +142,7 @@ export class Stream {
       if (f.position <= this.last) continue;
       this.last = f.position;
       if (!this.wants(f)) continue;
-      if (!this.res.write(f.text)) await drained(this.res);
+      if (!this.res.write(this.textOf(f))) await drained(this.res);
     }
     if (this.ended) return;
     const pending = this.pending;
@@ -252,8 +261,8 @@ export class EventHub {
   }
 
   /** Open a stream for a viewer after a position (its frames follow, then live ones). */
-  open(res: ServerResponse, viewer: Viewer, filter: Filter, after: number): Stream {
-    const s = new Stream(this, res, viewer, filter, after);
+  open(res: ServerResponse, viewer: Viewer, filter: Filter, after: number, named = true): Stream {
+    const s = new Stream(this, res, viewer, filter, after, named);
     if (this.closed) {
       s.drop('closing');
       return s;
