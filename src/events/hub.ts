@@ -116,17 +116,25 @@ export class Stream {
     return visible(f, this.viewer) && matches(f, this.filter);
   }
 
-  /** A frame committed live. */
-  offer(f: Frame): void {
-    if (this.ended || f.position <= this.last) return;
+  /** Frames committed live, oldest first: one write for all those it wants. */
+  offer(frames: readonly Frame[]): void {
+    if (this.ended) return;
     if (this.replaying) {
-      this.pending.push(f);
-      this.pendingBytes += f.text.length;
+      for (const f of frames) {
+        if (f.position <= this.last) continue;
+        this.pending.push(f);
+        this.pendingBytes += f.text.length;
+      }
       if (this.pendingBytes > this.hub.opts.bufferBytes) this.drop('buffer');
       return;
     }
-    this.last = f.position;
-    if (this.wants(f)) this.write(this.textOf(f));
+    let text = '';
+    for (const f of frames) {
+      if (f.position <= this.last) continue;
+      this.last = f.position;
+      if (this.wants(f)) text += this.textOf(f);
+    }
+    if (text) this.write(text);
   }
 
   write(text: string): void {
@@ -148,7 +156,7 @@ export class Stream {
     const pending = this.pending;
     this.pending = [];
     this.replaying = false;
-    for (const f of pending) this.offer(f);
+    this.offer(pending);
     // Caught up: what follows is live (a client that only wanted what was there may stop here).
     this.write(': live\n\n');
   }
@@ -190,6 +198,8 @@ export class EventHub {
   last = 0;
   private stopListening?: () => void;
   private heartbeat?: NodeJS.Timeout;
+  /** frames heard in this turn of the event loop, offered together at its end (one write per stream) */
+  private batch: Frame[] = [];
   private closed = false;
   /** every event heard, and the time from its commit to its frame being written (bench) */
   onFrame?: (f: Frame & { event: StreamEvent }) => void;
@@ -232,18 +242,29 @@ export class EventHub {
       // Only what the streams need stays (the event object goes with this turn).
       const f: Frame = { position: full.position, kind: full.kind, name: full.name, type: full.type, projects: full.projects, text: full.text };
       this.ring.push(f);
+      if (!this.batch.length) setImmediate(() => this.flush());
+      this.batch.push(f);
       this.ringBytes += f.text.length;
       let drop = 0;
       while (this.ring.length - drop > 1 && (this.ring.length - drop > this.opts.ringSize || this.ringBytes > this.opts.ringBytes)) this.ringBytes -= this.ring[drop++].text.length;
       if (drop) this.ring.splice(0, drop);
-      for (const s of this.streams) s.offer(f);
       this.onFrame?.(full);
       const type = (e.data as { type?: string }).type ?? '';
       if (e.key.startsWith('user:') && ACCESS_EVENTS.has(type)) {
         const user = e.key.slice('user:'.length);
+        // What came before it goes out first; then that user's streams end.
+        this.flush();
         for (const s of this.streams) if (s.viewer.user === user) s.drop('access');
       }
     }
+  }
+
+  /** Offer the frames of this turn to every stream. */
+  private flush(): void {
+    const frames = this.batch;
+    if (!frames.length) return;
+    this.batch = [];
+    for (const s of this.streams) s.offer(frames);
   }
 
   /** Frames after a position, oldest first: from memory when the ring reaches back that far, else from the journal. */
