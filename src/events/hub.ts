@@ -116,8 +116,11 @@ export class Stream {
     return visible(f, this.viewer) && matches(f, this.filter);
   }
 
-  /** Frames committed live, oldest first: one write for all those it wants. */
-  offer(frames: readonly Frame[]): void {
+  /**
+   * Frames committed live, oldest first: one write for all those it wants. `whole` is the text
+   * of them all, encoded once for every stream that wants each of them (the common case).
+   */
+  offer(frames: readonly Frame[], whole?: () => Buffer): void {
     if (this.ended) return;
     if (this.replaying) {
       for (const f of frames) {
@@ -129,15 +132,21 @@ export class Stream {
       return;
     }
     let text = '';
+    let all = this.named && !!whole;
     for (const f of frames) {
-      if (f.position <= this.last) continue;
+      if (f.position <= this.last) {
+        all = false;
+        continue;
+      }
       this.last = f.position;
       if (this.wants(f)) text += this.textOf(f);
+      else all = false;
     }
-    if (text) this.write(text);
+    if (all) this.write(whole!());
+    else if (text) this.write(text);
   }
 
-  write(text: string): void {
+  write(text: string | Buffer): void {
     if (this.ended) return;
     this.res.write(text);
     if (this.res.writableLength > this.hub.opts.bufferBytes) this.drop('buffer');
@@ -264,7 +273,9 @@ export class EventHub {
     const frames = this.batch;
     if (!frames.length) return;
     this.batch = [];
-    for (const s of this.streams) s.offer(frames);
+    let encoded: Buffer | undefined;
+    const whole = () => (encoded ??= Buffer.from(frames.map((f) => f.text).join(''), 'utf8'));
+    for (const s of this.streams) s.offer(frames, whole);
   }
 
   /** Frames after a position, oldest first: from memory when the ring reaches back that far, else from the journal. */
