@@ -5,7 +5,7 @@
  * State objects are immutable: an actor's apply() returns new objects, so these maps may share them.
  */
 import type { ProjectState } from './project/protocol';
-import type { NodeState } from './node/protocol';
+import type { Lease, MaintenanceNotice, NodeState, ReleasePowerOff } from './node/protocol';
 import type { NetworkAction, NicState } from './nic/protocol';
 import type { PortState } from './port/protocol';
 import type { SwitchState } from './switch/protocol';
@@ -24,6 +24,12 @@ function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: stri
     m.delete(member);
     if (!m.size) index.delete(key);
   }
+}
+
+/** Sets or removes one entry of an index by key. */
+function indexed<V>(index: Map<string, V>, key: string, value: V | undefined): void {
+  if (value === undefined) index.delete(key);
+  else index.set(key, value);
 }
 
 /** key → set of members, with empty sets removed. */
@@ -99,6 +105,12 @@ export class ReadModel {
   readonly nodesByProject = new SetIndex();
   /** bumped on every node commit: lets list responses be cached until the next change */
   nodesVersion = 0;
+  /** the tenant lifecycle (docs/lifecycle.md): node → its lease */
+  readonly leases = new Map<string, Lease>();
+  /** node → its release power-off, while pending or failed */
+  readonly releasePowerOffs = new Map<string, ReleasePowerOff>();
+  /** node in the maintenance pool → the notice of it (taken or not) */
+  readonly maintenanceNotices = new Map<string, MaintenanceNotice>();
 
   /** nicId(node, nic) → the nic */
   readonly nics = new Map<string, NicState>();
@@ -148,6 +160,9 @@ export class ReadModel {
     this.nodesVersion++;
     if (prev?.project) this.nodesByProject.delete(prev.project, id);
     this.freeNodes.delete(id);
+    indexed(this.leases, id, next?.lease);
+    indexed(this.releasePowerOffs, id, next?.releasePowerOff);
+    indexed(this.maintenanceNotices, id, next?.maintenance);
     if (next) {
       this.nodes.set(id, next);
       if (next.project) this.nodesByProject.add(next.project, id);

@@ -20,6 +20,11 @@
  * of a busy loop costs milliseconds. The journal and snapshots follow nact's persistent-actor
  * contract: events numbered per key from 1, a snapshot every `snapshotEvery` events, recovery
  * from the latest snapshot plus the events after it.
+ *
+ * Longer than our other modules on purpose: the behaviour contract, the runtime and the mailbox
+ * loop of EntityRegistry share one set of invariants (the order decide → persist → apply →
+ * reply, a fault answering every waiting ask, the idle sweep never taking an actor with a
+ * message in flight), and they are easiest to check read together.
  */
 import { HiltError } from './errors';
 import { QUOTE_MAX, shortText } from '../lib/text';
@@ -103,6 +108,11 @@ export function existing<S, Cmd, D>(missing: (id: string) => HiltError, handler:
     if (state === null) throw missing(id);
     return handler(state, cmd, id);
   };
+}
+
+/** `existing` for one kind: `live(handler)` wraps each handler of a command on an entity that must exist. */
+export function needsEntity<S>(missing: (id: string) => HiltError) {
+  return <Cmd, D>(handler: (state: S, cmd: Cmd, id: string) => D) => existing(missing, handler);
 }
 
 type Reply = { ok: true; value: unknown } | { ok: false; error: HiltError };

@@ -12,6 +12,7 @@ import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions } from '../hardware/switch-sessions';
 import { SwitchAudit } from '../hardware/drift-audit';
+import { WiringCheck } from '../hardware/wiring';
 import type { SwitchDriver, SwitchInfo } from '../drivers/switch/types';
 import { projectBehavior } from './project/actor';
 import { nodeBehavior } from './node/actor';
@@ -19,12 +20,12 @@ import { nicBehavior } from './nic/actor';
 import { NetworkOperations, reportOperations } from '../hardware/network-operations';
 import { NO_TELEMETRY } from './telemetry';
 import { portBehavior } from './port/actor';
-import { PortHardware } from '../hardware/port-hardware';
+import { InactivePorts, PortHardware } from '../hardware/port-hardware';
 import { switchBehavior } from './switch/actor';
 import { networkBehavior } from './network/actor';
 import { userBehavior } from './user/actor';
 import { headnodeBehavior } from './headnode/actor';
-import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState } from './project/protocol';
+import type { ProjectCommand, ProjectEvent, ProjectPublicCommand, ProjectReplies, ProjectState, ReleasePolicy } from './project/protocol';
 import type { NodeCommand, NodeEvent, NodePublicCommand, NodeReplies, NodeState } from './node/protocol';
 import type { NicCommand, NicEvent, NicReplies, NicState } from './nic/protocol';
 import type { PortCommand, PortEvent, PortReplies, PortState } from './port/protocol';
@@ -43,7 +44,16 @@ export interface WorldOptions extends RuntimeOptions {
   switchTimeoutMs?: number;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
+  /** HILT_INACTIVE_PORTS (default `shutdown`) */
+  inactivePorts?: InactivePorts;
+  /** HILT_WIRING_CONCURRENCY (default 8) */
+  wiringConcurrency?: number;
+  /** what project_detach_node does beyond leaving the project: the maintenance pool, the power-off (docs/lifecycle.md) */
+  release?: ReleasePolicy;
 }
+
+/** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/). */
+export type NodeWatcher = (id: string, prev: NodeState | null, next: NodeState | null) => void;
 
 type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes' | 'webhooks';
 
@@ -74,6 +84,8 @@ export class World {
   readonly operations: NetworkOperations;
   /** the drift audit and repair of a switch's ports */
   readonly audit: SwitchAudit;
+  /** wiring validation from the switches' own tables */
+  readonly wiring: WiringCheck;
   readonly projects: EntityRegistry<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies>;
   readonly nodes: EntityRegistry<NodeState, NodeCommand, NodeEvent, NodeReplies>;
   readonly nics: EntityRegistry<NicState, NicCommand, NicEvent, NicReplies>;
@@ -84,6 +96,10 @@ export class World {
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
   /** subscriptions to the event stream (src/events/webhooks.ts delivers them) */
   readonly webhooks: EntityRegistry<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies>;
+  /** told of each node commit; a watcher only schedules work (it runs inside the actor's turn) */
+  readonly nodeWatchers: NodeWatcher[] = [];
+  /** told of each nic commit, by its node's name (e.g. its pending operation ended) */
+  readonly nicWatchers: ((node: string) => void)[] = [];
   private closing = false;
   private closed?: Promise<void>;
 
@@ -113,23 +129,30 @@ export class World {
       operationPending: (wire) => !!rm.nic(wire.node, wire.nic)?.pending,
       record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
       stopping: () => this.closing,
+      inactivePorts: opts.inactivePorts,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
     this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
       (id, a, b) => {
         rm.commitNic(id, a, b);
         reportOperations(a, b, telemetry);
+        const node = (b ?? a)?.node;
+        if (node !== undefined) for (const w of this.nicWatchers) w(node);
       });
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
-    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => rm.commitNode(id, a, b));
+    this.wiring = new WiringCheck({ rm, sessions: this.sessions, switchInfo, inactivePorts: opts.inactivePorts, concurrency: opts.wiringConcurrency });
+    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => {
+      rm.commitNode(id, a, b);
+      for (const w of this.nodeWatchers) w(id, a, b);
+    });
     this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
     this.users = rt.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
     this.webhooks = rt.register(webhookBehavior(), (id, a, b) => rm.commitWebhook(id, a, b));
     this.projects = rt.register(
-      projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes) }),
+      projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes), release: opts.release }),
       (id, a, b) => rm.commitProject(id, a, b),
     );
   }

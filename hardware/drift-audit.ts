@@ -13,7 +13,9 @@
  * answer (a 502 SwitchError with the reason) rather than one per port; a switch lost half-way
  * leaves its remaining ports `unreadable` (or `failed`) with the reason, without a login each.
  * Each switch call (the login, each port's read-back or repair) is bounded by
- * HILT_SWITCH_TIMEOUT_MS.
+ * HILT_SWITCH_TIMEOUT_MS. Under HILT_INACTIVE_PORTS=shutdown each port's administrative state is
+ * compared too (where its driver reads one): a port up while it carries nothing is drifted, and
+ * a repair shuts it.
  */
 import type { SwitchInfo } from '../drivers/switch/types';
 import { formatVlanList } from '../drivers/switch/vlans';
@@ -21,7 +23,7 @@ import { HiltError } from '../actors/errors';
 import { portId } from '../actors/ids';
 import type { ReadModel } from '../actors/readmodel';
 import type { Asker } from '../actors/runtime';
-import type { PortCheck, PortCommand, PortConfig, PortFound, PortReplies, Wire } from '../actors/port/protocol';
+import type { PortCheck, PortCommand, PortExpected, PortFound, PortReplies, Wire } from '../actors/port/protocol';
 import type { SwitchSessions } from './switch-sessions';
 
 export interface SwitchAuditDeps {
@@ -51,7 +53,7 @@ const AUDIT_STATUSES = ['in_sync', 'drifted', 'pending', 'unreadable'] as const;
 const REPAIR_STATUSES = ['in_sync', 'repaired', 'pending', 'failed'] as const;
 
 /** What differs between the configuration held and the switch's, in words (VLAN lists as ranges); empty when nothing does. */
-export function differences(expected: PortConfig, actual: PortFound): string[] {
+export function differences(expected: PortExpected, actual: PortFound): string[] {
   const out: string[] = [];
   if (expected.native !== actual.native) {
     out.push(`native VLAN: the service holds ${expected.native ?? 'none'}, the switch has ${actual.native ?? 'none'}`);
@@ -61,6 +63,11 @@ export function differences(expected: PortConfig, actual: PortFound): string[] {
   if (missing.length) out.push(`tagged VLANs the switch lacks: ${formatVlanList(missing)}`);
   if (extra.length) out.push(`tagged VLANs the service does not hold: ${formatVlanList(extra)}`);
   for (const o of actual.other ?? []) out.push(`the switch has: ${o}`);
+  if (expected.enabled !== undefined && actual.enabled !== undefined && expected.enabled !== actual.enabled) {
+    out.push(expected.enabled
+      ? 'the port is shut down, while it carries networks of the service'
+      : 'the port is up while it carries none of the service\'s networks (HILT_INACTIVE_PORTS=shutdown: a repair shuts it)');
+  }
   return out;
 }
 

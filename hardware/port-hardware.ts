@@ -21,11 +21,25 @@
  * newest. A crash between the two records is repaired at the next start
  * (World.repairPortRecords): the nic records DONE only after the switch applied the change.
  *
+ * Inactive ports (HILT_INACTIVE_PORTS=shutdown, the default): a port that carries none of the
+ * service's networks is administratively down, where its driver can do that (`setEnabled`). The
+ * state is not a fact of its own but follows from the configuration held: the change that
+ * gives a port its first network brings it up in the same switch call, after the VLAN change
+ * (a port the service never set may still sit on the switch's default VLAN: it comes up only
+ * once it carries exactly the tenant's VLAN); the change that takes its last network away, a
+ * revert, and a set-back or re-apply to nothing shut it first, before its VLANs change. So a
+ * port is up only while it carries what the service holds. A force-detach (for a dead switch:
+ * nothing else is said to it) that leaves the port nothing queues a shut in the background: it
+ * fails quietly on a switch that is still gone, and the drift audit then shows the port up
+ * while it carries nothing (repair shuts it). Nothing is shut at start: a port of an older
+ * release is treated by this policy when it next changes, or by a repair.
+ *
  * The drift audit (check) reads a port back and, when asked, repairs it, in one switch call:
  * no change of the port can come between the reading and the repair, and a change queued after
  * it sees the repaired port. A port with a change under way here (its outcome, or the set-back
  * after a failure, not known yet) or whose nic has an operation pending is not read at all: the
- * configuration held for it is about to change.
+ * configuration held for it is about to change. Under the shutdown policy it also compares the
+ * port's administrative state (where the driver reads one) with the one its configuration asks.
  */
 import { SwitchError, type PortVlans, type SwitchInfo, type SwitchSession } from '../drivers/switch/types';
 import { formatVlanList } from '../drivers/switch/vlans';
@@ -33,8 +47,12 @@ import type { PortWork, SubmitOptions } from './switch-sessions';
 import { HiltError } from '../actors/errors';
 import { portId } from '../actors/ids';
 import { configAfter, sameConfig } from '../actors/port/config';
-import type { PortChange, PortCheck, PortConfig, PortFound, PortState, Wire } from '../actors/port/protocol';
+import type { PortChange, PortCheck, PortConfig, PortExpected, PortFound, PortState, Wire } from '../actors/port/protocol';
 import { backoff, sleep, within } from '../lib/time';
+
+/** HILT_INACTIVE_PORTS: a port that carries none of the service's networks is shut (`shutdown`), or left as it is (`keep`). */
+export type InactivePorts = 'shutdown' | 'keep';
+export const INACTIVE_PORTS: readonly InactivePorts[] = ['shutdown', 'keep'];
 
 /** What the hardware path needs: the switches' sessions, a switch's driver settings, and a way to record a port's configuration. */
 export interface PortHardwareDeps {
@@ -46,54 +64,95 @@ export interface PortHardwareDeps {
   record(id: string, config: PortConfig, wire: Wire | null): Promise<void>;
   /** The service is stopping: give up writing (the next start repairs the record). */
   stopping(): boolean;
+  /** HILT_INACTIVE_PORTS (default `shutdown`) */
+  inactivePorts?: InactivePorts;
 }
 
 interface Unrecorded { config: PortConfig; wire: Wire | null }
 
 const sameWire = (a: Wire | null, b: Wire | null) => a === b || (!!a && !!b && a.node === b.node && a.nic === b.nic);
 
-/** Reset the port, then set exactly `config`: repairs drift (e.g. a rebooted switch). */
-async function setConfig(s: SwitchSession, port: string, config: PortConfig): Promise<void> {
+/** Does the configuration carry any network? */
+const carries = (c: PortConfig) => c.native !== null || c.tagged.length > 0;
+
+/** The administrative state the policy wants for a port holding `config` (up: true); undefined: left as it is. */
+export function wantedState(config: PortConfig, policy: InactivePorts): boolean | undefined {
+  return policy === 'shutdown' ? carries(config) : undefined;
+}
+
+/** Bring the port up or down, where the driver can and the policy wants it. */
+async function enable(s: SwitchSession, port: string, up: boolean | undefined): Promise<void> {
+  if (up !== undefined && s.setEnabled) await s.setEnabled(port, up);
+}
+
+/** Reset the port, then set exactly `config` (down first, up last, as the policy wants): repairs drift (e.g. a rebooted switch). */
+async function setConfig(s: SwitchSession, port: string, config: PortConfig, policy: InactivePorts): Promise<void> {
+  const up = wantedState(config, policy);
+  if (up === false) await enable(s, port, false);
   await s.resetPort(port);
   if (config.native !== null) await s.setNative(port, config.native);
   for (const v of config.tagged) await s.addTagged(port, v);
+  if (up === true) await enable(s, port, true);
 }
 
-/** A read-back in the service's terms: tagged VLANs ascending, once each; `other` only when there is some. */
+/** A read-back in the service's terms: tagged VLANs ascending, once each; `other` and `enabled` only when there are. */
 function found(v: PortVlans): PortFound {
   const tagged = [...new Set(v.tagged)].sort((a, b) => a - b);
-  return v.other?.length ? { native: v.native, tagged, other: [...v.other] } : { native: v.native, tagged };
+  const out: PortFound = v.other?.length ? { native: v.native, tagged, other: [...v.other] } : { native: v.native, tagged };
+  if (v.enabled !== undefined) out.enabled = v.enabled;
+  return out;
 }
 
-/** Does the switch have exactly `config` on the port (and nothing the service never sets)? */
-export const matches = (actual: PortFound, config: PortConfig) => !actual.other?.length && sameConfig(actual, config);
+/**
+ * Does the switch have exactly `expected` on the port (and nothing the service never sets)? The
+ * administrative state counts where both sides know it.
+ */
+export const matches = (actual: PortFound, expected: PortExpected) => !actual.other?.length && sameConfig(actual, expected)
+  && (expected.enabled === undefined || actual.enabled === undefined || actual.enabled === expected.enabled);
 
 /**
- * Change the port from `actual` to `config` with the fewest changes, as an engineer would (the
+ * Change the port from `actual` to `expected` with the fewest changes, as an engineer would (the
  * VLANs that are right are not interrupted); from a state the service cannot describe, reset it
- * and set `config`.
+ * and set `expected`. A port to be shut is shut first, one to be brought up last.
  */
-async function converge(s: SwitchSession, port: string, actual: PortFound, config: PortConfig): Promise<void> {
-  if (actual.other?.length) return setConfig(s, port, config);
-  for (const v of actual.tagged) if (!config.tagged.includes(v)) await s.removeTagged(port, v);
-  if (actual.native !== config.native) await (config.native === null ? s.removeNative(port) : s.setNative(port, config.native));
-  for (const v of config.tagged) if (!actual.tagged.includes(v)) await s.addTagged(port, v);
+async function converge(s: SwitchSession, port: string, actual: PortFound, expected: PortExpected, policy: InactivePorts): Promise<void> {
+  if (actual.other?.length) return setConfig(s, port, expected, policy);
+  const up = expected.enabled;
+  if (up === false && actual.enabled !== false) await enable(s, port, false);
+  for (const v of actual.tagged) if (!expected.tagged.includes(v)) await s.removeTagged(port, v);
+  if (actual.native !== expected.native) await (expected.native === null ? s.removeNative(port) : s.setNative(port, expected.native));
+  for (const v of expected.tagged) if (!actual.tagged.includes(v)) await s.addTagged(port, v);
+  if (up === true && actual.enabled === false) await enable(s, port, true);
 }
 
 const describe = (v: PortFound) =>
-  `native ${v.native ?? 'none'}, tagged ${formatVlanList(v.tagged)}${v.other?.length ? `, ${v.other.join(', ')}` : ''}`;
+  `native ${v.native ?? 'none'}, tagged ${formatVlanList(v.tagged)}${v.other?.length ? `, ${v.other.join(', ')}` : ''}${v.enabled === undefined ? '' : v.enabled ? ', up' : ', shut down'}`;
 
-/** The driver calls that carry out `change` (each idempotent: after a crash it is applied again). */
-function work(change: PortChange, port: string, config: PortConfig): PortWork {
+/**
+ * The driver calls that carry out `change` on a port holding `config` (each idempotent: after a
+ * crash it is applied again). The first network comes before the port is brought up; the port
+ * is shut before its last network leaves.
+ */
+function work(change: PortChange, port: string, config: PortConfig, policy: InactivePorts): PortWork {
+  const after = configAfter(config, change);
   switch (change.kind) {
     case 'attach':
-      return (s) => (change.native ? s.setNative(port, change.vlan) : s.addTagged(port, change.vlan));
+      return async (s) => {
+        await (change.native ? s.setNative(port, change.vlan) : s.addTagged(port, change.vlan));
+        if (!carries(config)) await enable(s, port, wantedState(after, policy));
+      };
     case 'detach':
-      return (s) => (change.native ? s.removeNative(port) : s.removeTagged(port, change.vlan));
+      return async (s) => {
+        if (!carries(after)) await enable(s, port, wantedState(after, policy));
+        await (change.native ? s.removeNative(port) : s.removeTagged(port, change.vlan));
+      };
     case 'revert':
-      return (s) => s.resetPort(port);
+      return async (s) => {
+        await enable(s, port, wantedState(after, policy));
+        await s.resetPort(port);
+      };
     case 'reapply':
-      return (s) => setConfig(s, port, config);
+      return (s) => setConfig(s, port, config, policy);
   }
 }
 
@@ -105,7 +164,11 @@ export class PortHardware {
   /** ports with a change under way (apply, set-back included): how many */
   private readonly changing = new Map<string, number>();
 
-  constructor(private readonly deps: PortHardwareDeps) {}
+  private readonly policy: InactivePorts;
+
+  constructor(private readonly deps: PortHardwareDeps) {
+    this.policy = deps.inactivePorts ?? 'shutdown';
+  }
 
   /** The configuration the service holds for the port: its record, or a newer change not yet written. */
   current(port: PortState): PortConfig {
@@ -140,7 +203,10 @@ export class PortHardware {
    * configuration held; with `repair`, set a drifted port to it, and read it back again.
    */
   async check(port: PortState, opts: { repair: boolean; batch?: string }): Promise<PortCheck> {
-    const expected = this.current(port);
+    const config = this.current(port);
+    const up = wantedState(config, this.policy);
+    // The state the policy wants; once the session shows a driver that cannot set it, none.
+    let expected: PortExpected = up === undefined ? config : { ...config, enabled: up };
     if (this.changing.has(portId(port.switch, port.name)) || (port.wire && this.deps.operationPending(port.wire))) {
       return { status: 'pending', expected, actual: null };
     }
@@ -149,13 +215,14 @@ export class PortHardware {
     let actual: PortFound | null = null;
     let repaired = false;
     const work: PortWork = async (s) => {
+      if (!s.setEnabled) expected = config;
       actual = found(await s.getPortVlans(port.name));
       if (!opts.repair || matches(actual, expected)) return;
-      await converge(s, port.name, actual, expected);
+      await converge(s, port.name, actual, expected, this.policy);
       let after = found(await s.getPortVlans(port.name));
       if (!matches(after, expected)) {
         // The fewest changes did not do it (a switch with ideas of its own): start from nothing.
-        await setConfig(s, port.name, expected);
+        await setConfig(s, port.name, config, this.policy);
         after = found(await s.getPortVlans(port.name));
         if (!matches(after, expected)) throw new SwitchError(`after re-applying, the switch has ${describe(after)}`);
       }
@@ -176,7 +243,7 @@ export class PortHardware {
     const current = this.current(port);
     let deadline: number | undefined;
     try {
-      await this.deps.sessions.submit(sw, work(change, port.name, current), { onStart: (d) => { deadline = d; } });
+      await this.deps.sessions.submit(sw, work(change, port.name, current, this.policy), { onStart: (d) => { deadline = d; } });
     } catch (err) {
       if (err instanceof SwitchError && err.nothingSent) return err.message;
       return `${(err as Error).message}; ${await this.setBack(port, sw, current, deadline ?? Date.now())}`;
@@ -194,7 +261,7 @@ export class PortHardware {
     const id = portId(port.switch, port.name);
     this.mark(id);
     const reapply = `POST /admin/node/${port.wire?.node}/nic/${port.wire?.nic}/reapply`;
-    const outcome = this.deps.sessions.submit(sw, (s) => setConfig(s, port.name, config), { what: `setting port ${port.name} back` }).then(
+    const outcome = this.deps.sessions.submit(sw, (s) => setConfig(s, port.name, config, this.policy), { what: `setting port ${port.name} back` }).then(
       () => 'the port was set back to the configuration the service holds',
       (e: Error) => `setting the port back failed too (${e.message}); an admin can re-apply it (${reapply})`,
     ).finally(() => this.unmark(id));
@@ -210,6 +277,22 @@ export class PortHardware {
     const id = portId(port.switch, port.name);
     const held = this.unrecorded.get(id);
     if (held && sameWire(held.wire, port.wire)) this.unrecorded.set(id, { config, wire: port.wire });
+  }
+
+  /**
+   * After a force-detach left the port `config`: when that is nothing, shut the port in the
+   * background (see the header). Its failure is the sessions' to log; the drift audit shows the
+   * port up meanwhile.
+   */
+  shutIfInactive(port: PortState, config: PortConfig): void {
+    if (wantedState(config, this.policy) !== false) return;
+    const sw = this.deps.switchInfo(port.switch);
+    if (!sw) return;
+    const id = portId(port.switch, port.name);
+    this.mark(id);
+    void this.deps.sessions.submit(sw, (s) => enable(s, port.name, false), { what: `shutting port ${port.name} (force-detach)` })
+      .catch(() => undefined)
+      .finally(() => this.unmark(id));
   }
 
   /** Hold the port's new configuration and have it written (see the header). */

@@ -23,6 +23,7 @@ import { openEngine } from '../actors/persistence';
 import type { HeldLease } from '../actors/persistence/lease';
 import type { PersistenceEngine } from '../actors/persistence/engine';
 import { PowerControl } from '../hardware/power';
+import { Lifecycle } from './lifecycle';
 import { HeadnodeControl } from '../hardware/headnode-control';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
@@ -31,6 +32,8 @@ export interface Activation {
   app: FastifyInstance;
   world: World;
   headnodes: HeadnodeControl;
+  /** the tenant lifecycle's runners (docs/lifecycle.md) */
+  lifecycle: Lifecycle;
   /** resolves once every headnode VM was recovered */
   headnodesRecovered: Promise<void>;
   /** the API's request handler, for the Gate to hand requests to */
@@ -82,8 +85,10 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
   let world: World | undefined;
   let headnodes: HeadnodeControl | undefined;
   let app: FastifyInstance | undefined;
+  let lifecycle: Lifecycle | undefined;
   const close = async () => {
     await app?.close();
+    lifecycle?.close();
     // Headnode VMs keep running across a restart of the service: the next start adopts them.
     await headnodes?.close();
     await world?.close();
@@ -94,11 +99,17 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
       switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+      inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
+      release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
     });
     const { upgraded, repairedPorts } = await recoverWorld(world);
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
 
     const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+    // The tenant lifecycle (docs/lifecycle.md): release power-offs, maintenance notices and
+    // lease expiries still pending in storage are resumed here, before the API serves.
+    lifecycle = new Lifecycle(world, { config, power, telemetry: metrics, mayAct });
+    lifecycle.start(config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined);
     const vms = drivers.headnode;
     headnodes = new HeadnodeControl(world, mayAct ? guardHeadnode(vms.driver, mayAct, ctx.retryAfterS) : vms.driver, {
       baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
@@ -106,7 +117,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     });
     let handler!: Activation['handler'];
     app = await buildApp({
-      world, config, power, headnodes, drivers, metrics, logger: ctx.appLogger,
+      world, config, power, headnodes, lifecycle, drivers, metrics, logger: ctx.appLogger,
       // The gate listens; the app only handles what the gate hands it.
       serverFactory: (h) => ((handler = h), createServer()),
     });
@@ -117,6 +128,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       events: { streams: () => ui.events.size, webhooks: () => ({ delivering: rm.webhooks.size - ui.webhooks.failing(), failing: ui.webhooks.failing() }) },
     });
     headnodes.log = app.log;
+    lifecycle.log = app.log;
     world.sessions.log = app.log;
     const faultLog = app.log;
     world.runtime.onFault = (f) => faultLog.error(
@@ -128,7 +140,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // VMs that should run come back (adopted if still running) in the background; calls on a
     // headnode wait for its recovery.
     const headnodesRecovered = headnodes.recover();
-    return { app, world, headnodes, headnodesRecovered, handler, close };
+    return { app, world, headnodes, lifecycle, headnodesRecovered, handler, close };
   } catch (err) {
     await settledWithin(close(), closeBudgetMs(config));
     throw err;

@@ -12,17 +12,20 @@ import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { Drivers } from './drivers';
+import type { Lifecycle } from './lifecycle';
 import { projectRoutes } from './routes/projects';
 import { nodeRoutes } from './routes/nodes';
 import { switchRoutes } from './routes/switches';
 import { networkRoutes } from './routes/networks';
 import { userRoutes } from './routes/users';
 import { adminRoutes } from './routes/admin';
+import { wiringRoutes } from './routes/wiring';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
+import { lifecycleRoutes } from './routes/lifecycle';
 import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
-import { addNameFormats, errorSchema, NAME_FORMAT, NAME_OR_EMPTY_FORMAT, NAME_RULE } from './schemas/common';
+import { addNameFormats, errorSchema, NAME_FORMAT, NAME_RULE } from './schemas/common';
 import { docsRoutes, registerOpenApi } from './routes/docs';
 import { Metrics } from './metrics';
 import { metricsRoutes } from './routes/metrics';
@@ -57,6 +60,8 @@ export interface Hilt {
   auth: Authenticator;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  /** the tenant lifecycle's runners: release power-offs, maintenance notices, lease expiry */
+  lifecycle: Lifecycle;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
   drivers: Drivers;
   /** the service's metrics (GET /metrics) */
@@ -76,6 +81,7 @@ export interface AppOptions {
   config: Config;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  lifecycle: Lifecycle;
   drivers: Drivers;
   metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
@@ -88,10 +94,9 @@ interface ValidationIssue { keyword: string; instancePath: string; params?: { fo
 
 /** A name that breaks the rule gets the rule's wording (Ajv's would be `must match format "hilt-name"`). */
 function validationMessage(issues: ValidationIssue[], context = 'request'): string | null {
-  const bad = issues.find((i) => i.keyword === 'format' && (i.params?.format === NAME_FORMAT || i.params?.format === NAME_OR_EMPTY_FORMAT));
+  const bad = issues.find((i) => i.keyword === 'format' && i.params?.format === NAME_FORMAT);
   if (!bad) return null;
-  const where = `${context}${bad.instancePath}`;
-  return bad.params?.format === NAME_OR_EMPTY_FORMAT ? `${where} must be "" or a name: ${NAME_RULE.replace('must be a name: ', '')}` : `${where} ${NAME_RULE}`;
+  return `${context}${bad.instancePath} ${NAME_RULE}`;
 }
 
 /** A path as a message shows it: whole up to 64 characters (it has no control characters), else a prefix. */
@@ -101,7 +106,7 @@ const shortPath = (p: string) => (p.length <= 64 ? p : `${p.slice(0, 64)}… (${
 const MSG_MAX = 1024;
 const bounded = (msg: string) => (msg.length <= MSG_MAX ? msg : `${msg.slice(0, MSG_MAX)}…`);
 
-/** The throttle's settings from the configuration (README, Logins). */
+/** The throttle's settings from the configuration (docs/api.md, Logins). */
 function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
 }
@@ -128,7 +133,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, drivers: opts.drivers, metrics,
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, drivers: opts.drivers, metrics,
     bridge: new UiBridge(),
     ...eventsOf(opts, metrics),
   };
@@ -214,6 +219,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
     await scope.register(eventRoutes);
+    await scope.register(wiringRoutes);
+    await scope.register(lifecycleRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

@@ -52,7 +52,7 @@ export interface AuditQuery {
 export interface AuditEntry {
   /** ISO 8601 */
   at: string;
-  /** who: a user, or the service itself (`switch`: a network operation's outcome, `recovery`, `monitor`, `bootstrap`, `upgrade`) */
+  /** who: a user, or the service itself (`switch`: a network operation's outcome, `recovery`, `monitor`, `bootstrap`, `upgrade`, `hilt`: the tenant lifecycle) */
   by: string | null;
   kind: string;
   /** the entity (as in /admin/actors/<kind>/<id>) */
@@ -71,7 +71,7 @@ export interface AuditPage {
 }
 
 /** The service's own work, not a user's call. */
-export const SERVICE: ReadonlySet<string> = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade']);
+export const SERVICE: ReadonlySet<string> = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade', 'hilt']);
 
 /** Every event any actor stores (older formats' included): CALLS must name a call for each. */
 type AnyEvent = NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent | WebhookEvent;
@@ -86,6 +86,14 @@ const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknow
   NodeReleased: 'project_detach_node',
   NodeMetadataSet: 'node_set_metadata',
   NodeMetadataDeleted: 'node_delete_metadata',
+  NodeLeaseSet: 'node_set_lease',
+  NodeLeaseDeleted: 'node_delete_lease',
+  NodeLeaseExpired: null,
+  ReleasePowerOffSucceeded: null,
+  ReleasePowerOffFailed: null,
+  MaintenanceNoticeDelivered: null,
+  MaintenanceNoticeFailed: null,
+  ProjectQuotaSet: 'project_set_quota',
   NicRegistered: 'node_register_nic',
   NicDeleted: 'node_delete_nic',
   NetworkActionQueued: (e) => {

@@ -8,6 +8,7 @@ import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import { IMAGE_NAME } from '../drivers/headnode/types';
 import { STORAGE_ENGINES, StorageKind } from '../actors/persistence';
 import type { DriverSettings } from '../drivers/settings';
+import { INACTIVE_PORTS, InactivePorts } from '../hardware/port-hardware';
 
 /** The service's settings; those its drivers read are declared in drivers/settings.ts. */
 export interface Config extends DriverSettings {
@@ -43,6 +44,10 @@ export interface Config extends DriverSettings {
   headnodeCheckMs: number;
   /** bound on each headnode VM operation (start, stop, delete, recovery, check) */
   headnodeTimeoutMs: number;
+  /** a switch port that carries none of the service's networks is shut (`shutdown`) or left as it is (`keep`) */
+  inactivePorts: InactivePorts;
+  /** switches read at once by GET /admin/wiring (one session each) */
+  wiringConcurrency: number;
   logLevel: string;
   /** failed logins for one user name within loginWindowMs that lock the name (429) */
   loginMaxFailures: number;
@@ -74,6 +79,18 @@ export interface Config extends DriverSettings {
   webhookRetryMaxMs: number;
   /** failing this long in a row marks a webhook failing (it stops until resumed) */
   webhookFailAfterMs: number;
+  /** project_detach_node powers the released node off (docs/lifecycle.md) */
+  releasePowerOff: boolean;
+  /** the maintenance pool's project: a node released from any other project moves into it (with maintenanceUrl) */
+  maintenanceProject?: string;
+  /** where the maintenance pool's notices are POSTed (with maintenanceProject) */
+  maintenanceUrl?: string;
+  /** key of the HMAC-SHA256 signature of each notice (X-Hilt-Signature); unset: unsigned */
+  maintenanceSecret?: string;
+  /** bound on each POST of a maintenance notice */
+  maintenanceTimeoutMs: number;
+  /** a lease may end at most this many days from when it is set */
+  leaseMaxDays: number;
 }
 
 export const DEFAULTS: Config = {
@@ -100,6 +117,8 @@ export const DEFAULTS: Config = {
   mockSwitchFailPorts: [],
   switchTimeoutMs: 30_000,
   switchSave: true,
+  inactivePorts: 'shutdown',
+  wiringConcurrency: 8,
   obmTimeoutMs: 10_000,
   logLevel: 'info',
   loginMaxFailures: 10,
@@ -117,6 +136,9 @@ export const DEFAULTS: Config = {
   webhookRetryMinMs: 1_000,
   webhookRetryMaxMs: 300_000,
   webhookFailAfterMs: 24 * 3600_000,
+  releasePowerOff: true,
+  maintenanceTimeoutMs: 10_000,
+  leaseMaxDays: 90,
 };
 
 /** Is `host` a loopback address or name (127.0.0.0/8, ::1, localhost)? */
@@ -147,7 +169,7 @@ export function parseVlanPool(text: string): VlanRange[] {
 }
 
 /** Settings without a default value, also allowed in the file. */
-export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey'];
+export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey', 'maintenanceProject', 'maintenanceUrl', 'maintenanceSecret'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -226,6 +248,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_MOCK_SWITCH_FAIL_PORTS) cfg.mockSwitchFailPorts = env.HILT_MOCK_SWITCH_FAIL_PORTS.split(',').map((s) => s.trim()).filter(Boolean);
   if (env.HILT_SWITCH_TIMEOUT_MS) cfg.switchTimeoutMs = int('HILT_SWITCH_TIMEOUT_MS', env.HILT_SWITCH_TIMEOUT_MS);
   if (env.HILT_SWITCH_SAVE) cfg.switchSave = bool('HILT_SWITCH_SAVE', env.HILT_SWITCH_SAVE);
+  if (env.HILT_INACTIVE_PORTS) cfg.inactivePorts = oneOf('HILT_INACTIVE_PORTS', env.HILT_INACTIVE_PORTS, INACTIVE_PORTS);
+  if (env.HILT_WIRING_CONCURRENCY) cfg.wiringConcurrency = int('HILT_WIRING_CONCURRENCY', env.HILT_WIRING_CONCURRENCY);
   if (env.HILT_IPMI_CIPHER_SUITE) cfg.ipmiCipherSuite = env.HILT_IPMI_CIPHER_SUITE;
   if (env.HILT_OBM_TIMEOUT_MS) cfg.obmTimeoutMs = int('HILT_OBM_TIMEOUT_MS', env.HILT_OBM_TIMEOUT_MS);
   if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;
@@ -244,6 +268,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_WEBHOOK_FAIL_AFTER_MS) cfg.webhookFailAfterMs = int('HILT_WEBHOOK_FAIL_AFTER_MS', env.HILT_WEBHOOK_FAIL_AFTER_MS);
   if (env.HILT_TLS_CERT) cfg.tlsCert = env.HILT_TLS_CERT;
   if (env.HILT_TLS_KEY) cfg.tlsKey = env.HILT_TLS_KEY;
+  if (env.HILT_RELEASE_POWER_OFF) cfg.releasePowerOff = bool('HILT_RELEASE_POWER_OFF', env.HILT_RELEASE_POWER_OFF);
+  if (env.HILT_MAINTENANCE_PROJECT) cfg.maintenanceProject = env.HILT_MAINTENANCE_PROJECT;
+  if (env.HILT_MAINTENANCE_URL) cfg.maintenanceUrl = env.HILT_MAINTENANCE_URL;
+  if (env.HILT_MAINTENANCE_SECRET) cfg.maintenanceSecret = env.HILT_MAINTENANCE_SECRET;
+  if (env.HILT_MAINTENANCE_TIMEOUT_MS) cfg.maintenanceTimeoutMs = int('HILT_MAINTENANCE_TIMEOUT_MS', env.HILT_MAINTENANCE_TIMEOUT_MS);
+  if (env.HILT_LEASE_MAX_DAYS) cfg.leaseMaxDays = int('HILT_LEASE_MAX_DAYS', env.HILT_LEASE_MAX_DAYS);
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('HILT_TLS_CERT and HILT_TLS_KEY go together: set both (HTTPS) or neither (plain HTTP)');
   if (cfg.loginMaxFailures < 1) throw new Error('HILT_LOGIN_MAX_FAILURES must be at least 1');
   // The file's values too.
@@ -251,6 +281,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   oneOf('headnodeDriver', cfg.headnodeDriver, HEADNODE_DRIVERS.types());
   oneOf('headnodeAccel', cfg.headnodeAccel, ACCELS);
   oneOf('storage', cfg.storage, STORAGE_ENGINES);
+  oneOf('inactivePorts', cfg.inactivePorts, INACTIVE_PORTS);
+  if (!Number.isInteger(cfg.wiringConcurrency) || cfg.wiringConcurrency < 1) throw new Error('HILT_WIRING_CONCURRENCY must be a positive integer');
   if (cfg.storage === 'postgres' && !cfg.databaseUrl) throw new Error('HILT_STORAGE=postgres needs HILT_DATABASE_URL (postgres://user:password@host:port/database)');
   if (cfg.databaseUrl && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) throw new Error('HILT_DATABASE_URL must be a postgres:// or postgresql:// URL');
   // Renewals run every second at most: a shorter TTL would be lost to one slow renewal.
@@ -265,5 +297,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const k of ['eventsBufferBytes', 'eventsHeartbeatMs', 'webhookTimeoutMs', 'webhookRetryMinMs', 'webhookRetryMaxMs', 'webhookFailAfterMs'] as const) {
     if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`${k} must be a positive integer`);
   }
+  checkLifecycle(cfg);
   return cfg;
+}
+
+/**
+ * The tenant lifecycle's settings (docs/lifecycle.md): the maintenance pool needs its project and
+ * its URL together; whether the project exists is checked once storage is open (src/lifecycle/).
+ */
+export function checkLifecycle(cfg: Config): void {
+  if (typeof cfg.releasePowerOff !== 'boolean') throw new Error('releasePowerOff must be true or false');
+  if (!cfg.maintenanceProject !== !cfg.maintenanceUrl) {
+    throw new Error('HILT_MAINTENANCE_PROJECT and HILT_MAINTENANCE_URL go together: set both (a maintenance pool) or neither');
+  }
+  if (cfg.maintenanceUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(cfg.maintenanceUrl);
+    } catch {
+      // said below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error('HILT_MAINTENANCE_URL must be an http:// or https:// URL');
+  }
+  if (cfg.maintenanceSecret !== undefined && !cfg.maintenanceUrl) throw new Error('HILT_MAINTENANCE_SECRET signs the maintenance pool\'s notices: it needs HILT_MAINTENANCE_PROJECT and HILT_MAINTENANCE_URL');
+  if (!Number.isInteger(cfg.maintenanceTimeoutMs) || cfg.maintenanceTimeoutMs < 100) throw new Error(`HILT_MAINTENANCE_TIMEOUT_MS must be an integer of at least 100, got ${cfg.maintenanceTimeoutMs}`);
+  if (!Number.isInteger(cfg.leaseMaxDays) || cfg.leaseMaxDays < 1) throw new Error(`HILT_LEASE_MAX_DAYS must be a positive integer, got ${cfg.leaseMaxDays}`);
 }

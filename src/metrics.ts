@@ -15,6 +15,7 @@ import type { World } from '../actors/world';
 import type { ReadModel } from '../actors/readmodel';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
+import type { LifecycleTelemetry } from './lifecycle';
 
 /** What the gauges read at each scrape. */
 export interface MetricsSources {
@@ -75,7 +76,7 @@ function children<C>(make: (...values: string[]) => C): (...values: string[]) =>
   };
 }
 
-export class Metrics implements Telemetry {
+export class Metrics implements Telemetry, LifecycleTelemetry {
   readonly registry = new Registry();
   private sources?: MetricsSources;
   /** one-second buckets of the last minute: [second, requests, 5xx] */
@@ -102,6 +103,11 @@ export class Metrics implements Telemetry {
   private readonly backups = new Counter({ name: 'hilt_backups_total', help: 'Online backups (POST /admin/backup), by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly backupLast = new Gauge({ name: 'hilt_backup_last_success_timestamp_seconds', help: 'When the last online backup of this process finished successfully (Unix time); absent until one did', registers: [] });
   private readonly backupSeconds = new Gauge({ name: 'hilt_backup_last_duration_seconds', help: 'How long the last successful online backup took', registers: [] });
+
+  private readonly quarantines = new Counter({ name: 'hilt_node_quarantines_total', help: 'Released nodes moved into the maintenance pool (docs/lifecycle.md)', registers: [this.registry] });
+  private readonly releasePowerOffs = new Counter({ name: 'hilt_release_power_offs_total', help: 'Power-offs after a release, by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly maintenanceDeliveries = new Counter({ name: 'hilt_maintenance_deliveries_total', help: 'POSTs of maintenance pool notices, by outcome (ok: the maintenance service took it; error: retried)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly leaseExpiries = new Counter({ name: 'hilt_lease_expiries_total', help: 'Leases that passed (each starts its node\'s release)', registers: [this.registry] });
 
   /** method, status and route pattern → the children of both request metrics (one lookup per request) */
   private readonly perCall = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
@@ -135,6 +141,17 @@ export class Metrics implements Telemetry {
         this.reset();
         if (!self.sources) return;
         for (const [sw, n] of pendingPerSwitch(self.sources.world.rm)) this.set({ switch: sw }, n);
+      },
+    });
+    new Gauge({
+      name: 'hilt_wiring_ports', help: 'Ports per wiring verdict (ok, mismatch, unseen, unwired) at the last wiring check of each switch, by switch', labelNames: ['switch', 'verdict'], registers,
+      collect() {
+        this.reset();
+        if (!self.sources) return;
+        for (const [sw, counts] of self.sources.world.wiring.last) {
+          if (!self.sources.world.rm.switches.has(sw)) continue;
+          for (const [verdict, n] of Object.entries(counts)) this.set({ switch: sw, verdict }, n);
+        }
       },
     });
     new Gauge({
@@ -317,6 +334,24 @@ export class Metrics implements Telemetry {
   deviceCall(queue: DriverKind, waitedSeconds: number, outcome: DeviceOutcome): void {
     this.deviceCalls.labels(queue, outcome).inc();
     this.deviceWait.labels(queue).observe(waitedSeconds);
+  }
+
+  // LifecycleTelemetry (src/lifecycle/common.ts)
+
+  quarantined(): void {
+    this.quarantines.inc();
+  }
+
+  releasePowerOff(outcome: 'ok' | 'error'): void {
+    this.releasePowerOffs.labels(outcome).inc();
+  }
+
+  maintenanceDelivery(outcome: 'ok' | 'error'): void {
+    this.maintenanceDeliveries.labels(outcome).inc();
+  }
+
+  leaseExpired(): void {
+    this.leaseExpiries.inc();
   }
 }
 

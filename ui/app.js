@@ -209,6 +209,7 @@ const VIEWS = {
           { key: 'pending', label: 'Pending operations' },
           ...(state.me.isAdmin ? [{ key: 'obm', label: 'BMC driver' }] : []),
           { key: 'metadata', label: 'Metadata' },
+          { key: 'lease', label: 'Lease left', render: (r) => leaseLeft(r.lease) },
         ],
       });
       const refreshCards = () => {
@@ -302,7 +303,9 @@ const VIEWS = {
           { key: 'pending', label: 'Pending operations' },
           { key: 'queued', label: 'Queued calls' },
         ],
-        actions: state.me.features.drift ? (r) => h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit') : undefined,
+        actions: state.me.features.drift ? (r) => h('span', {},
+          h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit'), ' ',
+          h('button', { type: 'button', on: { click: () => wiring(r.name) } }, 'Wiring check')) : undefined,
       });
       const ports = dataTable({
         name: 'ports', caption: 'Ports and wiring', defaults: { sort: 'port' },
@@ -363,6 +366,35 @@ const VIEWS = {
       });
       el.append(t.el);
       return t.load;
+    },
+  },
+  lifecycle: {
+    title: 'Lifecycle',
+    admin: true,
+    kinds: ['node', 'project'],
+    render(el) {
+      const flagged = dataTable({
+        name: 'attention', caption: 'Nodes that need attention', defaults: { sort: 'since' },
+        columns: [
+          { key: 'node', label: 'Node', render: nodeLink },
+          { key: 'problem', label: 'Problem', render: (r) => badge(r.problem) },
+          { key: 'since', label: 'Since' },
+          { key: 'detail', label: 'Detail', render: (r) => h('span', { class: 'error' }, r.detail) },
+        ],
+      });
+      const pool = dataTable({
+        name: 'maintenance', caption: 'Maintenance pool', defaults: { sort: 'since' },
+        columns: [
+          { key: 'node', label: 'Node', render: nodeLink },
+          { key: 'from', label: 'Released from', render: (r) => projectLink(r.from) },
+          { key: 'since', label: 'Since' },
+          { key: 'notice', label: 'Notice', render: (r) => badge(r.notice) },
+          { key: 'attempts', label: 'Failed POSTs' },
+          { key: 'error', label: 'Last error', render: (r) => (r.error ? h('span', { class: 'error' }, r.error) : '') },
+        ],
+      });
+      el.append(flagged.el, pool.el);
+      return () => Promise.all([flagged.load(), pool.load()]);
     },
   },
   health: {
@@ -503,10 +535,30 @@ async function drift(sw) {
   }
 }
 
+/** The wiring check of a switch: its counts, then the ports whose cable is not the nic the inventory says (mismatch, unwired). */
+async function wiring(sw) {
+  try {
+    const r = await api('action', { method: 'POST', body: { action: 'wiring', switch: sw } });
+    const bad = r.ports.filter((p) => p.verdict === 'mismatch' || p.verdict === 'unwired');
+    const counts = Object.entries(r.summary).map(([k, n]) => `${k} ${n}`).join(', ');
+    const lines = bad.map((p) => `${p.port} ${p.verdict}${p.nic ? ` (wired to ${p.nic.node} ${p.nic.nic}, ${p.nic.macaddr})` : ''}\n  ${(p.details || []).join('\n  ')}`);
+    showResult(`Wiring of ${sw}: ${counts}`, lines.length ? `Mismatches:\n${lines.join('\n')}` : 'No mismatch: every cable the switch saw is where the inventory says.');
+  } catch (err) {
+    say(`Wiring check failed: ${err.message}`);
+  }
+}
+
 function simpleTable(caption, head, rows) {
   return h('div', { class: 'scroll' }, h('table', { class: 'compact' }, h('caption', {}, caption),
     h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, rows.length ? rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c instanceof Node ? c : fmt(c))))) : h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, 'Nothing to show.')))));
+}
+
+/** A lease's time left (docs/lifecycle.md): its end as ISO 8601, `passed`, or nothing. */
+function leaseLeft(end) {
+  if (!end || end === 'passed') return end ? badge('passed') : '';
+  const s = Math.floor((Date.parse(end) - Date.now()) / 1000);
+  return h('time', { datetime: end, title: end }, s > 0 ? duration(s) : 'passing');
 }
 
 function duration(s) {
@@ -519,7 +571,7 @@ function duration(s) {
 // ---------------------------------------------------------------- navigation and live updates
 
 function visibleViews() {
-  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'health', 'audit'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
+  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'lifecycle', 'health', 'audit'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
 }
 
 function renderNav() {

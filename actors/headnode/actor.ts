@@ -1,4 +1,4 @@
-import { Behavior, assertNever, existing } from '../runtime';
+import { Behavior, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound, conflict, badArgument } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
@@ -26,7 +26,7 @@ export interface HeadnodeDeps {
 
 export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies> {
   /** A command on an existing headnode. */
-  const live = <Cmd, D>(handler: (state: HeadnodeState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`headnode ${id}`), handler);
+  const live = needsEntity<HeadnodeState>((id) => notFound(`headnode ${id}`));
 
   function hnicOf(state: HeadnodeState, id: string, hnic: string): Hnic {
     const h = state.hnics.find((x) => x.name === hnic);

@@ -1,4 +1,4 @@
-import { Behavior, Decision, assertNever, existing } from '../runtime';
+import { Behavior, Decision, assertNever, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from './uses';
@@ -14,7 +14,7 @@ export interface NetworkDeps {
 
 export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Behavior<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies> {
   /** A command on an existing network. */
-  const live = <Cmd, D>(handler: (state: NetworkState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`network ${id}`), handler);
+  const live = needsEntity<NetworkState>((id) => notFound(`network ${id}`));
 
   /** Projects attached to (nodes and headnodes), connecting to, or reserving the network. */
   const usersOf = (id: string) => [

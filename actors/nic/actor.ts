@@ -1,4 +1,4 @@
-import { Asker, Behavior, Decision, assertNever, existing } from '../runtime';
+import { Asker, Behavior, Decision, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
@@ -41,10 +41,10 @@ function finish(state: NicState, seq: number, status: 'DONE' | 'ERROR', at: numb
 
 export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicState, NicCommand, NicEvent, NicReplies> {
   /** A command on a registered nic. */
-  const live = <Cmd, D>(handler: (state: NicState, cmd: Cmd, id: string) => D) => existing((id) => {
+  const live = needsEntity<NicState>((id) => {
     const [node, nic] = splitId(id);
     return notFound(`nic ${nic} of node ${node}`);
-  }, handler);
+  });
   const named = (state: NicState) => `nic ${state.name} of node ${state.node}`;
   /** The port the nic is wired to (its port actor owns that fact; wiring changes pass this mailbox). */
   function wiredPort(state: NicState): PortRef {

@@ -1,4 +1,4 @@
-import { Asker, Behavior, Decision, assertNever, existing } from '../runtime';
+import { Asker, Behavior, Decision, assertNever, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
@@ -20,6 +20,26 @@ function withLabel(metadata: Record<string, unknown> | undefined, label: string,
   const entries = Object.entries(metadata ?? {}).filter(([k]) => k !== label);
   if (value !== undefined) entries.push([label, value]);
   return Object.fromEntries(entries);
+}
+
+/** The state without the given optional keys (a state object never holds a key set to undefined). */
+function without(state: NodeState, ...keys: ('lease' | 'releasePowerOff' | 'maintenance')[]): NodeState {
+  const out = { ...state };
+  for (const k of keys) delete out[k];
+  return out;
+}
+
+/** After a release: the next holder (the maintenance pool, or none), no lease, and what is due now. */
+function released(state: NodeState, e: Extract<NodeEvent, { type: 'NodeReleased' }>, at: number): NodeState {
+  const next: NodeState = { ...without(state, 'lease', 'maintenance'), project: e.into ?? null };
+  if (e.powerOff) next.releasePowerOff = { status: 'pending', since: at };
+  if (e.into) next.maintenance = { from: e.project, since: at, attempts: 0 };
+  return next;
+}
+
+/** The lease has passed: the node is being released, nothing more is connected, the lease no longer moves. */
+function refuseExpired(state: NodeState, id: string): void {
+  if (state.lease?.expired) throw conflict(`the lease of node ${id} has expired: the node is being released from project ${state.lease.project}`);
 }
 
 const hasLabel = (state: NodeState, label: string) => !!state.metadata && Object.prototype.hasOwnProperty.call(state.metadata, label);
@@ -46,7 +66,7 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
   /** Hand a command to the nic; the node records nothing itself. */
   const viaNic = async <V>(value: Promise<V>) => ({ events: [], value: await value }) as Decision<NodeEvent, V>;
   /** A command on a registered node. */
-  const live = <Cmd, D>(handler: (state: NodeState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`node ${id}`), handler);
+  const live = needsEntity<NodeState>((id) => notFound(`node ${id}`));
 
   return {
     kind: 'node',
@@ -60,11 +80,27 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
         case 'NodeAssigned':
           return state && { ...state, project: e.project };
         case 'NodeReleased':
-          return state && { ...state, project: null };
+          return state && released(state, e, e.at ?? 0);
         case 'NodeMetadataSet':
           return state && { ...state, metadata: withLabel(state.metadata, e.label, e.value) };
         case 'NodeMetadataDeleted':
           return state && { ...state, metadata: withLabel(state.metadata, e.label) };
+        case 'NodeLeaseSet':
+          return state && { ...state, lease: { project: e.project, expiresAt: e.expiresAt } };
+        case 'NodeLeaseDeleted':
+          return state && without(state, 'lease');
+        case 'NodeLeaseExpired':
+          return state?.lease?.expiresAt === e.expiresAt ? { ...state, lease: { ...state.lease, expired: true } } : state;
+        case 'ReleasePowerOffSucceeded':
+          return state?.releasePowerOff && (e.since === undefined || state.releasePowerOff.since === e.since) ? without(state, 'releasePowerOff') : state;
+        case 'ReleasePowerOffFailed':
+          return state?.releasePowerOff?.since === e.since ? { ...state, releasePowerOff: { status: 'failed', since: e.since, error: e.error } } : state;
+        case 'MaintenanceNoticeDelivered':
+          return state?.maintenance?.since === e.since ? { ...state, maintenance: { ...state.maintenance, deliveredAt: e.at ?? 0 } } : state;
+        case 'MaintenanceNoticeFailed':
+          return state?.maintenance?.since === e.since
+            ? { ...state, maintenance: { ...state.maintenance, attempts: state.maintenance.attempts + 1, lastError: e.error, lastAttemptAt: e.at ?? 0 } }
+            : state;
         case 'NodeUpgraded':
           return e.state;
         // The first data format's nic events: the nic actors hold those facts now.
@@ -105,7 +141,13 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
         // only through this mailbox, and an outcome only ever ends a pending one.
         if (rm.nicsOf(id).some((n) => Object.keys(n.networks).length)) throw blocked(`node ${id} is attached to a network`);
         if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations`);
-        return { events: [{ type: 'NodeReleased', project: cmd.project }] };
+        return {
+          events: [{
+            type: 'NodeReleased', project: cmd.project,
+            ...(cmd.into && cmd.into !== cmd.project ? { into: cmd.into } : {}),
+            ...(cmd.powerOff ? { powerOff: true } : {}),
+          }],
+        };
       }),
       'node.wireNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.wire', by: cmd.by, switch: cmd.switch, port: cmd.port }))),
       'node.unwireNic': live((state, cmd, id) => {
@@ -116,6 +158,7 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
         // docs/api-conventions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
         if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
         stillAuthorized(state, id, cmd.project);
+        refuseExpired(state, id);
         return viaNic(nics.ask(nicOf(id, cmd.nic), {
           type: 'nic.connect', by: cmd.by, seq: nextSeq(id), project: state.project, network: cmd.network, channel: cmd.channel,
         }));
@@ -138,6 +181,36 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
       'node.deleteMetadata': live((state, cmd, id) => {
         if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
         return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
+      }),
+
+      // The tenant lifecycle (docs/lifecycle.md).
+      'node.setLease': live((state, cmd, id) => {
+        if (!state.project) throw conflict(`node ${id} is free: only a node in a project has a lease`);
+        stillAuthorized(state, id, cmd.project);
+        refuseExpired(state, id);
+        return { events: [{ type: 'NodeLeaseSet', project: state.project, expiresAt: cmd.expiresAt }] };
+      }),
+      'node.deleteLease': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        if (!state.lease) throw notFound(`a lease of node ${id}`);
+        refuseExpired(state, id);
+        return { events: [{ type: 'NodeLeaseDeleted' }] };
+      }),
+      'node.leaseExpired': live((state, cmd) => {
+        if (state.lease?.expiresAt !== cmd.expiresAt || state.lease.expired) return { events: [] };
+        return { events: [{ type: 'NodeLeaseExpired', expiresAt: cmd.expiresAt }] };
+      }),
+      'node.powerOffEnded': live((state, cmd) => {
+        const due = state.releasePowerOff;
+        if (!due || (cmd.since !== undefined && due.since !== cmd.since)) return { events: [] };
+        if (cmd.error === null) return { events: [{ type: 'ReleasePowerOffSucceeded', ...(cmd.since !== undefined ? { since: cmd.since } : {}) }] };
+        // Only the release's own power-off records a failure; a pending one stays pending otherwise.
+        if (cmd.since === undefined) return { events: [] };
+        return { events: [{ type: 'ReleasePowerOffFailed', since: cmd.since, error: cmd.error }] };
+      }),
+      'node.noticeAttempted': live((state, cmd) => {
+        if (state.maintenance?.since !== cmd.since || state.maintenance.deliveredAt !== undefined) return { events: [] };
+        return { events: [cmd.error === null ? { type: 'MaintenanceNoticeDelivered', since: cmd.since } : { type: 'MaintenanceNoticeFailed', since: cmd.since, error: cmd.error }] };
       }),
     },
   };

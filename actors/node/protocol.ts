@@ -22,6 +22,37 @@ export function upcastObm(obm: Obm | LegacyObm): Obm {
   return { type, fields };
 }
 
+/** A reservation's end (docs/lifecycle.md): when it passes, the service releases the node from `project`. */
+export interface Lease {
+  project: string;
+  /** ms since the epoch */
+  expiresAt: number;
+  /** the service saw it pass: no more networks are connected and the node is being released */
+  expired?: true;
+}
+
+/** The power-off of a release: `pending` until the BMC answered, `failed` until a later power-off succeeds. */
+export interface ReleasePowerOff {
+  status: 'pending' | 'failed';
+  /** when the release committed (ms since the epoch): names the power-off */
+  since: number;
+  error?: string;
+}
+
+/** The maintenance pool's notice that the node arrived, kept while the node is in the pool. */
+export interface MaintenanceNotice {
+  /** the project the node was released from */
+  from: string;
+  /** when it moved into the pool (ms since the epoch): names the notice */
+  since: number;
+  /** POSTs that failed */
+  attempts: number;
+  lastError?: string;
+  lastAttemptAt?: number;
+  /** when the maintenance service took it (the node stays in the pool until it frees it) */
+  deliveredAt?: number;
+}
+
 export interface NodeState {
   name: string;
   /** random id per registration: status ids of a deleted node never match a re-registered one */
@@ -29,14 +60,33 @@ export interface NodeState {
   project: string | null;
   obm: Obm;
   metadata?: Record<string, unknown>;
+  lease?: Lease;
+  releasePowerOff?: ReleasePowerOff;
+  maintenance?: MaintenanceNotice;
 }
 
 export type NodeCommand = NodePublicCommand | NodeInternalCommand;
 
-/** What only the project actor sends (project → node): a node joins or leaves a project through it. */
+/**
+ * What only the project actor sends (project → node): a node joins or leaves a project through
+ * it; and what the tenant lifecycle's runners send (src/lifecycle/).
+ */
 export type NodeInternalCommand =
   | { type: 'node.assign'; by: string; project: string }
-  | { type: 'node.release'; by: string; project: string };
+  /**
+   * project_detach_node: leave `project`, into the maintenance pool's project when `into` is set
+   * (never free in between), and with a power-off to follow when `powerOff`.
+   */
+  | { type: 'node.release'; by: string; project: string; into: string | null; powerOff: boolean }
+  /** from the lease runner: the lease ending at `expiresAt` has passed */
+  | { type: 'node.leaseExpired'; by: string; expiresAt: number }
+  /**
+   * A power-off ended: the release's (`since` names it) or, without `since`, any other one that
+   * succeeded (it clears a failed release power-off).
+   */
+  | { type: 'node.powerOffEnded'; by: string; since?: number; error: string | null }
+  /** from the maintenance deliveries: a POST of the notice `since` ended (error null: taken) */
+  | { type: 'node.noticeAttempted'; by: string; since: number; error: string | null };
 
 /** What the API's routes may send. */
 export type NodePublicCommand =
@@ -62,7 +112,10 @@ export type NodePublicCommand =
   /** node_set_metadata: add the label, or replace its value (HIL's PUT /node/<node>/metadata/<label>) */
   | { type: 'node.setMetadata'; by: string; label: string; value: MetadataValue }
   /** node_delete_metadata */
-  | { type: 'node.deleteMetadata'; by: string; label: string };
+  | { type: 'node.deleteMetadata'; by: string; label: string }
+  /** PUT /node/<node>/lease (`project`: as connectNetwork's) */
+  | { type: 'node.setLease'; by: string; project: string | null; expiresAt: number }
+  | { type: 'node.deleteLease'; by: string; project: string | null };
 
 /** A metadata value: flat, as node_register's `metadata` (docs/api-conventions.md §2). */
 export type MetadataValue = string | number | boolean;
@@ -87,15 +140,28 @@ export interface NodeReplies {
   'node.forceDetach': void;
   'node.setMetadata': void;
   'node.deleteMetadata': void;
+  'node.setLease': void;
+  'node.deleteLease': void;
+  'node.leaseExpired': void;
+  'node.powerOffEnded': void;
+  'node.noticeAttempted': void;
 }
 
 export type NodeEvent =
   | { type: 'NodeRegistered'; obm: Obm | LegacyObm; metadata?: Record<string, unknown>; incarnation: string }
   | { type: 'NodeDeleted' }
   | { type: 'NodeAssigned'; project: string }
-  | { type: 'NodeReleased'; project: string }
+  /** `into`: the maintenance pool's project (a notice is due); `powerOff`: a power-off follows */
+  | { type: 'NodeReleased'; project: string; into?: string | null; powerOff?: boolean }
   | { type: 'NodeMetadataSet'; label: string; value: MetadataValue }
   | { type: 'NodeMetadataDeleted'; label: string }
+  | { type: 'NodeLeaseSet'; project: string; expiresAt: number }
+  | { type: 'NodeLeaseDeleted' }
+  | { type: 'NodeLeaseExpired'; expiresAt: number }
+  | { type: 'ReleasePowerOffSucceeded'; since?: number }
+  | { type: 'ReleasePowerOffFailed'; since: number; error: string }
+  | { type: 'MaintenanceNoticeDelivered'; since: number }
+  | { type: 'MaintenanceNoticeFailed'; since: number; error: string }
   /** the data-format upgrade (actors/persistence/upgrade.ts) sets the node's whole state */
   | { type: 'NodeUpgraded'; state: NodeState | null }
   | LegacyNodeEvent;

@@ -30,6 +30,9 @@
  * cancelled on the server while it waits for a synchronous standby is kept and reported as done
  * (with a warning), which would acknowledge a change the standby may not have. A commit without
  * an answer in time is a commit whose outcome is unknown, as one whose connection broke.
+ *
+ * Longer than our other modules on purpose: it is one engine of the storage contract (reads,
+ * the group-committing writer, fencing, bounded calls), checked as a whole by the conformance kit.
  */
 import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
 import { CommitOrder } from './engine';

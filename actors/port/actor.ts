@@ -1,4 +1,4 @@
-import { Behavior, assertNever, existing } from '../runtime';
+import { Behavior, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked } from '../errors';
 import { splitId } from '../ids';
 import type { PortHardware } from '../../hardware/port-hardware';
@@ -16,7 +16,7 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
     return `port ${port} of switch ${sw}`;
   };
   /** A command on a registered port. */
-  const live = <Cmd, D>(handler: (state: PortState, cmd: Cmd, id: string) => D) => existing((id) => notFound(named(id)), handler);
+  const live = needsEntity<PortState>((id) => notFound(named(id)));
   const wiredTo = (wire: Wire | null, cmd: { node: string; nic: string }) => !!wire && wire.node === cmd.node && wire.nic === cmd.nic;
 
   return {
@@ -76,7 +76,8 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
         const config = configAfter(hardware.current(state), { kind: 'detach', native: cmd.native, vlan: cmd.vlan });
         // A change of this port not written yet must not put the VLAN back.
         hardware.supersede(state, config);
-        return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }] };
+        // A port left with nothing is shut in the background (hardware/port-hardware.ts).
+        return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }], afterCommit: () => hardware.shutIfInactive(state, config) };
       }),
       // Deferred like port.apply: the port is the only caller of hardware for itself.
       'port.check': live((state, cmd) => ({ events: [], value: hardware.check(state, { repair: cmd.repair, batch: cmd.batch }) })),

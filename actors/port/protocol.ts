@@ -32,8 +32,11 @@ export type PortChange =
   /** set the port to the configuration the service holds (repairs drift) */
   | { kind: 'reapply' };
 
-/** What the switch has on a port (a read-back: see PortVlans in drivers/switch/types.ts). */
-export interface PortFound { native: number | null; tagged: number[]; other?: string[] }
+/** What the switch has on a port (a read-back: see PortVlans in drivers/switch/types.ts); `enabled`: administratively up, where the driver reads it. */
+export interface PortFound { native: number | null; tagged: number[]; other?: string[]; enabled?: boolean }
+
+/** What the service wants on a port: its configuration and, under HILT_INACTIVE_PORTS=shutdown, its administrative state (up while it carries a network). */
+export interface PortExpected extends PortConfig { enabled?: boolean }
 
 /**
  * One port in a drift audit or repair (hardware/drift-audit.ts): the configuration the service
@@ -42,7 +45,7 @@ export interface PortFound { native: number | null; tagged: number[]; other?: st
  */
 export interface PortCheck {
   status: 'in_sync' | 'drifted' | 'pending' | 'unreadable' | 'repaired' | 'failed';
-  expected: PortConfig;
+  expected: PortExpected;
   actual: PortFound | null;
   /** why it could not be read or repaired */
   error?: string;

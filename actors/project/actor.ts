@@ -1,4 +1,4 @@
-import { Behavior, assertNever, existing } from '../runtime';
+import { Behavior, assertNever, existing, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, blocked } from '../errors';
 import type { Asker } from '../runtime';
 import type { ReadModel } from '../readmodel';
@@ -6,7 +6,7 @@ import type { NodeCommand, NodeReplies } from '../node/protocol';
 import type { NetworkCommand, NetworkReplies } from '../network/protocol';
 import type { UserCommand, UserReplies } from '../user/protocol';
 import type { HeadnodeCommand, HeadnodeReplies } from '../headnode/protocol';
-import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState } from './protocol';
+import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState, Quota, ReleasePolicy } from './protocol';
 
 /** What the project actor needs: the committed view and the actors it asks (project → node, network, user, headnode). */
 export interface ProjectDeps {
@@ -15,11 +15,27 @@ export interface ProjectDeps {
   networks: Asker<NetworkCommand, NetworkReplies>;
   users: Asker<UserCommand, UserReplies>;
   headnodes: Asker<HeadnodeCommand, HeadnodeReplies>;
+  /** what a release does beyond leaving the project (absent: nothing) */
+  release?: ReleasePolicy;
 }
 
-export function projectBehavior({ rm, nodes, networks, users, headnodes }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies> {
+/** The quota with one limit set (a number), removed (null) or left (undefined). */
+function withLimit(quota: Quota | undefined, key: keyof Quota, value: number | null | undefined): Quota | undefined {
+  if (value === undefined) return quota;
+  const next: Quota = { ...quota };
+  if (value === null) delete next[key];
+  else next[key] = value;
+  return Object.keys(next).length ? next : undefined;
+}
+
+/** A limit reached: the 409 names the quota. */
+function overQuota(id: string, what: 'nodes' | 'networks', limit: number): never {
+  throw blocked(`project ${id} has reached its quota of ${limit} ${what === 'nodes' ? (limit === 1 ? 'node' : 'nodes') : (limit === 1 ? 'network' : 'networks')}`);
+}
+
+export function projectBehavior({ rm, nodes, networks, users, headnodes, release }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies> {
   /** A command on an existing project. */
-  const live = <Cmd, D>(handler: (state: ProjectState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`project ${id}`), handler);
+  const live = needsEntity<ProjectState>((id) => notFound(`project ${id}`));
   /** Ask below, record nothing here: the project's mailbox serializes what refers to it. */
   const via = async (asked: Promise<unknown>) => {
     await asked;
@@ -29,12 +45,18 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes }: Proje
   return {
     kind: 'project',
 
-    apply(_state, e, id) {
+    apply(state, e, id) {
       switch (e.type) {
         case 'ProjectCreated':
           return { name: id };
         case 'ProjectDeleted':
           return null;
+        case 'ProjectQuotaSet': {
+          if (!state) return state;
+          const quota = withLimit(withLimit(state.quota, 'nodes', e.nodes), 'networks', e.networks);
+          const { quota: _old, ...rest } = state;
+          return quota ? { ...rest, quota } : rest;
+        }
         default:
           return assertNever(e);
       }
@@ -47,6 +69,7 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes }: Proje
       },
       // docs/api-conventions.md §4: deleting a missing project is a 409 (the spec's wording), not a 404.
       'project.delete': existing((id) => new HiltError('IllegalStateError', `project ${id} does not exist`), async (_state, cmd, id) => {
+        if (id === release?.maintenanceProject) throw blocked(`project ${id} is the maintenance pool's project (HILT_MAINTENANCE_PROJECT)`);
         if (rm.nodesByProject.get(id).size) throw blocked(`project ${id} still has nodes`);
         if (rm.networksByOwner.get(id).size) throw blocked(`project ${id} still owns networks`);
         if (rm.networksByAccess.get(id).size) throw blocked(`project ${id} still has access to networks`);
@@ -57,13 +80,33 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes }: Proje
         }
         return { events: [{ type: 'ProjectDeleted' }] };
       }),
-      'project.connectNode': live((_s, cmd, id) => via(nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id }))),
-      'project.detachNode': live((_s, cmd, id) => via(nodes.ask(cmd.node, { type: 'node.release', by: cmd.by, project: id }))),
-      'project.createNetwork': live((_s, cmd) => via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec }))),
+      'project.connectNode': live((state, cmd, id) => {
+        // Every node joins through this mailbox: the count read here cannot be overtaken. A node
+        // that is not free gets the node's own 409 first.
+        const limit = state.quota?.nodes;
+        if (limit !== undefined && rm.nodes.get(cmd.node)?.project === null && rm.nodesByProject.get(id).size >= limit) overQuota(id, 'nodes', limit);
+        return via(nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id }));
+      }),
+      // HIL v0.3's maintenance pool: a node released from any other project moves into the pool's
+      // project (which never counts against a quota: a release is never refused for it).
+      'project.detachNode': live((_s, cmd, id) => via(nodes.ask(cmd.node, {
+        type: 'node.release', by: cmd.by, project: id,
+        into: release?.maintenanceProject !== undefined && release.maintenanceProject !== id ? release.maintenanceProject : null,
+        powerOff: release?.powerOff ?? false,
+      }))),
+      'project.createNetwork': live((state, cmd, id) => {
+        const limit = state.quota?.networks;
+        if (limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit) overQuota(id, 'networks', limit);
+        return via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec }));
+      }),
       'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
       'project.createHeadnode': live((_s, cmd, id) => via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg }))),
       'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id }))),
       'project.removeUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id }))),
+      // A lowered quota evicts nothing: it only refuses what would go beyond it.
+      'project.setQuota': live((_s, cmd) => ({
+        events: [{ type: 'ProjectQuotaSet', ...(cmd.nodes !== undefined ? { nodes: cmd.nodes } : {}), ...(cmd.networks !== undefined ? { networks: cmd.networks } : {}) }],
+      })),
     },
   };
 }

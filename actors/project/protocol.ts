@@ -6,7 +6,18 @@
  */
 import type { NetworkCreate } from '../network/protocol';
 
-export interface ProjectState { name: string }
+/** A project's limits (docs/lifecycle.md): absent, no limit. */
+export interface Quota { nodes?: number; networks?: number }
+
+export interface ProjectState { name: string; quota?: Quota }
+
+/** What a project's maintenance and release settings are, for the project actor (docs/lifecycle.md). */
+export interface ReleasePolicy {
+  /** the maintenance pool's project, if there is a pool */
+  maintenanceProject?: string;
+  /** a release powers the node off */
+  powerOff: boolean;
+}
 
 /** Every command of the project is the API's: the routes send them all. */
 export type ProjectPublicCommand = ProjectCommand;
@@ -20,7 +31,9 @@ export type ProjectCommand =
   | { type: 'project.grantNetwork'; by: string; network: string }
   | { type: 'project.createHeadnode'; by: string; headnode: string; baseImg: string }
   | { type: 'project.addUser'; by: string; user: string }
-  | { type: 'project.removeUser'; by: string; user: string };
+  | { type: 'project.removeUser'; by: string; user: string }
+  /** `null` removes a limit, an absent key leaves it */
+  | { type: 'project.setQuota'; by: string; nodes?: number | null; networks?: number | null };
 
 export interface ProjectReplies {
   'project.create': void;
@@ -32,8 +45,10 @@ export interface ProjectReplies {
   'project.createHeadnode': void;
   'project.addUser': void;
   'project.removeUser': void;
+  'project.setQuota': void;
 }
 
 export type ProjectEvent =
   | { type: 'ProjectCreated' }
-  | { type: 'ProjectDeleted' };
+  | { type: 'ProjectDeleted' }
+  | { type: 'ProjectQuotaSet'; nodes?: number | null; networks?: number | null };

@@ -1,4 +1,4 @@
-import { Asker, Behavior, assertNever, existing } from '../runtime';
+import { Asker, Behavior, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { portId } from '../ids';
@@ -13,7 +13,7 @@ export interface SwitchDeps {
 
 export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState, SwitchCommand, SwitchEvent, SwitchReplies> {
   /** A command on a registered switch. */
-  const live = <Cmd, D>(handler: (state: SwitchState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`switch ${id}`), handler);
+  const live = needsEntity<SwitchState>((id) => notFound(`switch ${id}`));
 
   return {
     kind: 'switch',

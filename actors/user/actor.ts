@@ -1,10 +1,10 @@
-import { Behavior, assertNever, existing } from '../runtime';
+import { Behavior, assertNever, needsEntity } from '../runtime';
 import { duplicate, notFound } from '../errors';
 import type { UserCommand, UserEvent, UserReplies, UserState } from './protocol';
 
 export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, UserReplies> {
   /** A command on an existing user. */
-  const live = <Cmd, D>(handler: (state: UserState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`user ${id}`), handler);
+  const live = needsEntity<UserState>((id) => notFound(`user ${id}`));
 
   return {
     kind: 'user',

@@ -8,8 +8,53 @@
  */
 import { sshSwitchEntry } from './ssh/driver';
 import { keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
+import { neighbor } from './wiring';
+import type { LldpNeighbor } from './types';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
+
+/** `Et1`, `Ethernet1`, `ethernet 49/1` → `ethernet1`, `ethernet49/1`; `Po1` → `port-channel1`; anything else (`Router`, `CPU`, `Vlan10`) is no port. */
+function eosPort(name: string): string | null {
+  const eth = /^et(?:h(?:ernet)?)?\s*(\d+(?:\/\d+){0,2})$/i.exec(name.trim());
+  if (eth) return `ethernet${eth[1]}`;
+  const po = /^po(?:rt-channel)?\s*(\d+)$/i.exec(name.trim());
+  return po ? `port-channel${po[1]}` : null;
+}
+
+/**
+ * `show lldp neighbors detail`: `Interface Ethernet1 detected 1 LLDP neighbors:`, then per
+ * neighbour a `Neighbor …` line and `Chassis ID     : …`, `Port ID     : "…"`, `System Name: "…"`.
+ */
+function eosLldp(output: string): Array<{ port: string; neighbor: LldpNeighbor }> {
+  const out: Array<{ port: string; neighbor: LldpNeighbor }> = [];
+  let port: string | undefined;
+  let cur: Map<string, string> | undefined;
+  const flush = () => {
+    const n = cur && neighbor(cur.get('chassis id'), cur.get('port id'), cur.get('system name'));
+    if (n && port) out.push({ port, neighbor: n });
+    cur = undefined;
+  };
+  for (const line of output.split('\n')) {
+    const iface = /^Interface (\S+) detected \d+ LLDP neighbors?:/i.exec(line.trim());
+    if (iface) {
+      flush();
+      port = iface[1];
+      continue;
+    }
+    if (/^Neighbor /i.test(line.trim())) {
+      flush();
+      cur = new Map();
+      continue;
+    }
+    const kv = /^[\s-]*([A-Za-z][^:]*?)\s*:\s?(.*)$/.exec(line);
+    if (cur && kv) {
+      const key = kv[1]!.replace(/\s+/g, ' ').toLowerCase();
+      if (!cur.has(key)) cur.set(key, kv[2]!.trim().replace(/^"(.*)"$/, '$1'));
+    }
+  }
+  flush();
+  return out;
+}
 
 export const ARISTA_EOS_TABLE: SwitchTable = {
   family: 'Arista EOS',
@@ -49,6 +94,25 @@ export const ARISTA_EOS_TABLE: SwitchTable = {
     };
   },
   save: { command: 'write memory', done: /Copy completed successfully/ },
+  adminState: {
+    show: (port) => `show interfaces ${port} status`,
+    // The Status column: `disabled` is a shut port (`errdisabled` is not: the switch shut it).
+    parse(output, port) {
+      const key = eosPort(port);
+      const row = output.split('\n').map((l) => l.trim().split(/\s+/)).find((t) => eosPort(t[0] ?? '') === key);
+      if (!row) throw new SwitchError(`no row for ${port}`);
+      if (row.includes('disabled')) return false;
+      if (row.some((t) => /^(connected|notconnect|errdisabled|inactive|monitoring|sfpAbsent|xcvrAbsent)$/i.test(t))) return true;
+      throw new SwitchError(`no status in "${row.join(' ')}"`);
+    },
+    set: (enabled) => [enabled ? 'no shutdown' : 'shutdown'],
+  },
+  wiring: {
+    macTable: 'show mac address-table',
+    lldp: 'show lldp neighbors detail',
+    parseLldp: eosLldp,
+    portKey: eosPort,
+  },
 };
 
 export const aristaEos = sshSwitchEntry({

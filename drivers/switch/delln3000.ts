@@ -9,7 +9,8 @@
  * Commands on VLAN lists print a warning about large numbers of VLANs: not an error.
  */
 import { sshSwitchEntry } from './ssh/driver';
-import { keyValues, leadingVlan, PortReading, SwitchTable, TableContext } from './ssh/table';
+import { dellAdminState, dellPort, keyValues, leadingVlan, PortReading, SwitchTable, TableContext } from './ssh/table';
+import { fixedWidthTable, neighbor } from './wiring';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
 
@@ -66,6 +67,19 @@ export const DELL_N3000_TABLE: SwitchTable = {
     };
   },
   save: { command: 'copy running-config startup-config', answers: [{ question: /\(y\/n\) ?$/, keys: 'y' }], done: /Configuration Saved/ },
+  adminState: dellAdminState,
+  wiring: {
+    // Rows of VLAN, MAC (`0001.F413.2A01`), type and port (`Gi1/0/1`; the switch's own on `Vl1`).
+    macTable: 'show mac address-table',
+    // DNOS6 has no `show lldp neighbors`: the summary of every port's remote devices,
+    // Interface, RemID, Chassis ID, Port ID, System Name.
+    lldp: 'show lldp remote-device all',
+    parseLldp: (output) => fixedWidthTable(output).rows.flatMap((r) => {
+      const n = neighbor(r[2], r[3], r[4]);
+      return n && r[0] ? [{ port: r[0], neighbor: n }] : [];
+    }),
+    portKey: dellPort,
+  },
 };
 
 export const dellN3000 = sshSwitchEntry({

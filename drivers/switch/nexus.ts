@@ -10,10 +10,19 @@
  */
 import { sshSwitchEntry } from './ssh/driver';
 import { keyValues, leadingVlan, PortReading, SwitchTable, TableContext } from './ssh/table';
+import { keyValueBlocks, neighbor } from './wiring';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
 
 const dummy = (ctx: TableContext) => ctx.dummyVlan!;
+
+/** `Eth1/3`, `Ethernet1/3`, `ethernet 1/3` → `ethernet1/3`; `Po1` → `port-channel1`; anything else (`sup-eth1(R)`, `Vlan10`) is no port. */
+function nexusPort(name: string): string | null {
+  const eth = /^e(?:th(?:ernet)?)?\s*(\d+\/\d+(?:\/\d+)?)$/i.exec(name.trim());
+  if (eth) return `ethernet${eth[1]}`;
+  const po = /^po(?:rt-channel)?\s*(\d+)$/i.exec(name.trim());
+  return po ? `port-channel${po[1]}` : null;
+}
 
 export const NEXUS_TABLE: SwitchTable = {
   family: 'Cisco Nexus (NX-OS)',
@@ -55,6 +64,30 @@ export const NEXUS_TABLE: SwitchTable = {
     };
   },
   save: { command: 'copy running-config startup-config', done: /Copy complete/ },
+  adminState: {
+    show: (port) => `show interface ${port}`,
+    // `admin state is down, Dedicated Interface` (NX-OS 6 and later); older releases only say
+    // `Ethernet1/3 is down (Administratively down)` on the first line.
+    parse(output) {
+      const admin = /^\s*admin state is (up|down)\b/im.exec(output);
+      if (admin) return admin[1]!.toLowerCase() === 'up';
+      const first = /^\s*\S+ is (up|down)\b(.*)$/im.exec(output);
+      if (!first) throw new SwitchError('no "<port> is up/down" line');
+      return !/Administratively down/i.test(first[2]!);
+    },
+    set: (enabled) => [enabled ? 'no shutdown' : 'shutdown'],
+  },
+  wiring: {
+    macTable: 'show mac address-table',
+    lldp: 'show lldp neighbors detail',
+    // Blocks of `Chassis id:`, `Port id:`, `Local Port id: Eth1/5`, `System Name:`.
+    parseLldp: (output) => keyValueBlocks(output, /^\s*Chassis id:\s*(.*?)\s*$/i).flatMap(({ head, fields }) => {
+      const n = neighbor(head[1], fields.get('port id'), fields.get('system name'));
+      const port = fields.get('local port id');
+      return n && port ? [{ port, neighbor: n }] : [];
+    }),
+    portKey: nexusPort,
+  },
 };
 
 export const nexus = sshSwitchEntry({

@@ -7,7 +7,8 @@
  * Every VLAN used must exist on the switch (`vlan 2-4094` in `vlan database` beforehand).
  */
 import { sshSwitchEntry } from './ssh/driver';
-import { keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
+import { dellAdminState, dellPort, keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
+import { fixedWidthTable, neighbor } from './wiring';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
 
@@ -53,6 +54,18 @@ export const POWERCONNECT_TABLE: SwitchTable = {
     command: 'copy running-config startup-config',
     answers: [{ question: /\(Y\/N\)\[N\] \?\s*$/i, keys: 'Y' }],
     done: /Copy succeeded/,
+  },
+  adminState: dellAdminState,
+  wiring: {
+    // Rows of VLAN, MAC (with colons), port and type; the switch's own MAC is `self` on port 0.
+    macTable: 'show mac address-table',
+    // The summary (no `detail` keyword here): Port, Device ID, Port ID, System Name, Capabilities, TTL.
+    lldp: 'show lldp neighbors',
+    parseLldp: (output) => fixedWidthTable(output).rows.flatMap((r) => {
+      const n = neighbor(r[1], r[2], r[3]);
+      return n && r[0] ? [{ port: r[0], neighbor: n }] : [];
+    }),
+    portKey: dellPort,
   },
 };
 

@@ -1,5 +1,5 @@
 /**
- * Login throttling per user name (README, Logins): after `maxFailures` failed logins for one name
+ * Login throttling per user name (docs/api.md, Logins): after `maxFailures` failed logins for one name
  * within `windowMs`, every attempt for that name is answered 429 with Retry-After until the lock
  * ends. Each lock of a name lasts twice the one before (from `lockMs`, at most `maxLockMs`); a
  * successful login, or `forgetMs` without a failure, starts the name afresh. Nothing is locked for

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { Client } from './client';
 import { credentialsFor } from './credentials';
 
-/** hilt's own default listen address (README, Configuration): HIL's CLI had none. */
+/** hilt's own default listen address (docs/operations.md, Settings): HIL's CLI had none. */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:5000';
 
 export interface Ctx {

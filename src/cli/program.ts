@@ -1,7 +1,7 @@
 /**
  * The hilt command line: `hilt serve` starts the service; every other command is a client of
  * it, with the command tree of HIL's CLI (hil/cli/) so that an operator's `hil` scripts run
- * with `hilt` in its place. README, "Command line", lists the tree and where it differs.
+ * with `hilt` in its place. docs/cli.md lists the tree and where it differs.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { headnodeCommands } from './commands/headnode';
 import { actionCommands } from './commands/action';
 import { adminCommands } from './commands/admin';
 import { eventCommands, webhookCommands } from './commands/events';
+import { lifecycleCommands } from './commands/lifecycle';
 import { bashCompletion } from './completion';
 import { out } from './output';
 
@@ -42,7 +43,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
       + 'connection failed (5xx, unreachable, a network operation that ended in ERROR).');
   const ctx = context(program, env);
 
-  program.command('serve').description('Start the service (configured by HILT_* variables: README, Configuration)')
+  program.command('serve').description('Start the service (configured by HILT_* variables: docs/operations.md, Settings)')
     .action(async () => {
       const { runServe } = await import('../server');
       await runServe();
@@ -60,6 +61,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   adminCommands(program, ctx);
   eventCommands(program, ctx);
   webhookCommands(program.commands.find((x) => x.name() === 'admin')!, ctx);
+  lifecycleCommands(program, ctx);
 
   const completion = program.command('completion').description('Print a shell completion script');
   completion.command('bash').description('bash: `source <(hilt completion bash)`').action(() => out(bashCompletion(program)));

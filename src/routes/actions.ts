@@ -7,7 +7,7 @@ import { FastifyInstance } from 'fastify';
 import { findFirstFormatStatus, findStatus, listStatuses } from '../../actors/nic/history';
 import * as S from '../schemas/actions';
 import { conflict, notFound } from '../errors';
-import { requireAdmin, requireProject, found } from './guard';
+import { requireAdmin, requireProject, found, lookedUp } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
@@ -47,7 +47,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: NN; Body: { network: string; channel?: string } }>('/node/:node/nic/:nic/connect_network', { schema: S.connectNetwork }, async (req, reply) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     found(rm.nic(node.name, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
-    found(rm.networks.get(req.body.network), `network ${req.body.network}`);
+    found(rm.networks.get(lookedUp('network', req.body.network)), `network ${req.body.network}`);
     // §8: a free node is a 409 before authorization, for admins too.
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
@@ -60,7 +60,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: NN; Body: { network: string } }>('/node/:node/nic/:nic/detach_network', { schema: S.detachNetwork }, async (req, reply) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
-    found(rm.networks.get(req.body.network), `network ${req.body.network}`);
+    found(rm.networks.get(lookedUp('network', req.body.network)), `network ${req.body.network}`);
     found(rm.nic(node.name, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
     if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);

@@ -7,7 +7,7 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/admin';
 import { redact } from '../redact';
 import { encodeStatusId } from '../../actors/nic/status-ids';
-import { requireAdmin, found } from './guard';
+import { requireAdmin, found, lookedUp } from './guard';
 import { badArgument, notFound } from '../errors';
 import { quote } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
@@ -93,7 +93,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   // For a dead switch: forget an attachment in the service's state only (the switch is not told).
   app.post<{ Params: { node: string; nic: string }; Body: { network: string } }>('/admin/node/:node/nic/:nic/force_detach', { schema: S.forceDetach }, async (req) => {
     requireAdmin(req.caller);
-    await world.nodes.ask(req.params.node, { type: 'node.forceDetach', by: req.caller.user, nic: req.params.nic, network: req.body.network });
+    await world.nodes.ask(req.params.node, { type: 'node.forceDetach', by: req.caller.user, nic: req.params.nic, network: lookedUp('network', req.body.network) });
   });
 
   // Drift audit of a switch (docs/api-conventions.md §8): every registered port read back in one

@@ -1,5 +1,7 @@
 /** Authorization and lookup helpers shared by the routes. */
 import { notFound, unauthorized } from '../errors';
+import { quote } from '../../lib/text';
+import { isName } from '../schemas/common';
 import type { Caller } from '../auth/basic';
 
 export function isMember(c: Caller, project: string): boolean {
@@ -12,6 +14,16 @@ export function requireAdmin(c: Caller): void {
 
 export function requireProject(c: Caller, project: string): void {
   if (!isMember(c, project)) throw unauthorized(`this call needs access to project ${project}`);
+}
+
+/**
+ * A name a body gives for an existing object (schemas/common.ts, lookupName): one that cannot be
+ * a name of anything is an unknown object, a 404 quoting a prefix of it. Checked before the name
+ * reaches an actor (an actor's key is built from it).
+ */
+export function lookedUp(kind: string, name: string): string {
+  if (!isName(name)) throw notFound(`${kind} ${quote(name)}`);
+  return name;
 }
 
 /** The committed object, or a 404 naming it. */

@@ -6,7 +6,7 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/headnodes';
 import { badArgument, duplicate } from '../errors';
 import { quote } from '../../lib/text';
-import { requireProject, found } from './guard';
+import { requireProject, found, lookedUp } from './guard';
 import type { Caller } from '../auth/basic';
 import type { HeadnodeState } from '../../actors/headnode/protocol';
 
@@ -30,7 +30,7 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
     // docs/api-conventions.md §9: base image 400 → name 409 → project 404 → auth.
     if (!(await headnodes.images()).includes(base_img)) throw badArgument(`base image ${quote(base_img)} is not installed`);
     if (rm.headnodes.has(headnode)) throw duplicate(`headnode ${headnode}`);
-    found(rm.projects.get(project), `project ${project}`);
+    found(rm.projects.get(lookedUp('project', project)), `project ${project}`);
     requireProject(req.caller, project);
     await world.projects.ask(project, { type: 'project.createHeadnode', by: req.caller.user, headnode, baseImg: base_img });
   });
@@ -78,7 +78,7 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: HH; Body: { network: string } }>('/headnode/:headnode/hnic/:hnic/connect_network', { schema: S.connectHnic }, async (req) => {
     owned(req.caller, req.params.headnode);
     const { hnic } = req.params;
-    await world.headnodes.ask(req.params.headnode, { type: 'headnode.connectNetwork', by: req.caller.user, hnic, network: req.body.network });
+    await world.headnodes.ask(req.params.headnode, { type: 'headnode.connectNetwork', by: req.caller.user, hnic, network: lookedUp('network', req.body.network) });
   });
 
   app.post<{ Params: HH }>('/headnode/:headnode/hnic/:hnic/detach_network', { schema: S.hnicCall }, async (req) => {

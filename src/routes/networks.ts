@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/networks';
 import { badArgument, duplicate, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
-import { requireAdmin, requireProject, found, isMember } from './guard';
+import { requireAdmin, requireProject, found, isMember, lookedUp } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NetworkState } from '../../actors/network/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
@@ -56,7 +56,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     if (rm.networks.has(network)) throw duplicate(`network ${network}`);
     let vlan: number | null;
     if (owner !== 'admin') {
-      found(rm.projects.get(owner), `project ${owner}`);
+      found(rm.projects.get(lookedUp('project', owner)), `project ${owner}`);
       requireProject(c, owner);
       if (access !== owner || net_id !== '') {
         if (!c.isAdmin) throw unauthorized('a project may only create networks it owns, with access for itself and no net_id');
@@ -65,7 +65,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
       vlan = null;
     } else {
       requireAdmin(c);
-      if (access !== '') found(rm.projects.get(access), `project ${access}`);
+      if (access !== '') found(rm.projects.get(lookedUp('project', access)), `project ${access}`);
       vlan = parseNetId(net_id);
     }
     const spec = { owner, access: access === '' ? [] : [access], vlan };

@@ -14,7 +14,7 @@ type NN = { node: string; nic: string };
 type NL = { node: string; label: string };
 
 export async function nodeRoutes(app: FastifyInstance): Promise<void> {
-  const { world, power, drivers } = app.hilt;
+  const { world, power, drivers, lifecycle } = app.hilt;
   const rm = world.rm;
 
   /** Power calls (docs/api-conventions.md §3): a free node is the admin's; an assigned one its project's too. */
@@ -98,6 +98,9 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: N }>('/node/:node/power_off', { schema: S.powerOff }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
     await power.off(node.obm, powerCaller(req.caller, node));
+    // A node flagged for a failed release power-off is off now (docs/lifecycle.md).
+    await lifecycle.poweredOff(node.name, req.caller.user)
+      .catch((err: Error) => req.log.warn({ node: node.name, err: err.message }, 'could not clear the failed release power-off of a node that is off now'));
   });
 
   app.post<{ Params: N }>('/node/:node/power_on', { schema: S.powerOn }, async (req) => {

@@ -3,7 +3,7 @@ import * as S from '../schemas/switches';
 import { badArgument, duplicate, notFound } from '../errors';
 import { quote } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
-import { requireAdmin, found } from './guard';
+import { requireAdmin, found, lookedUp } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
 import { encodeStatusId } from '../../actors/nic/status-ids';
 import { HOST_KEY_FIELD } from '../../drivers/switch/types';
@@ -113,8 +113,8 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     const wire = port(s, split.port);
     if (split.action === 'connect_nic') {
       const { node, nic } = req.body as { node: string; nic: string };
-      found(rm.nodes.get(node), `node ${node}`);
-      found(rm.nic(node, nic), `nic ${nic} of node ${node}`);
+      found(rm.nodes.get(lookedUp('node', node)), `node ${node}`);
+      found(rm.nic(node, lookedUp('nic', nic)), `nic ${nic} of node ${node}`);
       await world.nodes.ask(node, { type: 'node.wireNic', by: req.caller.user, nic, switch: s.name, port: split.port });
     } else if (split.action === 'detach_nic') {
       if (!wire) throw notFound(`a nic connection of port ${split.port} of switch ${s.name}`);

@@ -63,6 +63,8 @@ const TABLES: Record<string, { admin: boolean; rows: (v: Views, c: Caller, q: Ta
   headnodes: { admin: false, rows: (v, c) => v.headnodes(c) },
   switches: { admin: true, rows: (v) => v.switches() },
   ports: { admin: true, rows: (v) => v.ports() },
+  maintenance: { admin: true, rows: (v) => v.maintenance() },
+  attention: { admin: true, rows: (v) => v.attention() },
 };
 
 declare module 'fastify' {
@@ -76,7 +78,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   const sessions = new UiSessions(hilt.world.rm, hilt.config.uiSessionMinutes * 60_000);
   hilt.ui = sessions;
   app.addHook('onClose', async () => sessions.close());
-  const views = new Views({ world: hilt.world, metrics: hilt.metrics, power: hilt.power, headnodes: hilt.headnodes, startedAt: Date.now(), version: version() });
+  const views = new Views({ world: hilt.world, metrics: hilt.metrics, power: hilt.power, headnodes: hilt.headnodes, lifecycle: hilt.lifecycle, startedAt: Date.now(), version: version() });
   const assets = new Map(Object.entries(ASSETS).map(([file, type]) => {
     const body = readFileSync(join(UI_DIR, file));
     return [file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
@@ -237,8 +239,11 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
         if (!app.hasRoute({ method: 'GET', url: DRIFT_ROUTE })) throw notFound('a drift audit (this service has none)');
         call = { method: 'GET', url: `/admin/switch/${enc(str('switch'))}/drift` };
         break;
+      case 'wiring':
+        call = { method: 'GET', url: `/admin/switch/${enc(str('switch'))}/wiring` };
+        break;
       default:
-        throw badArgument('action must be reapply, force_detach or drift');
+        throw badArgument('action must be reapply, force_detach, drift or wiring');
     }
     req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
     const r = await app.inject({

@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/users';
 import { duplicate, conflict } from '../errors';
 import { hashPassword } from '../auth/password';
-import { requireAdmin, found } from './guard';
+import { requireAdmin, found, lookedUp } from './guard';
 
 type U = { username: string };
 type UP = { user: string };
@@ -30,7 +30,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       requireAdmin(req.caller);
       const { user } = req.params;
       found(rm.users.get(user), `user ${user}`);
-      found(rm.projects.get(req.body.project), `project ${req.body.project}`);
+      found(rm.projects.get(lookedUp('project', req.body.project)), `project ${req.body.project}`);
       await world.projects.ask(req.body.project, { type, by: req.caller.user, user });
     });
   }

@@ -1,12 +1,12 @@
-import { params, body, noQuery, name, shortStr, responses, queued } from './common';
+import { params, body, noQuery, shortStr, responses, queued, lookupName } from './common';
 
 export const connectNetwork = {
   params: params('node', 'nic'),
-  body: body(['network'], { network: name, channel: shortStr(64) }),
+  body: body(['network'], { network: lookupName, channel: shortStr(64) }),
   querystring: noQuery,
   response: responses('change', { 202: queued }, 404, 409),
 } as const;
-export const detachNetwork = { params: params('node', 'nic'), body: body(['network'], { network: name }), querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
+export const detachNetwork = { params: params('node', 'nic'), body: body(['network'], { network: lookupName }), querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
 
 /** A network operation's status (docs/api-conventions.md §8). */
 export const actionStatus = {

@@ -1,4 +1,4 @@
-import { params, noQuery, noBody, body, name, responses, queued, done, names } from './common';
+import { params, noQuery, noBody, body, responses, queued, done, names, lookupName } from './common';
 
 export const listActors = {
   querystring: noQuery,
@@ -40,7 +40,7 @@ export const actor = {
 } as const;
 export const listExtensions = { querystring: noQuery, response: responses('read', { 200: names('The active drivers and extensions') }) } as const;
 export const reapply = { params: params('node', 'nic'), body: noBody, querystring: noQuery, response: responses('change', { 202: queued }, 404, 409) } as const;
-export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: name }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+export const forceDetach = { params: params('node', 'nic'), body: body(['network'], { network: lookupName }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
 /** A port's VLANs, as the service holds them or as a switch reports them (`other`: what no VLAN list describes). */
 const vlans = {
   type: 'object',
@@ -49,6 +49,7 @@ const vlans = {
     native: { type: 'integer', nullable: true },
     tagged: { type: 'array', items: { type: 'integer' } },
     other: { type: 'array', items: { type: 'string' } },
+    enabled: { type: 'boolean', description: 'administratively up: the state the service wants (HILT_INACTIVE_PORTS=shutdown), or the one the switch has (where its driver reads it)' },
   },
 } as const;
 /** The drift audit's and the repair's answer (docs/api-conventions.md §12). */

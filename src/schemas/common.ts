@@ -37,9 +37,16 @@ export const name = {
   description: `A name: 1 to ${NAME_MAX_BYTES} bytes of UTF-8, without control characters (docs/api-conventions.md §1)`,
 } as const;
 
-/** network_create's `access`: a project's name, or "" for a public network. */
-export const NAME_OR_EMPTY_FORMAT = 'hilt-name-or-empty';
-export const nameOrEmpty = { ...name, format: NAME_OR_EMPTY_FORMAT, description: `"" or a name (${name.description})` } as const;
+/**
+ * A name in a body that names an existing object: looked up as given (docs/api-conventions.md
+ * §1), so one that cannot exist ("", or beyond the name rule) is an unknown object, a 404, not a
+ * malformed request. Names that create an object keep `name` (400).
+ */
+export const lookupName = {
+  type: 'string',
+  description: 'the name of an existing object, looked up as given: one that cannot exist ("", or beyond the name rule) is unknown (404)',
+} as const;
+
 
 /** A string that is not a name but is bounded all the same (channels, net_id). */
 export const shortStr = (maxLength: number) => ({ type: 'string', maxLength }) as const;
@@ -47,7 +54,6 @@ export const shortStr = (maxLength: number) => ({ type: 'string', maxLength }) a
 /** Adds the name formats to an Ajv instance (fastify's validator). */
 export function addNameFormats<A extends { addFormat(name: string, f: { type: 'string'; validate: (s: string) => boolean }): unknown }>(ajv: A): A {
   ajv.addFormat(NAME_FORMAT, { type: 'string', validate: isName });
-  ajv.addFormat(NAME_OR_EMPTY_FORMAT, { type: 'string', validate: (s) => s === '' || isName(s) });
   return ajv;
 }
 

@@ -1,11 +1,11 @@
-import { params, body, noBody, noQuery, name, responses, done, names } from './common';
+import { params, body, noBody, noQuery, name, responses, done, names, lookupName } from './common';
 
 const headnode = params('headnode');
 const hnic = params('headnode', 'hnic');
 
 export const createHeadnode = {
   params: headnode,
-  body: body(['project', 'base_img'], { project: name, base_img: name }),
+  body: body(['project', 'base_img'], { project: lookupName, base_img: name }),
   querystring: noQuery,
   response: responses('change', { 200: done }, 404, 409, 502),
 } as const;
@@ -33,5 +33,5 @@ export const showHeadnode = {
   }, 404),
 } as const;
 export const hnicCall = { params: hnic, body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
-export const connectHnic = { params: hnic, body: body(['network'], { network: name }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+export const connectHnic = { params: hnic, body: body(['network'], { network: lookupName }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
 export const listImages = { querystring: noQuery, response: responses('read', { 200: names('The installed base images') }, 502) } as const;

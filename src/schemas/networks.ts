@@ -1,8 +1,8 @@
-import { params, body, noBody, noQuery, name, nameOrEmpty, shortStr, responses, done } from './common';
+import { params, body, noBody, noQuery, name, shortStr, responses, done, lookupName } from './common';
 
 export const createNetwork = {
   params: params('network'),
-  body: body(['owner', 'access', 'net_id'], { owner: name, access: nameOrEmpty, net_id: shortStr(64) }),
+  body: body(['owner', 'access', 'net_id'], { owner: lookupName, access: lookupName, net_id: shortStr(64) }),
   querystring: noQuery,
   response: responses('change', { 200: done }, 404, 409),
 } as const;

@@ -1,4 +1,4 @@
-import { params, noBody, noQuery, str, name, nameProblem, NAME_RULE, responses, done, queued, names } from './common';
+import { params, noBody, noQuery, str, name, responses, done, queued, names } from './common';
 import { quote } from '../../lib/text';
 
 export const registerSwitch = {
@@ -63,8 +63,8 @@ export function checkConnectNicBody(b: Record<string, unknown>): string | null {
   for (const k of Object.keys(b)) if (k !== 'node' && k !== 'nic') return `body must NOT have additional property ${quote(k)}`;
   for (const k of ['node', 'nic']) {
     if (!(k in b)) return `body must have required property '${k}'`;
+    // Looked up as given: a name that cannot exist is a 404 (routes/switches.ts).
     if (typeof b[k] !== 'string') return `body/${k} must be string`;
-    if (nameProblem(b[k])) return `body/${k} ${NAME_RULE}`;
   }
   return null;
 }

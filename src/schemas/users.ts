@@ -1,4 +1,4 @@
-import { params, body, noBody, noQuery, str, bool, name, responses, done } from './common';
+import { params, body, noBody, noQuery, str, bool, responses, done, lookupName } from './common';
 
 export const createUser = {
   params: params('username'),
@@ -8,5 +8,5 @@ export const createUser = {
   response: responses('change', { 200: done }, 409),
 } as const;
 export const deleteUser = { params: params('username'), body: noBody, querystring: noQuery, response: responses('change', { 200: done }, 404) } as const;
-export const membership = { params: params('user'), body: body(['project'], { project: name }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
+export const membership = { params: params('user'), body: body(['project'], { project: lookupName }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;
 export const setAdmin = { params: params('user'), body: body(['is_admin'], { is_admin: bool }), querystring: noQuery, response: responses('change', { 200: done }, 404, 409) } as const;

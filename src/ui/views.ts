@@ -6,6 +6,7 @@
  * the networks they may use with only their own attachments, their headnodes and operations),
  * and neither switches, wiring, the service's health nor the audit log.
  */
+import type { Lifecycle } from '../lifecycle';
 import type { RouteWorld } from '../../actors/world';
 import type { Caller } from '../auth/basic';
 import type { NetworkAction } from '../../actors/nic/protocol';
@@ -94,6 +95,8 @@ export interface ViewDeps {
   headnodes: HeadnodeControl;
   startedAt: number;
   version: string;
+  /** the tenant lifecycle (nodes that need attention); absent: none listed */
+  lifecycle?: Lifecycle;
 }
 
 export class Views {
@@ -180,9 +183,24 @@ export class Views {
         pending,
         ...(s.all ? { obm: driverName(node.obm.type) } : {}),
         metadata: node.metadata ? Object.entries(node.metadata).map(([k, v]) => `${k}=${String(v)}`).join(', ') : '',
+        // The lease's end (ISO 8601; the page shows the time left), or `passed` while its node is released.
+        lease: node.lease ? (node.lease.expired ? 'passed' : new Date(node.lease.expiresAt).toISOString()) : '',
       });
     }
     return rows;
+  }
+
+  /** The maintenance pool (admins): every node in it and its notice (docs/lifecycle.md). */
+  maintenance(): Row[] {
+    const iso = (ms?: number) => (ms === undefined ? '' : new Date(ms).toISOString());
+    return [...this.rm.maintenanceNotices].map(([node, n]) => ({
+      node, from: n.from, since: iso(n.since), notice: n.deliveredAt !== undefined ? 'taken' : 'pending', attempts: n.attempts, error: n.lastError ?? '',
+    }));
+  }
+
+  /** Nodes that need an operator (admins), one row per problem. */
+  attention(): Row[] {
+    return (this.d.lifecycle?.attention() ?? []).map((a) => ({ ...a }));
   }
 
   projects(caller: Caller): Row[] {

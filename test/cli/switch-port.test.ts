@@ -123,27 +123,55 @@ describe('hilt switch and hilt port', function () {
     const op = (await must(api.post('/node/dn1/nic/eth0/connect_network', { network: 'dw' }), 202)).body.status_id;
     for (let i = 0; i < 200 && (await api.get(`/networking_action/${op}`)).body.status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 10));
     const text = await cli.ok('admin', 'drift', 'ds');
+    // The free port was never shut (HILT_INACTIVE_PORTS=shutdown): drifted until a repair shuts it.
     expect(rows(text)).to.deep.equal([
       ['Port', 'Nic', 'Status', 'Held by the service', 'On the switch', 'Differences'],
-      ['gi1/0/1', 'dn1 eth0', 'in_sync', `native ${vlan}; tagged none`, `native ${vlan}; tagged none`, ''],
-      ['gi1/0/2', '', 'in_sync', 'native none; tagged none', 'native none; tagged none', ''],
+      ['gi1/0/1', 'dn1 eth0', 'in_sync', `native ${vlan}; tagged none; up`, `native ${vlan}; tagged none; up`, ''],
+      ['gi1/0/2', '', 'drifted', 'native none; tagged none; shut down', 'native none; tagged none; up', 'the port is up while it carries none of the service\'s networks (HILT_INACTIVE_PORTS=shutdown: a repair shuts it)'],
     ]);
-    expect(text.trimEnd().split('\n').at(-1)).to.equal('ds: in_sync 2, drifted 0, pending 0, unreadable 0');
+    expect(text.trimEnd().split('\n').at(-1)).to.equal('ds: in_sync 1, drifted 1, pending 0, unreadable 0');
     // Behind the service's back: the native VLAN goes.
     const s = await ts.mockSwitch.open({ name: 'ds', type: 'mock', fields: {} }, new AbortController().signal);
     await s.removeNative('gi1/0/1');
     await s.close();
     const drift = await cli.json('admin', 'drift', 'ds');
-    expect(drift.ports[0]).to.deep.include({ port: 'gi1/0/1', status: 'drifted', actual: { native: null, tagged: [] } });
+    expect(drift.ports[0]).to.deep.include({ port: 'gi1/0/1', status: 'drifted', actual: { native: null, tagged: [], enabled: true } });
     expect(rows(await cli.ok('admin', 'drift', 'ds'))[1].slice(0, 3)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'drifted']);
     const repaired = await cli.ok('admin', 'repair', 'ds');
-    expect(rows(repaired)[1].slice(0, 5)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'repaired', `native ${vlan}; tagged none`, 'native none; tagged none']);
-    expect(repaired.trimEnd().split('\n').at(-1)).to.match(/^ds: .*repaired 1/);
+    expect(rows(repaired)[1].slice(0, 5)).to.deep.equal(['gi1/0/1', 'dn1 eth0', 'repaired', `native ${vlan}; tagged none; up`, 'native none; tagged none; up']);
+    expect(rows(repaired)[2].slice(0, 5)).to.deep.equal(['gi1/0/2', '', 'repaired', 'native none; tagged none; shut down', 'native none; tagged none; up']);
+    expect(repaired.trimEnd().split('\n').at(-1)).to.match(/^ds: .*repaired 2/);
+    expect(ts.mockSwitch.enabled('ds', 'gi1/0/2'), 'the repair shut the free port').to.equal(false);
     expect(ts.mockSwitch.ports('ds')['gi1/0/1']).to.deep.include({ native: vlan });
     expect((await cli.json('admin', 'drift', 'ds')).summary).to.deep.include({ in_sync: 2, drifted: 0 });
     // Errors as for every call: an unknown switch is the server's 404 (exit 1).
     const r = await cli.run('admin', 'drift', 'nosuch');
     expect(r.code).to.equal(1);
     expect(r.stderr).to.match(/NotFoundError/);
+  });
+
+  it('admin wiring: a switch\'s verdicts, every switch\'s problems, and the proposals for unwired ports', async () => {
+    await must(api.put('/switch/ws', mockSwitch));
+    for (const p of ['gi1/0/1', 'gi1/0/2']) await must(api.put(`/switch/ws/port/${p}`));
+    await makeNode(api, 'wn1', ['eth0']);
+    await makeNode(api, 'wn2', ['eth0']);
+    await must(api.put('/node/wn1/nic/eth1', { macaddr: '02:00:00:00:99:01' }));
+    await must(api.put('/node/wn2/nic/eth1', { macaddr: '02:00:00:00:99:02' }));
+    await must(api.post('/switch/ws/port/gi1/0/1/connect_nic', { node: 'wn1', nic: 'eth1' }));
+    ts.mockSwitch.learn('ws', 'gi1/0/1', { macs: ['02:00:00:00:99:01'] });
+    ts.mockSwitch.learn('ws', 'gi1/0/2', { macs: ['02:00:00:00:99:02'] });
+    const one = await cli.ok('admin', 'wiring', 'ws');
+    expect(rows(one).slice(1).map((r) => r.slice(0, 5))).to.deep.equal([
+      ['ws', 'gi1/0/1', 'wn1 eth1 (02:00:00:00:99:01)', 'ok', '02:00:00:00:99:01'],
+      ['ws', 'gi1/0/2', '', 'unwired', '02:00:00:00:99:02'],
+    ]);
+    expect(one.trimEnd().split('\n').at(-1)).to.equal('ws: ok 1, mismatch 0, unseen 0, unwired 1');
+    const all = await cli.ok('admin', 'wiring');
+    expect(rows(all).slice(1).filter((r) => r[0] === 'ws').map((r) => r.slice(0, 4))).to.deep.equal([['ws', 'gi1/0/2', '', 'unwired']]);
+    expect(all.trimEnd().split('\n').at(-1), all).to.match(/^all switches: ok \d+, mismatch \d+, unseen \d+, unwired 1, switches \d+, unsupported 0, failed \d+$/);
+    const proposed = await cli.ok('admin', 'wiring', 'ws', '--propose');
+    expect(rows(proposed).slice(1)).to.deep.equal([['gi1/0/2', 'wn2 eth1 (02:00:00:00:99:02)', 'mac', 'hilt port nic add ws gi1/0/2 wn2 eth1']]);
+    expect((await cli.json('admin', 'wiring', 'ws', '--propose')).proposals).to.have.length(1);
+    expect((await cli.run('admin', 'wiring', '--propose')).code).to.equal(2);
   });
 });

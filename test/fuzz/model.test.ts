@@ -10,7 +10,10 @@
  * every answer is the one the specification gives; each order found gives a state, and the
  * service's state, read through the API once every operation has ended, must be exactly one of
  * them. Then every invariant of docs/actors.md that the API shows is checked, and the mock
- * switches' port VLANs must equal the service's view.
+ * switches' port VLANs must equal the service's view. The tenant lifecycle is in it (issue 20):
+ * leases set and removed (a release ends them), project quotas (a reservation or a network
+ * beyond one is a 409), members powering their nodes on, and every release powering its node off
+ * (once no release power-off is pending, every free node is off).
  *
  * The second phase runs the same kind of workload with the process killed (SIGKILL) at random
  * moments of random rounds and restarted on the same folder: a call answered before the kill is
@@ -75,9 +78,11 @@ function rng(seed: number) {
 // ---- the model -------------------------------------------------------------------------------
 
 interface Nic { port: string | null; net: string | null; pending: { kind: 'connect' | 'detach'; net: string; op: number } | null }
-interface Node { project: string | null; nics: Record<string, Nic> }
+interface Node { project: string | null; nics: Record<string, Nic>; lease: boolean }
 interface Net { owner: string; access: string[] }
-interface State { nodes: Record<string, Node>; ports: Record<string, string | null>; nets: Record<string, Net> }
+/** a project's limits (null: none) */
+interface Quota { nodes: number | null; networks: number | null }
+interface State { nodes: Record<string, Node>; ports: Record<string, string | null>; nets: Record<string, Net>; quotas: Record<string, Quota> }
 
 type Op =
   | { t: 'reserve' | 'release'; p: string; n: string; as: string }
@@ -88,7 +93,10 @@ type Op =
   | { t: 'grant' | 'revoke'; w: string; p: string }
   | { t: 'connect' | 'detach'; n: string; nic: string; w: string; as: string }
   | { t: 'nicDelete' | 'nicAdd'; n: string; nic: string }
-  | { t: 'nodeDelete' | 'nodeAdd'; n: string };
+  | { t: 'nodeDelete' | 'nodeAdd'; n: string }
+  | { t: 'leaseSet' | 'leaseDel'; n: string; as: string }
+  | { t: 'quota'; p: string; nodes: number | null; networks: number | null }
+  | { t: 'powerOn'; n: string; as: string };
 
 const clone = (s: State): State => JSON.parse(JSON.stringify(s));
 export const canon = (s: State): string => JSON.stringify(s, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
@@ -112,6 +120,8 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       const n = s.nodes[op.n];
       if (!n) return no(404);
       if (n.project) return no(409);
+      const limit = s.quotas[op.p].nodes;
+      if (limit !== null && Object.values(s.nodes).filter((x) => x.project === op.p).length >= limit) return no(409);
       n.project = op.p;
       return done();
     }
@@ -121,6 +131,7 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       if (n.project !== op.p) return no(409);
       if (Object.values(n.nics).some((x) => x.net || x.pending)) return no(409);
       n.project = null;
+      n.lease = false;
       return done();
     }
     case 'wire': {
@@ -144,10 +155,13 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       s.ports[op.port] = null;
       return done();
     }
-    case 'netCreate':
+    case 'netCreate': {
       if (s.nets[op.w]) return no(409);
+      const limit = op.owner === 'admin' ? null : s.quotas[op.owner].networks;
+      if (limit !== null && Object.values(s.nets).filter((w) => w.owner === op.owner).length >= limit) return no(409);
       s.nets[op.w] = { owner: op.owner, access: op.access ? [op.access] : [] };
       return done();
+    }
     case 'netDelete':
       if (!s.nets[op.w]) return no(404);
       if (usersOf(s, op.w).length) return no(409);
@@ -218,8 +232,33 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
     }
     case 'nodeAdd':
       if (s.nodes[op.n]) return no(409);
-      s.nodes[op.n] = { project: null, nics: {} };
+      s.nodes[op.n] = { project: null, nics: {}, lease: false };
       return done();
+    case 'leaseSet': {
+      const n = s.nodes[op.n];
+      if (!n) return no(404);
+      if (!n.project) return no(409);
+      if (!member(op.as, n.project)) return no(401);
+      n.lease = true;
+      return done();
+    }
+    case 'leaseDel': {
+      const n = s.nodes[op.n];
+      if (!n) return no(404);
+      if (n.project && !member(op.as, n.project)) return no(401);
+      if (!n.lease) return no(404);
+      n.lease = false;
+      return done();
+    }
+    case 'quota':
+      s.quotas[op.p] = { nodes: op.nodes, networks: op.networks };
+      return done();
+    case 'powerOn': {
+      const n = s.nodes[op.n];
+      if (!n) return no(404);
+      if (n.project ? !member(op.as, n.project) : op.as !== 'admin') return no(401);
+      return no(200);
+    }
   }
 }
 
@@ -256,7 +295,9 @@ function alsoAllowed(call: Call, round: Call[]): boolean {
   const others = round.filter((c) => c !== call).map((c) => c.op);
   if (call.status === 409 && op.t === 'connect') return others.some((o) => (o.t === 'netDelete' || o.t === 'grant' || o.t === 'revoke') && o.w === op.w);
   if (call.status === 409 && (op.t === 'netDelete' || op.t === 'grant' || op.t === 'revoke')) return others.some((o) => o.t === 'connect' && o.w === op.w);
-  if (call.status === 401 && (op.t === 'connect' || op.t === 'detach') && op.as !== 'admin') return others.some((o) => (o.t === 'reserve' || o.t === 'release') && o.n === op.n);
+  if (call.status === 401 && (op.t === 'connect' || op.t === 'detach' || op.t === 'leaseSet' || op.t === 'leaseDel' || op.t === 'powerOn') && op.as !== 'admin') {
+    return others.some((o) => (o.t === 'reserve' || o.t === 'release') && o.n === op.n);
+  }
   return false;
 }
 
@@ -356,8 +397,24 @@ function randomOp(r: ReturnType<typeof rng>, s?: State): Op {
   }
   const memberOf = (p: string) => r.pick(['admin', ...Object.keys(MEMBERS).filter((m) => MEMBERS[m].projects.includes(p))]);
   const anyCaller = () => r.pick(['admin', 'admin', 'admin', ...Object.keys(MEMBERS)]);
+  const n0 = r.pick(NODES);
+  // The tenant lifecycle: leases (never passing here: test/lifecycle/leases.test.ts times them),
+  // quotas, and members powering their nodes on (every release powers its node off).
+  const y = r.next();
+  if (y < 0.05) {
+    // Mostly aimed at a reserved node, by its project's member or an admin.
+    const held = s ? Object.entries(s.nodes).filter(([, x]) => x.project) : [];
+    const t = r.next() < 0.6 ? 'leaseSet' as const : 'leaseDel' as const;
+    if (held.length && r.next() < 0.7) {
+      const [n, x] = r.pick(held);
+      return { t, n, as: memberOf(x.project!) };
+    }
+    return { t, n: n0, as: anyCaller() };
+  }
+  if (y < 0.08) return { t: 'quota', p: r.pick(PROJECTS), nodes: r.pick([null, null, 1, 2, 3]), networks: r.pick([null, null, 1, 2]) };
+  if (y < 0.11) return { t: 'powerOn', n: n0, as: r.pick(Object.keys(MEMBERS)) };
   const x = r.next();
-  const n = r.pick(NODES);
+  const n = n0;
   const nic = r.pick(NICS);
   const w = r.pick(NETS);
   const p = r.pick(PROJECTS);
@@ -442,6 +499,10 @@ function send(api: Api, op: Op): Promise<Answer> {
     case 'nicAdd': return api.call('PUT', `/node/${op.n}/nic/${op.nic}`, ADMIN, { macaddr: `mac-${op.n}-${op.nic}` });
     case 'nodeDelete': return api.call('DELETE', `/node/${op.n}`);
     case 'nodeAdd': return api.call('PUT', `/node/${op.n}`, ADMIN, { obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: `bmc-${op.n}`, user: 'u', password: 'model-bmc-pw' } });
+    case 'leaseSet': return api.call('PUT', `/node/${op.n}/lease`, callerOf(op.as), { expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
+    case 'leaseDel': return api.call('DELETE', `/node/${op.n}/lease`, callerOf(op.as));
+    case 'quota': return api.call('PUT', `/project/${op.p}/quota`, ADMIN, { nodes: op.nodes, networks: op.networks });
+    case 'powerOn': return api.call('POST', `/node/${op.n}/power_on`, callerOf(op.as));
   }
 }
 
@@ -486,7 +547,10 @@ async function observe(api: Api): Promise<State> {
   const ports = await Promise.all(PORTS.map((p) => get(`/switch/${SW}/port/${enc(p)}`)));
   const nets = await Promise.all(NETS.map((w) => get(`/network/${w}`)));
   const actions = await Promise.all(NODES.map((n) => get(`/node/${n}/networking_actions`)));
-  const s: State = { nodes: {}, ports: {}, nets: {} };
+  const leases = await Promise.all(NODES.map((n) => get(`/node/${n}/lease`)));
+  const quotas = await Promise.all(PROJECTS.map((p) => get(`/project/${p}/quota`)));
+  const s: State = { nodes: {}, ports: {}, nets: {}, quotas: {} };
+
   for (const [i, w] of NETS.entries()) {
     const listed = Object.hasOwn(networks.body, w);
     if (listed !== (nets[i].status === 200)) fail(`network ${w}: list_networks and show_network disagree`);
@@ -504,7 +568,9 @@ async function observe(api: Api): Promise<State> {
     if (listed !== (shows[i].status === 200)) fail(`node ${n}: list_nodes and show_node disagree`);
     if (!listed) continue;
     const b = shows[i].body;
-    const node: Node = { project: b.project, nics: {} };
+    if (leases[i].status === 200 && leases[i].body.project !== b.project) fail(`node ${n}: a lease of project ${leases[i].body.project} on a node of ${b.project}`);
+    if (leases[i].status !== 200 && leases[i].status !== 404) fail(`node ${n}: GET lease answered ${leases[i].status}`);
+    const node: Node = { project: b.project, nics: {}, lease: leases[i].status === 200 };
     if ((b.project === null) !== free.body.includes(n)) fail(`node ${n}: free list disagrees`);
     for (const [j, p] of PROJECTS.entries()) if (projectNodes[j].body.includes(n) !== (b.project === p)) fail(`node ${n}: project lists disagree`);
     const pending: Record<string, number> = {};
@@ -541,6 +607,22 @@ async function observe(api: Api): Promise<State> {
   for (const [n, node] of Object.entries(s.nodes)) {
     for (const [x, nic] of Object.entries(node.nics)) if (nic.port && s.ports[nic.port] !== `${n}/${x}`) fail(`nic ${n}/${x} and port ${nic.port} disagree about their wiring`);
   }
+  for (const [i, p] of PROJECTS.entries()) {
+    const q = quotas[i].body;
+    s.quotas[p] = { nodes: q.nodes.limit, networks: q.networks.limit };
+    const held = Object.values(s.nodes).filter((x) => x.project === p).length;
+    const owned = Object.values(s.nets).filter((w) => w.owner === p).length;
+    if (q.nodes.used !== held || q.networks.used !== owned) fail(`project ${p}: its quota counts ${q.nodes.used} nodes and ${q.networks.used} networks, it has ${held} and ${owned}`);
+  }
+  // Every release powers its node off: once no release's power-off is pending, every free node is off
+  // (members power on only their project's nodes; one that lost its node meanwhile is refused at the BMC's turn).
+  let states: { status: number; body: any }[] = [];
+  for (const end = Date.now() + 10_000; ; await sleep(10)) {
+    states = await Promise.all(Object.keys(s.nodes).map((n) => get(`/admin/actors/node/${n}`)));
+    if (!states.some((r) => r.body?.state?.releasePowerOff)) break;
+    if (Date.now() > end) fail(`a release power-off still pending after 10 s: ${JSON.stringify(states.map((r) => r.body?.state?.releasePowerOff))}`);
+  }
+  for (const r of states) if (r.body.state.project === null && r.body.mockBmc.power !== 'off') fail(`free node ${r.body.id} is powered on`);
   return s;
 }
 
@@ -558,7 +640,7 @@ async function setup(api: Api): Promise<State> {
   }
   await ok(api.call('PUT', `/switch/${SW}`, ADMIN, { ...mockSwitch, password: 'model-switch-pw' }));
   for (const p of PORTS) await ok(api.call('PUT', `/switch/${SW}/port/${p}`));
-  let s: State = { nodes: {}, ports: Object.fromEntries(PORTS.map((p) => [p, null])), nets: {} };
+  let s: State = { nodes: {}, ports: Object.fromEntries(PORTS.map((p) => [p, null])), nets: {}, quotas: Object.fromEntries(PROJECTS.map((p) => [p, { nodes: null, networks: null }])) };
   const apply = async (op: Op) => {
     await ok(send(api, op));
     s = step(s, op, -1).s;
@@ -655,7 +737,7 @@ describe(`model: randomized concurrent calls against an exact model (seed ${SEED
     console.log(`      ${run.calls} calls in ${run.rounds} rounds, ${((Date.now() - t0) / 1000).toFixed(1)} s, ${run.orders} search steps; 0 violations`);
     console.log(`      answers: ${JSON.stringify(Object.fromEntries(Object.entries(run.statuses).sort()))}`);
     // The workload must have done something of each kind.
-    for (const k of ['reserve 200', 'release 200', 'wire 200', 'netCreate 200', 'connect 202 DONE', 'detach 202 DONE', 'connect 202 ERROR']) {
+    for (const k of ['reserve 200', 'release 200', 'wire 200', 'netCreate 200', 'connect 202 DONE', 'detach 202 DONE', 'connect 202 ERROR', 'leaseSet 200', 'leaseDel 200', 'quota 200']) {
       expect(run.statuses[k] ?? 0, k).to.be.above(0);
     }
   });

@@ -38,7 +38,7 @@ const OUTSIDER = { user: 'u2', password: 'u2-fuzz-pw' };
 
 type Slot = 'project' | 'node' | 'nic' | 'switch' | 'port' | 'network' | 'user' | 'headnode' | 'hnic' | 'label' | 'status' | 'kind';
 /** A body key and the kind of value it takes. */
-type KeyKind = Slot | 'string' | 'bool' | 'obm' | 'metadata' | 'value' | 'switchType' | 'access' | 'netId' | 'bootdev' | 'channel' | 'image' | 'password';
+type KeyKind = Slot | 'string' | 'bool' | 'obm' | 'metadata' | 'value' | 'switchType' | 'access' | 'netId' | 'bootdev' | 'channel' | 'image' | 'password' | 'time' | 'limit';
 interface Route { method: string; path: string; body?: Record<string, KeyKind>; required?: string[] }
 
 /** Every route of the API (a test below checks the list against the server's own route table). */
@@ -110,6 +110,9 @@ const ROUTES: Route[] = [
   { method: 'DELETE', path: '/switch/{switch}/host_key' },
   { method: 'GET', path: '/admin/switch/{switch}/drift' },
   { method: 'POST', path: '/admin/switch/{switch}/repair' },
+  { method: 'GET', path: '/admin/switch/{switch}/wiring' },
+  { method: 'GET', path: '/admin/wiring' },
+  { method: 'POST', path: '/admin/switch/{switch}/wiring/propose' },
   { method: 'GET', path: '/admin/audit' },
   { method: 'POST', path: '/admin/backup', body: { path: 'string' } },
   { method: 'GET', path: '/metrics' },
@@ -119,6 +122,14 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/admin/webhooks/{label}' },
   { method: 'DELETE', path: '/admin/webhooks/{label}' },
   { method: 'POST', path: '/admin/webhooks/{label}/resume' },
+  { method: 'PUT', path: '/node/{node}/lease', body: { expires_at: 'time' } },
+  { method: 'GET', path: '/node/{node}/lease' },
+  { method: 'DELETE', path: '/node/{node}/lease' },
+  { method: 'GET', path: '/project/{project}/leases' },
+  { method: 'PUT', path: '/project/{project}/quota', body: { nodes: 'limit', networks: 'limit' }, required: [] },
+  { method: 'GET', path: '/project/{project}/quota' },
+  { method: 'GET', path: '/admin/maintenance' },
+  { method: 'GET', path: '/admin/nodes/attention' },
 ];
 
 /**
@@ -178,6 +189,8 @@ function goodValue(k: KeyKind): fc.Arbitrary<unknown> {
     case 'channel': return fc.oneof(fc.constantFrom('vlan/native', 'vlan/1000', 'vlan/x'), fc.string({ maxLength: 70 }));
     case 'image': return fc.oneof(fc.constant('base-headnode'), anyName('headnode'));
     case 'string': case 'password': return fc.string({ maxLength: 40 });
+    case 'time': return fc.oneof(fc.constantFrom(new Date(Date.now() + 86_400_000).toISOString(), '2000-01-01T00:00:00Z', '2999-01-01T00:00:00Z', 'tomorrow', '2030-13-01T00:00:00Z', ''), fc.string({ maxLength: 70 }));
+    case 'limit': return fc.oneof(fc.integer({ min: -2, max: 5 }), fc.constantFrom(null, 1_000_001));
     default: return anyName(k);
   }
 }
@@ -186,6 +199,7 @@ function goodValue(k: KeyKind): fc.Arbitrary<unknown> {
 function wrongValue(k: KeyKind): fc.Arbitrary<unknown> {
   if (k === 'bool') return fc.oneof(fc.string(), fc.integer(), fc.constant(null));
   if (k === 'obm' || k === 'metadata') return fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }));
+  if (k === 'limit') return fc.oneof(fc.string(), fc.boolean(), fc.constantFrom(0.5, -0.25), fc.array(fc.integer(), { maxLength: 2 }));
   if (k === 'value') return fc.oneof(fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { minKeys: 1, maxKeys: 2 }));
   return jsonOther.filter((v) => typeof v !== 'string');
 }
@@ -315,7 +329,7 @@ async function snapshot(api: Client): Promise<string> {
   const paths = [
     '/projects', '/nodes/all', '/nodes/free', '/node/n1', '/node/n2', '/switches', '/switch/s1', '/switch/s1/port/gi1/0/1', '/switch/s1/port/gi1/0/2',
     '/networks', '/network/w1', '/network/pub', '/network/w1/attachments', '/project/p1/nodes', '/project/p1/networks', '/project/p1/headnodes',
-    '/project/p2/nodes', '/headnode/h1', '/node/n1/networking_actions',
+    '/project/p2/nodes', '/headnode/h1', '/node/n1/networking_actions', '/project/p1/quota', '/project/p1/leases', '/node/n1/lease', '/admin/maintenance', '/admin/nodes/attention',
     ...['project/p1', 'project/p2', 'node/n1', 'node/n2', 'nic/n1/eth0', 'nic/n1/eth1', 'switch/s1', 'port/s1/gi1%2F0%2F1', 'network/w1', 'network/pub', 'user/u1', 'user/u2', `user/${ADMIN.user}`, 'headnode/h1']
       .map((x) => `/admin/actors/${x}`),
   ];
@@ -374,6 +388,8 @@ describe('fuzz: hostile requests on every route (fast-check)', function () {
     await must(api.put('/switch/s1/port/gi1/0/2'));
     await must(api.post('/switch/s1/port/gi1/0/1/connect_nic', { node: 'n1', nic: 'eth0' }));
     await must(api.post('/project/p1/connect_node', { node: 'n1' }));
+    await must(api.put('/node/n1/lease', { expires_at: new Date(Date.now() + 10 * 86_400_000).toISOString() }));
+    await must(api.put('/project/p1/quota', { nodes: 5, networks: null }));
     await must(api.put('/network/w1', { owner: 'p1', access: 'p1', net_id: '' }));
     await must(api.put('/network/pub', { owner: 'admin', access: '', net_id: '3001' }));
     const op = await must(api.post('/node/n1/nic/eth0/connect_network', { network: 'w1' }), 202);

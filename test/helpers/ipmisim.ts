@@ -42,6 +42,9 @@ export interface IpmiSim {
   setPower(on: boolean): void;
   /** ipmi_sim's own output (banner, config errors). */
   output(): string;
+  /** A BMC that stops answering (SIGSTOP), and comes back (SIGCONT). */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -173,6 +176,7 @@ export async function startIpmiSim(opts: IpmiSimOptions): Promise<IpmiSim> {
 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGCONT');
       child.kill('SIGKILL');
       await exited;
     }
@@ -226,6 +230,8 @@ export async function startIpmiSim(opts: IpmiSimOptions): Promise<IpmiSim> {
       renameSync(join(stateDir, 'power.tmp'), join(stateDir, 'power'));
     },
     output: () => out,
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
     stop,
   };
   sim.clearLog(); // forget the readiness probes: tests see only their own calls

@@ -7,7 +7,8 @@
  * pino stream here, at level info when a test asked for none) and the whole output of every
  * child-process server (test/helpers/process.ts) is scanned when it is recorded. A secret is
  * registered before the service can see it, so scanning at record time misses nothing.
- * test/zz/secrets.test.ts, the suite's last file, fails if any secret appeared anywhere.
+ * test/helpers/secrets-check.ts, a root hook that runs after the suite's last test, fails the
+ * run if any secret appeared anywhere.
  *
  * Not scanned: passwords shorter than 8 characters or of fewer than 4 distinct characters (`pw`,
  * `x` repeated: they occur in ordinary text and in the long names tests use), and the one line a

@@ -5,7 +5,8 @@ describe('admin inspection', () => {
   let ts: TestServer;
   let api: Client;
   before(async () => {
-    ts = await startTestServer();
+    // The journals read here are the calls' own: no release power-off after them (test/lifecycle/release.test.ts has those).
+    ts = await startTestServer({ releasePowerOff: false });
     api = ts.api;
     await must(api.put('/project/ap'));
     await makeNode(api, 'an', ['eth0']);

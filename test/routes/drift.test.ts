@@ -74,7 +74,8 @@ describe('drift audit and repair of a switch (admin)', function () {
   const statuses = (body: { ports: { port: string; status: string }[] }) => Object.fromEntries(body.ports.map((p) => [p.port, p.status]));
 
   before(async () => {
-    ts = await startTestServer({ switchTimeoutMs: 1500 }, { extraDrivers: { switch: [labSwitch] } });
+    // The VLAN drift of ports; their administrative state (HILT_INACTIVE_PORTS=shutdown) has its own tests (inactive-ports.test.ts).
+    ts = await startTestServer({ switchTimeoutMs: 1500, inactivePorts: 'keep' }, { extraDrivers: { switch: [labSwitch] } });
     api = ts.api;
     await must(api.put('/project/dp'));
     member = await makeUser(api, 'dp-member', 'pw', ['dp']);
@@ -109,10 +110,10 @@ describe('drift audit and repair of a switch (admin)', function () {
     expect(r.body.ports.map((p: { port: string }) => p.port)).to.deep.equal(PORTS);
     expect(r.body.ports[1]).to.deep.equal({
       port: 'gi1/0/2', nic: { node: 'dn2', nic: 'eth0' }, status: 'in_sync',
-      expected: { native: vlan.w, tagged: [vlan.t] }, actual: { native: vlan.w, tagged: [vlan.t] },
+      expected: { native: vlan.w, tagged: [vlan.t] }, actual: { native: vlan.w, tagged: [vlan.t], enabled: true },
     });
     expect(r.body.ports[4]).to.deep.equal({
-      port: 'gi1/0/5', nic: null, status: 'in_sync', expected: { native: null, tagged: [] }, actual: { native: null, tagged: [] },
+      port: 'gi1/0/5', nic: null, status: 'in_sync', expected: { native: null, tagged: [] }, actual: { native: null, tagged: [], enabled: true },
     });
   });
 
@@ -131,7 +132,7 @@ describe('drift audit and repair of a switch (admin)', function () {
     });
     expect(audit.body.summary).to.deep.equal({ in_sync: 2, drifted: 3, pending: 0, unreadable: 0 });
     const [p1, , p3, , p5] = audit.body.ports;
-    expect(p1).to.deep.include({ expected: { native: vlan.w, tagged: [] }, actual: { native: null, tagged: [] } });
+    expect(p1).to.deep.include({ expected: { native: vlan.w, tagged: [] }, actual: { native: null, tagged: [], enabled: true } });
     expect(p1.differences).to.deep.equal([`native VLAN: the service holds ${vlan.w}, the switch has none`]);
     expect(p3.differences).to.deep.equal(['tagged VLANs the service does not hold: 3999']);
     expect(p5.differences).to.deep.equal(['native VLAN: the service holds none, the switch has 3998']);
@@ -146,7 +147,7 @@ describe('drift audit and repair of a switch (admin)', function () {
     });
     expect(repair.body.summary).to.deep.equal({ in_sync: 2, repaired: 3, pending: 0, failed: 0 });
     // `actual` is what the switch had before the repair.
-    expect(repair.body.ports[2]).to.deep.include({ actual: { native: null, tagged: [vlan.t, 3999] } });
+    expect(repair.body.ports[2]).to.deep.include({ actual: { native: null, tagged: [vlan.t, 3999], enabled: true } });
     expect(ts.mockSwitch.port('ds', 'gi1/0/1')).to.deep.equal({ native: vlan.w, tagged: [] });
     expect(ts.mockSwitch.port('ds', 'gi1/0/3')).to.deep.equal({ native: null, tagged: [vlan.t] });
     expect(ts.mockSwitch.port('ds', 'gi1/0/5')).to.deep.equal({ native: null, tagged: [] });
@@ -186,7 +187,7 @@ describe('drift audit and repair of a switch (admin)', function () {
     }
     // Once done, the audit reads it again: the operation added its VLAN, the one added by hand is drift.
     const audit = await must(api.get('/admin/switch/ds/drift'));
-    expect(audit.body.ports[3]).to.deep.include({ status: 'drifted', expected: { native: null, tagged: [vlan.t] }, actual: { native: null, tagged: [vlan.t, 3997] } });
+    expect(audit.body.ports[3]).to.deep.include({ status: 'drifted', expected: { native: null, tagged: [vlan.t] }, actual: { native: null, tagged: [vlan.t, 3997], enabled: true } });
     await must(api.post('/admin/switch/ds/repair'));
     expect(ts.mockSwitch.port('ds', 'gi1/0/4')).to.deep.equal({ native: null, tagged: [vlan.t] });
   });

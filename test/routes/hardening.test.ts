@@ -98,12 +98,12 @@ describe('hardening: a storage fault answers at once and frees the project (HTTP
     await must(ts.api.post('/project/P/connect_node', { node: 'buggy' }));
   });
 
-  it('answers a name too long for storage with a 400 at once, quoting none of it (the issue\'s 3,000 characters)', async () => {
+  it('answers a name too long for storage with a 404 at once, quoting a prefix of it (the issue\'s 3,000 characters)', async () => {
     const t0 = Date.now();
     const r = await ts.api.post('/project/P/connect_node', { node: LONG });
     expect(Date.now() - t0).to.be.below(1000);
-    expectShortError(r, 400, 'BadArgumentError');
-    expect(r.body.msg).to.match(/body\/node must be a name: 1 to 255 bytes/);
+    expectShortError(r, 404, 'NotFoundError');
+    expect(r.body.msg).to.match(/^node "x{64}"… \(3000 characters\) does not exist$/);
     await must(ts.api.put('/project/P2'));
   });
 });
@@ -152,9 +152,12 @@ describe('hardening: one name rule for every name, everywhere', function () {
   });
   after(() => stopTestServer(ts));
 
-  /** Every name in a body, by call: [method, path, body with BAD where the name goes]. */
+  /**
+   * Every name in a body that looks an object up, by call: [method, path, body with BAD where the
+   * name goes]. Looked up as given (docs/api-conventions.md §1): one that cannot exist is unknown.
+   */
   const BAD = Symbol('bad');
-  const BODY_NAMES: [string, string, Record<string, unknown>][] = [
+  const LOOKUPS: [string, string, Record<string, unknown>][] = [
     ['POST', '/project/p/connect_node', { node: BAD }],
     ['POST', '/project/p/detach_node', { node: BAD }],
     ['PUT', '/network/w2', { owner: BAD, access: '', net_id: '' }],
@@ -162,32 +165,54 @@ describe('hardening: one name rule for every name, everywhere', function () {
     ['POST', '/node/n/nic/eth0/connect_network', { network: BAD }],
     ['POST', '/node/n/nic/eth0/detach_network', { network: BAD }],
     ['PUT', '/headnode/h2', { project: BAD, base_img: 'base-headnode' }],
-    ['PUT', '/headnode/h2', { project: 'p', base_img: BAD }],
     ['POST', '/headnode/h/hnic/e/connect_network', { network: BAD }],
     ['POST', '/switch/s/port/gi1/0/1/connect_nic', { node: BAD, nic: 'eth0' }],
     ['POST', '/switch/s/port/gi1/0/1/connect_nic', { node: 'n', nic: BAD }],
     ['POST', '/auth/basic/user/u/add_project', { project: BAD }],
     ['POST', '/auth/basic/user/u/remove_project', { project: BAD }],
     ['POST', '/admin/node/n/nic/eth0/force_detach', { network: BAD }],
+  ];
+  /** Names in a body that name something new (or an image): the name rule holds, 400. */
+  const CREATIONS: [string, string, Record<string, unknown>][] = [
+    ['PUT', '/headnode/h2', { project: 'p', base_img: BAD }],
     ['PUT', '/node/n3', { obm: obm(), metadata: { [BAD as unknown as string]: 1 } }],
   ];
   const BAD_NAMES: [string, string][] = [
     ['3,000 characters', LONG], ['256 bytes of UTF-8 (128 characters)', OVER_UTF8], ['a control character', 'a\u0001b'],
-    ['a C1 control character', 'a\u0085b'], ['a lone surrogate', 'a\ud800b'], ['DEL', 'a\u007f'],
+    ['a C1 control character', 'a\u0085b'], ['a lone surrogate', 'a\ud800b'], ['DEL', 'a\u007f'], ['nothing (the empty string)', ''],
   ];
+  const withBad = (path: string, body: Record<string, unknown>, bad: string) => (path === '/node/n3'
+    ? JSON.stringify({ obm: obm(), metadata: { [bad]: 1 } })
+    : JSON.stringify(body, (_k, v) => (v === BAD ? bad : v)).replace('"Symbol(bad)"', JSON.stringify(bad)));
 
   for (const [what, bad] of BAD_NAMES) {
-    it(`refuses a name with ${what} in every body that names something (400, before authentication)`, async () => {
-      for (const [method, path, body] of BODY_NAMES) {
-        const b = JSON.stringify(body, (_k, v) => (v === BAD ? bad : v)).replace('"Symbol(bad)"', JSON.stringify(bad));
-        const raw = path === '/node/n3' ? JSON.stringify({ obm: obm(), metadata: { [bad]: 1 } }) : b;
-        for (const as of [undefined, null]) {
-          const r = await api.call(method, path, { raw, as });
-          expectShortError(r, 400, 'BadArgumentError');
-          expect(r.body.msg, `${method} ${path}`).to.match(/must be (a name|"" or a name)/);
-        }
+    it(`looks up a name of ${what} in every body that names an existing object: unknown (404; 401 without credentials), nothing changed`, async () => {
+      const before = await snapshot();
+      for (const [method, path, body] of LOOKUPS) {
+        // network_create's access "" is a public network, not a lookup.
+        if (bad === '' && body.access === BAD) continue;
+        const raw = withBad(path, body, bad);
+        expectShortError(await api.call(method, path, { raw }), 404, 'NotFoundError');
+        expectShortError(await api.call(method, path, { raw, as: null }), 401, 'AuthorizationError');
       }
+      expect(await snapshot()).to.deep.equal(before);
     });
+    if (bad !== '') {
+      it(`refuses a name with ${what} where a body names something new (400, before authentication)`, async () => {
+        for (const [method, path, body] of CREATIONS) {
+          for (const as of [undefined, null]) {
+            const r = await api.call(method, path, { raw: withBad(path, body, bad), as });
+            expectShortError(r, 400, 'BadArgumentError');
+            expect(r.body.msg, `${method} ${path}`).to.match(/must be a name/);
+          }
+        }
+      });
+    }
+  }
+
+  /** What the lookups could have changed. */
+  async function snapshot(): Promise<unknown> {
+    return Promise.all(['/node/n', '/network/w', '/headnode/h', '/switch/s', '/projects', '/networks', '/project/p/nodes', '/nodes/free'].map(async (p) => (await api.get(p)).body));
   }
 
   it('refuses such names in every path and in the query string (400)', async () => {

@@ -194,9 +194,9 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         await refusedUnchanged(() => connect(ADMIN_AS, 'nfree', 'nonic', { network: 'pub' }), 404, /nonic/);
         await refusedUnchanged(() => connect(bob, 'n1', 'nonic', { network: 'pub' }), 404, /nonic/);
       });
-      it('network 404 before free 409 and auth ("" breaks the name rule: 400, docs/api-conventions.md §1)', async () => {
+      it('network 404 before free 409 and auth ("" is looked up as given: 404, docs/api-conventions.md §1)', async () => {
         await refusedUnchanged(() => connect(alice, 'n1', 'eth1', { network: 'nonet' }), 404, /nonet/);
-        await refusedUnchanged(() => connect(alice, 'n1', 'eth1', { network: '' }), 400);
+        await refusedUnchanged(() => connect(alice, 'n1', 'eth1', { network: '' }), 404, /network ""/);
         await refusedUnchanged(() => connect(ADMIN_AS, 'nfree', 'eth0', { network: 'nonet' }), 404, /nonet/);
         await refusedUnchanged(() => connect(carol, 'n1', 'eth1', { network: 'nonet' }), 404, /nonet/);
       });

@@ -79,9 +79,9 @@ describe('projects', () => {
       expect((await api.post('/project/pa/connect_node', { node: 'free1' })).status).to.equal(409);
       expect((await api.get('/node/free1')).body.project).to.equal('pa');
     });
-    it('returns 404 for a missing node or project, 400 for "" (the name rule, docs/api-conventions.md §1)', async () => {
+    it('returns 404 for a missing node or project, "" too (looked up as given, docs/api-conventions.md §1)', async () => {
       expect((await api.post('/project/pa/connect_node', { node: 'nope' })).status).to.equal(404);
-      expect((await api.post('/project/pa/connect_node', { node: '' })).status).to.equal(400);
+      expect((await api.post('/project/pa/connect_node', { node: '' })).status).to.equal(404);
       expect((await api.post('/project/nope/connect_node', { node: 'free2' })).status).to.equal(404);
       expect((await api.get('/nodes/free')).body).to.include('free2');
     });

@@ -189,15 +189,15 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
         const a = await audit();
         expect(a.body.summary).to.deep.equal({ in_sync: 1, drifted: 3, pending: 0, unreadable: 0 });
         expect(a.port(p1)).to.deep.include({
-          status: 'drifted', expected: { native: vlan['net-a'], tagged: [] }, actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005] },
+          status: 'drifted', expected: { native: vlan['net-a'], tagged: [], enabled: true }, actual: { native: vlan['net-a'], tagged: [3001, 3002, 3003, 3005], enabled: true },
           differences: ['tagged VLANs the service does not hold: 3001-3003,3005'],
         });
         expect(a.port(p3)).to.deep.include({
-          status: 'drifted', actual: { native: 3010, tagged: [] }, differences: [`native VLAN: the service holds ${vlan['net-b']}, the switch has 3010`],
+          status: 'drifted', actual: { native: 3010, tagged: [], enabled: true }, differences: [`native VLAN: the service holds ${vlan['net-b']}, the switch has 3010`],
         });
         // Every VLAN is said in words, not as 4093 ids.
         expect(a.port(p4)).to.deep.include({
-          status: 'drifted', expected: { native: null, tagged: [vlan['net-c']] }, actual: { native: null, tagged: [], other: ['trunk allows every VLAN'] },
+          status: 'drifted', expected: { native: null, tagged: [vlan['net-c']], enabled: true }, actual: { native: null, tagged: [], other: ['trunk allows every VLAN'], enabled: true },
           differences: [`tagged VLANs the switch lacks: ${vlan['net-c']}`, 'the switch has: trunk allows every VLAN'],
         });
         expect(a.port(p2)).to.deep.include({ status: 'in_sync' });

@@ -169,6 +169,12 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect(drift.status).to.equal(200);
     expect(drift.body.switch).to.equal('s1');
     expect((await b.post('/ui/api/action', { action: 'drift', switch: 'nope' })).status).to.equal(404);
+    // The wiring check (GET /admin/switch/<s>/wiring), as the admin: the dashboard shows its mismatches.
+    const w = await b.post('/ui/api/action', { action: 'wiring', switch: 's1' });
+    expect(w.status).to.equal(200);
+    expect(w.body).to.include({ switch: 's1' });
+    expect(w.body.summary).to.have.all.keys('ok', 'mismatch', 'unseen', 'unwired');
+    expect((await b.post('/ui/api/action', { action: 'wiring', switch: 'nope' })).status).to.equal(404);
   });
 
   it('cannot be used from outside to act as someone: the bridge header without the secret is ignored', async () => {

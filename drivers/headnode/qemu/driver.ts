@@ -11,6 +11,9 @@
  * - Calls take as long as QEMU and OVS need: the caller's signal bounds them. A start whose signal
  *   aborts SIGKILLs the QEMU it was booting and leaves the rest (OVS rows, state file) to the
  *   next stop, start or destroy of that headnode, which clean up whatever a VM left.
+ *
+ * Longer than our other modules on purpose: each VM operation is a sequence over those parts
+ * with its own clean-up on failure, and the five operations read best side by side.
  */
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';

@@ -15,6 +15,10 @@
  * Nothing here keeps a timer of its own for a command: every wait ends when the AbortSignal of
  * the caller aborts (the login's, or the one given to `run`), or when the session is destroyed,
  * which the service does at a call's deadline (hardware/switch-sessions.ts).
+ *
+ * Longer than our other modules on purpose: it is one state machine (connect, authenticate,
+ * in-band login, enable, paging, prompt, command, error check), and every vendor's dialogue is a
+ * path through it.
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';

@@ -13,15 +13,20 @@
  * with an empty allowed list and no untagged VLAN), and a reading of "all" never passes a
  * check.
  *
+ * A family with an administrative-state table also brings ports up and down (`setEnabled`, read
+ * back the same way) and reports the state in getPortVlans; one with a wiring table reads the
+ * switch's learned MACs and LLDP neighbours, one command each for the whole switch.
+ *
  * The running configuration is saved once, when the session is closed after changes
  * (HILT_SWITCH_SAVE), as HIL did at the end of each batch.
  */
 import { SCHEMA_BASE } from '../../schema';
 import type { DriverFields } from '../../registry';
-import { HOST_KEY_FIELD, PortVlans, SessionContext, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../types';
+import { HOST_KEY_FIELD, PortVlans, PortWiring, SessionContext, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchLog, SwitchSession } from '../types';
 import { CliCommandError, CliSession } from './cli';
-import type { PortReading, SwitchTable, TableContext } from './table';
+import type { AdminStateTable, PortReading, SwitchTable, TableContext, WiringTable } from './table';
 import { formatVlanList } from '../vlans';
+import { macRows, wiringByPort } from '../wiring';
 import { VlanList, VlanListError } from './vlans';
 
 export interface CliDriverOptions {
@@ -165,6 +170,12 @@ export class TableSession implements SwitchSession {
   changesSent = 0;
   /** each port's reading, as the last read or verified change of this session left it */
   private readonly readings = new Map<string, PortReading>();
+  /** each port's administrative state (up), likewise */
+  private readonly states = new Map<string, boolean>();
+  /** present when the table has an administrative-state table */
+  readonly setEnabled?: (port: string, enabled: boolean) => Promise<void>;
+  /** present when the table has a wiring table */
+  readonly readWiring?: (ports: string[]) => Promise<Map<string, PortWiring>>;
   private changed = false;
   private setUp = false;
   /** a call is in progress (between two of its commands too) */
@@ -173,6 +184,9 @@ export class TableSession implements SwitchSession {
 
   constructor(readonly table: SwitchTable, readonly cli: CliSession, readonly ctx: TableContext, readonly save: boolean, readonly log?: SwitchLog) {
     this.hostKey = cli.hostKey;
+    const { adminState, wiring } = table;
+    if (adminState) this.setEnabled = (port, enabled) => this.enable(port, enabled, adminState);
+    if (wiring) this.readWiring = (ports) => this.call(() => this.wiring(ports, wiring));
   }
 
   setNative(port: string, vlan: number): Promise<void> {
@@ -196,7 +210,62 @@ export class TableSession implements SwitchSession {
   }
 
   getPortVlans(port: string): Promise<PortVlans> {
-    return this.call(async () => portVlans(await this.read(port)));
+    return this.call(async () => {
+      const v = portVlans(await this.read(port));
+      const { adminState } = this.table;
+      return adminState ? { ...v, enabled: await this.readState(port, adminState) } : v;
+    });
+  }
+
+  /** Bring the port up or down (once per session it is read first), then read it back. */
+  private enable(port: string, enabled: boolean, t: AdminStateTable): Promise<void> {
+    return this.call(async () => {
+      const before = this.states.get(port) ?? (await this.readState(port, t));
+      if (before === enabled) return;
+      await this.configure(port, t.set(enabled));
+      this.changed = true;
+      this.states.delete(port);
+      const after = await this.readState(port, t);
+      if (after !== enabled) {
+        throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): port ${port} does not read back as asked after "${enabled ? 'bring the port up' : 'shut the port down'}": `
+          + `the switch shows it administratively ${after ? 'up' : 'down'}`));
+      }
+    });
+  }
+
+  /** The port's administrative state, fresh from the switch. */
+  private async readState(port: string, t: AdminStateTable): Promise<boolean> {
+    const output = await this.cli.run(t.show(port));
+    let up: boolean;
+    try {
+      up = t.parse(output, port);
+    } catch (err) {
+      throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): cannot read the administrative state of port ${port} from "${t.show(port)}": ${(err as Error).message}`));
+    }
+    this.states.set(port, up);
+    return up;
+  }
+
+  /**
+   * The learned MACs and LLDP neighbours of the whole switch, by port. A switch that refuses
+   * the LLDP command (LLDP not enabled on it) still has its MAC table: no neighbours, logged.
+   */
+  private async wiring(ports: string[], w: WiringTable): Promise<Map<string, PortWiring>> {
+    const where = `switch ${this.cli.target.name} (${this.cli.address})`;
+    const macOutput = await this.cli.run(w.macTable);
+    let lldpOutput = '';
+    try {
+      lldpOutput = await this.cli.run(w.lldp);
+    } catch (err) {
+      if (!(err instanceof CliCommandError)) throw err;
+      this.log?.info({ switch: this.cli.target.name }, `${err.message}: no LLDP neighbours read (is LLDP enabled on the switch?)`);
+    }
+    try {
+      const macs = w.parseMacs ? w.parseMacs(macOutput) : macRows(macOutput, (t) => (w.portKey(t) ? t : null));
+      return wiringByPort(ports, macs, lldpOutput ? w.parseLldp(lldpOutput) : [], (p) => w.portKey(p));
+    } catch (err) {
+      throw new SwitchError(this.cli.mask(`${where}: cannot read its MAC table or LLDP neighbours: ${(err as Error).message}`));
+    }
   }
 
   /** One call at a time; a closed session refuses. */

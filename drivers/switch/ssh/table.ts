@@ -6,6 +6,8 @@
  */
 import type { CliDialect } from './cli';
 import type { VlanList } from './vlans';
+import { SwitchError, type LldpNeighbor } from '../types';
+import { fixedWidthTable } from '../wiring';
 
 /** A port as the switch reads it back. */
 export interface PortReading {
@@ -58,6 +60,41 @@ export interface SwitchTable {
   parse(output: string, port: string, ctx: TableContext): PortReading;
   /** Saving the running configuration: the command, the questions it asks and their one-key answers, and what it prints on success. */
   readonly save: { command: string; answers?: Array<{ question: RegExp; keys: string }>; done: RegExp };
+  /** The port's administrative state (ports shut while they carry nothing); absent: the family leaves ports as they are. */
+  readonly adminState?: AdminStateTable;
+  /** The switch's learned MACs and LLDP neighbours (wiring validation); absent: the family cannot tell. */
+  readonly wiring?: WiringTable;
+}
+
+/** How a family shows and sets a port's administrative state. */
+export interface AdminStateTable {
+  /** The command that shows it: `show interface Ethernet1/3`. */
+  show(port: string): string;
+  /** Its output → is the port administratively up? Throws (saying what it could not read) on an output it does not understand. */
+  parse(output: string, port: string): boolean;
+  /** Interface configuration lines that bring the port up (`no shutdown`) or down (`shutdown`). */
+  set(enabled: boolean): string[];
+}
+
+/**
+ * How a family shows what it learned on its ports, each in one command for the whole switch
+ * (drivers/switch/wiring.ts has the parsers families share).
+ */
+export interface WiringTable {
+  /** Every learned MAC address: `show mac address-table`. */
+  readonly macTable: string;
+  /** Its output → MACs by port as printed; default: macRows (a row's MAC, then the first token portKey knows). */
+  parseMacs?(output: string): Map<string, string[]>;
+  /** Every port's LLDP neighbours: `show lldp neighbors detail`. */
+  readonly lldp: string;
+  /** Its output → each neighbour with its port as printed. */
+  parseLldp(output: string): Array<{ port: string; neighbor: LldpNeighbor }>;
+  /**
+   * One spelling of a physical port for every way the family prints or takes it (`Eth1/3`,
+   * `Ethernet1/3`, `ethernet 1/3` → `ethernet1/3`); null for what is not a port of the switch
+   * (its CPU, a VLAN interface, a router MAC's `sup-eth1(R)`).
+   */
+  portKey(name: string): string | null;
 }
 
 /**
@@ -89,3 +126,27 @@ export function leadingVlan(value: string | undefined): number | null {
   const m = /^\s*(\d+)/.exec(value ?? '');
   return m ? Number(m[1]) : null;
 }
+
+/** Dell's port names, as typed or printed (`gi1/0/3`, `Gi1/0/3`, `GigabitEthernet1/0/3`, `te1/3`) → `gi1/0/3`; anything else (`Vl1`, `Po1`, `0`) is no port. */
+export function dellPort(name: string): string | null {
+  const m = /^(gi(?:gabitethernet)?|te(?:ngigabitethernet)?)\s*(\d+\/\d+(?:\/\d+)?)$/i.exec(name.trim());
+  return m ? `${m[1]!.slice(0, 2).toLowerCase()}${m[2]}` : null;
+}
+
+/**
+ * Both Dell CLIs (PowerConnect 55xx, DNOS6): `show interfaces configuration <port>` prints a
+ * table whose `Admin State` column (a two-line header) is `Up` or `Down`.
+ */
+export const dellAdminState: AdminStateTable = {
+  show: (port) => `show interfaces configuration ${port}`,
+  parse(output, port) {
+    const { headers, rows } = fixedWidthTable(output);
+    const col = headers.findIndex((h) => /admin/i.test(h));
+    const row = rows.find((r) => dellPort(r[0] ?? '') === dellPort(port));
+    if (col < 0 || !row) throw new SwitchError(col < 0 ? 'no "Admin State" column' : `no row for ${port}`);
+    const v = row[col] ?? '';
+    if (!/^(up|down)$/i.test(v)) throw new SwitchError(`Admin State "${v}" is neither Up nor Down`);
+    return /^up$/i.test(v);
+  },
+  set: (enabled) => [enabled ? 'no shutdown' : 'shutdown'],
+};

@@ -1,5 +1,5 @@
 /**
- * hilt admin …: hilt's own admin calls, beyond HIL's API (README, API; docs/api-conventions.md
+ * hilt admin …: hilt's own admin calls, beyond HIL's API (docs/api.md; docs/api-conventions.md
  * §8 repairs, §12 inspection).
  */
 import { Command, InvalidArgumentError } from 'commander';
@@ -36,7 +36,7 @@ const limitOf = (v: string) => {
   return v;
 };
 
-interface PortVlans { native: number | null; tagged: number[]; other?: string[] }
+interface PortVlans { native: number | null; tagged: number[]; other?: string[]; enabled?: boolean }
 interface DriftReport {
   switch: string;
   ports: { port: string; nic: { node: string; nic: string } | null; status: string; expected: PortVlans; actual: PortVlans | null; differences?: string[]; error?: string }[];
@@ -44,7 +44,8 @@ interface DriftReport {
 }
 
 const vlansCell = (v: PortVlans | null) => v === null ? '-'
-  : [`native ${v.native ?? 'none'}`, `tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}`, ...(v.other?.length ? [`other ${v.other.join(', ')}`] : [])].join('; ');
+  : [`native ${v.native ?? 'none'}`, `tagged ${v.tagged.length ? v.tagged.join(',') : 'none'}`, ...(v.other?.length ? [`other ${v.other.join(', ')}`] : []),
+    ...(v.enabled === undefined ? [] : [v.enabled ? 'up' : 'shut down'])].join('; ');
 
 /** A drift audit's or repair's report: a row per port, then the count of each status. */
 function driftTable(b: DriftReport): string {
@@ -156,6 +157,42 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .action(async (p: string, o: JsonOpts) => {
       const r = await c().post('/admin/backup', { path: resolve(p) });
       if (wantsJson(o)) out(r.text);
+    });
+
+  admin.command('wiring').description('Wiring validation: what each switch learned on its ports (MACs, LLDP) against the nics the service wires to them; without a switch, every switch (only the ports with problems)')
+    .argument('[switch]')
+    .option('--propose', 'with a switch: the wiring its tables imply for its unwired ports (never applied)')
+    .option('--json', 'the server\'s JSON')
+    .action(async (sw: string | undefined, o: JsonOpts & { propose?: boolean }) => {
+      type Line = { port: string; nic: { node: string; nic: string; macaddr: string } | null; macs: string[]; lldp: { chassisId: string; portId: string; systemName?: string }[]; verdict: string; details?: string[] };
+      const rows = (sw2: string, ports: Line[]) => ports.map((p) => [sw2, p.port, p.nic ? `${p.nic.node} ${p.nic.nic} (${p.nic.macaddr})` : '', p.verdict,
+        [...p.macs, ...p.lldp.map((n) => `LLDP ${n.systemName ?? n.chassisId} ${n.portId}`)].join('\n'), (p.details ?? []).join('\n')]);
+      const head = ['Switch', 'Port', 'Nic', 'Verdict', 'Seen', 'Details'];
+      const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ');
+      if (o.propose) {
+        if (!sw) throw new UsageError('--propose takes a switch');
+        const r = await c().post(`/admin${path('switch', sw, 'wiring', 'propose')}`);
+        type P = { proposals: { port: string; node: string; nic: string; macaddr: string; evidence: string[]; nic_wired_to: { switch: string; port: string } | null }[]; unknown: { port: string; macs: string[] }[]; ambiguous: { port: string; nics: { node: string; nic: string }[] }[] };
+        return answer(wantsJson(o), r.text, () => {
+          const b = r.body as P;
+          return table(['Port', 'Proposed nic', 'Evidence', 'Note'], [
+            ...b.proposals.map((p) => [p.port, `${p.node} ${p.nic} (${p.macaddr})`, p.evidence.join(', '), p.nic_wired_to ? `wired to ${p.nic_wired_to.switch} ${p.nic_wired_to.port} now: detach it there first` : `hilt port nic add ${sw} ${p.port} ${p.node} ${p.nic}`]),
+            ...b.unknown.map((u) => [u.port, '', '', `no nic has ${u.macs.join(', ')}`]),
+            ...b.ambiguous.map((a) => [a.port, '', '', `several nics: ${a.nics.map((n) => `${n.node} ${n.nic}`).join(', ')}`]),
+          ]);
+        });
+      }
+      if (sw) {
+        const r = await c().get(`/admin${path('switch', sw, 'wiring')}`);
+        const b = r.body as { switch: string; ports: Line[]; summary: Record<string, number> };
+        return answer(wantsJson(o), r.text, () => `${table(head, rows(b.switch, b.ports))}\n${b.switch}: ${counts(b.summary)}`);
+      }
+      const r = await c().get('/admin/wiring');
+      const b = r.body as { summary: Record<string, number>; switches: { switch: string; status: string; problems?: Line[]; error?: string }[] };
+      answer(wantsJson(o), r.text, () => {
+        const problems = b.switches.flatMap((s) => (s.status === 'checked' ? rows(s.switch, s.problems ?? []) : [[s.switch, '', '', s.status, '', s.error ?? '']]));
+        return `${table(head, problems)}\nall switches: ${counts(b.summary)}`;
+      });
     });
 
   admin.command('extensions').description('The active drivers and extensions (list_active_extensions)').option('--json', 'the server\'s JSON')

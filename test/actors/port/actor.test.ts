@@ -42,7 +42,7 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
     t.driver.hold();
     const change = apply({ kind: 'attach', native: false, vlan: 101 });
     await new Promise((r) => setTimeout(r, 20));
-    expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [] }, actual: null });
+    expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [], enabled: true }, actual: null });
     t.driver.release();
     expect(await change).to.equal(null);
     t.driver.log.length = 0;
@@ -116,7 +116,7 @@ describe('PortActor (switch → port, nic → port, and the hardware path)', () 
       expect(Date.now() - t0, 'one timeout, not two').to.be.below(200 + 150);
       expect(reason).to.match(/did not finish within 200 ms \(the switch stopped answering\); the port is being set back to the configuration the service holds/);
       // The set-back waits its turn behind the held call: the port is not read meanwhile.
-      expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [] }, actual: null });
+      expect(await check(true)).to.deep.equal({ status: 'pending', expected: { native: 100, tagged: [], enabled: true }, actual: null });
       // The held call lands after all; the set-back then takes its VLAN off again.
       short.driver.release();
       let found = await check(false);

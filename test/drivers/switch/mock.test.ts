@@ -22,7 +22,7 @@ describe('MockSwitchDriver', () => {
     await s.addTagged('gi1/0/1', 300);
     await s.addTagged('gi1/0/1', 200);
     await s.addTagged('gi1/0/1', 200);
-    expect(await s.getPortVlans('gi1/0/1')).to.deep.equal({ native: 100, tagged: [200, 300] });
+    expect(await s.getPortVlans('gi1/0/1')).to.deep.equal({ native: 100, tagged: [200, 300], enabled: true });
     await s.removeTagged('gi1/0/1', 300);
     await s.close();
     await d.close();
@@ -72,6 +72,45 @@ describe('MockSwitchDriver', () => {
     await d.close();
   });
 
+  it('shuts and brings up ports, counting each change sent, and keeps the state across restarts', async () => {
+    let d = new MockSwitchDriver({ path: dir });
+    const s = await d.open(info, live);
+    expect(d.enabled('sw1', 'gi1/0/1'), 'a port is up until shut').to.equal(true);
+    await s.setEnabled!('gi1/0/1', false);
+    await s.setEnabled!('gi1/0/1', false);
+    expect(s.changesSent, 'shutting a shut port sends nothing').to.equal(1);
+    expect(await s.getPortVlans('gi1/0/1')).to.deep.equal({ native: null, tagged: [], enabled: false });
+    await s.setNative('gi1/0/2', 5);
+    await s.close();
+    await d.close();
+    d = new MockSwitchDriver({ path: dir });
+    expect(d.enabled('sw1', 'gi1/0/1')).to.equal(false);
+    // The shut mark is not a port of its own.
+    expect(Object.keys(d.ports('sw1'))).to.deep.equal(['gi1/0/2']);
+    const s2 = await d.open(info, live);
+    await s2.setEnabled!('gi1/0/1', true);
+    expect(d.enabled('sw1', 'gi1/0/1')).to.equal(true);
+    await s2.close();
+    await d.close();
+  });
+
+  it('reports what it learned on its ports, normalized, and nothing on a shut port', async () => {
+    const d = new MockSwitchDriver({ path: dir });
+    d.learn('sw1', 'gi1/0/1', { macs: ['DE:AD:BE:EF:00:01', '0050.56a0.1234'], lldp: [{ chassisId: 'de:ad:be:ef:00:01', portId: 'eth0', systemName: 'n1' }] });
+    d.learn('sw1', 'gi1/0/7', { macs: ['de-ad-be-ef-00-07'] });
+    const s = await d.open(info, live);
+    const w = await s.readWiring!(['gi1/0/1', 'gi1/0/2']);
+    expect(Object.fromEntries(w)).to.deep.equal({
+      'gi1/0/1': { macs: ['00:50:56:a0:12:34', 'de:ad:be:ef:00:01'], lldp: [{ chassisId: 'de:ad:be:ef:00:01', portId: 'eth0', systemName: 'n1' }] },
+      'gi1/0/2': { macs: [], lldp: [] },
+      'gi1/0/7': { macs: ['de:ad:be:ef:00:07'], lldp: [] },
+    });
+    await s.setEnabled!('gi1/0/1', false);
+    expect((await s.readWiring!(['gi1/0/1'])).get('gi1/0/1')).to.deep.equal({ macs: [], lldp: [] });
+    await s.close();
+    await d.close();
+  });
+
   describe('its registry entry', () => {
     it('takes exactly hostname, username and password, all strings', () => {
       const reg = new DriverRegistry('switch', [mock]);
@@ -87,7 +126,7 @@ describe('MockSwitchDriver', () => {
       const s = await d.open(info, live);
       await s.setNative('gi1/0/1', 7);
       expect(await s.setNative('gi1/0/9', 7).catch((e) => e)).to.be.instanceOf(SwitchError);
-      expect(mock.inspect!(d, { id: 'sw1', fields: {} })).to.deep.equal({ mockPorts: { 'gi1/0/1': { native: 7, tagged: [] } } });
+      expect(mock.inspect!(d, { id: 'sw1', fields: {} })).to.deep.equal({ mockPorts: { 'gi1/0/1': { native: 7, tagged: [] } }, mockPortsShut: [] });
       await mock.close!(d);
       const reopened = new MockSwitchDriver({ path: join(dir, 'mock-switches') });
       expect(reopened.port('sw1', 'gi1/0/1')).to.deep.equal({ native: 7, tagged: [] });

@@ -12,6 +12,18 @@ export interface SimPort {
   native: number | 'none' | 'tag';
   /** the trunk's allowed list; `all` until an explicit list is configured */
   allowed: Set<number> | 'all';
+  /** administratively down (`shutdown`); a shut port learns no MAC and has no LLDP neighbour */
+  shutdown: boolean;
+}
+
+/** A port's LLDP neighbour as a simulator prints it. */
+export interface SimNeighbor { chassisId: string; portId: string; systemName?: string }
+
+/** `aabb.ccdd.eeff` of any MAC spelling (the simulators print it in each vendor's own). */
+export function macHex(mac: string): string {
+  const hex = mac.toLowerCase().replace(/[^0-9a-f]/g, '');
+  if (hex.length !== 12) throw new Error(`not a MAC address: ${mac}`);
+  return hex;
 }
 
 /** The VLANs a port carries as the switch forwards them: untagged, and tagged beside it. */

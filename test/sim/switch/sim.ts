@@ -10,6 +10,10 @@
  * writes are buffered per incoming chunk: echoing one character per write costs tens of
  * milliseconds per command (Nagle and delayed ACK).
  *
+ * What the switch learned on its ports, settable by a test (`learn`, `neighbor`): MACs with
+ * their VLAN and an LLDP neighbour per port, printed by the vendor's `show mac address-table`
+ * and LLDP commands; a shut port shows neither, as a real one learns nothing.
+ *
  * Faults, settable at any time: refuse the password, hang after login or at the first
  * configuration command, drop the connection there, answer every configuration command with
  * the vendor's refusal, ignore the command that turns paging off, accept changes without
@@ -19,7 +23,7 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Server, utils } from 'ssh2';
 import type { Connection, ServerChannel } from 'ssh2';
-import { carried, CarriedVlans, SimPort, vlanRange } from './model';
+import { carried, CarriedVlans, macHex, SimNeighbor, SimPort, vlanRange } from './model';
 import { VENDORS, SimVendor, VendorName } from './vendors';
 
 export interface SimFaults {
@@ -74,6 +78,10 @@ export class SwitchSim {
   readonly faults: SimFaults;
   readonly ports = new Map<string, SimPort>();
   readonly vlans = new Set<number>();
+  /** MACs learned per port (canonical name): 12 hex digits and the VLAN */
+  readonly macs = new Map<string, Array<{ mac: string; vlan: number }>>();
+  /** each port's LLDP neighbour */
+  readonly neighbors = new Map<string, SimNeighbor>();
   commandDelayMs: number;
   loginDelayMs: number;
   readonly pageLines: number;
@@ -119,6 +127,42 @@ export class SwitchSim {
   /** What a port carries, untagged and tagged. */
   carried(name: string): CarriedVlans {
     return carried(this.portState(name));
+  }
+
+  /** Is the port administratively up? */
+  isUp(name: string): boolean {
+    return !this.portState(name).shutdown;
+  }
+
+  /** The switch learns `mac` (any spelling) on a port, on `vlan`; `null` forgets what the port learned. */
+  learn(name: string, mac: string | null, vlan = 1): void {
+    const port = this.vendor.canonical(name) ?? name;
+    this.portState(port);
+    if (mac === null) return void this.macs.delete(port);
+    const list = this.macs.get(port) ?? [];
+    list.push({ mac: macHex(mac), vlan });
+    this.macs.set(port, list);
+  }
+
+  /** The port's LLDP neighbour, or none. */
+  neighbor(name: string, n: SimNeighbor | null): void {
+    const port = this.vendor.canonical(name) ?? name;
+    this.portState(port);
+    if (n) this.neighbors.set(port, n);
+    else this.neighbors.delete(port);
+  }
+
+  /** What up ports learned, in port order: MAC rows and neighbours (a shut port shows nothing). */
+  learned(only?: string): { macs: Array<{ port: string; mac: string; vlan: number }>; neighbors: Array<{ port: string; n: SimNeighbor }> } {
+    const macs: Array<{ port: string; mac: string; vlan: number }> = [];
+    const neighbors: Array<{ port: string; n: SimNeighbor }> = [];
+    for (const [port, p] of this.ports) {
+      if (p.shutdown || (only && port !== only)) continue;
+      for (const m of this.macs.get(port) ?? []) macs.push({ port, ...m });
+      const n = this.neighbors.get(port);
+      if (n) neighbors.push({ port, n });
+    }
+    return { macs, neighbors };
   }
 
   private newKey(): void {

@@ -2,7 +2,9 @@
  * The four CLIs the simulators play, after the vendors' command references and captured
  * sessions: prompts, the commands a switch driver sends (with the abbreviations the CLIs take:
  * every keyword may be shortened to a unique prefix), the `show … switchport` output shapes,
- * paging, the save dialogues and the messages each prints when it refuses a command.
+ * `shutdown` / `no shutdown` and the show of a port's administrative state, the learned-MAC
+ * table and LLDP neighbours as each prints them, paging, the save dialogues and the messages
+ * each prints when it refuses a command.
  *
  * - Cisco Nexus (NX-OS): `switch#`, `switch(config)#`, `switch(config-if)#`; a fresh trunk allows
  *   `1-4094`; `Copy complete.`; refusals `% Invalid command at '^' marker.` under a caret line.
@@ -16,7 +18,7 @@
  *   access` port; `switchport trunk native vlan tag`; `write memory` → `Copy completed
  *   successfully.`; refusals `% Invalid input`, `% Incomplete command`.
  */
-import { ALL_VLANS, ranges, SimPort, vlanRange } from './model';
+import { ALL_VLANS, ranges, SimNeighbor, SimPort, vlanRange } from './model';
 import type { Shell } from './sim';
 
 export type VendorName = 'nexus' | 'powerconnect55xx' | 'delln3000' | 'arista_eos';
@@ -41,6 +43,17 @@ export interface SimVendor {
   command(sh: Shell, cmd: string): Promise<void | 'logout'>;
 }
 
+/** A MAC's 12 hex digits as `aabb.ccdd.eeff` (Cisco, Arista, DNOS6) or `aa:bb:cc:dd:ee:ff` (PowerConnect). */
+const dotted = (hex: string) => hex.match(/.{4}/g)!.join('.');
+const colons = (hex: string) => hex.match(/../g)!.join(':');
+
+/** Cells left-aligned at their columns' widths (a fixed-width table row). */
+const cells = (values: string[], widths: number[]) => values.map((v, i) => (i < widths.length - 1 ? v.padEnd(widths[i]!) : v)).join(' ').trimEnd();
+const rule = (widths: number[]) => widths.map((w) => '-'.repeat(w)).join(' ');
+
+type MacRow = { port: string; mac: string; vlan: number };
+type NeighborRow = { port: string; n: SimNeighbor };
+
 /** Keyword matching as the CLIs do it: a typed token is a prefix of the keyword. */
 const is = (token: string | undefined, word: string, min = 1) => token !== undefined && token.length >= min && word.startsWith(token.toLowerCase());
 
@@ -63,7 +76,7 @@ abstract class Cli implements SimVendor {
   readonly configureTerminal: boolean = true;
 
   newPort(): SimPort {
-    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: 'all' };
+    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: 'all', shutdown: false };
   }
 
   abstract prompt(hostname: string, mode: string, iface: string, vlan: number): string;
@@ -74,6 +87,35 @@ abstract class Cli implements SimVendor {
   abstract denied(sh: Shell, cmd: string): void;
   abstract noInterface(sh: Shell, column: number, typed: string): void;
   abstract showSwitchport(sh: Shell, tokens: string[]): Promise<void>;
+  /** The learned-MAC table (of every port, or of one) as the vendor prints it. */
+  abstract showMacs(sh: Shell, rows: MacRow[]): Promise<void>;
+  /** `show lldp …` (tokens from `lldp` on). */
+  abstract showLldp(sh: Shell, tokens: string[], neighbors: NeighborRow[]): Promise<void>;
+  /** The vendor's show of a port's administrative state, if `tokens` are that command: true once answered. */
+  abstract showAdmin(sh: Shell, tokens: string[]): Promise<boolean>;
+
+  /** `show …`: learned MACs, LLDP neighbours, a port's administrative state, or its switchport settings. */
+  async show(sh: Shell, t: string[]): Promise<void> {
+    const cmd = t.join(' ');
+    if (is(t[1], 'mac', 3) && is(t[2], 'address-table', 3)) {
+      let only: string | undefined;
+      if (t.length > 3) {
+        if (!is(t[3], 'interface', 3)) return this.invalid(sh, this.column(cmd, t, 3));
+        const name = this.portIn(t, 4);
+        if (!name || !sh.sim.ports.has(name)) return this.noInterface(sh, this.column(cmd, t, 4), t.slice(4).join(' '));
+        only = name;
+      }
+      return this.showMacs(sh, sh.sim.learned(only).macs);
+    }
+    if (is(t[1], 'lldp', 2)) return this.showLldp(sh, t.slice(2), sh.sim.learned().neighbors);
+    if (await this.showAdmin(sh, t)) return;
+    return this.showSwitchport(sh, t);
+  }
+
+  /** A port is up with a link: it learned something. */
+  linked(sh: Shell, port: string): boolean {
+    return !sh.sim.ports.get(port)!.shutdown && (!!sh.sim.macs.get(port)?.length || sh.sim.neighbors.has(port));
+  }
   abstract save(sh: Shell, tokens: string[]): Promise<void>;
   /** `terminal …`: paging on or off */
   abstract terminal(sh: Shell, tokens: string[], cmd: string): void;
@@ -123,7 +165,7 @@ abstract class Cli implements SimVendor {
       }
       if (is(t[0], 'exit', 2) || is(t[0], 'logout', 4) || is(t[0], 'quit', 4)) return 'logout';
       if (is(t[0], 'terminal', 3)) return this.terminal(sh, t, cmd);
-      if (is(t[0], 'show', 2)) return this.showSwitchport(sh, t);
+      if (is(t[0], 'show', 2)) return this.show(sh, t);
       if (sh.mode === 'user') return this.invalid(sh, col(0));
       if (is(t[0], 'configure', 4)) {
         if (t.length > 2 || (t.length === 2 && !(this.configureTerminal && is(t[1], 'terminal', 1)))) return this.invalid(sh, col(1));
@@ -179,7 +221,15 @@ abstract class Cli implements SimVendor {
       return;
     }
     const port = sh.sim.ports.get(sh.iface)!;
-    if (is(t[0], 'shutdown', 3) || is(t[0], 'description', 4) || (is(t[0], 'no', 2) && (is(t[1], 'shutdown', 3) || is(t[1], 'description', 4)))) return;
+    if (is(t[0], 'shutdown', 3) && t.length === 1) {
+      port.shutdown = true;
+      return;
+    }
+    if (is(t[0], 'no', 2) && is(t[1], 'shutdown', 3) && t.length === 2) {
+      port.shutdown = false;
+      return;
+    }
+    if (is(t[0], 'description', 4) || (is(t[0], 'no', 2) && is(t[1], 'description', 4))) return;
     const no = is(t[0], 'no', 2);
     const s = no ? 1 : 0;
     if (!is(t[s], 'switchport', 2)) return this.invalid(sh, col(s));
@@ -341,7 +391,7 @@ class Nexus extends Cli {
 
   override newPort(): SimPort {
     // NX-OS 5500 ports are layer 2 by default.
-    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: 'all' };
+    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: 'all', shutdown: false };
   }
 
   prompt(h: string, mode: string): string {
@@ -414,6 +464,65 @@ class Nexus extends Cli {
       '  Unknown multicast blocked: disabled',
       '',
     ]);
+  }
+
+  async showAdmin(sh: Shell, t: string[]): Promise<boolean> {
+    // `show interface Ethernet1/3` (NX-OS 6 and later also print the `admin state` line)
+    if (!is(t[1], 'interface', 3) || t.length < 3 || is(t[t.length - 1], 'switchport', 2)) return false;
+    const name = this.portIn(t, 2);
+    if (!name || !sh.sim.ports.has(name)) {
+      this.noInterface(sh, this.column(t.join(' '), t, 2));
+      return true;
+    }
+    const p = sh.sim.ports.get(name)!;
+    await sh.page([
+      p.shutdown ? `${name} is down (Administratively down)` : this.linked(sh, name) ? `${name} is up` : `${name} is down (Link not connected)`,
+      `admin state is ${p.shutdown ? 'down' : 'up'}, Dedicated Interface`,
+      '  Hardware: 100/1000/10000 Ethernet, address: 0000.5e00.5301 (bia 0000.5e00.5301)',
+      '  MTU 1500 bytes, BW 10000000 Kbit, DLY 10 usec',
+      '  reliability 255/255, txload 1/255, rxload 1/255',
+      '  Encapsulation ARPA, medium is broadcast',
+      `  Port mode is ${p.switchport ? p.mode : 'routed'}`,
+      '  auto-duplex, auto-speed',
+      '  Beacon is turned off',
+      '  Auto-Negotiation is turned on',
+      '  Last link flapped never',
+      '',
+    ]);
+    return true;
+  }
+
+  async showMacs(sh: Shell, rows: MacRow[]): Promise<void> {
+    await sh.page([
+      'Legend: ',
+      '        * - primary entry, G - Gateway MAC, (R) - Routed MAC, O - Overlay MAC',
+      '        age - seconds since last seen,+ - primary entry using vPC Peer-Link,',
+      '        (T) - True, (F) - False, C - ControlPlane MAC, ~ - vsan',
+      '   VLAN     MAC Address      Type      age     Secure NTFY Ports',
+      '---------+-----------------+--------+---------+------+----+------------------',
+      'G    -     0000.5e00.5301   static   -         F      F    sup-eth1(R)',
+      ...rows.map((r) => `*${String(r.vlan).padStart(5)}     ${dotted(r.mac)}   dynamic  0         F      F    ${r.port.replace(/^Ethernet/, 'Eth')}`),
+      '',
+    ]);
+  }
+
+  async showLldp(sh: Shell, t: string[], neighbors: NeighborRow[]): Promise<void> {
+    if (!is(t[0], 'neighbors', 2) || !is(t[1], 'detail', 2) || t.length !== 2) return this.invalid(sh, sh.prompt().length);
+    const lines = [
+      'Capability codes:',
+      '  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device',
+      '  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other',
+      'Device ID            Local Intf      Hold-time  Capability  Port ID',
+      '',
+    ];
+    for (const { port, n } of neighbors) {
+      lines.push(`Chassis id: ${n.chassisId}`, `Port id: ${n.portId}`, `Local Port id: ${port.replace(/^Ethernet/, 'Eth')}`,
+        'Port Description: not advertised', `System Name: ${n.systemName ?? 'not advertised'}`, 'System Description: not advertised',
+        'Time remaining: 110 seconds', 'System Capabilities: S', 'Enabled Capabilities: S', 'Management Address: not advertised',
+        'Vlan ID: not advertised', '');
+    }
+    lines.push(`Total entries displayed: ${neighbors.length}`, '');
+    await sh.page(lines);
   }
 
   async save(sh: Shell): Promise<void> {
@@ -498,6 +607,63 @@ class AristaEos extends Cli {
     ]);
   }
 
+  async showAdmin(sh: Shell, t: string[]): Promise<boolean> {
+    // `show interfaces Ethernet1 status`: Status `disabled` is a shut port
+    if (!is(t[1], 'interfaces', 3) || t.length < 4 || !is(t[t.length - 1], 'status', 2)) return false;
+    const name = this.portIn(t, 2, 'status');
+    if (!name || !sh.sim.ports.has(name)) {
+      this.invalid(sh);
+      return true;
+    }
+    const p = sh.sim.ports.get(name)!;
+    const status = p.shutdown ? 'disabled' : this.linked(sh, name) ? 'connected' : 'notconnect';
+    const vlan = !p.switchport ? 'routed' : p.mode === 'trunk' ? 'trunk' : String(p.access);
+    await sh.page([
+      'Port       Name   Status       Vlan     Duplex Speed  Type            Flags Encapsulation',
+      `${this.short(name).padEnd(10)} ${''.padEnd(6)} ${status.padEnd(12)} ${vlan.padEnd(8)} full   10G    10GBASE-T`,
+      '',
+    ]);
+    return true;
+  }
+
+  async showMacs(sh: Shell, rows: MacRow[]): Promise<void> {
+    await sh.page([
+      '          Mac Address Table',
+      '------------------------------------------------------------------',
+      '',
+      'Vlan    Mac Address       Type        Ports      Moves   Last Move',
+      '----    -----------       ----        -----      -----   ---------',
+      ...rows.map((r) => `${String(r.vlan).padStart(4)}    ${dotted(r.mac)}    DYNAMIC     ${this.short(r.port).padEnd(10)} 1       0:00:42 ago`),
+      `Total Mac Addresses for this criterion: ${rows.length}`,
+      '',
+      '          Multicast Mac Address Table',
+      '------------------------------------------------------------------',
+      '',
+      'Vlan    Mac Address       Type        Ports',
+      '----    -----------       ----        -----',
+      'Total Mac Addresses for this criterion: 0',
+      '',
+    ]);
+  }
+
+  async showLldp(sh: Shell, t: string[], neighbors: NeighborRow[]): Promise<void> {
+    if (!is(t[0], 'neighbors', 2) || !is(t[1], 'detail', 2) || t.length !== 2) return this.invalid(sh);
+    const lines: string[] = [];
+    for (const { port, n } of neighbors) {
+      lines.push(`Interface ${port} detected 1 LLDP neighbors:`, '',
+        `  Neighbor ${n.chassisId}/${n.portId}, age 12 seconds`,
+        '  Discovered 0:10:02 ago; Last changed 0:10:00 ago',
+        '    - Chassis ID type: MAC address (4)',
+        `      Chassis ID     : ${n.chassisId}`,
+        '    - Port ID type: MAC address (3)',
+        `      Port ID     : "${n.portId}"`,
+        '    - Time To Live: 120 seconds',
+        ...(n.systemName ? [`    - System Name: "${n.systemName}"`] : []),
+        '');
+    }
+    await sh.page(lines.length ? lines : ['']);
+  }
+
   async save(sh: Shell): Promise<void> {
     sh.line('Copy completed successfully.');
     sh.sim.saves++;
@@ -517,7 +683,7 @@ abstract class DellCli extends Cli {
   }
 
   override newPort(): SimPort {
-    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: 'all' };
+    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: 'all', shutdown: false };
   }
 }
 
@@ -528,7 +694,7 @@ class PowerConnect extends DellCli {
 
   override newPort(): SimPort {
     // An access port of the default VLAN; a trunk starts as an untagged member of VLAN 1 only.
-    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: new Set([1]) };
+    return { switchport: true, mode: 'access', access: 1, native: 1, allowed: new Set([1]), shutdown: false };
   }
 
   override modeChanged(port: SimPort): void {
@@ -613,6 +779,54 @@ class PowerConnect extends DellCli {
       'Private-vlan host-association Secondary VLAN: none',
       '',
       'Classification rules:',
+      '',
+    ]);
+  }
+
+  async showAdmin(sh: Shell, t: string[]): Promise<boolean> {
+    // `show interfaces configuration gi1/0/3`: the Admin State column
+    if (!is(t[1], 'interfaces', 3) || !is(t[2], 'configuration', 2)) return false;
+    const name = this.portIn(t, 3);
+    if (!name || !sh.sim.ports.has(name)) {
+      this.noInterface(sh);
+      return true;
+    }
+    const w = [8, 12, 6, 5, 8, 7, 8, 8, 4];
+    await sh.page([
+      cells(['', '', '', '', '', 'Flow', 'Admin', 'Back', 'Mdix'], w),
+      cells(['Port', 'Type', 'Duplex', 'Speed', 'Neg', 'control', 'State', 'Pressure', 'Mode'], w),
+      rule(w),
+      cells([name, '1G-Copper', 'Full', '1000', 'Enabled', 'Off', sh.sim.ports.get(name)!.shutdown ? 'Down' : 'Up', 'Disabled', 'Auto'], w),
+      '',
+    ]);
+    return true;
+  }
+
+  async showMacs(sh: Shell, rows: MacRow[]): Promise<void> {
+    const w = [12, 21, 10, 10];
+    await sh.page([
+      'Flags: I - Internal usage VLAN',
+      'Aging time is 300 sec',
+      '',
+      cells(['    Vlan', '     Mac Address', '   Port', '   Type'], w),
+      rule(w),
+      cells(['     1', '00:00:5e:00:53:01', '0', 'self'], w),
+      ...rows.map((r) => cells([`     ${r.vlan}`, colons(r.mac), r.port, 'dynamic'], w)),
+      '',
+    ]);
+  }
+
+  async showLldp(sh: Shell, t: string[], neighbors: NeighborRow[]): Promise<void> {
+    // `show lldp neighbors` (no `detail` keyword on this family)
+    if (!is(t[0], 'neighbors', 2) || t.length !== 1) return this.invalid(sh);
+    const w = [9, 17, 17, 17, 12, 5];
+    await sh.page([
+      'System capability supported: Bridge, Router',
+      'System capability enabled: Bridge',
+      '',
+      cells(['  Port', '    Device ID', '    Port ID', '  System Name', 'Capabilities', 'TTL'], w),
+      rule(w),
+      ...neighbors.map(({ port, n }) => cells([port, n.chassisId, n.portId, n.systemName ?? '', 'S', '110'], w)),
       '',
     ]);
   }
@@ -731,6 +945,58 @@ class DellN3000 extends DellCli {
       'Private VLAN Operational Bindings:',
       'Default Priority: 0',
       'Protected: Disabled',
+      '',
+    ]);
+  }
+
+  async showAdmin(sh: Shell, t: string[]): Promise<boolean> {
+    // `show interfaces configuration Gi1/0/3`: the Admin State column
+    if (!is(t[1], 'interfaces', 3) || !is(t[2], 'configuration', 2)) return false;
+    const name = this.portIn(t, 3);
+    if (!name || !sh.sim.ports.has(name)) {
+      this.noInterface(sh);
+      return true;
+    }
+    const w = [9, 30, 6, 7, 4, 5, 5];
+    await sh.page([
+      '',
+      cells(['Port', 'Description', 'Duplex', 'Speed', 'Neg', 'MTU', 'Admin'], w),
+      cells(['', '', '', '', '', '', 'State'], w),
+      rule(w),
+      cells([this.display(name), '', 'Auto', 'Auto', 'Auto', '1518', sh.sim.ports.get(name)!.shutdown ? 'Down' : 'Up'], w),
+      '',
+    ]);
+    return true;
+  }
+
+  async showMacs(sh: Shell, rows: MacRow[]): Promise<void> {
+    const w = [8, 21, 11, 21];
+    await sh.page([
+      '',
+      'Aging time is 300 Sec',
+      '',
+      cells(['Vlan', 'Mac Address', 'Type', 'Port'], w),
+      rule(w),
+      cells(['1', '0000.5E00.5301', 'Management', 'Vl1'], w),
+      ...rows.map((r) => cells([String(r.vlan), dotted(r.mac).toUpperCase(), 'Dynamic', this.display(r.port)], w)),
+      '',
+      `Total MAC Addresses in use: ${rows.length + 1}`,
+      '',
+    ]);
+  }
+
+  async showLldp(sh: Shell, t: string[], neighbors: NeighborRow[]): Promise<void> {
+    // DNOS6 has no `show lldp neighbors`: `show lldp remote-device all`
+    if (!is(t[0], 'remote-device', 2) || !is(t[1], 'all', 2) || t.length !== 2) return this.invalid(sh, sh.prompt().length + 'show lldp '.length);
+    const w = [9, 7, 19, 17, 17];
+    await sh.page([
+      '',
+      'LLDP Remote Device Summary',
+      '',
+      'Local',
+      cells(['Interface', 'RemID', 'Chassis ID', 'Port ID', 'System Name'], w),
+      rule(w),
+      ...neighbors.map(({ port, n }, i) => cells([this.display(port), String(i + 1), n.chassisId, n.portId, n.systemName ?? ''], w)),
       '',
     ]);
   }

@@ -51,7 +51,7 @@ describe('SSH switch sessions against the simulators', function () {
         const paging = c.vendor === 'powerconnect55xx' ? 'terminal datadump' : 'terminal length 0';
         // DNOS6 and EOS accounts land at `>`: enable first
         expect(sim.received).to.deep.equal(c.vendor === 'arista_eos' || c.vendor === 'delln3000' ? ['enable', paging] : [paging]);
-        expect(await s.getPortVlans(c.ports[0]!)).to.deep.equal({ native: 1, tagged: [] });
+        expect(await s.getPortVlans(c.ports[0]!)).to.deep.equal({ native: 1, tagged: [], enabled: true });
         await s.close();
         // nothing changed: nothing saved
         expect(sim.saves).to.equal(0);
@@ -102,6 +102,61 @@ describe('SSH switch sessions against the simulators', function () {
         expect(sim.carried(c.ports[2]!)).to.deep.equal({ native: null, tagged: [1004] });
       });
 
+      it('shuts a port and brings it up with the vendor\'s commands, reading its administrative state back', async () => {
+        const s = await driver(false).open(info(sim), live());
+        const port = c.ports[1]!;
+        const before = sim.received.length;
+        await s.setEnabled!(port, false);
+        expect(sim.isUp(port)).to.equal(false);
+        const sent = sim.received.slice(before);
+        expect(sent).to.include('shutdown');
+        const show = c.vendor === 'nexus' ? `show interface ${port}` : c.vendor === 'arista_eos' ? `show interfaces ${port} status` : `show interfaces configuration ${port}`;
+        expect(sent.filter((l) => l === show), 'read before and after').to.have.length(2);
+        expect((await s.getPortVlans(port)).enabled).to.equal(false);
+        const changes = s.changesSent!;
+        await s.setEnabled!(port, false);
+        expect(s.changesSent, 'a shut port is not shut again').to.equal(changes);
+        await s.setEnabled!(port, true);
+        expect(sim.isUp(port)).to.equal(true);
+        expect(sim.received).to.include('no shutdown');
+        // A switch that says yes and does nothing: the read-back catches it.
+        sim.faults.ignoreChanges = 1;
+        const err = await rejected(s.setEnabled!(port, false));
+        expect(err.message).to.match(/does not read back as asked after "shut the port down": the switch shows it administratively up/);
+        await s.close(AbortSignal.timeout(5000));
+      });
+
+      it('reads the learned MACs and LLDP neighbours of every port in two commands, as the service names its ports; a shut port shows nothing', async () => {
+        const [a, b, x] = c.ports as [string, string, string];
+        sim.learn(a, 'de:ad:be:ef:10:01', 1001);
+        sim.learn(a, '52:54:00:aa:00:01', 1001);
+        sim.learn(b, 'DE-AD-BE-EF-10-02');
+        sim.neighbor(a, { chassisId: 'de:ad:be:ef:10:00', portId: 'de:ad:be:ef:10:01', systemName: 'node-a' });
+        const other = sim.vendor.portNames[20]!;
+        sim.learn(other, 'de:ad:be:ef:10:99');
+        sim.portState(x).shutdown = true;
+        sim.learn(x, 'de:ad:be:ef:10:03');
+        try {
+          const s = await driver(false).open(info(sim), live());
+          const before = sim.received.length;
+          const w = await s.readWiring!([a, b, x]);
+          expect(sim.received.length - before).to.equal(2);
+          expect(w.get(a)).to.deep.equal({ macs: ['52:54:00:aa:00:01', 'de:ad:be:ef:10:01'], lldp: [{ chassisId: 'de:ad:be:ef:10:00', portId: 'de:ad:be:ef:10:01', systemName: 'node-a' }] });
+          expect(w.get(b)).to.deep.equal({ macs: ['de:ad:be:ef:10:02'], lldp: [] });
+          expect(w.get(x)).to.deep.equal({ macs: [], lldp: [] });
+          // A port the service did not ask about is listed under the name the switch printed.
+          const rest = [...w.entries()].filter(([p]) => ![a, b, x].includes(p));
+          expect(rest.map(([, v]) => v)).to.deep.equal([{ macs: ['de:ad:be:ef:10:99'], lldp: [] }]);
+          await s.close();
+        } finally {
+          for (const p of [a, b, x, other]) {
+            sim.learn(p, null);
+            sim.neighbor(p, null);
+          }
+          sim.portState(x).shutdown = false;
+        }
+      });
+
       it('does not retry a refused login, and says so without the password', async () => {
         const log = recordingLog();
         const err = await rejected(driver().open(info(sim, { password: `${sim.password}-wrong` }), live(), { log }));
@@ -143,7 +198,7 @@ describe('SSH switch sessions against the simulators', function () {
     const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
     const driver = new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
     const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } }, AbortSignal.timeout(5000));
-    expect(await s.getPortVlans('Ethernet1/5')).to.deep.equal({ native: 1, tagged: [] });
+    expect(await s.getPortVlans('Ethernet1/5')).to.deep.equal({ native: 1, tagged: [], enabled: true });
     await s.close();
   });
 
