@@ -71,7 +71,8 @@ describe('GET /events', function () {
       ['user_remove_project', () => must(api.post('/auth/basic/user/bob/remove_project', { project: 'blue' })), [['project.user_removed', 'user', 'bob', 'blue']]],
       ['user_delete', () => must(api.del('/auth/basic/user/bob')), [['user.deleted', 'user', 'bob', null]]],
       ['network_delete', () => must(al.del('/network/rnet')), [['network.deleted', 'network', 'rnet', 'red']]],
-      ['project_detach_node', () => must(al.post('/project/red/detach_node', { node: 'n1' })), [['project.node_removed', 'node', 'n1', 'red']]],
+      // The release powers the node off (docs/lifecycle.md), and says so.
+      ['project_detach_node', () => must(al.post('/project/red/detach_node', { node: 'n1' })), [['project.node_removed', 'node', 'n1', 'red'], ['node.release_powered_off', 'node', 'n1', null]]],
       ['port_detach_nic', () => must(api.post('/switch/s1/port/gi1/0/1/detach_nic')), [['port.nic_detached', 'port', 's1/gi1%2F0%2F1', null]]],
       ['node_delete_nic', () => must(api.del('/node/n1/nic/eth0')), [['nic.deleted', 'nic', 'n1/eth0', null]]],
       ['switch_delete_port', () => must(api.del('/switch/s1/port/gi1/0/1')), [['port.deleted', 'port', 's1/gi1%2F0%2F1', null]]],
