@@ -12,7 +12,6 @@ const SETTLE_MS = 150;
 const $ = (id) => document.getElementById(id);
 const state = {
   me: null,
-  versions: {},
   summary: null,
   /** per table: offset, sort, dir, q, filters */
   tables: {},
@@ -614,14 +613,18 @@ function settle(view) {
   }, SETTLE_MS) };
 }
 
-function connectEvents() {
+/** Follow the event stream; `fresh`: the page was just read, so its first opening needs no refetch. */
+function connectEvents(fresh = false) {
   closeEvents();
-  const es = new EventSource('api/events');
+  const after = state.summary && state.summary.after;
+  const es = new EventSource(after ? `api/events?after=${encodeURIComponent(after)}` : 'api/events');
   state.events = es;
+  let first = fresh;
   es.onopen = () => {
     $('live').textContent = `Live since ${new Date().toLocaleTimeString()}`;
-    // What changed while the stream was down: fetch again once.
-    settle(true);
+    // What changed while the stream was down (EventSource reopens it by itself): fetch again once.
+    if (!first) settle(true);
+    first = false;
   };
   es.onmessage = (m) => {
     let e;
@@ -647,16 +650,17 @@ function closeEvents() {
   state.events = null;
 }
 
-function loggedIn(me) {
+async function loggedIn(me) {
   state.me = me;
   $('login').hidden = true;
   $('nav').hidden = false;
   $('who').hidden = false;
   $('user').textContent = `${me.user}${me.isAdmin ? ' (admin)' : ''}`;
-  state.versions = {};
+  // The summary first: the page on screen shows its cards from it.
+  try { state.summary = await api('summary'); } catch { /* the page says what it cannot read */ }
+  if (state.me !== me) return;
   route();
-  connectEvents();
-  settle(false);
+  connectEvents(true);
 }
 
 function loggedOut(message) {

@@ -169,17 +169,19 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     return me(c, req.ui!.csrf, req.ui!.expires);
   });
 
-  app.get('/ui/api/summary', async (req) => views.summary(session(req)));
+  // `after`: where the event stream stood when the summary was read, so that the page follows it from there.
+  app.get('/ui/api/summary', async (req) => ({ ...views.summary(session(req)), after: String(hilt.events.last) }));
 
   /**
    * The dashboard's live updates: the event stream as the session's user may see it (GET /events,
    * src/events/hub.ts), without `event:` lines (EventSource then hands every event to onmessage).
-   * A reconnect resumes after its Last-Event-ID; the stream ends when the session does.
+   * It starts after `?after` (the summary's), and a reconnect after its Last-Event-ID; the stream
+   * ends when the session does.
    */
   app.get('/ui/api/events', async (req, reply) => {
     const c = session(req);
     const hub = hilt.events;
-    const header = req.headers['last-event-id'];
+    const header = req.headers['last-event-id'] ?? (req.query as { after?: unknown }).after;
     const id = typeof header === 'string' && /^[0-9]{1,16}$/.test(header) ? Number(header) : undefined;
     const after = id !== undefined && id <= hub.last && id >= (await hilt.world.runtime.engine.bounds()).first - 1 ? id : hub.last;
     reply.hijack();

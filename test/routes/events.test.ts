@@ -3,7 +3,7 @@
  * without loss or repeat; filters; access per project; bad input.
  */
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, makeUser, mockSwitch, obm, finished, ADMIN, Creds } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, mockSwitch, obm, finished, ADMIN, Creds } from '../helpers/server';
 import { SseStream, SseEvent } from '../helpers/sse';
 import type { PersistedEvent } from '../../actors/persistence/engine';
 import { setFlagsFromString } from 'node:v8';
@@ -31,6 +31,7 @@ describe('GET /events', function () {
     ts = await startTestServer({ headnodeDriver: 'mock', baseImages: ['base-headnode'] });
     api = ts.api;
   });
+  after(() => stopTestServer(ts));
 
   it('gives every API change exactly its events, in commit order, with their fields (table-driven)', async () => {
     const s = open();
@@ -301,6 +302,7 @@ describe('GET /events: heartbeat and a consumer that does not read', function ()
   before(async () => {
     ts = await startTestServer({ eventsHeartbeatMs: 200, eventsBufferBytes: BOUND });
   });
+  after(() => stopTestServer(ts));
 
   it('sends a comment heartbeat while nothing happens', async () => {
     const s = new SseStream(`${ts.url}/events`, { as: ADMIN });
@@ -388,5 +390,7 @@ describe('GET /events after a restore from a backup (LMDB)', function () {
     await fresh.count(1);
     expect(fresh.events.map((e) => e.data.name)).to.deep.equal(['after-restore']);
     fresh.close();
+    await stopTestServer(restored);
+    await stopTestServer(live);
   });
 });

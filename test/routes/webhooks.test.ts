@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
-import { startTestServer, TestServer, Client, must, makeUser, obm } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm } from '../helpers/server';
 import { Receiver } from '../helpers/receiver';
 import { addSecret } from '../helpers/secrets';
 
@@ -27,7 +27,10 @@ describe('webhooks', function () {
     ts = await startTestServer({ webhookRetryMinMs: 20, webhookRetryMaxMs: 200, webhookTimeoutMs: 500, webhookFailAfterMs: 60_000 });
     api = ts.api;
   });
-  after(async () => { for (const r of receivers) await r.close(); });
+  after(async () => {
+    await stopTestServer(ts);
+    for (const r of receivers) await r.close();
+  });
 
   it('creates, lists, shows and deletes webhooks (admin only, never showing the secret), and refuses bad input', async () => {
     const rcv = await receiver();
@@ -123,7 +126,10 @@ describe('webhooks: failing past the retry window', function () {
     ts = await startTestServer({ webhookRetryMinMs: 20, webhookRetryMaxMs: 50, webhookTimeoutMs: 500, webhookFailAfterMs: 400 });
     rcv = await new Receiver().start();
   });
-  after(() => rcv.close());
+  after(async () => {
+    await stopTestServer(ts);
+    await rcv.close();
+  });
 
   it('is marked failing (visible, in the metrics), keeps its cursor, and resumes from it when an admin says so', async () => {
     const api = ts.api;
