@@ -164,6 +164,7 @@ export class Stream {
     if (this.ended) return;
     const pending = this.pending;
     this.pending = [];
+    this.pendingBytes = 0;
     this.replaying = false;
     this.offer(pending);
     // Caught up: what follows is live (a client that only wanted what was there may stop here).
@@ -175,6 +176,7 @@ export class Stream {
     if (this.ended) return;
     this.ended = true;
     this.pending = [];
+    this.pendingBytes = 0;
     this.hub.dropped(this, reason);
     if (reason === 'buffer') {
       // Its buffers are full: nothing more can reach it in order. The client resumes from its last id.
