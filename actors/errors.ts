@@ -6,6 +6,8 @@
 export type ErrorType =
   | 'BadArgumentError'
   | 'AuthorizationError'
+  /** Authenticated, with the right to read but not to change (an auditor, a project's reader, a read-only token). */
+  | 'ForbiddenError'
   | 'NotFoundError'
   | 'DuplicateError'
   | 'AllocationError'
@@ -43,5 +45,6 @@ export const duplicate = (what: string) => new HiltError('DuplicateError', `${wh
 export const blocked = (msg: string) => new HiltError('BlockedError', msg);
 export const badArgument = (msg: string) => new HiltError('BadArgumentError', msg);
 export const unauthorized = (msg = 'you do not have permission for this call') => new HiltError('AuthorizationError', msg);
+export const forbidden = (msg: string) => new HiltError('ForbiddenError', msg);
 export const conflict = (msg: string) => new HiltError('IllegalStateError', msg);
 

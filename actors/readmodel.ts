@@ -142,6 +142,8 @@ export class ReadModel {
   readonly pooledVlans = new Map<number, string>();
 
   readonly users = new Map<string, UserState>();
+  /** API token id → its user (actors/user/protocol.ts) */
+  readonly tokenOwners = new Map<string, string>();
   readonly membersByProject = new SetIndex();
 
   readonly headnodes = new Map<string, HeadnodeState>();
@@ -265,7 +267,11 @@ export class ReadModel {
 
   commitUser(id: string, prev: UserState | null, next: UserState | null): void {
     for (const p of prev?.projects ?? []) this.membersByProject.delete(p, id);
+    for (const p of prev?.readerOf ?? []) this.membersByProject.delete(p, id);
     for (const p of next?.projects ?? []) this.membersByProject.add(p, id);
+    for (const p of next?.readerOf ?? []) this.membersByProject.add(p, id);
+    for (const t of prev?.tokens ?? []) this.tokenOwners.delete(t.id);
+    for (const t of next?.tokens ?? []) this.tokenOwners.set(t.id, id);
     if (next) this.users.set(id, next);
     else this.users.delete(id);
   }

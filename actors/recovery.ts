@@ -17,9 +17,14 @@ export interface Recovered {
   repairedPorts: number;
 }
 
-/** Everything a start does before it serves, in its order. */
-export async function recoverWorld(world: World): Promise<Recovered> {
+/**
+ * Everything a start does before it serves, in its order. `afterUpgrade` runs on the stored data
+ * in the current format, before the read models are built from it (the sealing of plaintext
+ * credentials: src/secrets/at-rest.ts).
+ */
+export async function recoverWorld(world: World, afterUpgrade?: () => Promise<void>): Promise<Recovered> {
   const upgraded = await upgrade(world);
+  await afterUpgrade?.();
   await rebuildReadModels(world);
   const repairedPorts = await repairPortRecords(world);
   world.operations.resumeAll();

@@ -29,7 +29,7 @@
 import { HiltError } from './errors';
 import { QUOTE_MAX, shortText } from '../lib/text';
 import { MAX_SEQ } from './persistence/engine';
-import type { PersistenceEngine, JournalEntry, PersistedEvent, StorageStats } from './persistence/engine';
+import type { PersistenceEngine, JournalEntry, PersistedEvent, StorageStats, Rewrite } from './persistence/engine';
 import { NO_TELEMETRY, Telemetry } from './telemetry';
 import { sleep } from '../lib/time';
 
@@ -116,7 +116,20 @@ export function needsEntity<S>(missing: (id: string) => HiltError) {
 }
 
 type Reply = { ok: true; value: unknown } | { ok: false; error: HiltError };
-type Envelope<C> = { cmd: C; reply: (r: Reply) => void };
+/** A command, or a re-encoding of the entity's stored data (EntityRegistry.rewrite). */
+type Envelope<C> = { cmd: C; reply: (r: Reply) => void } | { reencode: Reencode; reply: (r: Reply) => void };
+
+/**
+ * How an entity's stored data is re-encoded without changing what it says (credentials sealed
+ * again under a new key: src/secrets/): each function returns its argument itself when it has
+ * nothing to change.
+ */
+export interface Reencode {
+  /** a stored event (with its stamp) */
+  event(data: unknown): unknown;
+  /** a state: the snapshot's, and the live actor's */
+  state(data: unknown): unknown;
+}
 
 export interface RuntimeOptions {
   /** An entity actor idle this long is stopped (it wakes again from storage on the next message). */
@@ -213,6 +226,8 @@ interface Inbox<S, C> {
   state: S | null;
   /** sequence number of its last event (0: none) */
   seq: number;
+  /** its last snapshot's write, while in flight */
+  snapshotting?: Promise<void>;
   /** events persisted since its last snapshot */
   sinceSnapshot: number;
   /** recovered from storage (false until the first message has it recovered) */
@@ -517,7 +532,8 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
       }
       for (let handled = 0; actor.mailbox.length && !actor.faulted; handled++) {
         if (handled && handled % BATCH === 0) await new Promise((r) => setImmediate(r));
-        await this.handle(id, actor, actor.mailbox.shift()!);
+        const env = actor.mailbox.shift()!;
+        await ('reencode' in env ? this.reencode(id, actor, env.reencode, env.reply) : this.handle(id, actor, env));
       }
     } finally {
       actor.running = false;
@@ -557,7 +573,57 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     Object.assign(actor, { state, seq, sinceSnapshot: since, recovered: true });
   }
 
-  private async handle(id: string, actor: Inbox<S, C>, { cmd, reply: answer }: Envelope<C>): Promise<void> {
+  /**
+   * Re-encode one entity's stored events and snapshot, and its live state, in its mailbox's
+   * turn: no command of it is decided meanwhile, so no event is written in the old encoding
+   * after its journal was re-encoded. The read model gets the new state as after a commit.
+   * Answers how many stored values changed.
+   */
+  rewrite(id: string, f: Reencode): Promise<number> {
+    if (this.rt.stopped) return Promise.reject(new HiltError('ServiceUnavailableError', 'the service is shutting down'));
+    const actor = this.wake(id);
+    actor.inflight++;
+    return new Promise<number>((resolve, reject) => {
+      actor.mailbox.push({
+        reencode: f,
+        reply: (r) => {
+          actor.inflight--;
+          actor.lastUsed = Date.now();
+          if (r.ok) resolve(r.value as number);
+          else reject(r.error);
+        },
+      });
+      if (!actor.running) void this.run(id, actor);
+    });
+  }
+
+  private async reencode(id: string, actor: Inbox<S, C>, f: Reencode, answer: (r: Reply) => void): Promise<void> {
+    const key = this.key(id);
+    try {
+      // A snapshot still being written would land after the rewrite, in the old encoding.
+      await actor.snapshotting;
+      const events: Rewrite['events'] = [];
+      for await (const e of this.rt.engine.events(key)) {
+        const data = f.event(e.data);
+        if (data !== e.data) events.push({ key, sequenceNumber: e.sequenceNumber, data });
+      }
+      const snap = await this.rt.engine.latestSnapshot(key);
+      const snapData = snap ? f.state(snap.data) : undefined;
+      const snapshots = snap && snapData !== snap.data ? [{ key, sequenceNumber: snap.sequenceNumber, data: snapData }] : [];
+      if (events.length || snapshots.length) await this.rt.engine.rewrite({ events, snapshots });
+      const prev = actor.state;
+      const next = f.state(prev) as S | null;
+      if (next !== prev) {
+        actor.state = next;
+        this.onCommit(id, prev, next);
+      }
+      answer({ ok: true, value: events.length + snapshots.length });
+    } catch (err) {
+      answer({ ok: false, error: new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${shortId(id)} could not be rewritten: ${shortText((err as Error)?.message ?? String(err))}`, { cause: err }) });
+    }
+  }
+
+  private async handle(id: string, actor: Inbox<S, C>, { cmd, reply: answer }: { cmd: C; reply: (r: Reply) => void }): Promise<void> {
     const state = actor.state;
     let reply: Reply | undefined;
     let decision: AnyDecision<E> | undefined;
@@ -622,7 +688,11 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     actor.sinceSnapshot += added;
     if (actor.sinceSnapshot < this.rt.snapshotEvery) return;
     actor.sinceSnapshot = 0;
-    this.rt.engine.takeSnapshot({ key, sequenceNumber: actor.seq, data: actor.state, createdAt: Date.now() }).catch(() => undefined);
+    const write = this.rt.engine.takeSnapshot({ key, sequenceNumber: actor.seq, data: actor.state, createdAt: Date.now() }).catch(() => undefined);
+    actor.snapshotting = write;
+    void write.then(() => {
+      if (actor.snapshotting === write) actor.snapshotting = undefined;
+    });
   }
 }
 

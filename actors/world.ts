@@ -8,6 +8,7 @@
 import { ActorRuntime, Asker, EntityRegistry, KindView, RuntimeOptions, below } from './runtime';
 import type { PersistenceEngine } from './persistence/engine';
 import { ReadModel } from './readmodel';
+import { PLAIN, type Credentials } from './credentials';
 import { VlanPool, VlanRange } from './network/pool';
 import { NetworkUseBook } from './network/uses';
 import { SwitchSessions } from '../hardware/switch-sessions';
@@ -38,10 +39,14 @@ import type { WebhookCommand, WebhookEvent, WebhookPublicCommand, WebhookReplies
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
+  /** driver secrets sealed at rest, opened for the drivers (actors/credentials.ts); none: kept as given (tests) */
+  credentials?: Credentials;
   /** the driver of each switch type (none: every switch operation fails) */
   switchDriverFor?: (type: string) => SwitchDriver | undefined;
   /** bound on each switch call: its port change and, when it opens the session, the login */
   switchTimeoutMs?: number;
+  /** does a switch type carry a tagged VLAN only beside a native one (its driver entry's `nativeFirst`)? */
+  switchNativeFirst?: (type: string) => boolean;
   /** false once this process may no longer change hardware (the lease of a standby pair); absent: always */
   mayAct?: () => boolean;
   /** HILT_INACTIVE_PORTS (default `shutdown`) */
@@ -52,7 +57,7 @@ export interface WorldOptions extends RuntimeOptions {
   release?: ReleasePolicy;
 }
 
-/** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/). */
+/** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/), the consoles. */
 export type NodeWatcher = (id: string, prev: NodeState | null, next: NodeState | null) => void;
 
 type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes' | 'webhooks';
@@ -98,6 +103,8 @@ export class World {
   readonly webhooks: EntityRegistry<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies>;
   /** told of each node commit; a watcher only schedules work (it runs inside the actor's turn) */
   readonly nodeWatchers: NodeWatcher[] = [];
+  /** told of each user commit (a membership, the admin flag, the user itself): the consoles' viewers are checked again */
+  readonly userWatchers: ((id: string) => void)[] = [];
   /** told of each nic commit, by its node's name (e.g. its pending operation ended) */
   readonly nicWatchers: ((node: string) => void)[] = [];
   private closing = false;
@@ -106,6 +113,7 @@ export class World {
   constructor(engine: PersistenceEngine, opts: WorldOptions) {
     const rm = this.rm;
     const uses = this.uses;
+    const credentials = opts.credentials ?? PLAIN;
     this.runtime = new ActorRuntime(engine, opts);
     const rt = this.runtime;
     const telemetry = opts.telemetry ?? NO_TELEMETRY;
@@ -119,7 +127,8 @@ export class World {
 
     const switchInfo = (name: string): SwitchInfo | undefined => {
       const sw = rm.switches.get(name);
-      return sw && { name: sw.name, type: sw.type, fields: sw.fields };
+      // The one place a switch's secrets are opened: for its driver's session.
+      return sw && { name: sw.name, type: sw.type, fields: credentials.open(sw.fields) };
     };
 
     // Registered from the bottom of the ask order up: each behaviour gets the registries below it.
@@ -132,7 +141,11 @@ export class World {
       inactivePorts: opts.inactivePorts,
     });
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
-    this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node) }),
+    const nativeFirst = (name: string) => {
+      const sw = rm.switches.get(name);
+      return !!sw && !!opts.switchNativeFirst?.(sw.type);
+    };
+    this.nics = rt.register(nicBehavior({ rm, uses, ports: below(this.ports), handOn: (node) => this.operations.handOn(node), nativeFirst }),
       (id, a, b) => {
         rm.commitNic(id, a, b);
         reportOperations(a, b, telemetry);
@@ -142,13 +155,16 @@ export class World {
     this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
     this.wiring = new WiringCheck({ rm, sessions: this.sessions, switchInfo, inactivePorts: opts.inactivePorts, concurrency: opts.wiringConcurrency });
-    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics) }), (id, a, b) => {
+    this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics), credentials }), (id, a, b) => {
       rm.commitNode(id, a, b);
       for (const w of this.nodeWatchers) w(id, a, b);
     });
-    this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports) }), (id, a, b) => rm.commitSwitch(id, a, b));
+    this.switches = rt.register(switchBehavior({ rm, ports: below(this.ports), credentials }), (id, a, b) => rm.commitSwitch(id, a, b));
     this.networks = rt.register(networkBehavior({ rm, uses, vlanPool: this.vlanPool }), (id, a, b) => rm.commitNetwork(id, a, b));
-    this.users = rt.register(userBehavior(), (id, a, b) => rm.commitUser(id, a, b));
+    this.users = rt.register(userBehavior(), (id, a, b) => {
+      rm.commitUser(id, a, b);
+      for (const w of this.userWatchers) w(id);
+    });
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
     this.webhooks = rt.register(webhookBehavior(), (id, a, b) => rm.commitWebhook(id, a, b));
     this.projects = rt.register(

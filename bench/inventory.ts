@@ -27,7 +27,7 @@ export async function run(name: string, opts: autocannon.Options): Promise<Figur
   return { name, rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
 }
 
-export interface Target { hilt: string; bare: string; /** how long startService took in the target, ms */ startMs: number; stop: () => Promise<void> }
+export interface Target { hilt: string; bare: string; /** how long startService took in the target, ms */ startMs: number; pid: number; stop: () => Promise<void> }
 
 /** Start bench/target.js: a fresh hilt (empty LMDB, unless env says otherwise) and a bare fastify route in one process. */
 export async function startTarget(env: Record<string, string> = {}): Promise<Target> {
@@ -46,7 +46,7 @@ export async function startTarget(env: Record<string, string> = {}): Promise<Tar
     child.once('exit', () => reject(new Error(`target exited: ${out}`)));
   });
   return {
-    hilt: `http://127.0.0.1:${hiltPort}`, bare: `http://127.0.0.1:${barePort}/bare`, startMs: Number(startMs),
+    hilt: `http://127.0.0.1:${hiltPort}`, bare: `http://127.0.0.1:${barePort}/bare`, startMs: Number(startMs), pid: child.pid!,
     // Resolves once the target has exited (its store closed, a lease released).
     stop: () => (child.kill('SIGTERM'), exited),
   };

@@ -36,7 +36,7 @@ function call(base: string, method: string, path: string, body?: unknown): Promi
   });
 }
 
-async function ok(base: string, method: string, path: string, body?: unknown) {
+export async function ok(base: string, method: string, path: string, body?: unknown) {
   const r = await call(base, method, path, body);
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.json)}`);
   return r.json;

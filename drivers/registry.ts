@@ -32,6 +32,11 @@ export interface DriverEntry<D> {
   readonly extension: string;
   /** JSON schema of the registration fields besides `type`; unknown fields are refused. */
   readonly fields: object;
+  /**
+   * The fields that are secrets, sealed at rest (docs/identity.md); unset: every field whose
+   * name says password, secret or token.
+   */
+  readonly secrets?: readonly string[];
   /** Checks a schema cannot express (e.g. a BMC address that must parse): a reason, or null. */
   check?(fields: DriverFields): string | null;
   /** The driver instance; the service makes one per entry. */
@@ -63,6 +68,9 @@ const defaultWording: RegistryWording = {
 
 const ajv = new Ajv({ allErrors: false, strict: true });
 
+/** A field that is a secret by its name (as src/redact.ts masks them). */
+const SECRET_FIELD = /password|secret|token/i;
+
 export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
   /** Null prototype: a `type` such as "constructor" finds nothing. */
   private readonly byType: Record<string, { entry: E; validate: ValidateFunction }> = Object.create(null);
@@ -76,6 +84,12 @@ export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
 
   get(type: string): E | undefined {
     return this.byType[type]?.entry;
+  }
+
+  /** Which of a registration's fields are secrets (a type no driver claims any more: by their names). */
+  secretFields(type: string, fields: DriverFields): string[] {
+    const listed = this.get(type)?.secrets;
+    return Object.keys(fields).filter((k) => (listed ? listed.includes(k) : SECRET_FIELD.test(k)));
   }
 
   types(): string[] {

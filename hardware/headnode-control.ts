@@ -56,7 +56,7 @@ export class HeadnodeControl {
    * is quick unless storage stalls.
    */
   private readonly queue: DeviceQueue;
-  private readonly monitor?: NodeJS.Timeout;
+  private monitor?: NodeJS.Timeout;
   private closed = false;
   /** where recovery and monitor failures are reported */
   log?: { warn(obj: object, msg: string): void };
@@ -73,7 +73,6 @@ export class HeadnodeControl {
       timeoutError: (m) => new HiltError('HeadnodeError', `headnode ${m}`),
       observe: (e) => telemetry.deviceCall('headnode', e.waitedMs / 1000, e.outcome),
     });
-    if (opts.checkMs > 0) this.monitor = setInterval(() => this.checkAll(), opts.checkMs).unref();
   }
 
   /** VM operations queued or running, on every headnode. */
@@ -138,6 +137,9 @@ export class HeadnodeControl {
         else if (status === 'deleting') await this.finishDelete(name, 'recovery', signal).catch(() => undefined);
         else await this.repair(name, signal);
       }, { what: 'recovering the VM' }).catch((err) => this.log?.warn({ err, headnode: name }, 'headnode recovery failed'))));
+    // The monitor starts only now: a check queued before a headnode's recovery would record a VM
+    // that died while the service was down as died, and the recovery would then not boot it again.
+    if (this.opts.checkMs > 0 && !this.monitor && !this.closed) this.monitor = setInterval(() => this.checkAll(), this.opts.checkMs).unref();
     const installed = await this.driver.listImages(this.budget('listing base images')).catch(() => [] as string[]);
     const missing = this.opts.baseImages.filter((i) => !installed.includes(i));
     if (missing.length) this.log?.warn({ missing }, 'configured headnode base images have no image file: starting headnodes made from them will fail');

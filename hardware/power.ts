@@ -12,8 +12,9 @@
 import { DeviceQueue } from './device-queue';
 import { HiltError } from '../actors/errors';
 import type { DriverFields, DriverSet } from '../drivers/registry';
-import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../drivers/obm/types';
+import { BootDevice, ConsoleIo, ConsoleLink, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../drivers/obm/types';
 import type { Obm } from '../actors/node/protocol';
+import { PLAIN, type Credentials } from '../actors/credentials';
 import { driverName, NO_TELEMETRY, Telemetry, timed } from '../actors/telemetry';
 
 type Call<T> = (driver: ObmDriver, fields: DriverFields, signal: AbortSignal) => Promise<T>;
@@ -42,7 +43,13 @@ export class PowerControl {
   /** per OBM type */
   private readonly queues = new Map<string, DeviceQueue>();
 
-  constructor(private readonly drivers: ObmDrivers, timeoutMs: number, private readonly telemetry: Telemetry = NO_TELEMETRY) {
+  constructor(
+    private readonly drivers: ObmDrivers,
+    timeoutMs: number,
+    private readonly telemetry: Telemetry = NO_TELEMETRY,
+    /** opens the BMC's sealed secrets for the driver's call, and only then (actors/credentials.ts) */
+    private readonly credentials: Pick<Credentials, 'open'> = PLAIN,
+  ) {
     for (const entry of drivers.registry.entries) {
       this.queues.set(entry.type, new DeviceQueue({
         timeoutMs,
@@ -75,6 +82,24 @@ export class PowerControl {
     return this.run(obm, who, 'boot_device', `boot device ${device}`, (d, f, s) => d.setBootDevice(f, device, s));
   }
 
+  /** Does the node's OBM driver offer a serial console (hardware/consoles.ts)? */
+  hasConsole(obm: Obm): boolean {
+    return typeof this.drivers.get(obm.type)?.driver.openConsole === 'function';
+  }
+
+  /**
+   * Opens the node's serial console in the BMC's turn (its stale session deactivated first):
+   * the call ends once the session is up, so later calls to the BMC are not held up
+   * by a session that lives on outside the queue.
+   */
+  openConsole(obm: Obm, io: ConsoleIo, stop?: AbortSignal, who: Asker = ADMIN): Promise<ConsoleLink> {
+    return this.run(obm, who, 'console_open', 'console (sol activate)', (d, f, s) => {
+      if (!d.openConsole) throw new ObmError(`OBM type ${obm.type} has no serial console`);
+      // `stop`: the session is no longer wanted (the node stopped recording, the service stops).
+      return d.openConsole(f, io, stop ? AbortSignal.any([s, stop]) : s);
+    });
+  }
+
   /** Queued calls (waiting or running) on every BMC. */
   size(): number {
     let n = 0;
@@ -93,7 +118,7 @@ export class PowerControl {
       const report = (seconds: number, ok: boolean) => this.telemetry.driverCall('obm', driver, name, seconds, ok);
       return await this.queues.get(obm.type)!.run(device, (signal) => {
         who.recheck?.();
-        return timed(() => call(found.driver, obm.fields, signal), report);
+        return timed(() => call(found.driver, this.credentials.open(obm.fields), signal), report);
       }, { from: 'submit', what });
     } catch (err) {
       if (!(err instanceof ObmError)) throw err;

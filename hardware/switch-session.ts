@@ -23,6 +23,7 @@ const CALLS: Record<string, { metric: string; change: boolean }> = {
   setEnabled: { metric: 'set_enabled', change: true },
   getPortVlans: { metric: 'get_port_vlans', change: false },
   readWiring: { metric: 'read_wiring', change: false },
+  commit: { metric: 'commit', change: true },
   close: { metric: 'logout', change: false },
 };
 
@@ -31,6 +32,8 @@ export interface SessionWrap {
   report(call: string, seconds: number, ok: boolean): void;
   /** false once this process may no longer change hardware (absent: always may) */
   mayAct?: () => boolean;
+  /** told the port of each change call (its first argument) as it starts */
+  changing?: (port: string) => void;
 }
 
 /** The refusal of a switch call by a process that lost its lease. */
@@ -56,6 +59,7 @@ export function wrapSession(session: SwitchSession, wrap: SessionWrap): SwitchSe
         fn = async (...args: unknown[]) => {
           if (call.change && wrap.mayAct && !wrap.mayAct()) throw leaseLost();
           if (call.change && !ownCount) started++;
+          if (call.change && typeof args[0] === 'string') wrap.changing?.(args[0]);
           const t0 = performance.now();
           try {
             const out = await method.apply(t, args);
@@ -77,6 +81,12 @@ export function wrapSession(session: SwitchSession, wrap: SessionWrap): SwitchSe
 export class CallProgress {
   private session?: SwitchSession;
   private before = 0;
+  /** the ports its change calls were for */
+  readonly ports = new Set<string>();
+
+  touch(port: string): void {
+    this.ports.add(port);
+  }
 
   /** The call's work starts on `session` (one that counts its changes). */
   start(session: SwitchSession): void {
@@ -84,9 +94,17 @@ export class CallProgress {
     this.before = session.changesSent ?? 0;
   }
 
+  /** what the call had sent when stop() was called */
+  private stopped?: boolean;
+
+  /** The call's own work is over: what the session sends later (committing other calls' changes) is not its own. */
+  stop(): void {
+    this.stopped ??= this.sentChanges;
+  }
+
   /** Did the call send anything that may have changed a port, so far? */
   get sentChanges(): boolean {
-    return !!this.session && (this.session.changesSent ?? 0) !== this.before;
+    return this.stopped ?? (!!this.session && (this.session.changesSent ?? 0) !== this.before);
   }
 }
 

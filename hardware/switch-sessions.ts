@@ -20,6 +20,15 @@
  * out of time, its later calls that would need a login fail at once with that reason instead of
  * each waiting out a timeout on a switch that is gone.
  *
+ * Commits: on a switch whose changes take effect only at a commit (SwitchSession.commit: Junos,
+ * NVUE, whose commits take seconds on real switches), a call that staged changes and has more
+ * calls queued behind it gives up the switch without committing; its outcome waits for the
+ * commit of the next call that has none behind it (or the MAX_GROUP-th), which commits every
+ * staged change at once. Each call is then answered by the commit's verdict on the ports it
+ * changed. A call that fails leaves the changes of the calls before it staged (the driver took
+ * its own out): they are committed before its session is dropped. A session closed with staged
+ * changes discards them, and their calls fail as having sent nothing.
+ *
  * Host keys: a session is opened with the fingerprint the switch actor has recorded (read from
  * the committed view at that moment), and a driver refuses a switch that presents another key.
  * When none is recorded, the key of the first login is trusted and recorded through `hostKeys`
@@ -62,6 +71,24 @@ export interface SwitchBatch {
 
 const noop = () => undefined;
 
+/** Calls whose staged changes share one commit at most (their wait for it is bounded so). */
+const MAX_GROUP = 32;
+
+/** A call that staged changes and waits for the commit of a later one. */
+interface Awaiting {
+  ports: ReadonlySet<string>;
+  resolve(): void;
+  reject(err: SwitchError): void;
+}
+
+/** The outcome of a call that waits for a later call's commit (wrapped: a promise resolved with a promise would wait for it). */
+interface Later { outcome: Promise<void> }
+
+/** The commit's verdict on `ports`: the reasons of those that did not read back as asked, or null. */
+function verdict(verdicts: Map<string, string>, ports: Iterable<string>): SwitchError | null {
+  const bad = [...ports].flatMap((p) => (verdicts.has(p) ? [verdicts.get(p)!] : []));
+  return bad.length ? new SwitchError(bad.join('; ')) : null;
+}
 
 export class SwitchSessions {
   private readonly queue: DeviceQueue;
@@ -79,6 +106,10 @@ export class SwitchSessions {
   log?: SwitchLog;
   /** port operations carried by each switch's open session (metrics) */
   private readonly carried = new Map<string, number>();
+  /** calls waiting for the next commit on each switch (see the header) */
+  private readonly awaiting = new Map<string, Awaiting[]>();
+  /** the call that holds each switch now */
+  private readonly current = new Map<string, CallProgress>();
 
   constructor(
     private readonly driverFor: (type: string) => SwitchDriver | undefined,
@@ -113,15 +144,23 @@ export class SwitchSessions {
         throw failure ?? err;
       });
     };
-    return this.queue.run(sw.name, call, { what: opts.what ?? 'a port operation' }).catch((err: Error) => {
-      // No failure of its own: it ran out of time.
-      if (batch && !failure) batch.lost ??= err.message.replace(`switch ${sw.name}: `, '');
-      // Read at the failure (at a deadline: what the call had sent by then).
-      const own = failure ?? err;
-      const reason = progress.sentChanges ? own : nothingSent(own);
-      this.log?.warn({ switch: sw.name, what: opts.what ?? 'a port operation', reason: reason.message, nothingSent: !progress.sentChanges }, 'switch operation failed');
-      throw reason;
-    });
+    const what = opts.what ?? 'a port operation';
+    return this.queue.run(sw.name, call, { what }).then(
+      // A call waiting for a later commit: that commit's verdict, which says itself whether it sent anything.
+      (later) => later?.outcome.catch((err: SwitchError) => {
+        this.log?.warn({ switch: sw.name, what, reason: err.message, nothingSent: err.nothingSent }, 'switch operation failed');
+        throw err;
+      }),
+      (err: Error) => {
+        // No failure of its own: it ran out of time.
+        if (batch && !failure) batch.lost ??= err.message.replace(`switch ${sw.name}: `, '');
+        // Read at the failure (at a deadline: what the call had sent by then).
+        const own = failure ?? err;
+        const reason = progress.sentChanges ? own : nothingSent(own);
+        this.log?.warn({ switch: sw.name, what, reason: reason.message, nothingSent: !progress.sentChanges }, 'switch operation failed');
+        throw reason;
+      },
+    );
   }
 
   /** Operations queued or in progress, on every switch. */
@@ -161,8 +200,12 @@ export class SwitchSessions {
     return this.queue.depth(sw);
   }
 
-  /** One operation, in the switch's turn: log in if no session is open, then apply the work. */
-  private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal, batch: SwitchBatch | undefined, progress: CallProgress): Promise<void> {
+  /**
+   * One operation, in the switch's turn: log in if no session is open, then apply the work.
+   * Resolves with the outcome of a commit still to come when the work staged changes that wait
+   * for a later call's commit.
+   */
+  private async apply(sw: SwitchInfo, work: PortWork, signal: AbortSignal, batch: SwitchBatch | undefined, progress: CallProgress): Promise<Later | undefined> {
     let session = this.sessions.get(sw.name);
     if (!session) {
       await this.closing.get(sw.name);
@@ -179,7 +222,7 @@ export class SwitchSessions {
         const report = (call: string, seconds: number, ok: boolean) => this.telemetry.driverCall('switch', name, call, seconds, ok);
         const info = { ...sw, ...(recorded ? { hostKey: recorded } : {}) };
         const raw = await timed(() => driver.open(info, signal, { log: this.log }), (sec, ok) => report('login', sec, ok));
-        opened = wrapSession(raw, { report, mayAct: this.mayAct });
+        opened = wrapSession(raw, { report, mayAct: this.mayAct, changing: (port) => this.current.get(sw.name)?.touch(port) });
         if (!signal.aborted && !recorded && opened.hostKey && this.hostKeys) {
           const seen = opened;
           await this.hostKeys.record(sw.name, seen.hostKey!).catch(async (err: Error) => {
@@ -209,24 +252,81 @@ export class SwitchSessions {
     let closing: Promise<void> | undefined;
     const drop = () => { closing ??= this.close(sw.name); };
     signal.addEventListener('abort', drop);
+    let later: Later | undefined;
     try {
       progress.start(session);
+      this.current.set(sw.name, progress);
       await work(session);
+      later = await this.commitOrWait(sw.name, session, progress, signal);
     } catch (err) {
+      // The earlier calls' staged changes go on without this call's (see the header).
+      if (!signal.aborted && this.awaiting.has(sw.name)) {
+        progress.stop();
+        await this.commit(sw.name, session).catch(noop);
+      }
       drop();
       throw err;
     } finally {
+      this.current.delete(sw.name);
       signal.removeEventListener('abort', drop);
       await closing;
     }
     // Nothing else is queued for the switch: log out now (its next turn waits for it). Not
     // after the deadline: the switch may belong to a later call by now.
     if (!signal.aborted && this.queue.depth(sw.name) === 1 && !this.held(sw.name)) void this.close(sw.name);
+    return later;
+  }
+
+  /**
+   * After a call's work, on a session with staged changes: wait for a later call's commit (the
+   * promise of its verdict) when more calls are queued, else commit now and answer this call's
+   * own verdict (see the header).
+   */
+  private async commitOrWait(name: string, session: SwitchSession, progress: CallProgress, signal: AbortSignal): Promise<Later | undefined> {
+    if (!session.uncommitted?.size || !session.commit) return undefined;
+    const group = this.awaiting.get(name) ?? [];
+    if (!signal.aborted && this.queue.depth(name) > 1 && group.length + 1 < MAX_GROUP) {
+      const outcome = new Promise<void>((resolve, reject) => group.push({ ports: progress.ports, resolve, reject }));
+      this.awaiting.set(name, group);
+      return { outcome };
+    }
+    const own = verdict(await this.commit(name, session), progress.ports);
+    if (own) throw own;
+    return undefined;
+  }
+
+  /** Commit the switch's staged changes, and answer the calls waiting for it; rejects when the commit failed. */
+  private async commit(name: string, session: SwitchSession): Promise<Map<string, string>> {
+    const group = this.awaiting.get(name) ?? [];
+    this.awaiting.delete(name);
+    let verdicts: Map<string, string>;
+    try {
+      verdicts = await session.commit!();
+    } catch (err) {
+      const e = err instanceof SwitchError ? err : new SwitchError(`switch ${name}: ${(err as Error).message}`);
+      for (const a of group) a.reject(e);
+      throw e;
+    }
+    for (const a of group) {
+      const bad = verdict(verdicts, a.ports);
+      if (bad) a.reject(bad);
+      else a.resolve();
+    }
+    return verdicts;
+  }
+
+  /** Calls still waiting for a commit when their session ends: their changes were discarded with it. */
+  private abandon(name: string): void {
+    const group = this.awaiting.get(name);
+    if (!group) return;
+    this.awaiting.delete(name);
+    for (const a of group) a.reject(new SwitchError(`switch ${name}: not applied: the session ended before its commit (a later call on the switch failed), and the staged change was discarded`, { nothingSent: true }));
   }
 
   /** Log out of the switch's session if one is open; resolves once its last logout has ended (or had its timeout). */
   private close(name: string): Promise<void> {
     const session = this.sessions.get(name);
+    this.abandon(name);
     if (session) {
       this.sessions.delete(name);
       this.telemetry.sessionClosed(name, this.carried.get(name) ?? 0);

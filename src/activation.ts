@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import type { Config } from './config';
@@ -25,6 +26,8 @@ import type { PersistenceEngine } from '../actors/persistence/engine';
 import { PowerControl } from '../hardware/power';
 import { Lifecycle } from './lifecycle';
 import { HeadnodeControl } from '../hardware/headnode-control';
+import { Consoles } from '../hardware/consoles';
+import { SecretStore } from './secrets/at-rest';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
 
@@ -32,12 +35,16 @@ export interface Activation {
   app: FastifyInstance;
   world: World;
   headnodes: HeadnodeControl;
+  /** the serial consoles' sessions and logs (docs/consoles.md) */
+  consoles: Consoles;
   /** the tenant lifecycle's runners (docs/lifecycle.md) */
   lifecycle: Lifecycle;
   /** resolves once every headnode VM was recovered */
   headnodesRecovered: Promise<void>;
   /** the API's request handler, for the Gate to hand requests to */
   handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** the API's upgrades (the consoles' WebSockets), handed on by the Gate too */
+  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   close(): Promise<void>;
 }
 
@@ -85,9 +92,12 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
   let world: World | undefined;
   let headnodes: HeadnodeControl | undefined;
   let app: FastifyInstance | undefined;
+  let consoles: Consoles | undefined;
   let lifecycle: Lifecycle | undefined;
   const close = async () => {
     await app?.close();
+    // Every console session's ipmitool is killed (by PID) before the process goes on.
+    await consoles?.close();
     lifecycle?.close();
     // Headnode VMs keep running across a restart of the service: the next start adopts them.
     await headnodes?.close();
@@ -95,20 +105,34 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     await engine.close();
   };
   try {
+    // The key of the credentials at rest, checked against the store's (src/secrets/at-rest.ts).
+    const secrets = await SecretStore.open(engine, config, drivers, log);
     world = new World(engine, {
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
-      switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics,
+      switchNativeFirst: (type) => !!drivers.switches.get(type)?.entry.nativeFirst,
+      switchTimeoutMs: config.switchTimeoutMs, telemetry: metrics, credentials: secrets,
       inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
       release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
     });
-    const { upgraded, repairedPorts } = await recoverWorld(world);
+    // Plaintext credentials an earlier release stored are sealed once the data is in the current format.
+    const { upgraded, repairedPorts } = await recoverWorld(world, () => secrets.prepare());
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
 
-    const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics);
+    const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
+    // Serial consoles: every node that records gets its session back; the logs of the others go.
+    consoles = new Consoles({ rm: world.rm, power, dataDir: config.dataDir, logBytes: config.consoleLogBytes, telemetry: metrics });
+    consoles.log = log;
+    world.nodeWatchers.push(consoles.watch);
+    const viewers = consoles;
+    world.userWatchers.push(() => viewers.recheck());
+    consoles.start();
     // The tenant lifecycle (docs/lifecycle.md): release power-offs, maintenance notices and
     // lease expiries still pending in storage are resumed here, before the API serves.
     lifecycle = new Lifecycle(world, { config, power, telemetry: metrics, mayAct });
+    // A release deletes the node's console log (the recording itself ended in the release's commit).
+    const forget = consoles;
+    lifecycle.release.hooks.push((node) => forget.forget(node.name));
     lifecycle.start(config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined);
     const vms = drivers.headnode;
     headnodes = new HeadnodeControl(world, mayAct ? guardHeadnode(vms.driver, mayAct, ctx.retryAfterS) : vms.driver, {
@@ -117,17 +141,18 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     });
     let handler!: Activation['handler'];
     app = await buildApp({
-      world, config, power, headnodes, lifecycle, drivers, metrics, logger: ctx.appLogger,
+      world, config, power, headnodes, lifecycle, consoles, drivers, metrics, logger: ctx.appLogger, rotateKey: (file) => secrets.rotate(world!, file),
       // The gate listens; the app only handles what the gate hands it.
       serverFactory: (h) => ((handler = h), createServer()),
     });
     const ui = app.hilt;
     const rm = world.rm;
     await metrics.attach({
-      world, power, headnodes, uiSessions: () => ui.ui?.size() ?? 0,
+      world, power, headnodes, consoles, uiSessions: () => ui.ui?.size() ?? 0,
       events: { streams: () => ui.events.size, webhooks: () => ({ delivering: rm.webhooks.size - ui.webhooks.failing(), failing: ui.webhooks.failing() }) },
     });
     headnodes.log = app.log;
+    consoles.log = app.log;
     lifecycle.log = app.log;
     world.sessions.log = app.log;
     const faultLog = app.log;
@@ -140,7 +165,10 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // VMs that should run come back (adopted if still running) in the background; calls on a
     // headnode wait for its recovery.
     const headnodesRecovered = headnodes.recover();
-    return { app, world, headnodes, lifecycle, headnodesRecovered, handler, close };
+    // @fastify/websocket listens for upgrades on the app's own server, which the Gate stands in for.
+    const server = app.server;
+    const upgrade: Activation['upgrade'] = (req, socket, head) => void server.emit('upgrade', req, socket, head);
+    return { app, world, headnodes, lifecycle, consoles, headnodesRecovered, handler, upgrade, close };
   } catch (err) {
     await settledWithin(close(), closeBudgetMs(config));
     throw err;

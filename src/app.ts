@@ -11,6 +11,7 @@ import type { RouteWorld, World } from '../actors/world';
 import type { Config } from './config';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
+import type { Consoles } from '../hardware/consoles';
 import type { Drivers } from './drivers';
 import type { Lifecycle } from './lifecycle';
 import { projectRoutes } from './routes/projects';
@@ -23,6 +24,8 @@ import { wiringRoutes } from './routes/wiring';
 import { opsRoutes } from './routes/audit';
 import { actionRoutes } from './routes/actions';
 import { headnodeRoutes } from './routes/headnodes';
+import { consoleRoutes } from './routes/consoles';
+import websocket from '@fastify/websocket';
 import { lifecycleRoutes } from './routes/lifecycle';
 import { BODY_LIMIT, clientError, drained, parseJsonObject, rejectGetBody } from './request-body';
 import { addNameFormats, errorSchema, NAME_FORMAT, NAME_RULE } from './schemas/common';
@@ -32,12 +35,26 @@ import { metricsRoutes } from './routes/metrics';
 import { trustProxyOption } from './config';
 import { BRIDGE_HEADER, UiBridge } from './ui/bridge';
 import { uiRoutes } from './routes/ui';
-import { unauthorized } from './errors';
 import { eventRoutes } from './routes/events';
 import { EventHub } from './events/hub';
 import { WebhookRunner } from './events/webhooks';
 import { describer } from './events/describe';
 import { version } from './version';
+import { forbidden } from './errors';
+import { forRead, isRead } from './auth/caller';
+import { tokenRoutes } from './routes/tokens';
+import { secretRoutes } from './routes/secrets';
+import { OidcVerifier } from './auth/oidc';
+import type { SecretStore } from './secrets/at-rest';
+
+export type RotateKey = (newFile: string) => ReturnType<SecretStore['rotate']>;
+
+declare module 'fastify/types/context' {
+  interface FastifyContextConfig {
+    /** a change a read-only caller may make too: managing its own API tokens (src/routes/tokens.ts) */
+    selfService?: boolean;
+  }
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,6 +77,8 @@ export interface Hilt {
   auth: Authenticator;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  /** the serial consoles' sessions and logs */
+  consoles: Consoles;
   /** the tenant lifecycle's runners: release power-offs, maintenance notices, lease expiry */
   lifecycle: Lifecycle;
   /** the drivers' registries (registration fields, extensions, inspection) and instances */
@@ -74,6 +93,8 @@ export interface Hilt {
   events: EventHub;
   /** webhook delivery */
   webhooks: WebhookRunner;
+  /** re-encrypts every credential under the key in a new file (src/secrets/at-rest.ts); none in tests that build the app alone */
+  rotateKey?: RotateKey;
 }
 
 export interface AppOptions {
@@ -81,11 +102,13 @@ export interface AppOptions {
   config: Config;
   power: PowerControl;
   headnodes: HeadnodeControl;
+  consoles: Consoles;
   lifecycle: Lifecycle;
   drivers: Drivers;
   metrics?: Metrics;
   /** the service's pino logger (none: the app logs nothing) */
   logger?: FastifyBaseLogger;
+  rotateKey?: RotateKey;
   /** the HTTP server is the service's (src/gate.ts): it hands requests to this app's handler */
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
@@ -111,6 +134,11 @@ function loginThrottle(c: Config): Partial<ThrottleOptions> {
   return { maxFailures: c.loginMaxFailures, windowMs: c.loginWindowMs, lockMs: c.loginLockMs, maxLockMs: c.loginLockMaxMs };
 }
 
+/** A token's use, recorded by its user's actor (src/auth/tokens.ts says how often); a failure only costs the record. */
+function recordTokenUse(world: World) {
+  return (user: string, id: string, at: number) => void world.users.ask(user, { type: 'user.tokenUsed', by: user, id, at }).catch(() => undefined);
+}
+
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
@@ -133,8 +161,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });
   const hilt: Hilt = {
-    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, drivers: opts.drivers, metrics,
-    bridge: new UiBridge(),
+    world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config), recordTokenUse(opts.world)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, consoles: opts.consoles, drivers: opts.drivers, metrics,
+    bridge: new UiBridge(), rotateKey: opts.rotateKey,
     ...eventsOf(opts, metrics),
   };
   app.decorate('hilt', hilt);
@@ -145,6 +173,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     hilt.webhooks.close();
     hilt.events.close();
   });
+  // OpenID Connect bearer tokens, when an issuer is configured (src/auth/oidc.ts).
+  const c = opts.config;
+  if (c.oidcIssuer && c.oidcAudience) {
+    const oidc = new OidcVerifier({ ...c, oidcIssuer: c.oidcIssuer, oidcAudience: c.oidcAudience }, opts.world.rm);
+    hilt.auth.oidc = oidc;
+    app.addHook('onClose', () => oidc.close());
+  }
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
@@ -174,15 +209,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', async (req) => {
     if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return;
-    // A dashboard action, run in-process as its logged-in user (src/ui/bridge.ts).
-    const bridged = hilt.bridge.user(req.headers[BRIDGE_HEADER]);
-    if (bridged !== undefined) {
-      const u = hilt.world.rm.users.get(bridged);
-      if (!u) throw unauthorized('the dashboard session\'s user no longer exists');
-      req.caller = { user: u.name, isAdmin: u.isAdmin, projects: u.projects };
-      return;
-    }
-    req.caller = await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
+    // A dashboard action, run in-process as its logged-in caller (src/ui/bridge.ts).
+    const caller = hilt.bridge.take(req.headers[BRIDGE_HEADER]) ?? await hilt.auth.authenticate(req.headers.authorization, { log: req.log, ip: req.ip });
+    // What this call may do (src/auth/caller.ts): a read sees what the caller may read; a
+    // read-only caller changes nothing, but may manage its own tokens (routes/tokens.ts says which).
+    if (isRead(req.method)) req.caller = forRead(caller);
+    else if (caller.readOnly && !(req.routeOptions.config as { selfService?: boolean } | undefined)?.selfService) throw forbidden('read-only access: this call changes the service\'s state');
+    else req.caller = caller;
   });
 
   app.setErrorHandler(async (err: Error & { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string }, req, reply) => {
@@ -208,6 +241,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${shortPath(req.url.split('?')[0])}` });
   });
 
+  // The live consoles' WebSockets (src/routes/consoles.ts): input comes in small messages.
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // At a stop, viewers read why (the plugin's own close sends no code).
+    preClose(this: FastifyInstance, done: () => void) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'the service is stopping');
+      this.websocketServer.close(() => undefined);
+      done();
+    },
+  });
+
   const routes = async (scope: FastifyInstance) => {
     await scope.register(projectRoutes);
     await scope.register(nodeRoutes);
@@ -219,8 +263,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
     await scope.register(eventRoutes);
+    await scope.register(consoleRoutes);
     await scope.register(wiringRoutes);
     await scope.register(lifecycleRoutes);
+    await scope.register(tokenRoutes);
+    await scope.register(secretRoutes);
   };
   await app.register(routes);
   // HIL v0.3+ clients use the /v0 prefix (docs/api-conventions.md §11).

@@ -79,6 +79,10 @@ export interface Config extends DriverSettings {
   webhookRetryMaxMs: number;
   /** failing this long in a row marks a webhook failing (it stops until resumed) */
   webhookFailAfterMs: number;
+  /** the bound of each node's console log, and the most GET /node/<node>/console answers (docs/consoles.md) */
+  consoleLogBytes: number;
+  /** who may type on a live console: `members` (the node's project and admins), `admins`, or `none` */
+  consoleInput: ConsoleInput;
   /** project_detach_node powers the released node off (docs/lifecycle.md) */
   releasePowerOff: boolean;
   /** the maintenance pool's project: a node released from any other project moves into it (with maintenanceUrl) */
@@ -91,7 +95,30 @@ export interface Config extends DriverSettings {
   maintenanceTimeoutMs: number;
   /** a lease may end at most this many days from when it is set */
   leaseMaxDays: number;
+  /** the longest life of an API token (POST /auth/tokens `expires_in`) */
+  tokenMaxSeconds: number;
+  /** OpenID Connect (docs/identity.md): the issuer whose tokens are accepted (unset: none are) */
+  oidcIssuer?: string;
+  /** the audience (`aud`) those tokens must name; required with oidcIssuer */
+  oidcAudience?: string;
+  /** where the issuer's keys are (unset: the `jwks_uri` of its discovery document) */
+  oidcJwksUrl?: string;
+  /** PEM file of the CA certificates that sign the issuer's HTTPS certificate (unset: the system's) */
+  oidcCaFile?: string;
+  /** the claim naming the user */
+  oidcUserClaim: string;
+  /** the claim listing the user's groups */
+  oidcGroupsClaim: string;
+  oidcAdminGroup: string;
+  oidcAuditorGroup: string;
+  /** `<prefix><P>`: a member of project P; `<prefix><P>-readers`: a reader of P */
+  oidcProjectPrefix: string;
+  /** the key that encrypts BMC and switch credentials at rest (unset: `<dataDir>/secret.key`, made at the first start) */
+  secretKeyFile?: string;
 }
+
+export const CONSOLE_INPUT = ['members', 'admins', 'none'] as const;
+export type ConsoleInput = (typeof CONSOLE_INPUT)[number];
 
 export const DEFAULTS: Config = {
   host: '127.0.0.1',
@@ -136,9 +163,17 @@ export const DEFAULTS: Config = {
   webhookRetryMinMs: 1_000,
   webhookRetryMaxMs: 300_000,
   webhookFailAfterMs: 24 * 3600_000,
+  consoleLogBytes: 1 << 20,
+  consoleInput: 'members',
   releasePowerOff: true,
   maintenanceTimeoutMs: 10_000,
   leaseMaxDays: 90,
+  tokenMaxSeconds: 90 * 86_400,
+  oidcUserClaim: 'preferred_username',
+  oidcGroupsClaim: 'groups',
+  oidcAdminGroup: 'hilt-admins',
+  oidcAuditorGroup: 'hilt-auditors',
+  oidcProjectPrefix: 'hilt-project-',
 };
 
 /** Is `host` a loopback address or name (127.0.0.0/8, ::1, localhost)? */
@@ -169,7 +204,8 @@ export function parseVlanPool(text: string): VlanRange[] {
 }
 
 /** Settings without a default value, also allowed in the file. */
-export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey', 'maintenanceProject', 'maintenanceUrl', 'maintenanceSecret'];
+export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey', 'maintenanceProject', 'maintenanceUrl', 'maintenanceSecret',
+  'oidcIssuer', 'oidcAudience', 'oidcJwksUrl', 'oidcCaFile', 'secretKeyFile'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -257,6 +293,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_METRICS_OPEN) cfg.metricsOpen = flag('HILT_METRICS_OPEN', env.HILT_METRICS_OPEN);
   if (env.HILT_TRUST_PROXY !== undefined) cfg.trustProxy = env.HILT_TRUST_PROXY.trim();
   if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);
+  if (env.HILT_CONSOLE_LOG_BYTES) cfg.consoleLogBytes = int('HILT_CONSOLE_LOG_BYTES', env.HILT_CONSOLE_LOG_BYTES);
+  if (env.HILT_CONSOLE_INPUT) cfg.consoleInput = oneOf('HILT_CONSOLE_INPUT', env.HILT_CONSOLE_INPUT, CONSOLE_INPUT);
   if (env.HILT_LOGIN_MAX_FAILURES) cfg.loginMaxFailures = int('HILT_LOGIN_MAX_FAILURES', env.HILT_LOGIN_MAX_FAILURES);
   if (env.HILT_LOGIN_LOCK_MS) cfg.loginLockMs = int('HILT_LOGIN_LOCK_MS', env.HILT_LOGIN_LOCK_MS);
   if (env.HILT_LOGIN_LOCK_MAX_MS) cfg.loginLockMaxMs = int('HILT_LOGIN_LOCK_MAX_MS', env.HILT_LOGIN_LOCK_MAX_MS);
@@ -274,6 +312,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_MAINTENANCE_SECRET) cfg.maintenanceSecret = env.HILT_MAINTENANCE_SECRET;
   if (env.HILT_MAINTENANCE_TIMEOUT_MS) cfg.maintenanceTimeoutMs = int('HILT_MAINTENANCE_TIMEOUT_MS', env.HILT_MAINTENANCE_TIMEOUT_MS);
   if (env.HILT_LEASE_MAX_DAYS) cfg.leaseMaxDays = int('HILT_LEASE_MAX_DAYS', env.HILT_LEASE_MAX_DAYS);
+  if (env.HILT_TOKEN_MAX_SECONDS) cfg.tokenMaxSeconds = int('HILT_TOKEN_MAX_SECONDS', env.HILT_TOKEN_MAX_SECONDS);
+  if (env.HILT_OIDC_ISSUER) cfg.oidcIssuer = env.HILT_OIDC_ISSUER;
+  if (env.HILT_OIDC_AUDIENCE) cfg.oidcAudience = env.HILT_OIDC_AUDIENCE;
+  if (env.HILT_OIDC_JWKS_URL) cfg.oidcJwksUrl = env.HILT_OIDC_JWKS_URL;
+  if (env.HILT_OIDC_CA_FILE) cfg.oidcCaFile = env.HILT_OIDC_CA_FILE;
+  if (env.HILT_OIDC_USER_CLAIM) cfg.oidcUserClaim = env.HILT_OIDC_USER_CLAIM;
+  if (env.HILT_OIDC_GROUPS_CLAIM) cfg.oidcGroupsClaim = env.HILT_OIDC_GROUPS_CLAIM;
+  if (env.HILT_OIDC_ADMIN_GROUP) cfg.oidcAdminGroup = env.HILT_OIDC_ADMIN_GROUP;
+  if (env.HILT_OIDC_AUDITOR_GROUP) cfg.oidcAuditorGroup = env.HILT_OIDC_AUDITOR_GROUP;
+  if (env.HILT_OIDC_PROJECT_PREFIX) cfg.oidcProjectPrefix = env.HILT_OIDC_PROJECT_PREFIX;
+  if (env.HILT_SECRET_KEY_FILE) cfg.secretKeyFile = env.HILT_SECRET_KEY_FILE;
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('HILT_TLS_CERT and HILT_TLS_KEY go together: set both (HTTPS) or neither (plain HTTP)');
   if (cfg.loginMaxFailures < 1) throw new Error('HILT_LOGIN_MAX_FAILURES must be at least 1');
   // The file's values too.
@@ -297,7 +346,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const k of ['eventsBufferBytes', 'eventsHeartbeatMs', 'webhookTimeoutMs', 'webhookRetryMinMs', 'webhookRetryMaxMs', 'webhookFailAfterMs'] as const) {
     if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`${k} must be a positive integer`);
   }
+  if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);
+  oneOf('consoleInput', cfg.consoleInput, CONSOLE_INPUT);
   checkLifecycle(cfg);
+  if (!Number.isInteger(cfg.tokenMaxSeconds) || cfg.tokenMaxSeconds < 1) throw new Error('HILT_TOKEN_MAX_SECONDS (tokenMaxSeconds) must be a positive integer');
+  if (!cfg.oidcIssuer !== !cfg.oidcAudience) throw new Error('HILT_OIDC_ISSUER and HILT_OIDC_AUDIENCE go together: set both (OpenID Connect) or neither');
+  for (const [k, v] of [['HILT_OIDC_ISSUER', cfg.oidcIssuer], ['HILT_OIDC_JWKS_URL', cfg.oidcJwksUrl]] as const) {
+    if (v !== undefined && !/^https:\/\//.test(v)) throw new Error(`${k} must be an https:// URL (the issuer's keys must not be fetched in the clear), got "${v}"`);
+  }
   return cfg;
 }
 

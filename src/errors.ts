@@ -7,6 +7,7 @@ import { ErrorType, HiltError } from '../actors/errors';
 export const ERROR_STATUS: Record<ErrorType, number> = {
   BadArgumentError: 400,
   AuthorizationError: 401,
+  ForbiddenError: 403,
   NotFoundError: 404,
   DuplicateError: 409,
   AllocationError: 409,

@@ -13,11 +13,14 @@
  *   as any call: a standby reads no users to check a password against.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:https';
 import { clientError } from './request-body';
 
 export type Role = 'active' | 'standby';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+/** A request to switch protocols (a console's WebSocket): the active API's, or a 503 on the socket. */
+type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 export interface GateOptions {
   /** this process's name, shown by /health */
@@ -33,6 +36,7 @@ export interface GateOptions {
 export class Gate {
   readonly server: Server;
   private handler?: Handler;
+  private upgrade?: UpgradeHandler;
   private why = 'starting';
 
   constructor(private readonly opts: GateOptions) {
@@ -45,6 +49,12 @@ export class Gate {
     this.server.on('clientError', clientError);
     // As fastify sets its own server (keep-alive sockets of a load balancer or a client stay open).
     this.server.keepAliveTimeout = 72_000;
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (this.handler && this.upgrade) return this.upgrade(req, socket, head);
+      const body = JSON.stringify({ type: 'ServiceUnavailableError', msg: `this hilt process (${this.opts.instance}) is a standby: ${this.why}` });
+      socket.on('error', () => socket.destroy());
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: ${this.opts.retryAfterS}\r\nConnection: close\r\n\r\n${body}`);
+    });
   }
 
   get role(): Role {
@@ -67,14 +77,16 @@ export class Gate {
     });
   }
 
-  /** Serve the API with this handler (the active fastify app's). */
-  activate(handler: Handler): void {
+  /** Serve the API with this handler (the active fastify app's), and its upgrades (WebSockets). */
+  activate(handler: Handler, upgrade?: UpgradeHandler): void {
     this.handler = handler;
+    this.upgrade = upgrade;
   }
 
   /** Answer 503 from now on, saying why. */
   standby(why: string): void {
     this.handler = undefined;
+    this.upgrade = undefined;
     this.why = why;
   }
 

@@ -44,7 +44,7 @@ export function notActive(retryAfterS: number): HiltError {
     { retryAfter: retryAfterS });
 }
 
-const OBM_CALLS: readonly (keyof ObmDriver)[] = ['powerCycle', 'powerOff', 'powerOn', 'powerStatus', 'setBootDevice'];
+const OBM_CALLS: readonly (keyof ObmDriver)[] = ['powerCycle', 'powerOff', 'powerOn', 'powerStatus', 'setBootDevice', 'openConsole'];
 
 /**
  * Power calls: every call, a status read too (two clients at once upset a small BMC). The check

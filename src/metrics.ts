@@ -15,6 +15,7 @@ import type { World } from '../actors/world';
 import type { ReadModel } from '../actors/readmodel';
 import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
+import type { Consoles, ConsoleTelemetry } from '../hardware/consoles';
 import type { LifecycleTelemetry } from './lifecycle';
 
 /** What the gauges read at each scrape. */
@@ -26,6 +27,8 @@ export interface MetricsSources {
   uiSessions?: () => number;
   /** event streams open now, and webhooks by state (src/events) */
   events?: { streams(): number; webhooks(): { delivering: number; failing: number } };
+  /** the serial consoles' sessions and viewers */
+  consoles?: Pick<Consoles, 'active' | 'viewerCount'>;
 }
 
 /** Request rates of the last minute (the dashboard's health panel). */
@@ -76,7 +79,7 @@ function children<C>(make: (...values: string[]) => C): (...values: string[]) =>
   };
 }
 
-export class Metrics implements Telemetry, LifecycleTelemetry {
+export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry {
   readonly registry = new Registry();
   private sources?: MetricsSources;
   /** one-second buckets of the last minute: [second, requests, 5xx] */
@@ -100,6 +103,8 @@ export class Metrics implements Telemetry, LifecycleTelemetry {
   private readonly streamsDropped = new Counter({ name: 'hilt_event_streams_dropped_total', help: 'Event streams ended by the service, by reason (buffer: the consumer did not read and passed the bound; access: the user\'s access changed; closing: the service stopped serving)', labelNames: ['reason'], registers: [this.registry] });
   private readonly webhookDeliveries = new Counter({ name: 'hilt_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (ok: a 2xx; error: anything else, or no answer in time)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly webhookSeconds = new Histogram({ name: 'hilt_webhook_delivery_duration_seconds', help: 'Time of each webhook delivery attempt', buckets: LATENCY, registers: [this.registry] });
+  private readonly consoleRestarts = new Counter({ name: 'hilt_console_restarts_total', help: 'Serial console sessions that dropped or could not open, and were opened again', registers: [this.registry] });
+
   private readonly backups = new Counter({ name: 'hilt_backups_total', help: 'Online backups (POST /admin/backup), by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly backupLast = new Gauge({ name: 'hilt_backup_last_success_timestamp_seconds', help: 'When the last online backup of this process finished successfully (Unix time); absent until one did', registers: [] });
   private readonly backupSeconds = new Gauge({ name: 'hilt_backup_last_duration_seconds', help: 'How long the last successful online backup took', registers: [] });
@@ -189,6 +194,20 @@ export class Metrics implements Telemetry, LifecycleTelemetry {
         if (self.sources) this.set(self.sources.uiSessions?.() ?? 0);
       },
     });
+    new Gauge({
+      name: 'hilt_console_sessions', help: 'Serial console sessions open now (one per node whose console is recorded; an IPMI one is one ipmitool process)', registers,
+      collect() {
+        this.reset();
+        if (self.sources) this.set(self.sources.consoles?.active() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'hilt_console_viewers', help: 'Viewers of live consoles connected now (WebSockets)', registers,
+      collect() {
+        this.reset();
+        if (self.sources) this.set(self.sources.consoles?.viewerCount() ?? 0);
+      },
+    });
   }
 
   /** Nothing to read from now on (a step-down): the gauges of what is there now go empty. */
@@ -231,6 +250,11 @@ export class Metrics implements Telemetry, LifecycleTelemetry {
     const world = this.sources?.world;
     if (!world) return;
     for (const kind of world.runtime.kindNames()) g.set({ kind }, pick(world.runtime.registry(kind)!.load()));
+  }
+
+  /** A console session is opened again (hardware/consoles.ts). */
+  consoleRestarted(): void {
+    this.consoleRestarts.inc();
   }
 
   /** An online backup ended. */

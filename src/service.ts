@@ -20,6 +20,7 @@ import type { PersistenceEngine } from '../actors/persistence/engine';
 import { closeDrivers, Drivers, ExtraDrivers, startDrivers } from './drivers';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
+import type { Consoles } from '../hardware/consoles';
 import type { Lifecycle } from './lifecycle';
 import { Activation, ActivationContext, activate, closeBudgetMs } from './activation';
 import { prepareSchema, standBy } from './standby';
@@ -40,6 +41,8 @@ export interface Service {
   readonly headnodes: HeadnodeControl;
   /** resolves once every headnode was recovered after the current activation */
   readonly headnodesRecovered: Promise<void>;
+  /** the serial consoles of the current activation */
+  readonly consoles: Consoles;
   /** the tenant lifecycle's runners of the current activation (release hooks are registered here) */
   readonly lifecycle: Lifecycle;
   /** the service's metrics (GET /metrics), across activations */
@@ -115,7 +118,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
 
   function serve(a: Activation): void {
     current = last = a;
-    gate.activate(a.handler);
+    gate.activate(a.handler, a.upgrade);
     becameActive();
     for (const w of activeWaiters) w();
     activeWaiters = [];
@@ -173,6 +176,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     get world() { return (last ?? { world: none('world')() }).world; },
     get headnodes() { return (last ?? { headnodes: none('headnodes')() }).headnodes; },
     get headnodesRecovered() { return (last ?? { headnodesRecovered: none('headnodes')() }).headnodesRecovered; },
+    get consoles() { return (last ?? { consoles: none('consoles')() }).consoles; },
     get lifecycle() { return (last ?? { lifecycle: none('lifecycle')() }).lifecycle; },
     get role() { return gate.role; },
     get generatedAdminPassword() { return generatedAdminPassword; },

@@ -297,10 +297,12 @@ const VIEWS = {
         columns: [
           { key: 'name', label: 'Switch', render: (r) => h('button', { type: 'button', class: 'linkish', on: { click: () => { state.tables.ports.filters.switch = r.name; state.tables.ports.offset = 0; ports.load(); $('ports-q').focus(); } } }, r.name) },
           { key: 'type', label: 'Driver' },
+          { key: 'family', label: 'Family' },
           { key: 'ports', label: 'Ports' },
           { key: 'wired', label: 'Wired' },
           { key: 'pending', label: 'Pending operations' },
           { key: 'queued', label: 'Queued calls' },
+          { key: 'tls', label: 'TLS' },
         ],
         actions: state.me.features.drift ? (r) => h('span', {},
           h('button', { type: 'button', on: { click: () => drift(r.name) } }, 'Drift audit'), ' ',
@@ -466,6 +468,46 @@ const VIEWS = {
       return () => (f.cursors.length ? undefined : load());
     },
   },
+  tokens: {
+    title: 'Tokens',
+    kinds: ['user'],
+    render(el) {
+      const box = h('div', { id: 'tokens' });
+      const desc = h('input', { id: 'token-description', maxlength: 200 });
+      const days = h('input', { id: 'token-days', type: 'number', min: 1, value: 1 });
+      const project = h('input', { id: 'token-project', placeholder: 'any' });
+      const readOnly = h('input', { id: 'token-read-only', type: 'checkbox' });
+      const form = h('form', { class: 'controls', id: 'token-form' },
+        h('label', { for: desc.id }, 'Description'), desc, h('label', { for: days.id }, 'Days'), days,
+        h('label', { for: project.id }, 'Project'), project, h('label', { for: readOnly.id }, 'Read-only'), readOnly,
+        h('button', { type: 'submit' }, 'Create token'));
+      form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        try {
+          const r = await api('action', { method: 'POST', body: { action: 'token_create', description: desc.value, expires_in: Math.round(Number(days.value) * 86400), read_only: readOnly.checked, project: project.value.trim() } });
+          desc.value = '';
+          showResult('Your new token: copy it now, it is not shown again', r.token);
+          load();
+        } catch (err) {
+          say(`Could not create the token: ${err.message}`);
+        }
+      });
+      el.append(h('p', { class: 'muted' }, 'Tokens for scripts and CI jobs: send one as Authorization: Bearer, or set HILT_TOKEN for the hilt command.'), form, box);
+      async function load() {
+        let list;
+        try {
+          list = await api('tokens');
+        } catch (err) {
+          box.replaceChildren(h('p', { class: 'muted' }, `No tokens to show: ${err.message}`));
+          return;
+        }
+        box.replaceChildren(simpleTable('Your tokens (never their secrets)', ['Id', 'Description', 'Project', 'Read-only', 'Created', 'Expires', 'Last used', ''],
+          list.map((t) => [t.id, t.description, t.project || '', t.read_only ? 'yes' : 'no', time(t.created_at), t.expired ? 'expired' : time(t.expires_at), time(t.last_used_at),
+            h('button', { type: 'button', class: 'danger', on: { click: () => action({ action: 'token_revoke', id: t.id }, `Revoke token ${t.id} (${t.description || 'no description'})? Whatever uses it stops working at once.`, 'Revoke').then(load) } }, 'Revoke')])));
+      }
+      return load;
+    },
+  },
   node: {
     title: 'Node',
     kinds: ['node', 'nic', 'port'],
@@ -484,6 +526,8 @@ const VIEWS = {
         const admin = state.me.isAdmin;
         box.replaceChildren(
           cards([['Project', n.project || 'free'], ...(admin ? [['BMC driver', n.obm]] : []), ['Metadata', Object.entries(n.metadata).map(([k, v]) => `${k}=${v}`).join(', ') || '—']]),
+          // The live serial console: a page of its own (console.html), with a terminal emulator.
+          h('p', {}, h('a', { href: `console.html#${encodeURIComponent(n.name)}`, id: 'node-console' }, 'Serial console')),
           simpleTable('Nics', ['Nic', 'MAC', ...(admin ? ['Switch', 'Port'] : []), 'Networks', 'Pending', ...(admin ? ['Actions'] : [])], n.nics.map((x) => [
             x.name, x.macaddr, ...(admin ? [x.switch, x.port] : []),
             x.networks.map((w) => `${w.network} (${w.channel})`).join(', '),
@@ -570,7 +614,7 @@ function duration(s) {
 // ---------------------------------------------------------------- navigation and live updates
 
 function visibleViews() {
-  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'lifecycle', 'health', 'audit'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
+  return ['inventory', 'projects', 'networks', 'switches', 'operations', 'headnodes', 'lifecycle', 'health', 'audit', 'tokens'].filter((v) => !VIEWS[v].admin || state.me.isAdmin);
 }
 
 function renderNav() {
@@ -680,13 +724,15 @@ $('login-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const user = $('login-user').value;
   const password = $('login-password').value;
+  const token = $('login-token').value.trim();
   $('login-error').textContent = '';
   try {
-    const me = await api('login', { method: 'POST', body: { user, password } });
+    const me = await api('login', { method: 'POST', body: token && !password ? { token } : { user, password } });
     $('login-password').value = '';
+    $('login-token').value = '';
     loggedIn(me);
   } catch (err) {
-    $('login-error').textContent = err.status === 401 ? 'Wrong user name or password.' : `Could not log in: ${err.message}`;
+    $('login-error').textContent = err.status === 401 ? (token && !password ? 'Invalid or expired token.' : 'Wrong user name or password.') : `Could not log in: ${err.message}`;
   }
 });
 

@@ -14,6 +14,11 @@ export interface NicDeps {
   ports: Asker<PortCommand, PortReplies>;
   /** An operation of the node was committed: hand it on (the runner keeps the node's order). */
   handOn(node: string): void;
+  /**
+   * Does the switch carry a tagged VLAN on a port only beside a native one (its driver's
+   * `nativeFirst`: Brocade, Dell OS9)? Absent: no switch does.
+   */
+  nativeFirst?(switchName: string): boolean;
 }
 
 /** Replace one action (by seq) in the history and in the pending slot; apply its effect when DONE. */
@@ -39,7 +44,7 @@ function finish(state: NicState, seq: number, status: 'DONE' | 'ERROR', at: numb
   };
 }
 
-export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicState, NicCommand, NicEvent, NicReplies> {
+export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): Behavior<NicState, NicCommand, NicEvent, NicReplies> {
   /** A command on a registered nic. */
   const live = needsEntity<NicState>((id) => {
     const [node, nic] = splitId(id);
@@ -159,6 +164,11 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
         if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
           throw conflict(`channel ${cmd.channel} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
         }
+        // HIL's rule on its Brocade and OS9 switches (checked here, where the nic's networks and
+        // its one pending operation are serialized): a tagged network only beside a native one.
+        if (cmd.channel !== NATIVE && !own(state.networks, NATIVE) && nativeFirst?.(port.switch)) {
+          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: attach a native network to nic ${state.name} first`);
+        }
         // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
         const key = `${id}\u0000${cmd.seq}`;
         if (!uses.reserve(cmd.network, key, cmd.project)) throw conflict(`network ${cmd.network} is being changed; try again`);
@@ -172,6 +182,10 @@ export function nicBehavior({ rm, uses, ports, handOn }: NicDeps): Behavior<NicS
         const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
         if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
         const port = wiredPort(state);
+        // … and the native network leaves last.
+        if (channel === NATIVE && Object.keys(state.networks).some((c) => c !== NATIVE) && nativeFirst?.(port.switch)) {
+          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: detach the tagged networks of nic ${state.name} before its native one`);
+        }
         return queue(state, cmd.seq, {
           type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan,
         }, port);

@@ -7,9 +7,13 @@ import { upcastObm, METADATA_MAX_LABELS, MetadataValue, NodeCommand, NodeEvent, 
 
 
 /** What the node actor needs: the committed view, and its nics' actors (node → nic). */
+import { PLAIN, type Credentials } from '../credentials';
+
 export interface NodeDeps {
   rm: ReadModel;
   nics: Asker<NicCommand, NicReplies>;
+  /** seals the BMC's secret fields into the event (actors/credentials.ts); default: none (unit tests) */
+  credentials?: Credentials;
 }
 
 /**
@@ -23,15 +27,18 @@ function withLabel(metadata: Record<string, unknown> | undefined, label: string,
 }
 
 /** The state without the given optional keys (a state object never holds a key set to undefined). */
-function without(state: NodeState, ...keys: ('lease' | 'releasePowerOff' | 'maintenance')[]): NodeState {
+function without(state: NodeState, ...keys: ('lease' | 'releasePowerOff' | 'maintenance' | 'console')[]): NodeState {
   const out = { ...state };
   for (const k of keys) delete out[k];
   return out;
 }
 
-/** After a release: the next holder (the maintenance pool, or none), no lease, and what is due now. */
+/**
+ * After a release: the next holder (the maintenance pool, or none), no lease, no console
+ * recording (its log is deleted: hardware/consoles.ts), and what is due now.
+ */
 function released(state: NodeState, e: Extract<NodeEvent, { type: 'NodeReleased' }>, at: number): NodeState {
-  const next: NodeState = { ...without(state, 'lease', 'maintenance'), project: e.into ?? null };
+  const next: NodeState = { ...without(state, 'lease', 'maintenance', 'console'), project: e.into ?? null };
   if (e.powerOff) next.releasePowerOff = { status: 'pending', since: at };
   if (e.into) next.maintenance = { from: e.project, since: at, attempts: 0 };
   return next;
@@ -49,7 +56,7 @@ function stillAuthorized(state: NodeState, id: string, project: string | null): 
   if (project !== null && state.project !== project) throw unauthorized(`node ${id} no longer belongs to project ${project}`);
 }
 
-export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent, NodeReplies> {
+export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behavior<NodeState, NodeCommand, NodeEvent, NodeReplies> {
   /** The nic's actor, once the committed view shows it exists (every nic creation and deletion passes this mailbox). */
   function nicOf(id: string, nic: string): string {
     if (!rm.nic(id, nic)) throw notFound(`nic ${nic} of node ${id}`);
@@ -77,14 +84,21 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
           return { name: id, incarnation: e.incarnation, project: null, obm: upcastObm(e.obm), ...(e.metadata ? { metadata: e.metadata } : {}) };
         case 'NodeDeleted':
           return null;
+        // A change of hands ends the console's recording (its log is deleted: hardware/consoles.ts).
         case 'NodeAssigned':
-          return state && { ...state, project: e.project };
+          return state && { ...without(state, 'console'), project: e.project };
         case 'NodeReleased':
           return state && released(state, e, e.at ?? 0);
         case 'NodeMetadataSet':
           return state && { ...state, metadata: withLabel(state.metadata, e.label, e.value) };
         case 'NodeMetadataDeleted':
           return state && { ...state, metadata: withLabel(state.metadata, e.label) };
+        case 'NodeConsoleStarted':
+          return state && { ...state, console: { by: e.by ?? 'unknown', since: e.at ?? 0 } };
+        case 'NodeConsoleStopped':
+          return state && without(state, 'console');
+        case 'NodeConsoleAttached':
+          return state;
         case 'NodeLeaseSet':
           return state && { ...state, lease: { project: e.project, expiresAt: e.expiresAt } };
         case 'NodeLeaseDeleted':
@@ -119,7 +133,8 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
     decide: {
       'node.register': (state, cmd, id) => {
         if (state) throw duplicate(`node ${id}`);
-        return { events: [{ type: 'NodeRegistered', obm: cmd.obm, metadata: cmd.metadata, incarnation: newIncarnation() }] };
+        const obm = { type: cmd.obm.type, fields: credentials.seal('obm', cmd.obm.type, cmd.obm.fields) };
+        return { events: [{ type: 'NodeRegistered', obm, metadata: cmd.metadata, incarnation: newIncarnation() }] };
       },
       'node.delete': live((state, _cmd, id) => {
         if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
@@ -133,6 +148,8 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
       'node.deleteNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.delete', by: cmd.by }))),
       'node.assign': live((state, cmd, id) => {
         if (state.project) throw blocked(`node ${id} is not free`);
+        // Decided here, where the node's freedom is settled: the project could not know it.
+        if (cmd.overQuota) throw blocked(cmd.overQuota);
         return { events: [{ type: 'NodeAssigned', project: cmd.project }] };
       }),
       'node.release': live((state, cmd, id) => {
@@ -181,6 +198,19 @@ export function nodeBehavior({ rm, nics }: NodeDeps): Behavior<NodeState, NodeCo
       'node.deleteMetadata': live((state, cmd, id) => {
         if (!hasLabel(state, cmd.label)) throw notFound(`metadata ${cmd.label} of node ${id}`);
         return { events: [{ type: 'NodeMetadataDeleted', label: cmd.label }] };
+      }),
+      // Serial consoles (docs/consoles.md): the route checked the caller and the OBM driver.
+      'node.startConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: state.console ? [] : [{ type: 'NodeConsoleStarted' }] };
+      }),
+      'node.stopConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: state.console ? [{ type: 'NodeConsoleStopped' }] : [] };
+      }),
+      'node.attachConsole': live((state, cmd, id) => {
+        stillAuthorized(state, id, cmd.project);
+        return { events: [...(state.console ? [] : [{ type: 'NodeConsoleStarted' } as const]), { type: 'NodeConsoleAttached' }] };
       }),
 
       // The tenant lifecycle (docs/lifecycle.md).

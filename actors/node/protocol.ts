@@ -60,9 +60,22 @@ export interface NodeState {
   project: string | null;
   obm: Obm;
   metadata?: Record<string, unknown>;
+  /**
+   * The node's serial console is being recorded (hardware/consoles.ts keeps one session per
+   * node that has this): since when, and who started it. Durable: a 200 to PUT …/console means
+   * recording goes on after a restart. Dropped when the node changes hands, so the log, deleted
+   * with it, never passes from one tenant to the next.
+   */
+  console?: ConsoleRecording;
   lease?: Lease;
   releasePowerOff?: ReleasePowerOff;
   maintenance?: MaintenanceNotice;
+}
+
+export interface ConsoleRecording {
+  by: string;
+  /** ms since the epoch */
+  since: number;
 }
 
 export type NodeCommand = NodePublicCommand | NodeInternalCommand;
@@ -72,7 +85,8 @@ export type NodeCommand = NodePublicCommand | NodeInternalCommand;
  * it; and what the tenant lifecycle's runners send (src/lifecycle/).
  */
 export type NodeInternalCommand =
-  | { type: 'node.assign'; by: string; project: string }
+  /** `overQuota`: the project holds its quota of nodes; a free node is refused with this message */
+  | { type: 'node.assign'; by: string; project: string; overQuota?: string }
   /**
    * project_detach_node: leave `project`, into the maintenance pool's project when `into` is set
    * (never free in between), and with a power-off to follow when `powerOff`.
@@ -113,6 +127,14 @@ export type NodePublicCommand =
   | { type: 'node.setMetadata'; by: string; label: string; value: MetadataValue }
   /** node_delete_metadata */
   | { type: 'node.deleteMetadata'; by: string; label: string }
+  /**
+   * start_console / stop_console (HIL's PUT and DELETE /node/<node>/console), and a viewer's
+   * attach to the live console (which starts recording when it is off; recorded for the audit
+   * log). `project`: as connectNetwork's.
+   */
+  | { type: 'node.startConsole'; by: string; project: string | null }
+  | { type: 'node.stopConsole'; by: string; project: string | null }
+  | { type: 'node.attachConsole'; by: string; project: string | null }
   /** PUT /node/<node>/lease (`project`: as connectNetwork's) */
   | { type: 'node.setLease'; by: string; project: string | null; expiresAt: number }
   | { type: 'node.deleteLease'; by: string; project: string | null };
@@ -140,6 +162,9 @@ export interface NodeReplies {
   'node.forceDetach': void;
   'node.setMetadata': void;
   'node.deleteMetadata': void;
+  'node.startConsole': void;
+  'node.stopConsole': void;
+  'node.attachConsole': void;
   'node.setLease': void;
   'node.deleteLease': void;
   'node.leaseExpired': void;
@@ -155,6 +180,10 @@ export type NodeEvent =
   | { type: 'NodeReleased'; project: string; into?: string | null; powerOff?: boolean }
   | { type: 'NodeMetadataSet'; label: string; value: MetadataValue }
   | { type: 'NodeMetadataDeleted'; label: string }
+  | { type: 'NodeConsoleStarted' }
+  | { type: 'NodeConsoleStopped' }
+  /** a viewer attached to the live console (nothing changes: the audit log's record) */
+  | { type: 'NodeConsoleAttached' }
   | { type: 'NodeLeaseSet'; project: string; expiresAt: number }
   | { type: 'NodeLeaseDeleted' }
   | { type: 'NodeLeaseExpired'; expiresAt: number }

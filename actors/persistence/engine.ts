@@ -36,6 +36,13 @@
  * - mark(name) and setMark(name, value) keep small values beside the journal, outside it (a
  *   webhook's delivery cursor): durable when setMark resolves, fenced like every write.
  * - Object keys in event and snapshot data round-trip exactly, `__proto__` included.
+ * - rewrite(changes) replaces the data of stored events (and of snapshots whose sequence number
+ *   is still the one given), in one transaction, keeping everything else: key, sequence number,
+ *   time, tags, their place in history(). It never adds an event or a snapshot. It re-encodes
+ *   what the store already says (credentials sealed, or sealed again under a new key:
+ *   docs/identity.md), so nothing that read the old data is wrong about the new.
+ * - compact() leaves no copy of rewritten data in the store's files (pages or rows an engine
+ *   frees are not erased by themselves); it runs while nothing else uses the engine (at start).
  *
  * Optional (an engine without them says so: the service answers that it cannot):
  * - backup(path) writes a consistent copy of the whole store while writes go on: it holds every
@@ -111,6 +118,12 @@ export interface StoredEntity {
   events: PersistedEvent[];
 }
 
+/** What rewrite() replaces: stored events' data, and snapshots' data (when still at that sequence number). */
+export interface Rewrite {
+  events: { key: string; sequenceNumber: number; data: unknown }[];
+  snapshots: { key: string; sequenceNumber: number; data: unknown }[];
+}
+
 export interface PersistenceEngine {
   events(key: string, offset?: number): AsyncIterable<PersistedEvent>;
   persist(events: PersistedEvent[]): Promise<void>;
@@ -132,6 +145,10 @@ export interface PersistenceEngine {
   onCommit(listener: CommitListener): () => void;
   mark(name: string): Promise<unknown>;
   setMark(name: string, value: unknown): Promise<void>;
+  /** Re-encode stored data in place (see above). */
+  rewrite(changes: Rewrite): Promise<void>;
+  /** Erase what rewrite() replaced from the store's files (see above). */
+  compact(): Promise<void>;
   /** optional: a consistent online copy (see above) */
   backup?(path: string): Promise<void>;
   /** without backup(): why, and what the operator does instead (the answer to POST /admin/backup) */

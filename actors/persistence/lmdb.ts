@@ -1,7 +1,7 @@
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, OrderBounds, CommitListener, CommitOrder } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
 /** `p`: the event's position in the commit order (absent only until an older store is ordered) */
@@ -80,15 +80,16 @@ function* mapIterable<A, B>(it: Iterable<A>, f: (a: A) => B): Iterable<B> {
 }
 
 export class LmdbPersistenceEngine implements PersistenceEngine {
-  private readonly root: RootDatabase;
-  private readonly eventsDb: Database<StoredEvent, [string, number]>;
-  private readonly headsDb: Database<number, string>;
-  private readonly snapshotsDb: Database<StoredSnapshot, string>;
-  private readonly historyDb: Database<number, HistoryKey>;
-  private readonly orderDb: Database<[string, number], number>;
-  private readonly kindOrderDb: Database<number, KindOrderKey>;
-  private readonly marksDb: Database<unknown, string>;
-  private readonly metaDb: Database<unknown, string>;
+  // Set by openEnvironment(): again after compact() swapped the data file.
+  private root!: RootDatabase;
+  private eventsDb!: Database<StoredEvent, [string, number]>;
+  private headsDb!: Database<number, string>;
+  private snapshotsDb!: Database<StoredSnapshot, string>;
+  private historyDb!: Database<number, HistoryKey>;
+  private orderDb!: Database<[string, number], number>;
+  private kindOrderDb!: Database<number, KindOrderKey>;
+  private marksDb!: Database<unknown, string>;
+  private metaDb!: Database<unknown, string>;
   /** resolves once every stored event is in `history` (at once, unless an older store is being indexed) */
   private readonly indexed: Promise<void>;
   /** resolves once every stored event has its position (at once, unless an older store is being ordered) */
@@ -102,18 +103,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private readonly commits = new CommitOrder();
   private closing = false;
 
-  constructor(private readonly path: string, opts: { mapSizeGb?: number } = {}) {
-    // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
-    // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
-    this.root = open({ path, noSubdir: false, mapSize: (opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true });
-    this.eventsDb = this.root.openDB({ name: 'events' });
-    this.headsDb = this.root.openDB({ name: 'heads' });
-    this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
-    this.historyDb = this.root.openDB({ name: 'history' });
-    this.orderDb = this.root.openDB({ name: 'order' });
-    this.kindOrderDb = this.root.openDB({ name: 'orderByKind' });
-    this.marksDb = this.root.openDB({ name: 'marks' });
-    this.metaDb = this.root.openDB({ name: 'meta' });
+  constructor(private readonly path: string, private readonly opts: { mapSizeGb?: number } = {}) {
+    this.openEnvironment();
     this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
@@ -165,6 +156,20 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       await flushed(this.metaDb.put('legacyOrder', { next, after }));
     }
     if (!this.closing) await flushed(this.metaDb.put('ordered', 1));
+  }
+
+  private openEnvironment(): void {
+    // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
+    // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
+    this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true });
+    this.eventsDb = this.root.openDB({ name: 'events' });
+    this.headsDb = this.root.openDB({ name: 'heads' });
+    this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
+    this.historyDb = this.root.openDB({ name: 'history' });
+    this.orderDb = this.root.openDB({ name: 'order' });
+    this.kindOrderDb = this.root.openDB({ name: 'orderByKind' });
+    this.marksDb = this.root.openDB({ name: 'marks' });
+    this.metaDb = this.root.openDB({ name: 'meta' });
   }
 
   /**
@@ -226,6 +231,43 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   /** The event's entry in the time index (issued with the event: the same transaction). */
   private index(key: string, seq: number, createdAt: number): Promise<unknown> {
     return this.historyDb.put([createdAt, key, seq], 1);
+  }
+
+  async rewrite(changes: Rewrite): Promise<void> {
+    // One write transaction: every replacement, or none.
+    await flushed(this.root.transaction(() => {
+      for (const c of changes.events) {
+        const cur = this.eventsDb.get([c.key, c.sequenceNumber]);
+        if (cur) this.eventsDb.put([c.key, c.sequenceNumber], { ...cur, data: escapeKeys(c.data) });
+      }
+      for (const c of changes.snapshots) {
+        const cur = this.snapshotsDb.get(c.key);
+        if (cur && cur.sequenceNumber === c.sequenceNumber) this.snapshotsDb.put(c.key, { ...cur, data: escapeKeys(c.data) });
+      }
+    }));
+  }
+
+  /**
+   * LMDB writes copy-on-write and never erases a freed page: the pages that held rewritten
+   * values stay in data.mdb until reused. A compacting copy (mdb_env_copy2 with MDB_CP_COMPACT)
+   * holds only the pages in use; it replaces data.mdb by a rename, and the environment is opened
+   * again on it.
+   */
+  async compact(): Promise<void> {
+    await this.indexed.catch(() => undefined);
+    await this.ordered.catch(() => undefined);
+    const tmp = join(this.path, 'compact.tmp');
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { mode: 0o700 });
+    try {
+      await this.root.backup(tmp, true);
+      chmodSync(join(tmp, 'data.mdb'), 0o600);
+      await this.root.close();
+      renameSync(join(tmp, 'data.mdb'), join(this.path, 'data.mdb'));
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    this.openEnvironment();
   }
 
   async latestSnapshot(key: string): Promise<PersistedSnapshot | undefined> {

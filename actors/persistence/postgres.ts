@@ -36,7 +36,7 @@
  */
 import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
 import { CommitOrder } from './engine';
-import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener } from './engine';
+import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener, Rewrite } from './engine';
 import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
 
 /** A write refused because this process no longer holds the lease. */
@@ -200,6 +200,40 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   takeSnapshot(snapshot: PersistedSnapshot): Promise<void> {
     const json = JSON.stringify({ k: snapshot.key, q: snapshot.sequenceNumber, c: snapshot.createdAt, d: snapshot.data ?? null });
     return this.submit({ events: [], source: [], snapshot: { key: snapshot.key, seq: snapshot.sequenceNumber, json } });
+  }
+
+  /**
+   * One statement (one transaction) on the writer's connection, fenced as every write is: with
+   * the lease row locked only while this process's token is current, the updates join that row,
+   * so a process that lost the lease changes nothing. Not a migration: the tables are as they are.
+   */
+  async rewrite(changes: Rewrite): Promise<void> {
+    if (this.fenced) throw this.fenced;
+    if (!changes.events.length && !changes.snapshots.length) return;
+    const events = JSON.stringify(changes.events.map((c) => ({ k: c.key, s: c.sequenceNumber, d: c.data })));
+    const snaps = JSON.stringify(changes.snapshots.map((c) => ({ k: c.key, s: c.sequenceNumber, d: c.data ?? null })));
+    const client = await this.writerClient();
+    const { rows } = await client.query<{ fenced: boolean }>(
+      `WITH lease AS (SELECT 1 FROM hilt_lease WHERE id = 1 AND ($1::bigint IS NULL OR token = $1) FOR KEY SHARE),
+            ev AS (UPDATE hilt_events e SET data = x.d FROM json_to_recordset($2::json) AS x(k text, s bigint, d json), lease
+                   WHERE e.key = x.k AND e.seq = x.s RETURNING 1),
+            sn AS (UPDATE hilt_snapshots n SET data = x.d FROM json_to_recordset($3::json) AS x(k text, s bigint, d json), lease
+                   WHERE n.key = x.k AND n.seq = x.s RETURNING 1)
+       SELECT NOT EXISTS (SELECT 1 FROM lease) AS fenced, (SELECT count(*) FROM ev) AS events, (SELECT count(*) FROM sn) AS snapshots`,
+      [this.opts.fence ?? null, events, snaps],
+    );
+    this.counters.commits++;
+    if (rows[0]?.fenced) {
+      this.fenced ??= new FencedError(`write refused: fencing token ${this.opts.fence} is no longer the lease's: another hilt process took over`);
+      this.opts.onFenced?.(this.fenced);
+      throw this.fenced;
+    }
+  }
+
+  /** A table's old row versions stay in its files until VACUUM FULL writes it anew (at start only: it locks the table). */
+  async compact(): Promise<void> {
+    const client = await this.writerClient();
+    await client.query('VACUUM FULL hilt_events, hilt_snapshots');
   }
 
   private submit(w: Omit<Write, 'resolve' | 'reject'>): Promise<void> {

@@ -28,9 +28,9 @@ function withLimit(quota: Quota | undefined, key: keyof Quota, value: number | n
   return Object.keys(next).length ? next : undefined;
 }
 
-/** A limit reached: the 409 names the quota. */
-function overQuota(id: string, what: 'nodes' | 'networks', limit: number): never {
-  throw blocked(`project ${id} has reached its quota of ${limit} ${what === 'nodes' ? (limit === 1 ? 'node' : 'nodes') : (limit === 1 ? 'network' : 'networks')}`);
+/** A limit reached: the 409's message names the quota. */
+function quotaReached(id: string, what: 'nodes' | 'networks', limit: number): string {
+  return `project ${id} has reached its quota of ${limit} ${what === 'nodes' ? (limit === 1 ? 'node' : 'nodes') : (limit === 1 ? 'network' : 'networks')}`;
 }
 
 export function projectBehavior({ rm, nodes, networks, users, headnodes, release }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies> {
@@ -81,11 +81,12 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
         return { events: [{ type: 'ProjectDeleted' }] };
       }),
       'project.connectNode': live((state, cmd, id) => {
-        // Every node joins through this mailbox: the count read here cannot be overtaken. A node
-        // that is not free gets the node's own 409 first.
+        // Every node joins this project through this mailbox: the count read here cannot be
+        // overtaken. Whether the node is free is the node's to say (another project's release of
+        // it may be committing): it refuses with the quota, after its own 409 of a node not free.
         const limit = state.quota?.nodes;
-        if (limit !== undefined && rm.nodes.get(cmd.node)?.project === null && rm.nodesByProject.get(id).size >= limit) overQuota(id, 'nodes', limit);
-        return via(nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id }));
+        const overQuota = limit !== undefined && rm.nodesByProject.get(id).size >= limit ? quotaReached(id, 'nodes', limit) : undefined;
+        return via(nodes.ask(cmd.node, { type: 'node.assign', by: cmd.by, project: id, ...(overQuota ? { overQuota } : {}) }));
       }),
       // HIL v0.3's maintenance pool: a node released from any other project moves into the pool's
       // project (which never counts against a quota: a release is never refused for it).
@@ -96,12 +97,12 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
       }))),
       'project.createNetwork': live((state, cmd, id) => {
         const limit = state.quota?.networks;
-        if (limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit) overQuota(id, 'networks', limit);
+        if (limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit) throw blocked(quotaReached(id, 'networks', limit));
         return via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec }));
       }),
       'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
       'project.createHeadnode': live((_s, cmd, id) => via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg }))),
-      'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id }))),
+      'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id, ...(cmd.role ? { role: cmd.role } : {}) }))),
       'project.removeUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id }))),
       // A lowered quota evicts nothing: it only refuses what would go beyond it.
       'project.setQuota': live((_s, cmd) => ({

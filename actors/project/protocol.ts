@@ -30,7 +30,7 @@ export type ProjectCommand =
   | { type: 'project.createNetwork'; by: string; network: string; spec: NetworkCreate }
   | { type: 'project.grantNetwork'; by: string; network: string }
   | { type: 'project.createHeadnode'; by: string; headnode: string; baseImg: string }
-  | { type: 'project.addUser'; by: string; user: string }
+  | { type: 'project.addUser'; by: string; user: string; role?: import('../user/protocol').ProjectRole }
   | { type: 'project.removeUser'; by: string; user: string }
   /** `null` removes a limit, an absent key leaves it */
   | { type: 'project.setQuota'; by: string; nodes?: number | null; networks?: number | null };

@@ -6,12 +6,16 @@ import type { PortCommand, PortReplies } from '../port/protocol';
 import type { SwitchCommand, SwitchEvent, SwitchReplies, SwitchState } from './protocol';
 
 /** What the switch actor needs: the committed view and its ports' actors (switch → port). */
+import { PLAIN, type Credentials } from '../credentials';
+
 export interface SwitchDeps {
   rm: ReadModel;
   ports: Asker<PortCommand, PortReplies>;
+  /** seals the switch's secret fields into the event (actors/credentials.ts); default: none (unit tests) */
+  credentials?: Credentials;
 }
 
-export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState, SwitchCommand, SwitchEvent, SwitchReplies> {
+export function switchBehavior({ rm, ports, credentials = PLAIN }: SwitchDeps): Behavior<SwitchState, SwitchCommand, SwitchEvent, SwitchReplies> {
   /** A command on a registered switch. */
   const live = needsEntity<SwitchState>((id) => notFound(`switch ${id}`));
 
@@ -47,7 +51,8 @@ export function switchBehavior({ rm, ports }: SwitchDeps): Behavior<SwitchState,
     decide: {
       'switch.register': (state, cmd, id) => {
         if (state) throw duplicate(`switch ${id}`);
-        return { events: [{ type: 'SwitchRegistered', switchType: cmd.switchType, fields: cmd.fields, ...(cmd.hostKey ? { hostKey: cmd.hostKey } : {}) }] };
+        const fields = credentials.seal('switch', cmd.switchType, cmd.fields);
+        return { events: [{ type: 'SwitchRegistered', switchType: cmd.switchType, fields, ...(cmd.hostKey ? { hostKey: cmd.hostKey } : {}) }] };
       },
       'switch.delete': live((_state, _cmd, id) => {
         // Every port is registered through this mailbox: the committed view is complete here.

@@ -1,6 +1,14 @@
 import { Behavior, assertNever, needsEntity } from '../runtime';
-import { duplicate, notFound } from '../errors';
-import type { UserCommand, UserEvent, UserReplies, UserState } from './protocol';
+import { duplicate, notFound, HiltError } from '../errors';
+import { TOKENS_MAX, type TokenGrant, type UserCommand, type UserEvent, type UserReplies, type UserRole, type UserState } from './protocol';
+
+/** The user's role, as the API shows it. */
+export const roleOf = (u: UserState): UserRole => (u.isAdmin ? 'admin' : u.auditor ? 'auditor' : 'user');
+
+/** Tokens that stay once the user leaves `project`: a token scoped to it dies with the membership. */
+const outside = (tokens: TokenGrant[] | undefined, project: string) => tokens?.filter((t) => t.project !== project);
+
+const inProject = (state: UserState, p: string) => state.projects.includes(p) || !!state.readerOf?.includes(p);
 
 export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, UserReplies> {
   /** A command on an existing user. */
@@ -12,15 +20,41 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, User
     apply(state, e, id) {
       switch (e.type) {
         case 'UserCreated':
-          return { name: id, passwordHash: e.passwordHash, isAdmin: e.isAdmin, projects: [] };
+          return { name: id, passwordHash: e.passwordHash, isAdmin: e.isAdmin, ...(e.auditor ? { auditor: true } : {}), projects: [] };
         case 'UserDeleted':
           return null;
-        case 'UserAdminSet':
-          return state && { ...state, isAdmin: e.isAdmin };
+        case 'UserAdminSet': {
+          if (!state) return state;
+          const { auditor: _, ...rest } = state;
+          return { ...rest, isAdmin: e.isAdmin };
+        }
+        case 'UserRoleSet': {
+          if (!state) return state;
+          const { auditor: _, ...rest } = state;
+          return { ...rest, isAdmin: e.role === 'admin', ...(e.role === 'auditor' ? { auditor: true } : {}) };
+        }
         case 'UserJoined':
-          return state && { ...state, projects: [...state.projects, e.project] };
+          if (!state) return state;
+          return e.role === 'reader'
+            ? { ...state, readerOf: [...(state.readerOf ?? []), e.project] }
+            : { ...state, projects: [...state.projects, e.project] };
         case 'UserLeft':
-          return state && { ...state, projects: state.projects.filter((p) => p !== e.project) };
+          return state && {
+            ...state,
+            projects: state.projects.filter((p) => p !== e.project),
+            ...(state.readerOf ? { readerOf: state.readerOf.filter((p) => p !== e.project) } : {}),
+            ...(state.tokens ? { tokens: outside(state.tokens, e.project) } : {}),
+          };
+        case 'TokenCreated': {
+          if (!state) return state;
+          // Expired tokens go when a new one is made (at the event's time: apply stays pure).
+          const now = e.at ?? e.grant.createdAt;
+          return { ...state, tokens: [...(state.tokens ?? []).filter((t) => t.expiresAt > now), e.grant] };
+        }
+        case 'TokenRevoked':
+          return state && { ...state, tokens: (state.tokens ?? []).filter((t) => t.id !== e.id) };
+        case 'TokenUsed':
+          return state && { ...state, tokens: (state.tokens ?? []).map((t) => (t.id === e.id ? { ...t, lastUsedAt: e.at } : t)) };
         default:
           return assertNever(e);
       }
@@ -29,13 +63,14 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, User
     decide: {
       'user.create': (state, cmd, id) => {
         if (state) throw duplicate(`user ${id}`);
-        return { events: [{ type: 'UserCreated', passwordHash: cmd.passwordHash, isAdmin: cmd.isAdmin }] };
+        return { events: [{ type: 'UserCreated', passwordHash: cmd.passwordHash, isAdmin: cmd.isAdmin, ...(cmd.auditor ? { auditor: true } : {}) }] };
       },
       'user.delete': live(() => ({ events: [{ type: 'UserDeleted' }] })),
       'user.setAdmin': live((_state, cmd) => ({ events: [{ type: 'UserAdminSet', isAdmin: cmd.isAdmin }] })),
+      'user.setRole': live((_state, cmd) => ({ events: [{ type: 'UserRoleSet', role: cmd.role }] })),
       'user.join': live((state, cmd, id) => {
-        if (state.projects.includes(cmd.project)) throw duplicate(`membership of user ${id} in project ${cmd.project}`);
-        return { events: [{ type: 'UserJoined', project: cmd.project }] };
+        if (inProject(state, cmd.project)) throw duplicate(`membership of user ${id} in project ${cmd.project}`);
+        return { events: [{ type: 'UserJoined', project: cmd.project, ...(cmd.role === 'reader' ? { role: 'reader' as const } : {}) }] };
       }),
       'user.leave': (state, cmd, id) => {
         // project_delete removing its members: a user deleted meanwhile, or no longer a member, is simply not one.
@@ -43,12 +78,28 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, User
           if (cmd.ifMember) return { events: [] };
           throw notFound(`user ${id}`);
         }
-        if (!state.projects.includes(cmd.project)) {
+        if (!inProject(state, cmd.project)) {
           if (cmd.ifMember) return { events: [] };
           throw notFound(`membership of user ${id} in project ${cmd.project}`);
         }
         return { events: [{ type: 'UserLeft', project: cmd.project }] };
       },
+      'user.createToken': live((state, cmd, id) => {
+        const { grant } = cmd;
+        // Checked here, where memberships change: a token is never scoped to a project its user has left.
+        if (grant.project !== undefined && !inProject(state, grant.project)) {
+          throw new HiltError('AuthorizationError', `user ${id} is not in project ${grant.project}: a token scoped to it needs a member or a reader`);
+        }
+        const unexpired = (state.tokens ?? []).filter((t) => t.expiresAt > grant.createdAt).length;
+        if (unexpired >= TOKENS_MAX) throw new HiltError('IllegalStateError', `user ${id} has ${TOKENS_MAX} tokens already; revoke one first`);
+        return { events: [{ type: 'TokenCreated', grant }] };
+      }),
+      'user.revokeToken': live((state, cmd) => {
+        if (!state.tokens?.some((t) => t.id === cmd.id)) throw notFound(`token ${cmd.id}`);
+        return { events: [{ type: 'TokenRevoked', id: cmd.id }] };
+      }),
+      // A use recorded after the user or the token is gone: nothing to record.
+      'user.tokenUsed': (state, cmd) => (state?.tokens?.some((t) => t.id === cmd.id) ? { events: [{ type: 'TokenUsed', id: cmd.id, at: cmd.at }] } : { events: [] }),
     },
   };
 }

@@ -15,7 +15,8 @@ import { setTimeout as pause } from 'node:timers/promises';
 import type { DriverFields } from '../registry';
 import { requiredStrings, SCHEMA_BASE } from '../schema';
 import { ObmError } from './types';
-import type { BootDevice, ObmDriver, ObmDriverEntry, PowerState } from './types';
+import type { BootDevice, ConsoleIo, ConsoleLink, ObmDriver, ObmDriverEntry, PowerState } from './types';
+import { activateSol } from './ipmi-sol';
 
 /** The subset of child_process.execFile the driver uses; tests inject a spy with this shape. */
 export type ExecFileFn = (
@@ -203,6 +204,37 @@ export class IpmitoolDriver implements ObmDriver {
     return parsePowerStatus(await this.runner(fields, signal)(['chassis', 'power', 'status']));
   }
 
+  /** `sol deactivate` (a stale session would refuse ours: "already active on another session"), then `sol activate` (drivers/obm/ipmi-sol.ts). */
+  async openConsole(fields: DriverFields, io: ConsoleIo, signal: AbortSignal): Promise<ConsoleLink> {
+    const target = validateObmInfo(fields);
+    try {
+      await this.runner(fields, signal)(['sol', 'deactivate']);
+    } catch (err) {
+      // The usual case: no session was active.
+      if (!(err instanceof ObmError && /already de-?activated/i.test(err.message))) throw err;
+    }
+    await pause(this.minIntervalMs, undefined, { signal }).catch(() => undefined);
+    return activateSol({ file: this.ipmitoolPath, argv: this.argv(target), env: this.env(target), label: target.bmc.label, redact: redactor(target.password) }, io, signal);
+  }
+
+  /** ipmitool's options up to the command: the password is not among them (`-E`). */
+  private argv(target: Target): string[] {
+    const { bmc } = target;
+    return [
+      '-I', 'lanplus',
+      ...(this.cipherSuite !== undefined ? ['-C', this.cipherSuite] : []),
+      '-R', String(this.retries), '-N', String(this.retryTimeoutS),
+      '-H', bmc.address, '-p', String(bmc.port),
+      '-U', target.user,
+      '-E', // password from IPMI_PASSWORD: argv is world-readable in /proc, the environment is not
+    ];
+  }
+
+  /** A minimal environment: ipmitool needs nothing of the service's own (possibly secret) settings. */
+  private env(target: Target): NodeJS.ProcessEnv {
+    return { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', IPMI_PASSWORD: target.password };
+  }
+
   /**
    * `run` for one call: executes one ipmitool command against the BMC of `fields` (spaced from
    * the call's previous one, repeated once if the BMC said busy) and resolves with its stdout.
@@ -236,18 +268,9 @@ export class IpmitoolDriver implements ObmDriver {
     const { bmc, password } = target;
     const what = `BMC ${bmc.label}: ipmitool ${cmd.join(' ')}`;
     if (signal.aborted) return Promise.reject(new ObmError(`${what} not run: the call was stopped`));
-    const argv = [
-      '-I', 'lanplus',
-      ...(this.cipherSuite !== undefined ? ['-C', this.cipherSuite] : []),
-      '-R', String(this.retries), '-N', String(this.retryTimeoutS),
-      '-H', bmc.address, '-p', String(bmc.port),
-      '-U', target.user,
-      '-E', // password from IPMI_PASSWORD: argv is world-readable in /proc, the environment is not
-      ...cmd,
-    ];
-    // A minimal environment: ipmitool needs nothing of the service's own (possibly secret) settings.
-    const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', IPMI_PASSWORD: password };
-    const redact = (s: string) => s.split(password).join('***');
+    const argv = [...this.argv(target), ...cmd];
+    const env = this.env(target);
+    const redact = redactor(password);
 
     return new Promise<string>((resolve, reject) => {
       // Killed by hand: execFile's own `signal` option sends SIGTERM on Node 20, whatever
@@ -278,6 +301,8 @@ export class IpmitoolDriver implements ObmDriver {
     });
   }
 }
+
+const redactor = (password: string) => (s: string) => s.split(password).join('***');
 
 class RetryableError extends Error {
   constructor(readonly obm: ObmError) { super(obm.message); }

@@ -35,6 +35,33 @@ export interface ObmDriver {
    * replaces it, as it did in HIL.
    */
   setBootDevice(fields: DriverFields, device: BootDevice, signal: AbortSignal): Promise<void>;
+  /**
+   * The node's serial console (IPMI Serial-over-LAN), for drivers that have one (a driver
+   * without it offers no console: the routes answer 409). Ends a console session the BMC may
+   * still hold (ours, from before a crash, or another client's), then opens one: resolves once
+   * it carries the node's output, rejects with ObmError when it could not open or the signal
+   * aborted (nothing is left running then). Once open, the session is no longer the call's: it
+   * lives until close() or until it drops, and tells its end through `io.ended`.
+   */
+  openConsole?(fields: DriverFields, io: ConsoleIo, signal: AbortSignal): Promise<ConsoleLink>;
+}
+
+/** Where an open console session's output goes, and how its end is told. */
+export interface ConsoleIo {
+  /** bytes the node wrote to its serial line */
+  data(chunk: Buffer): void;
+  /** the session ended (by close() or on its own); `reason` holds no secret */
+  ended(reason: string): void;
+}
+
+/** An open console session. */
+export interface ConsoleLink {
+  /** the child process that carries it, when one does (ipmitool) */
+  readonly pid?: number;
+  /** bytes a viewer typed, for the node's serial input */
+  write(bytes: Buffer): void;
+  /** ends the session (its child, if any, is gone within a few seconds); `ended` follows */
+  close(): void;
 }
 
 /** An OBM driver's registry entry (drivers/registry.ts), plus what the service's queue needs. */

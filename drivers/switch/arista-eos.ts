@@ -5,6 +5,11 @@
  * EOS has a "no untagged VLAN" of its own, so it needs no dummy VLAN: `switchport trunk native
  * vlan tag` makes the trunk tag its native VLAN too, i.e. accept and send nothing untagged
  * (shown as `Administrative Native VLAN tagging: enabled`). Setting a native VLAN id replaces it.
+ *
+ * EOS takes a VLAN on a trunk that does not exist, lists it on the port and forwards nothing on
+ * it (VLAN 1 exists by default; all others only once configured): the session makes each VLAN
+ * it puts on a port first (`vlan <id>`, `exit` in configuration mode, once per session; nothing
+ * for one that exists) and never removes one.
  */
 import { sshSwitchEntry } from './ssh/driver';
 import { keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
@@ -94,6 +99,7 @@ export const ARISTA_EOS_TABLE: SwitchTable = {
     };
   },
   save: { command: 'write memory', done: /Copy completed successfully/ },
+  vlans: { create: (vlan) => [`vlan ${vlan}`, 'exit'] },
   adminState: {
     show: (port) => `show interfaces ${port} status`,
     // The Status column: `disabled` is a shut port (`errdisabled` is not: the switch shut it).

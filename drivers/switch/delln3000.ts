@@ -5,7 +5,7 @@
  * DNOS6 has no "no native VLAN" and refuses a native VLAN that is not allowed on the trunk,
  * so a port without one has the registration's `dummy_vlan` as native, allowed only for the
  * instant of setting it (HIL's sequence); the dummy VLAN is created once per session, as HIL
- * did at every login. Every VLAN used must exist on the switch (`vlan 2-4093` beforehand).
+ * did at every login. Every VLAN used must exist on the switch: the session makes it first.
  * Commands on VLAN lists print a warning about large numbers of VLANs: not an error.
  */
 import { sshSwitchEntry } from './ssh/driver';
@@ -67,6 +67,8 @@ export const DELL_N3000_TABLE: SwitchTable = {
     };
   },
   save: { command: 'copy running-config startup-config', answers: [{ question: /\(y\/n\) ?$/, keys: 'y' }], done: /Configuration Saved/ },
+  // A VLAN is made before a port uses it (once per session; nothing for one that exists), never removed.
+  vlans: { create: (vlan) => [`vlan ${vlan}`, 'exit'] },
   adminState: dellAdminState,
   wiring: {
     // Rows of VLAN, MAC (`0001.F413.2A01`), type and port (`Gi1/0/1`; the switch's own on `Vl1`).

@@ -64,6 +64,8 @@ export const NEXUS_TABLE: SwitchTable = {
     };
   },
   save: { command: 'copy running-config startup-config', done: /Copy complete/ },
+  // A VLAN is made before a port uses it (once per session; nothing for one that exists), never removed.
+  vlans: { create: (vlan) => [`vlan ${vlan}`, 'exit'] },
   adminState: {
     show: (port) => `show interface ${port}`,
     // `admin state is down, Dedicated Interface` (NX-OS 6 and later); older releases only say

@@ -4,7 +4,7 @@
  * password in SSH instead: both are offered); no enable step; `terminal datadump` turns its
  * pager (`More: <space>,  Quit: q or CTRL+Z, One line: <return>`) off. Console log messages
  * start with `%FACILITY-S-NAME:` and are not errors; refusals start with `% ` and a word.
- * Every VLAN used must exist on the switch (`vlan 2-4094` in `vlan database` beforehand).
+ * Every VLAN used must exist on the switch: the session makes it in `vlan database` first.
  */
 import { sshSwitchEntry } from './ssh/driver';
 import { dellAdminState, dellPort, keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
@@ -55,6 +55,8 @@ export const POWERCONNECT_TABLE: SwitchTable = {
     answers: [{ question: /\(Y\/N\)\[N\] \?\s*$/i, keys: 'Y' }],
     done: /Copy succeeded/,
   },
+  // A VLAN is made before a port uses it (once per session; nothing for one that exists), never removed.
+  vlans: { create: (vlan) => ['vlan database', `vlan ${vlan}`, 'exit'] },
   adminState: dellAdminState,
   wiring: {
     // Rows of VLAN, MAC (with colons), port and type; the switch's own MAC is `self` on port 0.

@@ -108,6 +108,22 @@ export interface SwitchSession {
    */
   readonly changesSent?: number;
   /**
+   * Optional, switches whose changes take effect only at a commit (a candidate configuration:
+   * Junos, Cumulus NVUE). Their change calls stage the change and resolve; nothing reaches a port
+   * before `commit`, which the service calls once for the changes of several queued operations
+   * (hardware/switch-sessions.ts). getPortVlans of a staged port answers the reading the change
+   * must leave. After a failed change call the staged changes are those of the calls before it
+   * (the driver took the failed one's out), or the session is broken and `commit` rejects.
+   */
+  readonly uncommitted?: ReadonlySet<string>;
+  /**
+   * Apply every staged change at once, then read each staged port back: resolves with the ports
+   * that do not read as asked and why (empty: all did). Rejects when the switch refused the
+   * commit (every staged change is then discarded: SwitchError.nothingSent when the switch says
+   * its configuration did not change) or the session failed.
+   */
+  commit?(): Promise<Map<string, string>>;
+  /**
    * Log out. A session whose last call is still running (the service gave up on it) is cut at
    * once; an idle one may finish its work first (e.g. save the switch's configuration), until
    * `signal` aborts.
@@ -126,12 +142,21 @@ export interface SwitchDriverEntry<D extends SwitchDriver = SwitchDriver> extend
   readonly portName: RegExp;
   /** The port-name format in words, for the refusal of a bad name (e.g. `Ethernet1/12 or Ethernet1/0/10`). */
   readonly portFormat?: string;
+  /** The switch family in words (`Juniper Junos (ELS)`), for the dashboard. */
+  readonly family?: string;
   /**
    * The switch is reached over SSH: the service keeps its host key's fingerprint (show_switch
    * shows it), and the registration may pin one in advance in the optional field HOST_KEY_FIELD,
    * which the service takes out of the driver's fields and gives to the switch actor.
    */
   readonly sshHostKey?: boolean;
+  /**
+   * A nic on this switch carries a tagged VLAN only beside a native one, and its native VLAN
+   * leaves last (HIL's Brocade and Dell OS9 drivers: a port without an untagged VLAN of the
+   * service's is untagged in the switch's default VLAN, which every other such port shares).
+   * The nic actor refuses, with 409, a connect or detach that would break the rule.
+   */
+  readonly nativeFirst?: boolean;
 }
 
 /** The registration field that pins an SSH switch's host key fingerprint (`SHA256:…`). */

@@ -77,6 +77,20 @@ export function fixedWidthTable(output: string): { headers: string[]; rows: stri
 }
 
 /**
+ * A table whose columns start where its header's words do (`Local Interface    Chassis Id …`,
+ * names of several words separated by single spaces, columns by two or more): each row after
+ * the header (and a rule of dashes under it, if any) cut at those starts and trimmed. Empty
+ * when no line matches `header`.
+ */
+export function headerColumns(output: string, header: RegExp): string[][] {
+  const lines = output.split('\n');
+  const at = lines.findIndex((l) => header.test(l));
+  if (at < 0) return [];
+  const starts = [...lines[at]!.matchAll(/\S+(?: \S+)*/g)].map((m) => m.index!);
+  return lines.slice(at + 1).filter((l) => l.trim() && !/^[\s-]+$/.test(l)).map((l) => starts.map((s, i) => l.slice(i === 0 ? 0 : s, starts[i + 1] ?? l.length).trim()));
+}
+
+/**
  * `Key: value` blocks (LLDP details): a new block starts at each line that `starts` matches;
  * keys are lowercased, inner spaces collapsed, values trimmed and unquoted.
  */

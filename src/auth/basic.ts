@@ -1,5 +1,7 @@
 /**
- * HTTP basic authentication against the users of the database backend.
+ * Authentication of every API call: HTTP basic against the users of the database backend, and
+ * bearer tokens (docs/identity.md): hilt's API tokens (./tokens.ts) and, when configured, an
+ * OpenID Connect provider's tokens (./oidc.ts). What the caller may do: ./caller.ts.
  *
  * scrypt costs tens of milliseconds by design, so a credential that verified once is
  * remembered: the cache maps a SHA-256 of the Authorization header (never the header itself)
@@ -11,24 +13,29 @@
  * are throttled per user name (./throttle.ts: 429 with Retry-After) and logged, without the
  * password; every scrypt waits for one of a few slots (./password.ts).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { ReadModel } from '../../actors/readmodel';
 import { HiltError, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { dummyHash, verifyPassword } from './password';
 import { LoginThrottle, ThrottleOptions } from './throttle';
+import { tokenCaller, userCaller, type Caller } from './caller';
+import { isHiltToken, parseToken, secretMatches, TokenUses } from './tokens';
+
+export type { Caller } from './caller';
+
+/** Checks a bearer token that is not one of hilt's: an OpenID Connect provider's (./oidc.ts). */
+export interface BearerVerifier {
+  /** the caller the token names; throws when it is not valid (any reason: the client hears only 401) */
+  verify(token: string): Promise<Caller>;
+  /** the throttle's key for the token (its user, read before the signature is checked), or null */
+  throttleKey(token: string): string | null;
+}
 
 /** Where a login comes from, for the log. */
 export interface LoginContext {
   log?: { warn(obj: object, msg: string): void };
   ip?: string;
-}
-
-export interface Caller {
-  user: string;
-  isAdmin: boolean;
-  /** projects the caller is a member of */
-  projects: readonly string[];
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -60,13 +67,20 @@ export class Authenticator {
   private readonly cache = new Map<string, { user: string; hash: string }>();
   readonly throttle: LoginThrottle;
 
-  constructor(private readonly rm: ReadModel, throttle: Partial<ThrottleOptions> = {}) {
+  /** OpenID Connect tokens, when configured */
+  oidc?: BearerVerifier;
+  readonly tokenUses: TokenUses;
+
+  constructor(private readonly rm: ReadModel, throttle: Partial<ThrottleOptions> = {}, recordUse: (user: string, id: string, at: number) => void = () => undefined) {
     this.throttle = new LoginThrottle(throttle);
+    this.tokenUses = new TokenUses(recordUse);
     // Made now, so that the first login for an unknown name costs no more than any other.
     void dummyHash();
   }
 
   async authenticate(header: string | undefined, ctx: LoginContext = {}): Promise<Caller> {
+    const bearer = header ? BEARER.exec(header) : null;
+    if (bearer) return this.bearer(bearer[1], ctx);
     const digest = header ? createHash('sha256').update(header).digest('base64') : '';
     const hit = digest ? this.cache.get(digest) : undefined;
     if (hit) {
@@ -76,7 +90,7 @@ export class Authenticator {
         // correct guess during the lock would answer 200 and the lock would stop nothing.
         const wait = this.throttle.retryAfter(u.name);
         if (wait !== null) throw throttled(wait);
-        return { user: u.name, isAdmin: u.isAdmin, projects: u.projects };
+        return userCaller(u);
       }
       this.cache.delete(digest);
     }
@@ -101,7 +115,54 @@ export class Authenticator {
     this.throttle.succeed(cred.user);
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
     this.cache.set(digest, { user: u.name, hash: u.passwordHash });
-    const now = this.rm.users.get(u.name) ?? u;
-    return { user: now.name, isAdmin: now.isAdmin, projects: now.projects };
+    return userCaller(this.rm.users.get(u.name) ?? u);
+  }
+
+  /**
+   * A bearer token. Any failure (malformed, unknown, wrong secret, expired, revoked, its user or
+   * its project membership gone, a bad OpenID Connect token) is the same 401 after the same work
+   * as a wrong password (a slow hash), and counts toward the throttle: per token id for hilt's
+   * tokens, per user claim for OpenID Connect's.
+   */
+  private async bearer(token: string, ctx: LoginContext): Promise<Caller> {
+    if (isHiltToken(token) || !this.oidc) {
+      const parsed = parseToken(token);
+      const key = `token:${parsed?.id ?? '?'}`;
+      this.checkLock(key);
+      const owner = parsed ? this.rm.tokenOwners.get(parsed.id) : undefined;
+      const u = owner !== undefined ? this.rm.users.get(owner) : undefined;
+      const grant = parsed && u?.tokens?.find((t) => t.id === parsed.id);
+      if (grant && grant.expiresAt > Date.now() && secretMatches(grant, parsed.secret)) {
+        this.tokenUses.used(u!.name, grant);
+        return tokenCaller(u!, grant);
+      }
+      return this.refuse(key, ctx, { token: parsed?.id ?? '(malformed)' });
+    }
+    const key = `oidc:${this.oidc.throttleKey(token) ?? '?'}`;
+    this.checkLock(key);
+    try {
+      return await this.oidc.verify(token);
+    } catch (err) {
+      return this.refuse(key, ctx, { oidc: (err as Error).message });
+    }
+  }
+
+  private checkLock(key: string): void {
+    const wait = this.throttle.retryAfter(key);
+    if (wait !== null) throw throttled(wait);
+  }
+
+  /** A bad bearer token: a wrong password's cost, the throttle told, a line in the log, the 401. */
+  private async refuse(key: string, ctx: LoginContext, why: Record<string, string>): Promise<never> {
+    await verifyPassword(randomBytes(16).toString('base64'), await dummyHash());
+    const outcome = this.throttle.fail(key);
+    const who = { credential: quote(key), remote: ctx.ip, failures: outcome.failures, ...why };
+    if (outcome.lockedForMs) ctx.log?.warn({ ...who, lockedForSeconds: outcome.lockedForMs / 1000 }, 'too many failed logins with one token: its logins are refused for a while');
+    else ctx.log?.warn(who, 'login with a bearer token failed');
+    throw unauthorized(BAD_TOKEN);
   }
 }
+
+const BEARER = /^bearer +(\S+)\s*$/i;
+/** One answer for every bad token: which check failed is for the log only. */
+export const BAD_TOKEN = 'invalid or expired token';

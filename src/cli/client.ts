@@ -37,7 +37,8 @@ export class TransportError extends Error {}
 /** A command line the CLI refuses before it calls anything (exit code 2). */
 export class UsageError extends Error {}
 
-export interface Credentials { user: string; password: string }
+/** A user's password (HTTP basic), or a bearer token (an API token or an OpenID Connect token: docs/identity.md). */
+export type Credentials = { user: string; password: string } | { token: string };
 
 export interface Answer {
   status: number;
@@ -83,8 +84,8 @@ export class Client {
     const qs = new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined)).toString();
     const url = this.base + p + (qs ? `?${qs}` : '');
     const headers: Record<string, string> = { accept: 'application/json' };
-    const cred = await this.credentials();
-    if (cred) headers.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+    const authorization = await this.authorization();
+    if (authorization) headers.authorization = authorization;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: { status: number; statusText: string };
     let text: string;
@@ -116,9 +117,9 @@ export class Client {
   async open(p: string, query: [string, string][], headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
     const qs = new URLSearchParams(query).toString();
     const url = this.base + p + (qs ? `?${qs}` : '');
-    const cred = await this.credentials();
     const h: Record<string, string> = { ...headers };
-    if (cred) h.authorization = 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+    const authorization = await this.authorization();
+    if (authorization) h.authorization = authorization;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { headers: h, signal }, resolve);
       req.on('error', (err: NodeJS.ErrnoException) => reject(new TransportError(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
@@ -136,6 +137,14 @@ export class Client {
     }
     if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.statusCode ?? 0, e.type, e.msg, `GET ${p}`);
     throw new ApiError(res.statusCode ?? 0, `HTTP ${res.statusCode}`, text.trim().slice(0, 500), `GET ${p}`);
+  }
+
+  /** The Authorization header every call carries (none without credentials); a WebSocket's handshake too (`node console attach`). */
+  async authorization(): Promise<string | undefined> {
+    const cred = await this.credentials();
+    if (!cred) return undefined;
+    if ('token' in cred) return `Bearer ${cred.token}`;
+    return 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
   }
 
   get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query);

@@ -17,7 +17,9 @@ export function context(program: Command, env: NodeJS.ProcessEnv = process.env):
       if (client) return client;
       const o = program.opts<{ endpoint?: string; user?: string }>();
       const endpoint = o.endpoint ?? env.HIL_ENDPOINT ?? DEFAULT_ENDPOINT;
-      const made: Client = new Client(endpoint, credentialsFor({ user: o.user ?? env.HIL_USERNAME, password: env.HIL_PASSWORD }, () => made.endpoint));
+      // --user names who calls; else a token ($HILT_TOKEN, $HIL_TOKEN), else $HIL_USERNAME.
+      const token = o.user ? undefined : env.HILT_TOKEN || env.HIL_TOKEN || undefined;
+      const made: Client = new Client(endpoint, credentialsFor({ user: o.user ?? env.HIL_USERNAME, password: env.HIL_PASSWORD, token }, () => made.endpoint));
       return (client = made);
     },
   };

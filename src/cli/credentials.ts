@@ -77,6 +77,8 @@ export async function passwordArgument(value: string, what: string, login: () =>
 export interface Identity {
   user?: string;
   password?: string;
+  /** a bearer token ($HILT_TOKEN or $HIL_TOKEN): used unless --user names a user */
+  token?: string;
 }
 
 /**
@@ -86,6 +88,7 @@ export interface Identity {
 export function credentialsFor(id: Identity, endpoint: () => string): () => Promise<Credentials | null> {
   let cached: Promise<Credentials | null> | undefined;
   return () => (cached ??= (async () => {
+    if (id.token) return { token: id.token };
     if (!id.user) return null;
     if (id.password !== undefined) return { user: id.user, password: id.password };
     if (!process.stdin.isTTY) throw new UsageError(`no password for ${id.user}: set HIL_PASSWORD, or run hilt on a terminal to be asked for it`);

@@ -17,6 +17,7 @@ import { actionCommands } from './commands/action';
 import { adminCommands } from './commands/admin';
 import { eventCommands, webhookCommands } from './commands/events';
 import { lifecycleCommands } from './commands/lifecycle';
+import { tokenCommands } from './commands/token';
 import { bashCompletion } from './completion';
 import { out } from './output';
 
@@ -38,7 +39,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
     .description('hilt: a bare-metal allocation service speaking HIL\'s REST API, and its command line (HIL\'s `hil` commands)')
     .version(version())
     .option('--endpoint <url>', `the service to call (default: $HIL_ENDPOINT, else ${DEFAULT_ENDPOINT})`)
-    .option('--user <name>', 'the user to call as (default: $HIL_USERNAME); the password is $HIL_PASSWORD, or asked for on a terminal')
+    .option('--user <name>', 'the user to call as (default: $HIL_USERNAME); the password is $HIL_PASSWORD, or asked for on a terminal. Without --user, a token in $HILT_TOKEN (or $HIL_TOKEN) is sent instead')
     .addHelpText('after', '\nExit codes: 0 success; 1 the server refused the call (4xx); 2 a usage error; 3 the server, its hardware or the\n'
       + 'connection failed (5xx, unreachable, a network operation that ended in ERROR).');
   const ctx = context(program, env);
@@ -62,6 +63,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   eventCommands(program, ctx);
   webhookCommands(program.commands.find((x) => x.name() === 'admin')!, ctx);
   lifecycleCommands(program, ctx);
+  tokenCommands(program, ctx);
 
   const completion = program.command('completion').description('Print a shell completion script');
   completion.command('bash').description('bash: `source <(hilt completion bash)`').action(() => out(bashCompletion(program)));

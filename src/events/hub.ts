@@ -9,8 +9,9 @@
  * Nothing here can slow a commit or grow without bound: a listener only appends to a ring of
  * fixed size and writes to sockets; a stream whose unread bytes (in Node's buffers, or queued
  * behind its replay) pass the bound is dropped, and its client resumes from the last id it got.
- * A change of a user's admin flag or memberships (or the user's deletion) ends that user's
- * streams at once: the next connection is authorized anew.
+ * A change of a user's admin flag, role or memberships, a token of theirs revoked, or the user's
+ * deletion ends that user's streams at once; a stream opened with a token or an OpenID Connect
+ * token ends when it expires: the next connection is authorized anew.
  */
 import type { ServerResponse } from 'node:http';
 import type { ActorRuntime, HistoryEntry } from '../../actors/runtime';
@@ -70,7 +71,7 @@ export function matches(e: Frame, filter: Filter): boolean {
 }
 
 /** Users whose access changes with this event: their streams end. */
-const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined']);
+const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined', 'UserRoleSet', 'TokenRevoked']);
 
 export type DropReason = 'buffer' | 'access' | 'closing';
 

@@ -16,6 +16,7 @@
  * Expiry is durable because the lease is: after a start, every lease already passed (while the
  * service was stopped, or during an expiry a crash interrupted) is acted on at once.
  */
+import { NATIVE } from '../../actors/nic/protocol';
 import type { Asker } from '../../actors/runtime';
 import type { ReadModel } from '../../actors/readmodel';
 import type { Lease, NodeCommand, NodeReplies, NodeState } from '../../actors/node/protocol';
@@ -133,7 +134,11 @@ export class LeaseExpiry {
           await this.settled(id);
           continue;
         }
-        const attached = rm.nicsOf(id).flatMap((nic) => Object.values(nic.networks).map((network) => ({ nic: nic.name, network })));
+        // Tagged networks first, native ones last: some switches carry a tagged VLAN only beside
+        // a native one, and refuse the native detach before (SwitchDriverEntry.nativeFirst).
+        const attached = rm.nicsOf(id).flatMap((nic) => Object.entries(nic.networks)
+          .sort(([a], [b]) => Number(a === NATIVE) - Number(b === NATIVE))
+          .map(([, network]) => ({ nic: nic.name, network })));
         if (attached.length) {
           // A detach that failed leaves its network attached: try again, later each time.
           if (round > 0) await sleep(backoff(round - 1, 1000, 60_000), this.stop.signal);

@@ -9,8 +9,10 @@ import * as S from '../schemas/events';
 import { badArgument, notFound, ErrorType } from '../errors';
 import { parseTime } from '../audit';
 import { requireAdmin } from './guard';
-import type { Caller } from '../auth/basic';
-import type { Filter, Viewer } from '../events/hub';
+import type { ServerResponse } from 'node:http';
+import { forRead, type Caller } from '../auth/caller';
+import type { Filter, Stream, Viewer } from '../events/hub';
+import type { RouteWorld } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
 import type { DeliveryMark } from '../events/webhooks';
 
@@ -24,8 +26,27 @@ function set(v: Multi): Set<string> {
   return new Set([v ?? []].flat().flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean));
 }
 
+/** What a caller may see of the stream: an auditor all of it, a project's reader its events (docs/identity.md). */
 export function viewerOf(c: Caller): Viewer {
-  return { user: c.user, admin: c.isAdmin, projects: new Set(c.projects) };
+  const r = forRead(c);
+  return { user: r.user, admin: r.isAdmin, projects: new Set(r.projects) };
+}
+
+/** When the caller's credentials end by themselves (a token's or an OpenID Connect token's expiry); undefined: never. */
+export function expiryOf(rm: RouteWorld['rm'], c: Caller): number | undefined {
+  const via = c.via;
+  if (via?.kind === 'oidc') return via.expiresAt;
+  if (via?.kind === 'token') return rm.users.get(c.user)?.tokens?.find((t) => t.id === via.id)?.expiresAt;
+  return undefined;
+}
+
+/** End a stream when its caller's credentials expire. */
+export function endAtExpiry(stream: Stream, res: ServerResponse, at: number | undefined): void {
+  if (at === undefined) return;
+  // setTimeout takes at most 2^31-1 ms: a longer life is checked again then.
+  const wait = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
+  const timer = setTimeout(() => (Date.now() >= at ? stream.drop('access') : endAtExpiry(stream, res, at)), wait);
+  res.on('close', () => clearTimeout(timer));
 }
 
 /**
@@ -87,7 +108,8 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     });
     // How long a client waits before it reconnects (EventSource's own default is 3 s).
     res.write('retry: 1000\n: hilt event stream\n\n');
-    hub.open(res, viewerOf(req.caller), filter, after);
+    const stream = hub.open(res, viewerOf(req.caller), filter, after);
+    endAtExpiry(stream, res, expiryOf(world.rm, req.caller));
     return reply;
   });
 

@@ -1,8 +1,8 @@
-/** Authorization and lookup helpers shared by the routes. */
-import { notFound, unauthorized } from '../errors';
+/** Authorization and lookup helpers shared by the routes (the caller's rights: src/auth/caller.ts). */
+import { forbidden, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { isName } from '../schemas/common';
-import type { Caller } from '../auth/basic';
+import { readsOnly, type Caller } from '../auth/caller';
 
 export function isMember(c: Caller, project: string): boolean {
   return c.isAdmin || c.projects.includes(project);
@@ -13,7 +13,10 @@ export function requireAdmin(c: Caller): void {
 }
 
 export function requireProject(c: Caller, project: string): void {
-  if (!isMember(c, project)) throw unauthorized(`this call needs access to project ${project}`);
+  if (isMember(c, project)) return;
+  // A reader asking to change: it is known, and may only read.
+  if (readsOnly(c, project)) throw forbidden(`read-only access to project ${project}: this call changes it`);
+  throw unauthorized(`this call needs access to project ${project}`);
 }
 
 /**

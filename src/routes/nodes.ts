@@ -6,6 +6,7 @@ import { CachedLists } from './cached-lists';
 import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
+import { callerNow, isRead } from '../auth/caller';
 import type { MetadataValue, NodeState } from '../../actors/node/protocol';
 import { BOOT_DEVICES, isBootDevice } from '../../drivers/obm/types';
 
@@ -31,15 +32,14 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
    * comes: the node must still be this registration, and the caller (as it is now: its admin
    * flag and memberships may have changed) must still be allowed to act on it.
    */
-  function powerCaller(caller: Caller, node: NodeState) {
+  function powerCaller(caller: Caller, node: NodeState, method = 'POST') {
     return {
       isAdmin: caller.isAdmin,
       recheck: () => {
         const now = rm.nodes.get(node.name);
         if (!now || now.incarnation !== node.incarnation) throw notFound(`node ${node.name}`);
-        const user = rm.users.get(caller.user);
-        if (!user) throw unauthorized('the caller no longer exists');
-        const current: Caller = { user: user.name, isAdmin: user.isAdmin, projects: user.projects };
+        const current = callerNow(rm, caller, isRead(method));
+        if (!current) throw unauthorized('the caller (its user or its token) no longer exists');
         if (now.project) requireProject(current, now.project);
         else requireAdmin(current);
       },
@@ -65,6 +65,8 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.delete<{ Params: N }>('/node/:node', { schema: S.deleteNode }, async (req) => {
     requireAdmin(req.caller);
     await world.nodes.ask(req.params.node, { type: 'node.delete', by: req.caller.user });
+    // Its console log goes with it, before the answer (docs/consoles.md).
+    await app.hilt.consoles.forget(req.params.node);
   });
 
   app.put<{ Params: NN; Body: { macaddr: string } }>('/node/:node/nic/:nic', { schema: S.registerNic }, async (req) => {
@@ -110,7 +112,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: N }>('/node/:node/power_status', { schema: S.powerStatus }, async (req) => {
     const node = powerTarget(req.caller, req.params.node);
-    return { power_status: await power.status(node.obm, powerCaller(req.caller, node)) };
+    return { power_status: await power.status(node.obm, powerCaller(req.caller, node, 'GET')) };
   });
 
   // The device is checked after authorization, as HIL did (docs/api-conventions.md §3).

@@ -36,6 +36,8 @@ export async function projectRoutes(app: FastifyInstance): Promise<void> {
     requireProject(req.caller, project);
     found(rm.nodes.get(lookedUp('node', req.body.node)), `node ${req.body.node}`);
     await world.projects.ask(project, { type: 'project.detachNode', by: req.caller.user, node: req.body.node });
+    // The release ended the node's console recording: its log is gone before the answer (docs/consoles.md).
+    await app.hilt.consoles.forget(req.body.node);
   });
 
   app.get<{ Params: P }>('/project/:project/nodes', { schema: S.projectList }, async (req) => {

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import { COOKIE, UiSessions, sameSecret } from '../ui/sessions';
@@ -28,6 +28,10 @@ import { version } from '../version';
 import type { Caller } from '../auth/basic';
 import { NO_FILTER } from '../events/hub';
 import { viewerOf } from './events';
+import type { WebSocket } from 'ws';
+import type { NodeState } from '../../actors/node/protocol';
+import { prepareStream, serveStream } from './consoles';
+import { forRead } from '../auth/caller';
 
 /** The repository's ui/ folder (this file runs as dist/src/routes/ui.js). */
 export const UI_DIR = join(__dirname, '..', '..', '..', 'ui');
@@ -36,10 +40,21 @@ const ASSETS: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'console.html': 'text/html; charset=utf-8',
+  'console.js': 'text/javascript; charset=utf-8',
+};
+
+/** The console view's terminal emulator, served from its npm package (never a CDN). */
+const XTERM = dirname(require.resolve('@xterm/xterm/package.json'));
+const VENDOR: Record<string, { path: string; type: string }> = {
+  'xterm.js': { path: join(XTERM, 'lib', 'xterm.js'), type: 'text/javascript; charset=utf-8' },
+  'xterm.css': { path: join(XTERM, 'css', 'xterm.css'), type: 'text/css; charset=utf-8' },
 };
 
 /** Everything the dashboard loads comes from the service itself. */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/** The console view: xterm.js sizes and colours its rows with <style> elements it makes (no nonce), so that page allows inline styles; scripts stay the service's own. */
+const CONSOLE_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'");
 
 /** A drift audit of a switch, once the switch drivers offer it (the dashboard links it when the route exists). */
 const DRIFT_ROUTE = '/admin/switch/:switch/drift';
@@ -79,8 +94,9 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   hilt.ui = sessions;
   app.addHook('onClose', async () => sessions.close());
   const views = new Views({ world: hilt.world, metrics: hilt.metrics, power: hilt.power, headnodes: hilt.headnodes, lifecycle: hilt.lifecycle, startedAt: Date.now(), version: version() });
-  const assets = new Map(Object.entries(ASSETS).map(([file, type]) => {
-    const body = readFileSync(join(UI_DIR, file));
+  const files = [...Object.entries(ASSETS).map(([file, type]) => ({ file, type, path: join(UI_DIR, file) })), ...Object.entries(VENDOR).map(([file, v]) => ({ file, ...v }))];
+  const assets = new Map(files.map(({ file, type, path }) => {
+    const body = readFileSync(path);
     return [file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
   }));
 
@@ -91,7 +107,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     route.schema = { ...(route.schema ?? {}), hide: true };
   });
   app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CSP);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
@@ -116,7 +132,8 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     const s = sessions.get(token);
     if (!s) throw unauthorized('log in to the dashboard first (the session is missing or has ended)');
     req.ui = { token: token!, csrf: s.csrf, expires: s.expires };
-    return s.caller;
+    // A read sees what the caller may read (an auditor as an admin: src/auth/caller.ts).
+    return req.method === 'GET' ? forRead(s.caller) : s.caller;
   }
 
   /** A change: the session, its origin, and its CSRF token. */
@@ -129,7 +146,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   }
 
   const me = (c: Caller, csrf: string, expires: number) => ({
-    user: c.user, isAdmin: c.isAdmin, projects: c.projects, csrf, expiresAt: new Date(expires).toISOString(),
+    user: c.user, isAdmin: c.isAdmin, projects: c.projects, readOnly: !!c.readOnly, via: c.via?.kind ?? 'password', csrf, expiresAt: new Date(expires).toISOString(),
     features: { audit: c.isAdmin, health: c.isAdmin, switches: c.isAdmin, drift: c.isAdmin && app.hasRoute({ method: 'GET', url: DRIFT_ROUTE }) },
   });
 
@@ -144,17 +161,66 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ui/', asset('index.html'));
   app.get('/ui/app.js', asset('app.js'));
   app.get('/ui/app.css', asset('app.css'));
+  // The console view (docs/consoles.md): its page, its script, and xterm.js from its package.
+  app.get('/ui/console.html', async (req, reply) => {
+    reply.header('content-security-policy', CONSOLE_CSP);
+    return asset('console.html')(req, reply);
+  });
+  app.get('/ui/console.js', asset('console.js'));
+  app.get('/ui/xterm.js', asset('xterm.js'));
+  app.get('/ui/xterm.css', asset('xterm.css'));
 
-  app.post<{ Body: { user?: unknown; password?: unknown } }>('/ui/api/login', async (req, reply) => {
+  // The live console behind the session: a browser always sends Origin on a WebSocket, and it
+  // must be the dashboard's (no CSRF token: a WebSocket cannot carry the header).
+  const streams = new WeakMap<FastifyRequest, { caller: Caller; node: NodeState }>();
+  app.route<{ Params: { node: string } }>({
+    method: 'GET',
+    url: '/ui/api/node/:node/console/stream',
+    preHandler: async (req) => {
+      if (!req.ws) throw badArgument('this is a WebSocket: connect with "Connection: Upgrade" and "Upgrade: websocket"');
+      if (req.headers.origin === undefined) throw unauthorized('a console connection must come from the dashboard itself');
+      sameOrigin(req);
+      const caller = session(req);
+      streams.set(req, { caller, node: await prepareStream(hilt, caller, req.params.node) });
+    },
+    handler: async () => undefined,
+    wsHandler: (socket: WebSocket, req: FastifyRequest) => {
+      const token = req.cookies[COOKIE];
+      const { caller, node } = streams.get(req)!;
+      // The session ending (logout, expiry, a new password) disconnects the viewer too.
+      serveStream(hilt, socket, caller, node, () => sessions.get(token) !== undefined);
+    },
+  });
+
+  app.post<{ Body: { user?: unknown; password?: unknown; token?: unknown } }>('/ui/api/login', async (req, reply) => {
     sameOrigin(req);
-    const { user, password } = req.body;
-    if (typeof user !== 'string' || typeof password !== 'string' || !user || user.includes(':')) throw unauthorized('invalid username or password');
-    // The API's own check (the same users, passwords and protections).
-    const caller = await hilt.auth.authenticate('Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64'), { log: req.log, ip: req.ip });
-    const s = sessions.create(caller.user, hilt.world.rm.users.get(caller.user)!.passwordHash);
-    req.log.info({ user: caller.user }, 'dashboard login');
-    reply.setCookie(COOKIE, s.token, cookieOptions(req, Math.floor(sessions.lifetimeMs / 1000)));
-    return me(caller, s.csrf, s.expires);
+    const { user, password, token } = req.body;
+    let caller: Caller;
+    let hash: string | undefined;
+    if (typeof token === 'string' && token && user === undefined && password === undefined) {
+      // An API token or an OpenID Connect token (docs/identity.md): the API's own check.
+      if (/\s/.test(token)) throw unauthorized('invalid or expired token');
+      caller = await hilt.auth.authenticate(`Bearer ${token}`, { log: req.log, ip: req.ip });
+    } else {
+      if (typeof user !== 'string' || typeof password !== 'string' || !user || user.includes(':')) throw unauthorized('invalid username or password');
+      // The API's own check (the same users, passwords and protections).
+      caller = await hilt.auth.authenticate('Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64'), { log: req.log, ip: req.ip });
+      hash = hilt.world.rm.users.get(caller.user)!.passwordHash;
+    }
+    const s = sessions.create(caller, hash);
+    req.log.info({ user: caller.user, with: caller.via?.kind ?? 'password' }, 'dashboard login');
+    // An OpenID Connect token's session ends with the token (src/ui/sessions.ts).
+    const lifetimeMs = caller.via?.kind === 'oidc' ? s.expires - Date.now() : sessions.lifetimeMs;
+    reply.setCookie(COOKIE, s.token, cookieOptions(req, Math.floor(lifetimeMs / 1000)));
+    return me(forRead(caller), s.csrf, s.expires);
+  });
+
+  // The caller's API tokens (docs/identity.md), read through the API as the session's caller.
+  app.get('/ui/api/tokens', async (req, reply) => {
+    const caller = session(req);
+    const r = await app.inject({ method: 'GET', url: '/auth/tokens', headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller) } });
+    reply.code(r.statusCode).type('application/json');
+    return r.body;
   });
 
   app.post('/ui/api/logout', async (req, reply) => {
@@ -229,13 +295,25 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       if (typeof b[k] !== 'string' || !b[k]) throw badArgument(`${k} is missing`);
       return b[k] as string;
     };
-    let call: { method: 'GET' | 'POST'; url: string; payload?: object };
+    let call: { method: 'GET' | 'POST' | 'DELETE'; url: string; payload?: object };
     switch (b.action) {
       case 'reapply':
         call = { method: 'POST', url: `/admin/node/${enc(str('node'))}/nic/${enc(str('nic'))}/reapply` };
         break;
       case 'force_detach':
         call = { method: 'POST', url: `/admin/node/${enc(str('node'))}/nic/${enc(str('nic'))}/force_detach`, payload: { network: str('network') } };
+        break;
+      case 'token_create': {
+        const payload: Record<string, unknown> = {};
+        if (b.expires_in !== undefined) payload.expires_in = b.expires_in;
+        if (b.description !== undefined) payload.description = b.description;
+        if (b.read_only !== undefined) payload.read_only = b.read_only;
+        if (b.project !== undefined && b.project !== '') payload.project = b.project;
+        call = { method: 'POST', url: '/auth/tokens', payload };
+        break;
+      }
+      case 'token_revoke':
+        call = { method: 'DELETE', url: `/auth/tokens/${enc(str('id'))}` };
         break;
       case 'drift':
         if (!app.hasRoute({ method: 'GET', url: DRIFT_ROUTE })) throw notFound('a drift audit (this service has none)');
@@ -245,12 +323,12 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
         call = { method: 'GET', url: `/admin/switch/${enc(str('switch'))}/wiring` };
         break;
       default:
-        throw badArgument('action must be reapply, force_detach, drift or wiring');
+        throw badArgument('action must be reapply, force_detach, drift, wiring, token_create or token_revoke');
     }
     req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
     const r = await app.inject({
       method: call.method, url: call.url, payload: call.payload,
-      headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller.user), ...(call.payload ? { 'content-type': 'application/json' } : {}) },
+      headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller), ...(call.payload ? { 'content-type': 'application/json' } : {}) },
     });
     reply.code(r.statusCode).type('application/json');
     return r.body === '' ? 'null' : r.body;

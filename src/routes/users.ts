@@ -3,6 +3,8 @@ import * as S from '../schemas/users';
 import { duplicate, conflict } from '../errors';
 import { hashPassword } from '../auth/password';
 import { requireAdmin, found, lookedUp } from './guard';
+import { roleOf } from '../../actors/user/actor';
+import type { ProjectRole, UserRole } from '../../actors/user/protocol';
 
 type U = { username: string };
 type UP = { user: string };
@@ -11,13 +13,25 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   const { world } = app.hilt;
   const rm = world.rm;
 
-  app.put<{ Params: U; Body: { password: string; 'is-admin'?: boolean; is_admin?: boolean } }>('/auth/basic/user/:username', { schema: S.createUser }, async (req) => {
+  app.put<{ Params: U; Body: { password: string; 'is-admin'?: boolean; is_admin?: boolean; role?: UserRole } }>('/auth/basic/user/:username', { schema: S.createUser }, async (req) => {
     const b = req.body;
     requireAdmin(req.caller);
     const { username } = req.params;
     if (rm.users.has(username)) throw duplicate(`user ${username}`);
     const passwordHash = await hashPassword(b.password);
-    await world.users.ask(username, { type: 'user.create', by: req.caller.user, passwordHash, isAdmin: b['is-admin'] ?? b.is_admin ?? false });
+    const isAdmin = b.role !== undefined ? b.role === 'admin' : b['is-admin'] ?? b.is_admin ?? false;
+    await world.users.ask(username, { type: 'user.create', by: req.caller.user, passwordHash, isAdmin, ...(b.role === 'auditor' ? { auditor: true } : {}) });
+  });
+
+  // show_user (docs/identity.md): an admin or an auditor, or the user itself.
+  app.get<{ Params: UP }>('/auth/basic/user/:user', { schema: S.showUser }, async (req) => {
+    const { user } = req.params;
+    if (user !== req.caller.user) requireAdmin(req.caller);
+    const u = found(rm.users.get(user), `user ${user}`);
+    const projects: Record<string, ProjectRole> = {};
+    for (const p of u.projects) projects[p] = 'member';
+    for (const p of u.readerOf ?? []) projects[p] = 'reader';
+    return { name: u.name, role: roleOf(u), is_admin: u.isAdmin, projects };
   });
 
   app.delete<{ Params: U }>('/auth/basic/user/:username', { schema: S.deleteUser }, async (req) => {
@@ -26,21 +40,26 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   });
 
   for (const [path, type] of [['add_project', 'project.addUser'], ['remove_project', 'project.removeUser']] as const) {
-    app.post<{ Params: UP; Body: { project: string } }>(`/auth/basic/user/:user/${path}`, { schema: S.membership }, async (req) => {
+    app.post<{ Params: UP; Body: { project: string; role?: ProjectRole } }>(`/auth/basic/user/:user/${path}`, {
+      schema: path === 'add_project' ? S.membership : S.removeMembership,
+    }, async (req) => {
       requireAdmin(req.caller);
       const { user } = req.params;
       found(rm.users.get(user), `user ${user}`);
       found(rm.projects.get(lookedUp('project', req.body.project)), `project ${req.body.project}`);
-      await world.projects.ask(req.body.project, { type, by: req.caller.user, user });
+      await world.projects.ask(req.body.project, { type, by: req.caller.user, user, ...(req.body.role === 'reader' ? { role: 'reader' as const } : {}) });
     });
   }
 
   // user_set_admin, as HIL's v0.2 client sends it (docs/api-conventions.md §12).
-  app.patch<{ Params: UP; Body: { is_admin: boolean } }>('/auth/basic/user/:user', { schema: S.setAdmin }, async (req) => {
+  // …or its role (docs/identity.md).
+  app.patch<{ Params: UP; Body: { is_admin?: boolean; role?: UserRole } }>('/auth/basic/user/:user', { schema: S.setAdmin }, async (req) => {
     requireAdmin(req.caller);
     const { user } = req.params;
     found(rm.users.get(user), `user ${user}`);
-    if (user === req.caller.user) throw conflict('a user may not change its own admin flag');
-    await world.users.ask(user, { type: 'user.setAdmin', by: req.caller.user, isAdmin: req.body.is_admin });
+    if (user === req.caller.user) throw conflict('a user may not change its own admin flag or role');
+    const { role, is_admin: isAdmin } = req.body;
+    if (role !== undefined) await world.users.ask(user, { type: 'user.setRole', by: req.caller.user, role });
+    else await world.users.ask(user, { type: 'user.setAdmin', by: req.caller.user, isAdmin: isAdmin! });
   });
 }

@@ -97,7 +97,7 @@ export const errorSchema = {
   properties: {
     type: {
       type: 'string',
-      enum: ['BadArgumentError', 'AuthorizationError', 'NotFoundError', 'DuplicateError', 'AllocationError', 'BlockedError', 'IllegalStateError',
+      enum: ['BadArgumentError', 'AuthorizationError', 'ForbiddenError', 'NotFoundError', 'DuplicateError', 'AllocationError', 'BlockedError', 'IllegalStateError',
         'ProjectMismatchError', 'RequestTooLargeError', 'OBMError', 'HeadnodeError', 'ServiceUnavailableError', 'ServerError', 'TooManyRequestsError', 'GoneError'],
     },
     msg: { type: 'string' },
@@ -107,6 +107,7 @@ export const errorSchema = {
 const ERROR_WHEN: Record<number, string> = {
   400: 'Malformed request: body, query or path (BadArgumentError)',
   401: 'No or bad credentials, or the caller lacks the right (AuthorizationError)',
+  403: 'The caller may read but not change: an auditor, a project\'s reader, a read-only token (ForbiddenError)',
   404: 'A named object does not exist (NotFoundError)',
   409: 'A conflict with the current state (DuplicateError, AllocationError, BlockedError, IllegalStateError, ProjectMismatchError)',
   410: 'The event id is not one this store keeps; the body\'s `oldest` names the oldest it keeps (GoneError)',
@@ -136,7 +137,7 @@ type Kind = 'read' | 'change';
  * actors); `errors` adds the call's own (404, 409, 502).
  */
 export function responses(kind: Kind, success: Record<number, object>, ...errors: number[]): Record<number, object> {
-  const statuses = new Set([400, 401, ...errors, 429, 500, ...(kind === 'change' ? [413, 503] : [])]);
+  const statuses = new Set([400, 401, ...errors, 429, 500, ...(kind === 'change' ? [403, 413, 503] : [])]);
   const out: Record<number, object> = { ...success };
   for (const s of [...statuses].sort()) out[s] = { description: ERROR_WHEN[s], $ref: 'HiltError#' };
   return out;

@@ -1,10 +1,14 @@
 import { params, noBody, noQuery, str, name, responses, done, queued, names } from './common';
 import { quote } from '../../lib/text';
+import { SWITCH_DRIVERS } from '../../drivers/switch';
 
 export const registerSwitch = {
   params: params('switch'),
   // Driver fields differ per type and are checked after the duplicate check (docs/api-conventions.md §2).
-  body: { type: 'object', required: ['type'], properties: { type: str } },
+  body: {
+    type: 'object', required: ['type'],
+    properties: { type: { ...str, description: `the switch's type identifier, with the fields of that type beside it (the README's Switches section); the built-in types: ${SWITCH_DRIVERS.map((e) => e.type).join(', ')}` } },
+  },
   querystring: noQuery,
   response: responses('change', { 200: done }, 409),
 } as const;

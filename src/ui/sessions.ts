@@ -1,20 +1,24 @@
 /**
- * Dashboard sessions: a login with hilt's users and passwords gives a random token, kept by the
+ * Dashboard sessions: a login with hilt's users and passwords (or with an API token or an OpenID
+ * Connect token, docs/identity.md) gives a random token, kept by the
  * browser in an HttpOnly, SameSite=Strict cookie scoped to /ui, with a CSRF token that every
  * change must echo in a header. Sessions live in the service's memory: a restart logs everyone
  * out. A session ends at its expiry (HILT_UI_SESSION_MINUTES after the login), at logout, and as
- * soon as its user is deleted or gets a new password. Only a SHA-256 of each token is kept.
+ * soon as its user is deleted or gets a new password, or the token it was opened with is
+ * revoked or expires. Only a SHA-256 of each token is kept.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ReadModel } from '../../actors/readmodel';
-import type { Caller } from '../auth/basic';
+import { callerNow, userCaller, type Caller } from '../auth/caller';
 
 export const COOKIE = 'hilt_ui';
 
 interface Session {
   user: string;
-  /** the password hash the login matched: a new password ends the session */
-  hash: string;
+  /** a password login: the hash it matched (a new password ends the session) */
+  hash?: string;
+  /** a token login: the caller it gave, derived again at each request (src/auth/caller.ts) */
+  caller?: Caller;
   csrf: string;
   expires: number;
 }
@@ -36,12 +40,14 @@ export class UiSessions {
     this.sweeper = setInterval(() => this.sweep(), Math.min(lifetimeMs, 60_000)).unref();
   }
 
-  /** A new session for a user who just logged in; the token goes into the cookie. */
-  create(user: string, hash: string): { token: string; csrf: string; expires: number } {
+  /** A new session for a caller who just logged in (with a password: the hash it matched); the token goes into the cookie. */
+  create(who: Caller | string, hash?: string): { token: string; csrf: string; expires: number } {
+    const caller: Caller = typeof who === 'string' ? { user: who, isAdmin: false, projects: [] } : who;
     const token = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
-    const expires = Date.now() + this.lifetimeMs;
-    this.sessions.set(digest(token), { user, hash, csrf, expires });
+    // An OpenID Connect token's session ends with the token.
+    const expires = Math.min(Date.now() + this.lifetimeMs, caller.via?.kind === 'oidc' ? caller.via.expiresAt : Infinity);
+    this.sessions.set(digest(token), { user: caller.user, ...(hash !== undefined ? { hash } : { caller }), csrf, expires });
     return { token, csrf, expires };
   }
 
@@ -52,11 +58,12 @@ export class UiSessions {
     const s = this.sessions.get(key);
     if (!s) return undefined;
     const u = this.rm.users.get(s.user);
-    if (s.expires <= Date.now() || !u || u.passwordHash !== s.hash) {
+    const caller = s.caller ? callerNow(this.rm, s.caller) : u && u.passwordHash === s.hash ? userCaller(u) : undefined;
+    if (s.expires <= Date.now() || !caller) {
       this.sessions.delete(key);
       return undefined;
     }
-    return { caller: { user: u.name, isAdmin: u.isAdmin, projects: u.projects }, csrf: s.csrf, expires: s.expires };
+    return { caller, csrf: s.csrf, expires: s.expires };
   }
 
   end(token: string | undefined): void {

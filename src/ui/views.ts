@@ -14,6 +14,7 @@ import { NATIVE } from '../../actors/nic/protocol';
 import { nicId, portId } from '../../actors/ids';
 import { operationType } from '../../hardware/network-operations';
 import { driverName } from '../../actors/telemetry';
+import { SWITCH_DRIVERS } from '../../drivers/switch';
 import { encodeStatusId } from '../../actors/nic/status-ids';
 import { pendingPerSwitch, type Metrics } from '../metrics';
 import type { PowerControl } from '../../hardware/power';
@@ -243,10 +244,12 @@ export class Views {
       return {
         name: sw.name,
         type: driverName(sw.type),
+        family: SWITCH_DRIVERS.find((e) => e.type === sw.type)?.family ?? '',
         ports: ports.length,
         wired: ports.filter((p) => p.wire).length,
         pending: pending.get(sw.name) ?? 0,
         queued: this.d.world.sessions.depth(sw.name),
+        tls: transport(sw.fields),
       };
     });
   }
@@ -346,4 +349,17 @@ export class Views {
       operations,
     };
   }
+}
+
+/**
+ * How a switch reached over HTTP(S) (the REST families) is reached, for the dashboard: `verified`,
+ * `verified (ca_cert)`, `not verified` (verify_tls false) or `none (http)`; '' for the others.
+ * Read from the registration's hostname and TLS fields, never its credentials.
+ */
+export function transport(fields: Record<string, unknown>): string {
+  const host = typeof fields.hostname === 'string' ? fields.hostname : '';
+  if (/^http:\/\//i.test(host)) return 'none (http)';
+  if (!/^https:\/\//i.test(host)) return '';
+  if (fields.verify_tls === false) return 'not verified';
+  return typeof fields.ca_cert === 'string' ? 'verified (ca_cert)' : 'verified';
 }

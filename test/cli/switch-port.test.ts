@@ -30,6 +30,28 @@ describe('hilt switch and hilt port', function () {
     expect((await api.get('/switches')).body).to.have.members(['s1', 's2', 's3']);
   });
 
+  it('switch register: the data-centre families dellos10, sonic, junos and cumulus_nvue with <hostname> <username> <password>', async () => {
+    for (const t of ['dellos10', 'sonic', 'junos', 'cumulus_nvue']) {
+      await cli.as({ input: `pw-${t}\n` })('switch', 'register', `dc-${t}`, t, '127.0.0.1:2201', 'admin', '-');
+      const st = (await must(api.get(`/admin/actors/switch/dc-${t}`))).body.state;
+      expect(st.type).to.equal(`http://schema.massopencloud.org/haas/v0/switches/${t}`);
+      expect(st.fields).to.deep.equal({ hostname: '127.0.0.1:2201', username: 'admin', password: '[redacted]' });
+      expect((await cli.run('switch', 'register', `dc2-${t}`, t, 'h', 'u')).code, 'three fields').to.equal(2);
+      await must(api.del(`/switch/dc-${t}`));
+    }
+  });
+
+  it('switch register: the REST families brocade and dellnos9 with <hostname> <username> <password> <interface_type>, as HIL\'s CLI', async () => {
+    for (const [t, url] of [['brocade', 'https://127.0.0.1:8443'], ['dellnos9', 'https://127.0.0.1:8888']] as const) {
+      expect((await cli.as({ input: `pw-${t}-rest\n` })('switch', 'register', `rest-${t}`, t, url, 'admin', '-', 'TenGigabitEthernet')).code).to.equal(0);
+      const st = (await must(api.get(`/admin/actors/switch/rest-${t}`))).body.state;
+      expect(st.type).to.equal(`http://schema.massopencloud.org/haas/v0/switches/${t}`);
+      expect(st.fields).to.deep.equal({ hostname: url, username: 'admin', password: '[redacted]', interface_type: 'TenGigabitEthernet' });
+      expect((await cli.run('switch', 'register', `rest2-${t}`, t, url, 'admin', 'pw')).code, 'three fields').to.equal(2);
+      await must(api.del(`/switch/rest-${t}`));
+    }
+  });
+
   it('switch register refuses a wrong number of fields or malformed switchinfo as a usage error (2), calling nothing', async () => {
     for (const args of [['s4', 'mock', 'h', 'u'], ['s4', 'nexus', 'h', 'u', 'p'], ['s4', 'http://x/y', '{not json'], ['s4', 'http://x/y', '[1]']]) {
       const r = await cli.run('switch', 'register', ...args);

@@ -36,10 +36,11 @@ const ADMIN = { user: 'fuzzroot', password: 'fuzz-root-pw' };
 const MEMBER = { user: 'u1', password: 'u1-fuzz-pw' };
 const OUTSIDER = { user: 'u2', password: 'u2-fuzz-pw' };
 
-type Slot = 'project' | 'node' | 'nic' | 'switch' | 'port' | 'network' | 'user' | 'headnode' | 'hnic' | 'label' | 'status' | 'kind';
+type Slot = 'project' | 'node' | 'nic' | 'switch' | 'port' | 'network' | 'user' | 'headnode' | 'hnic' | 'label' | 'status' | 'kind' | 'token';
 /** A body key and the kind of value it takes. */
-type KeyKind = Slot | 'string' | 'bool' | 'obm' | 'metadata' | 'value' | 'switchType' | 'access' | 'netId' | 'bootdev' | 'channel' | 'image' | 'password' | 'time' | 'limit';
-interface Route { method: string; path: string; body?: Record<string, KeyKind>; required?: string[] }
+type KeyKind = Slot | 'string' | 'bool' | 'obm' | 'metadata' | 'value' | 'switchType' | 'access' | 'netId' | 'bootdev' | 'channel' | 'image' | 'password' | 'time' | 'limit' | 'seconds' | 'role';
+/** anyUser: a change every authenticated user may make (so an outsider without a defect is not refused) */
+interface Route { method: string; path: string; body?: Record<string, KeyKind>; required?: string[]; anyUser?: boolean }
 
 /** Every route of the API (a test below checks the list against the server's own route table). */
 const ROUTES: Route[] = [
@@ -65,6 +66,10 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/node/{node}/power_on' },
   { method: 'GET', path: '/node/{node}/power_status' },
   { method: 'PUT', path: '/node/{node}/boot_device', body: { bootdev: 'bootdev' } },
+  { method: 'PUT', path: '/node/{node}/console' },
+  { method: 'GET', path: '/node/{node}/console' },
+  { method: 'DELETE', path: '/node/{node}/console' },
+  { method: 'GET', path: '/node/{node}/console/stream' },
   { method: 'POST', path: '/node/{node}/nic/{nic}/connect_network', body: { network: 'network', channel: 'channel' }, required: ['network'] },
   { method: 'POST', path: '/node/{node}/nic/{nic}/detach_network', body: { network: 'network' } },
   { method: 'GET', path: '/node/{node}/networking_actions' },
@@ -88,7 +93,7 @@ const ROUTES: Route[] = [
   { method: 'DELETE', path: '/network/{network}/access/{project}' },
   { method: 'PUT', path: '/auth/basic/user/{user}', body: { password: 'password', 'is-admin': 'bool' }, required: ['password'] },
   { method: 'DELETE', path: '/auth/basic/user/{user}' },
-  { method: 'POST', path: '/auth/basic/user/{user}/add_project', body: { project: 'project' } },
+  { method: 'POST', path: '/auth/basic/user/{user}/add_project', body: { project: 'project', role: 'role' }, required: ['project'] },
   { method: 'POST', path: '/auth/basic/user/{user}/remove_project', body: { project: 'project' } },
   { method: 'PATCH', path: '/auth/basic/user/{user}', body: { is_admin: 'bool' } },
   { method: 'PUT', path: '/headnode/{headnode}', body: { project: 'project', base_img: 'image' } },
@@ -130,6 +135,11 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/project/{project}/quota' },
   { method: 'GET', path: '/admin/maintenance' },
   { method: 'GET', path: '/admin/nodes/attention' },
+  { method: 'POST', path: '/auth/tokens', body: { expires_in: 'seconds', project: 'project', read_only: 'bool', description: 'string' }, required: [], anyUser: true },
+  { method: 'GET', path: '/auth/tokens' },
+  { method: 'DELETE', path: '/auth/tokens/{token}' },
+  { method: 'GET', path: '/auth/basic/user/{user}' },
+  { method: 'POST', path: '/admin/secret-key/rotate', body: { key_file: 'string' } },
 ];
 
 /**
@@ -142,6 +152,7 @@ const NOT_FUZZED = /^(GET|POST) \/ui(\/|$)/;
 const FIXTURE: Record<Slot, string[]> = {
   project: ['p1', 'p2'], node: ['n1', 'n2'], nic: ['eth0', 'eth1'], switch: ['s1'], port: ['gi1/0/1', 'gi1/0/2'], network: ['w1', 'pub'],
   user: ['u1', 'u2', ADMIN.user], headnode: ['h1'], hnic: ['e0'], label: ['rack'], status: ['x'], kind: ['node', 'nic', 'project', 'user', 'port'],
+  token: ['0123456789abcdef'],
 };
 
 /** Names that break the rule (docs/api-conventions.md §1): the service must refuse them. */
@@ -191,6 +202,8 @@ function goodValue(k: KeyKind): fc.Arbitrary<unknown> {
     case 'string': case 'password': return fc.string({ maxLength: 40 });
     case 'time': return fc.oneof(fc.constantFrom(new Date(Date.now() + 86_400_000).toISOString(), '2000-01-01T00:00:00Z', '2999-01-01T00:00:00Z', 'tomorrow', '2030-13-01T00:00:00Z', ''), fc.string({ maxLength: 70 }));
     case 'limit': return fc.oneof(fc.integer({ min: -2, max: 5 }), fc.constantFrom(null, 1_000_001));
+    case 'seconds': return fc.oneof(fc.integer({ min: 1, max: 86_400 }), fc.constantFrom(0, -1, 90 * 86_400 + 1, 2 ** 53));
+    case 'role': return fc.oneof(fc.constantFrom('admin', 'auditor', 'user', 'member', 'reader'), fc.string({ maxLength: 10 }));
     default: return anyName(k);
   }
 }
@@ -201,6 +214,7 @@ function wrongValue(k: KeyKind): fc.Arbitrary<unknown> {
   if (k === 'obm' || k === 'metadata') return fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }));
   if (k === 'limit') return fc.oneof(fc.string(), fc.boolean(), fc.constantFrom(0.5, -0.25), fc.array(fc.integer(), { maxLength: 2 }));
   if (k === 'value') return fc.oneof(fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { minKeys: 1, maxKeys: 2 }));
+  if (k === 'seconds') return fc.oneof(fc.string(), fc.double({ min: 1.1, max: 2, noNaN: true }), fc.constant(null), fc.boolean());
   return jsonOther.filter((v) => typeof v !== 'string');
 }
 
@@ -224,7 +238,7 @@ function requestArb(): fc.Arbitrary<FuzzRequest> {
     if (keys.length) possible.push('wrongType');
     if (required.length) possible.push('missingKey');
     const isGet = route.method === 'GET';
-    const callers: Caller[] = ['admin', 'admin', 'admin', 'none', 'badScheme', 'garbage', 'wrongPassword', 'unknownUser', 'member-wrong', ...(isGet ? [] : ['outsider' as Caller])];
+    const callers: Caller[] = ['admin', 'admin', 'admin', 'none', 'badScheme', 'garbage', 'wrongPassword', 'unknownUser', 'member-wrong', ...(isGet || route.anyUser ? [] : ['outsider' as Caller])];
     return fc.record({
       caller: fc.constantFrom(...callers),
       defects: fc.subarray(possible, { minLength: 1, maxLength: 2 }),

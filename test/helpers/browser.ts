@@ -63,7 +63,8 @@ export async function closeBrowser(browser: Browser): Promise<void> {
   }
 }
 
-after(async () => {
+after(async function () {
+  this.timeout(60_000);
   for (const { browser } of [...open]) await closeBrowser(browser);
 });
 

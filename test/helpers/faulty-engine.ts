@@ -3,7 +3,7 @@
  * throws (as LMDB's key encoder does for a key that is too long): to show what a storage fault
  * does to the actors and the requests waiting on them.
  */
-import type { CommitListener, HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, StoredEntity } from '../../actors/persistence/engine';
+import type { CommitListener, HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, Rewrite, StoredEntity } from '../../actors/persistence/engine';
 
 export class FaultInjectingEngine implements PersistenceEngine {
   readonly failing = new Set<string>();
@@ -98,6 +98,16 @@ export class FaultInjectingEngine implements PersistenceEngine {
 
   setMark(name: string, value: unknown) {
     return this.inner.setMark(name, value);
+  }
+
+  rewrite(changes: Rewrite): Promise<void> {
+    const refused = changes.events.find((e) => this.failingWrites.has(e.key));
+    if (refused) return Promise.reject(new Error(`injected write fault for ${refused.key}`));
+    return this.inner.rewrite(changes);
+  }
+
+  compact(): Promise<void> {
+    return this.inner.compact();
   }
 
   close(): Promise<void> {

@@ -21,6 +21,11 @@ export interface IpmiSimOptions {
   address?: '127.0.0.1' | '::1';
   /** How long to wait for the sim to answer `chassis power status` (default 5000 ms). */
   readyTimeoutMs?: number;
+  /**
+   * Serial-over-LAN: the BMC connects its SOL serial line to this TCP port on 127.0.0.1 (a
+   * test's serial line, test/helpers/serial-line.ts), retrying until it listens.
+   */
+  solPort?: number;
 }
 
 export interface IpmiSimEvent { /** seconds since the epoch, from the hook */ t: number; /** e.g. "set power 1" */ cmd: string }
@@ -151,7 +156,9 @@ export async function startIpmiSim(opts: IpmiSimOptions): Promise<IpmiSim> {
     .replace(/@CHASSIS_CONTROL@/g, hook)
     .replace(/@USER@/g, opts.user)
     .replace(/@PASSWORD@/g, () => opts.password);
-  writeFileSync(join(dir, 'lan.conf'), conf, { mode: 0o600 });
+  // sol <device> <baud>: the MC's serial line, here a TCP connection the sim makes (man 5 ipmi_lan).
+  const sol = opts.solPort !== undefined ? `\n  sol "tcp:127.0.0.1:${opts.solPort}" 115200\n` : '';
+  writeFileSync(join(dir, 'lan.conf'), conf + sol, { mode: 0o600 });
 
   const child = spawn('ipmi_sim', ['-c', join(dir, 'lan.conf'), '-f', join(fixtures, 'bmc.emu'), '-s', join(dir, 'sim'), '-n'], {
     cwd: dir,

@@ -162,7 +162,9 @@ export function beforePostgresStops(fn: () => Promise<void>): void {
 
 // Under mocha (the bench imports this module too): stop the run's server when the run ends.
 if (typeof after === 'function') {
-  after(async () => {
+  // Closing every service still open, then the server, takes a while on a loaded machine.
+  after(async function () {
+    this.timeout(120_000);
     for (const fn of beforeStop) await fn().catch(() => undefined);
     const s = server;
     server = undefined;

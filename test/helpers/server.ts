@@ -6,7 +6,8 @@
  * choose its engine on the PostgreSQL the tests start (test/helpers/postgres.ts), one database
  * per data folder: a test that restarts a server on its data folder finds its data again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { newKeyText } from '../../lib/sealed';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
@@ -16,7 +17,7 @@ import type { MockSwitchDriver } from '../../drivers/switch/mock';
 import type { MockObmDriver } from '../../drivers/obm/mock';
 import type { StorageKind } from '../../actors/persistence';
 import { beforePostgresStops, freshDatabase } from './postgres';
-import { addBodySecrets, addCredentials, record, tee } from './secrets';
+import { addBodySecrets, addCredentials, addSecret, record, tee } from './secrets';
 import { loggerOptions } from '../../src/redact';
 
 export const ADMIN = { user: 'admin', password: 'admin-secret' };
@@ -26,6 +27,8 @@ export const REDFISH_OBM = 'http://schema.massopencloud.org/haas/v0/obm/redfish'
 export const MOCK_SWITCH = 'http://schema.massopencloud.org/haas/v0/switches/mock';
 
 export interface Creds { user: string; password: string }
+/** A bearer token (an API token or an OpenID Connect token): docs/identity.md. */
+export interface Bearer { token: string }
 export interface Res { status: number; body: any; text: string; raw: Buffer; headers: Record<string, string | string[] | undefined> }
 
 /** node:http rather than fetch: fetch refuses a GET with a body, which tests must send. */
@@ -43,7 +46,7 @@ function rawHttp(url: string, method: string, headers: Record<string, string>, p
 }
 
 export interface CallOpts {
-  as?: Creds | null;
+  as?: Creds | Bearer | null;
   body?: unknown;
   /** sent verbatim instead of JSON.stringify(body) */
   raw?: string | Buffer;
@@ -53,12 +56,16 @@ export interface CallOpts {
 export const basic = (c: Creds) => 'Basic ' + Buffer.from(`${c.user}:${c.password}`, 'utf8').toString('base64');
 
 export class Client {
-  constructor(readonly url: string, readonly as: Creds | null = ADMIN) {}
+  /** `token`: a bearer token instead of `as` (basic) */
+  constructor(readonly url: string, readonly as: Creds | null = ADMIN, readonly token?: string) {}
 
   async call(method: string, path: string, opts: CallOpts = {}): Promise<Res> {
     const headers: Record<string, string> = { ...opts.headers };
-    const who = opts.as === undefined ? this.as : opts.as;
-    if (who) {
+    const who = opts.as === undefined ? (this.token !== undefined ? { token: this.token } : this.as) : opts.as;
+    if (who && 'token' in who) {
+      headers.authorization = `Bearer ${who.token}`;
+      addSecret(who.token);
+    } else if (who) {
       headers.authorization = basic(who);
       addCredentials(who.user, who.password);
     }
@@ -73,6 +80,8 @@ export class Client {
     } catch {
       body = text;
     }
+    // A new API token's secret is shown in this answer only: from now on it is scanned for.
+    if (body && typeof body === 'object' && typeof (body as { token?: unknown }).token === 'string') addSecret((body as { token: string }).token);
     return { status, body, text, raw, headers: resHeaders };
   }
 
@@ -82,8 +91,8 @@ export class Client {
   del = (path: string, o?: CallOpts) => this.call('DELETE', path, o);
 
   /** A client acting as someone else. */
-  with(as: Creds | null): Client {
-    return new Client(this.url, as);
+  with(as: Creds | Bearer | null): Client {
+    return as && 'token' in as ? new Client(this.url, null, as.token) : new Client(this.url, as);
   }
 }
 
@@ -105,6 +114,20 @@ const made = new Set<string>();
 export const TEST_STORAGE = (process.env.HILT_STORAGE ?? DEFAULTS.storage) as StorageKind;
 /** data folder → its database (postgres) */
 const databases = new Map<string, Promise<string>>();
+
+/** database URL → the secret key file every test server on it reads */
+const sharedKeys = new Map<string, string>();
+export function sharedKeyFile(databaseUrl: string): string {
+  let file = sharedKeys.get(databaseUrl);
+  if (!file) {
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-key-'));
+    made.add(dir);
+    file = join(dir, 'secret.key');
+    writeFileSync(file, newKeyText(), { mode: 0o600 });
+    sharedKeys.set(databaseUrl, file);
+  }
+  return file;
+}
 
 export async function startTestServer(overrides: Partial<Config> = {}, deps: ServiceDeps = {}, dataDir?: string): Promise<TestServer> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'hilt-test-'));
@@ -129,6 +152,8 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
     ...overrides,
     storage,
     databaseUrl,
+    // Every process of a standby pair reads the same key (docs/identity.md): one per database.
+    ...(storage === 'postgres' && databaseUrl && !overrides.secretKeyFile ? { secretKeyFile: sharedKeyFile(databaseUrl) } : {}),
   };
   if (config.adminPassword) addCredentials(config.adminUser, config.adminPassword);
   // Every log line is scanned for secrets (test/helpers/secrets.ts): at level info when the test
@@ -158,7 +183,11 @@ async function closeAll(): Promise<void> {
 }
 // Services on the tests' PostgreSQL close before it stops.
 beforePostgresStops(closeAll);
-after(closeAll);
+// Whatever a test left running closes at the end of the run; many at once take a while on a loaded machine.
+after(async function () {
+  this.timeout(120_000);
+  await closeAll();
+});
 
 /** Inventory helpers used by many tests (each asserts its own 200). */
 export async function must(p: Promise<Res>, status = 200): Promise<Res> {

@@ -27,6 +27,27 @@ export const VENDOR_CASES: VendorCase[] = [
   { vendor: 'arista_eos', type: `${T}arista_eos`, ports: ['Ethernet1', 'Ethernet2', 'Ethernet3', 'Ethernet4'], badPort: 'Et1', extra: {} },
 ];
 
+/**
+ * The data-centre families (issue 25), each with its simulator: `saves` is the command that
+ * saves (none where a commit is persistent), `commits` whether changes wait for a commit/apply,
+ * `fresh` what a factory port carries.
+ */
+export interface FabricCase extends VendorCase {
+  save: string | null;
+  commits: boolean;
+  fresh: { native: number | null; tagged: number[] };
+}
+
+export const FABRIC_CASES: FabricCase[] = [
+  { vendor: 'dellos10', type: `${T}dellos10`, ports: ['ethernet1/1/1', 'ethernet1/1/2', 'ethernet1/1/3', 'ethernet1/1/49:1'], badPort: 'Ethernet1/1', extra: {}, save: 'write memory', commits: false, fresh: { native: 1, tagged: [] } },
+  { vendor: 'sonic', type: `${T}sonic`, ports: ['Ethernet0', 'Ethernet4', 'Ethernet8', 'Ethernet12'], badPort: 'etp1', extra: {}, save: 'sudo config save -y', commits: false, fresh: { native: null, tagged: [] } },
+  { vendor: 'junos', type: `${T}junos`, ports: ['ge-0/0/1', 'ge-0/0/2', 'xe-0/1/0', 'et-0/2/0'], badPort: 'ge-0/0/1.0', extra: {}, save: null, commits: true, fresh: { native: 1, tagged: [] } },
+  { vendor: 'cumulus_nvue', type: `${T}cumulus_nvue`, ports: ['swp1', 'swp2', 'swp3', 'swp49s0'], badPort: 'eth0', extra: {}, save: 'nv config save', commits: true, fresh: { native: 1, tagged: [] } },
+];
+
+/** Every SSH family with its simulator: HIL's and EOS, then the data-centre ones. */
+export const SSH_CASES: VendorCase[] = [...VENDOR_CASES, ...FABRIC_CASES];
+
 /** Every switch password used by these tests: none may ever appear in an answer or a log line. */
 export const SWITCH_PASSWORDS = new Set<string>();
 
@@ -59,6 +80,7 @@ export class RecordingClient extends Client {
   }
 }
 
-after(async () => {
+after(async function () {
+  this.timeout(60_000);
   for (const s of open) await s.close().catch(() => undefined);
 });

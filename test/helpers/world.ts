@@ -4,6 +4,9 @@
  */
 import { World } from '../../actors/world';
 import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
+import type { PersistenceEngine } from '../../actors/persistence/engine';
+import type { VlanRange } from '../../actors/network/pool';
+import type { ReleasePolicy } from '../../actors/project/protocol';
 import type { PortVlans, SwitchDriver, SwitchInfo, SwitchSession } from '../../drivers/switch/types';
 import { SwitchError } from '../../drivers/switch/types';
 
@@ -54,15 +57,35 @@ export class RecordingSwitch implements SwitchDriver {
   }
 }
 
-export interface TestWorld { world: World; engine: MemoryPersistenceEngine; driver: RecordingSwitch; close(): Promise<void> }
+export interface TestWorld {
+  world: World;
+  engine: MemoryPersistenceEngine;
+  driver: RecordingSwitch;
+  /** holdWrites on this world's engine; close() releases what a test left held (and the driver), should it fail half-way */
+  hold(prefix: string): HeldWrites;
+  close(): Promise<void>;
+}
 
-export function testWorld(opts: { switchTimeoutMs?: number } = {}): TestWorld {
+export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange[]; release?: ReleasePolicy; nativeFirst?: boolean } = {}): TestWorld {
   const engine = new MemoryPersistenceEngine();
   const driver = new RecordingSwitch();
   const world = new World(engine, {
-    vlanPool: [[100, 199]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 2000,
+    vlanPool: opts.vlanPool ?? [[100, 199]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 2000,
+    release: opts.release,
+    // the fake switch as a Brocade or OS9 one: a tagged VLAN only beside a native one
+    switchNativeFirst: () => opts.nativeFirst ?? false,
   });
-  return { world, engine, driver, close: () => world.close() };
+  const held: HeldWrites[] = [];
+  const hold = (prefix: string) => {
+    held.push(holdWrites(engine, prefix));
+    return held[held.length - 1];
+  };
+  const close = () => {
+    for (const h of held.splice(0).reverse()) h.release();
+    driver.release();
+    return world.close();
+  };
+  return { world, engine, driver, hold, close };
 }
 
 const by = 'admin';
@@ -95,4 +118,36 @@ export async function settled(world: World, node = 'n1', ms = 3000): Promise<voi
     if (Date.now() > deadline) throw new Error(`operations of ${node} still pending after ${ms} ms`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/**
+ * Holds the engine's writes of keys starting with `prefix` until release(): an actor stays in
+ * the middle of its commit, so a test can send what races with it. `waiting` resolves once a
+ * write is held; `held` counts them.
+ */
+export interface HeldWrites { waiting: Promise<void>; held: () => number; release(): void }
+
+export function holdWrites(engine: PersistenceEngine, prefix: string): HeldWrites {
+  const persist = engine.persist.bind(engine);
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let arrived!: () => void;
+  const waiting = new Promise<void>((r) => (arrived = r));
+  let held = 0;
+  engine.persist = async (events) => {
+    if (events.some((e) => e.key.startsWith(prefix))) {
+      held++;
+      arrived();
+      await gate;
+    }
+    return persist(events);
+  };
+  return {
+    waiting,
+    held: () => held,
+    release: () => {
+      engine.persist = persist;
+      open();
+    },
+  };
 }

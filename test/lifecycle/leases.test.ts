@@ -1,6 +1,6 @@
 /**
  * Timed reservations (issue 20 item 4): the lease's calls and their checks; at expiry the service,
- * as `hilt`, detaches every network (the simulator's port ends without VLANs), releases the node
+ * as `hilt`, detaches every network (the simulator's port ends shut and without VLANs), releases the node
  * and powers it off; a lease that passes while hilt is stopped is acted on at the next start; a
  * lease that passes with an operation pending waits for it.
  */
@@ -118,11 +118,14 @@ describe('leases', function () {
 
     it('detaches every network as `hilt`, releases the node and powers it off', async () => {
       expect(sim.carried(c.ports[0])).to.deep.equal({ native: vlans.wa, tagged: [vlans.wb] });
+      expect(sim.isUp(c.ports[0]) && sim.isUp(c.ports[1]), 'ports carrying networks are up').to.equal(true);
       const before = (await must(api.get('/metrics'))).text.match(/^hilt_lease_expiries_total (\d+)/m)?.[1] ?? '0';
       await must(api.put('/node/x1/lease', { expires_at: inMs(1500) }));
       await until('the node is free', async () => (await must(api.get('/nodes/free'))).body.includes('x1'), 20_000);
       expect(sim.carried(c.ports[0])).to.deep.equal({ native: null, tagged: [] });
       expect(sim.carried(c.ports[1])).to.deep.equal({ native: null, tagged: [] });
+      // Their last network gone, the ports are shut (HILT_INACTIVE_PORTS, the default).
+      expect([sim.isUp(c.ports[0]), sim.isUp(c.ports[1])]).to.deep.equal([false, false]);
       const node = (await must(api.get('/node/x1'))).body;
       for (const nic of node.nics) expect(nic.networks).to.deep.equal({});
       await until('the node is off', () => ts.mockObm.state('bmc.example').power === 'off');

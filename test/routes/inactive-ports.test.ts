@@ -1,6 +1,7 @@
 /**
  * Inactive ports are shut (HILT_INACTIVE_PORTS), end to end per SSH vendor (the real service
- * over HTTP, each switch a simulator over real SSH) and the mock: a port is down after
+ * over HTTP, each switch a simulator over real SSH), per REST vendor (a simulator of its REST
+ * API) and the mock: a port is down after
  * registration and a port_revert, up after its first network (read back from the switch by the
  * drift audit, over SSH), down after its last one leaves, after a force-detach and after the
  * release of its node; with `keep` it stays up as before. The upgrade: ports of a data folder
@@ -9,21 +10,31 @@
  */
 import { expect } from 'chai';
 import { must, makeNode, finished, startTestServer, stopTestServer, TestServer, Client, mockSwitch } from '../helpers/server';
-import { registration, simFor, VENDOR_CASES } from '../helpers/switch-sims';
+import { registration, simFor, SSH_CASES } from '../helpers/switch-sims';
 import { until } from '../helpers/wait';
 import type { SwitchSim } from '../sim/switch/sim';
+import { REST_CASES, restRegistration, restSimFor } from '../helpers/rest-switch-sims';
 
 /** A switch under test: how to register it, its ports, and whether a port is up on the hardware. */
 interface Hw { name: string; body: Record<string, unknown>; ports: string[]; up(port: string): boolean }
 
 async function hardware(ts: TestServer, kind: string, sw: string): Promise<Hw & { sim?: SwitchSim }> {
   if (kind === 'mock') return { name: 'mock', body: mockSwitch, ports: ['gi1/0/1', 'gi1/0/2', 'gi1/0/3'], up: (p) => ts.mockSwitch.enabled(sw, p) };
-  const c = VENDOR_CASES.find((v) => v.vendor === kind)!;
+  const rest = REST_CASES.find((v) => v.vendor === kind);
+  if (rest) {
+    const sim = await restSimFor(rest);
+    // Ports left up, as a site's switch is after HIL (an OS9 port ships shut).
+    for (const p of sim.ports.values()) p.shutdown = false;
+    return { name: kind, body: restRegistration(rest, sim), ports: rest.ports.slice(0, 3), up: (p) => !sim.port(p).shutdown };
+  }
+  const c = SSH_CASES.find((v) => v.vendor === kind)!;
   const sim = await simFor(c);
   return { name: kind, sim, body: registration(c, sim), ports: c.ports.slice(0, 3), up: (p) => sim.isUp(p) };
 }
 
-const KINDS = ['mock', ...VENDOR_CASES.map((c) => c.vendor)];
+const KINDS = ['mock', ...SSH_CASES.map((c) => c.vendor), ...REST_CASES.map((c) => c.vendor)];
+/** Kinds whose switches take a tagged network only beside a native one, which leaves last (HIL's rule). */
+const NATIVE_FIRST = new Set<string>(REST_CASES.map((c) => c.vendor));
 
 describe('inactive switch ports are shut (HILT_INACTIVE_PORTS)', function () {
   this.timeout(60_000);
@@ -81,9 +92,10 @@ describe('inactive switch ports are shut (HILT_INACTIVE_PORTS)', function () {
           // Read back from the switch (over SSH for the SSH vendors).
           expect(await audited()).to.deep.include({ status: 'in_sync', expected: { native: vlan['in-a'], tagged: [], enabled: true }, actual: { native: vlan['in-a'], tagged: [], enabled: true } });
           await op(`/node/${node}/nic/eth0/connect_network`, { network: 'in-b', channel: `vlan/${vlan['in-b']}` });
-          await op(`/node/${node}/nic/eth0/detach_network`, { network: 'in-a' });
+          const [first, last] = NATIVE_FIRST.has(kind) ? ['in-b', 'in-a'] : ['in-a', 'in-b'];
+          await op(`/node/${node}/nic/eth0/detach_network`, { network: first });
           expect(hw.up(port), 'one network left').to.equal(true);
-          await op(`/node/${node}/nic/eth0/detach_network`, { network: 'in-b' });
+          await op(`/node/${node}/nic/eth0/detach_network`, { network: last });
           expect(hw.up(port)).to.equal(false);
           expect(await audited()).to.deep.include({ status: 'in_sync', actual: { native: null, tagged: [], enabled: false } });
         });

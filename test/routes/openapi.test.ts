@@ -89,7 +89,7 @@ describe('GET /openapi.json and GET /docs', () => {
       if (p === '/health') continue;
       for (const [m, op] of Object.entries(ops)) {
         const codes = Object.keys(op.responses);
-        expect(codes.some((c) => c === '200' || c === '202'), `${m} ${p} success`).to.equal(true);
+        expect(codes.some((c) => c === '200' || c === '202' || c === '101'), `${m} ${p} success`).to.equal(true);
         const errors = p === '/openapi.json' ? ['400', '500'] : ['400', '401', '500'];
         for (const c of errors) expect(codes, `${m} ${p}`).to.include(c);
         for (const c of codes.filter((x) => Number(x) >= 400)) {
@@ -149,5 +149,11 @@ describe('GET /openapi.json and GET /docs', () => {
     expect((await ts.api.get('/v0/openapi.json')).status).to.equal(404);
     // The document reveals no data: nothing registered above appears in it.
     expect(JSON.stringify((await must(anon.get('/openapi.json'))).body)).to.not.match(/oa-n|oa-w|admin-secret/);
+  });
+
+  it('names every built-in switch type in switch_register\'s body, the data-centre families among them', () => {
+    const body = doc.paths['/switch/{switch}']!.put!.requestBody as { content: Record<string, { schema: { properties: { type: { description: string } } } }> };
+    const text = JSON.stringify(body);
+    for (const t of ['nexus', 'arista_eos', 'dellos10', 'sonic', 'junos', 'cumulus_nvue']) expect(text).to.include(`/v0/switches/${t}`);
   });
 });

@@ -232,6 +232,18 @@ describe('the dashboard over HTTP (/ui)', function () {
       expect(r.body.msg.length, r.body.msg.slice(0, 80)).to.be.below(200);
     }
   });
+  it('names each switch\'s driver and family, the data-centre families among them', async () => {
+    const b = new Browser(api);
+    await b.login('admin', 'admin-secret');
+    const T = 'http://schema.massopencloud.org/haas/v0/switches/';
+    await must(api.put('/switch/dc-junos', { type: `${T}junos`, hostname: '127.0.0.1:2201', username: 'u', password: 'p' }));
+    await must(api.put('/switch/dc-nvue', { type: `${T}cumulus_nvue`, hostname: '127.0.0.1:2202', username: 'u', password: 'p' }));
+    const rows = (await must(b.get('/ui/api/table/switches?q=dc-'))).body.rows as { name: string; type: string; family: string }[];
+    expect(rows.map((r) => [r.name, r.type, r.family]).sort()).to.deep.equal([
+      ['dc-junos', 'junos', 'Juniper Junos (ELS)'], ['dc-nvue', 'cumulus_nvue', 'NVIDIA Cumulus Linux (NVUE)'],
+    ]);
+    for (const s of ['dc-junos', 'dc-nvue']) await must(api.del(`/switch/${s}`));
+  });
 });
 
 describe('the dashboard\'s session cookie over HTTPS', function () {

@@ -1,12 +1,14 @@
 /**
  * Wiring validation over HTTP, per SSH vendor (the switch a simulator over real SSH, told where
- * each MAC is) and the mock: `ok` (the nic's MAC learned on its port, or named by the port's
+ * each MAC is), per REST vendor (a simulator of its REST API) and the mock: `ok` (the nic's MAC learned on its port, or named by the port's
  * LLDP neighbour), `mismatch` (two cables swapped), `unseen`, `unwired`, the proposals for
  * unwired ports; every switch at once in one session each; the metrics; the refusals.
  */
 import { expect } from 'chai';
 import { must, startTestServer, stopTestServer, TestServer, Client, mockSwitch, makeUser, finished } from '../helpers/server';
-import { registration, simFor, VENDOR_CASES } from '../helpers/switch-sims';
+import { registration, simFor, SSH_CASES, VENDOR_CASES } from '../helpers/switch-sims';
+import { REST_CASES, restRegistration, restSimFor } from '../helpers/rest-switch-sims';
+import type { AnyRestSim } from '../sim/rest-switch';
 import type { SwitchSim } from '../sim/switch/sim';
 import { parseExposition, value } from '../helpers/prometheus';
 import { SHUT_NOTE } from '../../hardware/wiring';
@@ -45,7 +47,8 @@ describe('wiring validation (admin)', function () {
   let api: Client;
   const sims = new Map<string, SwitchSim>();
   const tables = new Map<string, Tables>();
-  const KINDS = ['mock', ...VENDOR_CASES.map((c) => c.vendor)];
+  const KINDS = ['mock', ...SSH_CASES.map((c) => c.vendor), ...REST_CASES.map((c) => c.vendor)];
+  const restSims = new Map<string, AnyRestSim>();
 
   before(async () => {
     ts = await startTestServer({ switchTimeoutMs: 20_000 }, { extraDrivers: { switch: [bare] } });
@@ -66,8 +69,23 @@ describe('wiring validation (admin)', function () {
           clear: () => { for (const p of learned.keys()) ts.mockSwitch.learn(sw, p, null); learned.clear(); },
           logins: () => ts.mockSwitch.sessionsOpened.get(sw) ?? 0,
         });
+      } else if (REST_CASES.some((v) => v.vendor === kind)) {
+        const c = REST_CASES.find((v) => v.vendor === kind)!;
+        const sim = await restSimFor(c);
+        restSims.set(kind, sim);
+        // Layer-2 ports that are up, as HIL left them (an OS9 port ships routed and shut, and learns nothing so).
+        for (const p of sim.ports.values()) Object.assign(p, { shutdown: false }, 'hybrid' in p ? { switchport: true, hybrid: true } : {});
+        await must(api.put(`/switch/${sw}`, restRegistration(c, sim)));
+        tables.set(kind, {
+          ports: c.ports,
+          learn: (port, m) => { sim.port(port).macs.push(m.toLowerCase()); },
+          neighbor: (port, chassisId, portId, systemName) => sim.setWiring(port, { lldp: { chassisId, portId, systemName } }),
+          clear: () => { for (const p of sim.ports.values()) Object.assign(p, { macs: [], lldp: undefined }); },
+          // A REST session's login is its probe (GET /rest, GET /api).
+          logins: () => sim.requests.filter((r) => r.method === 'GET' && (r.path === '/rest' || r.path === '/api')).length,
+        });
       } else {
-        const c = VENDOR_CASES.find((v) => v.vendor === kind)!;
+        const c = SSH_CASES.find((v) => v.vendor === kind)!;
         const sim = await simFor(c);
         sims.set(kind, sim);
         await must(api.put(`/switch/${sw}`, registration(c, sim)));
@@ -145,11 +163,12 @@ describe('wiring validation (admin)', function () {
 
       it('mismatch for a nic whose MAC was learned only on another port, even one the service does not know', async () => {
         const [p1] = t().ports as [string];
-        const uplink = kind === 'mock' ? 'gi1/0/40' : sims.get(kind)!.vendor.portNames[39]!;
+        const uplink = kind === 'mock' ? 'gi1/0/40' : restSims.has(kind) ? [...restSims.get(kind)!.ports.keys()][39]! : sims.get(kind)!.vendor.portNames[39]!;
         t().learn(uplink, mac(kind, 0));
         const r = await must(api.get(`/admin/switch/${sw}/wiring`));
         expect(line(r.body, p1)).to.deep.include({ verdict: 'mismatch', macs: [] });
-        expect(line(r.body, p1).details[0]).to.match(new RegExp(`^the nic's MAC ${lower(mac(kind, 0))} was learned on port \\S+40$`));
+        // named as the switch prints it (`Eth1/40`, `ge-0/0/39.0`)
+        expect(line(r.body, p1).details[0]).to.match(new RegExp(`^the nic's MAC ${lower(mac(kind, 0))} was learned on port \\S*\\D${/\d+$/.exec(uplink)![0]}(\\.0)?$`));
       });
 
       it('unwired where a port the service wires to no nic learned something; proposes the nic whose MAC it is, never applying it', async () => {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { Client as PgClient } from 'pg';
-import { ADMIN, Client, MOCK_SWITCH, must, obm } from '../helpers/server';
+import { ADMIN, Client, MOCK_SWITCH, must, obm, sharedKeyFile } from '../helpers/server';
 import { startServerProcess, ServerProcess } from '../helpers/process';
 import { freshDatabase } from '../helpers/postgres';
 
@@ -91,7 +91,7 @@ describe('failover between hilt processes on PostgreSQL', function () {
     const name = `p${++count}`;
     const p = await startServerProcess({
       HILT_STORAGE: 'postgres', HILT_DATABASE_URL: url, HILT_LEASE_TTL_MS: String(TTL_MS), HILT_INSTANCE_NAME: name,
-      HILT_DATA_DIR: join(root, name), HILT_ADMIN_PASSWORD: ADMIN.password, HILT_HEADNODE_DRIVER: 'mock', ...env,
+      HILT_DATA_DIR: join(root, name), HILT_SECRET_KEY_FILE: sharedKeyFile(url), HILT_ADMIN_PASSWORD: ADMIN.password, HILT_HEADNODE_DRIVER: 'mock', ...env,
     }, 30_000, standby ? /hilt is a standby/ : /hilt is ready/);
     procs.push(p);
     return p;

@@ -9,6 +9,7 @@
  * without the session cookie nothing is served. With 10,000 nodes it stays fast.
  */
 import { expect } from 'chai';
+import { addSecret } from '../helpers/secrets';
 import type { Browser, Page } from 'puppeteer-core';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch } from '../helpers/server';
 import { closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
@@ -311,11 +312,51 @@ describe('the dashboard in a browser', function () {
     await page.browserContext().close();
   });
 
+  it('logs in with an API token, and lets a user create a token (its secret shown once) and revoke it after asking', async () => {
+    const made = (await must(api.with({ user: 'pat', password: 'pat-pw' }).post('/auth/tokens', { description: 'browser' }))).body as { token: string };
+    addSecret(made.token);
+    const page = await freshPage(browser);
+    await page.goto(`${ts.url}/ui/`);
+    await page.waitForSelector('#login-token', { visible: true, ...WAIT });
+    await page.type('#login-token', made.token);
+    await page.click('#login-submit');
+    await page.waitForSelector('#nav a', { visible: true, ...WAIT });
+    expect(await page.$eval('#user', (e) => e.textContent)).to.equal('pat');
+    await page.evaluate(() => { location.hash = '#/tokens'; });
+    await page.waitForSelector('#token-form', WAIT);
+    // A token cannot make tokens: the page says so.
+    await page.type('#token-description', 'made in the browser');
+    await page.click('#token-form button[type="submit"]');
+    await page.waitForFunction(() => /Could not create the token: a token cannot create tokens/.test(document.getElementById('status')?.textContent ?? ''), WAIT);
+    await page.browserContext().close();
+
+    const pw = await freshPage(browser);
+    await login(pw, ts.url, 'pat', 'pat-pw');
+    await pw.evaluate(() => { location.hash = '#/tokens'; });
+    await pw.waitForSelector('#token-form', WAIT);
+    await pw.type('#token-description', 'made in the browser');
+    await pw.click('#token-form button[type="submit"]');
+    await pw.waitForSelector('#result[open]', WAIT);
+    const secret = (await pw.$eval('#result-text', (e) => e.textContent)) ?? '';
+    addSecret(secret);
+    expect(secret).to.match(/^hilt_[0-9a-f]{16}_/);
+    expect((await api.with({ token: secret }).get('/project/p/nodes')).status).to.equal(200);
+    await pw.keyboard.press('Escape');
+    await pw.waitForFunction(() => [...document.querySelectorAll('#tokens tbody tr')].some((tr) => /made in the browser/.test(tr.textContent ?? '')), WAIT);
+    expect(await pw.$eval('#tokens', (e) => e.textContent)).to.not.include(secret);
+    const id = secret.slice(5, 21);
+    const row = await pw.$$eval('#tokens tbody tr', (trs, i) => trs.findIndex((tr) => tr.textContent?.includes(i as string)), id);
+    await confirmWith(pw, `#tokens tbody tr:nth-child(${row + 1}) button.danger`, 'ok', /^Revoke token [0-9a-f]{16} \(made in the browser\)/);
+    await pw.waitForFunction(() => /^Revoke: done/.test(document.getElementById('status')?.textContent ?? ''), WAIT);
+    expect((await api.with({ token: secret }).get('/project/p/nodes')).status).to.equal(401);
+    await pw.browserContext().close();
+  });
+
   it('shows a project member only its project, and nothing once logged out or without the cookie', async () => {
     const page = await freshPage(browser);
     await login(page, ts.url, 'pat', 'pat-pw');
     await page.waitForSelector('[data-table="nodes"] tbody td[data-col="name"]', WAIT);
-    expect(await page.$$eval('#nav a', (as) => as.map((a) => a.textContent))).to.deep.equal(['Inventory', 'Projects', 'Networks', 'Operations', 'Headnodes']);
+    expect(await page.$$eval('#nav a', (as) => as.map((a) => a.textContent))).to.deep.equal(['Inventory', 'Projects', 'Networks', 'Operations', 'Headnodes', 'Tokens']);
     expect(await column(page, 'nodes', 'name')).to.deep.equal(['n1', 'n2']);
     expect(await page.$$eval('[data-table="nodes"] th', (th) => th.map((t) => t.textContent))).to.not.include('BMC driver');
     await screenshot(page, 'member-inventory');

@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { Agent, fetch } from 'undici';
 import type { Response } from 'undici';
 import { ObmError } from '../types';
+import { TLS_CODES } from '../../tls';
 import type { Target } from './target';
 
 /** Answers larger than this are refused: a ComputerSystem is a few KiB. */
@@ -47,19 +48,6 @@ interface Login {
   /** the only ComputerSystem of the BMC, once looked up (nodes without `system`) */
   onlySystem?: string;
 }
-
-const TLS_CODES: Record<string, string> = {
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'it is self-signed',
-  SELF_SIGNED_CERT_IN_CHAIN: 'its chain ends in an untrusted self-signed CA',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'no trusted CA signed it',
-  UNABLE_TO_GET_ISSUER_CERT: 'no trusted CA signed it',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'no trusted CA signed it',
-  CERT_UNTRUSTED: 'it is not trusted',
-  CERT_SIGNATURE_FAILURE: 'its signature does not verify',
-  CERT_HAS_EXPIRED: 'it has expired',
-  CERT_NOT_YET_VALID: 'it is not valid yet',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'it does not name this host',
-};
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 

@@ -2,9 +2,9 @@
  * The redfish driver's registration fields, and the BMC they name. Checked whole at
  * node_register (400), so that a power call never meets fields it cannot use.
  */
-import { X509Certificate } from 'node:crypto';
 import type { DriverFields } from '../../registry';
 import { ObmError } from '../types';
+import { caCertProblem } from '../../tls';
 
 /** The fields as stored (a type, not an interface: it is a DriverFields record). */
 export type RedfishFields = {
@@ -50,7 +50,6 @@ export interface Target {
 const CONTROL = /[\u0000-\u001f\u007f]/;
 /** `/redfish/v1/Systems/<id>`, optionally with the trailing slash some BMCs (iLO 4) use. */
 const SYSTEM_PATH = /^\/redfish\/v1\/Systems\/[^/?#\s\u0000-\u001f\u007f]+\/?$/;
-const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 function invalid(why: string): never {
   throw new ObmError(`invalid OBM info: ${why}`);
@@ -93,15 +92,8 @@ export function parseTarget(fields: DriverFields): Target {
     if (typeof ca !== 'string') invalid('ca_cert must be a PEM string');
     if (url.protocol !== 'https:') invalid('ca_cert is for a BMC reached over https://');
     if (verify === false) invalid('ca_cert and verify_tls false contradict each other: give one of them');
-    const blocks = ca.match(PEM_CERT);
-    if (!blocks) invalid('ca_cert must hold at least one PEM certificate (-----BEGIN CERTIFICATE-----)');
-    for (const block of blocks) {
-      try {
-        new X509Certificate(block);
-      } catch (e) {
-        invalid(`ca_cert holds a certificate that does not parse: ${(e as Error).message}`);
-      }
-    }
+    const problem = caCertProblem(ca);
+    if (problem) invalid(problem);
   }
   return {
     origin: url.origin,

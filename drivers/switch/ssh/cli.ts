@@ -8,9 +8,13 @@
  * only, and masking the password in every log line and error text.
  *
  * Prompts are found as real terminals show them: a newline, then the prompt, at the end of what
- * the switch sent. After login the prompt's stem (`switch` of `switch#`) is learned, and from
- * then on only `stem#`, `stem>` and `stem(<mode>)#` end a command's output, so output that
- * happens to end in `#` does not.
+ * the switch sent. After login the prompt's stem (`switch` of `switch#`, `admin@sonic` of
+ * `admin@sonic:~$`) is learned, and from then on only `stem#`, `stem>`, `stem(<mode>)#` and a
+ * shell's `stem:<dir>$` end a command's output, so output that happens to end in `#` does not.
+ *
+ * Switches whose CLI is a Linux shell (SONiC, Cumulus) report a refusal by the tool's exit
+ * status, not by a line of their own: their dialect has `exitStatus`, and each command is sent
+ * as `<command>; echo $?`, the status read off the output's last line.
  *
  * Nothing here keeps a timer of its own for a command: every wait ends when the AbortSignal of
  * the caller aborts (the login's, or the one given to `run`), or when the session is destroyed,
@@ -55,6 +59,13 @@ export interface CliDialect {
   errors: readonly RegExp[];
   /** Offer older SSH algorithms after the modern ones (switches of the 2010s speak nothing newer). */
   legacyAlgorithms?: boolean;
+  /**
+   * A Linux shell (SONiC, Cumulus): each command is followed by `echo $?` on the same line, and a
+   * non-zero status is a refusal (with the tool's error lines, or its last lines, as the reason).
+   */
+  exitStatus?: boolean;
+  /** A question any command may ask that is answered with the login password (`[sudo] password for admin:`). */
+  passwordQuestion?: RegExp;
 }
 
 export interface CliOptions {
@@ -71,7 +82,7 @@ export interface CliOptions {
 
 /** A command the switch refused: its error lines, as the switch printed them. */
 export class CliCommandError extends SwitchError {
-  constructor(message: string, readonly command: string, readonly lines: string[]) {
+  constructor(message: string, readonly command: string, readonly lines: string[], readonly output = '') {
     super(message);
   }
 }
@@ -102,11 +113,15 @@ const LEGACY: Algorithms = {
 } as unknown as Algorithms;
 
 /**
- * Any prompt, before its stem is known: a newline, then a host name (letters, digits, `-_.`),
- * maybe a mode in parentheses, and `>` or `#`. Not any line ending in `#`: a banner of `#####`
- * or `Welcome to switch #` is not a prompt.
+ * Any prompt, before its stem is known: a newline, then a host name (letters, digits, `-_.`;
+ * `user@host` on Junos and the Linux shells), maybe a mode in parentheses, and `>` or `#`; or a
+ * shell's `user@host:<dir>$` (`admin@sonic:~$`, `cumulus@switch:mgmt:~$`). Not any line ending
+ * in `#`: a banner of `#####` or `Welcome to switch #` is not a prompt.
  */
-const ANY_PROMPT = /[\r\n]([A-Za-z0-9][\w.-]*(?:\([^)\r\n]*\))?[>#]) ?$/;
+const ANY_PROMPT = /[\r\n]([A-Za-z0-9][\w.-]*(?:@[\w.-]+)?(?:\([^)\r\n]*\))?[>#]|[A-Za-z0-9][\w.-]*@[\w.-]+:[^\s$#>]*[$#]) ?$/;
+
+/** What follows the stem in a prompt: a mode in parentheses, a shell's `:<dir>`, the prompt character. */
+const PROMPT_TAIL = '(\\([^)\\r\\n]*\\))?(:[^\\s$#>]*)?[>#$] ?$';
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -320,9 +335,9 @@ export class CliSession {
       prompt = this.lastPromptText();
       if (!prompt.endsWith('#')) throw this.error(`enable did not reach the privileged prompt (got "${prompt}")`);
     }
-    // The stem: `switch` of `switch#`, `console` of `console>`.
-    const stem = prompt.replace(/(\([^)]*\))?[>#]$/, '');
-    this.prompt = new RegExp(`[\\r\\n]${escapeRe(stem)}(\\([^)\\r\\n]*\\))?[>#] ?$`);
+    // The stem: `switch` of `switch#`, `console` of `console>`, `admin@sonic` of `admin@sonic:~$`.
+    const stem = prompt.replace(/(\([^)]*\))?(:[^\s$#>]*)?[>#$]$/, '');
+    this.prompt = new RegExp(`[\\r\\n]${escapeRe(stem)}${PROMPT_TAIL}`);
     this.log?.debug({ switch: target.name, address: this.address, hostKey: this.hostKey }, `logged in to the switch (prompt ${prompt})`);
     for (const command of dialect.pagingOff) {
       try {
@@ -438,21 +453,41 @@ export class CliSession {
     try {
       // Whatever the switch printed since the last prompt (a log message) is not this command's output.
       this.buf = '';
-      this.send(command);
+      const line = this.dialect.exitStatus ? `${command}; echo $?` : command;
+      this.send(line);
       const pending = [...(opts.answers ?? [])];
+      const pw = this.dialect.passwordQuestion;
       let raw = '';
+      let asked = 0;
       for (;;) {
-        await this.expect([this.prompt, ...pending.map((a) => a.question)], `the prompt after "${command}"`, opts.signal);
+        await this.expect([this.prompt, ...pending.map((a) => a.question), ...(pw ? [pw] : [])], `the prompt after "${command}"`, opts.signal);
         raw += this.lastMatch;
         if (this.prompt.test(raw)) break;
+        if (pw?.test(this.lastMatch)) {
+          // sudo asks for the login password (once: a second question means it was refused)
+          if (++asked > 1) throw this.error(`"${command}": sudo refused the login password`);
+          this.send(this.target.password, true);
+          continue;
+        }
         const i = pending.findIndex((a) => a.question.test(raw));
         this.keys(pending[i]!.keys);
         pending.splice(i, 1);
       }
-      const output = this.strip(raw, command);
-      const refused = output.split('\n').map((l) => l.trim()).filter((l) => l && this.dialect.errors.some((re) => re.test(l)));
+      let output = this.strip(raw, line);
+      let status = 0;
+      if (this.dialect.exitStatus) {
+        const lines = output.split('\n');
+        while (lines.length && !lines[lines.length - 1]!.trim()) lines.pop();
+        const last = lines.pop()?.trim() ?? '';
+        if (!/^\d+$/.test(last)) throw this.error(`"${command}" printed no exit status (got "${last.slice(0, 80)}")`);
+        status = Number(last);
+        output = lines.join('\n');
+      }
+      const all = output.split('\n').map((l) => l.trim()).filter(Boolean);
+      let refused = all.filter((l) => this.dialect.errors.some((re) => re.test(l)));
+      if (status !== 0 && !refused.length) refused = [...all.slice(-3), `exit status ${status}`];
       if (refused.length) {
-        throw new CliCommandError(this.mask(`switch ${this.target.name} (${this.address}) refused "${command}": ${refused.join(' / ')}`), command, refused);
+        throw new CliCommandError(this.mask(`switch ${this.target.name} (${this.address}) refused "${command}": ${refused.join(' / ')}`), command, refused, this.mask(output));
       }
       return output;
     } finally {

@@ -28,14 +28,51 @@ export interface PortReading {
 export interface TableContext {
   /** the registration's `dummy_vlan`, on switches that have one */
   dummyVlan?: number;
+  /** the port the lines are for (CLIs without an interface mode name it in every line) */
+  port?: string;
+  /** the port's reading the lines start from (a clean trunk; for the reset, the port as read) */
+  reading?: PortReading;
+  /** the switch's VLANs by id, with their names, on tables that read them (`vlans.show`) */
+  vlans?: ReadonlyMap<number, string>;
+}
+
+/**
+ * VLANs that must exist before a port carries them: the lines that create one, sent in
+ * configuration mode before the port's lines, once per session and VLAN; never removed (a VLAN
+ * the service made may be one an operator uses too).
+ */
+export interface VlanTable {
+  /** the command that lists the switch's VLANs, read once per session; absent: `create` is sent whatever the switch has (it must then be harmless for a VLAN that exists) */
+  show?: string;
+  /** its output → the VLANs by id, with their names */
+  parse?(output: string): Map<number, string>;
+  /** the lines that create `vlan` */
+  create(vlan: number, ctx: TableContext): string[];
+  /** the name `create` gives a VLAN (default: its id) */
+  name?(vlan: number): string;
+}
+
+/**
+ * A candidate configuration (Junos, NVUE): the change lines are staged, and nothing changes
+ * before the commit, which the service asks for once for several queued operations.
+ */
+export interface CommitTable {
+  /** the command that applies the staged lines and leaves configuration mode (Junos `commit and-quit`), and what it prints on success */
+  command: string;
+  done: RegExp;
+  /** the commands that throw every staged line away (and leave configuration mode), and the questions they ask */
+  discard: string[];
+  answers?: Array<{ question: RegExp; keys: string }>;
 }
 
 export interface SwitchTable {
   /** The family in words, for messages: `Cisco Nexus (NX-OS)`. */
   readonly family: string;
   readonly dialect: CliDialect;
-  /** From the privileged prompt into configuration mode: `configure terminal`. */
-  readonly configure: string;
+  /** From the privileged prompt into configuration mode: `configure terminal`; absent: no such mode (a shell, whose commands change the switch one by one). */
+  readonly configure?: string;
+  /** A read as typed in configuration mode, on a CLI that stays there between changes (Junos: `run show …`). */
+  fromConfig?(command: string): string;
   /** Into the port's configuration: `interface ethernet1/12`. */
   enterInterface(port: string): string[];
   /** Back to the privileged prompt from an interface: `end`. */
@@ -43,7 +80,8 @@ export interface SwitchTable {
   /**
    * The port as a trunk that carries nothing: an explicit empty allowed list and no untagged
    * VLAN. Sent for port_revert, and before the first change of a port that is not such a trunk
-   * yet (an access port, or a trunk with the implicit "all VLANs" list of a fresh port).
+   * yet (an access port, or a trunk with the implicit "all VLANs" list of a fresh port); its
+   * `ctx.reading` is the port as read.
    */
   reset(ctx: TableContext): string[];
   /** Untag `vlan` on the trunk (and allow it); `old`, the native VLAN it replaces, leaves the allowed list. */
@@ -58,8 +96,12 @@ export interface SwitchTable {
   show(port: string): string;
   /** Its output → the port's reading; throws (with what it could not read) on an output it does not understand. */
   parse(output: string, port: string, ctx: TableContext): PortReading;
-  /** Saving the running configuration: the command, the questions it asks and their one-key answers, and what it prints on success. */
-  readonly save: { command: string; answers?: Array<{ question: RegExp; keys: string }>; done: RegExp };
+  /** Saving the running configuration: the command, the questions it asks and their one-key answers, and what it prints on success; absent: the switch has no separate startup configuration. */
+  readonly save?: { command: string; answers?: Array<{ question: RegExp; keys: string }>; done: RegExp };
+  /** VLANs that must exist before a port carries them (see VlanTable). */
+  readonly vlans?: VlanTable;
+  /** A candidate configuration that takes effect at a commit (see CommitTable). */
+  readonly commit?: CommitTable;
   /** The port's administrative state (ports shut while they carry nothing); absent: the family leaves ports as they are. */
   readonly adminState?: AdminStateTable;
   /** The switch's learned MACs and LLDP neighbours (wiring validation); absent: the family cannot tell. */
@@ -72,8 +114,8 @@ export interface AdminStateTable {
   show(port: string): string;
   /** Its output → is the port administratively up? Throws (saying what it could not read) on an output it does not understand. */
   parse(output: string, port: string): boolean;
-  /** Interface configuration lines that bring the port up (`no shutdown`) or down (`shutdown`). */
-  set(enabled: boolean): string[];
+  /** Interface configuration lines that bring the port up (`no shutdown`) or down (`shutdown`); `port` for CLIs that name it in every line. */
+  set(enabled: boolean, port?: string): string[];
 }
 
 /**

@@ -159,6 +159,16 @@ export function adminCommands(program: Command, ctx: Ctx): void {
       if (wantsJson(o)) out(r.text);
     });
 
+  admin.command('rotate-key').description('Re-encrypt every BMC and switch credential under the key in NEWFILE while the service runs; the service then installs it as its key file (docs/identity.md)')
+    .argument('<newfile>', 'the new key (32 random bytes: openssl rand -base64 32 > NEWFILE), on the service\'s machine; a relative path is taken from the current folder')
+    .option('--json', 'the server\'s JSON')
+    .action(async (f: string, o: JsonOpts) => {
+      const r = await c().post('/admin/secret-key/rotate', { key_file: resolve(f) });
+      const b = r.body as { previous_key_id: string; key_id: string; rewritten: number; key_file: string; installed: boolean };
+      answer(wantsJson(o), r.text, () => fields([['Previous key', b.previous_key_id], ['Key', b.key_id], ['Rewritten', b.rewritten], ['Key file', b.key_file],
+        ['Installed', b.installed ? 'yes' : 'no: install NEWFILE as the key file before the next start']]));
+    });
+
   admin.command('wiring').description('Wiring validation: what each switch learned on its ports (MACs, LLDP) against the nics the service wires to them; without a switch, every switch (only the ports with problems)')
     .argument('[switch]')
     .option('--propose', 'with a switch: the wiring its tables imply for its unwired ports (never applied)')

@@ -6,6 +6,7 @@ import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
 import { answer, fields, list } from '../output';
 import { waitFor } from '../wait';
+import { consoleCommands } from './console';
 
 /** HIL's OBM type names, as its CLI took them; a full type identifier is passed as is. */
 const OBM_SCHEMA = 'http://schema.massopencloud.org/haas/v0/obm/';
@@ -124,6 +125,8 @@ export function nodeCommands(program: Command, ctx: Ctx): void {
       const r = await c().get(path('node', n, 'power_status'));
       answer(wantsJson(o), r.text, () => fields([['Power Status', (r.body as { power_status: string }).power_status]]));
     });
+
+  consoleCommands(node, ctx);
 
   const meta = node.command('metadata').description('Node metadata commands');
   // The value is text, as HIL's CLI sent it.

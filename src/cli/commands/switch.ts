@@ -17,6 +17,10 @@ const SWITCH_ARGS: Record<string, string[]> = {
   brocade: ['hostname', 'username', 'password', 'interface_type'],
   dellnos9: ['hostname', 'username', 'password', 'interface_type'],
   arista_eos: ['hostname', 'username', 'password'],
+  dellos10: ['hostname', 'username', 'password'],
+  sonic: ['hostname', 'username', 'password'],
+  junos: ['hostname', 'username', 'password'],
+  cumulus_nvue: ['hostname', 'username', 'password'],
   // HIL's CLI sent `hostname` here, a field its own OVS driver did not take; the driver's field is the bridge.
   ovs: ['ovs_bridge'],
 };
@@ -62,6 +66,8 @@ export function switchCommands(program: Command, ctx: Ctx): void {
     });
   sw.command('register').description('Register a switch: <subtype> mock or powerconnect55xx with <hostname> <username> <password>; nexus or delln3000 with '
     + '<hostname> <username> <password> <dummy_vlan>; arista_eos with <hostname> <username> <password>; ovs with <ovs_bridge>; '
+    + 'dellos10, sonic, junos or cumulus_nvue with <hostname> <username> <password>; '
+    + 'brocade or dellnos9 with <hostname> (the REST base URL) <username> <password> <interface_type>; '
     + 'or a full type identifier with its fields as one JSON object. A password of - is asked for.')
     .argument('<switch>').argument('<subtype>').argument('<args...>')
     .option('--host-key <fingerprint>', 'an SSH switch: pin its host key\'s fingerprint (SHA256:…, as ssh-keygen -l prints it), so that even the first login checks it')

@@ -164,3 +164,68 @@ describe('statuses of a nic with a long history', function () {
     }
   });
 });
+
+describe('NicActor on a switch that carries a tagged VLAN only beside a native one (nativeFirst: Brocade, OS9)', () => {
+  let t: TestWorld;
+  let world: World;
+  beforeEach(async () => {
+    t = testWorld({ nativeFirst: true });
+    world = t.world;
+    await wiredNode(world);
+  });
+  afterEach(() => t.close());
+
+  const connect = (network: string, channel = 'vlan/native') =>
+    world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network, channel });
+  const detach = (network: string) => world.nodes.ask('n1', { type: 'node.detachNetwork', by, project: 'p', nic: 'eth0', network });
+
+  it('refuses a tagged network before a native one with 409 BlockedError, queuing and sending nothing', async () => {
+    const err = await refusal(connect('w2', 'vlan/101'));
+    expect(err.type).to.equal('BlockedError');
+    expect(err.message).to.equal('switch s1 carries a tagged network on a port only beside a native one: attach a native network to nic eth0 first');
+    expect(world.rm.nic('n1', 'eth0')!.pending).to.equal(null);
+    expect(t.driver.log).to.deep.equal([]);
+  });
+
+  it('refuses the native detach while a tagged network remains; in the right order both go through', async () => {
+    await connect('w1');
+    await settled(world);
+    await connect('w2', 'vlan/101');
+    await settled(world);
+    const err = await refusal(detach('w1'));
+    expect(err.type).to.equal('BlockedError');
+    expect(err.message).to.match(/detach the tagged networks of nic eth0 before its native one/);
+    expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1', 'vlan/101': 'w2' });
+    await detach('w2');
+    await settled(world);
+    await detach('w1');
+    await settled(world);
+    expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({});
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+  });
+
+  it('judges against committed networks only: a tagged connect while the native one is still pending is refused as pending', async () => {
+    t.driver.hold();
+    await connect('w1');
+    const err = await refusal(connect('w2', 'vlan/101'));
+    expect(err.type).to.equal('IllegalStateError');
+    expect(err.message).to.match(/already has a pending network operation/);
+    t.driver.release();
+    await settled(world);
+    await connect('w2', 'vlan/101');
+    await settled(world);
+    expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1', 'vlan/101': 'w2' });
+  });
+
+  it('leaves a switch without the rule alone: a tagged network first is accepted', async () => {
+    const plain = testWorld();
+    try {
+      await wiredNode(plain.world);
+      await plain.world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w2', channel: 'vlan/101' });
+      await settled(plain.world);
+      expect(plain.world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/101': 'w2' });
+    } finally {
+      await plain.close();
+    }
+  });
+});

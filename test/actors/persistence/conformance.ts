@@ -275,7 +275,68 @@ export function engineConformance(
       expect((await history({ prefix: 'k:y' })).map(pos)).to.deep.equal(['5 k:y 1']);
     });
 
+    it('rewrites stored data in place: keys, sequence numbers, times, tags and history kept; nothing added', async () => {
+      const tagged = (key: string, seq: number, createdAt: number, data: unknown): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: ['t'], createdAt });
+      await engine.persist([tagged('node:a', 1, 100, { type: 'R', password: 'plain-1' }), tagged('node:b', 1, 150, { type: 'R', password: 'plain-b' })]);
+      await engine.persist([tagged('node:a', 2, 200, { type: 'S', n: 2 })]);
+      await engine.takeSnapshot({ key: 'node:a', sequenceNumber: 2, data: { password: 'plain-snap' }, createdAt: 250 });
+      const before = await history({});
+      await engine.rewrite({
+        events: [
+          { key: 'node:a', sequenceNumber: 1, data: { type: 'R', password: { $sealed: 'one' } } },
+          { key: 'node:b', sequenceNumber: 1, data: { type: 'R', password: { $sealed: 'b' }, __proto__x: 1 } },
+          // not stored: never created
+          { key: 'node:a', sequenceNumber: 9, data: { type: 'X' } },
+          { key: 'node:zz', sequenceNumber: 1, data: { type: 'X' } },
+        ],
+        snapshots: [{ key: 'node:a', sequenceNumber: 2, data: { password: { $sealed: 'snap' } } }, { key: 'node:b', sequenceNumber: 1, data: { type: 'X' } }],
+      });
+      const a = await events('node:a');
+      expect(a.map((e) => [e.sequenceNumber, e.createdAt, e.tags, e.data])).to.deep.equal([
+        [1, 100, ['t'], { type: 'R', password: { $sealed: 'one' } }], [2, 200, ['t'], { type: 'S', n: 2 }],
+      ]);
+      expect((await events('node:b'))[0].data).to.deep.equal({ type: 'R', password: { $sealed: 'b' }, __proto__x: 1 });
+      expect(await events('node:zz')).to.deep.equal([]);
+      expect(await engine.head('node:a')).to.equal(2);
+      expect(await all(engine.keys('node:'))).to.deep.equal(['node:a', 'node:b']);
+      expect(await engine.latestSnapshot('node:b')).to.equal(undefined);
+      expect((await engine.latestSnapshot('node:a'))?.data).to.deep.equal({ password: { $sealed: 'snap' } });
+      expect((await engine.recover('node:a')).snapshot?.data).to.deep.equal({ password: { $sealed: 'snap' } });
+      const after = await history({});
+      expect(after.map(pos)).to.deep.equal(before.map(pos));
+      expect(after.find((e) => e.key === 'node:a' && e.sequenceNumber === 1)?.data).to.deep.equal({ type: 'R', password: { $sealed: 'one' } });
+      expect((await all(engine.journal('node:a', 5))).map((e) => e.data)).to.deep.equal([{ type: 'S', n: 2 }, { type: 'R', password: { $sealed: 'one' } }]);
+      expect(JSON.stringify([a, after, await engine.latestSnapshot('node:a')])).to.not.match(/plain-/);
+    });
+
+    it('rewrites a snapshot only while it is still the one at that sequence number', async () => {
+      await engine.persist([ev('node:s', 1, { v: 1 }), ev('node:s', 2, { v: 2 })]);
+      await engine.takeSnapshot({ key: 'node:s', sequenceNumber: 2, data: { newer: true }, createdAt: 0 });
+      await engine.rewrite({ events: [], snapshots: [{ key: 'node:s', sequenceNumber: 1, data: { older: true } }] });
+      expect((await engine.latestSnapshot('node:s'))?.data).to.deep.equal({ newer: true });
+    });
+
+    it('compacts without losing anything, and takes writes after', async () => {
+      for (let i = 1; i <= 30; i++) await engine.persist([ev(`node:c${i % 3}`, Math.ceil(i / 3), { i, password: `pw-${i}` })]);
+      await engine.takeSnapshot({ key: 'node:c1', sequenceNumber: 5, data: { at: 5 }, createdAt: 0 });
+      await engine.rewrite({ events: [{ key: 'node:c1', sequenceNumber: 1, data: { i: 1, password: { $sealed: 'x' } } }], snapshots: [] });
+      const before = await history({});
+      await engine.compact();
+      expect((await history({})).map((e) => [pos(e), e.data])).to.deep.equal(before.map((e) => [pos(e), e.data]));
+      expect((await engine.latestSnapshot('node:c1'))?.data).to.deep.equal({ at: 5 });
+      await engine.persist([ev('node:c1', 11, { after: true })]);
+      expect((await events('node:c1')).at(-1)?.data).to.deep.equal({ after: true });
+      expect(await engine.head('node:c1')).to.equal(11);
+    });
+
     if (reopen) {
+      it('keeps rewritten data across a close and reopen', async () => {
+        await engine.persist([ev('node:r', 1, { password: 'plain-r' })]);
+        await engine.rewrite({ events: [{ key: 'node:r', sequenceNumber: 1, data: { password: { $sealed: 'r' } } }], snapshots: [] });
+        engine = await reopen(engine);
+        expect((await events('node:r'))[0].data).to.deep.equal({ password: { $sealed: 'r' } });
+      });
+
       it('keeps the history across a close and reopen', async () => {
         for (let i = 1; i <= 20; i++) await engine.persist([at(`node:h${i % 4}`, Math.ceil(i / 4), 2_000 + i)]);
         engine = await reopen(engine);

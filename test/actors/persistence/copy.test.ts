@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { must, makeNode, mockSwitch, startTestServer, stopTestServer } from '../../helpers/server';
+import { keyFilePath } from '../../../src/secrets/at-rest';
 import { freshDatabase } from '../../helpers/postgres';
 
 const COPY = join(__dirname, '..', '..', '..', 'actors', 'persistence', 'copy.js');
@@ -43,7 +44,8 @@ describe('copying an LMDB store into PostgreSQL', () => {
     const out = copy(lmdb.dataDir, url);
     expect(out.status, out.stderr).to.equal(0);
     expect(out.stdout).to.match(/copied \d+ keys \(\d+ events, [1-9]\d* snapshots\)/);
-    const pg = await startTestServer({ storage: 'postgres', databaseUrl: url });
+    // The credentials came sealed: the service on the copy reads the same key (docs/identity.md).
+    const pg = await startTestServer({ storage: 'postgres', databaseUrl: url, secretKeyFile: keyFilePath(lmdb.config) });
     const after = await Promise.all(reads.map(async (r) => (await must(pg.api.get(r))).body));
     // (whether the nic's actor is awake is not stored)
     for (const [i, r] of reads.entries()) expect({ ...after[i], live: undefined }, r).to.deep.equal({ ...before[i], live: undefined });

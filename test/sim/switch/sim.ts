@@ -41,6 +41,8 @@ export interface SimFaults {
   ignoreChanges?: number;
   /** apply the next interface configuration command, then stop answering; one per session, this many sessions (a switch that hangs half-way through a change) */
   hangAfterChange?: number;
+  /** refuse every commit / apply of a candidate configuration (Junos, NVUE), with the switch's own error */
+  failCommit?: boolean;
 }
 
 export interface SimOptions {
@@ -61,6 +63,10 @@ export interface SimOptions {
   pageLines?: number;
   /** a login banner (MOTD) instead of the vendor's, sent on its own a moment before the first prompt */
   banner?: string;
+  /** sudo asks for the user's password (once per session) on the Linux-based switches */
+  sudoAsksPassword?: boolean;
+  /** how long a commit (Junos) or apply (NVUE) takes (default 0; real ones take seconds) */
+  commitDelayMs?: number;
   faults?: SimFaults;
 }
 
@@ -91,6 +97,8 @@ export class SwitchSim {
   readonly received: string[] = [];
   /** saves of the running configuration */
   saves = 0;
+  /** commits (Junos) or applies (NVUE) of a candidate configuration that changed the switch */
+  commits = 0;
   /** the fingerprint of the current host key */
   hostKey = '';
   private privateKey = '';
@@ -108,7 +116,8 @@ export class SwitchSim {
     this.loginDelayMs = opts.loginDelayMs ?? 0;
     this.pageLines = opts.pageLines ?? 24;
     for (const p of this.vendor.portNames) this.ports.set(p, this.vendor.newPort());
-    for (const v of vlanRange(opts.vlans ?? '1-4093')) this.vlans.add(v);
+    const vlans = opts.vlans ?? this.vendor.factoryVlans ?? '1-4093';
+    if (vlans) for (const v of vlanRange(vlans)) this.vlans.add(v);
     this.newKey();
   }
 
@@ -126,7 +135,8 @@ export class SwitchSim {
 
   /** What a port carries, untagged and tagged. */
   carried(name: string): CarriedVlans {
-    return carried(this.portState(name));
+    const p = this.portState(name);
+    return this.vendor.carried ? this.vendor.carried(this, p) : carried(p);
   }
 
   /** Is the port administratively up? */
@@ -355,7 +365,7 @@ export class Shell {
   }
 
   prompt(): string {
-    return this.vendor.prompt(this.sim.hostname, this.mode, this.iface, this.vlan);
+    return this.vendor.prompt(this.sim.hostname, this.mode, this.iface, this.vlan, this.sim.username);
   }
 
   async run(): Promise<void> {
@@ -381,7 +391,7 @@ export class Shell {
       }
       const cmd = line.trim();
       if (cmd) sim.received.push(cmd);
-      const configuring = this.mode === 'config' || this.mode === 'if' || this.mode === 'vlan';
+      const configuring = vendor.configuring ? vendor.configuring(this, cmd) : this.mode === 'config' || this.mode === 'if' || this.mode === 'vlan';
       if (configuring && cmd && !/^(exit|end)$/i.test(cmd)) {
         if (sim.faults.drop === 'config') return void this.conn.end();
         if (sim.faults.hang === 'config') {
@@ -390,7 +400,7 @@ export class Shell {
         }
       }
       if (!cmd) continue;
-      const changing = this.mode === 'if' && !/^(exit|end)$/i.test(cmd);
+      const changing = vendor.changing ? vendor.changing(this, cmd) : this.mode === 'if' && !/^(exit|end)$/i.test(cmd);
       const done = await vendor.command(this, cmd);
       if (done === 'logout') {
         this.flush();

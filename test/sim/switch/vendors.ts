@@ -18,10 +18,12 @@
  *   access` port; `switchport trunk native vlan tag`; `write memory` → `Copy completed
  *   successfully.`; refusals `% Invalid input`, `% Incomplete command`.
  */
-import { ALL_VLANS, ranges, SimNeighbor, SimPort, vlanRange } from './model';
-import type { Shell } from './sim';
+import { ALL_VLANS, carried, ranges, SimNeighbor, SimPort, vlanRange } from './model';
+import type { Shell, SwitchSim } from './sim';
+import type { CarriedVlans } from './model';
+import { FABRICS, FabricName } from './fabrics';
 
-export type VendorName = 'nexus' | 'powerconnect55xx' | 'delln3000' | 'arista_eos';
+export type VendorName = 'nexus' | 'powerconnect55xx' | 'delln3000' | 'arista_eos' | FabricName;
 
 export interface SimVendor {
   readonly name: string;
@@ -38,9 +40,17 @@ export interface SimVendor {
   /** the canonical name of a port as typed (`e1/5`, `Ethernet1/5`, `gi1/0/5`, `Et5`…), or null */
   canonical(typed: string): string | null;
   newPort(): SimPort;
-  prompt(hostname: string, mode: string, iface: string, vlan: number): string;
+  prompt(hostname: string, mode: string, iface: string, vlan: number, user: string): string;
   /** Run one command line; `logout` ends the session. */
   command(sh: Shell, cmd: string): Promise<void | 'logout'>;
+  /** the VLANs a factory switch has (default `1-4093`; empty: none) */
+  readonly factoryVlans?: string;
+  /** what a port carries, where the generic model's rule (model.ts `carried`) is not the switch's */
+  carried?(sim: SwitchSim, p: SimPort): CarriedVlans;
+  /** the command line is a configuration command (faults `hang`/`drop` at `config`); default: any command in a configuration mode */
+  configuring?(sh: Shell, cmd: string): boolean;
+  /** the command line changes the switch itself (fault `hangAfterChange`); default: any command in interface mode */
+  changing?(sh: Shell, cmd: string): boolean;
 }
 
 /** A MAC's 12 hex digits as `aabb.ccdd.eeff` (Cisco, Arista, DNOS6) or `aa:bb:cc:dd:ee:ff` (PowerConnect). */
@@ -535,6 +545,14 @@ class Nexus extends Cli {
 class AristaEos extends Cli {
   readonly name = 'Arista EOS';
   readonly hostname = 'switch';
+  /** VLAN 1 exists by default; all other VLANs only once configured */
+  readonly factoryVlans = '1';
+
+  /** EOS lists a VLAN that does not exist on a trunk, and forwards nothing on it. */
+  carried(sim: SwitchSim, p: SimPort): CarriedVlans {
+    const c = carried(p);
+    return { native: c.native !== null && sim.vlans.has(c.native) ? c.native : null, tagged: c.tagged.filter((v) => sim.vlans.has(v)) };
+  }
   override readonly privilegedAtLogin = false;
   readonly pager = ' --More-- ';
   readonly portNames = numbered('Ethernet', 48);
@@ -745,6 +763,11 @@ class PowerConnect extends DellCli {
     const t = cmd.split(/\s+/);
     if ((sh.mode === 'exec') && is(t[0], 'no', 2) && is(t[1], 'terminal', 3) && is(t[2], 'datadump', 2)) {
       sh.paging = true;
+      return;
+    }
+    // VLANs are made in `vlan database` mode (`vlan <list>` there, then `exit`)
+    if (sh.mode === 'config' && is(t[0], 'vlan', 2) && is(t[1], 'database', 2) && t.length === 2 && !sh.sim.faults.failConfig) {
+      sh.mode = 'vlan';
       return;
     }
     return super.command(sh, cmd);
@@ -1024,4 +1047,5 @@ export const VENDORS: Record<VendorName, SimVendor> = {
   powerconnect55xx: new PowerConnect(),
   delln3000: new DellN3000(),
   arista_eos: new AristaEos(),
+  ...FABRICS,
 };

@@ -136,7 +136,12 @@ describe('switch tables: the commands of each operation', () => {
       expect(s({ kind: 'removeNative' }, trunk(1001, 1001))).to.deep.equal(['configure terminal', 'interface Ethernet7', 'switchport trunk allowed vlan remove 1001', 'switchport trunk native vlan tag', 'end']);
       expect(s({ kind: 'addTagged', vlan: 1002 }, trunk(null))).to.deep.equal(['configure terminal', 'interface Ethernet7', 'switchport trunk allowed vlan add 1002', 'end']);
       expect(s({ kind: 'removeTagged', vlan: 1002 }, trunk(null, 1002))).to.deep.equal(['configure terminal', 'interface Ethernet7', 'switchport trunk allowed vlan remove 1002', 'end']);
-      expect(ARISTA_EOS_TABLE.save.command).to.equal('write memory');
+      expect(ARISTA_EOS_TABLE.save!.command).to.equal('write memory');
+      // EOS forwards nothing on a VLAN it lacks: each VLAN a change puts on a port is made first
+      expect(ARISTA_EOS_TABLE.vlans!.create(1002, {})).to.deep.equal(['vlan 1002', 'exit']);
+      expect(configCommands(ARISTA_EOS_TABLE, 'Ethernet7', ['switchport trunk allowed vlan add 1002'], ARISTA_EOS_TABLE.vlans!.create(1002, {}))).to.deep.equal([
+        'configure terminal', 'vlan 1002', 'exit', 'interface Ethernet7', 'switchport trunk allowed vlan add 1002', 'end',
+      ]);
     });
   });
 

@@ -1,0 +1,142 @@
+/**
+ * NVIDIA Cumulus Linux 5.x with NVUE, `…/switches/cumulus_nvue` (a family HIL never had): SSH
+ * password login to bash (`cumulus@switch:mgmt:~$`); a refusal is the tool's exit status and
+ * its `Error: …` / `Invalid config …` lines.
+ *
+ * `nv set` / `nv unset` change a pending revision; nothing reaches the switch before `nv config
+ * apply -y`, which the session runs once for the changes of queued operations, then reads each
+ * port back from the applied configuration (`nv show interface <port> bridge domain br_default
+ * -o json`). The pending revision belongs to the user and outlives the session, so the session
+ * detaches any left over before its first change, and after a refused apply or at logout with
+ * changes unapplied (`nv config detach`). `nv config save` once per session that changed the
+ * switch (recent releases save on apply already).
+ *
+ * Ports join the VLAN-aware bridge `br_default`, whose VLAN list must hold every VLAN a port
+ * uses (`nv set bridge domain br_default vlan <id>`, sent with the change; no VLAN is ever taken
+ * off it). Traps: a bridge port with no `vlan` setting carries every VLAN of the bridge, and
+ * unsetting its last VLAN returns it to that; its untagged VLAN defaults to the bridge's (1).
+ * So a port with nothing left leaves the bridge, and a port without a native VLAN says
+ * `untagged none`.
+ */
+import { sshSwitchEntry } from './ssh/driver';
+import type { PortReading, SwitchTable, TableContext } from './ssh/table';
+import { parseVlanList } from './ssh/vlans';
+import { SwitchError } from './types';
+import { isGroupMac, normalizeMac } from './wiring';
+
+/** A JSON object from NVUE, or the reason it is not one. */
+function jsonObject(output: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(output.trim() || '{}');
+  } catch {
+    throw new SwitchError(`not JSON: ${output.trim().slice(0, 80)}`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new SwitchError('not a JSON object');
+  return doc as Record<string, unknown>;
+}
+
+const swp = (name: string) => (/^swp\d+(s\d+)?$/.test(name.trim()) ? name.trim() : null);
+
+const bd = (ctx: TableContext) => {
+  if (!ctx.port) throw new SwitchError('no port given to an NVUE template');
+  return `interface ${ctx.port} bridge domain br_default`;
+};
+/** What the port carries beside `vlan`, from the reading the lines start from. */
+const others = (ctx: TableContext, vlan: number) => (ctx.reading && ctx.reading.allowed !== 'all' ? ctx.reading.allowed.filter((v) => v !== vlan) : []);
+
+export const CUMULUS_NVUE_TABLE: SwitchTable = {
+  family: 'NVIDIA Cumulus Linux (NVUE)',
+  dialect: {
+    auth: ['password', 'keyboard-interactive'],
+    enable: false,
+    pagingOff: [],
+    // `-o json` output has no pager
+    pager: /(?!)/,
+    errors: [/^Error:/, /^Invalid config/, /Failure during apply/, /Unable to restart services/],
+    exitStatus: true,
+    // `sudo lldpctl` (the LLDP daemon's own tool) where the account's sudo asks
+    passwordQuestion: /\[sudo\] password for [^:\r\n]*: ?$/,
+  },
+  enterInterface: () => [],
+  leave: [],
+  setup: () => ['nv config detach'],
+  reset: (ctx) => [`nv unset ${bd(ctx)}`],
+  setNative: (vlan, old, ctx) => [
+    ...(old !== null ? [`nv unset ${bd(ctx)} vlan ${old}`] : []),
+    `nv set ${bd(ctx)} vlan ${vlan}`,
+    `nv set ${bd(ctx)} untagged ${vlan}`,
+  ],
+  removeNative: (old, ctx) => (others(ctx, old).length ? [`nv set ${bd(ctx)} untagged none`, `nv unset ${bd(ctx)} vlan ${old}`] : [`nv unset ${bd(ctx)}`]),
+  addTagged: (vlan, ctx) => [`nv set ${bd(ctx)} vlan ${vlan}`, ...(ctx.reading?.native == null ? [`nv set ${bd(ctx)} untagged none`] : [])],
+  removeTagged: (vlan, ctx) => (others(ctx, vlan).length ? [`nv unset ${bd(ctx)} vlan ${vlan}`] : [`nv unset ${bd(ctx)}`]),
+  // setting a VLAN the bridge has already changes nothing
+  vlans: { create: (vlan) => [`nv set bridge domain br_default vlan ${vlan}`] },
+  show: (port) => `nv show interface ${port} bridge domain br_default -o json`,
+  parse(output): PortReading {
+    const d = jsonObject(output) as { untagged?: unknown; vlan?: Record<string, unknown> };
+    // not in the bridge: it carries nothing
+    if (!Object.keys(d).length) return { mode: 'trunk', access: null, native: null, allowed: [] };
+    const keys = Object.keys(d.vlan ?? { all: {} });
+    const allowed = keys.includes('all') ? 'all' : parseVlanList(keys.join(','));
+    const u = d.untagged ?? 1;
+    const native = u === 'none' ? null : typeof u === 'number' || /^\d+$/.test(String(u)) ? Number(u) : null;
+    if (native === null && u !== 'none') throw new SwitchError(`untagged "${String(u)}" is not a VLAN id`);
+    return { mode: 'trunk', access: null, native, allowed };
+  },
+  commit: { command: 'nv config apply -y', done: /applied/, discard: ['nv config detach'] },
+  save: { command: 'nv config save', done: /(?:)/ },
+  adminState: {
+    // `"state": {"down": {}}` once `link state down` is applied (or `"admin-status": "down"`)
+    show: (port) => `nv show interface ${port} link -o json`,
+    parse(output) {
+      const d = jsonObject(output) as { state?: Record<string, unknown>; 'admin-status'?: string };
+      const state = Object.keys(d.state ?? {});
+      if (state.includes('down')) return false;
+      if (state.includes('up')) return true;
+      if (d['admin-status'] === 'up' || d['admin-status'] === 'down') return d['admin-status'] === 'up';
+      throw new SwitchError('no "state" or "admin-status"');
+    },
+    set: (enabled, port) => [`nv set interface ${port} link state ${enabled ? 'up' : 'down'}`],
+  },
+  wiring: {
+    // entries with `mac`, `interface`, `vlan`, `entry-type` (the bridge's own are `permanent`)
+    macTable: 'nv show bridge domain br_default mac-table -o json',
+    parseMacs(output) {
+      const out = new Map<string, string[]>();
+      for (const e of Object.values(jsonObject(output))) {
+        const { mac, interface: port, 'entry-type': type } = (e ?? {}) as { mac?: string; interface?: string; 'entry-type'?: string };
+        const m = normalizeMac(String(mac ?? ''));
+        if (!m || !port || !swp(port) || isGroupMac(m) || /permanent|static/i.test(type ?? '')) continue;
+        out.set(port, [...new Set([...(out.get(port) ?? []), m])]);
+      }
+      return out;
+    },
+    // lldpd's own view (Cumulus runs lldpd), one `lldp.<port>.<field>=value` line per field
+    lldp: 'sudo lldpctl -f keyvalue',
+    parseLldp(output) {
+      const by = new Map<string, Map<string, string>>();
+      for (const line of output.split('\n')) {
+        const m = /^lldp\.([^.=]+)\.([^=]+)=(.*)$/.exec(line.trim());
+        if (!m) continue;
+        const f = by.get(m[1]!) ?? new Map<string, string>();
+        f.set(m[2]!, m[3]!.trim());
+        by.set(m[1]!, f);
+      }
+      return [...by].flatMap(([port, f]) => {
+        const chassisId = f.get('chassis.mac') ?? f.get('chassis.local') ?? f.get('chassis.ip');
+        const portId = f.get('port.mac') ?? f.get('port.ifname') ?? f.get('port.local');
+        const systemName = f.get('chassis.name');
+        return chassisId && portId ? [{ port, neighbor: systemName ? { chassisId, portId, systemName } : { chassisId, portId } }] : [];
+      });
+    },
+    portKey: swp,
+  },
+};
+
+export const cumulusNvue = sshSwitchEntry({
+  name: 'cumulus_nvue',
+  table: CUMULUS_NVUE_TABLE,
+  portName: /^swp\d+(s\d+)?$/,
+  portFormat: 'swp1 (or swp1s0 for a breakout)',
+});

@@ -1,0 +1,131 @@
+/**
+ * Juniper Junos on EX/QFX switches with ELS, `…/switches/junos` (a family HIL never had): SSH
+ * password login to `user@host>`, `set cli screen-length 0`.
+ *
+ * Junos changes a candidate configuration: the session enters `configure private` (a candidate
+ * of its own, discarded when the session ends; plain `configure` would share one that survives
+ * it) and stays there while it stages the changes of queued operations; `commit and-quit` applies
+ * them together, after which each port is read back from the committed configuration (`show
+ * configuration interfaces <port> | display set`). A refused commit is the operations' error:
+ * the candidate is thrown away (`rollback 0`, `exit`) and nothing is left uncommitted.
+ *
+ * A port is a trunk (`interface-mode trunk`) whose `vlan members` are the VLANs it carries, the
+ * untagged one also named by `native-vlan-id` (on ELS it must be a member too). VLANs are named:
+ * the session reads the switch's VLANs once, uses a VLAN's own name where the switch has one
+ * for its id, and otherwise creates `hilt-<id>` (`set vlans hilt-<id> vlan-id <id>`); none is
+ * ever deleted. A factory port (family ethernet-switching, no mode: an access port of VLAN
+ * `default`) is made an empty trunk before its first change. Junos has no separate startup
+ * configuration: a commit is persistent.
+ */
+import { sshSwitchEntry } from './ssh/driver';
+import type { PortReading, SwitchTable, TableContext } from './ssh/table';
+import { parseVlanList } from './ssh/vlans';
+import { SwitchError } from './types';
+import { headerColumns, neighbor } from './wiring';
+
+/** One spelling of a Junos port, unit or not (`ge-0/0/1.0` → `ge-0/0/1`); null for anything else (`irb.1001`, `ae0`, `vme.0`). */
+export const junosPort = (name: string) => /^((?:ge|xe|et|mge)-\d+\/\d+\/\d+(?::\d+)?)(?:\.\d+)?$/.exec(name.trim())?.[1] ?? null;
+
+const port = (ctx: TableContext) => {
+  if (!ctx.port) throw new SwitchError('no port given to a Junos template');
+  return ctx.port;
+};
+const es = (ctx: TableContext) => `interfaces ${port(ctx)} unit 0 family ethernet-switching`;
+const name = (vlan: number, ctx: TableContext) => ctx.vlans?.get(vlan) ?? `hilt-${vlan}`;
+
+/** `set vlans <name> vlan-id <id>` lines → the VLANs by id, with their names. */
+export function junosVlans(output: string): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const line of output.split('\n')) {
+    const m = /^set vlans (\S+) vlan-id (\d+)\s*$/.exec(line.trim());
+    if (m) out.set(Number(m[2]), m[1]!);
+  }
+  return out;
+}
+
+export const JUNOS_TABLE: SwitchTable = {
+  family: 'Juniper Junos (ELS)',
+  dialect: {
+    auth: ['password', 'keyboard-interactive'],
+    enable: false,
+    pagingOff: ['set cli screen-length 0'],
+    pager: /---\(more(?: \d+%)?\)---\s*$/,
+    // `syntax error.` under a caret line, `unknown command.`, `error: configuration check-out failed`,
+    // `error: configuration database locked by: …`; `warning: statement not found` is no error
+    errors: [/^error:/i, /^syntax error/, /^unknown command/, /^missing argument/, /^invalid (?:value|interface|numeric)/i],
+  },
+  configure: 'configure private',
+  fromConfig: (command) => `run ${command}`,
+  enterInterface: () => [],
+  leave: [],
+  // an access port without members falls back to VLAN `default`: a port stays a trunk
+  reset: (ctx) => [`delete ${es(ctx)} vlan members`, `delete interfaces ${port(ctx)} native-vlan-id`, `set ${es(ctx)} interface-mode trunk`],
+  setNative: (vlan, old, ctx) => [
+    ...(old !== null ? [`delete ${es(ctx)} vlan members ${name(old, ctx)}`] : []),
+    `set ${es(ctx)} vlan members ${name(vlan, ctx)}`,
+    `set interfaces ${port(ctx)} native-vlan-id ${vlan}`,
+  ],
+  removeNative: (old, ctx) => [`delete interfaces ${port(ctx)} native-vlan-id`, `delete ${es(ctx)} vlan members ${name(old, ctx)}`],
+  addTagged: (vlan, ctx) => [`set ${es(ctx)} vlan members ${name(vlan, ctx)}`],
+  removeTagged: (vlan, ctx) => [`delete ${es(ctx)} vlan members ${name(vlan, ctx)}`],
+  vlans: {
+    show: 'show configuration vlans | display set',
+    parse: junosVlans,
+    create: (vlan) => [`set vlans hilt-${vlan} vlan-id ${vlan}`],
+    name: (vlan) => `hilt-${vlan}`,
+  },
+  show: (p) => `show configuration interfaces ${p} | display set`,
+  parse(output, p, ctx): PortReading {
+    const prefix = `set interfaces ${p} `;
+    const lines = output.split('\n').map((l) => l.trim()).filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
+    const esLines = lines.filter((l) => l.startsWith('unit 0 family ethernet-switching')).map((l) => l.slice('unit 0 family ethernet-switching'.length).trim());
+    if (!esLines.length) return { mode: 'other', access: null, native: null, allowed: [] };
+    const ids = new Map([...(ctx.vlans ?? new Map<number, string>())].map(([id, n]) => [n, id]));
+    const members: number[] = [];
+    let all = false;
+    for (const l of esLines) {
+      const m = /^vlan members (\S+)$/.exec(l);
+      if (!m) continue;
+      const v = m[1]!;
+      if (v === 'all') all = true;
+      else if (ids.has(v)) members.push(ids.get(v)!);
+      else if (v === 'default') members.push(1);
+      else if (/^\d+(-\d+)?$/.test(v)) members.push(...(parseVlanList(v) as number[]));
+      else throw new SwitchError(`VLAN "${v}" is not defined on the switch`);
+    }
+    const trunk = esLines.includes('interface-mode trunk');
+    const nativeText = lines.map((l) => /^native-vlan-id (\d+)$/.exec(l)).find(Boolean)?.[1];
+    if (!trunk) return { mode: 'access', access: members[0] ?? 1, native: null, allowed: [] };
+    return { mode: 'trunk', access: null, native: nativeText === undefined ? null : Number(nativeText), allowed: all ? 'all' : [...new Set(members)].sort((a, b) => a - b) };
+  },
+  adminState: {
+    // `set interfaces <port> disable` in the committed configuration is a port shut
+    show: (p) => `show configuration interfaces ${p} | display set`,
+    parse: (output, p) => !output.split('\n').some((l) => l.trim() === `set interfaces ${p} disable`),
+    set: (enabled, p) => [enabled ? `delete interfaces ${p} disable` : `set interfaces ${p} disable`],
+  },
+  wiring: {
+    // rows of VLAN name, MAC, flags, age, logical interface (`ge-0/0/1.0`)
+    macTable: 'show ethernet-switching table',
+    // Local Interface, Parent Interface, Chassis Id, Port info, System Name
+    lldp: 'show lldp neighbors',
+    parseLldp: (output) => headerColumns(output, /Local Interface\s+Parent Interface/i).flatMap((r) => {
+      const n = neighbor(r[2], r[3], r[4]);
+      return n && r[0] ? [{ port: r[0], neighbor: n }] : [];
+    }),
+    portKey: junosPort,
+  },
+  commit: {
+    command: 'commit and-quit',
+    done: /commit complete/,
+    discard: ['rollback 0', 'exit'],
+    answers: [{ question: /Exit with uncommitted changes\? \[yes,no\] \(yes\) ?$/, keys: 'yes\n' }],
+  },
+};
+
+export const junos = sshSwitchEntry({
+  name: 'junos',
+  table: JUNOS_TABLE,
+  portName: /^(ge|xe|et|mge)-\d+\/\d+\/\d+(:\d+)?$/,
+  portFormat: 'ge-0/0/1, xe-0/0/1 or et-0/0/1 (xe-0/0/1:0 for a channel)',
+});

@@ -1,0 +1,150 @@
+/**
+ * The recorded console output of each node: files in `<data folder>/consoles/` (0700, files
+ * 0600; never /var/run, which a reboot empties), bounded per node. A node's log is two files:
+ * the current one, and the one before it (`.1`): when the current one reaches the bound it
+ * becomes the older one, so a node's log never takes more than twice the bound on disk, and a
+ * read always has the last `limit` bytes.
+ *
+ * Each node's operations (appends, reads, removal) run one after another, so a removal never
+ * races an append that would bring a deleted log back. Output is not flushed to disk per write:
+ * a console log is a record of what a machine printed, not an acknowledged change.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** A node's file name: its name, escaped so that no name can leave the folder; a digest when too long for a file name. */
+export function logFileName(node: string): string {
+  const escaped = encodeURIComponent(node).replace(/[.*!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${escaped.length <= 200 ? escaped : `sha256-${createHash('sha256').update(node).digest('hex')}`}.log`;
+}
+
+interface Writer {
+  handle: FileHandle;
+  size: number;
+}
+
+export class ConsoleLogs {
+  private readonly writers = new Map<string, Writer>();
+  /** per node: the end of its chain of operations */
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(readonly dir: string, readonly limit: number) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  private path(node: string, older = false): string {
+    return join(this.dir, logFileName(node) + (older ? '.1' : ''));
+  }
+
+  /** Runs `op` after every earlier operation on the node's log. */
+  private then<T>(node: string, op: () => Promise<T>): Promise<T> {
+    const prev = this.chains.get(node) ?? Promise.resolve();
+    const next = prev.then(op, op);
+    const tail = next.catch(() => undefined);
+    this.chains.set(node, tail);
+    void tail.then(() => {
+      if (this.chains.get(node) === tail) this.chains.delete(node);
+    });
+    return next;
+  }
+
+  /** Appends output to the node's log (creating it). */
+  append(node: string, chunk: Buffer): Promise<void> {
+    return this.then(node, async () => {
+      let w = this.writers.get(node);
+      if (!w) {
+        const handle = await open(this.path(node), 'a', 0o600);
+        w = { handle, size: (await handle.stat()).size };
+        this.writers.set(node, w);
+      }
+      if (w.size > 0 && w.size + chunk.length > this.limit) {
+        // The current file is full: it becomes the older one.
+        await w.handle.close();
+        this.writers.delete(node);
+        await rename(this.path(node), this.path(node, true));
+        const handle = await open(this.path(node), 'a', 0o600);
+        w = { handle, size: 0 };
+        this.writers.set(node, w);
+      }
+      // A chunk larger than the bound keeps only its end.
+      const part = chunk.length > this.limit ? chunk.subarray(chunk.length - this.limit) : chunk;
+      await w.handle.write(part);
+      w.size += part.length;
+    });
+  }
+
+  /** Creates the node's log, empty, unless it exists (recording has started: GET …/console answers 200). */
+  create(node: string): Promise<void> {
+    return this.append(node, Buffer.alloc(0));
+  }
+
+  /** The last `limit` bytes of the node's log, cut to start on a whole UTF-8 character; null when there is none. */
+  read(node: string): Promise<Buffer | null> {
+    return this.then(node, async () => {
+      const parts: Buffer[] = [];
+      let found = false;
+      for (const older of [true, false]) {
+        const file = this.path(node, older);
+        let size: number;
+        try {
+          size = (await stat(file)).size;
+        } catch {
+          continue;
+        }
+        found = true;
+        const h = await open(file, 'r');
+        try {
+          const buf = Buffer.alloc(Math.min(size, this.limit));
+          const { bytesRead } = await h.read(buf, 0, buf.length, size - buf.length);
+          parts.push(buf.subarray(0, bytesRead));
+        } finally {
+          await h.close();
+        }
+      }
+      if (!found) return null;
+      let all = Buffer.concat(parts);
+      if (all.length > this.limit) all = all.subarray(all.length - this.limit);
+      let start = 0;
+      // UTF-8 continuation bytes (10xxxxxx) at the cut belong to a character cut in two.
+      while (start < Math.min(3, all.length) && (all[start]! & 0xc0) === 0x80) start++;
+      return all.subarray(start);
+    });
+  }
+
+  /** Deletes the node's log (both files); nothing when there is none. */
+  remove(node: string): Promise<void> {
+    return this.then(node, async () => {
+      const w = this.writers.get(node);
+      this.writers.delete(node);
+      await w?.handle.close().catch(() => undefined);
+      await rm(this.path(node), { force: true });
+      await rm(this.path(node, true), { force: true });
+    });
+  }
+
+  /**
+   * At start: deletes every log of a node that records no console now (its recording ended
+   * while the service was down or between a commit and the deletion). `keep` names the nodes
+   * that record.
+   */
+  sweep(keep: Iterable<string>): string[] {
+    const wanted = new Set<string>();
+    for (const node of keep) wanted.add(logFileName(node)).add(`${logFileName(node)}.1`);
+    const removed: string[] = [];
+    for (const f of readdirSync(this.dir)) {
+      if (wanted.has(f)) continue;
+      rmSync(join(this.dir, f), { force: true, recursive: true });
+      removed.push(f);
+    }
+    return removed;
+  }
+
+  /** Closes every open file (the service stops); the logs stay. */
+  async close(): Promise<void> {
+    await Promise.all([...this.chains.values()]);
+    await Promise.all([...this.writers.values()].map((w) => w.handle.close().catch(() => undefined)));
+    this.writers.clear();
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Who is calling and what they may do (docs/identity.md): the one place where a user's role,
+ * memberships and credential (password, API token, OpenID Connect token, dashboard session)
+ * become a Caller, and where a Caller's rights are read for one request.
+ *
+ * The routes check `isAdmin` and `projects` (src/routes/guard.ts). For a read (GET, HEAD) the
+ * caller is first widened by what it may read only: an auditor reads as an admin, a reader of P
+ * as a member of P. For a change, a read-only caller (an auditor, a read-only token, a user who
+ * only reads projects) is refused with 403 before the route runs, and a reader of P changing P
+ * is refused with 403 by the guard.
+ */
+import type { ReadModel } from '../../actors/readmodel';
+import type { TokenGrant, UserState } from '../../actors/user/protocol';
+
+/** How the caller proved who it is: enough to derive its rights again from the current state. */
+export type Via =
+  | { kind: 'password' }
+  | { kind: 'token'; id: string }
+  /** an OpenID Connect token: its rights come from its claims, until it expires */
+  | { kind: 'oidc'; expiresAt: number };
+
+export interface Caller {
+  user: string;
+  /** may change anything */
+  isAdmin: boolean;
+  /** projects the caller is a member of: it reads and changes their things */
+  projects: readonly string[];
+  /** reads everything an admin reads (an auditor; an admin's read-only token) */
+  auditor?: boolean;
+  /** projects the caller reads only */
+  reads?: readonly string[];
+  /** changes nothing: 403 on every change */
+  readOnly?: boolean;
+  via?: Via;
+}
+
+/** What a user may do with its password (or a dashboard session of it). */
+export function userCaller(u: UserState): Caller {
+  const readerOf = u.readerOf ?? [];
+  if (u.auditor) return { user: u.name, isAdmin: false, projects: [], auditor: true, reads: [...u.projects, ...readerOf], readOnly: true, via: { kind: 'password' } };
+  return {
+    user: u.name, isAdmin: u.isAdmin, projects: u.projects, reads: readerOf,
+    // Only reads to its name: nothing it could change.
+    readOnly: !u.isAdmin && u.projects.length === 0 && readerOf.length > 0,
+    via: { kind: 'password' },
+  };
+}
+
+/** The user's rights narrowed by one of its tokens: to its project, to reading. */
+export function tokenCaller(u: UserState, t: TokenGrant): Caller {
+  const base = userCaller(u);
+  const via: Via = { kind: 'token', id: t.id };
+  if (t.project !== undefined) {
+    const member = u.projects.includes(t.project) && !u.auditor;
+    const readOnly = t.readOnly || !member;
+    return { user: u.name, isAdmin: false, projects: readOnly ? [] : [t.project], reads: readOnly ? [t.project] : [], readOnly, via };
+  }
+  if (!t.readOnly) return { ...base, via };
+  // A read-only token of an admin is an auditor.
+  if (u.isAdmin || u.auditor) return { user: u.name, isAdmin: false, projects: [], auditor: true, reads: [], readOnly: true, via };
+  return { user: u.name, isAdmin: false, projects: [], reads: [...u.projects, ...(u.readerOf ?? [])], readOnly: true, via };
+}
+
+const READS = new Set(['GET', 'HEAD']);
+export const isRead = (method: string): boolean => READS.has(method);
+
+/** The caller as a read sees it: an auditor as an admin, a reader of P as a member of P. */
+export function forRead(c: Caller): Caller {
+  if (!c.auditor && !c.reads?.length) return c;
+  return { ...c, isAdmin: c.isAdmin || !!c.auditor, projects: c.reads?.length ? [...c.projects, ...c.reads] : c.projects };
+}
+
+/** Does the caller only read project P (so a change there is a 403, not a 401)? */
+export const readsOnly = (c: Caller, project: string): boolean => !c.isAdmin && !c.projects.includes(project) && (!!c.auditor || !!c.reads?.includes(project));
+
+/**
+ * The caller as it is now (a call that waited, e.g. for a BMC, is checked again when its turn
+ * comes): undefined when its user, its token or its OpenID Connect token is gone. `read`: the
+ * rights of a read.
+ */
+export function callerNow(rm: ReadModel, c: Caller, read = false): Caller | undefined {
+  const via = c.via ?? { kind: 'password' };
+  let now: Caller | undefined;
+  if (via.kind === 'oidc') {
+    now = via.expiresAt > Date.now() ? c : undefined;
+  } else {
+    const u = rm.users.get(c.user);
+    if (!u) return undefined;
+    if (via.kind === 'token') {
+      const t = u.tokens?.find((g) => g.id === via.id);
+      now = t && t.expiresAt > Date.now() ? tokenCaller(u, t) : undefined;
+    } else {
+      now = userCaller(u);
+    }
+  }
+  return now && read ? forRead(now) : now;
+}

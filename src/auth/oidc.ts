@@ -1,0 +1,169 @@
+/**
+ * OpenID Connect bearer tokens (docs/identity.md): a JWT signed by HILT_OIDC_ISSUER for
+ * HILT_OIDC_AUDIENCE. The signature and the claims are checked by jose (RS256 or ES256 only;
+ * `iss`, `aud`, `exp` required, `exp` and `nbf` with 60 s of leeway); nothing here parses a
+ * signature. The issuer's keys come from its discovery document's `jwks_uri` (or
+ * HILT_OIDC_JWKS_URL), over HTTPS only (HILT_OIDC_CA_FILE: the CA of its certificate), and are
+ * kept; a token whose key id is unknown has them fetched again, at most once a minute (a key
+ * rotation at the issuer is picked up; a flood of made-up key ids costs one fetch a minute).
+ *
+ * The caller is the user claim (HILT_OIDC_USER_CLAIM); its rights come from the groups claim:
+ * the admin group, the auditor group, `<prefix><P>` (a member of P) and `<prefix><P>-readers`
+ * (a reader of P), for projects that exist at the time of the call. Such a user needs no record
+ * in the database.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'undici';
+import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import type { ReadModel } from '../../actors/readmodel';
+import type { Caller } from './caller';
+import type { BearerVerifier } from './basic';
+import { isName } from '../schemas/common';
+
+export interface OidcSettings {
+  oidcIssuer: string;
+  oidcAudience: string;
+  oidcJwksUrl?: string;
+  oidcCaFile?: string;
+  oidcUserClaim: string;
+  oidcGroupsClaim: string;
+  oidcAdminGroup: string;
+  oidcAuditorGroup: string;
+  oidcProjectPrefix: string;
+}
+
+export interface OidcOptions {
+  /** the clock (tests move it) */
+  now?: () => number;
+  /** keys are fetched again at most this often (default a minute) */
+  refetchMs?: number;
+}
+
+const ALGORITHMS = ['RS256', 'ES256'];
+const LEEWAY_S = 60;
+const FETCH_TIMEOUT_MS = 5_000;
+/** With no keys at all (the issuer was down), a fetch is tried again sooner. */
+const RETRY_EMPTY_MS = 5_000;
+const READERS = '-readers';
+
+class OidcRefusal extends Error {}
+
+export class OidcVerifier implements BearerVerifier {
+  private readonly agent: Agent;
+  private readonly now: () => number;
+  private readonly refetchMs: number;
+  private keys?: ReturnType<typeof createLocalJWKSet>;
+  private lastFetch = -Infinity;
+  private fetching?: Promise<void>;
+  /** fetches of the keys so far (metrics and tests) */
+  fetches = 0;
+
+  constructor(private readonly s: OidcSettings, private readonly rm: ReadModel, opts: OidcOptions = {}) {
+    this.now = opts.now ?? Date.now;
+    this.refetchMs = opts.refetchMs ?? 60_000;
+    this.agent = new Agent({ connect: { ...(s.oidcCaFile ? { ca: readFileSync(s.oidcCaFile) } : {}), timeout: FETCH_TIMEOUT_MS }, headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS });
+  }
+
+  /** The user claim as the token says it, unverified: only the throttle's key. */
+  throttleKey(token: string): string | null {
+    try {
+      const u = decodeJwt(token)[this.s.oidcUserClaim];
+      return typeof u === 'string' && u.length <= 255 ? u : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async verify(token: string): Promise<Caller> {
+    const payload = await this.check(token);
+    return this.caller(payload);
+  }
+
+  private async check(token: string): Promise<JWTPayload> {
+    const opts = {
+      issuer: this.s.oidcIssuer, audience: this.s.oidcAudience, algorithms: ALGORITHMS, clockTolerance: LEEWAY_S,
+      requiredClaims: ['exp'], currentDate: new Date(this.now()),
+    };
+    if (!this.keys) await this.fetchKeys(RETRY_EMPTY_MS);
+    if (!this.keys) throw new OidcRefusal('the issuer\'s keys could not be fetched');
+    try {
+      return (await jwtVerify(token, this.keys, opts)).payload;
+    } catch (err) {
+      if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+      // A key the issuer may have added since: fetched again, at most once a minute.
+      if (!(await this.fetchKeys(this.refetchMs))) throw err;
+      return (await jwtVerify(token, this.keys, opts)).payload;
+    }
+  }
+
+  /** Fetch the keys unless they were fetched less than `minMs` ago; true when fetched now. */
+  private async fetchKeys(minMs: number): Promise<boolean> {
+    if (this.fetching) {
+      await this.fetching;
+      return true;
+    }
+    if (this.now() - this.lastFetch < minMs) return false;
+    this.lastFetch = this.now();
+    this.fetching = (async () => {
+      this.fetches++;
+      const url = this.s.oidcJwksUrl ?? (await this.jwksUri());
+      const jwks = await this.getJson(url) as JSONWebKeySet;
+      if (!jwks || !Array.isArray(jwks.keys)) throw new OidcRefusal(`${url} is not a JWK set`);
+      this.keys = createLocalJWKSet(jwks);
+    })();
+    try {
+      await this.fetching;
+      return true;
+    } finally {
+      this.fetching = undefined;
+    }
+  }
+
+  private async jwksUri(): Promise<string> {
+    const url = `${this.s.oidcIssuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+    const doc = await this.getJson(url) as { issuer?: unknown; jwks_uri?: unknown };
+    if (doc?.issuer !== this.s.oidcIssuer) throw new OidcRefusal(`the discovery document names the issuer ${String(doc?.issuer)}, not ${this.s.oidcIssuer}`);
+    if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://')) throw new OidcRefusal('the discovery document has no https:// jwks_uri');
+    return doc.jwks_uri;
+  }
+
+  private async getJson(url: string): Promise<unknown> {
+    if (!url.startsWith('https://')) throw new OidcRefusal(`${url} is not an https:// URL`);
+    const r = await request(url, { dispatcher: this.agent, headers: { accept: 'application/json' }, maxRedirections: 0 });
+    const text = await r.body.text();
+    if (r.statusCode !== 200) throw new OidcRefusal(`${url} answered ${r.statusCode}`);
+    return JSON.parse(text);
+  }
+
+  /** The caller a verified token names, with the rights its groups give. */
+  private caller(p: JWTPayload): Caller {
+    const user = p[this.s.oidcUserClaim];
+    if (typeof user !== 'string' || !isName(user)) throw new OidcRefusal(`the token's ${this.s.oidcUserClaim} claim is not a user name`);
+    const raw = p[this.s.oidcGroupsClaim];
+    const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : [];
+    const isAdmin = groups.includes(this.s.oidcAdminGroup);
+    const auditor = !isAdmin && groups.includes(this.s.oidcAuditorGroup);
+    const projects: string[] = [];
+    const reads: string[] = [];
+    const prefix = this.s.oidcProjectPrefix;
+    for (const g of groups) {
+      if (!g.startsWith(prefix)) continue;
+      const rest = g.slice(prefix.length);
+      // `<P>-readers` names a reader of P when P exists; otherwise the group names a project itself.
+      const readOf = rest.endsWith(READERS) ? rest.slice(0, -READERS.length) : undefined;
+      if (readOf !== undefined && this.rm.projects.has(readOf)) reads.push(readOf);
+      else if (this.rm.projects.has(rest)) projects.push(rest);
+    }
+    const member = auditor ? [] : [...new Set(projects)];
+    const read = [...new Set([...reads, ...(auditor ? projects : [])])].filter((r) => !member.includes(r));
+    return {
+      user, isAdmin, projects: member, reads: read, ...(auditor ? { auditor: true } : {}),
+      readOnly: auditor || (!isAdmin && member.length === 0 && read.length > 0),
+      via: { kind: 'oidc', expiresAt: (p.exp ?? 0) * 1000 + LEEWAY_S * 1000 },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

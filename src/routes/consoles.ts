@@ -1,0 +1,160 @@
+/**
+ * Serial consoles (docs/consoles.md): HIL v0.2's console calls, with the access control HIL
+ * lacked, and the live console over a WebSocket.
+ *
+ * - `PUT /node/<node>/console` (start_console) starts recording; `DELETE` (stop_console) stops
+ *   it and deletes the log; `GET` (show_console) answers the recorded text. Access as for power
+ *   calls (docs/api-conventions.md §3): node 404 → a free node is the admin's, an assigned one its
+ *   project's too (401) → an OBM without a console (Redfish) 409.
+ * - `GET /node/<node>/console/stream`, a WebSocket: the recent log, then the live output, in
+ *   binary messages; what the client sends goes to the node's serial input when
+ *   HILT_CONSOLE_INPUT allows it. Connecting starts recording when it is off, and is recorded
+ *   in the audit log. The dashboard's console (src/routes/ui.ts) is the same stream behind its
+ *   session cookie.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import * as S from '../schemas/consoles';
+import { badArgument, conflict, forbidden, notFound, unauthorized } from '../errors';
+import { found, isMember, requireAdmin, requireProject } from './guard';
+import { driverName } from '../../actors/telemetry';
+import { callerNow, type Caller } from '../auth/caller';
+import type { NodeState } from '../../actors/node/protocol';
+import type { Hilt } from '../app';
+import type { Viewer } from '../../hardware/consoles';
+
+type N = { node: string };
+
+/** The node of a console call, checked for the caller (see the file's comment). */
+export function consoleTarget(hilt: Hilt, caller: Caller, name: string): NodeState {
+  const node = found(hilt.world.rm.nodes.get(name), `node ${name}`);
+  if (node.project) requireProject(caller, node.project);
+  else requireAdmin(caller);
+  if (!hilt.power.hasConsole(node.obm)) {
+    throw conflict(`node ${name} has no serial console: its OBM type (${driverName(node.obm.type)}) offers none; consoles are IPMI Serial-over-LAN (docs/consoles.md)`);
+  }
+  return node;
+}
+
+/** The project a member acts through (null: an admin, or an auditor reading, who may act on any node), as the node actor checks it again. */
+const through = (caller: Caller, node: NodeState) => (caller.isAdmin ? null : node.project);
+
+/** May `c` (a caller's current rights) act on the node: its project's member, or an admin for any node? */
+function mayAct(c: Caller | undefined, node: NodeState): c is Caller {
+  if (!c) return false;
+  return node.project ? isMember(c, node.project) : c.isAdmin;
+}
+
+/**
+ * The live console is a read (a reader of the node's project, an auditor may watch it), except
+ * what changes something: starting the recording and typing, which take a member's (or an
+ * admin's) rights, as a change does (docs/identity.md).
+ */
+const mayChange = (hilt: Hilt, caller: Caller, node: NodeState): boolean => {
+  const c = callerNow(hilt.world.rm, caller);
+  return mayAct(c, node) && !c.readOnly;
+};
+
+/** May the viewer see the node's console now? (the same registration, still recorded, the caller's read rights as they are now) */
+function maySee(hilt: Hilt, caller: Caller, node: NodeState): boolean {
+  const now = hilt.world.rm.nodes.get(node.name);
+  if (!now || now.incarnation !== node.incarnation || !now.console) return false;
+  return mayAct(callerNow(hilt.world.rm, caller, true), now);
+}
+
+/**
+ * Before the upgrade (`caller`: with a read's rights): the caller may see the node's console;
+ * recording starts if it is off (a change: 403 for a caller who only reads), and the attach is
+ * recorded (the node actor: the audit log's `console_attach`).
+ */
+export async function prepareStream(hilt: Hilt, caller: Caller, name: string): Promise<NodeState> {
+  const node = consoleTarget(hilt, caller, name);
+  if (!node.console && !mayChange(hilt, caller, node)) {
+    throw forbidden(`read-only access to node ${name}: its console is not recorded, and starting it is a change`);
+  }
+  await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node) });
+  return hilt.world.rm.nodes.get(name) ?? node;
+}
+
+/**
+ * Serves an upgraded connection as a viewer of the node's console. `stillValid`: more of what
+ * must hold (the dashboard's session), checked with the access each time viewers are checked.
+ */
+export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node: NodeState, stillValid: () => boolean = () => true): void {
+  const { consoles, config } = hilt;
+  const allowed = () => stillValid() && maySee(hilt, caller, node);
+  const viewer: Viewer = {
+    allowed,
+    mayType: () => {
+      if (config.consoleInput === 'none' || !allowed() || !mayChange(hilt, caller, node)) return false;
+      return config.consoleInput === 'members' || !!callerNow(hilt.world.rm, caller)?.isAdmin;
+    },
+    send: (chunk) => {
+      if (socket.readyState === socket.OPEN) socket.send(chunk, { binary: true });
+    },
+    backlog: () => socket.bufferedAmount,
+    close: (code, reason) => socket.close(code, reason),
+  };
+  if (!consoles.attach(node.name, viewer)) {
+    socket.close(4410, 'the node\'s console is not recorded');
+    return;
+  }
+  let told = false;
+  socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (consoles.input(node.name, viewer, bytes) || told) return;
+    told = true;
+    viewer.send(Buffer.from(`\r\n[hilt] what you type is not sent to the node (HILT_CONSOLE_INPUT=${config.consoleInput})\r\n`));
+  });
+  socket.on('close', () => consoles.detach(node.name, viewer));
+}
+
+/** A browser's page on another site must not reach the console with the user's cached credentials. */
+function sameOriginOrNone(req: FastifyRequest): void {
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== `${req.protocol}://${req.host}`) throw unauthorized('a console connection from another site\'s page is refused');
+}
+
+/** The node a stream's upgrade was prepared for. */
+const streamNodes = new WeakMap<FastifyRequest, NodeState>();
+
+export async function consoleRoutes(app: FastifyInstance): Promise<void> {
+  const hilt = app.hilt;
+  const { world, consoles } = hilt;
+
+  app.get<{ Params: N }>('/node/:node/console', { schema: S.showConsole }, async (req, reply) => {
+    const node = consoleTarget(hilt, req.caller, req.params.node);
+    // HIL's answer when nothing is recorded.
+    if (!node.console) throw notFound(`the console log for ${node.name}`);
+    const log = await consoles.read(node.name);
+    return reply.type('text/plain; charset=utf-8').send(log ?? Buffer.alloc(0));
+  });
+
+  app.put<{ Params: N }>('/node/:node/console', { schema: S.startConsole }, async (req) => {
+    const node = consoleTarget(hilt, req.caller, req.params.node);
+    await world.nodes.ask(node.name, { type: 'node.startConsole', by: req.caller.user, project: through(req.caller, node) });
+  });
+
+  app.delete<{ Params: N }>('/node/:node/console', { schema: S.stopConsole }, async (req) => {
+    const node = consoleTarget(hilt, req.caller, req.params.node);
+    await world.nodes.ask(node.name, { type: 'node.stopConsole', by: req.caller.user, project: through(req.caller, node) });
+    // The commit ended the session and queued the log's deletion: done before the answer.
+    await consoles.forget(node.name);
+  });
+
+  app.route<{ Params: N }>({
+    method: 'GET',
+    url: '/node/:node/console/stream',
+    schema: S.streamConsole,
+    preHandler: async (req) => {
+      // A plain GET is refused before anything is recorded.
+      if (!req.ws) throw badArgument('GET /node/<node>/console/stream is a WebSocket: connect with "Connection: Upgrade" and "Upgrade: websocket"');
+      sameOriginOrNone(req);
+      streamNodes.set(req, await prepareStream(hilt, req.caller, req.params.node));
+    },
+    handler: async () => undefined,
+    wsHandler: (socket: WebSocket, req: FastifyRequest) => {
+      serveStream(hilt, socket, req.caller, streamNodes.get(req)!);
+    },
+  });
+}

@@ -1,0 +1,74 @@
+/** ConsoleLogs: each node's console log in the data folder, bounded, deleted whole. */
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConsoleLogs, logFileName } from '../../hardware/console-log';
+import { escapeSolInput } from '../../drivers/obm/ipmi-sol';
+
+describe('ConsoleLogs', () => {
+  let dir: string;
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-console-log-')); });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps the last `limit` bytes, and never more than twice that on disk', async () => {
+    const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
+    for (let i = 0; i < 100; i++) await logs.append('n1', Buffer.from(`line ${String(i).padStart(3, '0')} ${'x'.repeat(40)}\r\n`));
+    const text = (await logs.read('n1'))!.toString();
+    expect(text.length).to.be.at.most(1024);
+    expect(text.length).to.be.greaterThan(900);
+    expect(text.endsWith(`line 099 ${'x'.repeat(40)}\r\n`)).to.equal(true);
+    expect(text).not.to.include('line 050');
+    const onDisk = readdirSync(join(dir, 'consoles')).reduce((n, f) => n + statSync(join(dir, 'consoles', f)).size, 0);
+    expect(onDisk).to.be.at.most(2048);
+    await logs.close();
+  });
+
+  it('cuts a read on a whole UTF-8 character', async () => {
+    const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
+    await logs.append('n1', Buffer.from('é'.repeat(700)));
+    const got = (await logs.read('n1'))!;
+    expect(got.length).to.be.at.most(1024);
+    expect(got.toString('utf8')).to.match(/^é+$/);
+    await logs.close();
+  });
+
+  it('answers null for a node without a log, an empty log once created, and deletes both files', async () => {
+    const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
+    expect(await logs.read('n1')).to.equal(null);
+    await logs.create('n1');
+    expect((await logs.read('n1'))!.length).to.equal(0);
+    for (let i = 0; i < 30; i++) await logs.append('n1', Buffer.alloc(100, 0x41));
+    expect(existsSync(join(dir, 'consoles', `${logFileName('n1')}.1`))).to.equal(true);
+    await logs.remove('n1');
+    expect(readdirSync(join(dir, 'consoles'))).to.deep.equal([]);
+    expect(await logs.read('n1')).to.equal(null);
+    await logs.close();
+  });
+
+  it('names files so that no node name leaves the folder, and sweeps the logs of nodes that do not record', async () => {
+    for (const name of ['..', '.', 'a/b', 'x'.repeat(255), '%2e%2e', 'é €']) {
+      const f = logFileName(name);
+      expect(f).to.match(/^[A-Za-z0-9_%-]+\.log$/);
+      expect(f.length).to.be.at.most(210);
+    }
+    expect(logFileName('a/b')).not.to.equal(logFileName('a%2Fb'));
+    const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
+    await logs.append('keep', Buffer.from('k'));
+    await logs.append('gone', Buffer.from('g'));
+    writeFileSync(join(dir, 'consoles', 'stray'), 'x');
+    await logs.close();
+    expect(logs.sweep(['keep']).sort()).to.deep.equal([logFileName('gone'), 'stray'].sort());
+    expect(readdirSync(join(dir, 'consoles'))).to.deep.equal([logFileName('keep')]);
+  });
+});
+
+describe('escapeSolInput (ipmitool\'s escape character)', () => {
+  it('doubles a ~ right after a newline or at the start, and no other', () => {
+    const state = { atLineStart: true };
+    expect(escapeSolInput(Buffer.from('~.a~b\r~.'), state).toString()).to.equal('~~.a~b\r~~.');
+    expect(state.atLineStart).to.equal(false);
+    expect(escapeSolInput(Buffer.from('\n'), state).toString()).to.equal('\n');
+    expect(escapeSolInput(Buffer.from('~~'), state).toString()).to.equal('~~~');
+  });
+});

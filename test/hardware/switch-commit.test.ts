@@ -1,0 +1,101 @@
+/**
+ * Switches with a candidate configuration (Junos, NVUE) under the service's switch sessions,
+ * against their simulators over real SSH: operations queued meanwhile share one login and one
+ * commit, each answered by the commit's verdict on its own port; a change the switch refuses
+ * while staged is taken out of the candidate, and the changes staged before it are committed
+ * without it; a refused commit fails every operation of its group as having changed nothing;
+ * a VLAN the switch has under a name of its own is used by that name.
+ */
+import { expect } from 'chai';
+import { SwitchSessions } from '../../hardware/switch-sessions';
+import { CliSwitchDriver } from '../../drivers/switch/ssh/driver';
+import { JUNOS_TABLE } from '../../drivers/switch/junos';
+import { CUMULUS_NVUE_TABLE } from '../../drivers/switch/cumulus-nvue';
+import { SwitchError, SwitchInfo } from '../../drivers/switch/types';
+import { FABRIC_CASES, simFor } from '../helpers/switch-sims';
+import { junosDefineVlan } from '../sim/switch/junos';
+import { nvuePending } from '../sim/switch/nvue';
+import type { SwitchSim } from '../sim/switch/sim';
+
+const settle = <T>(p: Promise<T>) => p.then(() => null, (e: SwitchError) => e);
+
+describe('Switch sessions with a candidate configuration (Junos, NVUE)', function () {
+  this.timeout(30_000);
+
+  for (const [vendor, table] of [['junos', JUNOS_TABLE], ['cumulus_nvue', CUMULUS_NVUE_TABLE]] as const) {
+    describe(vendor, () => {
+      const c = FABRIC_CASES.find((x) => x.vendor === vendor)!;
+      const [p1, p2, p3] = c.ports as [string, string, string];
+      let sim: SwitchSim;
+      let sessions: SwitchSessions;
+      let info: SwitchInfo;
+
+      beforeEach(async () => {
+        sim = await simFor(c);
+        sessions = new SwitchSessions(() => new CliSwitchDriver(table, { save: true, readyTimeoutMs: 5000 }), 5000);
+        info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } };
+      });
+
+      it('commits the changes of queued operations once, in one login, and answers each', async () => {
+        const out = await Promise.all([
+          settle(sessions.submit(info, (s) => s.setNative(p1, 1001))),
+          settle(sessions.submit(info, (s) => s.addTagged(p2, 1002))),
+          settle(sessions.submit(info, (s) => s.addTagged(p3, 1003))),
+        ]);
+        expect(out).to.deep.equal([null, null, null]);
+        expect(sim.logins).to.equal(1);
+        expect(sim.commits).to.equal(1);
+        expect(sim.carried(p1)).to.deep.equal({ native: 1001, tagged: [] });
+        expect(sim.carried(p2)).to.deep.equal({ native: null, tagged: [1002] });
+        expect(sim.carried(p3)).to.deep.equal({ native: null, tagged: [1003] });
+      });
+
+      it('takes a refused change out of the candidate: the changes staged before it are committed without it, the one after it too', async () => {
+        // VLAN 4095 is no VLAN: the switch refuses the line that makes it
+        const out = await Promise.all([
+          settle(sessions.submit(info, (s) => s.addTagged(p1, 1001))),
+          settle(sessions.submit(info, (s) => s.addTagged(p2, 4095))),
+          settle(sessions.submit(info, (s) => s.addTagged(p3, 1003))),
+        ]);
+        expect(out[0]).to.equal(null);
+        expect(out[1]).to.be.instanceOf(SwitchError);
+        expect(out[1]!.message).to.match(/refused "[^"]*4095[^"]*"/);
+        expect(out[1]!.nothingSent, 'the refused change reached nothing').to.equal(true);
+        expect(out[2]).to.equal(null);
+        expect(sim.carried(p1)).to.deep.equal({ native: null, tagged: [1001] });
+        expect(sim.portState(p2), 'untouched').to.deep.equal(sim.vendor.newPort());
+        expect(sim.carried(p3)).to.deep.equal({ native: null, tagged: [1003] });
+        expect(sim.received, 'the candidate thrown away after the refusal').to.include(vendor === 'junos' ? 'rollback 0' : 'nv config detach; echo $?');
+        if (vendor === 'cumulus_nvue') expect(nvuePending(sim)).to.equal(false);
+      });
+
+      it('a refused commit fails every operation of its group, as having changed nothing', async () => {
+        sim.faults.failCommit = true;
+        const out = await Promise.all([
+          settle(sessions.submit(info, (s) => s.addTagged(p1, 1001))),
+          settle(sessions.submit(info, (s) => s.addTagged(p2, 1002))),
+        ]);
+        for (const e of out) {
+          expect(e).to.be.instanceOf(SwitchError);
+          expect(e!.message).to.match(/simulated fault.*nothing was applied/);
+          expect(e!.nothingSent).to.equal(true);
+        }
+        expect(sim.commits).to.equal(0);
+        expect(sim.carried(p1)).to.deep.equal(c.fresh);
+        expect(sim.carried(p2)).to.deep.equal(c.fresh);
+      });
+    });
+  }
+
+  it('Junos: a VLAN the switch has under a name of its own is used by that name, none defined beside it', async () => {
+    const c = FABRIC_CASES.find((x) => x.vendor === 'junos')!;
+    const sim = await simFor(c);
+    junosDefineVlan(sim, 'tenant-blue', 1002);
+    const sessions = new SwitchSessions(() => new CliSwitchDriver(JUNOS_TABLE, { save: true, readyTimeoutMs: 5000 }), 5000);
+    const info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } };
+    await sessions.submit(info, (s) => s.addTagged(c.ports[0]!, 1002));
+    expect(sim.carried(c.ports[0]!)).to.deep.equal({ native: null, tagged: [1002] });
+    expect(sim.received.filter((l) => l.startsWith('set vlans'))).to.deep.equal([]);
+    expect(sim.received).to.include(`set interfaces ${c.ports[0]} unit 0 family ethernet-switching vlan members tenant-blue`);
+  });
+});
