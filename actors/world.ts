@@ -99,6 +99,8 @@ export class World {
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent, UserReplies>;
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
+  /** driver and webhook secrets: sealed at rest, opened for the hardware corridor and the webhook delivery */
+  readonly credentials: Credentials;
   /** subscriptions to the event stream (src/events/webhooks.ts delivers them) */
   readonly webhooks: EntityRegistry<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies>;
   /** told of each node commit; a watcher only schedules work (it runs inside the actor's turn) */
@@ -114,6 +116,7 @@ export class World {
     const rm = this.rm;
     const uses = this.uses;
     const credentials = opts.credentials ?? PLAIN;
+    this.credentials = credentials;
     this.runtime = new ActorRuntime(engine, opts);
     const rt = this.runtime;
     const telemetry = opts.telemetry ?? NO_TELEMETRY;
@@ -166,7 +169,7 @@ export class World {
       for (const w of this.userWatchers) w(id);
     });
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
-    this.webhooks = rt.register(webhookBehavior(), (id, a, b) => rm.commitWebhook(id, a, b));
+    this.webhooks = rt.register(webhookBehavior(credentials), (id, a, b) => rm.commitWebhook(id, a, b));
     this.projects = rt.register(
       projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes), release: opts.release }),
       (id, a, b) => rm.commitProject(id, a, b),

@@ -1,8 +1,10 @@
 import { Behavior, Stamp, assertNever, existing } from '../runtime';
 import { duplicate, notFound } from '../errors';
 import type { WebhookCommand, WebhookEvent, WebhookReplies, WebhookState } from './protocol';
+import { PLAIN, type Credentials } from '../credentials';
 
-export function webhookBehavior(): Behavior<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies> {
+/** `credentials`: the secret is sealed as it is decided, as BMC and switch passwords are (actors/credentials.ts). */
+export function webhookBehavior(credentials: Credentials = PLAIN): Behavior<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies> {
   /** A command on an existing webhook. */
   const live = <Cmd, D>(handler: (state: WebhookState, cmd: Cmd, id: string) => D) => existing((id) => notFound(`webhook ${id}`), handler);
 
@@ -30,7 +32,8 @@ export function webhookBehavior(): Behavior<WebhookState, WebhookCommand, Webhoo
     decide: {
       'webhook.create': (state, cmd, id) => {
         if (state) throw duplicate(`webhook ${id}`);
-        return { events: [{ type: 'WebhookCreated', ...cmd.spec }] };
+        const secret = credentials.seal('webhook', '', { secret: cmd.spec.secret }).secret as string;
+        return { events: [{ type: 'WebhookCreated', ...cmd.spec, secret }] };
       },
       'webhook.delete': live(() => ({ events: [{ type: 'WebhookDeleted' }] })),
       // Once is enough: the delivery runner may report again after a restart.

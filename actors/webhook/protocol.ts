@@ -4,12 +4,14 @@
  * secret and whether it is failing; its delivery cursor is not an event (a mark beside the
  * journal: one per delivery would flood the journal it reads).
  *
- * The secret is a credential, kept in the `WebhookCreated` event as BMC and switch passwords are
- * kept in theirs (where encryption at rest of credentials applies), never shown by the API.
+ * The secret is a credential: sealed in the `WebhookCreated` event and the state as BMC and
+ * switch passwords are (actors/credentials.ts, docs/identity.md), opened only to sign a delivery,
+ * never shown by the API.
  */
 export interface WebhookState {
   id: string;
   url: string;
+  /** sealed at rest (opened by the delivery runner with the service's credentials) */
   secret: string;
   /** event types delivered (empty: every type) */
   types: string[];

@@ -168,7 +168,7 @@ class Worker {
       'x-hilt-event-id': f.event.id,
       'x-hilt-event-type': f.event.type,
       'x-hilt-webhook-id': this.id,
-      'x-hilt-signature': signature(w.secret, body),
+      'x-hilt-signature': signature(this.runner.world.credentials.open({ secret: w.secret }).secret as string, body),
     };
     for (;;) {
       if (this.stopped) return false;

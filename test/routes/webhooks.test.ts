@@ -8,6 +8,9 @@ import { createHmac } from 'node:crypto';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm } from '../helpers/server';
 import { Receiver } from '../helpers/receiver';
 import { addSecret } from '../helpers/secrets';
+import { isSealed } from '../../lib/sealed';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const SECRET = 'whsec-0123456789abcdef-secret';
 
@@ -52,6 +55,14 @@ describe('webhooks', function () {
     const list = (await must(api.get('/admin/webhooks'))).body;
     expect(list.map((w: { id: string }) => w.id)).to.include(id);
     expect(JSON.stringify([shown, list])).to.not.include(SECRET);
+    // Sealed at rest, as BMC and switch passwords are: the journal holds no plaintext of it.
+    for await (const e of ts.world.runtime.engine.events(`webhook:${id}`)) {
+      const stored = (e.data as { secret?: unknown }).secret;
+      if (stored === undefined) continue;
+      expect(isSealed(stored), JSON.stringify(stored)).to.equal(true);
+      expect(JSON.stringify(stored)).to.not.include(SECRET);
+    }
+    if (ts.config.storage === 'lmdb') expect(readFileSync(join(ts.dataDir, 'data.mdb')).includes(Buffer.from(SECRET)), 'plaintext in data.mdb').to.equal(false);
     // The audit log and the stream redact it too.
     const audit = (await must(api.get('/admin/audit?kind=webhook'))).body;
     expect(JSON.stringify(audit)).to.not.include(SECRET);
