@@ -13,6 +13,19 @@ import { until, sleep } from '../helpers/wait';
 const DAY = 86_400_000;
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 
+/** `YYYY-MM-31T12:00:00Z` of a month without a 31st whose roll-over (the 1st of the next) is within 80 days, if any. */
+function shortMonthSoon(): string | undefined {
+  for (let i = 0; i < 3; i++) {
+    const d = new Date();
+    d.setUTCDate(1);
+    d.setUTCMonth(d.getUTCMonth() + i);
+    const text = `${d.toISOString().slice(0, 8)}31T12:00:00Z`;
+    const rolled = Date.parse(text);
+    if (new Date(rolled).getUTCDate() !== 31 && rolled > Date.now() + DAY && rolled < Date.now() + 80 * DAY) return text;
+  }
+  return undefined;
+}
+
 describe('leases', function () {
   this.timeout(60_000);
 
@@ -45,6 +58,12 @@ describe('leases', function () {
       await bad(inMs(91 * DAY), /more than 90 days/);
       await bad('tomorrow', /RFC 3339/);
       await bad('2030-01-01', /RFC 3339/);
+      // Fields out of range, which Date.parse would roll over into another time, are no time at all.
+      const tomorrow = inMs(DAY).slice(0, 10);
+      await bad(`${tomorrow}T24:00:00Z`, /RFC 3339/);
+      await bad(`${tomorrow}T12:00:00+24:00`, /RFC 3339/);
+      const short = shortMonthSoon();
+      if (short) await bad(short, /RFC 3339/);
       await bad(7, /string/);
       await bad(inMs(-DAY), /in the past/, null);
       expect((await api.put('/node/l1/lease', {})).status).to.equal(400);
