@@ -148,6 +148,8 @@ describe('leases', function () {
       const node = (await must(api.get('/node/x1'))).body;
       for (const nic of node.nics) expect(nic.networks).to.deep.equal({});
       await until('the node is off', () => ts.mockObm.state('bmc.example').power === 'off');
+      // The power-off's outcome is recorded after the BMC answered.
+      await until('the outcome is recorded', () => !ts.world.rm.releasePowerOffs.has('x1'));
       expect((await api.get('/node/x1/lease')).status).to.equal(404);
       const after = (await must(api.get('/metrics'))).text.match(/^hilt_lease_expiries_total (\d+)/m)?.[1];
       expect(Number(after)).to.equal(Number(before) + 1);
