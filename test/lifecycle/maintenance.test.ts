@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { createHmac } from 'node:crypto';
 import { AddressInfo } from 'node:net';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, TEST_STORAGE } from '../helpers/server';
 import { until } from '../helpers/wait';
 import { loadConfig } from '../../src/config';
 import { addSecret } from '../helpers/secrets';
@@ -84,9 +84,23 @@ describe('the maintenance pool', function () {
     expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint' })).to.throw(/HILT_MAINTENANCE_PROJECT and HILT_MAINTENANCE_URL go together/);
     expect(() => loadConfig({ HILT_MAINTENANCE_URL: 'http://127.0.0.1:9/x' })).to.throw(/go together/);
     expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint', HILT_MAINTENANCE_URL: 'ftp://127.0.0.1/x' })).to.throw(/http/);
-    let err: Error | undefined;
-    await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }).catch((e: Error) => (err = e));
-    expect(err?.message).to.match(/HILT_MAINTENANCE_PROJECT names the project "nowhere", which does not exist/);
+    const missing = /HILT_MAINTENANCE_PROJECT names the project "nowhere", which does not exist/;
+    if (TEST_STORAGE !== 'postgres') {
+      let err: Error | undefined;
+      await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }).catch((e: Error) => (err = e));
+      expect(err?.message).to.match(missing);
+      return;
+    }
+    // A process of a standby pair does not stop: it cannot activate, stands by and says why in its log.
+    const logs: string[] = [];
+    const standby = await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }, { waitForActive: false, logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } });
+    try {
+      const said = () => logs.map((l) => JSON.parse(l) as { msg?: string; err?: string }).some((l) => l.msg === 'could not activate; standing by' && missing.test(l.err ?? ''));
+      await until('the log says why', said, 20_000);
+      expect(standby.role).to.equal('standby');
+    } finally {
+      await stopTestServer(standby);
+    }
   });
 
   it('a release moves the node into the pool and POSTs exactly one signed notice; the pool frees it', async () => {
