@@ -9,6 +9,9 @@ import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, ma
 import { registration, simFor, VENDOR_CASES } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { until, sleep } from '../helpers/wait';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { logFileName } from '../../hardware/console-log';
 
 const DAY = 86_400_000;
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
@@ -174,6 +177,29 @@ describe('leases', function () {
       const released = (await must(ts.api.get('/admin/audit?kind=node&name=q1&limit=5'))).body.entries.map((e: { by: string; event: { type: string } }) => `${e.event.type} ${e.by}`);
       expect(released).to.include.members(['NodeLeaseExpired hilt', 'NodeReleased hilt']);
       await stopTestServer(ts);
+    });
+
+    it('an expiry ends the console\'s recording and deletes its log, as a release does: the next tenant reads 404', async () => {
+      const ts = await startTestServer();
+      try {
+        const api = ts.api;
+        await must(api.put('/project/pc'));
+        await must(api.put('/project/pd'));
+        await makeNode(api, 'k1');
+        await must(api.post('/project/pc/connect_node', { node: 'k1' }));
+        await must(api.call('PUT', '/node/k1/console'));
+        // The mock OBM's console greets; its log is a file in the data folder.
+        await until('the console is logged', async () => (await api.get('/node/k1/console')).text.includes('mock serial console'));
+        const file = join(ts.dataDir, 'consoles', logFileName('k1'));
+        expect(existsSync(file)).to.equal(true);
+        await must(api.put('/node/k1/lease', { expires_at: inMs(1000) }));
+        await until('the node is free', async () => (await must(api.get('/nodes/free'))).body.includes('k1'));
+        await until('the log is gone', () => !existsSync(file) && !ts.consoles.processes().has('k1') && ts.consoles.active() === 0);
+        await must(api.post('/project/pd/connect_node', { node: 'k1' }));
+        expect((await api.get('/node/k1/console')).status).to.equal(404);
+      } finally {
+        await stopTestServer(ts);
+      }
     });
 
     it('a lease that passes with an operation pending waits for it; meanwhile nothing more is connected', async () => {
