@@ -80,9 +80,18 @@ export class NetworkOperations {
     });
   }
 
-  /** After a start: hand on every operation that was pending. */
+  /**
+   * After a start, before the API serves: hand on every operation that was pending, in the order
+   * they were accepted (the oldest pending operation of each node first), so that each switch's
+   * queue gets them in that order, ahead of anything accepted after the start. In the order the
+   * store lists the nics (by key: on0, on1, on10 … on2), the same node's operation came last after
+   * every restart, and a service restarted often enough never reached it.
+   */
   resumeAll(): void {
-    for (const node of [...this.deps.rm.pendingByNode.keys()]) this.handOn(node);
+    const { rm } = this.deps;
+    const oldest = (node: string) => Math.min(...[...rm.pendingByNode.get(node)].map((nic) => rm.nic(node, nic)?.pending?.acceptedAt ?? Infinity));
+    const nodes = [...rm.pendingByNode.keys()].map((node) => ({ node, at: oldest(node) })).sort((a, b) => a.at - b.at);
+    for (const { node } of nodes) this.handOn(node);
   }
 
   close(): void {

@@ -93,6 +93,44 @@ describe('NetworkOperations (the runner of pending operations)', () => {
   });
 });
 
+describe('NetworkOperations after a restart', () => {
+  it('resumes the operations still pending in the order they were accepted, not in the order the store lists their nics', async () => {
+    const t = testWorld();
+    const world = t.world;
+    await world.switches.ask('s1', { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: {} });
+    await world.projects.ask('p', { type: 'project.create', by });
+    await world.projects.ask('p', { type: 'project.createNetwork', by, network: 'w1', spec: { owner: 'p', access: ['p'], vlan: null } });
+    // The store lists on1, on10, on2: accepted here in the order on2, on10, on1.
+    const order = ['on2', 'on10', 'on1'];
+    for (const node of [...order].sort()) {
+      await world.nodes.ask(node, { type: 'node.register', by, obm: { type: 'mock', fields: {} } });
+      await world.nodes.ask(node, { type: 'node.registerNic', by, nic: 'e', macaddr: 'm' });
+      await world.switches.ask('s1', { type: 'switch.registerPort', by, port: `p-${node}` });
+      await world.nodes.ask(node, { type: 'node.wireNic', by, nic: 'e', switch: 's1', port: `p-${node}` });
+      await world.projects.ask('p', { type: 'project.connectNode', by, node });
+    }
+    t.driver.hold();
+    for (const node of order) {
+      await world.nodes.ask(node, { type: 'node.connectNetwork', by, project: 'p', nic: 'e', network: 'w1', channel: 'vlan/native' });
+      await sleep(2); // distinct acceptance times
+    }
+    await world.close();
+    t.driver.release();
+    await sleep(20);
+    t.driver.log.length = 0;
+    const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: () => t.driver });
+    try {
+      await rebuildReadModels(again);
+      expect([...again.rm.pendingByNode.keys()], 'the store\'s order').to.deep.equal(['on1', 'on10', 'on2']);
+      again.operations.resumeAll();
+      for (const node of order) await settled(again, node);
+      expect(t.driver.log).to.deep.equal(order.map((node) => `s1 p-${node} native 100`));
+    } finally {
+      await again.close();
+    }
+  });
+});
+
 describe('a node waits for its nic however long the nic\'s commit takes', () => {
   it('so a node never leaves its project while a connect it accepted is still being recorded', async () => {
     const t = testWorld();
