@@ -11,13 +11,14 @@
  */
 import type { Obm, LegacyObm, NodeEvent, NodeState } from './node/protocol';
 import type { SwitchEvent, SwitchState } from './switch/protocol';
+import type { WebhookEvent, WebhookState } from './webhook/protocol';
 
 export type Fields = Record<string, unknown>;
 
 /** What the actors and the hardware corridor may do with driver secrets. */
 export interface Credentials {
-  /** A registration's fields with its driver's secret fields sealed. */
-  seal(kind: 'obm' | 'switch', type: string, fields: Fields): Fields;
+  /** A registration's fields with its driver's secret fields sealed (a webhook's: its `secret`). */
+  seal(kind: SealKind, type: string, fields: Fields): Fields;
   /** The fields as a driver needs them: every sealed value opened. */
   open(fields: Fields): Fields;
 }
@@ -25,11 +26,21 @@ export interface Credentials {
 /** No sealing: actor unit tests that build behaviours without the service. */
 export const PLAIN: Credentials = { seal: (_k, _t, f) => f, open: (f) => f };
 
-/** The kinds whose stored data holds driver fields. */
-export const CREDENTIAL_KINDS = ['node', 'switch'] as const;
+/** The kinds whose stored data holds driver fields (a webhook: its signing secret, src/events/webhooks.ts). */
+export const CREDENTIAL_KINDS = ['node', 'switch', 'webhook'] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
-type MapFields = (driver: 'obm' | 'switch', type: string, fields: Fields) => Fields;
+/** Whose fields: a BMC driver's, a switch driver's, or a webhook's (`{secret}`). */
+export type SealKind = 'obm' | 'switch' | 'webhook';
+
+type MapFields = (driver: SealKind, type: string, fields: Fields) => Fields;
+
+/** A webhook's event or state with `f` applied to its secret; the same object when nothing changed. */
+function mapWebhook<T extends { secret?: unknown }>(x: T, f: MapFields): T {
+  if (x.secret === undefined) return x;
+  const fields = f('webhook', '', { secret: x.secret });
+  return fields.secret === x.secret ? x : { ...x, secret: fields.secret };
+}
 
 function mapObm(obm: Obm | LegacyObm, f: MapFields): Obm | LegacyObm {
   if ('fields' in obm) {
@@ -60,6 +71,11 @@ function mapSwitchState(s: SwitchState | null, f: MapFields): SwitchState | null
  */
 export function mapStoredFields(kind: CredentialKind, data: unknown, state: boolean, f: MapFields): unknown {
   if (!data || typeof data !== 'object') return data;
+  if (kind === 'webhook') {
+    if (state) return mapWebhook(data as WebhookState, f);
+    const e = data as WebhookEvent;
+    return e.type === 'WebhookCreated' ? mapWebhook(e, f) : e;
+  }
   if (kind === 'node') {
     if (state) return mapNodeState(data as NodeState, f);
     const e = data as NodeEvent;

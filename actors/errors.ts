@@ -26,7 +26,9 @@ export type ErrorType =
   /** A bug. Logged with its stack; the client gets a generic message. */
   | 'ServerError'
   /** Too many failed logins for one user name: try again after `retryAfter` seconds. */
-  | 'TooManyRequestsError';
+  | 'TooManyRequestsError'
+  /** An event stream's id the store no longer keeps (or never gave): start again from the oldest kept. */
+  | 'GoneError';
 
 export class HiltError extends Error {
   /** seconds after which the client may try again (sent as Retry-After) */

@@ -12,6 +12,7 @@ import type { SwitchState } from './switch/protocol';
 import type { NetworkState } from './network/protocol';
 import type { UserState } from './user/protocol';
 import type { HeadnodeState } from './headnode/protocol';
+import type { WebhookState } from './webhook/protocol';
 import { nicId, portId, splitId } from './ids';
 
 function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: string, value: V, add: boolean): void {
@@ -147,6 +148,8 @@ export class ReadModel {
 
   readonly headnodes = new Map<string, HeadnodeState>();
   readonly headnodesByProject = new SetIndex();
+  /** webhooks (their secrets too: never shown by the API) */
+  readonly webhooks = new Map<string, WebhookState>();
   /** network → hnic key → the headnode's project */
   readonly hnicsByNetwork = new Map<string, Map<string, string>>();
 
@@ -288,6 +291,11 @@ export class ReadModel {
   /** The headnodes whose hnics hold the network (one entry per hnic). */
   hnicsOn(network: string): string[] {
     return [...(this.hnicsByNetwork.get(network)?.keys() ?? [])].map((id) => splitId(id)[0]);
+  }
+
+  commitWebhook(id: string, _prev: WebhookState | null, next: WebhookState | null): void {
+    if (next) this.webhooks.set(id, next);
+    else this.webhooks.delete(id);
   }
 
   /** Projects of the headnodes whose hnics hold the network (one entry per hnic). */

@@ -55,6 +55,7 @@ export async function rebuildReadModels(world: World): Promise<void> {
   await load(world.networks, (id, s) => rm.commitNetwork(id, null, s));
   await load(world.users, (id, s) => rm.commitUser(id, null, s));
   await load(world.headnodes, (id, s) => rm.commitHeadnode(id, null, s));
+  await load(world.webhooks, (id, s) => rm.commitWebhook(id, null, s));
 }
 
 /**

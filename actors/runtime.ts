@@ -29,7 +29,7 @@
 import { HiltError } from './errors';
 import { QUOTE_MAX, shortText } from '../lib/text';
 import { MAX_SEQ } from './persistence/engine';
-import type { PersistenceEngine, JournalEntry, HistoryPosition, StorageStats, Rewrite } from './persistence/engine';
+import type { PersistenceEngine, JournalEntry, PersistedEvent, StorageStats, Rewrite } from './persistence/engine';
 import { NO_TELEMETRY, Telemetry } from './telemetry';
 import { sleep } from '../lib/time';
 
@@ -54,7 +54,18 @@ export interface ActorFault {
 }
 
 /** What the runtime adds to every persisted event. */
-export interface Stamp { by?: string; at?: number }
+export interface Stamp { by?: string; at?: number; about?: EventAbout }
+
+/**
+ * What the event stream needs to know of an event that the event itself does not say, as of its
+ * commit (src/events/describe.ts): the projects it concerns (who may see it), and for a network
+ * operation its public status. Stored with the event, so that a replay tells what the live
+ * stream told.
+ */
+export interface EventAbout { projects?: string[]; [detail: string]: unknown }
+
+/** Describes an event as it is committed (kind, entity id, the entity's state before it, the event). */
+export type Describe = (kind: string, id: string, state: unknown, event: Event & Record<string, unknown>) => EventAbout | undefined;
 
 /** What each command of a protocol answers: command type → reply value. */
 export type Replies<C extends Command> = { [K in C['type']]: unknown };
@@ -145,8 +156,10 @@ export interface HistoryEntry {
   by: string | null;
   /** the event without its stamp */
   event: Event & Record<string, unknown>;
-  /** where it stands: give it as `before` to continue after it */
-  position: HistoryPosition;
+  /** its place in the store's one commit order: give it as `before` to continue after it */
+  position: number;
+  /** what the runtime added for the event stream (absent for events written before it did) */
+  about?: EventAbout;
 }
 
 export interface HistoryFilter {
@@ -159,12 +172,12 @@ export interface HistoryFilter {
   /** before (ms since the epoch) */
   until?: number;
   /** continue after this position (strictly older) */
-  before?: HistoryPosition;
+  before?: number;
 }
 
-/** Is `a` strictly older than `b` in the history's order? */
-function older(a: HistoryPosition, b: HistoryPosition): boolean {
-  return a.createdAt < b.createdAt || (a.createdAt === b.createdAt && (a.key < b.key || (a.key === b.key && a.sequenceNumber < b.sequenceNumber)));
+function historyEntry(kind: string, id: string, seq: number, createdAt: number, position: number, data: unknown): HistoryEntry {
+  const { by, at, about, ...event } = data as Event & Stamp & Record<string, unknown>;
+  return { kind, id, sequenceNumber: seq, at: at ?? createdAt, by: by ?? null, event: event as Event & Record<string, unknown>, position, about };
 }
 
 export interface AskOptions {
@@ -247,6 +260,8 @@ export class ActorRuntime {
   stopped = false;
   /** Told of every actor fault (the service logs it, with the stack). */
   onFault: (fault: ActorFault) => void = () => undefined;
+  /** Adds what the event stream needs to each event as it is stamped (none: nothing added). */
+  describe: Describe = () => undefined;
 
   constructor(readonly engine: PersistenceEngine, opts: RuntimeOptions = {}) {
     this.idleMs = opts.idleMs ?? 60_000;
@@ -298,29 +313,31 @@ export class ActorRuntime {
    * stored data's format marker) are left out.
    */
   async *history(f: HistoryFilter = {}): AsyncIterable<HistoryEntry> {
-    const entry = (key: string, kind: string, id: string, seq: number, createdAt: number, data: unknown): HistoryEntry => {
-      const { by, at, ...event } = data as Event & Stamp & Record<string, unknown>;
-      return { kind, id, sequenceNumber: seq, at: at ?? createdAt, by: by ?? null, event: event as Event & Record<string, unknown>, position: { createdAt, key, sequenceNumber: seq } };
-    };
     if (f.id !== undefined) {
       const reg = f.kind !== undefined ? this.kinds.get(f.kind) : undefined;
       if (!reg) return;
       const key = reg.key(f.id);
+      // One key's journal is in its commit order already.
       for await (const e of this.engine.journal(key, MAX_SEQ)) {
-        const position = { createdAt: e.createdAt, key, sequenceNumber: e.sequenceNumber };
-        if (f.before && !older(position, f.before)) continue;
+        if (f.before !== undefined && e.position >= f.before) continue;
         if ((f.until !== undefined && e.createdAt >= f.until) || (f.since !== undefined && e.createdAt < f.since)) continue;
-        yield entry(key, reg.kind, f.id, e.sequenceNumber, e.createdAt, e.data);
+        yield historyEntry(reg.kind, f.id, e.sequenceNumber, e.createdAt, e.position, e.data);
       }
       return;
     }
     if (f.kind !== undefined && !this.kinds.has(f.kind)) return;
     for await (const e of this.engine.history({ prefix: f.kind !== undefined ? `${f.kind}:` : '', since: f.since, until: f.until, before: f.before })) {
-      const colon = e.key.indexOf(':');
-      const kind = e.key.slice(0, colon);
-      if (colon < 0 || !this.kinds.has(kind)) continue;
-      yield entry(e.key, kind, e.key.slice(colon + 1), e.sequenceNumber, e.createdAt, e.data);
+      const entry = this.entryOf(e);
+      if (entry) yield entry;
     }
+  }
+
+  /** A stored event as the history shows it; undefined for a key of no registered kind (the format marker). */
+  entryOf(e: PersistedEvent): HistoryEntry | undefined {
+    const colon = e.key.indexOf(':');
+    const kind = e.key.slice(0, colon);
+    if (colon < 0 || !this.kinds.has(kind)) return undefined;
+    return historyEntry(kind, e.key.slice(colon + 1), e.sequenceNumber, e.createdAt, e.position ?? 0, e.data);
   }
 
   /** A consistent copy of the whole store into `path` while the service runs, if the engine can make one. */
@@ -617,7 +634,10 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
       if (decision.events.length) {
         const key = this.key(id);
         const at = Date.now();
-        const stamped = decision.events.map((e) => ({ ...e, by: cmd.by, at }));
+        const stamped = decision.events.map((e) => {
+          const about = this.rt.describe(this.behavior.kind, id, state, e as unknown as Event & Record<string, unknown>);
+          return about ? { ...e, by: cmd.by, at, about } : { ...e, by: cmd.by, at };
+        });
         const t0 = performance.now();
         try {
           // One call, one transaction: a decision's events are committed together or not at all.

@@ -34,6 +34,8 @@ import type { SwitchCommand, SwitchEvent, SwitchPublicCommand, SwitchReplies, Sw
 import type { NetworkCommand, NetworkEvent, NetworkPublicCommand, NetworkReplies, NetworkState } from './network/protocol';
 import type { UserCommand, UserEvent, UserPublicCommand, UserReplies, UserState } from './user/protocol';
 import type { HeadnodeCommand, HeadnodeEvent, HeadnodePublicCommand, HeadnodeReplies, HeadnodeState } from './headnode/protocol';
+import { webhookBehavior } from './webhook/actor';
+import type { WebhookCommand, WebhookEvent, WebhookPublicCommand, WebhookReplies, WebhookState } from './webhook/protocol';
 
 export interface WorldOptions extends RuntimeOptions {
   vlanPool: VlanRange[];
@@ -58,7 +60,7 @@ export interface WorldOptions extends RuntimeOptions {
 /** Told of each committed change of a node (never during recovery): the tenant lifecycle's runners (src/lifecycle/), the consoles. */
 export type NodeWatcher = (id: string, prev: NodeState | null, next: NodeState | null) => void;
 
-type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes';
+type Kinds = 'projects' | 'nodes' | 'nics' | 'ports' | 'switches' | 'networks' | 'users' | 'headnodes' | 'webhooks';
 
 /**
  * The world as the API's routes see it: the read models and the runtime as they are, and of each
@@ -75,6 +77,7 @@ export interface RouteWorld extends Omit<World, Kinds> {
   readonly networks: KindView & Asker<NetworkPublicCommand, NetworkReplies>;
   readonly users: KindView & Asker<UserPublicCommand, UserReplies>;
   readonly headnodes: KindView & Asker<HeadnodePublicCommand, HeadnodeReplies>;
+  readonly webhooks: KindView & Asker<WebhookPublicCommand, WebhookReplies>;
 }
 
 export class World {
@@ -96,6 +99,10 @@ export class World {
   readonly networks: EntityRegistry<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies>;
   readonly users: EntityRegistry<UserState, UserCommand, UserEvent, UserReplies>;
   readonly headnodes: EntityRegistry<HeadnodeState, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies>;
+  /** driver and webhook secrets: sealed at rest, opened for the hardware corridor and the webhook delivery */
+  readonly credentials: Credentials;
+  /** subscriptions to the event stream (src/events/webhooks.ts delivers them) */
+  readonly webhooks: EntityRegistry<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies>;
   /** told of each node commit; a watcher only schedules work (it runs inside the actor's turn) */
   readonly nodeWatchers: NodeWatcher[] = [];
   /** told of each user commit (a membership, the admin flag, the user itself): the consoles' viewers are checked again */
@@ -109,6 +116,7 @@ export class World {
     const rm = this.rm;
     const uses = this.uses;
     const credentials = opts.credentials ?? PLAIN;
+    this.credentials = credentials;
     this.runtime = new ActorRuntime(engine, opts);
     const rt = this.runtime;
     const telemetry = opts.telemetry ?? NO_TELEMETRY;
@@ -161,6 +169,7 @@ export class World {
       for (const w of this.userWatchers) w(id);
     });
     this.headnodes = rt.register(headnodeBehavior({ rm, uses }), (id, a, b) => rm.commitHeadnode(id, a, b));
+    this.webhooks = rt.register(webhookBehavior(credentials), (id, a, b) => rm.commitWebhook(id, a, b));
     this.projects = rt.register(
       projectBehavior({ rm, nodes: below(this.nodes), networks: below(this.networks), users: below(this.users), headnodes: below(this.headnodes), release: opts.release }),
       (id, a, b) => rm.commitProject(id, a, b),

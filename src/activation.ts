@@ -146,7 +146,11 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       serverFactory: (h) => ((handler = h), createServer()),
     });
     const ui = app.hilt;
-    await metrics.attach({ world, power, headnodes, consoles, uiSessions: () => ui.ui?.size() ?? 0 });
+    const rm = world.rm;
+    await metrics.attach({
+      world, power, headnodes, consoles, uiSessions: () => ui.ui?.size() ?? 0,
+      events: { streams: () => ui.events.size, webhooks: () => ({ delivering: rm.webhooks.size - ui.webhooks.failing(), failing: ui.webhooks.failing() }) },
+    });
     headnodes.log = app.log;
     consoles.log = app.log;
     lifecycle.log = app.log;

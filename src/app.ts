@@ -37,6 +37,11 @@ import { metricsRoutes } from './routes/metrics';
 import { trustProxyOption } from './config';
 import { BRIDGE_HEADER, UiBridge } from './ui/bridge';
 import { uiRoutes } from './routes/ui';
+import { eventRoutes } from './routes/events';
+import { EventHub } from './events/hub';
+import { WebhookRunner } from './events/webhooks';
+import { describer } from './events/describe';
+import { version } from './version';
 import { forbidden } from './errors';
 import { forRead, isRead } from './auth/caller';
 import { tokenRoutes } from './routes/tokens';
@@ -86,6 +91,10 @@ export interface Hilt {
   ui?: { size(): number };
   /** the dashboard's way into the API's routes as its user (src/ui/bridge.ts) */
   bridge: UiBridge;
+  /** the event stream's fan-out (GET /events) */
+  events: EventHub;
+  /** webhook delivery */
+  webhooks: WebhookRunner;
   /** re-encrypts every credential under the key in a new file (src/secrets/at-rest.ts); none in tests that build the app alone */
   rotateKey?: RotateKey;
 }
@@ -156,8 +165,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const hilt: Hilt = {
     world: opts.world, config: opts.config, auth: new Authenticator(opts.world.rm, loginThrottle(opts.config), recordTokenUse(opts.world)), power: opts.power, headnodes: opts.headnodes, lifecycle: opts.lifecycle, consoles: opts.consoles, drivers: opts.drivers, metrics,
     bridge: new UiBridge(), rotateKey: opts.rotateKey,
+    ...eventsOf(opts, metrics),
   };
   app.decorate('hilt', hilt);
+  // The stream and the webhooks live as long as this app (one activation): a standby has neither.
+  await hilt.events.start();
+  hilt.webhooks.start();
+  app.addHook('onClose', async () => {
+    hilt.webhooks.close();
+    hilt.events.close();
+  });
   // OpenID Connect bearer tokens, when an issuer is configured (src/auth/oidc.ts).
   const c = opts.config;
   if (c.oidcIssuer && c.oidcAudience) {
@@ -247,6 +264,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(opsRoutes);
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
+    await scope.register(eventRoutes);
     await scope.register(consoleRoutes);
     await scope.register(wiringRoutes);
     await scope.register(lifecycleRoutes);
@@ -263,6 +281,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(uiRoutes);
   await app.ready();
   return app;
+}
+
+/** The event stream and the webhooks of an app, on its world's commits (src/events). */
+function eventsOf(opts: AppOptions, metrics: Metrics): Pick<Hilt, 'events' | 'webhooks'> {
+  const c = opts.config;
+  opts.world.runtime.describe = describer(opts.world.rm);
+  const events = new EventHub(opts.world.runtime, { bufferBytes: c.eventsBufferBytes, heartbeatMs: c.eventsHeartbeatMs, ringSize: 4096, ringBytes: 2 * 1024 * 1024 }, metrics);
+  const webhooks = new WebhookRunner(opts.world, events, {
+    timeoutMs: c.webhookTimeoutMs, retryMinMs: c.webhookRetryMinMs, retryMaxMs: c.webhookRetryMaxMs, failAfterMs: c.webhookFailAfterMs,
+    userAgent: `hilt/${version()}`,
+  }, metrics);
+  return { events, webhooks };
 }
 
 export { ERROR_STATUS };

@@ -12,7 +12,6 @@
  */
 import type { RouteWorld } from '../actors/world';
 import type { HistoryEntry } from '../actors/runtime';
-import type { HistoryPosition } from '../actors/persistence/engine';
 import type { NetworkAction, NicEvent } from '../actors/nic/protocol';
 import type { NodeEvent } from '../actors/node/protocol';
 import type { PortEvent } from '../actors/port/protocol';
@@ -21,6 +20,7 @@ import type { ProjectEvent } from '../actors/project/protocol';
 import type { NetworkEvent } from '../actors/network/protocol';
 import type { UserEvent } from '../actors/user/protocol';
 import type { HeadnodeEvent } from '../actors/headnode/protocol';
+import type { WebhookEvent } from '../actors/webhook/protocol';
 import { badArgument } from './errors';
 import { redact } from './redact';
 import { splitId } from '../actors/ids';
@@ -71,10 +71,10 @@ export interface AuditPage {
 }
 
 /** The service's own work, not a user's call. */
-const SERVICE = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade', 'hilt']);
+export const SERVICE: ReadonlySet<string> = new Set(['switch', 'recovery', 'monitor', 'bootstrap', 'upgrade', 'hilt']);
 
 /** Every event any actor stores (older formats' included): CALLS must name a call for each. */
-type AnyEvent = NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent;
+type AnyEvent = NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent | WebhookEvent;
 
 /** The call of HIL's API (or hilt's own) that makes each event. */
 const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknown>) => string)> = {
@@ -147,6 +147,10 @@ const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknow
   HeadnodeDeleted: 'headnode_delete',
   NodeUpgraded: null,
   SwitchUpgraded: null,
+  WebhookCreated: 'webhook_create',
+  WebhookDeleted: 'webhook_delete',
+  WebhookFailing: null,
+  WebhookResumed: 'webhook_resume',
 };
 
 /** The call that made an event (null for the service's own work and for unknown events). */
@@ -156,16 +160,15 @@ export function callOf(entry: Pick<HistoryEntry, 'by' | 'event'>): string | null
   return typeof c === 'function' ? c(entry.event) : c ?? null;
 }
 
-export function encodeCursor(p: HistoryPosition): string {
-  return Buffer.from(JSON.stringify([p.createdAt, p.key, p.sequenceNumber]), 'utf8').toString('base64url');
+/** A cursor is the position (in the store's one commit order) of the last event a page examined. */
+export function encodeCursor(position: number): string {
+  return Buffer.from(JSON.stringify([position]), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string): HistoryPosition {
+export function decodeCursor(cursor: string): number {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 3 && Number.isFinite(v[0]) && typeof v[1] === 'string' && Number.isInteger(v[2])) {
-      return { createdAt: v[0] as number, key: v[1], sequenceNumber: v[2] as number };
-    }
+    if (Array.isArray(v) && v.length === 1 && Number.isSafeInteger(v[0]) && (v[0] as number) > 0) return v[0] as number;
   } catch {
     // below
   }
@@ -205,7 +208,7 @@ export async function auditPage(world: RouteWorld, q: AuditQuery): Promise<Audit
   const scan = q.scan ?? AUDIT_SCAN;
   const entries: AuditEntry[] = [];
   let examined = 0;
-  let last: HistoryPosition | undefined;
+  let last: number | undefined;
   let more = false;
   for await (const e of world.runtime.history({ kind: q.kind, id: q.name, since: q.since, until: q.until, before })) {
     // A full page, or the user filter's budget spent: there may be more.
@@ -218,5 +221,5 @@ export async function auditPage(world: RouteWorld, q: AuditQuery): Promise<Audit
     if (q.user !== undefined && e.by !== q.user) continue;
     entries.push(auditEntry(e));
   }
-  return { entries, next: more && last ? encodeCursor(last) : null };
+  return { entries, next: more && last !== undefined ? encodeCursor(last) : null };
 }

@@ -67,6 +67,18 @@ export interface Config extends DriverSettings {
   trustProxy: string;
   /** a dashboard session ends this long after its login */
   uiSessionMinutes: number;
+  /** an event stream's unread bytes at most; past it the stream is dropped (its client resumes) */
+  eventsBufferBytes: number;
+  /** a comment line on every event stream this often */
+  eventsHeartbeatMs: number;
+  /** a webhook delivery's bound (each attempt) */
+  webhookTimeoutMs: number;
+  /** the first pause after a failed webhook delivery (it doubles each time) */
+  webhookRetryMinMs: number;
+  /** the longest pause between attempts of a webhook delivery */
+  webhookRetryMaxMs: number;
+  /** failing this long in a row marks a webhook failing (it stops until resumed) */
+  webhookFailAfterMs: number;
   /** the bound of each node's console log, and the most GET /node/<node>/console answers (docs/consoles.md) */
   consoleLogBytes: number;
   /** who may type on a live console: `members` (the node's project and admins), `admins`, or `none` */
@@ -145,6 +157,12 @@ export const DEFAULTS: Config = {
   metricsOpen: false,
   trustProxy: '',
   uiSessionMinutes: 480,
+  eventsBufferBytes: 1024 * 1024,
+  eventsHeartbeatMs: 15_000,
+  webhookTimeoutMs: 10_000,
+  webhookRetryMinMs: 1_000,
+  webhookRetryMaxMs: 300_000,
+  webhookFailAfterMs: 24 * 3600_000,
   consoleLogBytes: 1 << 20,
   consoleInput: 'members',
   releasePowerOff: true,
@@ -280,6 +298,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_LOGIN_MAX_FAILURES) cfg.loginMaxFailures = int('HILT_LOGIN_MAX_FAILURES', env.HILT_LOGIN_MAX_FAILURES);
   if (env.HILT_LOGIN_LOCK_MS) cfg.loginLockMs = int('HILT_LOGIN_LOCK_MS', env.HILT_LOGIN_LOCK_MS);
   if (env.HILT_LOGIN_LOCK_MAX_MS) cfg.loginLockMaxMs = int('HILT_LOGIN_LOCK_MAX_MS', env.HILT_LOGIN_LOCK_MAX_MS);
+  if (env.HILT_EVENTS_BUFFER_BYTES) cfg.eventsBufferBytes = int('HILT_EVENTS_BUFFER_BYTES', env.HILT_EVENTS_BUFFER_BYTES);
+  if (env.HILT_EVENTS_HEARTBEAT_MS) cfg.eventsHeartbeatMs = int('HILT_EVENTS_HEARTBEAT_MS', env.HILT_EVENTS_HEARTBEAT_MS);
+  if (env.HILT_WEBHOOK_TIMEOUT_MS) cfg.webhookTimeoutMs = int('HILT_WEBHOOK_TIMEOUT_MS', env.HILT_WEBHOOK_TIMEOUT_MS);
+  if (env.HILT_WEBHOOK_RETRY_MIN_MS) cfg.webhookRetryMinMs = int('HILT_WEBHOOK_RETRY_MIN_MS', env.HILT_WEBHOOK_RETRY_MIN_MS);
+  if (env.HILT_WEBHOOK_RETRY_MAX_MS) cfg.webhookRetryMaxMs = int('HILT_WEBHOOK_RETRY_MAX_MS', env.HILT_WEBHOOK_RETRY_MAX_MS);
+  if (env.HILT_WEBHOOK_FAIL_AFTER_MS) cfg.webhookFailAfterMs = int('HILT_WEBHOOK_FAIL_AFTER_MS', env.HILT_WEBHOOK_FAIL_AFTER_MS);
   if (env.HILT_TLS_CERT) cfg.tlsCert = env.HILT_TLS_CERT;
   if (env.HILT_TLS_KEY) cfg.tlsKey = env.HILT_TLS_KEY;
   if (env.HILT_RELEASE_POWER_OFF) cfg.releasePowerOff = bool('HILT_RELEASE_POWER_OFF', env.HILT_RELEASE_POWER_OFF);
@@ -319,6 +343,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (typeof cfg.metricsOpen !== 'boolean') throw new Error('metricsOpen must be true or false');
   if (typeof cfg.trustProxy !== 'string') throw new Error('trustProxy must be a string (e.g. "127.0.0.1" or "1")');
   if (!Number.isInteger(cfg.uiSessionMinutes) || cfg.uiSessionMinutes < 1) throw new Error('uiSessionMinutes must be a positive integer');
+  for (const k of ['eventsBufferBytes', 'eventsHeartbeatMs', 'webhookTimeoutMs', 'webhookRetryMinMs', 'webhookRetryMaxMs', 'webhookFailAfterMs'] as const) {
+    if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`${k} must be a positive integer`);
+  }
   if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);
   oneOf('consoleInput', cfg.consoleInput, CONSOLE_INPUT);
   checkLifecycle(cfg);

@@ -22,6 +22,7 @@ export const ERROR_STATUS: Record<ErrorType, number> = {
   ServiceUnavailableError: 503,
   ServerError: 500,
   TooManyRequestsError: 429,
+  GoneError: 410,
 };
 
 export const statusOf = (err: HiltError): number => ERROR_STATUS[err.type];

@@ -25,6 +25,8 @@ export interface MetricsSources {
   headnodes: HeadnodeControl;
   /** dashboard sessions open now */
   uiSessions?: () => number;
+  /** event streams open now, and webhooks by state (src/events) */
+  events?: { streams(): number; webhooks(): { delivering: number; failing: number } };
   /** the serial consoles' sessions and viewers */
   consoles?: Pick<Consoles, 'active' | 'viewerCount'>;
 }
@@ -98,6 +100,9 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   private readonly deviceCalls = new Counter({ name: 'hilt_device_queue_calls_total', help: 'Calls on the per-device queues, by queue (switch, obm, headnode) and outcome (ok, error, timeout: ran out of time; expired: never got the device in time)', labelNames: ['queue', 'outcome'], registers: [this.registry] });
   private readonly deviceWait = new Histogram({ name: 'hilt_device_queue_wait_seconds', help: 'Time a call waited for its device (behind earlier calls to it), by queue', labelNames: ['queue'], buckets: HARDWARE, registers: [this.registry] });
 
+  private readonly streamsDropped = new Counter({ name: 'hilt_event_streams_dropped_total', help: 'Event streams ended by the service, by reason (buffer: the consumer did not read and passed the bound; access: the user\'s access changed; closing: the service stopped serving)', labelNames: ['reason'], registers: [this.registry] });
+  private readonly webhookDeliveries = new Counter({ name: 'hilt_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (ok: a 2xx; error: anything else, or no answer in time)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly webhookSeconds = new Histogram({ name: 'hilt_webhook_delivery_duration_seconds', help: 'Time of each webhook delivery attempt', buckets: LATENCY, registers: [this.registry] });
   private readonly consoleRestarts = new Counter({ name: 'hilt_console_restarts_total', help: 'Serial console sessions that dropped or could not open, and were opened again', registers: [this.registry] });
 
   private readonly backups = new Counter({ name: 'hilt_backups_total', help: 'Online backups (POST /admin/backup), by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
@@ -163,6 +168,23 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
         this.set({ queue: 'switch' }, s.world.sessions.size());
         this.set({ queue: 'obm' }, s.power.size());
         this.set({ queue: 'headnode' }, s.headnodes.size());
+      },
+    });
+    new Gauge({
+      name: 'hilt_event_streams', help: 'Event streams (GET /events) open now', registers,
+      collect() {
+        this.reset();
+        if (self.sources?.events) this.set(self.sources.events.streams());
+      },
+    });
+    new Gauge({
+      name: 'hilt_webhooks', help: 'Webhooks, by state (delivering; failing: stopped after failing past the retry window, until resumed)', labelNames: ['state'], registers,
+      collect() {
+        this.reset();
+        const w = self.sources?.events?.webhooks();
+        if (!w) return;
+        this.set({ state: 'delivering' }, w.delivering);
+        this.set({ state: 'failing' }, w.failing);
       },
     });
     new Gauge({
@@ -246,6 +268,17 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
     }
     this.backupLast.set(Date.now() / 1000);
     this.backupSeconds.set(seconds);
+  }
+
+  /** An event stream the service ended (src/events/hub.ts). */
+  dropped(reason: string): void {
+    this.streamsDropped.labels(reason).inc();
+  }
+
+  /** A webhook delivery attempt (src/events/webhooks.ts). */
+  delivered(ok: boolean, seconds: number): void {
+    this.webhookDeliveries.labels(ok ? 'ok' : 'error').inc();
+    this.webhookSeconds.observe(seconds);
   }
 
   /** One HTTP answer. `route` is the call's pattern (undefined: no route matched). */

@@ -1,6 +1,7 @@
 // hilt's operator dashboard: one plain ES module, no framework, no build step. It reads the
-// service's JSON under ./api/ (src/routes/ui.ts), polls a small summary every 2 seconds and
-// refetches the table on screen when the kinds it shows have changed. Tables are filtered,
+// service's JSON under ./api/ (src/routes/ui.ts), follows the event stream (./api/events, no
+// polling loop) and refetches the summary and the table on screen when a change of a kind it
+// shows is committed. Tables are filtered,
 // sorted and paged by the service, so 10,000 nodes cost one page of rows here. Every value
 // from the service is put into the page as text (textContent), never as HTML.
 //
@@ -11,20 +12,22 @@
 import { nodeActionsCell, nodeDetailActions, nicActionsMore, registerForms, crumbs, followOperation, stateCell, isMember } from './more.js';
 import { inventoryCharts, operationsCharts, healthCharts } from './charts.js';
 
-const POLL_MS = 2000;
 const PAGE = 50;
+/** Changes that come together are shown together: one refetch per this many ms at most. */
+const SETTLE_MS = 150;
 
 export const $ = (id) => document.getElementById(id);
 export const state = {
   me: null,
-  versions: {},
   summary: null,
   /** per table: offset, sort, dir, q, filters */
   tables: {},
   /** the view on screen: { name, arg, render(), kinds } */
   view: null,
-  poll: null,
-  pollId: 0,
+  /** the event stream (EventSource) while logged in */
+  events: null,
+  /** a refetch planned: { timer, view } (view: the table on screen must be refetched too) */
+  pending: null,
   /** the hash's query: every table's state (see the header) */
   params: new URLSearchParams(),
   /** the hash last rendered */
@@ -750,43 +753,77 @@ export function refresh() {
   if (state.view && state.view.load) Promise.resolve(state.view.load()).catch(() => undefined);
 }
 
-async function poll() {
-  const id = state.pollId;
-  try {
-    const s = await api('summary');
-    if (id !== state.pollId) return;
-    const before = state.versions;
-    state.summary = s;
-    state.versions = s.versions;
-    const kinds = state.view && state.view.kinds;
-    const changed = kinds === null || !kinds || kinds.some((k) => before[k] !== s.versions[k]);
-    if (changed) refresh();
-    $('live').textContent = `Live: updated ${new Date().toLocaleTimeString()}`;
-  } catch (err) {
-    if (id === state.pollId) $('live').textContent = `Live updates paused: ${err.message}`;
+/** Refetch the summary, and the view on screen when `view`; changes that come together make one refetch. */
+function settle(view) {
+  if (state.pending) {
+    state.pending.view = state.pending.view || view;
+    return;
   }
-  if (id === state.pollId && state.me) state.poll = setTimeout(poll, POLL_MS);
+  state.pending = { view, timer: setTimeout(async () => {
+    const p = state.pending;
+    state.pending = null;
+    try {
+      state.summary = await api('summary');
+      if (p.view) refresh();
+    } catch { /* the stream says when the service cannot be reached */ }
+  }, SETTLE_MS) };
 }
 
-function loggedIn(me) {
+/** Follow the event stream; `fresh`: the page was just read, so its first opening needs no refetch. */
+function connectEvents(fresh = false) {
+  closeEvents();
+  const after = state.summary && state.summary.after;
+  const es = new EventSource(after ? `api/events?after=${encodeURIComponent(after)}` : 'api/events');
+  state.events = es;
+  let first = fresh;
+  es.onopen = () => {
+    $('live').textContent = `Live since ${new Date().toLocaleTimeString()}`;
+    // What changed while the stream was down (EventSource reopens it by itself): fetch again once.
+    if (!first) settle(true);
+    first = false;
+  };
+  es.onmessage = (m) => {
+    let e;
+    try { e = JSON.parse(m.data); } catch { return; }
+    const kinds = state.view && state.view.kinds;
+    settle(kinds === null || !kinds || kinds.includes(e.kind));
+    $('live').textContent = `Live: updated ${new Date().toLocaleTimeString()}`;
+  };
+  es.onerror = () => {
+    if (state.events !== es) return;
+    $('live').textContent = 'Reconnecting to live updates…';
+    // A stream the browser gave up on (an answer that was not a stream: the session ended?).
+    if (es.readyState === EventSource.CLOSED) {
+      setTimeout(() => {
+        if (state.events === es && state.me) api('me').then(() => connectEvents(), () => loggedOut('Your session has ended.'));
+      }, 2000);
+    }
+  };
+}
+
+function closeEvents() {
+  if (state.events) state.events.close();
+  state.events = null;
+}
+
+async function loggedIn(me) {
   state.me = me;
-  state.pollId++;
   $('login').hidden = true;
   $('nav').hidden = false;
   $('who').hidden = false;
   $('user').textContent = `${me.user}${me.isAdmin ? ' (admin)' : ''}`;
-  state.versions = {};
+  // The summary first: the page on screen shows its cards from it.
+  try { state.summary = await api('summary'); } catch { /* the page says what it cannot read */ }
+  if (state.me !== me) return;
   $('login-note').textContent = '';
   state.view = null;
   route(true);
-  clearTimeout(state.poll);
-  poll();
+  connectEvents(true);
 }
 
 function loggedOut(message) {
   state.me = null;
-  state.pollId++;
-  clearTimeout(state.poll);
+  closeEvents();
   state.tables = {};
   $('view').hidden = true;
   $('view').replaceChildren();

@@ -5,7 +5,8 @@
  *   node dist/actors/persistence/copy.js <LMDB folder> <postgres://…>
  *
  * Every event of every key (its sequence number, time, tags and data, the format record
- * `meta:format` included) and each key's latest snapshot are copied as they are, so the first
+ * `meta:format` included), in the store's one commit order (so the database gives them
+ * positions in the same order), and each key's latest snapshot are copied as they are, so the first
  * start on PostgreSQL finds the data exactly as the last start on LMDB left it. The schema is
  * created first; a database that already holds hilt data is refused. Stop the service first:
  * writes made during the copy would be missed.
@@ -30,21 +31,21 @@ export async function copyStore(from: PersistenceEngine, to: PersistenceEngine, 
     if (pending.length) await to.persist(pending);
     pending = [];
   };
+  for await (const e of from.feed(0)) {
+    const { position: _position, ...event } = e;
+    pending.push(event);
+    if (++summary.events % 100_000 === 0) log(`${summary.events} events copied`);
+    if (pending.length >= CHUNK) await flush();
+  }
+  await flush();
   for await (const key of from.keys('')) {
-    for await (const e of from.events(key)) {
-      pending.push(e);
-      summary.events++;
-      if (pending.length >= CHUNK) await flush();
-    }
     const snap = await from.latestSnapshot(key);
     if (snap) {
-      await flush();
       await to.takeSnapshot(snap);
       summary.snapshots++;
     }
-    if (++summary.keys % 10_000 === 0) log(`${summary.keys} keys, ${summary.events} events copied`);
+    if (++summary.keys % 10_000 === 0) log(`${summary.keys} keys copied`);
   }
-  await flush();
   summary.ms = Date.now() - started;
   return summary;
 }

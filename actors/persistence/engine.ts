@@ -15,13 +15,26 @@
  * - recover(key) is one key's latest snapshot and the events after it (what an actor waking
  *   needs; one round trip on a networked engine); recoverAll(prefix) yields the same for every
  *   key under the prefix: what a start needs to rebuild the read models, in bulk.
- * - history(query) yields the events of every key (under query.prefix), newest first: by
- *   createdAt descending, ties by key then sequenceNumber, both descending (keys in the order
- *   keys() uses). `since` (inclusive) and `until` (exclusive) bound createdAt; `before` continues
- *   strictly after a position an earlier call yielded. Read lazily, as journal(): a caller that
- *   stops early costs no more reads, however many events the store holds (an engine keeps an
- *   index by time for it; it must cover events written by earlier releases too). This is the
- *   system-wide audit trail (GET /admin/audit).
+ * - One order: every stored event has a `position` in the one commit order of the whole store,
+ *   across keys: positions are integers from 1 that grow with each commit (gaps allowed), so an
+ *   event committed after another has a higher position, and the events of one key grow with
+ *   their sequence numbers. Events written by an earlier release are given positions once, in
+ *   the order of their time (then key, then sequence number), below every later one. Every read
+ *   that yields events or journal entries sets it.
+ * - feed(after) yields the events with position > after, oldest first, up to the newest one that
+ *   is durable, read lazily (the event stream and webhooks read it). onCommit(listener) tells a
+ *   listener of every commit this engine makes, in commit order, once durable, with positions.
+ *   bounds() is the oldest position the stream may resume from and the newest durable one;
+ *   positionAt(time) is the position after which the events at or after `time` come (the
+ *   order's positions follow the clock: the runtime stamps events as it commits them).
+ * - history(query) yields the events of every key (under query.prefix), newest first: in the
+ *   one order, descending. `since` (inclusive) and `until` (exclusive) bound createdAt (found
+ *   through positionAt, then checked on each event); `before` continues strictly after a position
+ *   an earlier call yielded. Read lazily, as journal(): a caller that stops early costs no more
+ *   reads, however many events the store holds (it must cover events written by earlier
+ *   releases too). This is the system-wide audit trail (GET /admin/audit).
+ * - mark(name) and setMark(name, value) keep small values beside the journal, outside it (a
+ *   webhook's delivery cursor): durable when setMark resolves, fenced like every write.
  * - Object keys in event and snapshot data round-trip exactly, `__proto__` included.
  * - rewrite(changes) replaces the data of stored events (and of snapshots whose sequence number
  *   is still the one given), in one transaction, keeping everything else: key, sequence number,
@@ -46,6 +59,8 @@ export interface PersistedEvent {
   tags: string[];
   createdAt: number;
   isDeleted?: boolean;
+  /** its place in the store's one commit order (set by the engine on every read; ignored by persist) */
+  position?: number;
 }
 
 /** An actor's state as of one of its events. */
@@ -60,14 +75,20 @@ export interface JournalEntry {
   sequenceNumber: number;
   createdAt: number;
   data: unknown;
+  /** its place in the store's one commit order */
+  position: number;
 }
 
-/** Where an event stands in the order of history(): what `before` continues from. */
-export interface HistoryPosition {
-  createdAt: number;
-  key: string;
-  sequenceNumber: number;
+/** The stream's range: it may resume after any position from first - 1 to last. */
+export interface OrderBounds {
+  /** the oldest position a stream may start from (1 unless the store was restored from a backup) */
+  first: number;
+  /** the newest durable position (0: nothing stored) */
+  last: number;
 }
+
+/** Told of each commit, in commit order, once durable: its events with their positions (never mutate them). */
+export type CommitListener = (events: readonly PersistedEvent[]) => void;
 
 export interface HistoryQuery {
   /**
@@ -79,8 +100,8 @@ export interface HistoryQuery {
   since?: number;
   /** only events with createdAt < until */
   until?: number;
-  /** only events after this position (older), to continue a listing */
-  before?: HistoryPosition;
+  /** only events with a lower position (older), to continue a listing */
+  before?: number;
 }
 
 export interface StorageStats {
@@ -115,6 +136,15 @@ export interface PersistenceEngine {
   recover(key: string): Promise<StoredEntity>;
   recoverAll(prefix: string): AsyncIterable<StoredEntity>;
   history(query: HistoryQuery): AsyncIterable<PersistedEvent>;
+  /** Events with position > after, oldest first, up to the newest durable one. */
+  feed(after: number): AsyncIterable<PersistedEvent>;
+  bounds(): Promise<OrderBounds>;
+  /** The position after which the events at or after `time` (ms since the epoch) come. */
+  positionAt(time: number): Promise<number>;
+  /** Listen to this engine's commits; returns the way to stop. */
+  onCommit(listener: CommitListener): () => void;
+  mark(name: string): Promise<unknown>;
+  setMark(name: string, value: unknown): Promise<void>;
   /** Re-encode stored data in place (see above). */
   rewrite(changes: Rewrite): Promise<void>;
   /** Erase what rewrite() replaced from the store's files (see above). */
@@ -129,3 +159,48 @@ export interface PersistenceEngine {
 }
 
 export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Tells listeners of commits in commit order, whatever order their promises settle in: each
+ * commit takes its place when it starts (`begin`), and is told once it and every one before it
+ * have settled. A failed commit is told as nothing (its positions stay unused).
+ */
+export class CommitOrder {
+  private readonly listeners = new Set<CommitListener>();
+  private readonly queue: { events: readonly PersistedEvent[]; settled: boolean; ok: boolean }[] = [];
+
+  listen(listener: CommitListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** A commit starts: `done` settles when it is durable (or failed). */
+  begin(events: readonly PersistedEvent[], done: Promise<unknown>): void {
+    const entry = { events, settled: false, ok: false };
+    this.queue.push(entry);
+    done.then(() => (entry.ok = true), () => undefined).finally(() => {
+      entry.settled = true;
+      this.drain();
+    });
+  }
+
+  /** A commit that is durable already, told after any still in flight. */
+  committed(events: readonly PersistedEvent[]): void {
+    this.queue.push({ events, settled: true, ok: true });
+    this.drain();
+  }
+
+  private drain(): void {
+    while (this.queue.length && this.queue[0].settled) {
+      const { events, ok } = this.queue.shift()!;
+      if (!ok || !events.length) continue;
+      for (const l of this.listeners) {
+        try {
+          l(events);
+        } catch {
+          // a listener's fault is its own: the others and the writer go on
+        }
+      }
+    }
+  }
+}

@@ -1,16 +1,17 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
-interface StoredEvent { data: unknown; createdAt: number; tags?: string[] }
+/** `p`: the event's position in the commit order (absent only until an older store is ordered) */
+interface StoredEvent { data: unknown; createdAt: number; tags?: string[]; p?: number }
 interface StoredSnapshot { data: unknown; sequenceNumber: number; createdAt: number }
 
-/** `history` keys: the order of history(), ascending. */
+/** `history` keys: the time index, ascending. */
 type HistoryKey = [number, string, number];
-/** `historyByKind` keys: a key's kind (the text before its first `:`), then as in `history`. */
-type KindHistoryKey = [string, number, string, number];
+/** `orderByKind` keys: a key's kind (the text before its first `:`), then the position. */
+type KindOrderKey = [string, number];
 
 /** The kind of a key: `node` for `node:n1` (the whole key when it has no `:`). */
 const kindOf = (key: string) => {
@@ -20,8 +21,15 @@ const kindOf = (key: string) => {
 /** A prefix that names exactly one kind (`node:`), which historyByKind serves. */
 const KIND_PREFIX = /^[^:]+:$/;
 
-/** Events indexed into `history` per write transaction while an older store's index is built. */
+/** Events indexed into `history` (or given positions) per write transaction while an older store is indexed. */
 const INDEX_CHUNK = 5_000;
+
+/**
+ * How far a store restored from a backup moves its positions on: ids a stream client got from
+ * the store after the backup was taken are then below the copy's first (410), never mistaken
+ * for the copy's own later events (etcd bumps its revision on a restore for the same reason).
+ */
+const RESTORE_GAP = 2 ** 32;
 
 /**
  * The storage contract on one LMDB environment (a folder: `data.mdb` and `lock.mdb`) with these
@@ -29,11 +37,17 @@ const INDEX_CHUNK = 5_000;
  * - `events`    [key, seq] → event   (array keys sort by key then seq: replay is one range read)
  * - `heads`     key → last seq        (written in the same transaction as the event)
  * - `snapshots` key → latest snapshot
- * - `history`   [createdAt, key, seq] → 1, the time index of history(), and
- * - `historyByKind` [kind, createdAt, key, seq] → 1, the same per kind (a prefix `<kind>:`
- *   reads only its kind's events); both written in the same transaction as the event; a store
- *   written before they existed is indexed once, in the background, when it is first opened
- *   (`meta` records when that is done)
+ * - `order`     position → [key, seq], the one commit order (history(), feed()): a position is
+ *   given in persist(), in call order, which is lmdb-js's commit order; the event keeps it too
+ * - `orderByKind` [kind, position] → 1, the same per kind (a prefix `<kind>:` reads only its
+ *   kind's events)
+ * - `history`   [createdAt, key, seq] → 1, the time index (positionAt())
+ * - `historyByKind` [kind, createdAt, key, seq]: written by earlier releases, no longer read
+ * - `marks`     name → value (setMark)
+ * All are written in the same transaction as the event. A store written before an index existed
+ * is indexed once, in the background, when it is first opened (`meta` records when that is
+ * done): first the time index, then its events' positions in the order of their time (the
+ * positions they take are reserved at the first open, so later writes come after them).
  * - `meta`      engine bookkeeping
  * Durability: on Linux lmdb-js defaults to `overlappingSync`, where a write's promise resolves
  * when its transaction is *committed* (visible), before the OS has flushed it. That would
@@ -72,10 +86,21 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private headsDb!: Database<number, string>;
   private snapshotsDb!: Database<StoredSnapshot, string>;
   private historyDb!: Database<number, HistoryKey>;
-  private kindHistoryDb!: Database<number, KindHistoryKey>;
+  private orderDb!: Database<[string, number], number>;
+  private kindOrderDb!: Database<number, KindOrderKey>;
+  private marksDb!: Database<unknown, string>;
   private metaDb!: Database<unknown, string>;
   /** resolves once every stored event is in `history` (at once, unless an older store is being indexed) */
   private readonly indexed: Promise<void>;
+  /** resolves once every stored event has its position (at once, unless an older store is being ordered) */
+  private readonly ordered: Promise<void>;
+  /** the position the next event takes */
+  private nextPosition: number;
+  /** the newest position whose commit is durable (what feed() reads up to) */
+  private durable: number;
+  /** positions up to this one belong to a timeline before a restore: no stream resumes there */
+  private readonly floor: number;
+  private readonly commits = new CommitOrder();
   private closing = false;
 
   constructor(private readonly path: string, private readonly opts: { mapSizeGb?: number } = {}) {
@@ -83,17 +108,67 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
+    this.floor = (this.metaDb.get('restoreFloor') as number | undefined) ?? 0;
+    const last = Math.max(this.lastOrdered(), this.floor);
+    if (this.metaDb.get('ordered')) {
+      this.ordered = Promise.resolve();
+      this.nextPosition = last + 1;
+    } else {
+      // An older store's events take positions 1..n, in the order of their time; reserved now.
+      let legacy = this.metaDb.get('legacyEvents') as number | undefined;
+      if (legacy === undefined) {
+        legacy = this.eventsDb.getCount();
+        // Issued before any event: committed first.
+        this.metaDb.put('legacyEvents', legacy);
+      }
+      this.nextPosition = Math.max(last, legacy) + 1;
+      this.ordered = legacy ? this.indexed.then(() => this.orderLegacy()) : this.metaDb.put('ordered', 1).then(() => undefined);
+      this.ordered.catch(() => undefined);
+    }
+    this.durable = this.nextPosition - 1;
+  }
+
+  private lastOrdered(): number {
+    for (const k of this.orderDb.getKeys({ reverse: true, limit: 1 })) return k as number;
+    return 0;
+  }
+
+  /**
+   * Give positions to the events of an older store, in the order of the time index (time, key,
+   * sequence number): the order of the audit log of the releases that wrote them. A chunk per
+   * transaction, resumable: `meta` keeps the next position and the last time key done.
+   */
+  private async orderLegacy(): Promise<void> {
+    let { next, after } = (this.metaDb.get('legacyOrder') as { next: number; after?: HistoryKey } | undefined) ?? { next: 1 };
+    while (!this.closing) {
+      const chunk = [...this.historyDb.getKeys({ start: after, limit: INDEX_CHUNK + (after ? 1 : 0) } as never) as Iterable<HistoryKey>]
+        .filter((k) => !after || k[0] !== after[0] || k[1] !== after[1] || k[2] !== after[2]);
+      if (!chunk.length) break;
+      for (const [, key, seq] of chunk) {
+        const value = this.eventsDb.get([key, seq]);
+        if (!value || value.p !== undefined) continue;
+        const p = next++;
+        this.eventsDb.put([key, seq], { ...value, p });
+        this.orderDb.put(p, [key, seq]);
+        this.kindOrderDb.put([kindOf(key), p], 1);
+      }
+      after = chunk[chunk.length - 1];
+      await flushed(this.metaDb.put('legacyOrder', { next, after }));
+    }
+    if (!this.closing) await flushed(this.metaDb.put('ordered', 1));
   }
 
   private openEnvironment(): void {
     // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
     // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
-    this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 8, separateFlushed: true });
+    this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
     this.historyDb = this.root.openDB({ name: 'history' });
-    this.kindHistoryDb = this.root.openDB({ name: 'historyByKind' });
+    this.orderDb = this.root.openDB({ name: 'order' });
+    this.kindOrderDb = this.root.openDB({ name: 'orderByKind' });
+    this.marksDb = this.root.openDB({ name: 'marks' });
     this.metaDb = this.root.openDB({ name: 'meta' });
   }
 
@@ -123,7 +198,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private eventsAfter(key: string, offset: number): PersistedEvent[] {
     const out: PersistedEvent[] = [];
     for (const { key: k, value } of this.eventsDb.getRange({ start: [key, offset + 1], end: [key, MAX_SEQ] })) {
-      out.push({ data: unescapeKeys(value.data), sequenceNumber: k[1], key, tags: value.tags ?? [], createdAt: value.createdAt });
+      out.push({ data: unescapeKeys(value.data), sequenceNumber: k[1], key, tags: value.tags ?? [], createdAt: value.createdAt, position: value.p });
     }
     return out;
   }
@@ -132,20 +207,30 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     if (!events.length) return Promise.resolve();
     // Every put is issued in this one turn: lmdb-js commits them in one transaction.
     const heads = new Map<string, number>();
+    const told: PersistedEvent[] = [];
     let last: Promise<unknown> = Promise.resolve();
     for (const e of events) {
-      last = this.eventsDb.put([e.key, e.sequenceNumber], { data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined });
+      const p = this.nextPosition++;
+      last = this.eventsDb.put([e.key, e.sequenceNumber], { data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined, p });
+      this.orderDb.put(p, [e.key, e.sequenceNumber]);
+      this.kindOrderDb.put([kindOf(e.key), p], 1);
       this.index(e.key, e.sequenceNumber, e.createdAt);
       heads.set(e.key, Math.max(heads.get(e.key) ?? 0, e.sequenceNumber));
+      told.push({ ...e, position: p });
     }
     for (const [key, seq] of heads) last = this.headsDb.put(key, seq);
-    return flushed(last).then(() => undefined);
+    const top = this.nextPosition - 1;
+    const done = flushed(last).then(() => {
+      // Transactions flush in order: this one durable means every earlier one is.
+      if (top > this.durable) this.durable = top;
+    });
+    this.commits.begin(told, done);
+    return done;
   }
 
-  /** The event's entries in the time indexes (issued with the event: the same transaction). */
+  /** The event's entry in the time index (issued with the event: the same transaction). */
   private index(key: string, seq: number, createdAt: number): Promise<unknown> {
-    this.historyDb.put([createdAt, key, seq], 1);
-    return this.kindHistoryDb.put([kindOf(key), createdAt, key, seq], 1);
+    return this.historyDb.put([createdAt, key, seq], 1);
   }
 
   async rewrite(changes: Rewrite): Promise<void> {
@@ -170,6 +255,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
    */
   async compact(): Promise<void> {
     await this.indexed.catch(() => undefined);
+    await this.ordered.catch(() => undefined);
     const tmp = join(this.path, 'compact.tmp');
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { mode: 0o700 });
@@ -212,7 +298,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
 
   async *journal(key: string, limit: number): AsyncIterable<JournalEntry> {
     for (const { key: k, value } of this.eventsDb.getRange({ start: [key, MAX_SEQ], end: [key, 0], reverse: true, limit })) {
-      yield { sequenceNumber: k[1], createdAt: value.createdAt, data: unescapeKeys(value.data) };
+      yield { sequenceNumber: k[1], createdAt: value.createdAt, data: unescapeKeys(value.data), position: value.p ?? 0 };
     }
   }
 
@@ -229,28 +315,78 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     for (const k of this.headsDb.getKeys({ start: prefix, end: prefixEnd(prefix) })) yield this.stored(k as string);
   }
 
+  /** The event at a position, read back (undefined: none there). */
+  private at(p: number, key: string, seq: number): PersistedEvent | undefined {
+    const value = this.eventsDb.get([key, seq]);
+    if (!value) return undefined;
+    return { data: unescapeKeys(value.data), sequenceNumber: seq, key, tags: value.tags ?? [], createdAt: value.createdAt, position: p };
+  }
+
+  async positionAt(time: number): Promise<number> {
+    await this.ordered;
+    // The first instant at or after `time` in the time index; of its events, the lowest position.
+    let instant: number | undefined;
+    let lowest = Infinity;
+    for (const [t, key, seq] of this.historyDb.getKeys({ start: [time] } as never) as Iterable<HistoryKey>) {
+      if (instant !== undefined && t !== instant) break;
+      instant = t;
+      const p = this.eventsDb.get([key, seq])?.p;
+      if (p !== undefined && p < lowest) lowest = p;
+    }
+    return lowest === Infinity ? this.durable : lowest - 1;
+  }
+
   async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {
-    await this.indexed;
+    await this.ordered;
     const prefix = query.prefix ?? '';
-    const b = query.before;
-    // Newest first: from the lower of the two upper bounds (both exclusive), down to `since`.
-    let upper: [number] | HistoryKey | undefined = query.until !== undefined ? [query.until] : undefined;
-    if (b && (query.until === undefined || b.createdAt < query.until)) upper = [b.createdAt, b.key, b.sequenceNumber];
-    const lower: [number] | undefined = query.since !== undefined ? [query.since] : undefined;
+    // Newest first, from below the lowest upper bound (all exclusive) down to `since`.
+    let top = this.durable + 1;
+    if (query.before !== undefined) top = Math.min(top, query.before);
+    if (query.until !== undefined) top = Math.min(top, (await this.positionAt(query.until)) + 1);
+    const bottom = query.since !== undefined ? await this.positionAt(query.since) : 0;
+    if (top <= bottom + 1) return;
+    const inTime = (e: PersistedEvent) => (query.since === undefined || e.createdAt >= query.since) && (query.until === undefined || e.createdAt < query.until);
     // One kind: its own index, so that a rare kind costs no scan of the others.
     const kind = KIND_PREFIX.test(prefix) ? prefix.slice(0, -1) : undefined;
-    const keys: Iterable<HistoryKey> = kind !== undefined
-      ? mapIterable(this.kindHistoryDb.getKeys({
-        start: [kind, ...(upper ?? [Number.MAX_SAFE_INTEGER])], end: [kind, ...(lower ?? [])], reverse: true,
-      } as never) as Iterable<KindHistoryKey>, (k) => [k[1], k[2], k[3]] as HistoryKey)
-      : this.historyDb.getKeys({ start: upper, end: lower, reverse: true } as never) as Iterable<HistoryKey>;
-    for (const [createdAt, key, sequenceNumber] of keys) {
-      if (b && createdAt === b.createdAt && key === b.key && sequenceNumber === b.sequenceNumber) continue;
-      if (!key.startsWith(prefix)) continue;
-      const value = this.eventsDb.get([key, sequenceNumber]);
-      if (!value) continue;
-      yield { data: unescapeKeys(value.data), sequenceNumber, key, tags: value.tags ?? [], createdAt };
+    if (kind !== undefined) {
+      for (const [, p] of this.kindOrderDb.getKeys({ start: [kind, top], end: [kind, bottom], reverse: true } as never) as Iterable<KindOrderKey>) {
+        if (p >= top) continue;
+        const ks = this.orderDb.get(p);
+        const e = ks && this.at(p, ks[0], ks[1]);
+        if (e && inTime(e)) yield e;
+      }
+      return;
     }
+    for (const { key: p, value: ks } of this.orderDb.getRange({ start: top, end: bottom, reverse: true })) {
+      if ((p as number) >= top || !ks[0].startsWith(prefix)) continue;
+      const e = this.at(p as number, ks[0], ks[1]);
+      if (e && inTime(e)) yield e;
+    }
+  }
+
+  async *feed(after: number): AsyncIterable<PersistedEvent> {
+    await this.ordered;
+    const end = this.durable;
+    for (const { key: p, value: ks } of this.orderDb.getRange({ start: after + 1, end: end + 1 })) {
+      const e = this.at(p as number, ks[0], ks[1]);
+      if (e) yield e;
+    }
+  }
+
+  async bounds(): Promise<OrderBounds> {
+    return { first: this.floor + 1, last: this.durable };
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    return this.commits.listen(listener);
+  }
+
+  async mark(name: string): Promise<unknown> {
+    return this.marksDb.get(name);
+  }
+
+  async setMark(name: string, value: unknown): Promise<void> {
+    await flushed(this.marksDb.put(name, value));
   }
 
   /**
@@ -260,11 +396,21 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   async backup(path: string): Promise<void> {
     if (existsSync(path)) throw new Error(`${path} exists already`);
     mkdirSync(path, { mode: 0o700 });
-    // Compacting: only the pages in use, so no freed page (a value sealed under a key since
-    // rotated away: docs/identity.md) reaches a backup.
-    await this.root.backup(path, true);
+    await this.root.backup(path, false);
     // It holds what the store holds (BMC and switch credentials): the service's alone.
     chmodSync(join(path, 'data.mdb'), 0o600);
+    // A start on the copy is a restore: its positions go on past a gap (see RESTORE_GAP).
+    const copy = open({ path, noSubdir: false, maxDbs: 16 });
+    try {
+      const order = copy.openDB<[string, number], number>({ name: 'order' });
+      const meta = copy.openDB<unknown, string>({ name: 'meta' });
+      let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
+      for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
+      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0);
+      await meta.put('restoreFloor', top + RESTORE_GAP);
+    } finally {
+      await copy.close();
+    }
   }
 
   async stats(): Promise<StorageStats> {
@@ -275,6 +421,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   async close(): Promise<void> {
     this.closing = true;
     await this.indexed.catch(() => undefined);
+    await this.ordered.catch(() => undefined);
     await this.root.close();
   }
 }

@@ -1,4 +1,4 @@
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, HistoryQuery, HistoryPosition, Rewrite } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, HistoryQuery, OrderBounds, CommitListener, CommitOrder, Rewrite } from './engine';
 
 /**
  * In-memory engine: for unit tests of actors and the conformance kit's reference run
@@ -7,29 +7,14 @@ import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, Sto
  */
 const copy = <T>(v: T): T => structuredClone(v);
 
-/** The order of history(), ascending: createdAt, then key, then sequence number. */
-function compare(a: HistoryPosition, b: HistoryPosition): number {
-  return a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) || a.sequenceNumber - b.sequenceNumber;
-}
-
 export class MemoryPersistenceEngine implements PersistenceEngine {
   readonly noBackup = 'the memory engine keeps nothing to back up: its data ends with the process';
   private readonly eventsByKey = new Map<string, PersistedEvent[]>();
   private readonly snapshots = new Map<string, PersistedSnapshot>();
-  /** every event in the order of history(), ascending (events nearly always arrive in that order) */
-  private readonly byTime: PersistedEvent[] = [];
-
-  /** Index of the first event at or after `p` in byTime (binary search). */
-  private lowerBound(p: HistoryPosition): number {
-    let lo = 0;
-    let hi = this.byTime.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compare(this.byTime[mid], p) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+  /** every event in commit order: the event at position p is log[p - 1] */
+  private readonly log: PersistedEvent[] = [];
+  private readonly marks = new Map<string, unknown>();
+  private readonly commits = new CommitOrder();
 
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
     yield* this.eventsAfter(key, offset);
@@ -40,14 +25,17 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
   }
 
   async persist(events: PersistedEvent[]): Promise<void> {
+    const told: PersistedEvent[] = [];
     for (const event of events) {
       const list = this.eventsByKey.get(event.key) ?? [];
-      const stored = copy(event);
+      const stored = { ...copy(event), position: this.log.length + 1 };
       list.push(stored);
       list.sort((a, b) => a.sequenceNumber - b.sequenceNumber);
       this.eventsByKey.set(event.key, list);
-      this.byTime.splice(this.lowerBound(stored), 0, stored);
+      this.log.push(stored);
+      told.push(copy(stored));
     }
+    if (told.length) this.commits.committed(told);
   }
 
   async rewrite(changes: Rewrite): Promise<void> {
@@ -90,7 +78,7 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
     const list = this.eventsByKey.get(key) ?? [];
     for (let i = list.length - 1; i >= 0 && i >= list.length - limit; i--) {
       const e = list[i];
-      yield { sequenceNumber: e.sequenceNumber, createdAt: e.createdAt, data: copy(e.data) };
+      yield { sequenceNumber: e.sequenceNumber, createdAt: e.createdAt, data: copy(e.data), position: e.position! };
     }
   }
 
@@ -103,23 +91,50 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
     for (const key of this.sortedKeys(prefix)) yield this.recover(key);
   }
 
+  /** The number of events before the first one at or after `time` (binary search: times follow positions). */
+  async positionAt(time: number): Promise<number> {
+    let lo = 0;
+    let hi = this.log.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.log[mid].createdAt < time) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {
     const prefix = query.prefix ?? '';
-    // Start just below the upper bound: `until` (exclusive) or `before` (exclusive), whichever is lower.
-    let i = this.byTime.length - 1;
-    if (query.until !== undefined) i = Math.min(i, this.lowerBound({ createdAt: query.until, key: '', sequenceNumber: -Infinity }) - 1);
-    if (query.before) i = Math.min(i, this.lowerBound(query.before) - 1);
-    while (i >= 0) {
-      const e = this.byTime[i];
-      if (query.since !== undefined && e.createdAt < query.since) return;
-      if (e.key.startsWith(prefix)) {
-        yield copy(e);
-        // Events persisted meanwhile may have moved it: go on from where it stands now.
-        i = this.lowerBound(e) - 1;
-      } else {
-        i--;
-      }
+    let top = this.log.length;
+    if (query.before !== undefined) top = Math.min(top, query.before - 1);
+    if (query.until !== undefined) top = Math.min(top, await this.positionAt(query.until));
+    const bottom = query.since !== undefined ? await this.positionAt(query.since) : 0;
+    for (let p = top; p > bottom; p--) {
+      const e = this.log[p - 1];
+      if (!e.key.startsWith(prefix)) continue;
+      if ((query.since !== undefined && e.createdAt < query.since) || (query.until !== undefined && e.createdAt >= query.until)) continue;
+      yield copy(e);
     }
+  }
+
+  async *feed(after: number): AsyncIterable<PersistedEvent> {
+    for (let p = Math.max(0, after); p < this.log.length; p++) yield copy(this.log[p]);
+  }
+
+  async bounds(): Promise<OrderBounds> {
+    return { first: 1, last: this.log.length };
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    return this.commits.listen(listener);
+  }
+
+  async mark(name: string): Promise<unknown> {
+    return copy(this.marks.get(name));
+  }
+
+  async setMark(name: string, value: unknown): Promise<void> {
+    this.marks.set(name, copy(value));
   }
 
   async close(): Promise<void> {}

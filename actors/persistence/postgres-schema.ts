@@ -16,7 +16,11 @@
  * - `hilt_heads`     key → last seq                         written in the same transaction
  * - `hilt_snapshots` key → seq, created_at, data           the latest snapshot of each key
  * - `hilt_lease`     one row: the fencing token, its holder, when it was last renewed
- * and two indexes of the journal by time (all keys; per kind) for history().
+ * - `hilt_marks`     name → value, small values beside the journal (a webhook's cursor)
+ * and indexes of the journal by time (all keys; per kind) for positionAt(), and by position
+ * (all keys; per kind) for history() and feed(): `pos` is the store's one commit order (one
+ * writer commits one transaction at a time, and hilt_write takes an event's position in the
+ * order of its batch).
  * Event and snapshot data are `json` (not `jsonb`): exactly the text hilt wrote, object keys in
  * their order, readable with psql.
  *
@@ -107,6 +111,71 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       CREATE INDEX hilt_events_by_time ON hilt_events (created_at DESC, key DESC, seq DESC);
       CREATE INDEX hilt_events_by_kind_time ON hilt_events ((split_part(key, ':', 1)), created_at DESC, key DESC, seq DESC);
+    `,
+  },
+  {
+    version: 3,
+    description: 'one commit order: hilt_write answers the positions it gave, indexes by position, marks',
+    // Positions are taken in the order of the batch, one row at a time (generate_series), and
+    // given explicitly: a default evaluated beside ORDER BY would leave the order to the planner.
+    sql: `
+      CREATE UNIQUE INDEX hilt_events_by_pos ON hilt_events (pos);
+      CREATE INDEX hilt_events_by_kind_pos ON hilt_events ((split_part(key, ':', 1)), pos);
+      CREATE TABLE hilt_marks (
+        name text COLLATE "C" PRIMARY KEY,
+        value json,
+        token bigint
+      );
+
+      CREATE FUNCTION hilt_check_token(p_token bigint) RETURNS void
+      LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF p_token IS NOT NULL THEN
+          PERFORM 1 FROM hilt_lease WHERE id = 1 AND token = p_token FOR KEY SHARE;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = '${FENCED_SQLSTATE}',
+              MESSAGE = format('fencing token %s is no longer the lease''s: another hilt process took over', p_token);
+          END IF;
+        END IF;
+      END
+      $fn$;
+
+      DROP FUNCTION hilt_write(bigint, json, json);
+      CREATE FUNCTION hilt_write(p_token bigint, p_events json, p_snapshots json) RETURNS bigint[]
+      LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_pos bigint[];
+      BEGIN
+        PERFORM hilt_check_token(p_token);
+        IF p_events IS NOT NULL THEN
+          WITH x AS (SELECT * FROM ROWS FROM (json_to_recordset(p_events) AS (k text, s bigint, c bigint, t json, d json))
+                       WITH ORDINALITY AS r(k, s, c, t, d, i)),
+               p AS (SELECT g AS i, nextval(pg_get_serial_sequence('hilt_events', 'pos')) AS pos
+                     FROM generate_series(1, json_array_length(p_events)) AS g),
+               ins AS (INSERT INTO hilt_events (key, seq, created_at, tags, data, token, pos)
+                       SELECT x.k, x.s, x.c, x.t, x.d, p_token, p.pos FROM x JOIN p USING (i)),
+               hd AS (INSERT INTO hilt_heads AS h (key, seq) SELECT k, max(s) FROM x GROUP BY k
+                      ON CONFLICT (key) DO UPDATE SET seq = GREATEST(h.seq, EXCLUDED.seq))
+          SELECT array_agg(p.pos ORDER BY p.i) INTO v_pos FROM p;
+        END IF;
+        IF p_snapshots IS NOT NULL THEN
+          INSERT INTO hilt_snapshots AS s (key, seq, created_at, data)
+            SELECT k, q, c, d FROM json_to_recordset(p_snapshots) AS r(k text, q bigint, c bigint, d json)
+          ON CONFLICT (key) DO UPDATE SET seq = EXCLUDED.seq, created_at = EXCLUDED.created_at, data = EXCLUDED.data
+          WHERE s.seq < EXCLUDED.seq;
+        END IF;
+        RETURN v_pos;
+      END
+      $fn$;
+
+      CREATE FUNCTION hilt_set_mark(p_token bigint, p_name text, p_value json) RETURNS void
+      LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM hilt_check_token(p_token);
+        INSERT INTO hilt_marks AS m (name, value, token) VALUES (p_name, p_value, p_token)
+        ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, token = EXCLUDED.token;
+      END
+      $fn$;
     `,
   },
 ];

@@ -35,7 +35,8 @@
  * the group-committing writer, fencing, bounded calls), checked as a whole by the conformance kit.
  */
 import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
-import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, Rewrite } from './engine';
+import { CommitOrder } from './engine';
+import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener, Rewrite } from './engine';
 import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
 
 /** A write refused because this process no longer holds the lease. */
@@ -131,6 +132,8 @@ export function prefixRange(prefix: string): [string, string | null] {
 interface Write {
   /** JSON of each event row: {k, s, c, t, d} */
   events: string[];
+  /** the events as given (told to commit listeners with their positions) */
+  source: readonly PersistedEvent[];
   snapshot?: { key: string; seq: number; json: string };
   resolve(): void;
   reject(err: Error): void;
@@ -146,9 +149,12 @@ const PAGE = 1000;
 /** Events read per query of history(): a listing that stops early reads no further. */
 const HISTORY_PAGE = 200;
 
-interface EventRow { key: string; seq: number; created_at: number; tags: string[] | null; data: unknown }
+interface EventRow { key: string; seq: number; created_at: number; tags: string[] | null; data: unknown; pos?: number }
 
-const toEvent = (r: EventRow): PersistedEvent => ({ data: r.data, sequenceNumber: r.seq, key: r.key, tags: r.tags ?? [], createdAt: r.created_at });
+const toEvent = (r: EventRow): PersistedEvent => ({ data: r.data, sequenceNumber: r.seq, key: r.key, tags: r.tags ?? [], createdAt: r.created_at, position: r.pos });
+
+/** Events read per query of feed(). */
+const FEED_PAGE = 500;
 
 export class PostgresPersistenceEngine implements PersistenceEngine {
   private readonly pool: Pool;
@@ -159,6 +165,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   private closed = false;
   private idle?: () => void;
   private readonly recoveries: { key: string; resolve(s: StoredEntity): void; reject(err: Error): void }[] = [];
+  private readonly commits = new CommitOrder();
   /** transactions committed and read queries made (tests and the bench look at them) */
   readonly counters = { commits: 0, writes: 0, reads: 0 };
   // The database is shared by every hilt process and replicated by its operator: its backup is
@@ -187,12 +194,12 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     if (!events.length) return Promise.resolve();
     // Encoded now: a caller changing its objects after the call cannot change what is stored.
     const rows = events.map((e) => JSON.stringify({ k: e.key, s: e.sequenceNumber, c: e.createdAt, t: e.tags.length ? e.tags : null, d: e.data }));
-    return this.submit({ events: rows });
+    return this.submit({ events: rows, source: events });
   }
 
   takeSnapshot(snapshot: PersistedSnapshot): Promise<void> {
     const json = JSON.stringify({ k: snapshot.key, q: snapshot.sequenceNumber, c: snapshot.createdAt, d: snapshot.data ?? null });
-    return this.submit({ events: [], snapshot: { key: snapshot.key, seq: snapshot.sequenceNumber, json } });
+    return this.submit({ events: [], source: [], snapshot: { key: snapshot.key, seq: snapshot.sequenceNumber, json } });
   }
 
   /**
@@ -279,10 +286,15 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
       return batch.forEach((w) => w.reject(new Error(`cannot reach the database: ${(err as Error).message}`)));
     }
     try {
-      await client.query({ name: 'hilt_write', text: 'SELECT hilt_write($1, $2, $3)', values: this.params(batch) });
+      const { rows } = await client.query<{ p: (string | number)[] | null }>({ name: 'hilt_write', text: 'SELECT hilt_write($1, $2, $3) AS p', values: this.params(batch) });
       this.counters.commits++;
       this.counters.writes += batch.length;
+      // The positions, in the order of the batch's events.
+      const positions = (rows[0]?.p ?? []).map(Number);
+      const told: PersistedEvent[] = [];
+      for (const w of batch) for (const e of w.source) told.push({ ...e, position: positions[told.length] });
       for (const w of batch) w.resolve();
+      if (told.length) this.commits.committed(told);
     } catch (err) {
       if (err instanceof DatabaseError && err.code === FENCED_SQLSTATE) {
         this.fenced ??= new FencedError(`write refused: ${err.message}`);
@@ -383,7 +395,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
     for (let after = offset; ;) {
       const { rows } = await this.read<EventRow>(
-        'SELECT key, seq, created_at, tags, data FROM hilt_events WHERE key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+        'SELECT key, seq, created_at, tags, data, pos FROM hilt_events WHERE key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
         [key, after, PAGE], 'hilt_events',
       );
       for (const r of rows) yield toEvent(r);
@@ -424,11 +436,11 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     for (let left = limit, before: number | null = null; left > 0;) {
       const n = Math.min(page, left);
       const { rows }: { rows: EventRow[] } = await this.read(
-        `SELECT seq, created_at, data FROM hilt_events WHERE key = $1 AND ($2::bigint IS NULL OR seq < $2)
+        `SELECT seq, created_at, data, pos FROM hilt_events WHERE key = $1 AND ($2::bigint IS NULL OR seq < $2)
          ORDER BY seq DESC LIMIT $3`,
         [key, before, n],
       );
-      for (const r of rows) yield { sequenceNumber: r.seq, createdAt: r.created_at, data: r.data };
+      for (const r of rows) yield { sequenceNumber: r.seq, createdAt: r.created_at, data: r.data, position: r.pos! };
       if (rows.length < n) return;
       left -= rows.length;
       before = rows[rows.length - 1].seq;
@@ -445,27 +457,83 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     return { sizeBytes: Number(rows[0].bytes) };
   }
 
+  async positionAt(time: number): Promise<number> {
+    // Of the events of the first instant at or after `time`, the lowest position (the time index finds the instant).
+    const { rows }: { rows: { p: number | null }[] } = await this.read(
+      `SELECT min(pos) AS p FROM hilt_events
+       WHERE created_at = (SELECT created_at FROM hilt_events WHERE created_at >= $1 ORDER BY created_at, key, seq LIMIT 1)`,
+      [time], 'hilt_position_at',
+    );
+    if (rows[0]?.p != null) return Number(rows[0].p) - 1;
+    return (await this.bounds()).last;
+  }
+
+  async bounds(): Promise<OrderBounds> {
+    const { rows }: { rows: { first: number | null; last: number | null }[] } = await this.read(
+      'SELECT (SELECT pos FROM hilt_events ORDER BY pos LIMIT 1) AS first, (SELECT pos FROM hilt_events ORDER BY pos DESC LIMIT 1) AS last', [], 'hilt_bounds');
+    return { first: Number(rows[0]?.first ?? 1), last: Number(rows[0]?.last ?? 0) };
+  }
+
   async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {
     const prefix = query.prefix ?? '';
-    // A kind's prefix (`node:`) is served by the per-kind index; any other by the time index.
+    // A kind's prefix (`node:`) is served by the per-kind index; any other by the position index.
     const kind = /^[^:]+:$/.test(prefix) ? prefix.slice(0, -1) : null;
     const [lo, hi] = prefixRange(prefix);
+    // Time bounds become position bounds (then each event's time is checked too).
     let before = query.before ?? null;
+    if (query.until !== undefined) {
+      const top = (await this.positionAt(query.until)) + 1;
+      before = before === null ? top : Math.min(before, top);
+    }
+    const bottom = query.since !== undefined ? await this.positionAt(query.since) : null;
     for (;;) {
       const { rows }: { rows: EventRow[] } = await this.read(
-        `SELECT key, seq, created_at, tags, data FROM hilt_events
+        `SELECT key, seq, created_at, tags, data, pos FROM hilt_events
          WHERE ${kind !== null ? `split_part(key, ':', 1) = $1 AND $2::text IS NULL` : `key >= $1 AND ($2::text IS NULL OR key < $2)`}
            AND ($3::bigint IS NULL OR created_at >= $3)
            AND ($4::bigint IS NULL OR created_at < $4)
-           AND ($5::bigint IS NULL OR (created_at, key, seq) < ($5, $6::text COLLATE "C", $7::bigint))
-         ORDER BY created_at DESC, key DESC, seq DESC LIMIT $8`,
-        [kind ?? lo, kind !== null ? null : hi, query.since ?? null, query.until ?? null,
-          before?.createdAt ?? null, before?.key ?? null, before?.sequenceNumber ?? null, HISTORY_PAGE],
+           AND ($5::bigint IS NULL OR pos < $5)
+           AND ($6::bigint IS NULL OR pos > $6)
+         ORDER BY ${kind !== null ? "split_part(key, ':', 1) DESC, " : ''}pos DESC LIMIT $7`,
+        [kind ?? lo, kind !== null ? null : hi, query.since ?? null, query.until ?? null, before, bottom, HISTORY_PAGE],
       );
       for (const r of rows) yield toEvent(r);
       if (rows.length < HISTORY_PAGE) return;
-      const last = rows[rows.length - 1];
-      before = { createdAt: last.created_at, key: last.key, sequenceNumber: last.seq };
+      before = rows[rows.length - 1].pos!;
+    }
+  }
+
+  async *feed(after: number): AsyncIterable<PersistedEvent> {
+    for (;;) {
+      const { rows }: { rows: EventRow[] } = await this.read(
+        'SELECT key, seq, created_at, tags, data, pos FROM hilt_events WHERE pos > $1 ORDER BY pos LIMIT $2', [after, FEED_PAGE], 'hilt_feed');
+      for (const r of rows) yield toEvent(r);
+      if (rows.length < FEED_PAGE) return;
+      after = rows[rows.length - 1].pos!;
+    }
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    return this.commits.listen(listener);
+  }
+
+  async mark(name: string): Promise<unknown> {
+    const { rows }: { rows: { value: unknown }[] } = await this.read('SELECT value FROM hilt_marks WHERE name = $1', [name], 'hilt_mark');
+    return rows[0]?.value ?? undefined;
+  }
+
+  /** A mark is written on a pooled connection, fenced as every write: a deposed process cannot move a cursor. */
+  async setMark(name: string, value: unknown): Promise<void> {
+    if (this.fenced) throw this.fenced;
+    try {
+      await this.read('SELECT hilt_set_mark($1, $2, $3)', [this.opts.fence ?? null, name, JSON.stringify(value ?? null)], 'hilt_set_mark');
+    } catch (err) {
+      if (err instanceof DatabaseError && err.code === FENCED_SQLSTATE) {
+        this.fenced ??= new FencedError(`write refused: ${err.message}`);
+        this.opts.onFenced?.(this.fenced);
+        throw this.fenced;
+      }
+      throw err;
     }
   }
 

@@ -29,6 +29,10 @@
  * reads the port again, in a run of its own (so from the database, not from its own
  * transaction): a port that does not carry what was written (another writer came between) fails
  * the call, and the service sets the port back, as after the SSH drivers' read-back.
+ *
+ * No `setEnabled` (HILT_INACTIVE_PORTS, docs/switch-ports.md): OVSDB has no administrative state
+ * of a port to set without OpenFlow, and a port with no VLAN already trunks only the dead VLAN, so
+ * this driver leaves a port's state as it is and the drift audit compares its VLANs only.
  */
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';

@@ -3,7 +3,7 @@
  * failure it was (the exit code follows from that: src/cli/output.ts).
  */
 
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 /**
@@ -108,6 +108,35 @@ export class Client {
     const e = parsed as { type?: unknown; msg?: unknown } | undefined;
     if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.status, e.type, e.msg, call);
     throw new ApiError(res.status, `HTTP ${res.status}`, text.trim().slice(0, 500) || res.statusText, call);
+  }
+
+  /**
+   * A GET whose answer is read as it comes (the event stream): the open response once its status
+   * is 200, else the error as call() throws it. `signal` ends it.
+   */
+  async open(p: string, query: [string, string][], headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
+    const qs = new URLSearchParams(query).toString();
+    const url = this.base + p + (qs ? `?${qs}` : '');
+    const h: Record<string, string> = { ...headers };
+    const authorization = await this.authorization();
+    if (authorization) h.authorization = authorization;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { headers: h, signal }, resolve);
+      req.on('error', (err: NodeJS.ErrnoException) => reject(new TransportError(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+      req.end();
+    });
+    if (res.statusCode === 200) return res;
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let e: { type?: unknown; msg?: unknown } | undefined;
+    try {
+      e = JSON.parse(text) as typeof e;
+    } catch {
+      e = undefined;
+    }
+    if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.statusCode ?? 0, e.type, e.msg, `GET ${p}`);
+    throw new ApiError(res.statusCode ?? 0, `HTTP ${res.statusCode}`, text.trim().slice(0, 500), `GET ${p}`);
   }
 
   /** The Authorization header every call carries (none without credentials); a WebSocket's handshake too (`node console attach`). */

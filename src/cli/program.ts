@@ -15,6 +15,7 @@ import { userCommands } from './commands/user';
 import { headnodeCommands } from './commands/headnode';
 import { actionCommands } from './commands/action';
 import { adminCommands } from './commands/admin';
+import { eventCommands, webhookCommands } from './commands/events';
 import { lifecycleCommands } from './commands/lifecycle';
 import { inventoryCommands } from './commands/inventory';
 import { tokenCommands } from './commands/token';
@@ -60,6 +61,8 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   headnodeCommands(program, ctx);
   actionCommands(program, ctx);
   adminCommands(program, ctx);
+  eventCommands(program, ctx);
+  webhookCommands(program.commands.find((x) => x.name() === 'admin')!, ctx);
   lifecycleCommands(program, ctx);
   inventoryCommands(program, ctx);
   tokenCommands(program, ctx);

@@ -25,7 +25,7 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
 
   /** `expires_at` as ms since the epoch: RFC 3339, in the future, at most HILT_LEASE_MAX_DAYS away; a 400 otherwise. */
   function leaseEnd(text: string, now = Date.now()): number {
-    const t = S.RFC3339.test(text) ? Date.parse(text) : NaN;
+    const t = S.rfc3339Ms(text);
     if (Number.isNaN(t)) throw badArgument('expires_at must be an RFC 3339 date-time with its offset, e.g. 2026-05-01T12:00:00Z');
     if (t <= now) throw badArgument('expires_at is in the past');
     if (t > now + config.leaseMaxDays * DAY_MS) throw badArgument(`expires_at is more than ${config.leaseMaxDays} days away (HILT_LEASE_MAX_DAYS)`);

@@ -30,6 +30,8 @@ import { UiHistory } from '../ui/history';
 import { pendingPerSwitch } from '../metrics';
 import { version } from '../version';
 import type { Caller } from '../auth/basic';
+import { NO_FILTER } from '../events/hub';
+import { viewerOf } from './events';
 import type { WebSocket } from 'ws';
 import type { NodeState } from '../../actors/node/protocol';
 import { prepareStream, serveStream } from './consoles';
@@ -257,7 +259,29 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     return me(c, req.ui!.csrf, req.ui!.expires);
   });
 
-  app.get('/ui/api/summary', async (req) => views.summary(session(req)));
+  // `after`: where the event stream stood when the summary was read, so that the page follows it from there.
+  app.get('/ui/api/summary', async (req) => ({ ...views.summary(session(req)), after: String(hilt.events.last) }));
+
+  /**
+   * The dashboard's live updates: the event stream as the session's user may see it (GET /events,
+   * src/events/hub.ts), without `event:` lines (EventSource then hands every event to onmessage).
+   * It starts after `?after` (the summary's), and a reconnect after its Last-Event-ID; the stream
+   * ends when the session does.
+   */
+  app.get('/ui/api/events', async (req, reply) => {
+    const c = session(req);
+    const hub = hilt.events;
+    const header = req.headers['last-event-id'] ?? (req.query as { after?: unknown }).after;
+    const id = typeof header === 'string' && /^[0-9]{1,16}$/.test(header) ? Number(header) : undefined;
+    const after = id !== undefined && id <= hub.last && id >= (await hilt.world.runtime.engine.bounds()).first - 1 ? id : hub.last;
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-accel-buffering': 'no' });
+    reply.raw.write('retry: 2000\n\n');
+    const stream = hub.open(reply.raw, viewerOf(c), NO_FILTER, after, false);
+    const end = setTimeout(() => stream.drop('access'), Math.max(0, req.ui!.expires - Date.now()));
+    reply.raw.on('close', () => clearTimeout(end));
+    return reply;
+  });
 
   app.get<{ Params: { table: string }; Querystring: Record<string, string> }>('/ui/api/table/:table', async (req) => {
     const c = session(req);

@@ -98,7 +98,7 @@ export const errorSchema = {
     type: {
       type: 'string',
       enum: ['BadArgumentError', 'AuthorizationError', 'ForbiddenError', 'NotFoundError', 'DuplicateError', 'AllocationError', 'BlockedError', 'IllegalStateError',
-        'ProjectMismatchError', 'RequestTooLargeError', 'OBMError', 'HeadnodeError', 'ServiceUnavailableError', 'ServerError', 'TooManyRequestsError'],
+        'ProjectMismatchError', 'RequestTooLargeError', 'OBMError', 'HeadnodeError', 'ServiceUnavailableError', 'ServerError', 'TooManyRequestsError', 'GoneError'],
     },
     msg: { type: 'string' },
   },
@@ -110,6 +110,7 @@ const ERROR_WHEN: Record<number, string> = {
   403: 'The caller may read but not change: an auditor, a project\'s reader, a read-only token (ForbiddenError)',
   404: 'A named object does not exist (NotFoundError)',
   409: 'A conflict with the current state (DuplicateError, AllocationError, BlockedError, IllegalStateError, ProjectMismatchError)',
+  410: 'The event id is not one this store keeps; the body\'s `oldest` names the oldest it keeps (GoneError)',
   413: 'The body is larger than 1 MiB (RequestTooLargeError)',
   429: 'Too many failed logins for this user name: try again after Retry-After seconds (TooManyRequestsError)',
   500: 'A bug; details in the service log only (ServerError)',

@@ -2,7 +2,23 @@
 import { params, body, noBody, noQuery, str, responses, done } from './common';
 
 /** An RFC 3339 date-time with its offset (`2026-05-01T12:00:00Z`, `…+02:00`, fractions allowed). */
-export const RFC3339 = /^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)$/;
+export const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d{1,9})?([Zz]|[+-](\d\d):(\d\d))$/;
+
+/**
+ * The time an RFC 3339 date-time names (ms since the epoch), NaN when it names none. Date.parse
+ * alone is not enough: it rolls impossible fields over (`…-11-31` is December 1st, `T24:00:00`
+ * the next day), so each field is checked against its range first. A leap second (`:60`) is
+ * refused, as Date.parse refuses it.
+ */
+export function rfc3339Ms(text: string): number {
+  const m = RFC3339.exec(text);
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return NaN;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return NaN;
+  return Date.parse(text);
+}
 
 const time = { type: 'string', format: 'date-time' } as const;
 

@@ -1,7 +1,7 @@
 /** Schemas of the operators' calls: the audit log and the online backup. */
 import { noQuery, body, str, responses, name } from './common';
 
-const KINDS = ['project', 'node', 'nic', 'port', 'switch', 'network', 'user', 'headnode'];
+const KINDS = ['project', 'node', 'nic', 'port', 'switch', 'network', 'user', 'headnode', 'webhook'];
 const time = { type: 'string', maxLength: 40, description: 'ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z' } as const;
 
 const entry = {

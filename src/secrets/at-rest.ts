@@ -22,7 +22,7 @@ import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path';
 import { HiltError } from '../errors';
 import { isSealed, keyId, Keyring, newKeyText, parseKey, type Sealed } from '../../lib/sealed';
-import { CREDENTIAL_KINDS, mapStoredFields, type CredentialKind, type Credentials, type Fields } from '../../actors/credentials';
+import { CREDENTIAL_KINDS, mapStoredFields, type CredentialKind, type Credentials, type Fields, type SealKind } from '../../actors/credentials';
 import type { PersistenceEngine, Rewrite } from '../../actors/persistence/engine';
 import type { Reencode } from '../../actors/runtime';
 import type { World } from '../../actors/world';
@@ -155,7 +155,7 @@ export class SecretStore implements Credentials {
     this.record = record;
   }
 
-  seal(kind: 'obm' | 'switch', type: string, fields: Fields): Fields {
+  seal(kind: SealKind, type: string, fields: Fields): Fields {
     return this.mapFields(kind, type, fields).fields;
   }
 
@@ -170,8 +170,9 @@ export class SecretStore implements Credentials {
   }
 
   /** Fields with every secret sealed under the current key; `fields` itself when nothing changed. */
-  private mapFields(kind: 'obm' | 'switch', type: string, fields: Fields, count?: ResealCount): { fields: Fields } {
-    const secret = new Set((kind === 'obm' ? this.drivers.obm : this.drivers.switches).registry.secretFields(type, fields));
+  private mapFields(kind: SealKind, type: string, fields: Fields, count?: ResealCount): { fields: Fields } {
+    // A webhook's one secret is its signing key (src/events/webhooks.ts); a driver says which of its fields are.
+    const secret = new Set(kind === 'webhook' ? ['secret'] : (kind === 'obm' ? this.drivers.obm : this.drivers.switches).registry.secretFields(type, fields));
     let out: Fields | undefined;
     for (const [k, v] of Object.entries(fields)) {
       let next: unknown = v;
@@ -188,7 +189,7 @@ export class SecretStore implements Credentials {
   }
 
   private reencoder(kind: CredentialKind, count: ResealCount): Reencode {
-    const f = (driver: 'obm' | 'switch', type: string, fields: Fields) => this.mapFields(driver, type, fields, count).fields;
+    const f = (driver: SealKind, type: string, fields: Fields) => this.mapFields(driver, type, fields, count).fields;
     return { event: (d) => mapStoredFields(kind, d, false, f), state: (d) => mapStoredFields(kind, d, true, f) };
   }
 

@@ -3,7 +3,7 @@
  * throws (as LMDB's key encoder does for a key that is too long): to show what a storage fault
  * does to the actors and the requests waiting on them.
  */
-import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, Rewrite, StoredEntity } from '../../actors/persistence/engine';
+import type { CommitListener, HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, Rewrite, StoredEntity } from '../../actors/persistence/engine';
 
 export class FaultInjectingEngine implements PersistenceEngine {
   readonly failing = new Set<string>();
@@ -74,6 +74,30 @@ export class FaultInjectingEngine implements PersistenceEngine {
 
   history(query: HistoryQuery) {
     return this.inner.history(query);
+  }
+
+  feed(after: number) {
+    return this.inner.feed(after);
+  }
+
+  bounds() {
+    return this.inner.bounds();
+  }
+
+  positionAt(time: number) {
+    return this.inner.positionAt(time);
+  }
+
+  onCommit(listener: CommitListener) {
+    return this.inner.onCommit(listener);
+  }
+
+  mark(name: string) {
+    return this.inner.mark(name);
+  }
+
+  setMark(name: string, value: unknown) {
+    return this.inner.setMark(name, value);
   }
 
   rewrite(changes: Rewrite): Promise<void> {

@@ -9,9 +9,25 @@ import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, ma
 import { registration, simFor, VENDOR_CASES } from '../helpers/switch-sims';
 import type { SwitchSim } from '../sim/switch/sim';
 import { until, sleep } from '../helpers/wait';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { logFileName } from '../../hardware/console-log';
 
 const DAY = 86_400_000;
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+/** `YYYY-MM-31T12:00:00Z` of a month without a 31st whose roll-over (the 1st of the next) is within 80 days, if any. */
+function shortMonthSoon(): string | undefined {
+  for (let i = 0; i < 3; i++) {
+    const d = new Date();
+    d.setUTCDate(1);
+    d.setUTCMonth(d.getUTCMonth() + i);
+    const text = `${d.toISOString().slice(0, 8)}31T12:00:00Z`;
+    const rolled = Date.parse(text);
+    if (new Date(rolled).getUTCDate() !== 31 && rolled > Date.now() + DAY && rolled < Date.now() + 80 * DAY) return text;
+  }
+  return undefined;
+}
 
 describe('leases', function () {
   this.timeout(60_000);
@@ -45,6 +61,12 @@ describe('leases', function () {
       await bad(inMs(91 * DAY), /more than 90 days/);
       await bad('tomorrow', /RFC 3339/);
       await bad('2030-01-01', /RFC 3339/);
+      // Fields out of range, which Date.parse would roll over into another time, are no time at all.
+      const tomorrow = inMs(DAY).slice(0, 10);
+      await bad(`${tomorrow}T24:00:00Z`, /RFC 3339/);
+      await bad(`${tomorrow}T12:00:00+24:00`, /RFC 3339/);
+      const short = shortMonthSoon();
+      if (short) await bad(short, /RFC 3339/);
       await bad(7, /string/);
       await bad(inMs(-DAY), /in the past/, null);
       expect((await api.put('/node/l1/lease', {})).status).to.equal(400);
@@ -129,6 +151,8 @@ describe('leases', function () {
       const node = (await must(api.get('/node/x1'))).body;
       for (const nic of node.nics) expect(nic.networks).to.deep.equal({});
       await until('the node is off', () => ts.mockObm.state('bmc.example').power === 'off');
+      // The power-off's outcome is recorded after the BMC answered.
+      await until('the outcome is recorded', () => !ts.world.rm.releasePowerOffs.has('x1'));
       expect((await api.get('/node/x1/lease')).status).to.equal(404);
       const after = (await must(api.get('/metrics'))).text.match(/^hilt_lease_expiries_total (\d+)/m)?.[1];
       expect(Number(after)).to.equal(Number(before) + 1);
@@ -153,6 +177,29 @@ describe('leases', function () {
       const released = (await must(ts.api.get('/admin/audit?kind=node&name=q1&limit=5'))).body.entries.map((e: { by: string; event: { type: string } }) => `${e.event.type} ${e.by}`);
       expect(released).to.include.members(['NodeLeaseExpired hilt', 'NodeReleased hilt']);
       await stopTestServer(ts);
+    });
+
+    it('an expiry ends the console\'s recording and deletes its log, as a release does: the next tenant reads 404', async () => {
+      const ts = await startTestServer();
+      try {
+        const api = ts.api;
+        await must(api.put('/project/pc'));
+        await must(api.put('/project/pd'));
+        await makeNode(api, 'k1');
+        await must(api.post('/project/pc/connect_node', { node: 'k1' }));
+        await must(api.call('PUT', '/node/k1/console'));
+        // The mock OBM's console greets; its log is a file in the data folder.
+        await until('the console is logged', async () => (await api.get('/node/k1/console')).text.includes('mock serial console'));
+        const file = join(ts.dataDir, 'consoles', logFileName('k1'));
+        expect(existsSync(file)).to.equal(true);
+        await must(api.put('/node/k1/lease', { expires_at: inMs(1000) }));
+        await until('the node is free', async () => (await must(api.get('/nodes/free'))).body.includes('k1'));
+        await until('the log is gone', () => !existsSync(file) && !ts.consoles.processes().has('k1') && ts.consoles.active() === 0);
+        await must(api.post('/project/pd/connect_node', { node: 'k1' }));
+        expect((await api.get('/node/k1/console')).status).to.equal(404);
+      } finally {
+        await stopTestServer(ts);
+      }
     });
 
     it('a lease that passes with an operation pending waits for it; meanwhile nothing more is connected', async () => {

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { createHmac } from 'node:crypto';
 import { AddressInfo } from 'node:net';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, TEST_STORAGE } from '../helpers/server';
 import { until } from '../helpers/wait';
 import { loadConfig } from '../../src/config';
 import { addSecret } from '../helpers/secrets';
@@ -84,9 +84,23 @@ describe('the maintenance pool', function () {
     expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint' })).to.throw(/HILT_MAINTENANCE_PROJECT and HILT_MAINTENANCE_URL go together/);
     expect(() => loadConfig({ HILT_MAINTENANCE_URL: 'http://127.0.0.1:9/x' })).to.throw(/go together/);
     expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint', HILT_MAINTENANCE_URL: 'ftp://127.0.0.1/x' })).to.throw(/http/);
-    let err: Error | undefined;
-    await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }).catch((e: Error) => (err = e));
-    expect(err?.message).to.match(/HILT_MAINTENANCE_PROJECT names the project "nowhere", which does not exist/);
+    const missing = /HILT_MAINTENANCE_PROJECT names the project "nowhere", which does not exist/;
+    if (TEST_STORAGE !== 'postgres') {
+      let err: Error | undefined;
+      await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }).catch((e: Error) => (err = e));
+      expect(err?.message).to.match(missing);
+      return;
+    }
+    // A process of a standby pair does not stop: it cannot activate, stands by and says why in its log.
+    const logs: string[] = [];
+    const standby = await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }, { waitForActive: false, logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } });
+    try {
+      const said = () => logs.map((l) => JSON.parse(l) as { msg?: string; err?: string }).some((l) => l.msg === 'could not activate; standing by' && missing.test(l.err ?? ''));
+      await until('the log says why', said, 20_000);
+      expect(standby.role).to.equal('standby');
+    } finally {
+      await stopTestServer(standby);
+    }
   });
 
   it('a release moves the node into the pool and POSTs exactly one signed notice; the pool frees it', async () => {
@@ -153,5 +167,65 @@ describe('the maintenance pool', function () {
     expect((await must(api.get('/project/maint/nodes'))).body).to.deep.equal(['n2']);
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.got.length).to.equal(refused + 1);
+  });
+});
+
+describe('the maintenance pool: a receiver that does not answer, credentials in the URL', function () {
+  this.timeout(60_000);
+  const URL_PASSWORD = 'url-Pass-w0rd-91';
+  addSecret(URL_PASSWORD);
+  const got: Received[] = [];
+  /** POSTs it leaves unanswered before it answers 200 */
+  let silent = 2;
+  let receiver: Server;
+  let ts: TestServer | undefined;
+
+  before(async () => {
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push({ body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
+        if (silent-- > 0) return; // no answer: hilt's timeout ends the POST
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  });
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+  });
+
+  it('retries a POST that gets no answer within HILT_MAINTENANCE_TIMEOUT_MS, sends the URL\'s credentials as basic authentication and logs them nowhere', async () => {
+    const first = await startTestServer();
+    await must(first.api.put('/project/maint'));
+    await must(first.api.put('/project/p1'));
+    await must(first.api.put('/node/t1', { obm: obm('bmc-t1') }));
+    await stopTestServer(first, false);
+    const logs: string[] = [];
+    const port = (receiver.address() as AddressInfo).port;
+    ts = await startTestServer(
+      { maintenanceProject: 'maint', maintenanceUrl: `http://cleaner:${encodeURIComponent(URL_PASSWORD)}@127.0.0.1:${port}/notices`, maintenanceTimeoutMs: 400 },
+      { logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } },
+      first.dataDir,
+    );
+    const api = ts.api;
+    await must(api.post('/project/p1/connect_node', { node: 't1' }));
+    await must(api.post('/project/p1/detach_node', { node: 't1' }));
+    await until('the notice is taken', async () => (await must(api.get('/admin/maintenance'))).body[0]?.delivered_at !== null, 20_000);
+    const [entry] = (await must(api.get('/admin/maintenance'))).body;
+    expect(entry).to.deep.include({ node: 't1', attempts: 2, last_error: 'the maintenance service did not answer within 400 ms' });
+    expect(got).to.have.length(3);
+    for (const g of got) {
+      expect(JSON.parse(g.body)).to.deep.equal({ node: 't1' });
+      expect(g.headers.authorization).to.equal(`Basic ${Buffer.from(`cleaner:${URL_PASSWORD}`).toString('base64')}`);
+      expect(g.headers['x-hilt-signature'], 'no secret: no signature').to.equal(undefined);
+    }
+    expect(await counter(api, 'hilt_maintenance_deliveries_total{outcome="error"}')).to.equal(2);
+    expect(logs.join('\n')).to.include('could not notify the maintenance service');
+    expect(logs.join('\n')).to.not.include(URL_PASSWORD);
+    expect(logs.join('\n')).to.not.include(encodeURIComponent(URL_PASSWORD));
   });
 });

@@ -19,7 +19,7 @@ describe('admin inspection', () => {
   it('GET /admin/actors lists live actors per kind with their mailbox depth', async () => {
     const r = await api.get('/admin/actors');
     expect(r.status).to.equal(200);
-    expect(r.body).to.have.keys('project', 'node', 'nic', 'port', 'switch', 'network', 'user', 'headnode');
+    expect(r.body).to.have.keys('project', 'node', 'nic', 'port', 'switch', 'network', 'user', 'headnode', 'webhook');
     expect(r.body.node).to.deep.include({ id: 'an', mailbox: 0 });
     expect(r.body.nic).to.deep.include({ id: 'an/eth0', mailbox: 0 });
     expect(r.body.port).to.deep.include({ id: 'as/gi1%2F0%2F7', mailbox: 0 });

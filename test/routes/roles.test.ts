@@ -7,6 +7,7 @@
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, mockSwitch, finished, ADMIN } from '../helpers/server';
+import { SseStream } from '../helpers/sse';
 
 /** A valid body per change (validation comes before the 403, so a bad body would answer 400). */
 const BODIES: Record<string, object> = {
@@ -32,6 +33,7 @@ const BODIES: Record<string, object> = {
   'POST /admin/secret-key/rotate': { key_file: '/nonexistent/role-test.key' },
   'PUT /node/:node/lease': { expires_at: new Date(Date.now() + 10 * 86_400_000).toISOString() },
   'PUT /project/:project/quota': { nodes: 5 },
+  'POST /admin/webhooks': { url: 'http://127.0.0.1:9/role-hook', secret: 'role-webhook-secret-1' },
 };
 
 describe('read-only roles against every route', () => {
@@ -71,7 +73,8 @@ describe('read-only roles against every route', () => {
     const seen = new Set<string>();
     return ts.app.routeTable.filter((r) => {
       const k = `${r.method} ${r.url}`;
-      if (r.method === 'HEAD' || r.url.startsWith('/v0/') || /^\/(ui|docs|openapi)/.test(r.url) || seen.has(k)) return false;
+      // GET /events is a stream (it never ends): read by its own test below.
+      if (r.method === 'HEAD' || r.url.startsWith('/v0/') || /^\/(ui|docs|openapi)/.test(r.url) || r.url === '/events' || seen.has(k)) return false;
       seen.add(k);
       return true;
     });
@@ -103,6 +106,20 @@ describe('read-only roles against every route', () => {
     expect((await as(auditor).get('/admin/audit')).status).to.equal(200);
     expect((await as(auditor).get('/metrics')).status).to.equal(200);
     expect((await as(auditor).get('/projects')).status).to.equal(200);
+  });
+
+  it('the event stream: an auditor sees every event, a reader of P the events of P only', async () => {
+    const open = (c: { user: string; password: string }) => new SseStream(`${ts.url}/events`, { as: c });
+    const [sa, sr] = [open(auditor), open(reader)];
+    for (const x of [sa, sr]) expect(await x.answered()).to.equal(200);
+    await must(api.put('/node/rn1/metadata/seen', { value: 1 }));
+    await must(api.put('/network/rw2', { owner: 'rp2', access: 'rp2', net_id: '' }));
+    await must(api.put('/project/rp-end'));
+    await sa.until(() => sa.events.some((e) => e.data.name === 'rp-end'));
+    expect(sa.events.map((e) => e.data.name)).to.deep.equal(['rn1', 'rw2', 'rp-end']);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sr.events.map((e) => `${e.event} ${e.data.name}`)).to.deep.equal(['node.metadata_set rn1']);
+    for (const x of [sa, sr]) x.close();
   });
 
   it('a reader of P reads every GET a member of P reads, with the same answer; nothing of other projects', async () => {

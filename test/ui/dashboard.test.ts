@@ -200,6 +200,38 @@ describe('the dashboard in a browser', function () {
     await page.browserContext().close();
   });
 
+  it('shows a change made through the API without a reload (from the event stream, no polling), and says when it reconnects', async () => {
+    const page = await freshPage(browser);
+    const summaries: number[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/ui/api/summary') summaries.push(Date.now());
+    });
+    await login(page, ts.url, 'admin', 'admin-secret');
+    await page.waitForFunction(() => /^Live/.test(document.getElementById('live')?.textContent ?? ''), WAIT);
+    await page.waitForSelector('[data-table="nodes"] tbody td[data-col="name"]', WAIT);
+    // Nothing changes: the page asks nothing (it would poll otherwise).
+    await new Promise((r) => setTimeout(r, 2500));
+    const quiet = summaries.length;
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(summaries.length, 'no polling while nothing changes').to.equal(quiet);
+    // A change through the API appears, without a reload.
+    const navigations: string[] = [];
+    page.on('framenavigated', (f) => navigations.push(f.url()));
+    await makeNode(api, 'live-node');
+    await waitForCell(page, 'nodes', 'live-node', 'name', /^live-node$/);
+    expect(navigations).to.deep.equal([]);
+    // The stream drops (the service ends it): the page says it reconnects, then goes on live.
+    for (const st of (ts.app.hilt.events as unknown as { streams: Set<{ drop(r: string): void }> }).streams) st.drop('closing');
+    await page.waitForFunction(() => /Reconnecting/.test(document.getElementById('live')?.textContent ?? ''), WAIT);
+    await screenshot(page, 'reconnecting');
+    await page.waitForFunction(() => /^Live/.test(document.getElementById('live')?.textContent ?? ''), WAIT);
+    await makeNode(api, 'live-node-2');
+    await waitForCell(page, 'nodes', 'live-node-2', 'name', /^live-node-2$/);
+    await page.browserContext().close();
+    await must(api.del('/node/live-node'));
+    await must(api.del('/node/live-node-2'));
+  });
+
   /** The bodies of the dashboard's action calls (POST api/action) the page makes from now on. */
   function actionCalls(page: Page): unknown[] {
     const calls: unknown[] = [];

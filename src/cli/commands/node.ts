@@ -13,7 +13,8 @@ import { consoleCommands } from './console';
 const OBM_SCHEMA = 'http://schema.massopencloud.org/haas/v0/obm/';
 const obmType = (t: string) => (t.includes('://') ? t : OBM_SCHEMA + t);
 
-function readPem(file: string): string {
+/** A PEM file's text (a BMC's or a REST switch's `ca_cert`). */
+export function readPem(file: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {

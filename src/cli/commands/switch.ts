@@ -4,7 +4,7 @@ import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
 import { ago, answer, fields, list, notOffered, out, table } from '../output';
-import { networksCell, queued } from './node';
+import { networksCell, queued, readPem } from './node';
 
 const SWITCH_SCHEMA = 'http://schema.massopencloud.org/haas/v0/switches/';
 
@@ -96,9 +96,17 @@ export function switchCommands(program: Command, ctx: Ctx): void {
     + 'or a full type identifier with its fields as one JSON object. A password of - is asked for.')
     .argument('<switch>').argument('<subtype>').argument('<args...>')
     .option('--host-key <fingerprint>', 'an SSH switch: pin its host key\'s fingerprint (SHA256:…, as ssh-keygen -l prints it), so that even the first login checks it')
-    .action(async (s: string, subtype: string, args: string[], o: { hostKey?: string }) => {
+    .option('--ca-cert <file>', 'brocade or dellnos9 over https: a PEM file of the CA (or the certificate) the switch\'s TLS certificate is checked against')
+    .option('--no-verify-tls', 'brocade or dellnos9 over https: do not check the switch\'s TLS certificate')
+    .action(async (s: string, subtype: string, args: string[], o: { hostKey?: string; caCert?: string; verifyTls: boolean }) => {
+      // Only what was given: a driver without these fields refuses them (400), as it should. The
+      // CA file is read before the password is asked for.
+      const extra: Record<string, unknown> = {};
+      if (o.hostKey !== undefined) extra.host_key = o.hostKey;
+      if (o.caCert !== undefined) extra.ca_cert = readPem(o.caCert);
+      if (!o.verifyTls) extra.verify_tls = false;
       const body = await switchBody(s, subtype, args, () => c().login());
-      await c().put(path('switch', s), o.hostKey !== undefined ? { ...body, host_key: o.hostKey } : body);
+      await c().put(path('switch', s), { ...body, ...extra });
     });
   sw.command('delete').description('Delete a switch').argument('<switch>')
     .action(async (s: string) => void (await c().del(path('switch', s))));

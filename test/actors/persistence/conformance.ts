@@ -162,7 +162,7 @@ export function engineConformance(
     const pos = (e: { createdAt: number; key: string; sequenceNumber: number }) => `${e.createdAt} ${e.key} ${e.sequenceNumber}`;
     const at = (key: string, seq: number, createdAt: number, data: unknown = {}): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt });
 
-    it('lists every key\'s events newest first: by time, then key, then sequence number, descending', async () => {
+    it('lists every key\'s events newest first, in the one commit order, whatever their times', async () => {
       await engine.persist([at('node:a', 1, 100, { n: 'a1' })]);
       await engine.persist([at('nic:a/x', 1, 200), at('port:s/p', 1, 200)]);
       await engine.persist([at('node:a', 2, 200), at('node:a', 3, 200)]);
@@ -170,11 +170,66 @@ export function engineConformance(
       await engine.persist([at('node:b', 1, 300, { n: 'b1' })]);
       const got = await history({});
       expect(got.map(pos)).to.deep.equal([
-        '300 node:b 1', '200 port:s/p 1', '200 node:a 3', '200 node:a 2', '200 nic:a/x 1', '100 node:a 1', '50 switch:s 1',
+        '300 node:b 1', '50 switch:s 1', '200 node:a 3', '200 node:a 2', '200 port:s/p 1', '200 nic:a/x 1', '100 node:a 1',
       ]);
+      const positions = got.map((e) => e.position!);
+      for (let i = 1; i < positions.length; i++) expect(positions[i], 'positions fall, newest first').to.be.below(positions[i - 1]);
       expect(got[0].data).to.deep.equal({ n: 'b1' });
-      expect(got[5].data).to.deep.equal({ n: 'a1' });
+      expect(got[6].data).to.deep.equal({ n: 'a1' });
       expect(await all(engine.history({ prefix: 'nobody:' }))).to.deep.equal([]);
+    });
+
+    it('gives positions in commit order across concurrent writers, and tells commit listeners in that order once durable', async () => {
+      const told: PersistedEvent[] = [];
+      const stop = engine.onCommit((evs) => told.push(...evs));
+      await Promise.all(Array.from({ length: 200 }, (_, i) => engine.persist([ev(`c:${i % 7}`, Math.floor(i / 7) + 1, i), ev(`d:${i}`, 1, i)])));
+      stop();
+      await engine.persist([ev('c:late', 1, 'unheard')]);
+      expect(told).to.have.length(400);
+      const ps = told.map((e) => e.position!);
+      for (let i = 1; i < ps.length; i++) expect(ps[i], 'told in commit order').to.be.above(ps[i - 1]);
+      // Each key's events in sequence order; a call's events side by side, in call order.
+      for (let i = 0; i < told.length; i += 2) {
+        expect(told[i].data).to.equal(told[i + 1].data);
+        expect(told[i].key).to.match(/^c:/);
+      }
+      const fed = await all(engine.feed(0));
+      expect(fed.map((e) => e.position)).to.deep.equal([...ps, fed.at(-1)!.position]);
+      expect(fed.at(-1)!.data).to.equal('unheard');
+      const seqs = new Map<string, number>();
+      for (const e of fed) {
+        expect(e.sequenceNumber, e.key).to.equal((seqs.get(e.key) ?? 0) + 1);
+        seqs.set(e.key, e.sequenceNumber);
+      }
+      expect((await all(engine.feed(ps[397]))).map((e) => e.position)).to.deep.equal([ps[398], ps[399], fed.at(-1)!.position]);
+      const b = await engine.bounds();
+      expect(b.last).to.equal(fed.at(-1)!.position);
+      expect(b.first).to.be.at.most(ps[0]);
+      // The journal and the events of a key carry the same positions.
+      const j = await all(engine.journal('c:3', 2));
+      expect(j.map((e) => e.position)).to.deep.equal(fed.filter((e) => e.key === 'c:3').slice(-2).reverse().map((e) => e.position));
+    });
+
+    it('finds the position of a time: the events at or after it come after that position', async () => {
+      expect(await engine.positionAt(0)).to.equal((await engine.bounds()).last);
+      for (let i = 1; i <= 5; i++) await engine.persist([at(`t:${i}`, 1, i * 10), at(`u:${i}`, 1, i * 10)]);
+      const fed = await all(engine.feed(0));
+      const after = async (t: number) => (await all(engine.feed(await engine.positionAt(t)))).map((e) => e.createdAt);
+      expect(await after(30)).to.deep.equal([30, 30, 40, 40, 50, 50]);
+      expect(await after(25)).to.deep.equal([30, 30, 40, 40, 50, 50]);
+      expect(await after(0)).to.deep.equal(fed.map((e) => e.createdAt));
+      expect(await after(51)).to.deep.equal([]);
+    });
+
+    it('keeps marks beside the journal, outside it', async () => {
+      expect(await engine.mark('webhook:w1')).to.equal(undefined);
+      await engine.setMark('webhook:w1', { cursor: 12 });
+      await engine.setMark('webhook:w2', 3);
+      await engine.setMark('webhook:w1', { cursor: 13 });
+      expect(await engine.mark('webhook:w1')).to.deep.equal({ cursor: 13 });
+      expect(await engine.mark('webhook:w2')).to.equal(3);
+      expect(await all(engine.keys(''))).to.deep.equal([]);
+      expect((await engine.bounds()).last).to.equal(0);
     });
 
     it('filters the history by key prefix and time range (since inclusive, until exclusive)', async () => {
@@ -191,19 +246,20 @@ export function engineConformance(
       await engine.persist([at('a:1', 2, 7)]);
       const first = await history({});
       expect(first.map(pos)).to.deep.equal(['7 a:1 2', '5 a:3 1', '5 a:2 1', '5 a:1 1']);
-      expect((await history({ before: first[1] })).map(pos)).to.deep.equal(['5 a:2 1', '5 a:1 1']);
-      expect((await history({ before: first[3] })).map(pos)).to.deep.equal([]);
-      // A position that was never stored continues from where it would stand; until then wins if lower.
-      expect((await history({ before: { createdAt: 6, key: 'zzz', sequenceNumber: 1 } })).map(pos)).to.deep.equal(['5 a:3 1', '5 a:2 1', '5 a:1 1']);
-      expect((await history({ before: first[0], until: 6, prefix: 'a:2' })).map(pos)).to.deep.equal(['5 a:2 1']);
+      expect((await history({ before: first[1].position })).map(pos)).to.deep.equal(['5 a:2 1', '5 a:1 1']);
+      expect((await history({ before: first[3].position })).map(pos)).to.deep.equal([]);
+      // A position above every stored one continues from the newest; until wins if lower.
+      expect((await history({ before: first[0].position! + 1000 })).map(pos)).to.deep.equal(first.map(pos));
+      expect((await history({ before: first[0].position, until: 6, prefix: 'a:2' })).map(pos)).to.deep.equal(['5 a:2 1']);
       // The same for one kind's prefix, with other kinds between.
-      await engine.persist([at('b:1', 1, 5), at('b:1', 2, 7), at('c:1', 1, 6)]);
+      await engine.persist([at('b:1', 1, 8), at('c:1', 1, 8)]);
+      await engine.persist([at('a:2', 2, 9), at('b:1', 2, 9)]);
       const kindA = await history({ prefix: 'a:' });
-      expect(kindA.map(pos)).to.deep.equal(['7 a:1 2', '5 a:3 1', '5 a:2 1', '5 a:1 1']);
-      expect((await history({ prefix: 'a:', before: kindA[1] })).map(pos)).to.deep.equal(['5 a:2 1', '5 a:1 1']);
+      expect(kindA.map(pos)).to.deep.equal(['9 a:2 2', '7 a:1 2', '5 a:3 1', '5 a:2 1', '5 a:1 1']);
+      expect((await history({ prefix: 'a:', before: kindA[2].position })).map(pos)).to.deep.equal(['5 a:2 1', '5 a:1 1']);
       expect((await history({ prefix: 'a:', until: 7 })).map(pos)).to.deep.equal(['5 a:3 1', '5 a:2 1', '5 a:1 1']);
-      expect((await history({ prefix: 'b:', since: 6 })).map(pos)).to.deep.equal(['7 b:1 2']);
-      expect((await history({ prefix: 'c:', before: kindA[0] })).map(pos)).to.deep.equal(['6 c:1 1']);
+      expect((await history({ prefix: 'b:', since: 9 })).map(pos)).to.deep.equal(['9 b:1 2']);
+      expect((await history({ prefix: 'c:', before: kindA[0].position })).map(pos)).to.deep.equal(['8 c:1 1']);
       expect(await history({ prefix: 'd:' })).to.deep.equal([]);
     });
 

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { engineConformance } from './conformance';
 import { MemoryPersistenceEngine } from '../../../actors/persistence/memory';
 import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
@@ -37,6 +39,22 @@ engineConformance(
   { freshPath: () => join(tempDir(), 'copy'), openCopy: (path) => new LmdbPersistenceEngine(path, { mapSizeGb: 1 }) },
 );
 
+/** Make an LMDB folder look as releases before the one commit order (and the time index) left it. */
+async function asEarlierRelease(dir: string, keepTimeIndex = false): Promise<void> {
+  const raw = open({ path: dir, maxDbs: 16 });
+  const events = raw.openDB<{ p?: number }, [string, number]>({ name: 'events' });
+  for (const { key, value } of events.getRange()) {
+    const { p: _p, ...old } = value;
+    events.put(key, old);
+  }
+  for (const name of ['order', 'orderByKind', ...(keepTimeIndex ? [] : ['history'])]) await raw.openDB({ name }).drop();
+  const meta = raw.openDB({ name: 'meta' });
+  for (const k of ['ordered', 'legacyEvents', 'legacyOrder', ...(keepTimeIndex ? [] : ['historyIndexed'])]) await meta.remove(k);
+  await raw.close();
+}
+
+const FIXTURE_V2 = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'upgrade-v2');
+
 describe('LMDB engine: beyond the contract', () => {
   const ev = (key: string, seq: number, createdAt: number): PersistedEvent => ({ key, sequenceNumber: seq, data: { seq }, tags: [], createdAt });
   const all = async <T>(it: AsyncIterable<T>) => {
@@ -52,24 +70,95 @@ describe('LMDB engine: beyond the contract', () => {
     const events = Array.from({ length: 12_000 }, (_, i) => ev(`node:n${i % 7}`, Math.floor(i / 7) + 1, 10_000 + i));
     await engine.persist(events);
     await engine.close();
-    // As an earlier release left it: no time index, no marker.
-    const raw = open({ path: dir, maxDbs: 8 });
-    await raw.openDB({ name: 'history' }).drop();
-    await raw.openDB({ name: 'historyByKind' }).drop();
-    await raw.openDB({ name: 'meta' }).drop();
-    await raw.close();
+    // As an earlier release left it: no time index, no positions, no marker.
+    await asEarlierRelease(dir);
     engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
     try {
       await engine.persist([ev('node:new', 1, 50_000)]);
       const got = await all(engine.history({}));
       expect(got).to.have.length(12_001);
       expect(got[0].key).to.equal('node:new');
+      expect(got[0].position).to.equal(12_001);
       expect(got[1].createdAt).to.equal(10_000 + 11_999);
       expect(got[got.length - 1].createdAt).to.equal(10_000);
+      // The older events took positions 1..n in the order of their time, below the new one.
+      expect(got.map((e) => e.position)).to.deep.equal(Array.from({ length: 12_001 }, (_, i) => 12_001 - i));
       const recent = await all(engine.history({ prefix: 'node:', since: 10_000 + 11_990 }));
       expect(recent.map((e) => e.createdAt)).to.deep.equal([50_000, 10_000 + 11_999, 10_000 + 11_998, 10_000 + 11_997, 10_000 + 11_996, 10_000 + 11_995, 10_000 + 11_994, 10_000 + 11_993, 10_000 + 11_992, 10_000 + 11_991, 10_000 + 11_990]);
     } finally {
       await engine.close();
+    }
+  });
+
+  it('orders a data folder written by the release before the one commit order: as its audit log listed it, then new events', async () => {
+    // test/fixtures/upgrade-v2: written by that release; history.json is its audit order, oldest first.
+    const dir = tempDir();
+    execFileSync('tar', ['-xzf', join(FIXTURE_V2, 'data.tar.gz'), '-C', dir]);
+    const legacy = JSON.parse(readFileSync(join(FIXTURE_V2, 'history.json'), 'utf8')) as [string, number, number][];
+    let engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    try {
+      expect((await engine.bounds()).last, 'positions 1..n are taken by the older events').to.equal(legacy.length);
+      await engine.persist([ev('node:new', 1, 1)]);
+      const fed = await all(engine.feed(0));
+      expect(fed.map((e) => [e.key, e.sequenceNumber, e.createdAt])).to.deep.equal([...legacy, ['node:new', 1, 1]]);
+      expect(fed.map((e) => e.position)).to.deep.equal(Array.from({ length: legacy.length + 1 }, (_, i) => i + 1));
+      expect((await all(engine.history({ prefix: 'node:' })))[0].key).to.equal('node:new');
+      engine = await reopenLmdb(engine, dir);
+      expect((await all(engine.feed(legacy.length))).map((e) => e.key)).to.deep.equal(['node:new']);
+      await engine.persist([ev('node:new', 2, 2)]);
+      expect((await engine.bounds()).last).to.equal(legacy.length + 2);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('goes on ordering an older store where a close interrupted it, and positions written meanwhile stay above', async () => {
+    const dir = tempDir();
+    let engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    await engine.persist(Array.from({ length: 11_000 }, (_, i) => ev(`k:${i % 3}`, Math.floor(i / 3) + 1, 1_000 + i)));
+    await engine.close();
+    await asEarlierRelease(dir, true);
+    engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    const newer = engine.persist([ev('k:new', 1, 99_999)]);
+    // Closed at once: at most a chunk or two ordered.
+    await engine.close();
+    await newer;
+    engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    try {
+      await engine.persist([ev('k:new', 2, 100_000)]);
+      const fed = await all(engine.feed(0));
+      expect(fed).to.have.length(11_002);
+      expect(fed.map((e) => e.position)).to.deep.equal(Array.from({ length: 11_002 }, (_, i) => i + 1));
+      expect(fed.slice(0, 11_000).map((e) => e.createdAt)).to.deep.equal(Array.from({ length: 11_000 }, (_, i) => 1_000 + i));
+      expect(fed.slice(11_000).map((e) => `${e.key} ${e.sequenceNumber}`)).to.deep.equal(['k:new 1', 'k:new 2']);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('moves positions on past a gap in a backup, so a stream id of the live store is never one of the restored store\'s', async () => {
+    const dir = tempDir();
+    const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    const copyPath = join(tempDir(), 'copy');
+    try {
+      await engine.persist([ev('a:1', 1, 1), ev('a:2', 1, 2)]);
+      await engine.backup(copyPath);
+      await engine.persist([ev('a:3', 1, 3)]);
+      expect((await engine.bounds())).to.deep.equal({ first: 1, last: 3 });
+    } finally {
+      await engine.close();
+    }
+    const restored = new LmdbPersistenceEngine(copyPath, { mapSizeGb: 1 });
+    try {
+      const b = await restored.bounds();
+      expect(b.first).to.be.above(3);
+      expect(b.last).to.equal(b.first - 1);
+      await restored.persist([ev('b:1', 1, 4)]);
+      const fed = await all(restored.feed(0));
+      expect(fed.map((e) => [e.key, e.position])).to.deep.equal([['a:1', 1], ['a:2', 2], ['b:1', b.first]]);
+      expect((await all(restored.history({}))).map((e) => e.key)).to.deep.equal(['b:1', 'a:2', 'a:1']);
+    } finally {
+      await restored.close();
     }
   });
 
@@ -86,6 +175,11 @@ describe('LMDB engine: beyond the contract', () => {
     }
   });
 });
+
+async function reopenLmdb(old: LmdbPersistenceEngine, dir: string): Promise<LmdbPersistenceEngine> {
+  await old.close();
+  return new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+}
 
 after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 

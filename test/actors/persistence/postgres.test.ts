@@ -288,4 +288,35 @@ describe('PostgreSQL schema migrations', () => {
     await migrateDatabase({ url }).catch((e: Error) => (err = e));
     expect(err?.message).to.match(new RegExp(`schema has version ${SCHEMA_VERSION + 1}; this release knows versions up to ${SCHEMA_VERSION}`));
   });
+
+  it('brings a database written by the release before the one commit order (schema 2) to it: its events keep their order, new ones come after', async () => {
+    const url = await freshDatabase();
+    // Schema 2 as that release created it, and events written through its hilt_write.
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query('CREATE TABLE hilt_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      for (const m of MIGRATIONS.filter((x) => x.version <= 2)) {
+        await c.query(m.sql);
+        await c.query('INSERT INTO hilt_schema (version, description) VALUES ($1, $2)', [m.version, m.description]);
+      }
+      for (let i = 1; i <= 5; i++) {
+        await c.query('SELECT hilt_write(NULL, $1, NULL)', [JSON.stringify([{ k: `old:${i % 2}`, s: Math.ceil(i / 2), c: 1000 + i, t: null, d: { i } }])]);
+      }
+    } finally {
+      await c.end();
+    }
+    expect(await migrateDatabase({ url })).to.deep.equal({ from: 2, to: SCHEMA_VERSION });
+    const engine = new PostgresPersistenceEngine({ url, poolSize: 2 });
+    try {
+      await engine.persist([ev('new:1', 1, 'n')]);
+      const fed = await all(engine.feed(0));
+      expect(fed.map((e) => (e.data as { i?: number }).i ?? e.data)).to.deep.equal([1, 2, 3, 4, 5, 'n']);
+      for (let i = 1; i < fed.length; i++) expect(fed[i].position!).to.be.above(fed[i - 1].position!);
+      expect((await engine.bounds()).last).to.equal(fed[5].position);
+      expect((await all(engine.history({}))).map((e) => e.key)).to.deep.equal(['new:1', 'old:1', 'old:0', 'old:1', 'old:0', 'old:1']);
+    } finally {
+      await engine.close();
+    }
+  });
 });

@@ -1,0 +1,325 @@
+/**
+ * The event stream's fan-out (GET /events, docs/events.md): it hears every commit of this
+ * process's storage engine, in commit order, once durable (PersistenceEngine.onCommit), turns
+ * each event into its public form once (one frame of text shared by every stream), and offers
+ * it to every open stream. A stream that resumes (`Last-Event-ID`, `?after`, `?since`) reads the
+ * journal in the one commit order (feed) from there, or the newest events kept in memory, then
+ * goes on live with no gap and no repeat.
+ *
+ * Nothing here can slow a commit or grow without bound: a listener only appends to a ring of
+ * fixed size and writes to sockets; a stream whose unread bytes (in Node's buffers, or queued
+ * behind its replay) pass the bound is dropped, and its client resumes from the last id it got.
+ * A change of a user's admin flag, role or memberships, a token of theirs revoked, or the user's
+ * deletion ends that user's streams at once; a stream opened with a token or an OpenID Connect
+ * token ends when it expires: the next connection is authorized anew.
+ */
+import type { ServerResponse } from 'node:http';
+import type { ActorRuntime, HistoryEntry } from '../../actors/runtime';
+import type { PersistedEvent } from '../../actors/persistence/engine';
+import { projectsOf, streamEvent, StreamEvent } from './types';
+
+export interface HubOptions {
+  /** a stream's unread bytes at most; past it the stream is dropped */
+  bufferBytes: number;
+  /** a comment line on every stream this often, so that proxies and clients see it is alive */
+  heartbeatMs: number;
+  /** the newest events kept in memory for streams that resume just behind (the rest from the journal): at most this many… */
+  ringSize: number;
+  /** …and this many bytes of text */
+  ringBytes: number;
+}
+
+/** One event, ready for every stream: what the filters read, and its text. */
+export interface Frame {
+  position: number;
+  kind: string;
+  name: string;
+  type: string;
+  /** projects whose members may see it */
+  projects: readonly string[];
+  /** the SSE text: id, event, data lines */
+  text: string;
+}
+
+/** Who reads a stream: what they may see. */
+export interface Viewer { user: string; admin: boolean; projects: ReadonlySet<string> }
+
+/** The filters of a stream: each empty set lets everything through. */
+export interface Filter { kinds: Set<string>; names: Set<string>; projects: Set<string>; types: Set<string> }
+
+export const NO_FILTER: Filter = { kinds: new Set(), names: new Set(), projects: new Set(), types: new Set() };
+
+export function frameOf(entry: HistoryEntry): Frame & { event: StreamEvent } {
+  const event = streamEvent(entry);
+  return {
+    position: entry.position, kind: event.kind, name: event.name, type: event.type, projects: projectsOf(entry), event,
+    text: `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
+  };
+}
+
+export function visible(f: Frame, viewer: Viewer): boolean {
+  return viewer.admin || f.projects.some((p) => viewer.projects.has(p));
+}
+
+export function matches(e: Frame, filter: Filter): boolean {
+  const f = e;
+  if (filter.kinds.size && !filter.kinds.has(e.kind)) return false;
+  if (filter.names.size && !filter.names.has(e.name)) return false;
+  if (filter.projects.size && !f.projects.some((p) => filter.projects.has(p))) return false;
+  if (filter.types.size && !filter.types.has(e.type) && !filter.types.has(`${e.type.split('.')[0]}.*`)) return false;
+  return true;
+}
+
+/** Users whose access changes with this event: their streams end. */
+const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined', 'UserRoleSet', 'TokenRevoked']);
+
+export type DropReason = 'buffer' | 'access' | 'closing';
+
+export interface HubTelemetry {
+  dropped(reason: DropReason): void;
+}
+
+/** One open stream. */
+export class Stream {
+  /** the last position sent (or skipped: filtered out, not visible) */
+  last: number;
+  private replaying = true;
+  /** frames that came live while the stream was replaying */
+  private pending: Frame[] = [];
+  private pendingBytes = 0;
+  ended = false;
+
+  constructor(
+    private readonly hub: EventHub,
+    readonly res: ServerResponse,
+    readonly viewer: Viewer,
+    readonly filter: Filter,
+    after: number,
+    /** false: no `event:` lines, so that a browser's EventSource gets every event as a message */
+    private readonly named = true,
+  ) {
+    this.last = after;
+    res.on('close', () => {
+      this.ended = true;
+      this.hub.remove(this);
+    });
+  }
+
+  private textOf(f: Frame): string {
+    return this.named ? f.text : f.text.replace(/^event: .*\n/m, '');
+  }
+
+  get buffered(): number {
+    return this.res.writableLength + this.pendingBytes;
+  }
+
+  private wants(f: Frame): boolean {
+    return visible(f, this.viewer) && matches(f, this.filter);
+  }
+
+  /**
+   * Frames committed live, oldest first: one write for all those it wants. `whole` is the text
+   * of them all, encoded once for every stream that wants each of them (the common case).
+   */
+  offer(frames: readonly Frame[], whole?: () => Buffer): void {
+    if (this.ended) return;
+    if (this.replaying) {
+      for (const f of frames) {
+        if (f.position <= this.last) continue;
+        this.pending.push(f);
+        this.pendingBytes += f.text.length;
+      }
+      if (this.pendingBytes > this.hub.opts.bufferBytes) this.drop('buffer');
+      return;
+    }
+    let text = '';
+    let all = this.named && !!whole;
+    for (const f of frames) {
+      if (f.position <= this.last) {
+        all = false;
+        continue;
+      }
+      this.last = f.position;
+      if (this.wants(f)) text += this.textOf(f);
+      else all = false;
+    }
+    if (all) this.write(whole!());
+    else if (text) this.write(text);
+  }
+
+  write(text: string | Buffer): void {
+    if (this.ended) return;
+    this.res.write(text);
+    if (this.res.writableLength > this.hub.opts.bufferBytes) this.drop('buffer');
+  }
+
+  /** Send the frames after `last` from memory or the journal, then what came meanwhile, then go live. */
+  async replay(): Promise<void> {
+    for await (const f of this.hub.framesAfter(this.last)) {
+      if (this.ended) return;
+      if (f.position <= this.last) continue;
+      this.last = f.position;
+      if (!this.wants(f)) continue;
+      if (!this.res.write(this.textOf(f))) await drained(this.res);
+    }
+    if (this.ended) return;
+    const pending = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.replaying = false;
+    this.offer(pending);
+    // Caught up: what follows is live (a client that only wanted what was there may stop here).
+    this.write(': live\n\n');
+  }
+
+  /** End the stream: `buffer` and `closing` cut it, `access` says why first. */
+  drop(reason: DropReason): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.hub.dropped(this, reason);
+    if (reason === 'buffer') {
+      // Its buffers are full: nothing more can reach it in order. The client resumes from its last id.
+      this.res.destroy();
+    } else {
+      this.res.end(reason === 'access' ? ': your access changed: connect again\n\n' : ': the service is stopping: connect again\n\n');
+    }
+  }
+}
+
+/** Resolves when the response can take more, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export class EventHub {
+  private readonly streams = new Set<Stream>();
+  /** the newest frames, positions ascending, and the bytes of their text */
+  private readonly ring: Frame[] = [];
+  private ringBytes = 0;
+  /** the newest position committed (heard or read at start) */
+  last = 0;
+  private stopListening?: () => void;
+  private heartbeat?: NodeJS.Timeout;
+  /** frames heard in this turn of the event loop, offered together at its end (one write per stream) */
+  private batch: Frame[] = [];
+  private closed = false;
+  /** every event heard, and the time from its commit to its frame being written (bench) */
+  onFrame?: (f: Frame & { event: StreamEvent }) => void;
+
+  constructor(readonly runtime: ActorRuntime, readonly opts: HubOptions, private readonly telemetry?: HubTelemetry) {}
+
+  async start(): Promise<void> {
+    this.stopListening = this.runtime.engine.onCommit((events) => this.committed(events));
+    const { last } = await this.runtime.engine.bounds();
+    this.last = Math.max(this.last, last);
+    this.heartbeat = setInterval(() => {
+      for (const s of this.streams) s.write(': heartbeat\n\n');
+    }, this.opts.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /** Bytes held for streams now: unsent in Node's buffers, or queued behind a replay. */
+  bufferedBytes(): number {
+    let n = 0;
+    for (const s of this.streams) n += s.buffered;
+    return n;
+  }
+
+  /** The frame of a stored event (undefined: a key of no kind, the format marker); `event` is the object sent. */
+  frame(e: PersistedEvent): (Frame & { event: StreamEvent }) | undefined {
+    const entry = this.runtime.entryOf(e);
+    return entry && frameOf(entry);
+  }
+
+  private committed(events: readonly PersistedEvent[]): void {
+    for (const e of events) {
+      const position = e.position ?? 0;
+      if (position > this.last) this.last = position;
+      const full = this.frame(e);
+      if (!full) continue;
+      // Only what the streams need stays (the event object goes with this turn).
+      const f: Frame = { position: full.position, kind: full.kind, name: full.name, type: full.type, projects: full.projects, text: full.text };
+      this.ring.push(f);
+      if (!this.batch.length) setImmediate(() => this.flush());
+      this.batch.push(f);
+      this.ringBytes += f.text.length;
+      let drop = 0;
+      while (this.ring.length - drop > 1 && (this.ring.length - drop > this.opts.ringSize || this.ringBytes > this.opts.ringBytes)) this.ringBytes -= this.ring[drop++].text.length;
+      if (drop) this.ring.splice(0, drop);
+      this.onFrame?.(full);
+      const type = (e.data as { type?: string }).type ?? '';
+      if (e.key.startsWith('user:') && ACCESS_EVENTS.has(type)) {
+        const user = e.key.slice('user:'.length);
+        // What came before it goes out first; then that user's streams end.
+        this.flush();
+        for (const s of this.streams) if (s.viewer.user === user) s.drop('access');
+      }
+    }
+  }
+
+  /** Offer the frames of this turn to every stream. */
+  private flush(): void {
+    const frames = this.batch;
+    if (!frames.length) return;
+    this.batch = [];
+    let encoded: Buffer | undefined;
+    const whole = () => (encoded ??= Buffer.from(frames.map((f) => f.text).join(''), 'utf8'));
+    for (const s of this.streams) s.offer(frames, whole);
+  }
+
+  /** Frames after a position, oldest first: from memory when the ring reaches back that far, else from the journal. */
+  async *framesAfter(after: number): AsyncIterable<Frame> {
+    const first = this.ring[0]?.position;
+    if (first === undefined || after < first - 1) {
+      // Up to the newest durable one: what came since is offered live.
+      for await (const e of this.runtime.engine.feed(after)) {
+        const f = this.frame(e);
+        if (f) yield f;
+        if ((e.position ?? 0) >= (this.ring[0]?.position ?? Infinity)) break;
+      }
+    }
+    for (const f of [...this.ring]) if (f.position > after) yield f;
+  }
+
+  /** Open a stream for a viewer after a position (its frames follow, then live ones). */
+  open(res: ServerResponse, viewer: Viewer, filter: Filter, after: number, named = true): Stream {
+    const s = new Stream(this, res, viewer, filter, after, named);
+    if (this.closed) {
+      s.drop('closing');
+      return s;
+    }
+    this.streams.add(s);
+    void s.replay().catch(() => s.drop('closing'));
+    return s;
+  }
+
+  remove(s: Stream): void {
+    this.streams.delete(s);
+  }
+
+  dropped(s: Stream, reason: DropReason): void {
+    this.streams.delete(s);
+    this.telemetry?.dropped(reason);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    this.stopListening?.();
+    for (const s of [...this.streams]) s.drop('closing');
+  }
+}

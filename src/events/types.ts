@@ -1,0 +1,146 @@
+/**
+ * The public form of a committed change (docs/events.md): one stored event → one stream event
+ * `{id, at, by, kind, name, type, project, data}`. `id` is the event's position in the store's
+ * one commit order (opaque to clients, strictly increasing); `type` a stable dotted name.
+ */
+import type { HistoryEntry } from '../../actors/runtime';
+import type { NodeEvent } from '../../actors/node/protocol';
+import type { NicEvent } from '../../actors/nic/protocol';
+import type { PortEvent } from '../../actors/port/protocol';
+import type { SwitchEvent } from '../../actors/switch/protocol';
+import type { ProjectEvent } from '../../actors/project/protocol';
+import type { NetworkEvent } from '../../actors/network/protocol';
+import type { UserEvent } from '../../actors/user/protocol';
+import type { HeadnodeEvent } from '../../actors/headnode/protocol';
+import type { WebhookEvent } from '../../actors/webhook/protocol';
+import { redact } from '../redact';
+import { SERVICE } from '../audit';
+
+export interface StreamEvent {
+  id: string;
+  /** RFC 3339 with milliseconds */
+  at: string;
+  /** the user who made the change, or `hilt` for the service's own work */
+  by: string;
+  kind: string;
+  name: string;
+  type: string;
+  /** the project it concerns, where one applies */
+  project: string | null;
+  data: Record<string, unknown>;
+}
+
+type StoredType = (NodeEvent | NicEvent | PortEvent | SwitchEvent | ProjectEvent | NetworkEvent | UserEvent | HeadnodeEvent | WebhookEvent)['type'];
+
+/**
+ * The dotted name of each stored event type of today's kinds (the compiler keeps it complete).
+ * A kind's first-format events and events of kinds added later get `<kind>.<snake_case>`.
+ */
+export const EVENT_TYPES: Record<StoredType, string> = {
+  ProjectCreated: 'project.created',
+  ProjectDeleted: 'project.deleted',
+  NodeRegistered: 'node.registered',
+  NodeDeleted: 'node.deleted',
+  NodeAssigned: 'project.node_added',
+  NodeReleased: 'project.node_removed',
+  NodeMetadataSet: 'node.metadata_set',
+  NodeMetadataDeleted: 'node.metadata_deleted',
+  NodeUpgraded: 'node.upgraded',
+  NodeLeaseSet: 'lease.set',
+  NodeLeaseDeleted: 'lease.deleted',
+  NodeLeaseExpired: 'lease.expired',
+  ReleasePowerOffSucceeded: 'node.release_powered_off',
+  ReleasePowerOffFailed: 'node.release_power_off_failed',
+  MaintenanceNoticeDelivered: 'node.maintenance_notice_delivered',
+  MaintenanceNoticeFailed: 'node.maintenance_notice_failed',
+  ProjectQuotaSet: 'project.quota_set',
+  NicRegistered: 'nic.registered',
+  NicDeleted: 'nic.deleted',
+  NetworkActionQueued: 'networking_action.accepted',
+  NetworkActionDone: 'networking_action.finished',
+  NetworkActionFailed: 'networking_action.finished',
+  NicNetworkForceDetached: 'nic.network_detached',
+  PortRegistered: 'port.registered',
+  PortDeleted: 'port.deleted',
+  PortWired: 'port.nic_connected',
+  PortUnwired: 'port.nic_detached',
+  PortConfigured: 'port.configured',
+  SwitchRegistered: 'switch.registered',
+  SwitchDeleted: 'switch.deleted',
+  SwitchHostKeyRecorded: 'switch.host_key_recorded',
+  SwitchHostKeyCleared: 'switch.host_key_cleared',
+  SwitchUpgraded: 'switch.upgraded',
+  NetworkCreated: 'network.created',
+  NetworkDeleted: 'network.deleted',
+  AccessGranted: 'network.access_granted',
+  AccessRevoked: 'network.access_revoked',
+  UserCreated: 'user.created',
+  UserDeleted: 'user.deleted',
+  UserAdminSet: 'user.admin_set',
+  UserRoleSet: 'user.role_set',
+  TokenCreated: 'user.token_created',
+  TokenRevoked: 'user.token_revoked',
+  TokenUsed: 'user.token_used',
+  NodeConsoleStarted: 'node.console_started',
+  NodeConsoleStopped: 'node.console_stopped',
+  NodeConsoleAttached: 'node.console_attached',
+  UserJoined: 'project.user_added',
+  UserLeft: 'project.user_removed',
+  HeadnodeCreated: 'headnode.created',
+  HnicCreated: 'headnode.hnic_created',
+  HnicDeleted: 'headnode.hnic_deleted',
+  HnicNetworkConnected: 'headnode.network_attached',
+  HnicNetworkDetached: 'headnode.network_detached',
+  HeadnodeStartRequested: 'headnode.start_requested',
+  HeadnodeStarted: 'headnode.started',
+  HeadnodeStartFailed: 'headnode.start_failed',
+  HeadnodeStopRequested: 'headnode.stop_requested',
+  HeadnodeStopped: 'headnode.stopped',
+  HeadnodeStopFailed: 'headnode.stop_failed',
+  HeadnodeDied: 'headnode.died',
+  HeadnodeDeleteRequested: 'headnode.delete_requested',
+  HeadnodeDeleteFailed: 'headnode.delete_failed',
+  HeadnodeDeleted: 'headnode.deleted',
+  WebhookCreated: 'webhook.created',
+  WebhookDeleted: 'webhook.deleted',
+  WebhookFailing: 'webhook.failing',
+  WebhookResumed: 'webhook.resumed',
+};
+
+/** `NodeMetadataSet` of kind node → `node.metadata_set`; the kind's own name is dropped from the front. */
+export function typeName(kind: string, type: string): string {
+  const known = (EVENT_TYPES as Record<string, string>)[type];
+  if (known) return known;
+  const words = type.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().split('_');
+  if (words[0] === kind && words.length > 1) words.shift();
+  return `${kind}.${words.join('_')}`;
+}
+
+/** Projects an event concerns, for events stored before the runtime recorded them (by their own fields). */
+function oldProjects(e: HistoryEntry): string[] {
+  if (e.kind === 'project') return [e.id];
+  const p = e.event.project ?? (e.event.type === 'NetworkCreated' ? e.event.owner : undefined);
+  return typeof p === 'string' && p && p !== 'admin' ? [p] : [];
+}
+
+/** The projects whose members may see the event (admins see every event). */
+export function projectsOf(e: HistoryEntry): string[] {
+  return e.about?.projects ?? oldProjects(e);
+}
+
+/** The stored event (as the runtime reads it back) in its public form: secrets redacted. */
+export function streamEvent(e: HistoryEntry): StreamEvent {
+  const { type, ...rest } = e.event;
+  const data = redact(rest) as Record<string, unknown>;
+  if (e.about?.operation) data.operation = e.about.operation;
+  return {
+    id: String(e.position),
+    at: new Date(e.at).toISOString(),
+    by: e.by === null || SERVICE.has(e.by) ? 'hilt' : e.by,
+    kind: e.kind,
+    name: e.id,
+    type: typeName(e.kind, type),
+    project: projectsOf(e)[0] ?? null,
+    data,
+  };
+}

@@ -1,0 +1,268 @@
+/**
+ * Webhook delivery (docs/events.md, Webhooks): each webhook not failing has one worker, which
+ * POSTs the events that match its filters, one at a time, in commit order, from its cursor:
+ * the position of the last event it is done with, a durable mark beside the journal
+ * (PersistenceEngine.setMark), moved after each 2xx. So delivery is at least once (a crash
+ * between a 2xx and its mark sends that event again) and in order, and a restart (a kill -9, a
+ * takeover by the standby) goes on from the mark.
+ *
+ * Anything but a 2xx within the timeout is tried again after a pause that doubles from
+ * `retryMinMs` up to `retryMaxMs`; once the first failure in a row is `failAfterMs` old, the
+ * webhook is recorded failing (its actor, `webhook.fail`) and its worker stops until an admin
+ * resumes it (`webhook.resume`), from its cursor. The failure record (when it began, how many,
+ * the last error) is kept in the mark too, so a restart neither forgets nor restarts the window.
+ */
+import { createHmac } from 'node:crypto';
+import { request } from 'undici';
+import { backoff } from '../../lib/time';
+import type { World } from '../../actors/world';
+import type { WebhookState } from '../../actors/webhook/protocol';
+import type { PersistedEvent } from '../../actors/persistence/engine';
+import type { EventHub, Frame } from './hub';
+import type { StreamEvent } from './types';
+import { matches, NO_FILTER } from './hub';
+
+export interface WebhookOptions {
+  /** one attempt's bound */
+  timeoutMs: number;
+  /** the first pause after a failure */
+  retryMinMs: number;
+  /** the longest pause between attempts */
+  retryMaxMs: number;
+  /** failing this long in a row marks the webhook failing */
+  failAfterMs: number;
+  /** sent as User-Agent */
+  userAgent: string;
+}
+
+/** What a webhook's mark holds. */
+export interface DeliveryMark {
+  /** position of the last event done with (delivered, or not for this webhook) */
+  cursor: number;
+  lastSuccess: number | null;
+  lastError: string | null;
+  /** failed attempts in a row */
+  failures: number;
+  /** when the first of them failed */
+  failingSince: number | null;
+}
+
+export interface WebhookTelemetry {
+  delivered(ok: boolean, seconds: number): void;
+}
+
+export const markName = (id: string) => `webhook:${id}`;
+
+/** The signature header's value: HMAC-SHA256 of the raw body keyed by the secret. */
+export function signature(secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/** Events read from the journal at a time. */
+const READ_BATCH = 100;
+
+const short = (s: string) => (s.length > 300 ? `${s.slice(0, 300)}…` : s);
+
+class Worker {
+  mark!: DeliveryMark;
+  private stopped = false;
+  private wake?: () => void;
+  private sleeper?: NodeJS.Timeout;
+  /** the webhook's first position, while the mark is being read */
+  ready: Promise<void>;
+
+  constructor(private readonly runner: WebhookRunner, readonly id: string) {
+    this.ready = this.load();
+  }
+
+  private async load(): Promise<void> {
+    const stored = (await this.runner.world.runtime.engine.mark(markName(this.id))) as DeliveryMark | undefined;
+    if (stored) {
+      this.mark = stored;
+      return;
+    }
+    // A new webhook: the events after its creation.
+    let cursor = this.runner.hub.last;
+    for await (const e of this.runner.world.runtime.engine.events(`webhook:${this.id}`)) {
+      cursor = e.position ?? cursor;
+      break;
+    }
+    this.mark = { cursor, lastSuccess: null, lastError: null, failures: 0, failingSince: null };
+  }
+
+  private get webhook(): WebhookState | undefined {
+    return this.runner.world.rm.webhooks.get(this.id);
+  }
+
+  poke(): void {
+    this.wake?.();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.sleeper);
+    this.wake?.();
+  }
+
+  /** Wait `ms`, or less when `wakeable` and something is committed (stop() always ends it). */
+  private pause(ms: number, wakeable: boolean): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wake = () => {
+        if (wakeable || this.stopped) resolve();
+      };
+      this.sleeper = setTimeout(resolve, ms);
+    }).then(() => {
+      this.wake = undefined;
+      clearTimeout(this.sleeper);
+    });
+  }
+
+  private wants(w: WebhookState, f: Frame): boolean {
+    if (w.projects.length && !f.projects.some((p) => w.projects.includes(p))) return false;
+    return matches(f, { ...NO_FILTER, types: new Set(w.types) });
+  }
+
+  async run(): Promise<void> {
+    await this.ready;
+    let moved = false;
+    while (!this.stopped) {
+      const w = this.webhook;
+      if (!w || w.failing) return;
+      // A few events at a time: no read stays open while a receiver is retried.
+      const batch: PersistedEvent[] = [];
+      for await (const e of this.runner.world.runtime.engine.feed(this.mark.cursor)) {
+        batch.push(e);
+        if (batch.length >= READ_BATCH) break;
+      }
+      if (!batch.length) {
+        // Caught up. Events passed over are recorded now: a crash only passes them over again.
+        if (moved) await this.save();
+        moved = false;
+        await this.pause(30_000, true);
+        continue;
+      }
+      for (const e of batch) {
+        if (this.stopped) return;
+        const f = this.runner.hub.frame(e);
+        if (f && this.wants(w, f)) {
+          if (!(await this.deliver(w, f))) return;
+          moved = false;
+        } else {
+          this.mark.cursor = e.position ?? this.mark.cursor;
+          moved = true;
+        }
+      }
+    }
+  }
+
+  private async save(): Promise<void> {
+    await this.runner.world.runtime.engine.setMark(markName(this.id), this.mark);
+  }
+
+  /** Deliver one event until a 2xx; false when the webhook is now failing or the worker stopped. */
+  private async deliver(w: WebhookState, f: Frame & { event: StreamEvent }): Promise<boolean> {
+    const body = JSON.stringify(f.event);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': this.runner.opts.userAgent,
+      'x-hilt-event-id': f.event.id,
+      'x-hilt-event-type': f.event.type,
+      'x-hilt-webhook-id': this.id,
+      'x-hilt-signature': signature(this.runner.world.credentials.open({ secret: w.secret }).secret as string, body),
+    };
+    for (;;) {
+      if (this.stopped) return false;
+      const started = performance.now();
+      let error: string | null = null;
+      try {
+        const res = await request(w.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.runner.opts.timeoutMs), maxRedirections: 0 });
+        await res.body.dump().catch(() => undefined);
+        if (res.statusCode < 200 || res.statusCode > 299) error = `the receiver answered ${res.statusCode}`;
+      } catch (err) {
+        const e = err as Error;
+        error = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${this.runner.opts.timeoutMs} ms` : short(e.message || String(e));
+      }
+      this.runner.telemetry?.delivered(error === null, (performance.now() - started) / 1000);
+      const now = Date.now();
+      if (error === null) {
+        this.mark = { cursor: f.position, lastSuccess: now, lastError: this.mark.lastError, failures: 0, failingSince: null };
+        await this.save();
+        return true;
+      }
+      this.mark = { ...this.mark, lastError: error, failures: this.mark.failures + 1, failingSince: this.mark.failingSince ?? now };
+      await this.save().catch(() => undefined);
+      if (now - this.mark.failingSince! >= this.runner.opts.failAfterMs) {
+        await this.runner.world.webhooks.ask(this.id, { type: 'webhook.fail', by: 'hilt', error: `failing since ${new Date(this.mark.failingSince!).toISOString()}: ${error}` }).catch(() => undefined);
+        return false;
+      }
+      const o = this.runner.opts;
+      await this.pause(backoff(Math.min(this.mark.failures - 1, 30), o.retryMinMs, o.retryMaxMs), false);
+    }
+  }
+}
+
+export class WebhookRunner {
+  private readonly workers = new Map<string, Worker>();
+  private closed = false;
+  private stopListening?: () => void;
+
+  constructor(readonly world: World, readonly hub: EventHub, readonly opts: WebhookOptions, readonly telemetry?: WebhookTelemetry) {}
+
+  /** Start a worker for every webhook that delivers; then follow commits. */
+  start(): void {
+    this.stopListening = this.world.runtime.engine.onCommit(() => this.sync());
+    this.sync();
+  }
+
+  /** Workers for webhooks that deliver, none for the others; wake them all (something was committed). */
+  sync(): void {
+    if (this.closed) return;
+    for (const [id, w] of this.world.rm.webhooks) {
+      if (w.failing) continue;
+      let worker = this.workers.get(id);
+      if (!worker) {
+        worker = new Worker(this, id);
+        this.workers.set(id, worker);
+        const started = worker;
+        void started.run().catch(() => undefined).finally(() => {
+          if (this.workers.get(id) === started) this.workers.delete(id);
+        });
+      }
+      worker.poke();
+    }
+    for (const [id, worker] of this.workers) {
+      if (!this.world.rm.webhooks.has(id)) worker.stop();
+    }
+  }
+
+  /** A webhook's delivery state: its mark (read from storage when no worker runs). */
+  async state(id: string): Promise<DeliveryMark | undefined> {
+    const worker = this.workers.get(id);
+    if (worker) {
+      await worker.ready;
+      return worker.mark;
+    }
+    return (await this.world.runtime.engine.mark(markName(id))) as DeliveryMark | undefined;
+  }
+
+  /** A failing webhook resumed by an admin: from its cursor, with a new failure window. */
+  async resumed(id: string): Promise<void> {
+    const mark = (await this.world.runtime.engine.mark(markName(id))) as DeliveryMark | undefined;
+    if (mark) await this.world.runtime.engine.setMark(markName(id), { ...mark, failures: 0, failingSince: null });
+    this.sync();
+  }
+
+  /** Webhooks recorded failing (metrics). */
+  failing(): number {
+    let n = 0;
+    for (const w of this.world.rm.webhooks.values()) if (w.failing) n++;
+    return n;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stopListening?.();
+    for (const w of this.workers.values()) w.stop();
+    this.workers.clear();
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * GET /events: the event stream (Server-Sent Events) of every committed change the caller may
+ * see, in commit order (src/events/hub.ts, docs/events.md). /admin/webhooks: the webhooks that
+ * deliver the same events to outside receivers (src/events/webhooks.ts).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import * as S from '../schemas/events';
+import { badArgument, notFound, ErrorType } from '../errors';
+import { parseTime } from '../audit';
+import { requireAdmin } from './guard';
+import type { ServerResponse } from 'node:http';
+import { forRead, type Caller } from '../auth/caller';
+import type { Filter, Stream, Viewer } from '../events/hub';
+import type { RouteWorld } from '../../actors/world';
+import type { WebhookState } from '../../actors/webhook/protocol';
+import type { DeliveryMark } from '../events/webhooks';
+
+type Multi = string | string[] | undefined;
+interface EventsQuery { after?: string; since?: string; kind?: Multi; name?: Multi; project?: Multi; type?: Multi }
+
+const CURSOR = /^[0-9]{1,16}$/;
+
+/** A repeatable, comma-separated filter as a set (empty: no filter). */
+function set(v: Multi): Set<string> {
+  return new Set([v ?? []].flat().flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean));
+}
+
+/** What a caller may see of the stream: an auditor all of it, a project's reader its events (docs/identity.md). */
+export function viewerOf(c: Caller): Viewer {
+  const r = forRead(c);
+  return { user: r.user, admin: r.isAdmin, projects: new Set(r.projects) };
+}
+
+/** When the caller's credentials end by themselves (a token's or an OpenID Connect token's expiry); undefined: never. */
+export function expiryOf(rm: RouteWorld['rm'], c: Caller): number | undefined {
+  const via = c.via;
+  if (via?.kind === 'oidc') return via.expiresAt;
+  if (via?.kind === 'token') return rm.users.get(c.user)?.tokens?.find((t) => t.id === via.id)?.expiresAt;
+  return undefined;
+}
+
+/** End a stream when its caller's credentials expire. */
+export function endAtExpiry(stream: Stream, res: ServerResponse, at: number | undefined): void {
+  if (at === undefined) return;
+  // setTimeout takes at most 2^31-1 ms: a longer life is checked again then.
+  const wait = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
+  const timer = setTimeout(() => (Date.now() >= at ? stream.drop('access') : endAtExpiry(stream, res, at)), wait);
+  res.on('close', () => clearTimeout(timer));
+}
+
+/**
+ * Where a stream starts: after `Last-Event-ID` (a reconnect: it wins), or `after`, or the
+ * position of `since`, or now. An id the store does not keep is a 410 with the oldest it keeps.
+ */
+async function startOf(app: FastifyInstance, req: FastifyRequest<{ Querystring: EventsQuery }>, reply: FastifyReply): Promise<number | undefined> {
+  const { events: hub, world } = app.hilt;
+  const q = req.query;
+  const header = req.headers['last-event-id'];
+  const lastId = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
+  if (lastId !== undefined && !CURSOR.test(lastId)) throw badArgument('Last-Event-ID must be an event id this stream gave');
+  if (lastId === undefined && q.after !== undefined && q.since !== undefined) throw badArgument('give after or since, not both');
+  const since = q.since !== undefined ? parseTime('since', q.since) : undefined;
+  const cursor = lastId ?? q.after;
+  if (cursor === undefined) return since !== undefined ? world.runtime.engine.positionAt(since) : hub.last;
+  const after = Number(cursor);
+  const { first, last } = await world.runtime.engine.bounds();
+  if (after < first - 1 || after > Math.max(last, hub.last)) {
+    reply.code(410).send({
+      type: 'GoneError' satisfies ErrorType,
+      msg: `event ${cursor} is not one this store keeps (older than what it keeps, or from another store, e.g. before a restore from a backup): start again from the oldest kept, or with since`,
+      oldest: String(first),
+    });
+    return undefined;
+  }
+  return after;
+}
+
+/** What the API shows of a webhook: never its secret. */
+function shown(w: WebhookState, mark: DeliveryMark | undefined, last: number) {
+  const cursor = mark?.cursor ?? 0;
+  const iso = (t: number | null | undefined) => (t ? new Date(t).toISOString() : null);
+  return {
+    id: w.id, url: w.url, types: w.types, projects: w.projects, description: w.description,
+    created_at: iso(w.createdAt), created_by: w.createdBy,
+    state: w.failing ? 'failing' : 'delivering', failing_since: iso(w.failingSince), ...(w.failing ? { failing_reason: w.failing } : {}),
+    cursor: String(cursor), backlog: Math.max(0, last - cursor),
+    last_success: iso(mark?.lastSuccess), last_error: mark?.lastError ?? null, consecutive_failures: mark?.failures ?? 0,
+  };
+}
+
+export async function eventRoutes(app: FastifyInstance): Promise<void> {
+  const { world } = app.hilt;
+
+  app.get<{ Querystring: EventsQuery }>('/events', { schema: S.events }, async (req, reply) => {
+    const hub = app.hilt.events;
+    const filter: Filter = { kinds: set(req.query.kind), names: set(req.query.name), projects: set(req.query.project), types: set(req.query.type) };
+    const after = await startOf(app, req, reply);
+    if (after === undefined) return reply;
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-store',
+      connection: 'keep-alive',
+      // A proxy must pass each event on at once (nginx buffers otherwise).
+      'x-accel-buffering': 'no',
+    });
+    // How long a client waits before it reconnects (EventSource's own default is 3 s).
+    res.write('retry: 1000\n: hilt event stream\n\n');
+    const stream = hub.open(res, viewerOf(req.caller), filter, after);
+    endAtExpiry(stream, res, expiryOf(world.rm, req.caller));
+    return reply;
+  });
+
+  app.post<{ Body: { url: string; secret: string; types?: string[]; projects?: string[]; description?: string } }>('/admin/webhooks', { schema: S.createWebhook }, async (req) => {
+    requireAdmin(req.caller);
+    const b = req.body;
+    let url: URL;
+    try {
+      url = new URL(b.url);
+    } catch {
+      throw badArgument('url must be an http:// or https:// URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badArgument('url must be an http:// or https:// URL');
+    const id = `wh-${randomBytes(6).toString('hex')}`;
+    await world.webhooks.ask(id, {
+      type: 'webhook.create', by: req.caller.user,
+      spec: { url: url.toString(), secret: b.secret, types: [...new Set(b.types ?? [])], projects: [...new Set(b.projects ?? [])], description: b.description ?? '' },
+    });
+    app.hilt.webhooks.sync();
+    return { id };
+  });
+
+  app.get('/admin/webhooks', { schema: S.listWebhooks }, async (req) => {
+    requireAdmin(req.caller);
+    const out = [];
+    for (const w of world.rm.webhooks.values()) out.push(shown(w, await app.hilt.webhooks.state(w.id), app.hilt.events.last));
+    return out;
+  });
+
+  app.get<{ Params: { id: string } }>('/admin/webhooks/:id', { schema: S.showWebhook }, async (req) => {
+    requireAdmin(req.caller);
+    const w = world.rm.webhooks.get(req.params.id);
+    if (!w) throw notFound(`webhook ${req.params.id}`);
+    return shown(w, await app.hilt.webhooks.state(w.id), app.hilt.events.last);
+  });
+
+  app.delete<{ Params: { id: string } }>('/admin/webhooks/:id', { schema: S.deleteWebhook }, async (req) => {
+    requireAdmin(req.caller);
+    if (!world.rm.webhooks.has(req.params.id)) throw notFound(`webhook ${req.params.id}`);
+    await world.webhooks.ask(req.params.id, { type: 'webhook.delete', by: req.caller.user });
+    app.hilt.webhooks.sync();
+  });
+
+  app.post<{ Params: { id: string } }>('/admin/webhooks/:id/resume', { schema: S.resumeWebhook }, async (req) => {
+    requireAdmin(req.caller);
+    if (!world.rm.webhooks.has(req.params.id)) throw notFound(`webhook ${req.params.id}`);
+    await world.webhooks.ask(req.params.id, { type: 'webhook.resume', by: req.caller.user });
+    await app.hilt.webhooks.resumed(req.params.id);
+  });
+}
