@@ -86,7 +86,7 @@ describe('hilt events and hilt admin webhook', function () {
       const secret = t.find((r) => r[0].startsWith('secret'))![1];
       expect(secret.length).to.be.at.least(16);
       const list = rows(await cli.ok('admin', 'webhook', 'list'));
-      expect(list[0]).to.deep.equal(['Id', 'URL', 'State', 'Types', 'Projects', 'Backlog', 'Last success', 'Last error']);
+      expect(list[0]).to.deep.equal(['ID', 'URL', 'State', 'Types', 'Projects', 'Backlog', 'Last Success', 'Last Error']);
       expect(list.find((r) => r[0] === id)!.slice(1, 5)).to.deep.equal([rcv.url, 'delivering', 'project.created', 'all']);
       await must(ts.api.put('/project/cw'));
       await rcv.until(() => rcv.delivered().length === 1);
