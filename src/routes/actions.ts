@@ -99,7 +99,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { node: string } }>('/node/:node/networking_actions', { schema: S.listActions }, async (req) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     requireNodeAccess(req.caller, node);
-    // As v1 answered it (test/service/upgrade.test.ts compares): the short id is the system-wide list's.
+    // As v1 answered it (test/src/service/upgrade.test.ts compares): the short id is the system-wide list's.
     return (await listStatuses(journals, node)).map(({ action: a, nicIncarnation }) => {
       const { short_id: _short, ...item } = listed(node, a, nicIncarnation);
       return item;

@@ -398,7 +398,7 @@ function randomOp(r: ReturnType<typeof rng>, s?: State): Op {
   const memberOf = (p: string) => r.pick(['admin', ...Object.keys(MEMBERS).filter((m) => MEMBERS[m].projects.includes(p))]);
   const anyCaller = () => r.pick(['admin', 'admin', 'admin', ...Object.keys(MEMBERS)]);
   const n0 = r.pick(NODES);
-  // The tenant lifecycle: leases (never passing here: test/lifecycle/leases.test.ts times them),
+  // The tenant lifecycle: leases (never passing here: test/src/lifecycle/leases.test.ts times them),
   // quotas, and members powering their nodes on (every release powers its node off).
   const y = r.next();
   if (y < 0.05) {

@@ -149,7 +149,7 @@ const ROUTES: Route[] = [
 
 /**
  * Served, but not fuzzed here: the dashboard (a page, its assets, and an API of its own behind a
- * session cookie and a CSRF token, which test/routes/ui.test.ts attacks).
+ * session cookie and a CSRF token, which test/src/routes/ui.test.ts attacks).
  */
 const NOT_FUZZED = /^(GET|POST) \/ui(\/|$)/;
 

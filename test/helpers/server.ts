@@ -147,7 +147,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, deps: Ser
     adminPassword: ADMIN.password,
     logLevel: 'silent',
     // Many tests log in with wrong passwords on purpose: login throttling has its own tests
-    // (test/routes/logins.test.ts), elsewhere it is out of the way.
+    // (test/src/routes/logins.test.ts), elsewhere it is out of the way.
     loginMaxFailures: 1_000_000,
     ...overrides,
     storage,

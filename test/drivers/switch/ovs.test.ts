@@ -1,6 +1,6 @@
 /**
  * The Open vSwitch driver's translation between the service's VLANs and OVSDB's columns, its
- * settings and its registration entry, without an OVS (test/routes/switch-ovs.test.ts runs it
+ * settings and its registration entry, without an OVS (test/src/routes/switch-ovs.test.ts runs it
  * against a real one).
  */
 import { expect } from 'chai';

@@ -1,0 +1,67 @@
+/** `hilt completion bash` in a real bash, and `hilt serve` as the service's process. */
+import { expect } from 'chai';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CLI, hilt, rows } from '../../helpers/cli';
+import { freePort } from '../../helpers/process';
+
+const run = promisify(execFile);
+
+/** What bash completes after typing `line` (the last word may be partial). */
+async function complete(line: string): Promise<string[]> {
+  const script = `source <(${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} completion bash)
+COMP_WORDS=(${line.split(' ').map((w) => `'${w}'`).join(' ')}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1))
+_hilt_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
+  const { stdout } = await run('bash', ['-c', script]);
+  return stdout.split('\n').filter(Boolean).sort();
+}
+
+describe('hilt completion bash', function () {
+  this.timeout(30_000);
+  it('completes the groups, the verbs of a group, nested groups, options and argument choices', async () => {
+    expect(await complete('hilt ')).to.include.members(['node', 'project', 'network', 'switch', 'port', 'user', 'headnode', 'networking-action', 'admin', 'serve', '--endpoint', '--user']);
+    expect(await complete('hilt n')).to.deep.equal(['network', 'networking-action', 'node']);
+    expect(await complete('hilt node ')).to.include.members(['list', 'show', 'register', 'delete', 'nic', 'network', 'power', 'bootdev', 'metadata']);
+    expect(await complete('hilt node power ')).to.include.members(['off', 'on', 'cycle', 'status']);
+    expect(await complete('hilt node list ')).to.include.members(['free', 'all', '--json']);
+    expect(await complete('hilt --endpoint http://127.0.0.1:5000 node network connect --')).to.include.members(['--wait', '--json', '--help']);
+    expect(await complete('hilt user create alice pw ')).to.include.members(['admin', 'regular']);
+    expect(await complete('hilt port nic a')).to.deep.equal(['add']);
+  });
+});
+
+describe('hilt serve', function () {
+  this.timeout(30_000);
+  it('starts the service as `npm start` does; the CLI talks to it; SIGTERM ends it cleanly', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-serve-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, [CLI, 'serve'], {
+      env: { PATH: process.env.PATH, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_DATA_DIR: dir, HILT_ADMIN_PASSWORD: 'serve-pw', HILT_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      const deadline = Date.now() + 15_000;
+      while (!out.includes('hilt is ready')) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`hilt serve did not start:\n${out}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const url = `http://127.0.0.1:${port}`;
+      const as = { user: 'admin', password: 'serve-pw' };
+      expect((await hilt(url, ['project', 'create', 'served'], { as })).code).to.equal(0);
+      expect(rows((await hilt(url, ['project', 'list'], { as })).stdout)).to.deep.equal([['Projects'], ['served']]);
+      child.kill('SIGTERM');
+      expect(await exited).to.equal(0);
+      expect(out).to.match(/shutting down/);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

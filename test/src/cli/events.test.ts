@@ -1,0 +1,108 @@
+/** hilt events (the event stream) and hilt admin webhook, as child processes against a test server. */
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
+import { cliFor, rows, CLI } from '../../helpers/cli';
+import { Receiver } from '../../helpers/receiver';
+import { addCredentials, record } from '../../helpers/secrets';
+import type { Stream } from '../../../src/events/hub';
+
+describe('hilt events and hilt admin webhook', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let cli: ReturnType<typeof cliFor>;
+  before(async () => {
+    ts = await startTestServer();
+    cli = cliFor(ts.url);
+  });
+  after(() => stopTestServer(ts));
+
+  it('prints the events there are, one line each (or JSON), and ends; filters; a refused cursor is exit 1', async () => {
+    const t0 = new Date().toISOString();
+    await must(ts.api.put('/project/ce'));
+    await must(ts.api.put('/node/cn1', { obm: obm() }));
+    await must(ts.api.post('/project/ce/connect_node', { node: 'cn1' }));
+    const text = await cli.ok('events', '--since', t0);
+    const lines = text.trim().split('\n');
+    expect(lines).to.have.length(3);
+    expect(lines[0]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z\s+project\.created\s+project ce\s+ce\s+admin$/);
+    expect(lines[2]).to.match(/project\.node_added\s+node cn1\s+ce\s+admin$/);
+    const json = (await cli.ok('events', '--since', t0, '--type', 'node.registered', '--json')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(json.map((e) => [e.type, e.name])).to.deep.equal([['node.registered', 'cn1']]);
+    const after = await cli.ok('events', '--after', json[0].id, '--json', '--kind', 'node');
+    expect(after.trim().split('\n').map((l) => JSON.parse(l).type)).to.deep.equal(['project.node_added']);
+    // The last hour by default.
+    expect((await cli.ok('events', '--kind', 'project')).trim().split('\n').length).to.be.at.least(1);
+    const gone = await cli.run('events', '--after', '99999999');
+    expect(gone.code).to.equal(1);
+    expect(gone.stderr).to.match(/GoneError/);
+    expect((await cli.run('events', '--after', '1', '--since', t0)).code).to.equal(2);
+  });
+
+  it('--follow: prints changes as they are committed, resumes across dropped connections without loss or repeat, exits 0 on Ctrl-C', async () => {
+    addCredentials(ADMIN.user, ADMIN.password);
+    const child = spawn(process.execPath, [CLI, 'events', '--follow', '--json', '--kind', 'node'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => child.on('close', r));
+    const names = () => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).name as string);
+    const until = async (cond: () => boolean, what: string) => {
+      const end = Date.now() + 15_000;
+      while (!cond()) {
+        if (Date.now() > end) throw new Error(`${what}: ${stdout} ${stderr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    try {
+      await until(() => ts.app.hilt.events.size === 1, 'the CLI connected');
+      for (let i = 0; i < 3; i++) await must(ts.api.put(`/node/cf${i}`, { obm: obm() }));
+      await until(() => names().length === 3, 'three events');
+      // The service drops the connection (as a restart or a proxy would); meanwhile changes go on.
+      for (const s of (ts.app.hilt.events as unknown as { streams: Set<Stream> }).streams) s.drop('buffer');
+      for (let i = 3; i < 6; i++) await must(ts.api.put(`/node/cf${i}`, { obm: obm() }));
+      await until(() => names().length === 6, 'six events after the reconnect');
+      expect(names()).to.deep.equal(['cf0', 'cf1', 'cf2', 'cf3', 'cf4', 'cf5']);
+      expect(stderr).to.match(/reconnecting after \d+/);
+      child.kill('SIGINT');
+      expect(await exited).to.equal(0);
+    } finally {
+      child.kill('SIGKILL');
+      record(stdout, 'hilt events stdout');
+      record(stderr, 'hilt events stderr');
+    }
+  });
+
+  it('admin webhook create, list, show, resume and delete', async () => {
+    const rcv = await new Receiver().start();
+    try {
+      const created = await cli.ok('admin', 'webhook', 'create', rcv.url, '--type', 'project.created', '--description', 'cli test');
+      const t = rows(created);
+      const id = t.find((r) => r[0] === 'id')![1];
+      const secret = t.find((r) => r[0].startsWith('secret'))![1];
+      expect(secret.length).to.be.at.least(16);
+      const list = rows(await cli.ok('admin', 'webhook', 'list'));
+      expect(list[0]).to.deep.equal(['ID', 'URL', 'State', 'Types', 'Projects', 'Backlog', 'Last Success', 'Last Error']);
+      expect(list.find((r) => r[0] === id)!.slice(1, 5)).to.deep.equal([rcv.url, 'delivering', 'project.created', 'all']);
+      await must(ts.api.put('/project/cw'));
+      await rcv.until(() => rcv.delivered().length === 1);
+      const show = await cli.json('admin', 'webhook', 'show', id);
+      expect(show).to.deep.include({ id, state: 'delivering', description: 'cli test' });
+      expect(JSON.stringify(show)).to.not.include(secret);
+      expect((await cli.run('admin', 'webhook', 'resume', id)).code).to.equal(0);
+      expect((await cli.run('admin', 'webhook', 'delete', id)).code).to.equal(0);
+      const missing = await cli.run('admin', 'webhook', 'show', id);
+      expect(missing.code).to.equal(1);
+      expect(missing.stderr).to.match(/NotFoundError/);
+      const member = await makeUser(ts.api, 'cw-user', 'cw-pw');
+      const refused = await cli.as({ as: member })('admin', 'webhook', 'list');
+      expect(refused.code).to.equal(1);
+    } finally {
+      await rcv.close();
+    }
+  });
+});

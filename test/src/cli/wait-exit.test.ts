@@ -1,0 +1,166 @@
+/**
+ * --wait (DONE and ERROR, with the mock switch's failure injection) and the exit codes:
+ * 0 success, 1 a 4xx answer, 2 usage, 3 a 5xx answer, an unreachable server or an operation in ERROR.
+ */
+import { expect } from 'chai';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch } from '../../helpers/server';
+import { freePort } from '../../helpers/process';
+import { cliFor, hilt, rows } from '../../helpers/cli';
+
+describe('hilt --wait and exit codes', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let api: Client;
+  let cli: ReturnType<typeof cliFor>;
+  before(async () => {
+    // gi1/0/9 fails every switch operation; each operation takes 300 ms, so --wait sees PENDING.
+    ts = await startTestServer({ mockSwitchFailPorts: ['s1/gi1/0/9'], mockSwitchDelayMs: 300, obmTimeoutMs: 2000 });
+    api = ts.api;
+    cli = cliFor(ts.url);
+    await must(api.put('/project/p'));
+    await must(api.put('/switch/s1', mockSwitch));
+    for (const [node, port] of [['ok', 'gi1/0/1'], ['bad', 'gi1/0/9']]) {
+      await makeNode(api, node, ['eth0']);
+      await must(api.put(`/switch/s1/port/${port}`));
+      await must(api.post(`/switch/s1/port/${port}/connect_nic`, { node, nic: 'eth0' }));
+      await must(api.post('/project/p/connect_node', { node }));
+    }
+    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+  });
+  after(() => stopTestServer(ts));
+
+  describe('--wait', () => {
+    it('connect --wait follows the operation to DONE: progress lines on stderr (not a terminal), the final status on stdout, exit 0', async () => {
+      const r = await cli.run('node', 'network', 'connect', 'ok', 'eth0', 'w', '--wait');
+      expect(r.code, r.stderr).to.equal(0);
+      const t = rows(r.stdout);
+      expect(t).to.deep.include.members([['Node', 'ok'], ['NIC', 'eth0'], ['New Network', 'w'], ['Status', 'DONE']]);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines[0]).to.match(/^hilt: waiting for connect ok eth0 to w \(.+\)$/);
+      expect(lines.filter((l) => /^hilt: connect ok eth0 to w: PENDING \(\d+\.\ds\)$/.test(l)), 'one line per change of status').to.have.length(1);
+      expect(lines[lines.length - 1]).to.match(/^hilt: connect ok eth0 to w: DONE after \d+\.\ds$/);
+      expect(r.stderr, 'no terminal codes when not a terminal').to.not.match(/\x1b|\r/);
+      expect((await api.get('/node/ok')).body.nics[0].networks).to.deep.equal({ 'vlan/native': 'w' });
+    });
+
+    it('detach --wait --json prints the final status as the server gives it', async () => {
+      const r = await cli.run('node', 'network', 'detach', 'ok', 'eth0', 'w', '--wait', '--json');
+      expect(r.code).to.equal(0);
+      const body = JSON.parse(r.stdout);
+      expect(body).to.deep.include({ status: 'DONE', node: 'ok', nic: 'eth0', new_network: null });
+      expect((await api.get('/node/ok')).body.nics[0].networks).to.deep.equal({});
+    });
+
+    it('connect --wait on a failing port: ERROR with its reason, exit 3, nothing attached', async () => {
+      const r = await cli.run('node', 'network', 'connect', 'bad', 'eth0', 'w', '--wait');
+      expect(r.code).to.equal(3);
+      const t = rows(r.stdout);
+      expect(t).to.deep.include(['Status', 'ERROR']);
+      const reason = t.find((x) => x[0] === 'Error')![1];
+      expect(reason).to.be.a('string').and.not.empty;
+      expect(r.stderr).to.include('hilt: connect bad eth0 to w failed: ');
+      expect(r.stderr).to.match(/mock switch|fail/i);
+      expect((await api.get('/node/bad')).body.nics[0].networks).to.deep.equal({});
+      const j = await cli.run('port', 'revert', 's1', 'gi1/0/9', '--wait', '--json');
+      expect(j.code).to.equal(3);
+      expect(JSON.parse(j.stdout)).to.deep.include({ status: 'ERROR', type: 'revert_port' });
+    });
+
+    it('without --wait: the status id only, at once', async () => {
+      const r = await cli.run('node', 'network', 'connect', 'ok', 'eth0', 'w');
+      expect(r.code).to.equal(0);
+      const id = rows(r.stdout)[1][1];
+      expect((await must(api.get(`/networking_action/${id}`))).body.status).to.equal('PENDING');
+      const s = await cli.run('networking-action', 'show', id);
+      expect(rows(s.stdout)).to.deep.include(['Status', 'PENDING']);
+    });
+  });
+
+  describe('exit codes', () => {
+    it('0 for success, 1 for a 4xx answer with its type and message on stderr and nothing on stdout', async () => {
+      expect((await cli.run('project', 'list')).code).to.equal(0);
+      for (const [args, type] of [
+        [['node', 'show', 'nope'], 'NotFoundError'],
+        [['project', 'create', 'p'], 'DuplicateError'],
+        [['node', 'delete', 'ok'], 'BlockedError'],
+      ] as const) {
+        const r = await cli.run(...args);
+        expect(r.code, args.join(' ')).to.equal(1);
+        expect(r.stdout).to.equal('');
+        expect(r.stderr).to.match(new RegExp(`^hilt: ${type}: .+\\n$`));
+      }
+      const anon = await hilt(ts.url, ['project', 'list'], { as: null });
+      expect(anon.code).to.equal(1);
+      expect(anon.stderr).to.match(/AuthorizationError/);
+    });
+
+    it('2 for usage errors: unknown command or option, missing argument, bad choice, no command', async () => {
+      for (const args of [['nodes', 'list'], ['node', 'list'], ['node', 'list', 'busy'], ['node', 'show', 'n', '--bogus'], ['user', 'set-admin', 'u', 'root'], []]) {
+        const r = await cli.run(...args);
+        expect(r.code, args.join(' ')).to.equal(2);
+        expect(r.stdout, args.join(' ')).to.equal('');
+        expect(r.stderr, args.join(' ')).to.not.equal('');
+      }
+      const bad = await hilt('not a url', ['project', 'list']);
+      expect(bad.code).to.equal(2);
+      expect(bad.stderr).to.match(/not a URL/);
+    });
+
+    it('0 for --help and --version, on stdout', async () => {
+      const h = await cli.run('node', 'network', 'connect', '--help');
+      expect(h.code).to.equal(0);
+      expect(h.stdout).to.match(/Usage: hilt node network connect \[options\] <node> <nic> <network> \[channel\]/);
+      expect(h.stdout).to.match(/--wait/);
+      const v = await cli.run('--version');
+      expect(v.code).to.equal(0);
+      expect(v.stdout.trim()).to.match(/^\d+\.\d+\.\d+$/);
+    });
+
+    it('3 when the server cannot be reached', async () => {
+      const port = await freePort();
+      const r = await hilt(`http://127.0.0.1:${port}`, ['node', 'list', 'all']);
+      expect(r.code).to.equal(3);
+      expect(r.stderr).to.match(new RegExp(`^hilt: cannot reach http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`));
+    });
+
+    describe('3 for a 5xx answer', () => {
+      let fake: Server;
+      let url: string;
+      before(async () => {
+        // A stand-in for a server in trouble: 503 with hilt's error body, 500 without a body.
+        fake = createServer((req, res) => {
+          if (req.url === '/projects') {
+            res.writeHead(503, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ type: 'ServiceUnavailableError', msg: 'storage refused the change' }));
+          } else {
+            res.writeHead(500);
+            res.end();
+          }
+        });
+        await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
+        url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+      });
+      after(() => new Promise<void>((r) => fake.close(() => r())));
+
+      it('with the error body: its type and message', async () => {
+        const r = await hilt(url, ['project', 'list']);
+        expect(r.code).to.equal(3);
+        expect(r.stderr).to.equal('hilt: ServiceUnavailableError: storage refused the change\n');
+        expect(r.stdout).to.equal('');
+      });
+      it('without one: the status', async () => {
+        const r = await hilt(url, ['node', 'list', 'all']);
+        expect(r.code).to.equal(3);
+        expect(r.stderr).to.match(/^hilt: HTTP 500: /);
+      });
+      it('a 502 of a BMC from the real server (power status of an IPMI node whose BMC is not there)', async function () {
+        await must(api.put('/node/ipmi', { obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/ipmi', host: `127.0.0.1:${await freePort()}`, user: 'u', password: 'p' } }));
+        const r = await cli.run('node', 'power', 'status', 'ipmi');
+        expect(r.code, r.stderr).to.equal(3);
+        expect(r.stderr).to.match(/^hilt: OBMError: /);
+      });
+    });
+  });
+});

@@ -1,0 +1,235 @@
+/**
+ * Timed reservations (issue 20 item 4): the lease's calls and their checks; at expiry the service,
+ * as `hilt`, detaches every network (the simulator's port ends shut and without VLANs), releases the node
+ * and powers it off; a lease that passes while hilt is stopped is acted on at the next start; a
+ * lease that passes with an operation pending waits for it.
+ */
+import { expect } from 'chai';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, finished, mockSwitch, Creds } from '../../helpers/server';
+import { registration, simFor, VENDOR_CASES } from '../../helpers/switch-sims';
+import type { SwitchSim } from '../../sim/switch/sim';
+import { until, sleep } from '../../helpers/wait';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { logFileName } from '../../../hardware/console-log';
+
+const DAY = 86_400_000;
+const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+/** `YYYY-MM-31T12:00:00Z` of a month without a 31st whose roll-over (the 1st of the next) is within 80 days, if any. */
+function shortMonthSoon(): string | undefined {
+  for (let i = 0; i < 3; i++) {
+    const d = new Date();
+    d.setUTCDate(1);
+    d.setUTCMonth(d.getUTCMonth() + i);
+    const text = `${d.toISOString().slice(0, 8)}31T12:00:00Z`;
+    const rolled = Date.parse(text);
+    if (new Date(rolled).getUTCDate() !== 31 && rolled > Date.now() + DAY && rolled < Date.now() + 80 * DAY) return text;
+  }
+  return undefined;
+}
+
+describe('leases', function () {
+  this.timeout(60_000);
+
+  describe('the calls', () => {
+    let ts: TestServer;
+    let api: Client;
+    let member: Creds;
+    let outsider: Creds;
+    before(async () => {
+      ts = await startTestServer();
+      api = ts.api;
+      await must(api.put('/project/pa'));
+      await must(api.put('/project/pb'));
+      member = await makeUser(api, 'lease-m', 'lease-m-pw', ['pa']);
+      outsider = await makeUser(api, 'lease-o', 'lease-o-pw', ['pb']);
+      await makeNode(api, 'l1');
+      await makeNode(api, 'l2');
+      await must(api.post('/project/pa/connect_node', { node: 'l1' }));
+    });
+    after(() => stopTestServer(ts));
+
+    it('checks the time first (400, even without credentials), then the node (404), then that it is in a project (409), then the caller (401)', async () => {
+      const bad = async (expires_at: unknown, re: RegExp, as?: Creds | null) => {
+        const r = await api.put('/node/l1/lease', { expires_at }, as === undefined ? undefined : { as });
+        expect(r.status, r.text).to.equal(400);
+        expect(r.body).to.deep.include({ type: 'BadArgumentError' });
+        expect(r.body.msg).to.match(re);
+      };
+      await bad('2000-01-01T00:00:00Z', /in the past/);
+      await bad(inMs(91 * DAY), /more than 90 days/);
+      await bad('tomorrow', /RFC 3339/);
+      await bad('2030-01-01', /RFC 3339/);
+      // Fields out of range, which Date.parse would roll over into another time, are no time at all.
+      const tomorrow = inMs(DAY).slice(0, 10);
+      await bad(`${tomorrow}T24:00:00Z`, /RFC 3339/);
+      await bad(`${tomorrow}T12:00:00+24:00`, /RFC 3339/);
+      const short = shortMonthSoon();
+      if (short) await bad(short, /RFC 3339/);
+      await bad(7, /string/);
+      await bad(inMs(-DAY), /in the past/, null);
+      expect((await api.put('/node/l1/lease', {})).status).to.equal(400);
+      expect((await api.put('/node/l1/lease', { expires_at: inMs(DAY), x: 1 })).status).to.equal(400);
+      expect((await api.put('/node/nope/lease', { expires_at: inMs(DAY) })).status).to.equal(404);
+      const free = await api.put('/node/l2/lease', { expires_at: inMs(DAY) });
+      expect(free.status).to.equal(409);
+      expect(free.body.msg).to.match(/free/);
+      expect((await api.put('/node/l1/lease', { expires_at: inMs(DAY) }, { as: outsider })).status).to.equal(401);
+      expect((await api.put('/node/l1/lease', { expires_at: inMs(DAY) }, { as: null })).status).to.equal(401);
+      expect((await api.get('/node/l1/lease')).status).to.equal(404);
+    });
+
+    it('a member sets, moves, reads, lists and removes the lease of its node', async () => {
+      const t1 = new Date(Date.now() + 3 * DAY);
+      await must(api.put('/node/l1/lease', { expires_at: t1.toISOString().replace('Z', '+00:00') }, { as: member }));
+      expect((await must(api.get('/node/l1/lease', { as: member }))).body).to.deep.equal({ project: 'pa', expires_at: t1.toISOString(), expired: false });
+      const t2 = new Date(Date.now() + 5 * DAY);
+      await must(api.put('/node/l1/lease', { expires_at: t2.toISOString() }));
+      expect((await must(api.get('/project/pa/leases', { as: member }))).body).to.deep.equal([{ node: 'l1', expires_at: t2.toISOString(), expired: false }]);
+      expect((await api.get('/node/l1/lease', { as: outsider })).status).to.equal(401);
+      expect((await api.get('/project/pa/leases', { as: outsider })).status).to.equal(401);
+      expect((await api.get('/project/nope/leases')).status).to.equal(404);
+      expect((await api.del('/node/l1/lease', { as: outsider })).status).to.equal(401);
+      await must(api.del('/node/l1/lease', { as: member }));
+      expect((await api.get('/node/l1/lease')).status).to.equal(404);
+      expect((await api.del('/node/l1/lease')).status).to.equal(404);
+      expect((await must(api.get('/project/pa/leases'))).body).to.deep.equal([]);
+      const journal = (await must(api.get('/admin/audit?kind=node&name=l1'))).body.entries.map((e: { call: string; by: string }) => `${e.call} ${e.by}`);
+      expect(journal.slice(0, 3)).to.deep.equal(['node_delete_lease lease-m', 'node_set_lease admin', 'node_set_lease lease-m']);
+    });
+
+    it('a release ends the lease', async () => {
+      await must(api.put('/node/l1/lease', { expires_at: inMs(DAY) }));
+      await must(api.post('/project/pa/detach_node', { node: 'l1' }));
+      expect((await api.get('/node/l1/lease')).status).to.equal(404);
+      await must(api.post('/project/pa/connect_node', { node: 'l1' }));
+      expect((await api.get('/node/l1/lease')).status).to.equal(404);
+    });
+  });
+
+  describe('expiry, with a switch simulator over SSH', () => {
+    const c = VENDOR_CASES.find((v) => v.vendor === 'nexus')!;
+    let sim: SwitchSim;
+    let ts: TestServer;
+    let api: Client;
+    let vlans: Record<string, number>;
+
+    before(async () => {
+      sim = await simFor(c);
+      ts = await startTestServer();
+      api = ts.api;
+      await must(api.put('/project/px'));
+      await must(api.put('/switch/nx', registration(c, sim)));
+      await makeNode(api, 'x1', ['eth0', 'eth1']);
+      for (const [i, nic] of ['eth0', 'eth1'].entries()) {
+        await must(api.put(`/switch/nx/port/${c.ports[i]}`));
+        await must(api.post(`/switch/nx/port/${c.ports[i]}/connect_nic`, { node: 'x1', nic }));
+      }
+      await must(api.post('/project/px/connect_node', { node: 'x1' }));
+      for (const w of ['wa', 'wb']) await must(api.put(`/network/${w}`, { owner: 'px', access: 'px', net_id: '' }));
+      const nets = (await must(api.get('/networks'))).body;
+      vlans = { wa: Number(nets.wa.network_id), wb: Number(nets.wb.network_id) };
+      const op = async (nic: string, body: object) => expect((await finished(api, (await must(api.post(`/node/x1/nic/${nic}/connect_network`, body), 202)).body.status_id)).status).to.equal('DONE');
+      await op('eth0', { network: 'wa' });
+      await op('eth0', { network: 'wb', channel: `vlan/${vlans.wb}` });
+      await op('eth1', { network: 'wb' });
+      await must(api.post('/node/x1/power_on'));
+    });
+    after(() => stopTestServer(ts));
+
+    it('detaches every network as `hilt`, releases the node and powers it off', async () => {
+      expect(sim.carried(c.ports[0])).to.deep.equal({ native: vlans.wa, tagged: [vlans.wb] });
+      expect(sim.isUp(c.ports[0]) && sim.isUp(c.ports[1]), 'ports carrying networks are up').to.equal(true);
+      const before = (await must(api.get('/metrics'))).text.match(/^hilt_lease_expiries_total (\d+)/m)?.[1] ?? '0';
+      await must(api.put('/node/x1/lease', { expires_at: inMs(1500) }));
+      await until('the node is free', async () => (await must(api.get('/nodes/free'))).body.includes('x1'), 20_000);
+      expect(sim.carried(c.ports[0])).to.deep.equal({ native: null, tagged: [] });
+      expect(sim.carried(c.ports[1])).to.deep.equal({ native: null, tagged: [] });
+      // Their last network gone, the ports are shut (HILT_INACTIVE_PORTS, the default).
+      expect([sim.isUp(c.ports[0]), sim.isUp(c.ports[1])]).to.deep.equal([false, false]);
+      const node = (await must(api.get('/node/x1'))).body;
+      for (const nic of node.nics) expect(nic.networks).to.deep.equal({});
+      await until('the node is off', () => ts.mockObm.state('bmc.example').power === 'off');
+      // The power-off's outcome is recorded after the BMC answered.
+      await until('the outcome is recorded', () => !ts.world.rm.releasePowerOffs.has('x1'));
+      expect((await api.get('/node/x1/lease')).status).to.equal(404);
+      const after = (await must(api.get('/metrics'))).text.match(/^hilt_lease_expiries_total (\d+)/m)?.[1];
+      expect(Number(after)).to.equal(Number(before) + 1);
+      // Each step in the audit log under `hilt`.
+      const byHilt = (await must(api.get('/admin/audit?user=hilt&limit=50'))).body.entries.map((e: { kind: string; event: { type: string } }) => `${e.kind} ${e.event.type}`);
+      expect(byHilt).to.include.members(['node NodeLeaseExpired', 'nic NetworkActionQueued', 'node NodeReleased', 'node ReleasePowerOffSucceeded']);
+      expect(byHilt.filter((e: string) => e === 'nic NetworkActionQueued')).to.have.length(3);
+    });
+  });
+
+  describe('durable expiry', () => {
+    it('a lease that passes while hilt is stopped is acted on at the next start', async () => {
+      let ts = await startTestServer();
+      await must(ts.api.put('/project/pq'));
+      await makeNode(ts.api, 'q1');
+      await must(ts.api.post('/project/pq/connect_node', { node: 'q1' }));
+      await must(ts.api.put('/node/q1/lease', { expires_at: inMs(1200) }));
+      await stopTestServer(ts, false);
+      await sleep(1500);
+      ts = await startTestServer({}, {}, ts.dataDir);
+      await until('the node is free', async () => (await must(ts.api.get('/nodes/free'))).body.includes('q1'));
+      const released = (await must(ts.api.get('/admin/audit?kind=node&name=q1&limit=5'))).body.entries.map((e: { by: string; event: { type: string } }) => `${e.event.type} ${e.by}`);
+      expect(released).to.include.members(['NodeLeaseExpired hilt', 'NodeReleased hilt']);
+      await stopTestServer(ts);
+    });
+
+    it('an expiry ends the console\'s recording and deletes its log, as a release does: the next tenant reads 404', async () => {
+      const ts = await startTestServer();
+      try {
+        const api = ts.api;
+        await must(api.put('/project/pc'));
+        await must(api.put('/project/pd'));
+        await makeNode(api, 'k1');
+        await must(api.post('/project/pc/connect_node', { node: 'k1' }));
+        await must(api.call('PUT', '/node/k1/console'));
+        // The mock OBM's console greets; its log is a file in the data folder.
+        await until('the console is logged', async () => (await api.get('/node/k1/console')).text.includes('mock serial console'));
+        const file = join(ts.dataDir, 'consoles', logFileName('k1'));
+        expect(existsSync(file)).to.equal(true);
+        await must(api.put('/node/k1/lease', { expires_at: inMs(1000) }));
+        await until('the node is free', async () => (await must(api.get('/nodes/free'))).body.includes('k1'));
+        await until('the log is gone', () => !existsSync(file) && !ts.consoles.processes().has('k1') && ts.consoles.active() === 0);
+        await must(api.post('/project/pd/connect_node', { node: 'k1' }));
+        expect((await api.get('/node/k1/console')).status).to.equal(404);
+      } finally {
+        await stopTestServer(ts);
+      }
+    });
+
+    it('a lease that passes with an operation pending waits for it; meanwhile nothing more is connected', async () => {
+      const ts = await startTestServer({ mockSwitchDelayMs: 2500 });
+      const api = ts.api;
+      await must(api.put('/project/pp'));
+      await must(api.put('/switch/ms', mockSwitch));
+      await makeNode(api, 'p1', ['eth0', 'eth1']);
+      for (const [i, nic] of ['eth0', 'eth1'].entries()) {
+        await must(api.put(`/switch/ms/port/gi1/0/${i}`));
+        await must(api.post(`/switch/ms/port/gi1/0/${i}/connect_nic`, { node: 'p1', nic }));
+      }
+      await must(api.post('/project/pp/connect_node', { node: 'p1' }));
+      await must(api.put('/network/pw', { owner: 'pp', access: 'pp', net_id: '' }));
+      await must(api.put('/node/p1/lease', { expires_at: inMs(1000) }));
+      const pending = (await must(api.post('/node/p1/nic/eth0/connect_network', { network: 'pw' }), 202)).body.status_id;
+      await until('the lease has passed', async () => (await must(api.get('/node/p1/lease'))).body.expired === true);
+      // Still the project's while its operation runs; no new network goes on.
+      expect((await must(api.get('/node/p1'))).body.project).to.equal('pp');
+      const refused = await api.post('/node/p1/nic/eth1/connect_network', { network: 'pw' });
+      expect(refused.status).to.equal(409);
+      expect(refused.body.msg).to.match(/lease of node p1 has expired/);
+      expect((await api.put('/node/p1/lease', { expires_at: inMs(DAY) })).status).to.equal(409);
+      // The pending connect ends as it would have; then the expiry detaches it and releases.
+      expect((await finished(api, pending)).status).to.equal('DONE');
+      await until('the node is free', async () => (await must(api.get('/nodes/free'))).body.includes('p1'), 20_000);
+      const ops = (await must(api.get('/node/p1/networking_actions'))).body.map((a: { new_network: string | null; status: string }) => `${a.new_network} ${a.status}`);
+      expect(ops).to.deep.equal(['null DONE', 'pw DONE']);
+      expect(ts.mockSwitch.port('ms', 'gi1/0/0')).to.deep.include({ native: null, tagged: [] });
+      await stopTestServer(ts);
+    });
+  });
+});

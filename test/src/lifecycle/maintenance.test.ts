@@ -1,0 +1,231 @@
+/**
+ * The maintenance pool (issue 20 item 3), as HIL v0.3 defines it plus hilt's signed, durable,
+ * retried notices: a local receiver gets exactly one signed POST per release while the node sits
+ * in the pool's project; its own project_detach_node frees the node (and no notice follows); a
+ * receiver that refuses for a while gets the notice after a restart of hilt in between.
+ */
+import { expect } from 'chai';
+import { createServer, IncomingMessage, Server } from 'node:http';
+import { createHmac } from 'node:crypto';
+import { AddressInfo } from 'node:net';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, TEST_STORAGE } from '../../helpers/server';
+import { until } from '../../helpers/wait';
+import { loadConfig } from '../../../src/config';
+import { addSecret } from '../../helpers/secrets';
+
+const SECRET = 'maint-HMAC-key-2f9';
+addSecret(SECRET);
+
+interface Received { body: string; headers: IncomingMessage['headers'] }
+
+/** A maintenance service on the loopback: it records every POST and answers `status`. */
+class Receiver {
+  readonly got: Received[] = [];
+  status = 200;
+  private server!: Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        this.got.push({ body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
+        res.writeHead(this.status).end();
+      });
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hilt-notices`;
+    return this;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
+
+const hmac = (body: string) => `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
+
+async function counter(api: Client, line: string): Promise<number> {
+  const found = (await must(api.get('/metrics'))).text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found ? Number(found.split(' ').pop()) : 0;
+}
+
+describe('the maintenance pool', function () {
+  this.timeout(60_000);
+  let receiver: Receiver;
+  let ts: TestServer;
+  let api: Client;
+  let dir: string;
+  const CLEANER = { user: 'cleaner', password: 'cleaner-Pw-77' };
+
+  const pool = () => ({ maintenanceProject: 'maint', maintenanceUrl: receiver.url, maintenanceSecret: SECRET });
+
+  before(async () => {
+    receiver = await new Receiver().start();
+    // The pool's project is made before the pool is set: a start with a pool it cannot find stops.
+    const first = await startTestServer();
+    dir = first.dataDir;
+    await must(first.api.put('/project/maint'));
+    await must(first.api.put('/project/p1'));
+    await makeUser(first.api, CLEANER.user, CLEANER.password, ['maint']);
+    for (const n of ['n1', 'n2']) await must(first.api.put(`/node/${n}`, { obm: obm(`bmc-${n}`) }));
+    await stopTestServer(first, false);
+    ts = await startTestServer(pool(), {}, dir);
+    api = ts.api;
+  });
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+    await receiver.close();
+  });
+
+  it('refuses a start with the project or the URL alone, or with a project that does not exist', async () => {
+    expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint' })).to.throw(/HILT_MAINTENANCE_PROJECT and HILT_MAINTENANCE_URL go together/);
+    expect(() => loadConfig({ HILT_MAINTENANCE_URL: 'http://127.0.0.1:9/x' })).to.throw(/go together/);
+    expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint', HILT_MAINTENANCE_URL: 'ftp://127.0.0.1/x' })).to.throw(/http/);
+    const missing = /HILT_MAINTENANCE_PROJECT names the project "nowhere", which does not exist/;
+    if (TEST_STORAGE !== 'postgres') {
+      let err: Error | undefined;
+      await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }).catch((e: Error) => (err = e));
+      expect(err?.message).to.match(missing);
+      return;
+    }
+    // A process of a standby pair does not stop: it cannot activate, stands by and says why in its log.
+    const logs: string[] = [];
+    const standby = await startTestServer({ maintenanceProject: 'nowhere', maintenanceUrl: receiver.url }, { waitForActive: false, logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } });
+    try {
+      const said = () => logs.map((l) => JSON.parse(l) as { msg?: string; err?: string }).some((l) => l.msg === 'could not activate; standing by' && missing.test(l.err ?? ''));
+      await until('the log says why', said, 20_000);
+      expect(standby.role).to.equal('standby');
+    } finally {
+      await stopTestServer(standby);
+    }
+  });
+
+  it('a release moves the node into the pool and POSTs exactly one signed notice; the pool frees it', async () => {
+    receiver.got.length = 0;
+    const quarantines = await counter(api, 'hilt_node_quarantines_total');
+    await must(api.post('/project/p1/connect_node', { node: 'n1' }));
+    await must(api.post('/node/n1/power_on'));
+    await must(api.post('/project/p1/detach_node', { node: 'n1' }));
+    // Never free in between: the release's own commit put it into the pool.
+    expect((await must(api.get('/nodes/free'))).body).to.not.include('n1');
+    expect((await must(api.get('/project/maint/nodes'))).body).to.deep.equal(['n1']);
+    expect((await must(api.get('/node/n1'))).body.project).to.equal('maint');
+    await until('the notice arrives', () => receiver.got.length === 1);
+    const [notice] = receiver.got;
+    expect(JSON.parse(notice.body)).to.deep.equal({ node: 'n1' });
+    expect(notice.headers['content-type']).to.equal('application/json');
+    expect(notice.headers['x-hilt-signature']).to.equal(hmac(notice.body));
+    await until('the node is off', () => ts.mockObm.state('bmc-n1').power === 'off');
+    await until('the delivery is recorded', async () => (await must(api.get('/admin/maintenance'))).body[0]?.delivered_at !== null);
+    const [entry] = (await must(api.get('/admin/maintenance'))).body;
+    expect(entry).to.deep.include({ node: 'n1', from: 'p1', attempts: 0, last_error: null });
+    expect(await counter(api, 'hilt_node_quarantines_total')).to.equal(quarantines + 1);
+    expect(await counter(api, 'hilt_maintenance_deliveries_total{outcome="ok"}')).to.be.at.least(1);
+    // The maintenance service cleans the node, then frees it: no notice for that release.
+    await must(api.post('/project/maint/detach_node', { node: 'n1' }, { as: CLEANER }));
+    expect((await must(api.get('/nodes/free'))).body).to.include('n1');
+    expect((await must(api.get('/admin/maintenance'))).body).to.deep.equal([]);
+    // A repeat of the notice (a crash between POST and record) is answered 409 by the pool's detach.
+    expect((await api.post('/project/maint/detach_node', { node: 'n1' }, { as: CLEANER })).status).to.equal(409);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.got).to.have.length(1);
+    // The journal tells the story, the service's own steps as `hilt`.
+    const journal = (await must(api.get('/admin/actors/node/n1/journal'))).body as { by: string; event: { type: string } }[];
+    const types = journal.map((e) => `${e.event.type} ${e.by}`).reverse();
+    expect(types).to.include.members(['NodeReleased admin', 'MaintenanceNoticeDelivered hilt', 'NodeReleased cleaner']);
+  });
+
+  it('the pool\'s project cannot be deleted while it is the pool', async () => {
+    const r = await api.del('/project/maint');
+    expect(r.status).to.equal(409);
+    expect(r.body.msg).to.match(/maintenance pool/);
+  });
+
+  it('a receiver that refuses for a while gets the notice after a restart of hilt in between', async () => {
+    receiver.got.length = 0;
+    receiver.status = 503;
+    await must(api.post('/project/p1/connect_node', { node: 'n2' }));
+    await must(api.post('/project/p1/detach_node', { node: 'n2' }));
+    await until('two refused POSTs', async () => (await must(api.get('/admin/maintenance'))).body[0]?.attempts >= 2, 15_000);
+    const [entry] = (await must(api.get('/admin/maintenance'))).body;
+    expect(entry).to.deep.include({ node: 'n2', delivered_at: null, last_error: 'the maintenance service answered 503' });
+    expect((await must(api.get('/admin/nodes/attention'))).body.map((a: { node: string; problem: string }) => `${a.node} ${a.problem}`)).to.include('n2 maintenance_notice');
+    await stopTestServer(ts, false);
+    const refused = receiver.got.length;
+    receiver.status = 204;
+    ts = await startTestServer(pool(), {}, dir);
+    api = ts.api;
+    await until('the notice arrives after the restart', () => receiver.got.length === refused + 1);
+    const last = receiver.got[receiver.got.length - 1];
+    expect(JSON.parse(last.body)).to.deep.equal({ node: 'n2' });
+    expect(last.headers['x-hilt-signature']).to.equal(hmac(last.body));
+    await until('the delivery is recorded', async () => (await must(api.get('/admin/maintenance'))).body[0]?.delivered_at !== null);
+    expect((await must(api.get('/admin/nodes/attention'))).body).to.deep.equal([]);
+    expect((await must(api.get('/project/maint/nodes'))).body).to.deep.equal(['n2']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.got.length).to.equal(refused + 1);
+  });
+});
+
+describe('the maintenance pool: a receiver that does not answer, credentials in the URL', function () {
+  this.timeout(60_000);
+  const URL_PASSWORD = 'url-Pass-w0rd-91';
+  addSecret(URL_PASSWORD);
+  const got: Received[] = [];
+  /** POSTs it leaves unanswered before it answers 200 */
+  let silent = 2;
+  let receiver: Server;
+  let ts: TestServer | undefined;
+
+  before(async () => {
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push({ body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
+        if (silent-- > 0) return; // no answer: hilt's timeout ends the POST
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  });
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+  });
+
+  it('retries a POST that gets no answer within HILT_MAINTENANCE_TIMEOUT_MS, sends the URL\'s credentials as basic authentication and logs them nowhere', async () => {
+    const first = await startTestServer();
+    await must(first.api.put('/project/maint'));
+    await must(first.api.put('/project/p1'));
+    await must(first.api.put('/node/t1', { obm: obm('bmc-t1') }));
+    await stopTestServer(first, false);
+    const logs: string[] = [];
+    const port = (receiver.address() as AddressInfo).port;
+    ts = await startTestServer(
+      { maintenanceProject: 'maint', maintenanceUrl: `http://cleaner:${encodeURIComponent(URL_PASSWORD)}@127.0.0.1:${port}/notices`, maintenanceTimeoutMs: 400 },
+      { logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } },
+      first.dataDir,
+    );
+    const api = ts.api;
+    await must(api.post('/project/p1/connect_node', { node: 't1' }));
+    await must(api.post('/project/p1/detach_node', { node: 't1' }));
+    await until('the notice is taken', async () => (await must(api.get('/admin/maintenance'))).body[0]?.delivered_at !== null, 20_000);
+    const [entry] = (await must(api.get('/admin/maintenance'))).body;
+    expect(entry).to.deep.include({ node: 't1', attempts: 2, last_error: 'the maintenance service did not answer within 400 ms' });
+    expect(got).to.have.length(3);
+    for (const g of got) {
+      expect(JSON.parse(g.body)).to.deep.equal({ node: 't1' });
+      expect(g.headers.authorization).to.equal(`Basic ${Buffer.from(`cleaner:${URL_PASSWORD}`).toString('base64')}`);
+      expect(g.headers['x-hilt-signature'], 'no secret: no signature').to.equal(undefined);
+    }
+    expect(await counter(api, 'hilt_maintenance_deliveries_total{outcome="error"}')).to.equal(2);
+    expect(logs.join('\n')).to.include('could not notify the maintenance service');
+    expect(logs.join('\n')).to.not.include(URL_PASSWORD);
+    expect(logs.join('\n')).to.not.include(encodeURIComponent(URL_PASSWORD));
+  });
+});

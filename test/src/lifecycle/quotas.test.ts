@@ -1,0 +1,84 @@
+/**
+ * Quotas (issue 20 item 5): a project_connect_node or network_create beyond a limit is a 409
+ * naming the quota; concurrent reservations at the limit never overshoot (the project's mailbox
+ * serializes them); a lowered quota evicts nothing.
+ */
+import { expect } from 'chai';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, Creds } from '../../helpers/server';
+
+describe('quotas', function () {
+  this.timeout(30_000);
+  let ts: TestServer;
+  let api: Client;
+  let member: Creds;
+
+  before(async () => {
+    ts = await startTestServer();
+    api = ts.api;
+    await must(api.put('/project/pq'));
+    await must(api.put('/project/other'));
+    member = await makeUser(api, 'quota-m', 'quota-m-pw', ['pq']);
+    for (let i = 0; i < 10; i++) await makeNode(api, `q${i}`);
+  });
+  after(() => stopTestServer(ts));
+
+  it('is set by admins only (401 first), for a project that exists, with counts or null', async () => {
+    expect((await api.put('/project/nope/quota', { nodes: 1 }, { as: member })).status).to.equal(401);
+    expect((await api.put('/project/pq/quota', { nodes: 1 }, { as: member })).status).to.equal(401);
+    expect((await api.put('/project/nope/quota', { nodes: 1 })).status).to.equal(404);
+    for (const body of [{}, { nodes: -1 }, { nodes: 1.5 }, { nodes: '3' }, { cpus: 3 }, { nodes: 2_000_000 }]) {
+      const r = await api.put('/project/pq/quota', body);
+      expect(r.status, JSON.stringify(body)).to.equal(400);
+      expect(r.body.type).to.equal('BadArgumentError');
+    }
+    expect((await must(api.get('/project/pq/quota', { as: member }))).body).to.deep.equal({ nodes: { limit: null, used: 0 }, networks: { limit: null, used: 0 } });
+    expect((await api.get('/project/other/quota', { as: member })).status).to.equal(401);
+    expect((await api.get('/project/nope/quota')).status).to.equal(404);
+  });
+
+  it('refuses a reservation or a network beyond the limit with a 409 naming the quota', async () => {
+    await must(api.put('/project/pq/quota', { nodes: 2, networks: 1 }));
+    await must(api.post('/project/pq/connect_node', { node: 'q0' }, { as: member }));
+    await must(api.post('/project/pq/connect_node', { node: 'q1' }, { as: member }));
+    const r = await api.post('/project/pq/connect_node', { node: 'q2' }, { as: member });
+    expect(r.status).to.equal(409);
+    expect(r.body).to.deep.equal({ type: 'BlockedError', msg: 'project pq has reached its quota of 2 nodes' });
+    // A node that is not free gets its own 409 first.
+    expect((await api.post('/project/pq/connect_node', { node: 'q0' })).body.msg).to.match(/not free/);
+    await must(api.put('/network/pq-net1', { owner: 'pq', access: 'pq', net_id: '' }, { as: member }));
+    const n = await api.put('/network/pq-net2', { owner: 'pq', access: 'pq', net_id: '' }, { as: member });
+    expect(n.status).to.equal(409);
+    expect(n.body.msg).to.equal('project pq has reached its quota of 1 network');
+    // An admin network the project may use is not the project's own: no limit applies.
+    await must(api.put('/network/admin-net', { owner: 'admin', access: 'pq', net_id: '' }));
+    expect((await must(api.get('/project/pq/quota'))).body).to.deep.equal({ nodes: { limit: 2, used: 2 }, networks: { limit: 1, used: 1 } });
+  });
+
+  it('a lowered quota evicts nothing; null removes a limit, an absent key leaves it', async () => {
+    await must(api.put('/project/pq/quota', { nodes: 0 }));
+    expect((await must(api.get('/project/pq/nodes'))).body).to.have.members(['q0', 'q1']);
+    expect((await must(api.get('/project/pq/quota'))).body).to.deep.equal({ nodes: { limit: 0, used: 2 }, networks: { limit: 1, used: 1 } });
+    expect((await api.post('/project/pq/connect_node', { node: 'q2' })).status).to.equal(409);
+    // Releasing is never refused for a quota.
+    await must(api.post('/project/pq/detach_node', { node: 'q1' }));
+    await must(api.put('/project/pq/quota', { nodes: null }));
+    expect((await must(api.get('/project/pq/quota'))).body.nodes).to.deep.equal({ limit: null, used: 1 });
+    expect((await must(api.get('/project/pq/quota'))).body.networks.limit).to.equal(1);
+    await must(api.post('/project/pq/connect_node', { node: 'q1' }));
+  });
+
+  it('8 parallel reservations with one slot left: one 200, seven 409; the limit holds after a restart', async () => {
+    await must(api.put('/project/pq/quota', { nodes: 3 }));
+    const rs = await Promise.all(['q2', 'q3', 'q4', 'q5', 'q6', 'q7', 'q8', 'q9'].map((node) => api.post('/project/pq/connect_node', { node }, { as: member })));
+    const statuses = rs.map((r) => r.status).sort();
+    expect(statuses).to.deep.equal([200, 409, 409, 409, 409, 409, 409, 409]);
+    for (const r of rs) if (r.status === 409) expect(r.body.msg).to.match(/quota of 3 nodes/);
+    expect((await must(api.get('/project/pq/nodes'))).body).to.have.length(3);
+    const dir = ts.dataDir;
+    await stopTestServer(ts, false);
+    ts = await startTestServer({}, {}, dir);
+    api = ts.api;
+    expect((await must(api.get('/project/pq/quota'))).body.nodes).to.deep.equal({ limit: 3, used: 3 });
+    expect((await api.post('/project/pq/connect_node', { node: 'q9' })).status).to.equal(409);
+  });
+});

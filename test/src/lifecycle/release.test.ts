@@ -1,0 +1,140 @@
+/**
+ * Release (issue 20 item 2): project_detach_node powers the node off, through its BMC's device
+ * queue, after answering; a BMC that does not answer does not hold up the release and flags the
+ * node until a later power-off succeeds; release hooks (where serial consoles stop and delete the
+ * node's console log) run once per release. With a mock BMC and with real ipmitool against
+ * ipmi_sim; never skipped.
+ */
+import { expect } from 'chai';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM } from '../../helpers/server';
+import { startIpmiSim, stopAllIpmiSims, requireIpmiTools, freeUdpPort, IpmiSim } from '../../helpers/ipmisim';
+import { until } from '../../helpers/wait';
+
+const BMC_USER = 'admin';
+const BMC_PASSWORD = 'bmc-Rel3ase-pw';
+
+async function counter(api: Client, name: string, labels = ''): Promise<number> {
+  const text = (await must(api.get('/metrics'))).text;
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('release: power-off and release hooks', function () {
+  this.timeout(60_000);
+
+  describe('with mock BMCs', () => {
+    let ts: TestServer;
+    let api: Client;
+    before(async () => {
+      ts = await startTestServer();
+      api = ts.api;
+      await must(api.put('/project/p1'));
+      await must(api.put('/node/m1', { obm: obm('bmc-m1') }));
+    });
+    after(() => stopTestServer(ts));
+
+    it('a released node ends powered off, the audit log says so, the metrics count it', async () => {
+      await must(api.post('/project/p1/connect_node', { node: 'm1' }));
+      await must(api.post('/node/m1/power_on'));
+      expect(ts.mockObm.state('bmc-m1').power).to.equal('on');
+      const hooked: string[] = [];
+      ts.lifecycle.release.hooks.push((n) => { hooked.push(`${n.name} ${n.project}`); });
+      const before = await counter(api, 'hilt_release_power_offs_total', 'outcome="ok"');
+      await must(api.post('/project/p1/detach_node', { node: 'm1' }));
+      await until('the node is off', () => ts.mockObm.state('bmc-m1').power === 'off');
+      await until('the outcome is recorded', () => !ts.world.rm.releasePowerOffs.has('m1'));
+      expect(hooked).to.deep.equal(['m1 null']);
+      expect(await counter(api, 'hilt_release_power_offs_total', 'outcome="ok"')).to.equal(before + 1);
+      const journal = (await must(api.get('/admin/actors/node/m1/journal'))).body as { by: string; event: { type: string; powerOff?: boolean } }[];
+      expect(journal[0]).to.deep.include({ by: 'hilt' });
+      expect(journal[0].event.type).to.equal('ReleasePowerOffSucceeded');
+      expect(journal[1].event).to.deep.include({ type: 'NodeReleased', powerOff: true });
+      expect((await must(api.get('/admin/nodes/attention'))).body).to.deep.equal([]);
+      ts.lifecycle.release.hooks.length = 0;
+    });
+
+    it('HILT_RELEASE_POWER_OFF=false leaves the node as it was', async () => {
+      const other = await startTestServer({ releasePowerOff: false });
+      try {
+        await must(other.api.put('/project/p1'));
+        await must(other.api.put('/node/k1', { obm: obm('bmc-k1') }));
+        await must(other.api.post('/project/p1/connect_node', { node: 'k1' }));
+        await must(other.api.post('/node/k1/power_on'));
+        await must(other.api.post('/project/p1/detach_node', { node: 'k1' }));
+        await new Promise((r) => setTimeout(r, 200));
+        expect(other.mockObm.state('bmc-k1').power).to.equal('on');
+        expect(other.world.rm.nodes.get('k1')!.releasePowerOff).to.equal(undefined);
+      } finally {
+        await stopTestServer(other);
+      }
+    });
+  });
+
+  describe('with ipmitool against ipmi_sim', () => {
+    let ts: TestServer;
+    let api: Client;
+    let sim: IpmiSim;
+    let paused: IpmiSim;
+    const TIMEOUT_MS = 3000;
+
+    before(async () => {
+      requireIpmiTools();
+      ts = await startTestServer({ ipmiCipherSuite: '3', obmTimeoutMs: TIMEOUT_MS });
+      api = ts.api;
+      await must(api.put('/project/pi'));
+      await makeUser(api, 'pi-member', 'pi-member-pw', ['pi']);
+      sim = await startIpmiSim({ user: BMC_USER, password: BMC_PASSWORD, power: 'on' });
+      await must(api.put('/node/i1', { obm: { type: IPMI_OBM, host: sim.host, user: BMC_USER, password: BMC_PASSWORD } }));
+      // A BMC that stops answering for a while.
+      paused = await startIpmiSim({ user: BMC_USER, password: BMC_PASSWORD, power: 'on' });
+      await must(api.put('/node/i2', { obm: { type: IPMI_OBM, host: paused.host, user: BMC_USER, password: BMC_PASSWORD } }));
+      // A BMC nobody answers at: a UDP port no simulator listens on.
+      await must(api.put('/node/i3', { obm: { type: IPMI_OBM, host: `127.0.0.1:${await freeUdpPort()}`, user: BMC_USER, password: BMC_PASSWORD } }));
+    });
+    after(async () => {
+      await stopTestServer(ts);
+      await stopAllIpmiSims();
+    });
+
+    it('a member\'s release answers at once and the BMC powers the node off', async () => {
+      await must(api.post('/project/pi/connect_node', { node: 'i1' }));
+      expect(sim.powerState()).to.equal('on');
+      sim.clearLog();
+      await must(api.post('/project/pi/detach_node', { node: 'i1' }, { as: { user: 'pi-member', password: 'pi-member-pw' } }));
+      await until('ipmi_sim is off', () => sim.powerState() === 'off', 15_000);
+      expect(sim.log()).to.include('set power 0');
+      await until('the outcome is recorded', () => !ts.world.rm.releasePowerOffs.has('i1'));
+    });
+
+    it('a BMC that does not answer does not hold up the release; the node is flagged until a power-off succeeds', async () => {
+      await must(api.post('/project/pi/connect_node', { node: 'i2' }));
+      paused.pause();
+      const t0 = Date.now();
+      await must(api.post('/project/pi/detach_node', { node: 'i2' }));
+      expect(Date.now() - t0, 'the release does not wait for the BMC').to.be.below(TIMEOUT_MS);
+      expect((await must(api.get('/nodes/free'))).body).to.include('i2');
+      await until('the node is flagged', async () => (await must(api.get('/admin/nodes/attention'))).body.length === 1, 15_000);
+      const [flag] = (await must(api.get('/admin/nodes/attention'))).body;
+      expect(flag).to.deep.include({ node: 'i2', problem: 'release_power_off' });
+      expect(flag.detail).to.match(/did not answer/);
+      expect(await counter(api, 'hilt_release_power_offs_total', 'outcome="error"')).to.equal(1);
+      // Still dead: a failed power_off leaves the flag.
+      expect((await api.post('/node/i2/power_off')).status).to.equal(502);
+      expect((await must(api.get('/admin/nodes/attention'))).body).to.have.length(1);
+      // Back: a power_off that succeeds clears it.
+      paused.resume();
+      await must(api.post('/node/i2/power_off'));
+      expect(paused.powerState()).to.equal('off');
+      expect((await must(api.get('/admin/nodes/attention'))).body).to.deep.equal([]);
+      expect(ts.world.rm.nodes.get('i2')!.releasePowerOff).to.equal(undefined);
+    });
+
+    it('a BMC nobody answers at: the release and a new reservation go on, the node stays flagged', async () => {
+      await must(api.post('/project/pi/connect_node', { node: 'i3' }));
+      await must(api.post('/project/pi/detach_node', { node: 'i3' }));
+      await must(api.post('/project/pi/connect_node', { node: 'i3' }));
+      await until('the node is flagged', async () => (await must(api.get('/admin/nodes/attention'))).body.some((a: { node: string }) => a.node === 'i3'), 15_000);
+      expect((await must(api.get('/project/pi/nodes'))).body).to.include('i3');
+    });
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Who may type on a live console (HILT_CONSOLE_INPUT), and how viewers are told the console
+ * ended, against the mock OBM's console (it echoes what reaches the node). The IPMI console
+ * itself: test/src/routes/consoles.test.ts.
+ */
+import { expect } from 'chai';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
+import { until } from '../../helpers/wait';
+import { watch } from '../../helpers/console-ws';
+
+describe('live console input and endings (HILT_CONSOLE_INPUT)', function () {
+  this.timeout(60_000);
+  const servers: TestServer[] = [];
+  after(async () => {
+    for (const s of servers) await stopTestServer(s);
+  });
+
+  async function server(consoleInput: 'members' | 'admins' | 'none'): Promise<TestServer> {
+    const ts = await startTestServer({ consoleInput });
+    servers.push(ts);
+    await must(ts.api.put('/project/p'));
+    await must(ts.api.put('/node/m1', { obm: obm('bmc-m1') }));
+    await must(ts.api.post('/project/p/connect_node', { node: 'm1' }));
+    await makeUser(ts.api, 'mia', 'mia-pw', ['p']);
+    return ts;
+  }
+
+  it('members (the default): a member types; admins: only an admin does, a member is told once', async () => {
+    const mia = { user: 'mia', password: 'mia-pw' };
+    const a = await server('members');
+    const w = await watch(a.url, 'm1', mia);
+    await until('the banner', () => w.text().includes('mock serial console of bmc-m1'));
+    w.send('typed-by-mia\r');
+    await until('echoed', () => w.text().includes('typed-by-mia\r\n'));
+    w.ws.close();
+
+    const b = await server('admins');
+    const m = await watch(b.url, 'm1', mia);
+    const root = await watch(b.url, 'm1', ADMIN);
+    await until('the banners', () => m.text().includes('mock serial console') && root.text().includes('mock serial console'));
+    m.send('from-mia\r');
+    m.send('again\r');
+    await until('the notice', () => m.text().includes('[hilt] what you type is not sent to the node (HILT_CONSOLE_INPUT=admins)'));
+    root.send('from-root\r');
+    await until('the admin\'s keys echoed to both', () => m.text().includes('from-root\r\n') && root.text().includes('from-root\r\n'));
+    expect(m.text()).not.to.include('from-mia');
+    expect(m.text().split('[hilt] what you type').length - 1, 'told once').to.equal(1);
+    expect((await b.api.get('/node/m1/console')).text).not.to.include('from-mia');
+    m.ws.close();
+    root.ws.close();
+  });
+
+  it('none: nobody types, an admin neither', async () => {
+    const c = await server('none');
+    const root = await watch(c.url, 'm1', ADMIN);
+    await until('the banner', () => root.text().includes('mock serial console'));
+    root.send('nope\r');
+    await until('the notice', () => root.text().includes('HILT_CONSOLE_INPUT=none'));
+    expect((await c.api.get('/node/m1/console')).text).not.to.include('nope');
+    root.ws.close();
+  });
+
+  it('a reader of the project reads the log and watches, but starts, stops and types nothing (403); a revoked token is disconnected', async () => {
+    const e = await server('members');
+    const rita = { user: 'rita', password: 'rita-pw' };
+    await must(e.api.put('/auth/basic/user/rita', { password: rita.password }));
+    await must(e.api.post('/auth/basic/user/rita/add_project', { project: 'p', role: 'reader' }));
+    const reader = e.api.with(rita);
+    expect((await reader.call('PUT', '/node/m1/console')).status).to.equal(403);
+    // Not recorded yet: watching would start it, a change.
+    const refused = await watch(e.url, 'm1', rita).then((w) => { w.ws.close(); return 101; }, (err: { status?: number }) => err.status);
+    expect(refused).to.equal(403);
+    await must(e.api.with({ user: 'mia', password: 'mia-pw' }).call('PUT', '/node/m1/console'));
+    await until('the banner', async () => (await reader.get('/node/m1/console')).text.includes('mock serial console'));
+    const w = await watch(e.url, 'm1', rita);
+    await until('the log on the stream', () => w.text().includes('mock serial console'));
+    w.send('from-rita\r');
+    await until('the notice', () => w.text().includes('what you type is not sent to the node'));
+    expect((await reader.get('/node/m1/console')).text).not.to.include('from-rita');
+    expect((await reader.del('/node/m1/console')).status).to.equal(403);
+    w.ws.close();
+    // A member's API token: its viewer goes when the token is revoked.
+    const made = await must(e.api.with({ user: 'mia', password: 'mia-pw' }).post('/auth/tokens', { project: 'p' }));
+    const token = made.body.token as string;
+    const t = await watch(e.url, 'm1', null, { authorization: `Bearer ${token}` });
+    await until('the log on the token\'s stream', () => t.text().includes('mock serial console'));
+    await must(e.api.with({ user: 'mia', password: 'mia-pw' }).del(`/auth/tokens/${made.body.id}`));
+    expect((await t.closed).code).to.equal(4403);
+  });
+
+  it('tells viewers the service stops (close code 1001, with the reason)', async () => {
+    const d = await server('members');
+    const w = await watch(d.url, 'm1', ADMIN);
+    await until('the banner', () => w.text().includes('mock serial console'));
+    const closing = d.close();
+    expect(await w.closed).to.deep.equal({ code: 1001, reason: 'the service is stopping' });
+    await closing;
+  });
+});

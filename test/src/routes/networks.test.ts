@@ -1,0 +1,158 @@
+import { expect } from 'chai';
+import { startTestServer, TestServer, Client, must, makeUser, Creds } from '../../helpers/server';
+
+describe('networks', () => {
+  let ts: TestServer;
+  let api: Client;
+  let alice: Creds; // member of pa
+  let bob: Creds; // member of pb
+  before(async () => {
+    ts = await startTestServer({ vlanPool: [[1000, 1004]] });
+    api = ts.api;
+    await must(api.put('/project/pa'));
+    await must(api.put('/project/pb'));
+    alice = await makeUser(api, 'alice', 'pw-a', ['pa']);
+    bob = await makeUser(api, 'bob', 'pw-b', ['pb']);
+  });
+
+  describe('PUT /network/:network', () => {
+    it('lets a project create its own network with a pool id', async () => {
+      await must(api.with(alice).put('/network/a-net', { owner: 'pa', access: 'pa', net_id: '' }));
+      const show = await api.with(alice).get('/network/a-net');
+      expect(show.body).to.deep.equal({ name: 'a-net', channels: ['vlan/native', 'vlan/1000'], owner: 'pa', access: ['pa'], 'connected-nodes': {} });
+    });
+    it('returns 409 for an existing name before any authorization', async () => {
+      const r = await api.with(bob).put('/network/a-net', { owner: 'pb', access: 'pb', net_id: '' });
+      expect(r.status).to.equal(409);
+    });
+    it('returns 401 to a project asking for another owner, access or a net_id; 400 to an admin', async () => {
+      for (const body of [{ owner: 'pa', access: 'pb', net_id: '' }, { owner: 'pa', access: 'pa', net_id: '5' }, { owner: 'pa', access: '', net_id: '' }]) {
+        expect((await api.with(alice).put('/network/x', body)).status, JSON.stringify(body)).to.equal(401);
+        expect((await api.put('/network/x', body)).status, JSON.stringify(body)).to.equal(400);
+      }
+      expect((await api.with(alice).put('/network/x', { owner: 'admin', access: '', net_id: '' })).status).to.equal(401);
+      expect((await api.with(bob).put('/network/x', { owner: 'pa', access: 'pa', net_id: '' })).status).to.equal(401);
+      expect((await api.get('/networks')).body).to.not.have.property('x');
+    });
+    it('returns 404 for a missing owner or access project', async () => {
+      expect((await api.put('/network/x', { owner: 'nope', access: 'nope', net_id: '' })).status).to.equal(404);
+      expect((await api.put('/network/x', { owner: 'admin', access: 'nope', net_id: '' })).status).to.equal(404);
+    });
+    it('lets an admin assign ids: outside the pool they may repeat, inside they are unique', async () => {
+      await must(api.put('/network/ext1', { owner: 'admin', access: '', net_id: '3000' }));
+      await must(api.put('/network/ext2', { owner: 'admin', access: 'pb', net_id: '3000' }));
+      await must(api.put('/network/inpool', { owner: 'admin', access: '', net_id: '1003' }));
+      expect((await api.put('/network/inpool2', { owner: 'admin', access: '', net_id: '1003' })).status).to.equal(409);
+      const list = (await api.get('/networks')).body;
+      expect(list.ext1).to.deep.equal({ network_id: '3000', projects: null });
+      expect(list.ext2).to.deep.equal({ network_id: '3000', projects: ['pb'] });
+      expect(list.inpool.network_id).to.equal('1003');
+    });
+    it('returns 400 for a net_id that is not 1..4096', async () => {
+      for (const id of ['0', '4097', 'abc', '-1', '1.5', ' 5', '99999']) {
+        expect((await api.put('/network/badid', { owner: 'admin', access: '', net_id: id })).status, id).to.equal(400);
+      }
+    });
+    it('skips ids in use and answers 409 when the pool is exhausted; ids return on delete', async () => {
+      await must(api.put('/network/d1', { owner: 'admin', access: '', net_id: '' })); // 1001
+      await must(api.put('/network/d2', { owner: 'admin', access: '', net_id: '' })); // 1002
+      await must(api.put('/network/d3', { owner: 'admin', access: '', net_id: '' })); // 1004 (1003 taken)
+      const list = (await api.get('/networks')).body;
+      expect([list.d1.network_id, list.d2.network_id, list.d3.network_id]).to.deep.equal(['1001', '1002', '1004']);
+      expect((await api.put('/network/d4', { owner: 'admin', access: '', net_id: '' })).status).to.equal(409);
+      await must(api.del('/network/d2'));
+      await must(api.put('/network/d4', { owner: 'admin', access: '', net_id: '' }));
+      expect((await api.get('/networks')).body.d4.network_id).to.equal('1002');
+    });
+    it('an id an admin chose inside the pool is reserved there, but is not a pool allocation (headnodes refuse it)', async () => {
+      await must(api.put('/headnode/hn-pool', { project: 'pa', base_img: 'base-headnode' }));
+      await must(api.put('/headnode/hn-pool/hnic/e0'));
+      const r = await api.post('/headnode/hn-pool/hnic/e0/connect_network', { network: 'inpool' });
+      expect(r.status).to.equal(400);
+      expect(r.body.msg).to.match(/assigned by an administrator/);
+      await must(api.post('/headnode/hn-pool/hnic/e0/connect_network', { network: 'd1' }));
+      await must(api.del('/headnode/hn-pool'));
+      // Deleting it gives its id back to the pool.
+      await must(api.del('/network/inpool'));
+      await must(api.put('/network/inpool', { owner: 'admin', access: '', net_id: '' }));
+      expect((await api.get('/networks')).body.inpool.network_id).to.equal('1003');
+    });
+  });
+
+  describe('GET /network/:network', () => {
+    it('shows a public network to anyone authenticated, with access null', async () => {
+      const r = await api.with(bob).get('/network/ext1');
+      expect(r.status).to.equal(200);
+      expect(r.body).to.deep.equal({ name: 'ext1', channels: ['vlan/native', 'vlan/3000'], owner: 'admin', access: null, 'connected-nodes': {} });
+    });
+    it('hides a restricted network from projects without access (401), and 404s a missing one', async () => {
+      expect((await api.with(bob).get('/network/a-net')).status).to.equal(401);
+      expect((await api.with(bob).get('/network/nope')).status).to.equal(404);
+    });
+  });
+
+  describe('access', () => {
+    it('lets the owner grant access; the grantee sees and lists the network', async () => {
+      await must(api.with(alice).put('/network/a-net/access/pb'));
+      expect((await api.with(bob).get('/network/a-net')).body.access).to.have.members(['pa', 'pb']);
+      expect((await api.with(bob).get('/project/pb/networks')).body).to.include('a-net');
+    });
+    it('returns 409 when the project already has access, 404 for missing network or project', async () => {
+      expect((await api.with(alice).put('/network/a-net/access/pb')).status).to.equal(409);
+      expect((await api.put('/network/nope/access/pb')).status).to.equal(404);
+      expect((await api.put('/network/a-net/access/nope')).status).to.equal(404);
+    });
+    it('returns 401 when a non-owner grants', async () => {
+      expect((await api.with(bob).put('/network/ext2/access/pa')).status).to.equal(401);
+      expect((await api.get('/network/ext2')).body.access).to.deep.equal(['pb']);
+    });
+    it('granting on a public network makes it restricted', async () => {
+      await must(api.put('/network/pub', { owner: 'admin', access: '', net_id: '3001' }));
+      await must(api.put('/network/pub/access/pa'));
+      expect((await api.get('/network/pub')).body.access).to.deep.equal(['pa']);
+      expect((await api.with(bob).get('/network/pub')).status).to.equal(401);
+    });
+    it('lets the grantee revoke itself; refuses to revoke the owner (409) or an unlisted project (404)', async () => {
+      expect((await api.with(alice).del('/network/a-net/access/pa')).status).to.equal(409);
+      await must(api.with(bob).del('/network/a-net/access/pb'));
+      expect((await api.with(bob).get('/network/a-net')).status).to.equal(401);
+      expect((await api.with(alice).del('/network/a-net/access/pb')).status).to.equal(404);
+    });
+    it('returns 401 when an outsider revokes another project', async () => {
+      expect((await api.with(bob).del('/network/pub/access/pa')).status).to.equal(401);
+      expect((await api.get('/network/pub')).body.access).to.deep.equal(['pa']);
+    });
+    it('revoking the last project of an admin network makes it public', async () => {
+      await must(api.del('/network/pub/access/pa'));
+      expect((await api.get('/network/pub')).body.access).to.equal(null);
+      expect((await api.get('/networks')).body.pub.projects).to.equal(null);
+    });
+  });
+
+  describe('attachments', () => {
+    it('lists no attachments of a fresh network, to the owner and admin', async () => {
+      expect((await api.with(alice).get('/network/a-net/attachments')).body).to.deep.equal({});
+      expect((await api.get('/network/a-net/attachments?project=pa')).body).to.deep.equal({});
+    });
+    it('checks the project argument: 404 for a missing project, 400 for an empty one, 401 for outsiders', async () => {
+      expect((await api.get('/network/a-net/attachments?project=nope')).status).to.equal(404);
+      expect((await api.get('/network/a-net/attachments?project=')).status).to.equal(400);
+      expect((await api.with(bob).get('/network/a-net/attachments')).status).to.equal(401);
+      expect((await api.with(bob).get('/network/a-net/attachments?project=pb')).status).to.equal(401);
+      expect((await api.get('/network/nope/attachments')).status).to.equal(404);
+    });
+  });
+
+  describe('DELETE /network/:network', () => {
+    it('returns 401 to a non-owner and 404 for a missing network', async () => {
+      expect((await api.with(bob).del('/network/a-net')).status).to.equal(401);
+      expect((await api.with(alice).del('/network/ext1')).status).to.equal(401);
+      expect((await api.del('/network/nope')).status).to.equal(404);
+    });
+    it('lets the owning project delete its network', async () => {
+      await must(api.with(alice).del('/network/a-net'));
+      expect((await api.get('/networks')).body).to.not.have.property('a-net');
+      expect((await api.get('/project/pa/networks')).body).to.not.include('a-net');
+    });
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * OpenID Connect bearer tokens (docs/identity.md) against a local issuer over HTTPS with a test
+ * CA (test/helpers/oidc-issuer.ts): a good token; a wrong signature, issuer or audience, an
+ * expired or not yet valid token, `alg: none`, an unknown key id; key rotation at the issuer;
+ * groups mapped to admin, auditor, member and reader.
+ */
+import { expect } from 'chai';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode } from '../../helpers/server';
+import { startIssuer, TestIssuer, SigningKey } from '../../helpers/oidc-issuer';
+import { addSecret } from '../../helpers/secrets';
+import { OidcVerifier } from '../../../src/auth/oidc';
+import { DEFAULTS } from '../../../src/config';
+import { ReadModel } from '../../../actors/readmodel';
+
+const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+
+describe('OpenID Connect bearer tokens', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let issuer: TestIssuer;
+  let rsa: SigningKey;
+  let ec: SigningKey;
+  let api: Client;
+  const now = () => Math.floor(Date.now() / 1000);
+
+  before(async () => {
+    issuer = await startIssuer();
+    rsa = await issuer.newKey('RS256');
+    ec = await issuer.newKey('ES256');
+    issuer.published.push(rsa, ec);
+    ts = await startTestServer({ oidcIssuer: issuer.url, oidcAudience: 'hilt', oidcCaFile: issuer.caFile });
+    api = ts.api;
+    for (const p of ['op1', 'op2']) await must(api.put(`/project/${p}`));
+    await makeNode(api, 'on1');
+    await must(api.post('/project/op1/connect_node', { node: 'on1' }));
+  });
+  after(() => stopTestServer(ts));
+
+  const as = async (key: SigningKey, claims: Record<string, unknown>, header?: Record<string, unknown>) => {
+    const token = await issuer.token(key, claims, header);
+    addSecret(token);
+    return api.with({ token });
+  };
+
+  it('accepts a token the issuer signed (RS256 and ES256): its user needs no record here, and is named in the audit log', async () => {
+    const admin = await as(rsa, { preferred_username: 'oidc-ada', groups: ['hilt-admins'] });
+    expect((await admin.get('/projects')).status).to.equal(200);
+    await must(admin.put('/project/op-made'));
+    const audit = await must(api.get('/admin/audit?kind=project&name=op-made'));
+    expect(audit.body.entries[0].by).to.equal('oidc-ada');
+    expect((await api.get('/auth/basic/user/oidc-ada')).status).to.equal(404);
+    expect((await (await as(ec, { preferred_username: 'oidc-ec', groups: ['hilt-admins'] })).get('/projects')).status).to.equal(200);
+  });
+
+  it('refuses a wrong signature, issuer or audience, an expired or not yet valid token, alg none and an unknown key id: 401, as a wrong password', async () => {
+    const claims = { preferred_username: 'oidc-bad', groups: ['hilt-admins'] };
+    const forged = await issuer.newKey('RS256', rsa.kid);
+    const unknown = await issuer.newKey('RS256');
+    const good = await issuer.token(rsa, claims);
+    const [h, p] = good.split('.');
+    const cases: Record<string, string> = {
+      'wrong signature': await issuer.token(forged, claims),
+      'wrong issuer': await issuer.token(rsa, { ...claims, iss: 'https://127.0.0.1:1' }),
+      'wrong audience': await issuer.token(rsa, { ...claims, aud: 'another-service' }),
+      expired: await issuer.token(rsa, { ...claims, exp: now() - 120 }),
+      'not yet valid': await issuer.token(rsa, { ...claims, nbf: now() + 120 }),
+      'no exp': await issuer.token(rsa, { ...claims, exp: undefined }),
+      'alg none': `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`,
+      'alg HS256 with the public key': `${b64({ alg: 'HS256', kid: rsa.kid })}.${p}.${Buffer.from('x').toString('base64url')}`,
+      'a changed payload': `${h}.${b64({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), groups: ['hilt-admins', 'x'] })}.${good.split('.')[2]}`,
+      'unknown key id': await issuer.token(unknown, claims),
+      'no user claim': await issuer.token(rsa, { groups: ['hilt-admins'] }),
+      'a user claim that is no name': await issuer.token(rsa, { preferred_username: 'bad\u0001name', groups: ['hilt-admins'] }),
+    };
+    for (const [what, token] of Object.entries(cases)) {
+      addSecret(token);
+      const r = await api.with({ token }).get('/nodes/all');
+      expect(r.status, what).to.equal(401);
+      expect(r.body, what).to.deep.equal({ type: 'AuthorizationError', msg: 'invalid or expired token' });
+    }
+    // Within the 60 s of leeway: still good.
+    expect((await (await as(rsa, { ...claims, exp: now() - 30, nbf: now() + 30 })).get('/nodes/all')).status).to.equal(200);
+  });
+
+  it('maps groups: admin, auditor, member of P, reader of P; a group naming no project gives nothing', async () => {
+    const auditor = await as(rsa, { preferred_username: 'oidc-aud', groups: ['hilt-auditors'] });
+    expect((await auditor.get('/projects')).status).to.equal(200);
+    expect((await auditor.get('/admin/audit')).status).to.equal(200);
+    expect((await auditor.put('/project/op-no')).status).to.equal(403);
+
+    const member = await as(rsa, { preferred_username: 'oidc-mem', groups: ['hilt-project-op1', 'unrelated'] });
+    expect((await member.get('/project/op1/nodes')).body).to.deep.equal(['on1']);
+    expect((await member.get('/project/op2/nodes')).status).to.equal(401);
+    expect((await member.get('/projects')).status).to.equal(401);
+    await must(member.put('/network/onet', { owner: 'op1', access: 'op1', net_id: '' }));
+
+    const reader = await as(rsa, { preferred_username: 'oidc-read', groups: ['hilt-project-op1-readers'] });
+    expect((await reader.get('/project/op1/nodes')).body).to.deep.equal(['on1']);
+    expect((await reader.get('/node/on1')).status).to.equal(200);
+    const r = await reader.post('/project/op1/detach_node', { node: 'on1' });
+    expect(r.status).to.equal(403);
+    expect((await reader.get('/project/op2/nodes')).status).to.equal(401);
+
+    const nobody = await as(rsa, { preferred_username: 'oidc-none', groups: ['hilt-project-nosuch', 'hilt-project-nosuch-readers'] });
+    expect((await nobody.get('/nodes/all')).status).to.equal(200);
+    expect((await nobody.get('/project/op1/nodes')).status).to.equal(401);
+    // Such a project made later counts from then on.
+    await must(api.put('/project/nosuch'));
+    expect((await nobody.get('/project/nosuch/nodes')).status).to.equal(200);
+
+    // Another claim names the user and the groups when configured so (a unit of the same code: below).
+    expect((await (await as(rsa, { preferred_username: 'oidc-t', groups: 'hilt-admins' })).get('/projects')).status, 'groups must be a list').to.equal(401);
+  });
+
+  it('an OpenID Connect caller has no API tokens of its own here', async () => {
+    const admin = await as(rsa, { preferred_username: 'oidc-tok', groups: ['hilt-admins'] });
+    expect((await admin.post('/auth/tokens', {})).status).to.equal(403);
+    expect((await admin.get('/auth/tokens')).status).to.equal(403);
+  });
+});
+
+describe('OidcVerifier: the issuer\'s keys', function () {
+  this.timeout(60_000);
+
+  it('fetches the keys once, again for an unknown key id at most once a minute, and so picks up a key rotation', async () => {
+    const issuer = await startIssuer('aud-x');
+    const k1 = await issuer.newKey('ES256');
+    issuer.published.push(k1);
+    let clock = Date.now();
+    const rm = new ReadModel();
+    const v = new OidcVerifier({
+      ...DEFAULTS, oidcIssuer: issuer.url, oidcAudience: 'aud-x', oidcCaFile: issuer.caFile,
+      oidcUserClaim: 'email', oidcGroupsClaim: 'roles', oidcAdminGroup: 'ops',
+    }, rm, { now: () => clock });
+    try {
+      const c = await v.verify(await issuer.token(k1, { email: 'ann@example.org', roles: ['ops'] }));
+      expect(c).to.include({ user: 'ann@example.org', isAdmin: true });
+      await v.verify(await issuer.token(k1, { email: 'ann@example.org' }));
+      expect(issuer.jwksFetches).to.equal(1);
+
+      // The issuer rotates: a new key, the old one gone.
+      const k2 = await issuer.newKey('RS256');
+      issuer.published.splice(0, 1, k2);
+      const t2 = await issuer.token(k2, { email: 'bob@example.org' });
+      clock += 10_000;
+      // Fetched less than a minute ago: not again, so the new key is not known yet.
+      await v.verify(t2).then(() => expect.fail('accepted'), (e: Error) => expect(e.name).to.equal('JWKSNoMatchingKey'));
+      expect(issuer.jwksFetches).to.equal(1);
+      clock += 60_000;
+      expect((await v.verify(t2)).user).to.equal('bob@example.org');
+      expect(issuer.jwksFetches).to.equal(2);
+      // The old key is gone with the fetch.
+      await v.verify(await issuer.token(k1, { email: 'ann@example.org' })).then(() => expect.fail('accepted'), (e: Error) => expect(e.name).to.equal('JWKSNoMatchingKey'));
+      // A flood of made-up key ids: no fetch within the minute.
+      const made = await issuer.newKey('RS256');
+      for (let i = 0; i < 5; i++) await v.verify(await issuer.token(made, { email: 'x@example.org' })).catch(() => undefined);
+      expect(issuer.jwksFetches).to.equal(2);
+    } finally {
+      await v.close();
+      await issuer.close();
+    }
+  });
+
+  it('refuses an issuer whose certificate its CA does not sign (no HILT_OIDC_CA_FILE)', async () => {
+    const issuer = await startIssuer('aud-y');
+    const k = await issuer.newKey('ES256');
+    issuer.published.push(k);
+    const v = new OidcVerifier({ ...DEFAULTS, oidcIssuer: issuer.url, oidcAudience: 'aud-y' }, new ReadModel());
+    try {
+      await v.verify(await issuer.token(k, { preferred_username: 'u' })).then(() => expect.fail('accepted'), (e: Error) => expect(e.message).to.match(/certificate/));
+      expect(issuer.jwksFetches).to.equal(0);
+    } finally {
+      await v.close();
+      await issuer.close();
+    }
+  });
+});

@@ -1,0 +1,302 @@
+/**
+ * The dashboard over HTTP (its browser tests are in test/ui/): the page and its assets, login
+ * and the session cookie (Secure over built-in HTTPS and behind a trusted proxy's HTTPS only),
+ * CSRF and origin checks on every change, what a member may read, the actions through the
+ * API's own routes, and that the bridge the actions use cannot be forged.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request as httpsRequest } from 'node:https';
+import { makeCertificate } from '../../helpers/redfish-sim';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Res } from '../../helpers/server';
+import { UiSessions } from '../../../src/ui/sessions';
+import { ReadModel } from '../../../actors/readmodel';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A dashboard client: keeps the session cookie, sends the CSRF token on changes. */
+class Browser {
+  cookie = '';
+  csrf = '';
+  constructor(readonly api: Client) {}
+  private headers(extra: Record<string, string> = {}) {
+    return { ...(this.cookie ? { cookie: this.cookie } : {}), ...extra };
+  }
+  async login(user: string, password: string, extra: Record<string, string> = {}): Promise<Res> {
+    const r = await this.api.call('POST', '/ui/api/login', { as: null, body: { user, password }, headers: extra });
+    const set = r.headers['set-cookie'];
+    if (r.status === 200 && set) {
+      this.cookie = String([set].flat()[0]).split(';')[0];
+      this.csrf = r.body.csrf;
+    }
+    return r;
+  }
+  get(path: string): Promise<Res> {
+    return this.api.call('GET', path, { as: null, headers: this.headers() });
+  }
+  post(path: string, body?: unknown, extra: Record<string, string> = {}, csrf = true): Promise<Res> {
+    return this.api.call('POST', path, { as: null, body, headers: this.headers({ ...(csrf ? { 'x-csrf-token': this.csrf } : {}), ...extra }) });
+  }
+}
+
+describe('the dashboard over HTTP (/ui)', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let api: Client;
+  before(async () => {
+    ts = await startTestServer({ headnodeDriver: 'mock' });
+    api = ts.api;
+    await must(api.put('/project/p'));
+    await must(api.put('/project/q'));
+    await must(api.put('/switch/s1', mockSwitch));
+    for (const [node, port, project] of [['n1', 'gi1/0/1', 'p'], ['n2', 'gi1/0/2', 'q']]) {
+      await makeNode(api, node, ['eth0']);
+      await must(api.put(`/switch/s1/port/${port}`));
+      await must(api.post(`/switch/s1/port/${port}/connect_nic`, { node, nic: 'eth0' }));
+      await must(api.post(`/project/${project}/connect_node`, { node }));
+    }
+    await makeNode(api, 'spare');
+    await must(api.put('/network/wp', { owner: 'p', access: 'p', net_id: '' }));
+    await must(api.put('/network/wq', { owner: 'q', access: 'q', net_id: '' }));
+    await makeUser(api, 'mia', 'mia-pw', ['p']);
+  });
+  after(() => stopTestServer(ts));
+
+  it('serves the page and its assets from the service, with a strict content security policy', async () => {
+    const r = await api.with(null).get('/ui');
+    expect(r.status).to.equal(302);
+    expect(r.headers.location).to.equal('/ui/');
+    const page = await api.with(null).get('/ui/');
+    expect(page.status).to.equal(200);
+    expect(page.headers['content-type']).to.match(/^text\/html/);
+    expect(page.text).to.include('<script type="module" src="app.js"></script>');
+    expect(page.headers['content-security-policy']).to.include("default-src 'none'").and.include("script-src 'self'").and.include("frame-ancestors 'none'");
+    expect(page.headers['x-frame-options']).to.equal('DENY');
+    const js = await api.with(null).get('/ui/app.js');
+    expect(js.headers['content-type']).to.match(/^text\/javascript/);
+    const again = await api.with(null).get('/ui/app.js', { headers: { 'if-none-match': String(js.headers.etag) } });
+    expect(again.status).to.equal(304);
+    expect((await api.with(null).get('/ui/app.css')).headers['content-type']).to.match(/^text\/css/);
+    // Beside the API: not under /v0, not in its description.
+    expect((await api.get('/v0/ui/')).status).to.equal(404);
+    expect(Object.keys((await must(api.get('/openapi.json'))).body.paths).filter((p) => p.startsWith('/ui'))).to.deep.equal([]);
+  });
+
+  it('logs in with hilt\'s users: an HttpOnly, SameSite=Strict session cookie for /ui that expires; a wrong password gets none', async () => {
+    const b = new Browser(api);
+    const bad = await b.login('admin', 'not-the-password');
+    expect(bad.status).to.equal(401);
+    expect(bad.body.type).to.equal('AuthorizationError');
+    expect(bad.headers['set-cookie']).to.equal(undefined);
+    expect((await b.login('nobody', 'x')).status).to.equal(401);
+    const ok = await b.login('admin', 'admin-secret');
+    expect(ok.status).to.equal(200);
+    const cookie = String([ok.headers['set-cookie']].flat()[0]);
+    expect(cookie).to.match(/^hilt_ui=[A-Za-z0-9_-]{43};/);
+    expect(cookie).to.match(/; Max-Age=28800(;|$)/).and.match(/; Path=\/ui(;|$)/).and.match(/; HttpOnly(;|$)/).and.match(/; SameSite=Strict(;|$)/);
+    expect(cookie).to.not.match(/Secure/);
+    expect(ok.body).to.include({ user: 'admin', isAdmin: true });
+    expect(ok.body.csrf).to.match(/^[A-Za-z0-9_-]{43}$/);
+    expect((await b.get('/ui/api/me')).body.user).to.equal('admin');
+  });
+
+  it('refuses a request without the session cookie, or with one that ended (logout, user deleted)', async () => {
+    for (const path of ['/ui/api/me', '/ui/api/summary', '/ui/api/table/nodes', '/ui/api/node/n1', '/ui/api/audit']) {
+      const r = await api.with(null).get(path);
+      expect(r.status, path).to.equal(401);
+      expect(r.body.type).to.equal('AuthorizationError');
+    }
+    // Basic authentication is the API's, not the dashboard's.
+    expect((await api.get('/ui/api/summary')).status).to.equal(401);
+    const b = new Browser(api);
+    await b.login('admin', 'admin-secret');
+    expect((await b.post('/ui/api/logout')).status).to.equal(200);
+    expect((await b.get('/ui/api/me')).status).to.equal(401);
+    const forged = new Browser(api);
+    forged.cookie = 'hilt_ui=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    expect((await forged.get('/ui/api/me')).status).to.equal(401);
+    await makeUser(api, 'temp', 'temp-pw', [], true);
+    const t = new Browser(api);
+    await t.login('temp', 'temp-pw');
+    expect((await t.get('/ui/api/me')).status).to.equal(200);
+    await must(api.del('/auth/basic/user/temp'));
+    expect((await t.get('/ui/api/me')).status).to.equal(401);
+  });
+
+  it('ends a session at its expiry', async () => {
+    const rm = new ReadModel();
+    rm.users.set('u', { name: 'u', passwordHash: 'h', isAdmin: false, projects: [] });
+    const sessions = new UiSessions(rm, 50);
+    try {
+      const s = sessions.create('u', 'h');
+      expect(sessions.get(s.token)?.caller.user).to.equal('u');
+      expect(sessions.get(s.token + 'x')).to.equal(undefined);
+      await sleep(80);
+      expect(sessions.get(s.token)).to.equal(undefined);
+      expect(sessions.size()).to.equal(0);
+    } finally {
+      sessions.close();
+    }
+  });
+
+  it('needs the CSRF token and the dashboard\'s own origin for every change', async () => {
+    const b = new Browser(api);
+    // A login posted by another site is refused.
+    expect((await b.login('admin', 'admin-secret', { origin: 'http://evil.test' })).status).to.equal(401);
+    expect((await b.login('admin', 'admin-secret', { 'sec-fetch-site': 'cross-site' })).status).to.equal(401);
+    expect((await b.login('admin', 'admin-secret', { origin: ts.url, 'sec-fetch-site': 'same-origin' })).status).to.equal(200);
+    const reapply = { action: 'reapply', node: 'n1', nic: 'eth0' };
+    const none = await b.post('/ui/api/action', reapply, {}, false);
+    expect(none.status).to.equal(401);
+    expect(none.body.msg).to.match(/CSRF/);
+    expect((await b.post('/ui/api/action', reapply, { 'x-csrf-token': 'wrong' }, false)).status).to.equal(401);
+    expect((await b.post('/ui/api/action', reapply, { origin: 'http://evil.test' })).status).to.equal(401);
+    expect((await b.post('/ui/api/logout', undefined, {}, false)).status).to.equal(401);
+    const ok = await b.post('/ui/api/action', reapply, { origin: ts.url });
+    expect(ok.status).to.equal(202);
+    expect(ok.body.status_id).to.be.a('string');
+    // The action is the API's call, made as the logged-in user: its audit trail says so.
+    const audit = (await must(api.get('/admin/audit?kind=nic&name=n1%2Feth0&limit=5'))).body.entries as { by: string; call: string; event: { type: string } }[];
+    expect(audit.find((e) => e.event.type === 'NetworkActionQueued')).to.include({ by: 'admin', call: 'admin_reapply' });
+    // The API's own answers come through: a 404 for an unknown nic, a 400 for a bad action.
+    expect((await b.post('/ui/api/action', { action: 'reapply', node: 'n1', nic: 'nope' })).status).to.equal(404);
+    expect((await b.post('/ui/api/action', { action: 'format-disks' })).status).to.equal(400);
+    // The drift audit (GET /admin/switch/<s>/drift) is offered, and runs as the admin.
+    expect((await b.get('/ui/api/me')).body.features.drift).to.equal(true);
+    const drift = await b.post('/ui/api/action', { action: 'drift', switch: 's1' });
+    expect(drift.status).to.equal(200);
+    expect(drift.body.switch).to.equal('s1');
+    expect((await b.post('/ui/api/action', { action: 'drift', switch: 'nope' })).status).to.equal(404);
+    // The wiring check (GET /admin/switch/<s>/wiring), as the admin: the dashboard shows its mismatches.
+    const w = await b.post('/ui/api/action', { action: 'wiring', switch: 's1' });
+    expect(w.status).to.equal(200);
+    expect(w.body).to.include({ switch: 's1' });
+    expect(w.body.summary).to.have.all.keys('ok', 'mismatch', 'unseen', 'unwired');
+    expect((await b.post('/ui/api/action', { action: 'wiring', switch: 'nope' })).status).to.equal(404);
+  });
+
+  it('cannot be used from outside to act as someone: the bridge header without the secret is ignored', async () => {
+    for (const forged of ['x.YWRtaW4', 'YWRtaW4', '.YWRtaW4']) {
+      const r = await api.with(null).get('/admin/audit', { headers: { 'x-hilt-ui-bridge': forged } });
+      expect(r.status, forged).to.equal(401);
+    }
+    // Bad basic credentials stay bad with it.
+    expect((await api.with({ user: 'admin', password: 'x' }).get('/admin/audit', { headers: { 'x-hilt-ui-bridge': 'x.YWRtaW4' } })).status).to.equal(401);
+  });
+
+  it('shows a project member its projects only (and the free nodes it may reserve): nodes, networks, operations; no switches, health or audit', async () => {
+    const m = new Browser(api);
+    expect((await m.login('mia', 'mia-pw')).body).to.deep.include({ isAdmin: false, projects: ['p'] });
+    const nodes = (await must(m.get('/ui/api/table/nodes'))).body;
+    expect(nodes.rows.map((r: { name: string }) => r.name), 'its project\'s node and the free one (show_node\'s rule)').to.deep.equal(['n1', 'spare']);
+    expect(nodes.rows[0]).to.not.have.property('obm');
+    expect((await must(m.get('/ui/api/table/nodes?f.state=free'))).body.rows.map((r: { name: string }) => r.name), 'the free filter finds them (issue 26)').to.deep.equal(['spare']);
+    expect((await must(m.get('/ui/api/table/projects'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal(['p']);
+    expect((await must(m.get('/ui/api/table/networks'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal(['wp']);
+    const summary = (await must(m.get('/ui/api/summary'))).body;
+    expect(summary).to.not.have.property('health');
+    expect(summary.inventory).to.include({ nodes: 2, inUse: 1, projects: 1 });
+    const detail = (await must(m.get('/ui/api/node/n1'))).body;
+    expect(detail.nics[0]).to.not.have.property('switch');
+    expect((await m.get('/ui/api/node/n2')).status).to.equal(404);
+    const spare = (await must(m.get('/ui/api/node/spare'))).body;
+    expect(spare.project, 'a free node opens: the member may reserve it').to.equal(null);
+    expect(spare).to.not.have.property('obm');
+    for (const path of ['/ui/api/table/switches', '/ui/api/table/ports', '/ui/api/audit']) expect((await m.get(path)).status, path).to.equal(401);
+    // An admin action as a member: the API refuses it.
+    expect((await m.post('/ui/api/action', { action: 'reapply', node: 'n1', nic: 'eth0' })).status).to.equal(401);
+  });
+
+  it('filters, sorts and pages its tables on the service; refuses bad paging', async () => {
+    const b = new Browser(api);
+    await b.login('admin', 'admin-secret');
+    const all = (await must(b.get('/ui/api/table/nodes?sort=name&dir=desc'))).body;
+    expect(all.rows.map((r: { name: string }) => r.name)).to.deep.equal(['spare', 'n2', 'n1']);
+    expect((await must(b.get('/ui/api/table/nodes?f.state=free'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal(['spare']);
+    expect((await must(b.get('/ui/api/table/nodes?q=N2'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal(['n2']);
+    const paged = (await must(b.get('/ui/api/table/nodes?sort=name&offset=1&limit=1'))).body;
+    expect(paged).to.deep.include({ total: 3, offset: 1 });
+    expect(paged.rows.map((r: { name: string }) => r.name)).to.deep.equal(['n2']);
+    expect((await must(b.get('/ui/api/table/networks?f.project=q'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal(['wq']);
+    expect((await must(b.get('/ui/api/table/ports?f.switch=s1'))).body.rows.map((r: { port: string; node: string }) => `${r.port} ${r.node}`)).to.deep.equal(['gi1/0/1 n1', 'gi1/0/2 n2']);
+    for (const q of ['limit=0', 'limit=5000', 'offset=-1', 'dir=up']) expect((await b.get(`/ui/api/table/nodes?${q}`)).status, q).to.equal(400);
+    expect((await b.get('/ui/api/table/fridges')).status).to.equal(404);
+    // Unknown or repeated parameters are refused, not ignored; names are quoted short.
+    for (const q of ['table/nodes?zz=1', 'table/nodes?limit=1&limit=2', 'table/nodes?f.=x', 'audit?zz=1', 'audit?kind=node&kind=nic']) {
+      const r = await b.get(`/ui/api/${q}`);
+      expect(r.status, q).to.equal(400);
+      expect(r.body).to.have.all.keys('type', 'msg');
+    }
+    for (const path of [`/ui/api/table/${'t'.repeat(2000)}`, `/ui/api/node/${'n'.repeat(2000)}`]) {
+      const r = await b.get(path);
+      expect(r.status).to.equal(404);
+      expect(r.body.msg.length, r.body.msg.slice(0, 80)).to.be.below(200);
+    }
+  });
+  it('names each switch\'s driver and family, the data-centre families among them', async () => {
+    const b = new Browser(api);
+    await b.login('admin', 'admin-secret');
+    const T = 'http://schema.massopencloud.org/haas/v0/switches/';
+    await must(api.put('/switch/dc-junos', { type: `${T}junos`, hostname: '127.0.0.1:2201', username: 'u', password: 'p' }));
+    await must(api.put('/switch/dc-nvue', { type: `${T}cumulus_nvue`, hostname: '127.0.0.1:2202', username: 'u', password: 'p' }));
+    const rows = (await must(b.get('/ui/api/table/switches?q=dc-'))).body.rows as { name: string; type: string; family: string }[];
+    expect(rows.map((r) => [r.name, r.type, r.family]).sort()).to.deep.equal([
+      ['dc-junos', 'junos', 'Juniper Junos (ELS)'], ['dc-nvue', 'cumulus_nvue', 'NVIDIA Cumulus Linux (NVUE)'],
+    ]);
+    for (const s of ['dc-junos', 'dc-nvue']) await must(api.del(`/switch/${s}`));
+  });
+});
+
+describe('the dashboard\'s session cookie over HTTPS', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-ui-tls-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The Set-Cookie of a dashboard login as admin. */
+  async function loginCookie(api: Client, headers: Record<string, string> = {}): Promise<string> {
+    const r = await must(api.call('POST', '/ui/api/login', { as: null, body: { user: 'admin', password: 'admin-secret' }, headers }));
+    return String([r.headers['set-cookie']].flat()[0]);
+  }
+
+  it('is Secure when the service serves HTTPS itself (HILT_TLS_CERT, HILT_TLS_KEY)', async () => {
+    const { certFile, keyFile } = await makeCertificate(dir, 'ui');
+    const ts = await startTestServer({ tlsCert: certFile, tlsKey: keyFile });
+    try {
+      expect(ts.url).to.match(/^https:/);
+      const ca = readFileSync(certFile);
+      const r = await new Promise<{ status: number; cookie: string }>((resolve, reject) => {
+        const body = JSON.stringify({ user: 'admin', password: 'admin-secret' });
+        const req = httpsRequest(`${ts.url}/ui/api/login`, { method: 'POST', ca, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: String([res.headers['set-cookie']].flat()[0]) }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(r.status).to.equal(200);
+      expect(r.cookie).to.match(/^hilt_ui=/).and.match(/; Secure(;|$)/).and.match(/; HttpOnly(;|$)/);
+    } finally {
+      await stopTestServer(ts);
+    }
+  });
+
+  it('is Secure behind a trusted proxy that says the request came over HTTPS, and only then', async () => {
+    const proxied = await startTestServer({ trustProxy: '127.0.0.1' });
+    const direct = await startTestServer();
+    try {
+      expect(await loginCookie(proxied.api, { 'x-forwarded-proto': 'https' })).to.match(/; Secure(;|$)/);
+      // Plain HTTP through the proxy: not Secure (the browser would drop a Secure cookie).
+      expect(await loginCookie(proxied.api, { 'x-forwarded-proto': 'http' })).to.not.match(/Secure/);
+      expect(await loginCookie(proxied.api)).to.not.match(/Secure/);
+      // Without HILT_TRUST_PROXY the header is anyone's to send: ignored, plain HTTP is plain.
+      expect(await loginCookie(direct.api, { 'x-forwarded-proto': 'https' })).to.not.match(/Secure/);
+      expect(await loginCookie(direct.api)).to.not.match(/Secure/);
+    } finally {
+      await stopTestServer(proxied);
+      await stopTestServer(direct);
+    }
+  });
+});

@@ -1,0 +1,288 @@
+/**
+ * Credentials at rest (docs/identity.md): after a full scenario (BMCs over ipmitool and Redfish,
+ * SSH switches, mock ones), the bytes of the LMDB data folder, of a backup and of a PostgreSQL
+ * dump hold none of the passwords; an old folder with plaintext credentials is upgraded and then
+ * holds none; the key rotates while calls go on and nothing is lost; a wrong or missing key
+ * refuses to start.
+ */
+import { expect } from 'chai';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestServer, stopTestServer, TestServer, Client, must, finished, IPMI_OBM, REDFISH_OBM, MOCK_OBM, MOCK_SWITCH } from '../../helpers/server';
+import { startIpmiSim, stopAllIpmiSims, requireIpmiTools } from '../../helpers/ipmisim';
+import { startRedfishSim, stopAllRedfishSims } from '../../helpers/redfish-sim';
+import { VENDOR_CASES, simFor, registration } from '../../helpers/switch-sims';
+import { findBin } from '../../helpers/postgres';
+import { addSecret } from '../../helpers/secrets';
+import { keyFilePath } from '../../../src/secrets/at-rest';
+import { keyId, newKeyText, parseKey } from '../../../lib/sealed';
+import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
+import { World } from '../../../actors/world';
+import { DEFAULTS } from '../../../src/config';
+
+const FIXTURE = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'upgrade-v1');
+
+/** Every file under `dir`, as bytes. */
+function filesUnder(dir: string): { path: string; bytes: Buffer }[] {
+  const out: { path: string; bytes: Buffer }[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesUnder(p));
+    else if (e.isFile()) out.push({ path: p, bytes: readFileSync(p) });
+  }
+  return out;
+}
+
+/** The passwords found in the bytes (none, when encryption at rest works). */
+function found(files: { path: string; bytes: Buffer }[], passwords: string[]): string[] {
+  const hits: string[] = [];
+  for (const f of files) for (const pw of passwords) if (f.bytes.includes(Buffer.from(pw, 'utf8'))) hits.push(`${pw} in ${f.path}`);
+  return hits;
+}
+
+/** Every sealed value of the nodes' and switches' stored events and snapshots: its key id. */
+async function sealedKeyIds(dataDir: string): Promise<{ ids: Set<string>; plain: number }> {
+  const engine = new LmdbPersistenceEngine(dataDir);
+  const ids = new Set<string>();
+  let plain = 0;
+  const look = (v: unknown): void => {
+    if (!v || typeof v !== 'object') return;
+    for (const [k, x] of Object.entries(v)) {
+      if (k === '$sealed' && typeof x === 'string') ids.add(x.split(':')[1]);
+      else if (k === 'password' && typeof x === 'string') plain++;
+      else look(x);
+    }
+  };
+  try {
+    for (const prefix of ['node:', 'switch:']) {
+      for await (const key of engine.keys(prefix)) {
+        for await (const e of engine.events(key)) look(e.data);
+        look((await engine.latestSnapshot(key))?.data);
+      }
+    }
+  } finally {
+    await engine.close();
+  }
+  return { ids, plain };
+}
+
+const BMC_USER = 'rest-bmc';
+
+describe('credentials at rest', function () {
+  this.timeout(120_000);
+  before(() => requireIpmiTools());
+  after(async () => {
+    await stopAllIpmiSims();
+    await stopAllRedfishSims();
+  });
+
+  /**
+   * Nodes on an ipmi_sim and a Redfish simulator, a nexus and an arista switch over SSH, a mock
+   * node and switch, each with a password of its own; power calls and a network operation prove
+   * the drivers got them; many metadata changes make a node take snapshots. Returns the passwords.
+   */
+  async function scenario(api: Client, tag: string): Promise<string[]> {
+    const pw = (what: string) => {
+      const p = `${what}-${tag}-Pw${Math.random().toString(36).slice(2, 10)}`;
+      addSecret(p);
+      return p;
+    };
+    // IPMI passwords are at most 16 bytes here (ipmi_sim's).
+    const ipmiPw = pw('ipmi').slice(-16);
+    addSecret(ipmiPw);
+    const ipmi = await startIpmiSim({ user: BMC_USER, password: ipmiPw });
+    await must(api.put('/node/r-ipmi', { obm: { type: IPMI_OBM, host: ipmi.host, user: BMC_USER, password: ipmiPw } }));
+    const rfPw = pw('redfish');
+    const rf = await startRedfishSim({ user: BMC_USER, password: rfPw });
+    await must(api.put('/node/r-redfish', { obm: { type: REDFISH_OBM, host: rf.url, user: BMC_USER, password: rfPw, ca_cert: rf.certPem } }));
+    const mockPw = pw('mockbmc');
+    await must(api.put('/node/r-mock', { obm: { type: MOCK_OBM, host: 'bmc.example', user: BMC_USER, password: mockPw } }));
+    expect((await must(api.get('/node/r-ipmi/power_status'))).body.power_status).to.be.a('string');
+    await must(api.post('/node/r-redfish/power_on'));
+    expect(rf.system().PowerState).to.equal('On');
+    for (let i = 0; i < 20; i++) await must(api.put(`/node/r-ipmi/metadata/m${i}`, { value: i }));
+
+    const passwords = [ipmiPw, rfPw, mockPw];
+    await must(api.put(`/project/rp-${tag}`));
+    await must(api.put(`/network/rn-${tag}`, { owner: `rp-${tag}`, access: `rp-${tag}`, net_id: '' }));
+    for (const c of VENDOR_CASES.filter((v) => v.vendor === 'nexus' || v.vendor === 'arista_eos')) {
+      const sim = await simFor(c, { password: pw(c.vendor) });
+      passwords.push(sim.password);
+      const sw = `r-${c.vendor}`;
+      await must(api.put(`/switch/${sw}`, registration(c, sim)));
+      await must(api.put(`/switch/${sw}/port/${c.ports[0]}`));
+      const node = `r-n-${c.vendor}`;
+      await must(api.put(`/node/${node}`, { obm: { type: MOCK_OBM, host: 'bmc.example', user: BMC_USER, password: mockPw } }));
+      await must(api.put(`/node/${node}/nic/eth0`, { macaddr: 'de:ad:be:ef:00:01' }));
+      await must(api.post(`/switch/${sw}/port/${c.ports[0]}/connect_nic`, { node, nic: 'eth0' }));
+      await must(api.post(`/project/rp-${tag}/connect_node`, { node }));
+      const op = await must(api.post(`/node/${node}/nic/eth0/connect_network`, { network: `rn-${tag}` }), 202);
+      expect((await finished(api, op.body.status_id)).status, `${c.vendor} took the change`).to.equal('DONE');
+    }
+    const swPw = pw('mockswitch');
+    await must(api.put('/switch/r-mock', { type: MOCK_SWITCH, hostname: 'sw.example', username: 'u', password: swPw }));
+    passwords.push(swPw);
+    return passwords;
+  }
+
+  it('LMDB: the data folder and a backup hold none of the passwords of a full scenario; the audit log shows none', async () => {
+    const ts = await startTestServer({ storage: 'lmdb' });
+    const passwords = await scenario(ts.api, 'lmdb');
+    const backup = join(mkdtempSync(join(tmpdir(), 'hilt-rest-')), 'copy');
+    await must(ts.api.post('/admin/backup', { path: backup }));
+    const audit = (await must(ts.api.get('/admin/audit?limit=1000'))).text;
+    await ts.close();
+    // The scan itself finds what it looks for: the key file is there, and found by its bytes.
+    expect(found(filesUnder(ts.dataDir), [readFileSync(keyFilePath(ts.config), 'utf8').trim()])).to.have.length(1);
+    expect(found(filesUnder(ts.dataDir), passwords)).to.deep.equal([]);
+    expect(found(filesUnder(backup), passwords)).to.deep.equal([]);
+    expect(filesUnder(backup).map((f) => f.path)).to.not.include(join(backup, 'secret.key'));
+    expect(found([{ path: 'audit', bytes: Buffer.from(audit) }], passwords)).to.deep.equal([]);
+    const { ids, plain } = await sealedKeyIds(ts.dataDir);
+    expect(plain).to.equal(0);
+    expect([...ids]).to.deep.equal([keyId(parseKey(readFileSync(keyFilePath(ts.config), 'utf8'))!)]);
+    rmSync(backup, { recursive: true, force: true });
+  });
+
+  it('PostgreSQL: a dump of the database holds none of the passwords of a full scenario', async () => {
+    const ts = await startTestServer({ storage: 'postgres' });
+    const passwords = await scenario(ts.api, 'pg');
+    const url = new URL(ts.config.databaseUrl!);
+    const dump = spawnSync(findBin('pg_dump'), [], {
+      encoding: 'buffer', timeout: 60_000, maxBuffer: 256 * 1024 * 1024,
+      env: { ...process.env, PGHOST: url.searchParams.get('host')!, PGPORT: url.port, PGUSER: url.username, PGDATABASE: url.pathname.slice(1) },
+    });
+    expect(dump.status, dump.stderr.toString()).to.equal(0);
+    expect(dump.stdout.includes(Buffer.from('$sealed'))).to.equal(true);
+    expect(found([{ path: 'pg_dump', bytes: dump.stdout }], passwords)).to.deep.equal([]);
+    await stopTestServer(ts);
+  });
+
+  it('upgrades hilt v1\'s data folder: its plaintext credentials are sealed, none is left in its bytes, and they still work', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-rest-v1-'));
+    await promisify(execFile)('tar', ['-xzf', join(FIXTURE, 'data.tar.gz'), '-C', dir]);
+    const v1 = ['bmc-secret', 'sw-a-secret', 'sw-b-secret', 'sw-gone-secret'];
+    expect(found(filesUnder(dir), v1).length, 'the fixture holds them in plain text').to.be.above(0);
+    const logs: string[] = [];
+    const ts = await startTestServer({ mockSwitchDelayMs: 600_000, headnodeDriver: 'mock' }, { logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } }, dir);
+    const line = logs.map((l) => JSON.parse(l)).find((l) => /stored in plain text/.test(l.msg));
+    expect(line, 'the log says how many').to.not.equal(undefined);
+    expect(line.sealed).to.be.at.least(10);
+    // The mock BMC answers with the credentials it was given: the driver got the password.
+    await must(ts.api.post('/node/n01/power_cycle'));
+    await stopTestServer(ts, false);
+    expect(found(filesUnder(dir), v1)).to.deep.equal([]);
+    expect((await sealedKeyIds(dir)).plain).to.equal(0);
+    // A second start has nothing to upgrade.
+    const again = await startTestServer({ mockSwitchDelayMs: 600_000, headnodeDriver: 'mock' }, { logger: { level: 'info', stream: { write: (l: string) => void logs.push(`again ${l}`) } } }, dir);
+    expect(logs.filter((l) => l.startsWith('again') && /stored in plain text/.test(l))).to.deep.equal([]);
+    await stopTestServer(again);
+  });
+
+  it('upgrades a folder this format\'s actors wrote without encryption (events and snapshots)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-rest-plain-'));
+    const engine = new LmdbPersistenceEngine(dir);
+    // The release before: the same actors, credentials kept as given.
+    const world = new World(engine, { vlanPool: DEFAULTS.vlanPool, snapshotEvery: 2 });
+    await world.switches.ask('s-plain', { type: 'switch.register', by: 'old', switchType: MOCK_SWITCH, fields: { hostname: 'h', username: 'u', password: 'plain-switch-Pw1' } });
+    await world.nodes.ask('n-plain', { type: 'node.register', by: 'old', obm: { type: MOCK_OBM, fields: { host: 'h', user: 'u', password: 'plain-bmc-Pw1' } } });
+    for (let i = 0; i < 5; i++) await world.nodes.ask('n-plain', { type: 'node.setMetadata', by: 'old', label: `l${i}`, value: i });
+    await world.close();
+    await engine.close();
+    const plain = ['plain-switch-Pw1', 'plain-bmc-Pw1'];
+    expect(found(filesUnder(dir), plain).length).to.be.above(1);
+    const ts = await startTestServer({}, {}, dir);
+    await must(ts.api.post('/node/n-plain/power_cycle'));
+    await stopTestServer(ts, false);
+    expect(found(filesUnder(dir), plain)).to.deep.equal([]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('rotates the key while calls go on: nothing is lost, every credential is under the new key, which a restart reads', async () => {
+    const ts = await startTestServer();
+    const api = ts.api;
+    const ipmiPw = 'rotate-ipmi-Pw-Xq7';
+    addSecret(ipmiPw);
+    const ipmi = await startIpmiSim({ user: BMC_USER, password: ipmiPw });
+    await must(api.put('/node/rot-ipmi', { obm: { type: IPMI_OBM, host: ipmi.host, user: BMC_USER, password: ipmiPw } }));
+    for (let i = 0; i < 60; i++) await must(api.put(`/node/rot-${i}`, { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: `rot-pw-${i}-abcd` } }));
+    const oldKey = readFileSync(keyFilePath(ts.config), 'utf8');
+    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
+    const newText = newKeyText();
+    writeFileSync(newFile, newText, { mode: 0o600 });
+    const newId = keyId(parseKey(newText)!);
+
+    // Load: registrations, metadata and power calls, all the while.
+    let loading = true;
+    const acked: string[] = [];
+    const failures: string[] = [];
+    const loaders = Array.from({ length: 6 }, async (_, w) => {
+      for (let i = 0; loading; i++) {
+        const node = `load-${w}-${i}`;
+        const r = await api.put(`/node/${node}`, { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: `load-pw-${w}-${i}-x` } });
+        if (r.status === 200) acked.push(node);
+        else failures.push(`${node}: ${r.status} ${r.text}`);
+        const m = await api.put(`/node/rot-${(w * 7 + i) % 60}/metadata/w${w}`, { value: i });
+        if (m.status !== 200) failures.push(`metadata: ${m.status} ${m.text}`);
+        const p = await api.post(`/node/rot-${(w + i) % 60}/power_cycle`);
+        if (p.status !== 200) failures.push(`power: ${p.status} ${p.text}`);
+      }
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const r = await must(api.post('/admin/secret-key/rotate', { key_file: newFile }));
+    loading = false;
+    await Promise.all(loaders);
+    expect(failures).to.deep.equal([]);
+    expect(r.body).to.include({ key_id: newId, installed: true, key_file: keyFilePath(ts.config) });
+    expect(r.body.previous_key_id).to.equal(keyId(parseKey(oldKey)!));
+    expect(r.body.rewritten).to.be.at.least(61);
+    expect(acked.length).to.be.above(10);
+    // The configured file now holds the new key; the BMC still gets its password.
+    expect(readFileSync(keyFilePath(ts.config), 'utf8')).to.equal(newText);
+    expect(statSync(keyFilePath(ts.config)).mode & 0o777).to.equal(0o600);
+    await must(api.get('/node/rot-ipmi/power_status'));
+    expect((await api.post('/admin/secret-key/rotate', { key_file: newFile })).status).to.equal(409);
+    await ts.close();
+
+    const { ids, plain } = await sealedKeyIds(ts.dataDir);
+    expect(plain).to.equal(0);
+    expect([...ids]).to.deep.equal([newId]);
+    // A restart reads the new key; everything acknowledged is there.
+    const again = await startTestServer({}, {}, ts.dataDir);
+    const nodes = new Set((await must(again.api.get('/nodes/all'))).body as string[]);
+    for (const n of acked) expect(nodes.has(n), n).to.equal(true);
+    await must(again.api.get('/node/rot-ipmi/power_status'));
+    await stopTestServer(again, false);
+    // The old key opens nothing any more: a start with it refuses.
+    const oldFile = join(ts.dataDir, 'old.key');
+    writeFileSync(oldFile, oldKey, { mode: 0o600 });
+    const err = await startTestServer({ secretKeyFile: oldFile }, {}, ts.dataDir).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/is not the key the stored credentials are encrypted under/);
+    rmSync(ts.dataDir, { recursive: true, force: true });
+  });
+
+  it('refuses to start with a wrong key, or without the key file, saying why', async () => {
+    const ts = await startTestServer();
+    await must(ts.api.put('/node/k1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: 'wrong-key-test-pw' } }));
+    await stopTestServer(ts, false);
+    const file = keyFilePath(ts.config);
+    const kept = join(ts.dataDir, 'kept.key');
+    copyFileSync(file, kept);
+    writeFileSync(file, newKeyText());
+    const wrong = await startTestServer({}, {}, ts.dataDir).then(() => null, (e: Error) => e);
+    expect(wrong?.message).to.match(/secret key in .* \(key [0-9a-f]{16}\) is not the key the stored credentials are encrypted under \(key [0-9a-f]{16}\): refusing to start/);
+    rmSync(file);
+    const missing = await startTestServer({}, {}, ts.dataDir).then(() => null, (e: Error) => e);
+    expect(missing?.message).to.match(/secret key file .* is missing: the stored credentials are encrypted under key [0-9a-f]{16}/);
+    writeFileSync(file, 'not a key');
+    expect((await startTestServer({}, {}, ts.dataDir).then(() => null, (e: Error) => e))?.message).to.match(/does not hold a key/);
+    // The right key again: it starts, and the node is there.
+    copyFileSync(kept, file);
+    const ok = await startTestServer({}, {}, ts.dataDir);
+    await must(ok.api.get('/node/k1'));
+    await stopTestServer(ok);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * POST /admin/backup: a consistent copy of the LMDB store, made while the service keeps serving
+ * writes; a service started on the copy (the restore) serves every change acknowledged before
+ * the backup began. On PostgreSQL the call says to use PostgreSQL's tools, and the runbook's
+ * way (pg_dump -Fc, pg_restore into a new database, hilt started on it) restores the service.
+ */
+import { expect } from 'chai';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, makeNode, obm } from '../../helpers/server';
+import { keyFilePath } from '../../../src/secrets/at-rest';
+import { parseExposition, value } from '../../helpers/prometheus';
+import { findBin, testPostgres } from '../../helpers/postgres';
+
+describe('POST /admin/backup: online backup and restore', function () {
+  this.timeout(120_000);
+  let ts: TestServer;
+  let dir: string;
+  before(async () => {
+    ts = await startTestServer();
+    dir = mkdtempSync(join(tmpdir(), 'hilt-backup-'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('copies under write load; the copy starts as a service and serves every change acknowledged before the backup began', async () => {
+    const api = ts.api;
+    // Some inventory first, so that the copy is more than a few pages.
+    await Promise.all(Array.from({ length: 8 }, async (_, w) => {
+      for (let i = 0; i < 100; i++) await must(api.put(`/node/pre-${w}-${i}`, { obm: obm() }));
+    }));
+    /** every acknowledged write: what it made, and when its answer came */
+    const acked: { kind: 'project' | 'node' | 'metadata'; name: string; at: number }[] = [];
+    const failures: string[] = [];
+    let writing = true;
+    const writers = Array.from({ length: 6 }, async (_, w) => {
+      for (let i = 0; writing; i++) {
+        const name = `w${w}-${i}`;
+        const step = i % 3;
+        const r = step === 0 ? await api.put(`/project/${name}`)
+          : step === 1 ? await api.put(`/node/${name}`, { obm: obm() })
+            : await api.put(`/node/w${w}-${i - 1}/metadata/rack`, { value: name });
+        if (r.status !== 200) failures.push(`${name}: ${r.status} ${r.text}`);
+        else acked.push({ kind: step === 0 ? 'project' : step === 1 ? 'node' : 'metadata', name, at: Date.now() });
+      }
+    });
+    while (acked.length < 300) await new Promise((r) => setTimeout(r, 10));
+    const path = join(dir, 'copy');
+    // Every write acknowledged so far was acknowledged before the backup began (comparing times
+    // would drop those of the same millisecond).
+    const ackedBefore = acked.slice();
+    const r = await must(api.post('/admin/backup', { path }));
+    const answered = acked.length;
+    // The service keeps serving: writes are acknowledged after the backup too.
+    while (acked.length < answered + 100) await new Promise((res) => setTimeout(res, 10));
+    writing = false;
+    await Promise.all(writers);
+    expect(failures).to.deep.equal([]);
+    expect(r.body.path).to.equal(path);
+    expect(Date.parse(r.body.finished_at)).to.be.at.least(Date.parse(r.body.started_at));
+    // The copy holds credentials: the service's alone.
+    expect(statSync(path).mode & 0o777).to.equal(0o700);
+    expect(statSync(join(path, 'data.mdb')).mode & 0o777).to.equal(0o600);
+
+    // The copy holds no key (docs/identity.md): its credentials need the service's own, kept apart.
+    expect(existsSync(join(path, 'secret.key'))).to.equal(false);
+    // Restore: a service started on the copy, with the key put back.
+    copyFileSync(keyFilePath(ts.config), join(path, 'secret.key'));
+    const restored = await startTestServer({}, {}, path);
+    try {
+      const projects = new Set((await must(restored.api.get('/projects'))).body as string[]);
+      const nodes = new Set((await must(restored.api.get('/nodes/all'))).body as string[]);
+      expect(nodes.size).to.be.at.least(800);
+      let checked = 0;
+      for (const a of ackedBefore) {
+        if (a.kind === 'project') expect(projects.has(a.name), `project ${a.name}`).to.equal(true);
+        else if (a.kind === 'node') expect(nodes.has(a.name), `node ${a.name}`).to.equal(true);
+        else {
+          const [w, i] = a.name.slice(1).split('-').map(Number);
+          const shown = await must(restored.api.get(`/node/w${w}-${i - 1}`));
+          expect(shown.body.metadata, `metadata of w${w}-${i - 1}`).to.deep.equal({ rack: a.name });
+        }
+        checked++;
+      }
+      expect(checked).to.be.at.least(300);
+      // Nothing acknowledged after the copy finished is in it, and the copy is a store of its own.
+      const late = acked.filter((a) => a.kind === 'project').slice(-1)[0];
+      expect(projects.has(late.name)).to.equal(false);
+      await must(restored.api.put('/project/after-restore'));
+      expect((await must(api.get('/projects'))).body).to.not.include('after-restore');
+      // The audit log came along.
+      const audit = (await must(restored.api.get('/admin/audit?kind=project&limit=1'))).body;
+      expect(audit.entries[0]).to.include({ kind: 'project', name: 'after-restore', by: 'admin' });
+    } finally {
+      await stopTestServer(restored, false);
+    }
+  });
+
+  it('refuses a path that exists, a relative path, a missing parent; is for admins only; metrics count each outcome', async () => {
+    const api = ts.api;
+    const m0 = parseExposition((await must(api.get('/metrics'))).text);
+    expect(value(m0, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
+    expect(value(m0, 'hilt_backup_last_success_timestamp_seconds')).to.be.within(Date.now() / 1000 - 120, Date.now() / 1000);
+    const again = await api.post('/admin/backup', { path: join(dir, 'copy') });
+    expect(again.status).to.equal(409);
+    expect(again.body.type).to.equal('DuplicateError');
+    expect((await api.post('/admin/backup', { path: 'relative/copy' })).status).to.equal(400);
+    const orphan = await api.post('/admin/backup', { path: join(dir, 'no', 'such', 'parent') });
+    expect(orphan.status).to.equal(400);
+    expect(orphan.body.msg).to.match(/parent/);
+    expect((await api.post('/admin/backup', {})).status).to.equal(400);
+    // Paths that cannot be a new folder are the caller's mistake (400), quoted short.
+    for (const [path, why] of [[join(dir, 'x'.repeat(300), 'copy'), /too long/], [join(dir, 'copy', 'data.mdb', 'inner'), /not a folder/]] as const) {
+      const r = await api.post('/admin/backup', { path });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.msg).to.match(why);
+      expect(r.body.msg).to.not.include('x'.repeat(100));
+    }
+    await makeUser(api, 'backup-member', 'pw');
+    expect((await api.with({ user: 'backup-member', password: 'pw' }).post('/admin/backup', { path: join(dir, 'member') })).status).to.equal(401);
+    const m1 = parseExposition((await must(api.get('/metrics'))).text);
+    expect(value(m1, 'hilt_backups_total', { outcome: 'error' })).to.equal(4);
+    expect(value(m1, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
+  });
+
+  it('says that the memory engine has nothing to copy', async () => {
+    const mem = await startTestServer({ storage: 'memory' });
+    try {
+      const r = await mem.api.post('/admin/backup', { path: join(dir, 'mem') });
+      expect(r.status).to.equal(409);
+      expect(r.body).to.deep.equal({ type: 'IllegalStateError', msg: 'the memory engine keeps nothing to back up: its data ends with the process' });
+      // No success, no timestamp (0 would read as a backup decades old).
+      expect((await must(mem.api.get('/metrics'))).text).to.not.include('hilt_backup_last_success_timestamp_seconds');
+    } finally {
+      await stopTestServer(mem);
+    }
+  });
+});
+
+describe('backup and restore on PostgreSQL', function () {
+  this.timeout(120_000);
+  const pgTool = (name: string, args: string[], env: Record<string, string> = {}) => {
+    const r = spawnSync(findBin(name), args, { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
+    expect(r.status, `${name}: ${r.stderr}`).to.equal(0);
+  };
+
+  it('answers the online backup 409, saying what to do instead; pg_dump -Fc and pg_restore give a database hilt starts on', async () => {
+    const ts = await startTestServer({ storage: 'postgres' });
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-pgdump-'));
+    let restored: TestServer | undefined;
+    try {
+      const api = ts.api;
+      await must(api.put('/project/before-dump'));
+      await makeNode(api, 'n1', ['eth0']);
+      const r = await api.post('/admin/backup', { path: join(dir, 'copy') });
+      expect(r.status).to.equal(409);
+      expect(r.body.type).to.equal('IllegalStateError');
+      expect(r.body.msg).to.equal('on PostgreSQL, hilt makes no copy of its own: back up the database with PostgreSQL\'s tools (pg_dump -Fc, or the backup tooling of your PostgreSQL), and restore by starting hilt on the restored database (docs/operations.md, Backup and restore)');
+      const m = parseExposition((await must(api.get('/metrics'))).text);
+      expect(value(m, 'hilt_backups_total', { outcome: 'error' }), 'a nightly call of it would be seen failing').to.equal(1);
+
+      // The runbook's backup (deploy/hilt-backup-postgres.service: the database named by libpq's
+      // variables), while the service runs; a change after it is not in the copy.
+      const dump = join(dir, 'hilt.dump');
+      const url = new URL(ts.config.databaseUrl!);
+      pgTool('pg_dump', ['-Fc', '-f', dump], { PGHOST: url.searchParams.get('host')!, PGPORT: url.port, PGUSER: url.username, PGDATABASE: url.pathname.slice(1) });
+      await must(api.put('/project/after-dump'));
+      // Its restore: a new database, then hilt started on it.
+      const target = await (await testPostgres()).createDatabase('hilt_restored');
+      pgTool('pg_restore', ['--no-owner', '-d', target, dump]);
+      // The dump holds no key: the restored service is given the service's own (docs/identity.md).
+      restored = await startTestServer({ storage: 'postgres', databaseUrl: target, secretKeyFile: keyFilePath(ts.config) });
+      expect((await must(restored.api.get('/projects'))).body).to.deep.equal(['before-dump']);
+      expect((await must(restored.api.get('/node/n1'))).body.nics).to.have.length(1);
+      await must(restored.api.put('/project/after-restore'));
+      expect((await must(api.get('/projects'))).body).to.deep.equal(['before-dump', 'after-dump']);
+    } finally {
+      if (restored) await stopTestServer(restored);
+      await stopTestServer(ts);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * Hardware calls of an active process that lost its lease (src/lease-guard.ts): a power call or
+ * a VM operation that waited on its device while another process took the lease over never
+ * reaches the device. In one process: another client takes the lease over, as a standby does
+ * once the active one's TTL ran out while it was paused.
+ */
+import { expect } from 'chai';
+import { Client as PgClient } from 'pg';
+import { must, startTestServer, stopTestServer, TestServer } from '../../helpers/server';
+import { freshDatabase } from '../../helpers/postgres';
+import { loggerOptions } from '../../../src/redact';
+import { MockHeadnodeDriver } from '../../../drivers/headnode/mock';
+import type { HeadnodeStatus, HnicSpec } from '../../../drivers/headnode/types';
+import type { ObmDriver, ObmDriverEntry, PowerState } from '../../../drivers/obm/types';
+import type { DriverFields } from '../../../drivers/registry';
+import { until, sleep } from '../../helpers/wait';
+
+/** A gate: calls that pass it wait until it opens. */
+class Gate {
+  private opened: Promise<void> = Promise.resolve();
+  private open: () => void = () => undefined;
+  hold(): void {
+    this.opened = new Promise((r) => (this.open = r));
+  }
+  release(): void {
+    this.open();
+  }
+  wait(): Promise<void> {
+    return this.opened;
+  }
+}
+
+/** A BMC that records the calls reaching it; each waits at the gate. */
+class RecordingBmc implements ObmDriver {
+  readonly calls: string[] = [];
+  readonly gate = new Gate();
+  private async call(what: string, fields: DriverFields): Promise<void> {
+    this.calls.push(`${what} ${fields.host}`);
+    await this.gate.wait();
+  }
+  powerCycle = (f: DriverFields) => this.call('cycle', f);
+  powerOff = (f: DriverFields) => this.call('off', f);
+  powerOn = (f: DriverFields) => this.call('on', f);
+  setBootDevice = (f: DriverFields) => this.call('bootdev', f);
+  powerStatus = async (f: DriverFields): Promise<PowerState> => (await this.call('status', f), 'on');
+}
+
+const recording: ObmDriverEntry<RecordingBmc> = {
+  type: 'http://schema.massopencloud.org/haas/v0/obm/test-recording',
+  extension: 'test.obm.recording',
+  fields: { type: 'object', additionalProperties: false, required: ['host', 'user', 'password'], properties: { host: { type: 'string' }, user: { type: 'string' }, password: { type: 'string' } } },
+  create: () => new RecordingBmc(),
+  device: (fields) => String(fields.host),
+};
+
+/** The mock VMs, recording the calls that reach them; create() waits at the gate. */
+class RecordingVms extends MockHeadnodeDriver {
+  readonly calls: string[] = [];
+  readonly gate = new Gate();
+  override async create(name: string, baseImage: string, signal: AbortSignal): Promise<void> {
+    this.calls.push(`create ${name}`);
+    await this.gate.wait();
+    return super.create(name, baseImage, signal);
+  }
+  override async start(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    this.calls.push(`start ${name}`);
+    return super.start(name, hnics, signal);
+  }
+  override async stop(name: string, signal: AbortSignal): Promise<void> {
+    this.calls.push(`stop ${name}`);
+    return super.stop(name, signal);
+  }
+}
+
+describe('hardware calls of an active process deposed while they wait', function () {
+  this.timeout(30_000);
+  let url: string;
+  let ts: TestServer | undefined;
+  let logs: string[];
+  beforeEach(async () => {
+    url = await freshDatabase();
+    logs = [];
+  });
+  const start = (deps: Parameters<typeof startTestServer>[1]) => startTestServer(
+    { storage: 'postgres', databaseUrl: url, leaseTtlMs: 2000, instanceName: 'a' },
+    { ...deps, logger: loggerOptions('info', { write: (l: string) => void logs.push(l) }) },
+  );
+  afterEach(async () => {
+    if (ts) await stopTestServer(ts);
+    ts = undefined;
+  });
+
+  /**
+   * Another process takes the lease over (as a standby does after the TTL); this one notices at
+   * its next renewal and steps down (it takes the lease again at once after: the other holds no
+   * session, as a process that died).
+   */
+  async function takeOver(): Promise<void> {
+    const c = new PgClient({ connectionString: url });
+    await c.connect();
+    await c.query("UPDATE hilt_lease SET token = token + 1, holder = 'other', renewed_at = now()");
+    await c.end();
+    await until('the deposed process steps down', () => logs.some((l) => l.includes('"msg":"stepping down"')));
+  }
+
+  it('a power call queued behind a slow one at its BMC is refused with 503 when its turn comes; nothing of it reaches the BMC', async () => {
+    ts = await start({ extraDrivers: { obm: [recording] } });
+    const bmc = ts.drivers.obm.driver(recording.type) as RecordingBmc;
+    const obm = { type: recording.type, host: 'bmc-shared', user: 'u', password: 'p' };
+    for (const n of ['n1', 'n2']) await must(ts.api.put(`/node/${n}`, { obm }));
+
+    bmc.gate.hold();
+    const first = ts.api.post('/node/n1/power_off');
+    await until('the first call is at the BMC', () => bmc.calls.length === 1);
+    const queued = ts.api.post('/node/n2/power_cycle');
+    await sleep(50);
+    await takeOver();
+    bmc.gate.release();
+
+    // The first call had reached the BMC before: it cannot be taken back, and it ends.
+    expect((await first).status).to.equal(200);
+    const r = await queued;
+    expect(r.status, r.text).to.equal(503);
+    expect(r.body.type).to.equal('ServiceUnavailableError');
+    expect(r.body.msg).to.match(/no longer holds the lease/);
+    expect(r.headers['retry-after']).to.equal('2');
+    expect(bmc.calls).to.deep.equal(['off bmc-shared']);
+  });
+
+  it('a headnode start whose disk was being made when the lease went boots nothing, and powers nothing off', async () => {
+    const vms = new RecordingVms();
+    ts = await start({ headnodeDriver: vms });
+    await must(ts.api.put('/project/p'));
+    await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+
+    vms.gate.hold();
+    const starting = ts.api.post('/headnode/h/start');
+    await until('the disk is being made', () => vms.calls.length === 1);
+    await takeOver();
+    vms.gate.release();
+
+    const r = await starting;
+    // Its outcome (failed) cannot be recorded either: the database refuses it for the token.
+    expect(r.status, r.text).to.equal(503);
+    expect(r.body.msg).to.match(/fencing token \d+ is no longer the lease's/);
+    expect(vms.calls).to.deep.equal(['create h']);
+    expect(vms.vm('h')).to.include({ running: false, boots: 0 });
+  });
+});

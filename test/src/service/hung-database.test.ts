@@ -1,0 +1,88 @@
+/**
+ * A PostgreSQL that hangs (issue 11, item 1): a session of someone else holds a lock on hilt's
+ * tables. Every read and commit of the service has a bound (HILT_DATABASE_TIMEOUT_MS): a read
+ * past it is a storage fault (503 at once, the actor read again on its next message), a commit
+ * past it has an unknown outcome (503, and the process steps down and rebuilds from the
+ * database), rather than callers waiting for the 30 s ask timeout.
+ */
+import { expect } from 'chai';
+import { Client as PgClient } from 'pg';
+import { must, obm, startTestServer, stopTestServer, TestServer } from '../../helpers/server';
+import { freshDatabase } from '../../helpers/postgres';
+import { loggerOptions } from '../../../src/redact';
+import { until, sleep } from '../../helpers/wait';
+
+/** A session that holds `lock` in an open transaction until release(). */
+async function holdLock(url: string, lock: string): Promise<{ release(): Promise<void> }> {
+  const c = new PgClient({ connectionString: url });
+  await c.connect();
+  await c.query('BEGIN');
+  await c.query(lock);
+  return {
+    async release() {
+      await c.query('COMMIT');
+      await c.end();
+    },
+  };
+}
+
+describe('a PostgreSQL that hangs', function () {
+  this.timeout(30_000);
+  const BOUND_MS = 1000;
+  let url: string;
+  let ts: TestServer | undefined;
+  let logs: string[];
+  beforeEach(async () => {
+    url = await freshDatabase();
+    logs = [];
+    // The lease's TTL (5 s) is longer than the bound: the bound is the setting's, not the TTL.
+    ts = await startTestServer({ storage: 'postgres', databaseUrl: url, instanceName: 'a', databaseTimeoutMs: BOUND_MS },
+      { logger: loggerOptions('info', { write: (l: string) => void logs.push(l) }) });
+  });
+  afterEach(async () => {
+    if (ts) await stopTestServer(ts);
+    ts = undefined;
+  });
+  const health = async () => (await ts!.api.get('/health', { as: null })).body.status as string;
+
+  it('a read held up by a lock answers 503 within about the bound; the process stays active and works once the lock is gone', async () => {
+    await must(ts!.api.put('/project/p'));
+    const lock = await holdLock(url, 'LOCK TABLE hilt_events IN ACCESS EXCLUSIVE MODE');
+    // A project not yet in memory: its actor wakes with a read of its journal.
+    const t0 = Date.now();
+    const r = await ts!.api.put('/project/q');
+    const took = Date.now() - t0;
+    expect(r.status, r.text).to.equal(503);
+    expect(r.body.msg).to.match(/could not be read from storage/);
+    expect(took).to.be.within(BOUND_MS - 100, BOUND_MS + 1500);
+    // Reads of committed state do not touch the database.
+    expect((await ts!.api.get('/projects')).body).to.deep.equal(['p']);
+    expect(await health()).to.equal('active');
+    await lock.release();
+    await must(ts!.api.put('/project/q'));
+    expect((await ts!.api.get('/projects')).body).to.deep.equal(['p', 'q']);
+    expect(logs.join('')).to.not.match(/stepping down/);
+  });
+
+  it('a commit held up by a lock has an unknown outcome: 503 within about the bound, the process steps down, and activates again from the database once the lock is gone', async () => {
+    // Writes wait for this lock; reads do not.
+    const lock = await holdLock(url, 'LOCK TABLE hilt_heads IN EXCLUSIVE MODE');
+    const t0 = Date.now();
+    const r = await ts!.api.put('/node/n1', { obm: obm() });
+    const took = Date.now() - t0;
+    expect(r.status, r.text).to.equal(503);
+    expect(r.body.msg).to.match(/outcome is unknown/);
+    expect(took).to.be.within(BOUND_MS - 100, BOUND_MS + 1500);
+    await until('a stands by', async () => (await health()) === 'standby', 15_000);
+    expect(logs.join('')).to.match(/a commit's outcome is unknown/).and.to.match(/stepping down/);
+    // Its server session still waits for the lock (and keeps the lease's token from changing
+    // under it): no activation until the lock is gone.
+    await sleep(500);
+    expect(await health()).to.equal('standby');
+    await lock.release();
+    await ts!.whenActive();
+    // The database carried the commit out after all: "unknown" was the honest answer.
+    expect((await ts!.api.get('/node/n1')).status).to.equal(200);
+    await must(ts!.api.put('/node/n2', { obm: obm() }));
+  });
+});
