@@ -75,10 +75,6 @@ function flushed(p: Promise<unknown>): Promise<unknown> {
   return (p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p;
 }
 
-function* mapIterable<A, B>(it: Iterable<A>, f: (a: A) => B): Iterable<B> {
-  for (const a of it) yield f(a);
-}
-
 export class LmdbPersistenceEngine implements PersistenceEngine {
   // Set by openEnvironment(): again after compact() swapped the data file.
   private root!: RootDatabase;

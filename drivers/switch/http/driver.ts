@@ -21,6 +21,7 @@ import { formatVlanList } from '../vlans';
 import { HttpReply, HttpRequest, HttpSession } from './session';
 import { restTarget } from './fields';
 import { parseXml, XmlError, XmlNode } from './xml';
+import { opText, PortOp, PortOpSession } from '../ops';
 
 /** A port as a REST table reads it. */
 export interface RestReading {
@@ -94,24 +95,7 @@ export interface RestDriverOptions {
   save: boolean;
 }
 
-/** A change of one port, as the contract asks it. */
-export type RestOp =
-  | { kind: 'setNative'; vlan: number }
-  | { kind: 'removeNative' }
-  | { kind: 'addTagged'; vlan: number }
-  | { kind: 'removeTagged'; vlan: number }
-  | { kind: 'reset' };
 
-/** An operation in words, for messages. */
-export function opText(op: RestOp): string {
-  switch (op.kind) {
-    case 'setNative': return `set the native VLAN to ${op.vlan}`;
-    case 'removeNative': return 'remove the native VLAN';
-    case 'addTagged': return `add tagged VLAN ${op.vlan}`;
-    case 'removeTagged': return `remove tagged VLAN ${op.vlan}`;
-    case 'reset': return 'reset the port';
-  }
-}
 
 /** Said of a port that carries every VLAN (never set by the service). */
 export const EVERY_VLAN = 'trunk allows every VLAN';
@@ -128,7 +112,7 @@ const clean = (r: RestReading) => r.ready && r.tagged !== 'all' && r.other.lengt
 interface Vlans { native: number | null; tagged: number[] }
 
 /** The requests of `op` on a port read as `before`, and the VLANs they must leave; null when the port is already so. */
-export function planChange<R extends RestReading>(table: RestTable<R>, ctx: TableContext, port: string, op: RestOp, before: R):
+export function planChange<R extends RestReading>(table: RestTable<R>, ctx: TableContext, port: string, op: PortOp, before: R):
   { requests: TableRequest[]; expected: Vlans } | null {
   const isClean = clean(before);
   const prefix = isClean ? [] : table.reset(port, before, ctx);
@@ -181,37 +165,19 @@ export class RestSwitchDriver<R extends RestReading = RestReading> implements Sw
 }
 
 /** One session with a switch: the contract's operations over the table. */
-export class RestTableSession<R extends RestReading = RestReading> implements SwitchSession {
+export class RestTableSession<R extends RestReading = RestReading> extends PortOpSession {
   /** each port's reading, as the last read or verified change of this session left it */
   private readonly readings = new Map<string, R>();
   private changed = false;
   private inCall = false;
   private closing?: Promise<void>;
 
-  constructor(readonly table: RestTable<R>, readonly http: HttpSession, readonly ctx: TableContext, readonly save: boolean, readonly log?: SwitchLog) {}
+  constructor(readonly table: RestTable<R>, readonly http: HttpSession, readonly ctx: TableContext, readonly save: boolean, readonly log?: SwitchLog) {
+    super();
+  }
 
   get changesSent(): number {
     return this.http.changesSent;
-  }
-
-  setNative(port: string, vlan: number): Promise<void> {
-    return this.change(port, { kind: 'setNative', vlan });
-  }
-
-  removeNative(port: string): Promise<void> {
-    return this.change(port, { kind: 'removeNative' });
-  }
-
-  addTagged(port: string, vlan: number): Promise<void> {
-    return this.change(port, { kind: 'addTagged', vlan });
-  }
-
-  removeTagged(port: string, vlan: number): Promise<void> {
-    return this.change(port, { kind: 'removeTagged', vlan });
-  }
-
-  resetPort(port: string): Promise<void> {
-    return this.change(port, { kind: 'reset' });
   }
 
   getPortVlans(port: string): Promise<PortVlans> {
@@ -253,7 +219,7 @@ export class RestTableSession<R extends RestReading = RestReading> implements Sw
   }
 
   /** Read the port (once per session), send the plan's requests, then read it back and compare. */
-  private change(port: string, op: RestOp): Promise<void> {
+  protected change(port: string, op: PortOp): Promise<void> {
     return this.call(async () => {
       const before = this.readings.get(port) ?? (await this.read(port, false));
       const plan = planChange(this.table, this.ctx, port, op, before);

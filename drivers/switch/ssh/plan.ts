@@ -13,6 +13,9 @@ import type { PortVlans } from '../types';
 import type { PortReading, SwitchTable, TableContext } from './table';
 import { formatVlanList } from '../vlans';
 import type { VlanList } from './vlans';
+import type { PortOp } from '../ops';
+export type { PortOp } from '../ops';
+export { opText } from '../ops';
 
 const EMPTY_TRUNK: PortReading = { mode: 'trunk', access: null, native: null, allowed: [] };
 
@@ -42,27 +45,10 @@ export function portVlans(r: PortReading): PortVlans {
   return { native: r.native, tagged: r.allowed.filter((v) => v !== r.native) };
 }
 
-/** A change of one port, as the contract asks it. */
-export type PortOp =
-  | { kind: 'setNative'; vlan: number }
-  | { kind: 'removeNative' }
-  | { kind: 'addTagged'; vlan: number }
-  | { kind: 'removeTagged'; vlan: number }
-  | { kind: 'reset' };
 
 /** A change: the configuration lines that make it, the reading it must leave, and the VLANs it puts on the port. */
 export interface Plan { lines: string[]; expected: PortReading; vlans: number[] }
 
-/** An operation in words, for messages. */
-export function opText(op: PortOp): string {
-  switch (op.kind) {
-    case 'setNative': return `set the native VLAN to ${op.vlan}`;
-    case 'removeNative': return 'remove the native VLAN';
-    case 'addTagged': return `add tagged VLAN ${op.vlan}`;
-    case 'removeTagged': return `remove tagged VLAN ${op.vlan}`;
-    case 'reset': return 'reset the port';
-  }
-}
 
 /** The table's lines for `op` on a clean trunk read as `b`, or null when the port is already as asked. */
 function opPlan(table: SwitchTable, c: TableContext, op: PortOp, b: PortReading): Plan | null {

@@ -24,14 +24,15 @@
  * staged changes) are read and reset by every call, the commit's included; split, each part
  * would have to hand them all to the others.
  */
-import { PortVlans, PortWiring, SwitchError, SwitchLog, SwitchSession } from '../types';
+import { PortVlans, PortWiring, SwitchError, SwitchLog } from '../types';
 import { CliCommandError, CliSession } from './cli';
 import type { AdminStateTable, PortReading, SwitchTable, TableContext, WiringTable } from './table';
 import { macRows, wiringByPort } from '../wiring';
 import { configCommands, describe, opText, planChange, PortOp, portVlans, sameList } from './plan';
 import { VlanListError } from './vlans';
+import { PortOpSession } from '../ops';
 
-export class TableSession implements SwitchSession {
+export class TableSession extends PortOpSession {
   readonly hostKey?: string;
   /** the plan lines sent so far (the contract's changesSent), or on a candidate configuration the commits: reads, entering a port and the session's setup do not count */
   changesSent = 0;
@@ -58,6 +59,7 @@ export class TableSession implements SwitchSession {
   private stagedCommands: string[][] = [];
 
   constructor(readonly table: SwitchTable, readonly cli: CliSession, readonly ctx: TableContext, readonly save: boolean, readonly log?: SwitchLog) {
+    super();
     this.hostKey = cli.hostKey;
     if (table.commit) this.uncommitted = new Set();
     const { adminState, wiring } = table;
@@ -67,26 +69,6 @@ export class TableSession implements SwitchSession {
 
   /** ports with a staged change (tables with a candidate configuration only) */
   readonly uncommitted?: Set<string>;
-
-  setNative(port: string, vlan: number): Promise<void> {
-    return this.change(port, { kind: 'setNative', vlan });
-  }
-
-  removeNative(port: string): Promise<void> {
-    return this.change(port, { kind: 'removeNative' });
-  }
-
-  addTagged(port: string, vlan: number): Promise<void> {
-    return this.change(port, { kind: 'addTagged', vlan });
-  }
-
-  removeTagged(port: string, vlan: number): Promise<void> {
-    return this.change(port, { kind: 'removeTagged', vlan });
-  }
-
-  resetPort(port: string): Promise<void> {
-    return this.change(port, { kind: 'reset' });
-  }
 
   getPortVlans(port: string): Promise<PortVlans> {
     return this.call(async () => {
@@ -175,7 +157,7 @@ export class TableSession implements SwitchSession {
   }
 
   /** Read the port (once per session), send the plan's commands, then read it back and compare (or stage them). */
-  private change(port: string, op: PortOp): Promise<void> {
+  protected change(port: string, op: PortOp): Promise<void> {
     return this.call(async () => {
       const before = this.readings.get(port) ?? (await this.read(port));
       const plan = planChange(this.table, this.context(port), op, before);
