@@ -1,6 +1,6 @@
 /**
  * What the event stream needs to know of an event beyond the event itself, worked out as it is
- * committed and stored with it (actors/runtime.ts, `about`): the projects it concerns, which
+ * committed and stored with it (actors/entity.ts, `about`): the projects it concerns, which
  * decide who may see it (docs/events.md, Access), and for a network operation its public status
  * (what GET /networking_action/<id> answers, with its status id). As of the commit: a replay
  * tells exactly what the live stream told, however the objects changed since.
