@@ -183,8 +183,8 @@ async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env
       if (f.failed) failed.push(`${name} (${f.failed})`);
       return f;
     };
-    await load({ url: `${t.bare}/bare`, connections: c, seconds: 1 });
-    await load({ url: `${t.hilt}/node/${m.lastNode}`, connections: c, seconds: 1 });
+    await load({ url: `${t.bare}/bare`, connections: c, seconds: Math.min(1, s) });
+    await load({ url: `${t.hilt}/node/${m.lastNode}`, connections: c, seconds: Math.min(1, s) });
     const bareGet1 = checked('bare GET', await load({ url: `${t.bare}/bare`, connections: c, seconds: s }));
     let r = 1;
     const show = checked('show_node', await load({
