@@ -43,12 +43,15 @@ export interface ScaleOptions {
   log?: (line: string) => void;
 }
 
-interface Spawned { hilt: string; bare: string; pid: number; coldMs: number; rssMiB: number; stop(): Promise<void> }
+interface Spawned { hilt: string; bare: string; pid: number; coldMs: number; rssMiB: number; anonMiB: number; fileMiB: number; stop(): Promise<void> }
 
-const rssMiB = (pid: number) => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+/** A process's resident memory (MiB): `file` is the part mapped from files (LMDB's data file), `anon` the heap and the rest. */
+const memOf = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024);
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
 };
+const rssMiB = (pid: number) => memOf(pid).rss;
 
 /** Spawn bench/target.js on the folder; cold start: spawn → a correct GET /node/<last>. */
 async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, string>): Promise<Spawned> {
@@ -79,8 +82,9 @@ async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, 
     await new Promise((res) => setTimeout(res, 5));
   }
   const coldMs = Math.round(performance.now() - t0);
+  const mem = memOf(child.pid!);
   return {
-    hilt, bare: `http://127.0.0.1:${barePort}`, pid: child.pid!, coldMs, rssMiB: rssMiB(child.pid!),
+    hilt, bare: `http://127.0.0.1:${barePort}`, pid: child.pid!, coldMs, rssMiB: mem.rss, anonMiB: mem.anon, fileMiB: mem.file,
     stop: () => (child.kill('SIGTERM'), exited),
   };
 }
@@ -155,6 +159,9 @@ interface SizeResult {
   bytes?: number;
   cold: number[];
   rss: number[];
+  /** of the RSS after the last start: anonymous (heap) and file-backed (the LMDB map) */
+  anon: number;
+  file: number;
   rows: Record<string, { ratio: number; rps: number; p99: number }>;
   connect: { opsPerSec: number; p50: number; p99: number; errors: number };
   bareGet: number;
@@ -223,7 +230,7 @@ async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env
     if (failed.length) throw new Error(`requests failed in ${failed.join(', ')}: the figures are not valid`);
     const row = (f: Figure, base: number) => ({ ratio: f.rps / base, rps: f.rps, p99: f.p99 });
     return {
-      nodes: m.nodes, bytes: m.storage === 'lmdb' ? folderBytes(folder) : undefined, cold, rss, bareGet, connect,
+      nodes: m.nodes, bytes: m.storage === 'lmdb' ? folderBytes(folder) : undefined, cold, rss, anon: t.anonMiB, file: t.fileMiB, bareGet, connect,
       rows: {
         show_node: row(show, bareGet), node_register: row(reg, barePut), port_register: row(port, barePut),
         'list free nodes': row(free, bareGet), "list a project's nodes": row(projectNodes, bareGet), 'network attachments': row(attachments, bareGet),
@@ -334,6 +341,7 @@ function print(r: ScaleReport, o: ScaleOptions, log: (l: string) => void): void 
   const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? `${xs[0]}` : `${Math.min(...xs)}-${Math.max(...xs)}`);
   line('cold start (ms)', r.sizes.map((s) => range(s.cold)));
   line('RSS after start (MiB)', r.sizes.map((s) => range(s.rss)));
+  line('  of which anon / file-backed', r.sizes.map((s) => `${s.anon} / ${s.file}`));
   line('bare GET (req/s)', r.sizes.map((s) => s.bareGet.toFixed(0)));
   for (const name of Object.keys(r.sizes[0]?.rows ?? {})) {
     line(`${name} (ratio, p99 ms)`, r.sizes.map((s) => `${s.rows[name].ratio.toFixed(2)}× ${String(s.rows[name].p99).padStart(4)}`));
