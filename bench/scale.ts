@@ -384,6 +384,7 @@ async function main(): Promise<void> {
     .option('--connections <n>', 'connections of the table\'s scenarios', Number, 32)
     .option('--starts <n>', 'cold starts per size', Number, 3)
     .option('--soak-minutes <m>', 'minutes of the mixed workload at the largest size (0: none)', Number, 0.5)
+    .option('--starts-only', 'measure the cold starts and RSS only (no load, nothing written to the folders)')
     .parse();
   const o = p.opts();
   const storage = o.storage as 'lmdb' | 'postgres';
@@ -405,6 +406,18 @@ async function main(): Promise<void> {
         if (!existsSync(join(folder, 'seed.json'))) await seed({ folder, counts: defaultCounts(nodes), storage, pgUrl });
         folders.push({ folder, nodes });
       }
+    }
+    if (o.startsOnly) {
+      for (const { folder } of folders) {
+        const m = readManifest(folder)!;
+        const env: Record<string, string> = storage === 'postgres' ? { HILT_DATABASE_URL: pgUrls.get(folder)! } : {};
+        for (let k = 0; k < o.starts; k++) {
+          const t = await spawnTarget(folder, m, env);
+          console.log(`${m.nodes} nodes: cold start ${t.coldMs} ms, rss ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
+          await t.stop();
+        }
+      }
+      return;
     }
     await scale({ folders, storage, pgUrls, seconds: o.seconds, connections: o.connections, soakMinutes: o.soakMinutes, starts: o.starts });
   } finally {

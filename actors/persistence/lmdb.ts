@@ -29,6 +29,9 @@ const kindOf = (key: string) => {
 /** A prefix that names exactly one kind (`node:`), which historyByKind serves. */
 const KIND_PREFIX = /^[^:]+:$/;
 
+/** Keys read with one range read of their events at start (recoverAll). */
+const RECOVER_RUN = 1_000;
+
 /** Events indexed into `history` (or given positions) per write transaction while an older store is indexed. */
 const INDEX_CHUNK = 5_000;
 
@@ -315,8 +318,44 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     return { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
   }
 
+  /**
+   * A start reads every key: keys without a snapshot (nearly all, at a large site: an entity
+   * has fewer than 16 events) are read in runs, one range read of the events per run, which
+   * costs a third of a range read per key; a key with a snapshot is read on its own, from its
+   * snapshot on, so that a long journal is never decoded whole.
+   */
   async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
-    for (const k of this.headsDb.getKeys({ start: prefix, end: prefixEnd(prefix) })) yield this.stored(k as string);
+    const snapshotted = new Set(this.snapshotsDb.getKeys({ start: prefix, end: prefixEnd(prefix) }) as Iterable<string>);
+    let run: { key: string; head: number }[] = [];
+    for (const { key, value } of this.headsDb.getRange({ start: prefix, end: prefixEnd(prefix) })) {
+      if (snapshotted.has(key as string)) {
+        yield* this.storedRun(run);
+        run = [];
+        yield this.stored(key as string);
+        continue;
+      }
+      run.push({ key: key as string, head: value as number });
+      if (run.length >= RECOVER_RUN) {
+        yield* this.storedRun(run);
+        run = [];
+      }
+    }
+    yield* this.storedRun(run);
+  }
+
+  /** Consecutive keys without a snapshot: one range read of their events (checked against their heads). */
+  private storedRun(run: { key: string; head: number }[]): StoredEntity[] {
+    if (!run.length) return [];
+    const events = new Map<string, PersistedEvent[]>(run.map(({ key }) => [key, []]));
+    for (const { key: k, value } of this.eventsDb.getRange({ start: [run[0].key, 1], end: [run[run.length - 1].key, MAX_SEQ] })) {
+      const list = events.get(k[0]);
+      list?.push({ data: unescapeKeys(value.data), sequenceNumber: k[1], key: k[0], tags: value.tags ?? [], createdAt: value.createdAt, position: value.p });
+    }
+    // A key whose events the range did not hold whole (none should) is read on its own.
+    return run.map(({ key, head }) => {
+      const list = events.get(key)!;
+      return list.length === head && list[list.length - 1]?.sequenceNumber === head ? { key, snapshot: undefined, events: list } : this.stored(key);
+    });
   }
 
   /** The event at a position, read back (undefined: none there). */

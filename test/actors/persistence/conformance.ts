@@ -158,6 +158,28 @@ export function engineConformance(
       expect(got[1].events.map((e) => e.data)).to.deep.equal(['x']);
     });
 
+    it('recovers in bulk keys that are prefixes of one another, beside snapshotted ones, each with all its events and no other key\'s', async () => {
+      const keys = ['node:a', 'node:a0', 'node:a/b', 'node:a/b/c', 'node:a b', 'node:a-', 'node:a\u00e9', 'node:a\u{1F600}', 'node:b', 'node:ba'];
+      for (const [i, key] of keys.entries()) {
+        for (let s = 1; s <= 1 + (i % 3); s++) await engine.persist([ev(key, s, `${key}#${s}`)]);
+      }
+      await engine.takeSnapshot({ key: 'node:a/b', sequenceNumber: 2, data: { upTo: 2 }, createdAt: 0 });
+      const got = await all(engine.recoverAll('node:'));
+      expect(got.map((g) => g.key).sort()).to.deep.equal([...keys].sort());
+      for (const [i, key] of keys.entries()) {
+        const g = got.find((x) => x.key === key)!;
+        const want = Array.from({ length: 1 + (i % 3) }, (_, s) => `${key}#${s + 1}`);
+        if (key === 'node:a/b') {
+          expect(g.snapshot?.data, key).to.deep.equal({ upTo: 2 });
+          expect(g.events.map((e) => e.data), key).to.deep.equal(want.slice(2));
+        } else {
+          expect(g.snapshot, key).to.equal(undefined);
+          expect(g.events.map((e) => e.data), key).to.deep.equal(want);
+          expect(g.events.every((e) => e.key === key)).to.equal(true);
+        }
+      }
+    });
+
     const history = (q: Parameters<PersistenceEngine['history']>[0]) => all(engine.history(q));
     const pos = (e: { createdAt: number; key: string; sequenceNumber: number }) => `${e.createdAt} ${e.key} ${e.sequenceNumber}`;
     const at = (key: string, seq: number, createdAt: number, data: unknown = {}): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt });
