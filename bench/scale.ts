@@ -43,7 +43,7 @@ export interface ScaleOptions {
   log?: (line: string) => void;
 }
 
-interface Spawned { hilt: string; bare: string; pid: number; coldMs: number; rssMiB: number; anonMiB: number; fileMiB: number; stop(): Promise<void> }
+interface Spawned { hilt: string; bare: string; pid: number; coldMs: number; cpuS: number; rssMiB: number; anonMiB: number; fileMiB: number; stop(): Promise<void> }
 
 /** A process's resident memory (MiB): `file` is the part mapped from files (LMDB's data file), `anon` the heap and the rest. */
 const memOf = (pid: number) => {
@@ -52,6 +52,15 @@ const memOf = (pid: number) => {
   return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
 };
 const rssMiB = (pid: number) => memOf(pid).rss;
+/**
+ * CPU seconds (user + system) a process has used: a start's CPU is steadier than its wall time
+ * on a machine shared with other work. Clock ticks of 10 ms (USER_HZ is 100 on Linux).
+ */
+const cpuSeconds = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
 
 /** Spawn bench/target.js on the folder; cold start: spawn → a correct GET /node/<last>. */
 async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, string>): Promise<Spawned> {
@@ -82,9 +91,10 @@ async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, 
     await new Promise((res) => setTimeout(res, 5));
   }
   const coldMs = Math.round(performance.now() - t0);
+  const cpuS = cpuSeconds(child.pid!);
   const mem = memOf(child.pid!);
   return {
-    hilt, bare: `http://127.0.0.1:${barePort}`, pid: child.pid!, coldMs, rssMiB: mem.rss, anonMiB: mem.anon, fileMiB: mem.file,
+    hilt, bare: `http://127.0.0.1:${barePort}`, pid: child.pid!, coldMs, cpuS, rssMiB: mem.rss, anonMiB: mem.anon, fileMiB: mem.file,
     stop: () => (child.kill('SIGTERM'), exited),
   };
 }
@@ -158,6 +168,8 @@ interface SizeResult {
   nodes: number;
   bytes?: number;
   cold: number[];
+  /** CPU seconds of each start, to its first correct answer */
+  cpu: number[];
   rss: number[];
   /** of the RSS after the last start: anonymous (heap) and file-backed (the LMDB map) */
   anon: number;
@@ -171,17 +183,20 @@ interface SizeResult {
 async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env: Record<string, string>, run: number): Promise<SizeResult> {
   const log = o.log ?? console.log;
   const cold: number[] = [];
+  const cpu: number[] = [];
   const rss: number[] = [];
   for (let k = 1; k < o.starts; k++) {
     const t = await spawnTarget(folder, m, env);
     cold.push(t.coldMs);
+    cpu.push(t.cpuS);
     rss.push(t.rssMiB);
     await t.stop();
   }
   const t = await spawnTarget(folder, m, env);
   cold.push(t.coldMs);
+  cpu.push(t.cpuS);
   rss.push(t.rssMiB);
-  log(`${m.nodes} nodes: cold start ${cold.join(', ')} ms, rss ${rss.join(', ')} MiB`);
+  log(`${m.nodes} nodes: cold start ${cold.join(', ')} ms (CPU ${cpu.join(', ')} s), rss ${rss.join(', ')} MiB`);
   try {
     const s = o.seconds;
     const c = o.connections;
@@ -230,7 +245,7 @@ async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env
     if (failed.length) throw new Error(`requests failed in ${failed.join(', ')}: the figures are not valid`);
     const row = (f: Figure, base: number) => ({ ratio: f.rps / base, rps: f.rps, p99: f.p99 });
     return {
-      nodes: m.nodes, bytes: m.storage === 'lmdb' ? folderBytes(folder) : undefined, cold, rss, anon: t.anonMiB, file: t.fileMiB, bareGet, connect,
+      nodes: m.nodes, bytes: m.storage === 'lmdb' ? folderBytes(folder) : undefined, cold, cpu, rss, anon: t.anonMiB, file: t.fileMiB, bareGet, connect,
       rows: {
         show_node: row(show, bareGet), node_register: row(reg, barePut), port_register: row(port, barePut),
         'list free nodes': row(free, bareGet), "list a project's nodes": row(projectNodes, bareGet), 'network attachments': row(attachments, bareGet),
@@ -340,6 +355,7 @@ function print(r: ScaleReport, o: ScaleOptions, log: (l: string) => void): void 
   if (r.sizes.some((s) => s.bytes !== undefined)) line('data folder (MiB)', r.sizes.map((s) => (s.bytes === undefined ? '-' : (s.bytes / 2 ** 20).toFixed(0))));
   const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? `${xs[0]}` : `${Math.min(...xs)}-${Math.max(...xs)}`);
   line('cold start (ms)', r.sizes.map((s) => range(s.cold)));
+  line('  its CPU, user + system (s)', r.sizes.map((s) => range(s.cpu)));
   line('RSS after start (MiB)', r.sizes.map((s) => range(s.rss)));
   line('  of which anon / file-backed', r.sizes.map((s) => `${s.anon} / ${s.file}`));
   line('bare GET (req/s)', r.sizes.map((s) => s.bareGet.toFixed(0)));
@@ -413,7 +429,7 @@ async function main(): Promise<void> {
         const env: Record<string, string> = storage === 'postgres' ? { HILT_DATABASE_URL: pgUrls.get(folder)! } : {};
         for (let k = 0; k < o.starts; k++) {
           const t = await spawnTarget(folder, m, env);
-          console.log(`${m.nodes} nodes: cold start ${t.coldMs} ms, rss ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
+          console.log(`${m.nodes} nodes: cold start ${t.coldMs} ms (CPU ${t.cpuS} s), rss ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
           await t.stop();
         }
       }

@@ -39,6 +39,7 @@ describe('bench/seed.ts and bench/scale.ts (smoke, tiny inventory)', function ()
     const [size] = report.sizes;
     expect(size.cold).to.have.length(1);
     expect(size.cold[0]).to.be.greaterThan(0);
+    expect(size.cpu[0]).to.be.greaterThan(0);
     expect(size.rss[0]).to.be.greaterThan(0);
     expect(Object.keys(size.rows)).to.deep.equal(['show_node', 'node_register', 'port_register', 'list free nodes', "list a project's nodes", 'network attachments']);
     for (const [name, row] of Object.entries(size.rows)) expect(row.ratio, name).to.be.greaterThan(0);
@@ -49,7 +50,7 @@ describe('bench/seed.ts and bench/scale.ts (smoke, tiny inventory)', function ()
     expect(report.mixed!.failed).to.equal(0);
     expect(report.mixed!.rss.length).to.be.greaterThan(0);
     const text = out.join('\n');
-    for (const label of ['cold start (ms)', 'RSS after start (MiB)', 'show_node', 'node_register', 'port_register', 'connect→DONE p50/p99', 'mixed workload at 40 nodes', 'reads ']) {
+    for (const label of ['cold start (ms)', 'its CPU', 'RSS after start (MiB)', 'show_node', 'node_register', 'port_register', 'connect→DONE p50/p99', 'mixed workload at 40 nodes', 'reads ']) {
       expect(text, label).to.contain(label);
     }
   });
