@@ -44,10 +44,10 @@ async function main(): Promise<void> {
   ] as const;
   for (const [reg, commit] of kinds) {
     let n = 0;
-    for await (const { id, state } of (reg as { recoverAll(): AsyncIterable<{ id: string; state: unknown }> }).recoverAll()) {
+    await (reg as { recoverAll(each: (id: string, state: unknown) => void): Promise<void> }).recoverAll((id, state) => {
       if (state) commit(id, state as never);
       n++;
-    }
+    });
     lap(`${reg.kind} (${n})`);
   }
   await repairPortRecords(world);
