@@ -9,7 +9,7 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder, Expiry, PruneResult } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
 /** `p`: the event's position in the commit order (absent only until an older store is ordered) */
@@ -104,6 +104,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private durable: number;
   /** positions up to this one belong to a timeline before a restore: no stream resumes there */
   private readonly floor: number;
+  /** the highest position prune() removed (meta `pruned`): streams resume only after it */
+  private pruned: number;
   private readonly commits = new CommitOrder();
   private closing = false;
 
@@ -113,7 +115,9 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
     this.floor = (this.metaDb.get('restoreFloor') as number | undefined) ?? 0;
-    const last = Math.max(this.lastOrdered(), this.floor);
+    this.pruned = (this.metaDb.get('pruned') as number | undefined) ?? 0;
+    // Positions retention removed are never given again, even the newest ones.
+    const last = Math.max(this.lastOrdered(), this.floor, this.pruned);
     if (this.metaDb.get('ordered')) {
       this.ordered = Promise.resolve();
       this.nextPosition = last + 1;
@@ -252,6 +256,43 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   /**
+   * One write transaction: each key's events up to `upTo` leave `events` and the three indexes
+   * (`order`, `orderByKind`, `history`); its snapshot and head go with them when they are at or
+   * below `upTo` (a head above means events persisted meanwhile: the key stays). The pages freed
+   * are reused by later writes, so a store under churn stops growing.
+   */
+  async prune(expired: Expiry[]): Promise<PruneResult> {
+    await this.ordered;
+    const result = { events: 0, keys: 0 };
+    let top = this.pruned;
+    await flushed(this.root.transaction(() => {
+      for (const { key, upTo } of expired) {
+        const doomed = [...this.eventsDb.getRange({ start: [key, 0], end: [key, upTo + 1] })];
+        for (const { key: k, value } of doomed) {
+          this.eventsDb.remove(k);
+          this.historyDb.remove([value.createdAt, key, k[1]]);
+          if (value.p !== undefined) {
+            this.orderDb.remove(value.p);
+            this.kindOrderDb.remove([kindOf(key), value.p]);
+            if (value.p > top) top = value.p;
+          }
+          result.events++;
+        }
+        const snap = this.snapshotsDb.get(key);
+        if (snap && snap.sequenceNumber <= upTo) this.snapshotsDb.remove(key);
+        const head = this.headsDb.get(key);
+        if (head !== undefined && head <= upTo) {
+          this.headsDb.remove(key);
+          result.keys++;
+        }
+      }
+      if (top > this.pruned) this.metaDb.put('pruned', top);
+    }));
+    if (top > this.pruned) this.pruned = top;
+    return result;
+  }
+
+  /**
    * LMDB writes copy-on-write and never erases a freed page: the pages that held rewritten
    * values stay in data.mdb until reused. A compacting copy (mdb_env_copy2 with MDB_CP_COMPACT)
    * holds only the pages in use; it replaces data.mdb by a rename, and the environment is opened
@@ -378,7 +419,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async bounds(): Promise<OrderBounds> {
-    return { first: this.floor + 1, last: this.durable };
+    return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable };
   }
 
   onCommit(listener: CommitListener): () => void {
@@ -410,7 +451,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       const meta = copy.openDB<unknown, string>({ name: 'meta' });
       let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
       for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
-      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0);
+      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0, (meta.get('pruned') as number | undefined) ?? 0);
       await meta.put('restoreFloor', top + RESTORE_GAP);
     } finally {
       await copy.close();
