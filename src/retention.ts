@@ -30,10 +30,10 @@ import { ArchiveWriter, ArchivedEntry } from './archive';
 const DAY_MS = 86_400_000;
 /** The mark of how far passes have read the journal. */
 const SCAN_MARK = 'retention:scanned';
-/** Events read from the journal per slice. */
-const SLICE_EVENTS = 1000;
-/** Events archived and pruned per transaction at most (one key's are never split). */
-const SLICE_PRUNE = 500;
+/** Events read from the journal per slice (their expired keys are archived in one append). */
+const SLICE_EVENTS = 250;
+/** Keys pruned per transaction. */
+const PRUNE_KEYS = 32;
 /** A pass this long after the start, then every PASS_EVERY_MS. */
 const FIRST_PASS_MS = 60_000;
 const PASS_EVERY_MS = 3_600_000;
@@ -119,14 +119,17 @@ export class Retention {
         }
       }
       if (!slice.length) break;
-      for (const e of slice) await this.expire(e, cutoff, expired);
+      for (let i = 0; i < slice.length; i++) {
+        await this.expire(slice[i], cutoff, expired);
+        if (i % 32 === 31) await yieldToRequests();
+      }
       const done = await this.prune(expired);
       report.keys += done.keys;
       report.events += done.events;
       report.examined += slice.length;
       cursor = slice[slice.length - 1].position!;
       await engine.setMark(SCAN_MARK, cursor);
-      await new Promise((r) => setImmediate(r));
+      await yieldToRequests();
     }
     return report;
   }
@@ -160,35 +163,35 @@ export class Retention {
     }
   }
 
-  /** Archive, then prune, the expired keys' events, a transaction of about SLICE_PRUNE events at a time. */
+  /**
+   * Archive the expired keys' events (one append: one fsync), then prune them, PRUNE_KEYS keys
+   * per transaction, yielding to the event loop between chunks: a request waits for one chunk at
+   * most (an LMDB write transaction runs its body on the main thread).
+   */
   private async prune(expired: Map<string, number>): Promise<{ keys: number; events: number }> {
     const engine = this.world.runtime.engine;
-    let keys = 0;
-    let events = 0;
-    let batch: Expiry[] = [];
-    let entries: ArchivedEntry[] = [];
-    const flush = async () => {
-      if (!batch.length) return;
-      await this.archive.append(entries);
-      const r = await engine.prune(batch);
-      keys += batch.length;
-      events += r.events;
-      batch = [];
-      entries = [];
-    };
-    for (const [key, upTo] of expired) {
+    const all = [...expired].map(([key, upTo]): Expiry => ({ key, upTo }));
+    const entries: ArchivedEntry[] = [];
+    for (let i = 0; i < all.length; i++) {
+      const { key, upTo } = all[i];
       for await (const e of engine.events(key)) {
         if (e.sequenceNumber > upTo) break;
         const entry = this.world.runtime.entryOf(e);
         if (entry) entries.push({ position: e.position!, ...auditEntry(entry) });
       }
-      batch.push({ key, upTo });
-      if (entries.length >= SLICE_PRUNE) await flush();
+      if (i % PRUNE_KEYS === PRUNE_KEYS - 1) await yieldToRequests();
     }
-    await flush();
-    return { keys, events };
+    if (entries.length) await this.archive.append(entries);
+    let events = 0;
+    for (let i = 0; i < all.length; i += PRUNE_KEYS) {
+      events += (await engine.prune(all.slice(i, i + PRUNE_KEYS))).events;
+      await yieldToRequests();
+    }
+    return { keys: all.length, events };
   }
 }
+
+const yieldToRequests = () => new Promise((r) => setImmediate(r));
 
 function note(expired: Map<string, number>, key: string, seq: number): void {
   if ((expired.get(key) ?? 0) < seq) expired.set(key, seq);
