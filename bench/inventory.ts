@@ -3,7 +3,8 @@
  * free nodes over a 10,000-node inventory, each next to a bare fastify JSON route measured in
  * the same run. The figure is the ratio to that baseline (machines here are noisy).
  *
- *   npm run bench   (BENCH_NODES, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WRITE_CONNECTIONS change the load)
+ *   npm run bench   (BENCH_NODES, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WRITE_CONNECTIONS change the load;
+ *                    BENCH_WARMUP_SECONDS the warm-ups: test/bench/speed.test.ts runs it tiny)
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -13,6 +14,8 @@ const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WRITE_CONNECTIONS = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 128);
+/** each warm-up before a measured run */
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 process.env.BENCH_NODES = String(NODES); // the target process builds its reference payload from it
 export const AUTH = 'Basic ' + Buffer.from('admin:bench').toString('base64');
 const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'bmc', user: 'u', password: 'p' } });
@@ -78,15 +81,15 @@ async function main(): Promise<void> {
   // 1. Durable writes on a fresh service: each registration is acknowledged after its LMDB
   // flush. A writer waits for its flush, so throughput grows with concurrent writers (they
   // share commits): measured at the read scenarios' concurrency and at WRITE_CONNECTIONS.
-  for (const connections of [CONNECTIONS, WRITE_CONNECTIONS]) {
+  for (const connections of new Set([CONNECTIONS, WRITE_CONNECTIONS])) {
     const t = await startTarget();
     try {
       // The baseline gets the identical PUT requests: generating them costs the load generator
       // (one core here) far more than a static GET, and that must not count against hilt.
       const bareUrl = t.bare.replace(/\/bare$/, '');
       const bareReq = () => registerRequests('b', '/bare');
-      await run('warm-up', { url: bareUrl, duration: 1, connections, requests: bareReq() });
-      await run('warm-up', { url: t.hilt, duration: 1, connections, requests: registerRequests('w') });
+      await run('warm-up', { url: bareUrl, duration: WARMUP, connections, requests: bareReq() });
+      await run('warm-up', { url: t.hilt, duration: WARMUP, connections, requests: registerRequests('w') });
       const b1 = check(await run('bare fastify PUT route', { url: bareUrl, connections, requests: bareReq() }));
       const reg = check(await run('node_register (durable)', { url: t.hilt, connections, requests: registerRequests('n') }));
       const b2 = check(await run('bare fastify PUT route', { url: bareUrl, connections, requests: bareReq() }));
@@ -102,8 +105,8 @@ async function main(): Promise<void> {
   const t = await startTarget();
   try {
     await run('seed', { url: t.hilt, amount: NODES, requests: registerRequests('n') });
-    await run('warm-up', { url: t.bare, duration: 1 });
-    await run('warm-up', { url: `${t.hilt}/nodes/free`, duration: 1 });
+    await run('warm-up', { url: t.bare, duration: WARMUP });
+    await run('warm-up', { url: `${t.hilt}/nodes/free`, duration: WARMUP });
     const b1 = check(await run('bare fastify route', { url: t.bare }));
     let i = 0;
     const show = check(await run('show_node', {
