@@ -131,7 +131,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
   admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
     .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user or headnode')
     .option('--name <name...>', 'only this object (with --kind): its name, two for a nic or a port (<node> <nic>, <switch> <port>, as the audit prints them)')
-    .option('--user <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade)')
+    .option('--by <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade); not --user, which names the caller')
     .option('--since <time>', 'only changes at or after this time (ISO 8601, e.g. 2026-01-31T12:00:00Z)')
     .option('--until <time>', 'only changes before this time (ISO 8601)')
     .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)', limitOf)
@@ -139,13 +139,13 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .option('--all', 'every page, not only the first')
     .option('--json', 'the server\'s JSON (with --all: one page per line)')
     .option('--archive <file>', 'read an archive file of journal retention (<data folder>/archive/YYYY-MM.jsonl.gz) on this machine instead of asking the service')
-    .action(async (o: JsonOpts & { kind?: string; name?: string[]; user?: string; since?: string; until?: string; limit?: string; cursor?: string; all?: boolean; archive?: string }) => {
+    .action(async (o: JsonOpts & { kind?: string; name?: string[]; by?: string; since?: string; until?: string; limit?: string; cursor?: string; all?: boolean; archive?: string }) => {
       type Page = { entries: { at: string; by: string | null; kind: string; name: string; call: string | null; event: { type: string } & Record<string, unknown> }[]; next: string | null };
       let cursor = o.cursor;
       const rows: (string | null)[][] = [];
       const fromArchive = o.archive !== undefined ? await archiveReader(o.archive, o) : undefined;
       for (;;) {
-        const r = fromArchive ? fromArchive(cursor) : await c().get('/admin/audit', { kind: o.kind, name: auditName(o.kind, o.name), user: o.user, since: o.since, until: o.until, limit: o.limit, cursor });
+        const r = fromArchive ? fromArchive(cursor) : await c().get('/admin/audit', { kind: o.kind, name: auditName(o.kind, o.name), user: o.by, since: o.since, until: o.until, limit: o.limit, cursor });
         const page = r.body as Page;
         if (wantsJson(o)) out(o.all ? JSON.stringify(page) : r.text);
         for (const e of page.entries) {
@@ -161,7 +161,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     });
 
   /** Pages of an archive file, as the service's pages would be (the same filters, the same cursor). */
-  async function archiveReader(file: string, o: { kind?: string; name?: string[]; user?: string; since?: string; until?: string; limit?: string }) {
+  async function archiveReader(file: string, o: { kind?: string; name?: string[]; by?: string; since?: string; until?: string; limit?: string }) {
     const time = (name: string, v: string | undefined) => {
       if (v === undefined) return undefined;
       try {
@@ -170,7 +170,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
         throw new UsageError(`--${(err as Error).message}`);
       }
     };
-    const q = { kind: o.kind, name: auditName(o.kind, o.name), user: o.user, since: time('since', o.since), until: time('until', o.until), limit: Number(o.limit ?? 100) };
+    const q = { kind: o.kind, name: auditName(o.kind, o.name), user: o.by, since: time('since', o.since), until: time('until', o.until), limit: Number(o.limit ?? 100) };
     if (q.limit > 1000) throw new UsageError('--limit must be 1 to 1000');
     let read: Awaited<ReturnType<typeof readArchive>>;
     try {
