@@ -9,7 +9,7 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder, Expiry, PruneResult } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
 /** `p`: the event's position in the commit order (absent only until an older store is ordered) */
@@ -62,10 +62,15 @@ const RESTORE_GAP = 2 ** 32;
  * - `meta`      engine bookkeeping
  * Durability: on Linux lmdb-js defaults to `overlappingSync`, where a write's promise resolves
  * when its transaction is *committed* (visible), before the OS has flushed it. That would
- * acknowledge changes a power loss can still take away. So the environment is opened with
- * `separateFlushed`, and persist() waits for the write's `.flushed` promise. Syncs still overlap
- * with the next transactions, and writes issued in the same event turn share one commit, so
- * many actors persisting at once cost one fsync (and one persist() call is one transaction).
+ * acknowledge changes a power loss can still take away. So persist() waits for the write's
+ * `.flushed` promise (`separateFlushed`), and the environment is opened without
+ * `overlappingSync`: each commit is flushed by the write thread as LMDB does by default
+ * (mdb_txn_commit syncs before it returns), and `.flushed` is the commit itself. Writes issued
+ * while a commit and its flush run go into the next transaction, so many actors persisting at
+ * once share one fsync (and one persist() call is one transaction). Overlapping the flush with
+ * the next transaction took one more hand-over between threads and one more callback on the
+ * event loop per commit; on a busy service that cost more than the overlap saved (bench/README.md,
+ * Per-request speed).
  *
  * Reads are synchronous in lmdb-js (memory-mapped); the async iterables only wrap them.
  */
@@ -107,6 +112,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private durable: number;
   /** positions up to this one belong to a timeline before a restore: no stream resumes there */
   private readonly floor: number;
+  /** the highest position prune() removed (meta `pruned`): streams resume only after it */
+  private pruned: number;
   private readonly commits = new CommitOrder();
   private closing = false;
 
@@ -116,7 +123,9 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
     this.floor = (this.metaDb.get('restoreFloor') as number | undefined) ?? 0;
-    const last = Math.max(this.lastOrdered(), this.floor);
+    this.pruned = (this.metaDb.get('pruned') as number | undefined) ?? 0;
+    // Positions retention removed are never given again, even the newest ones.
+    const last = Math.max(this.lastOrdered(), this.floor, this.pruned);
     if (this.metaDb.get('ordered')) {
       this.ordered = Promise.resolve();
       this.nextPosition = last + 1;
@@ -168,7 +177,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private openEnvironment(): void {
     // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
     // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
-    this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true });
+    this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true, overlappingSync: false });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });
@@ -252,6 +261,43 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
         if (cur && cur.sequenceNumber === c.sequenceNumber) this.snapshotsDb.put(c.key, { ...cur, data: escapeKeys(c.data) });
       }
     }));
+  }
+
+  /**
+   * One write transaction: each key's events up to `upTo` leave `events` and the three indexes
+   * (`order`, `orderByKind`, `history`); its snapshot and head go with them when they are at or
+   * below `upTo` (a head above means events persisted meanwhile: the key stays). The pages freed
+   * are reused by later writes, so a store under churn stops growing.
+   */
+  async prune(expired: Expiry[]): Promise<PruneResult> {
+    await this.ordered;
+    const result = { events: 0, keys: 0 };
+    let top = this.pruned;
+    await flushed(this.root.transaction(() => {
+      for (const { key, upTo } of expired) {
+        const doomed = [...this.eventsDb.getRange({ start: [key, 0], end: [key, upTo + 1] })];
+        for (const { key: k, value } of doomed) {
+          this.eventsDb.remove(k);
+          this.historyDb.remove([value.createdAt, key, k[1]]);
+          if (value.p !== undefined) {
+            this.orderDb.remove(value.p);
+            this.kindOrderDb.remove([kindOf(key), value.p]);
+            if (value.p > top) top = value.p;
+          }
+          result.events++;
+        }
+        const snap = this.snapshotsDb.get(key);
+        if (snap && snap.sequenceNumber <= upTo) this.snapshotsDb.remove(key);
+        const head = this.headsDb.get(key);
+        if (head !== undefined && head <= upTo) {
+          this.headsDb.remove(key);
+          result.keys++;
+        }
+      }
+      if (top > this.pruned) this.metaDb.put('pruned', top);
+    }));
+    if (top > this.pruned) this.pruned = top;
+    return result;
   }
 
   /**
@@ -419,7 +465,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async bounds(): Promise<OrderBounds> {
-    return { first: this.floor + 1, last: this.durable };
+    return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable };
   }
 
   onCommit(listener: CommitListener): () => void {
@@ -451,7 +497,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       const meta = copy.openDB<unknown, string>({ name: 'meta' });
       let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
       for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
-      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0);
+      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0, (meta.get('pruned') as number | undefined) ?? 0);
       await meta.put('restoreFloor', top + RESTORE_GAP);
     } finally {
       await copy.close();
