@@ -3,7 +3,7 @@
  * folder, with named databases for the events, the heads, the snapshots, the time index, the
  * commit order and its marks (the class comment says how writes become durable).
  *
- * Some 470 lines on purpose: it is one engine of the contract, checked as a whole by
+ * Over 500 lines on purpose: it is one engine of the contract, checked as a whole by
  * the conformance kit (test/actors/persistence/conformance.ts).
  */
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
