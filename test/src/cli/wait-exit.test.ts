@@ -15,8 +15,8 @@ describe('hilt --wait and exit codes', function () {
   let api: Client;
   let cli: ReturnType<typeof cliFor>;
   before(async () => {
-    // gi1/0/9 fails every switch operation; each operation takes 300 ms, so --wait sees PENDING.
-    ts = await startTestServer({ mockSwitchFailPorts: ['s1/gi1/0/9'], mockSwitchDelayMs: 300, obmTimeoutMs: 2000 });
+    // gi1/0/9 fails every switch operation; each operation takes 1 s, so --wait sees PENDING, and so does a command run after one without --wait, even on a loaded machine.
+    ts = await startTestServer({ mockSwitchFailPorts: ['s1/gi1/0/9'], mockSwitchDelayMs: 1000, obmTimeoutMs: 2000 });
     api = ts.api;
     cli = cliFor(ts.url);
     await must(api.put('/project/p'));
