@@ -20,7 +20,10 @@
  * - lost: an accepted operation not DONE or ERROR at the end; and every switch port must carry
  *   what its node's nic holds.
  *
- *   npm run bench:kill -- --kills 50 --nodes 16 --switches 1 --delay 200
+ * - quiet restarts: once everything settled, the same kill and start a few times with no client
+ *   running, the restart time of the folder alone.
+ *
+ *   npm run bench:kill -- --kills 50 --nodes 16 --switches 1 --delay 200 --quiet-restarts 5
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -48,12 +51,14 @@ export interface KillLoopOptions {
   seed: number;
   /** bound on the final settling, after the last restart */
   settleMs: number;
+  /** restarts measured at the end, once settled, with no client running (kill -9, then start) */
+  quietRestarts: number;
   /** where progress and figures are written */
   print: (line: string) => void;
 }
 
 export const DEFAULTS: KillLoopOptions = {
-  nodes: 16, switches: 1, kills: 50, delayMs: 200, minUpMs: 1500, maxUpMs: 4000, seed: 27, settleMs: 300_000,
+  nodes: 16, switches: 1, kills: 50, delayMs: 200, minUpMs: 1500, maxUpMs: 4000, seed: 27, settleMs: 300_000, quietRestarts: 5,
   print: (line) => console.log(line),
 };
 
@@ -72,6 +77,8 @@ export interface Operation {
 
 export interface KillLoopResult {
   restartsMs: number[];
+  /** the restarts with no client running */
+  quietMs: number[];
   operations: Operation[];
   done: number;
   errors: number;
@@ -339,6 +346,15 @@ export async function killLoop(options: Partial<KillLoopOptions> = {}): Promise<
       op.explainedMs = (ahead + 1 + killed) * unitMs + downMs;
       op.ratio = (to - from) / op.explainedMs;
     }
+    // The same start with nobody else asking anything: the folder's own restart time.
+    const quietMs: number[] = [];
+    for (let k = 0; k < o.quietRestarts; k++) {
+      up = false;
+      await svc.kill();
+      quietMs.push(await svc.start(probe));
+      up = true;
+    }
+
     const worst = ended.reduce<Operation | undefined>((w, op) => (!w || op.ratio! > w.ratio! ? op : w), undefined);
     const pending = ended.map((op) => op.finishedAt! - op.acceptedAt!);
     const ratios = ended.map((op) => op.ratio!);
@@ -347,11 +363,12 @@ export async function killLoop(options: Partial<KillLoopOptions> = {}): Promise<
 
     print(`kill loop: ${o.nodes} nodes (one client each) on ${o.switches} mock switch(es), ${o.delayMs} ms per switch change, ${o.kills} kills ${o.minUpMs}-${o.maxUpMs} ms after each restart answered (seed ${o.seed})`);
     print(`restarts (spawn to a correct GET ${probe}): ${restartsMs.length}, p50 ${pct(restartsMs, 50)} ms, max ${Math.max(...restartsMs)} ms`);
+    if (quietMs.length) print(`restarts with no client running, once settled: ${quietMs.length}, p50 ${pct(quietMs, 50)} ms, max ${Math.max(...quietMs)} ms`);
     print(`operations accepted: ${operations.length}, DONE ${done}, ERROR ${errors}, lost ${lost.length}; settled ${((Date.now() - settleFrom) / 1000).toFixed(1)} s after the last restart`);
     print(`PENDING time (accepted_at to finished_at): p50 ${pct(pending, 50)} ms, p99 ${pct(pending, 99)} ms, max ${Math.max(...pending)} ms`);
     print(`PENDING time / what its switch's queue explains: p50 ${pct(ratios, 50).toFixed(2)}, p99 ${pct(ratios, 99).toFixed(2)}, worst ${worst?.ratio?.toFixed(2)} (${worst?.node}: ${worst ? worst.finishedAt! - worst.acceptedAt! : 0} ms against ${worst?.explainedMs} ms explained)`);
     print(`switch ports not matching their nic: ${mismatched.length}${mismatched.length ? ` (${mismatched.slice(0, 3).join('; ')})` : ''}`);
-    return { restartsMs, operations, done, errors, lost, mismatched, worst, lines };
+    return { restartsMs, quietMs, operations, done, errors, lost, mismatched, worst, lines };
   } finally {
     stop = true;
     over = true;
@@ -365,7 +382,7 @@ export async function killLoop(options: Partial<KillLoopOptions> = {}): Promise<
 function parse(argv: string[]): Partial<KillLoopOptions> {
   const out: Record<string, number> = {};
   const names: Record<string, keyof KillLoopOptions> = {
-    '--nodes': 'nodes', '--switches': 'switches', '--kills': 'kills', '--delay': 'delayMs', '--min-up': 'minUpMs', '--max-up': 'maxUpMs', '--seed': 'seed',
+    '--nodes': 'nodes', '--switches': 'switches', '--kills': 'kills', '--delay': 'delayMs', '--min-up': 'minUpMs', '--max-up': 'maxUpMs', '--seed': 'seed', '--quiet-restarts': 'quietRestarts',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = names[argv[i]];
