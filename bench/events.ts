@@ -15,6 +15,7 @@
  * upper bound of the delay from acknowledgement to delivery.
  */
 import { request } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { fork, ChildProcess } from 'node:child_process';
 import { AUTH, registerRequests, run, startTarget } from './inventory';
 
@@ -28,28 +29,34 @@ const TIMED = 10;
 interface Consumer { received: number; delays: number[]; close(): void }
 
 /**
- * One consumer: counts events, and when `timed`, takes the delay of each event it reads. A light
- * client (no JSON parse): the consumers share this process's core with the load generator.
+ * One consumer. An untimed one only counts frames, scanning the bytes for the `id: ` that opens
+ * each (no text decoding, no copies): the consumers share this machine's cores with the service
+ * and the load generator, so the lighter they are, the more the figure is the service's own cost.
+ * A timed one also decodes each frame's `at` and takes its delay.
  */
+const ID = Buffer.from('\nid: ');
 function consumer(url: string, measuring: { on: boolean }, timed: boolean): Promise<Consumer> {
   return new Promise((resolve, reject) => {
     const c: Consumer = { received: 0, delays: [], close: () => req.destroy() };
     const req = request(`${url}/events?kind=node`, { headers: { authorization: AUTH, accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`GET /events: ${res.statusCode}`));
-      res.setEncoding('utf8');
-      let buf = '';
-      res.on('data', (chunk: string) => {
+      // Each frame ends with a blank line, so every frame but a stream's first is preceded by "\n";
+      // the tail of the last chunk is kept so that a marker split between two chunks still counts.
+      let tail = Buffer.from('\n');
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
         const now = Date.now();
-        buf += chunk;
+        const data = Buffer.concat([tail, chunk]);
+        for (let i = data.indexOf(ID); i >= 0; i = data.indexOf(ID, i + ID.length)) c.received++;
+        tail = data.subarray(Math.max(0, data.length - (ID.length - 1)));
+        if (!timed || !measuring.on) return;
+        text += chunk.toString('utf8');
         let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          if (!block.startsWith('id:')) continue;
-          c.received++;
-          if (!timed || !measuring.on) continue;
+        while ((i = text.indexOf('\n\n')) >= 0) {
+          const block = text.slice(0, i);
+          text = text.slice(i + 2);
           const at = block.indexOf('"at":"');
-          c.delays.push(now - Date.parse(block.slice(at + 6, at + 30)));
+          if (block.startsWith('id:') && at >= 0) c.delays.push(now - Date.parse(block.slice(at + 6, at + 30)));
         }
       });
       resolve(c);
@@ -57,6 +64,14 @@ function consumer(url: string, measuring: { on: boolean }, timed: boolean): Prom
     req.on('error', (err) => { if (!req.destroyed) reject(err); });
     req.end();
   });
+}
+
+/** CPU time (user + system, ms) the process has used so far, from /proc (Linux). */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -97,17 +112,20 @@ function startConsumers(url: string): Promise<{ child: ChildProcess; measure(on:
 
 async function main(): Promise<void> {
   const target = await startTarget();
-  const rows: { r: number; round: string; rps: number; errors: number; report?: Report }[] = [];
+  const rows: { r: number; round: string; rps: number; errors: number; cpuUs: number; report?: Report }[] = [];
   const round = async (r: number, withConsumers: boolean) => {
     const cs = withConsumers ? await startConsumers(target.hilt) : undefined;
     cs?.measure(true);
+    const cpu0 = cpuMs(target.pid);
     const f = await run(`${r}: register ${withConsumers ? `+${CONSUMERS} consumers` : 'alone'}`, {
       url: target.hilt, connections: WRITE_CONNECTIONS, requests: registerRequests(`r${r}${withConsumers ? 'c' : 'a'}-`),
     });
     // Let the last frames arrive, then count.
     await new Promise((res) => setTimeout(res, 1000));
+    // The service's own CPU per registration, delivery to the consumers included.
+    const cpuUs = ((cpuMs(target.pid) - cpu0) * 1000) / (f.rps * SECONDS);
     const report = await cs?.report();
-    rows.push({ r, round: f.name, rps: f.rps, errors: f.errors + f.non2xx, report });
+    rows.push({ r, round: f.name, rps: f.rps, errors: f.errors + f.non2xx, cpuUs, report });
   };
   try {
     // A first round warms the target up (compiled code, the store's first pages); not counted.
@@ -125,9 +143,11 @@ async function main(): Promise<void> {
   console.log(`\nevent stream: ${CONSUMERS} consumers, ${WRITE_CONNECTIONS} writers, ${SECONDS} s per run, ${ROUNDS} rounds\n`);
   for (const x of rows) {
     const d = x.report ? `  delay p50 ${x.report.p50} ms p99 ${x.report.p99} ms max ${x.report.max} ms (${x.report.n} timed), ${x.report.received} received` : '';
-    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s  errors ${x.errors}${d}`);
+    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration${d}`);
   }
+  const cpu = Array.from({ length: ROUNDS }, (_, r) => rows.find((x) => x.r === r && !x.report)!.cpuUs / rows.find((x) => x.r === r && x.report)!.cpuUs);
   console.log(`\nthroughput with consumers / alone, per round: ${ratios.map((x) => x.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)} (target >= 0.90)`);
+  console.log(`service CPU per registration alone / with consumers, per round: ${cpu.map((x) => x.toFixed(2)).join(', ')}; median ${median(cpu).toFixed(2)}`);
   console.log(`delay p99 per round: ${timed.map((t) => t.p99).join(', ')} ms; median ${median(timed.map((t) => t.p99))} ms (target <= 50 ms)`);
   if (rows.some((x) => x.errors)) process.exitCode = 1;
 }
