@@ -5,10 +5,11 @@
  * route of the same process. Runs: no injected delay; then a 50 ms login delay per switch
  * session, with 1, 4 and 16 switches (batching and parallel switches should show).
  *
- *   npm run bench:network      (BENCH_SECONDS, BENCH_NETWORK_NODES to change the load)
+ *   npm run bench:network      (BENCH_SECONDS, BENCH_NETWORK_NODES to change the load;
+ *                               BENCH_NETWORK_RUNS=no-delay: only the two runs without injected delays)
  */
 import { Agent, request } from 'node:http';
-import { startTarget, run, AUTH } from './inventory';
+import { startTarget, run, AUTH, cpuMicros } from './inventory';
 import { sleep } from '../lib/time';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -44,7 +45,11 @@ export async function ok(base: string, method: string, path: string, body?: unkn
 
 const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
 
-interface Result { label: string; switches: number; clients: number; opsPerSec: number; p50: number; p99: number; errors: number; bareRps: number }
+interface Result {
+  label: string; switches: number; clients: number; opsPerSec: number; p50: number; p99: number; errors: number; bareRps: number;
+  /** CPU time of the service process per completed operation, ms (its polls included); NaN without /proc */
+  cpuMsPerOp: number;
+}
 
 interface Delays { label: string; opMs: number; sessionMs: number }
 export const NO_DELAY: Delays = { label: 'no injected delay', opMs: 0, sessionMs: 0 };
@@ -71,6 +76,7 @@ export async function scenario(switches: number, delays: Delays, clients = NODES
 
     let errors = 0;
     let completed = 0;
+    const cpu0 = cpuMicros(t.pid);
     const start = Date.now();
     const end = start + SECONDS * 1000;
     await Promise.all(Array.from({ length: clients }, async (_, i) => {
@@ -89,6 +95,7 @@ export async function scenario(switches: number, delays: Delays, clients = NODES
       }
     }));
     const elapsed = (Date.now() - start) / 1000;
+    const cpuMsPerOp = (cpuMicros(t.pid) - cpu0) / 1000 / completed;
 
     const latencies: number[] = [];
     for (let i = 0; i < clients; i++) {
@@ -97,9 +104,9 @@ export async function scenario(switches: number, delays: Delays, clients = NODES
       }
     }
     latencies.sort((a, b) => a - b);
-    const bare = await run('bare', { url: t.bare, duration: 2 });
+    const bare = await run('bare', { url: t.bare, duration: Math.min(2, SECONDS) });
     return {
-      label: delays.label, switches, clients, opsPerSec: completed / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors, bareRps: bare.rps,
+      label: delays.label, switches, clients, opsPerSec: completed / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors, bareRps: bare.rps, cpuMsPerOp,
     };
   } finally {
     t.stop();
@@ -111,14 +118,15 @@ async function main(): Promise<void> {
   // Latency of one operation on an otherwise idle service, then under load.
   results.push(await scenario(4, NO_DELAY, 1));
   results.push(await scenario(4, NO_DELAY));
+  const withDelays = process.env.BENCH_NETWORK_RUNS !== 'no-delay';
   // A slow switch: operations on one switch are serialized, different switches work in parallel.
-  for (const k of [1, 4, 16]) results.push(await scenario(k, { label: '50 ms per operation', opMs: 50, sessionMs: 0 }));
+  if (withDelays) for (const k of [1, 4, 16]) results.push(await scenario(k, { label: '50 ms per operation', opMs: 50, sessionMs: 0 }));
   // A slow login (SSH): operations queued meanwhile share the session (batching).
-  for (const k of [1, 4, 16]) results.push(await scenario(k, { label: '50 ms per session', opMs: 0, sessionMs: 50 }));
+  if (withDelays) for (const k of [1, 4, 16]) results.push(await scenario(k, { label: '50 ms per session', opMs: 0, sessionMs: 50 }));
   console.log(`\nhilt network operations: ${NODES} nodes on mock switches, each client cycling connect/detach on its own node, ${SECONDS} s per run\n`);
-  console.log('run                   switches clients   ops/s  accept->DONE p50 ms  p99 ms  errors  bare route req/s  ops/bare');
+  console.log('run                   switches clients   ops/s  accept->DONE p50 ms  p99 ms  errors  bare route req/s  ops/bare  cpu ms/op');
   for (const r of results) {
-    console.log(`${r.label.padEnd(22)} ${String(r.switches).padStart(7)} ${String(r.clients).padStart(7)} ${r.opsPerSec.toFixed(0).padStart(7)} ${String(r.p50).padStart(20)} ${String(r.p99).padStart(7)} ${String(r.errors).padStart(7)} ${r.bareRps.toFixed(0).padStart(17)}  ${(r.opsPerSec / r.bareRps).toFixed(3)}`);
+    console.log(`${r.label.padEnd(22)} ${String(r.switches).padStart(7)} ${String(r.clients).padStart(7)} ${r.opsPerSec.toFixed(0).padStart(7)} ${String(r.p50).padStart(20)} ${String(r.p99).padStart(7)} ${String(r.errors).padStart(7)} ${r.bareRps.toFixed(0).padStart(17)}  ${(r.opsPerSec / r.bareRps).toFixed(3).padStart(8)}  ${Number.isNaN(r.cpuMsPerOp) ? '' : r.cpuMsPerOp.toFixed(2).padStart(9)}`);
   }
   console.log('\ntargets: p50 accept->DONE <= 5 ms without injected delay; with a 50 ms delay, ops/s grows with switches');
   if (results.some((r) => r.errors)) throw new Error('some operations ended in ERROR: the figures are not valid');

@@ -59,10 +59,15 @@ const RESTORE_GAP = 2 ** 32;
  * - `meta`      engine bookkeeping
  * Durability: on Linux lmdb-js defaults to `overlappingSync`, where a write's promise resolves
  * when its transaction is *committed* (visible), before the OS has flushed it. That would
- * acknowledge changes a power loss can still take away. So the environment is opened with
- * `separateFlushed`, and persist() waits for the write's `.flushed` promise. Syncs still overlap
- * with the next transactions, and writes issued in the same event turn share one commit, so
- * many actors persisting at once cost one fsync (and one persist() call is one transaction).
+ * acknowledge changes a power loss can still take away. So persist() waits for the write's
+ * `.flushed` promise (`separateFlushed`), and the environment is opened without
+ * `overlappingSync`: each commit is flushed by the write thread as LMDB does by default
+ * (mdb_txn_commit syncs before it returns), and `.flushed` is the commit itself. Writes issued
+ * while a commit and its flush run go into the next transaction, so many actors persisting at
+ * once share one fsync (and one persist() call is one transaction). Overlapping the flush with
+ * the next transaction took one more hand-over between threads and one more callback on the
+ * event loop per commit; on a busy service that cost more than the overlap saved (bench/README.md,
+ * Per-request speed).
  *
  * Reads are synchronous in lmdb-js (memory-mapped); the async iterables only wrap them.
  */
@@ -165,7 +170,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private openEnvironment(): void {
     // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
     // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
-    this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true });
+    this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true, overlappingSync: false });
     this.eventsDb = this.root.openDB({ name: 'events' });
     this.headsDb = this.root.openDB({ name: 'heads' });
     this.snapshotsDb = this.root.openDB({ name: 'snapshots' });

@@ -13,7 +13,8 @@
  * are throttled per user name (./throttle.ts: 429 with Retry-After) and logged, without the
  * password; every scrypt waits for one of a few slots (./password.ts).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '../../lib/hash';
 import { ReadModel } from '../../actors/readmodel';
 import { HiltError, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
@@ -85,21 +86,38 @@ export class Authenticator {
   }
 
   async authenticate(header: string | undefined, ctx: LoginContext = {}): Promise<Caller> {
+    return this.remembered(header) ?? this.verify(header, ctx);
+  }
+
+  /**
+   * The caller of a credential checked without waiting (every request of a client that logged
+   * in before): a remembered basic credential, or one of hilt's API tokens (a map lookup and one
+   * hash). Undefined when it takes a slow check or is refused (authenticate() does both); throws
+   * the 429 of a locked name. The request path calls this first and goes on at once when it
+   * answers, so a remembered caller costs no promise.
+   */
+  remembered(header: string | undefined): Caller | undefined {
+    if (!header) return undefined;
+    const bearer = BEARER.exec(header);
+    if (bearer) return isHiltToken(bearer[1]) ? this.hiltToken(bearer[1]) : undefined;
+    const hit = this.cache.get(sha256(header));
+    if (!hit) return undefined;
+    const u = this.rm.users.get(hit.user);
+    if (!u || u.passwordHash !== hit.hash) return undefined;
+    // A locked name is locked for every attempt, remembered credentials too: otherwise a
+    // correct guess during the lock would answer 200 and the lock would stop nothing.
+    const wait = this.throttle.retryAfter(u.name);
+    if (wait !== null) throw throttled(wait);
+    return userCaller(u);
+  }
+
+  /** A credential remembered() did not answer for (call that first): a bearer token, or a password checked by scrypt. */
+  async verify(header: string | undefined, ctx: LoginContext): Promise<Caller> {
     const bearer = header ? BEARER.exec(header) : null;
     if (bearer) return this.bearer(bearer[1], ctx);
-    const digest = header ? createHash('sha256').update(header).digest('base64') : '';
-    const hit = digest ? this.cache.get(digest) : undefined;
-    if (hit) {
-      const u = this.rm.users.get(hit.user);
-      if (u && u.passwordHash === hit.hash) {
-        // A locked name is locked for every attempt, remembered credentials too: otherwise a
-        // correct guess during the lock would answer 200 and the lock would stop nothing.
-        const wait = this.throttle.retryAfter(u.name);
-        if (wait !== null) throw throttled(wait);
-        return userCaller(u);
-      }
-      this.cache.delete(digest);
-    }
+    const digest = header ? sha256(header) : '';
+    // A remembered credential whose user changed its password (or went) is forgotten.
+    if (digest) this.cache.delete(digest);
     const cred = parseBasic(header);
     if (!cred) throw unauthorized('authentication required (HTTP basic)');
     const check = () => {
@@ -140,17 +158,10 @@ export class Authenticator {
    */
   private async bearer(token: string, ctx: LoginContext): Promise<Caller> {
     if (isHiltToken(token) || !this.oidc) {
-      const parsed = parseToken(token);
-      const key = `token:${parsed?.id ?? '?'}`;
-      this.checkLock(key);
-      const owner = parsed ? this.rm.tokenOwners.get(parsed.id) : undefined;
-      const u = owner !== undefined ? this.rm.users.get(owner) : undefined;
-      const grant = parsed && u?.tokens?.find((t) => t.id === parsed.id);
-      if (grant && grant.expiresAt > Date.now() && secretMatches(grant, parsed.secret)) {
-        this.tokenUses.used(u!.name, grant);
-        return tokenCaller(u!, grant);
-      }
-      return this.refuse(key, ctx, { token: parsed?.id ?? '(malformed)' });
+      const caller = this.hiltToken(token);
+      if (caller) return caller;
+      const id = parseToken(token)?.id;
+      return this.refuse(`token:${id ?? '?'}`, ctx, { token: id ?? '(malformed)' });
     }
     const key = `oidc:${this.oidc.throttleKey(token) ?? '?'}`;
     this.checkLock(key);
@@ -159,6 +170,21 @@ export class Authenticator {
     } catch (err) {
       return this.refuse(key, ctx, { oidc: (err as Error).message });
     }
+  }
+
+  /**
+   * One of hilt's API tokens, when valid now (its grant and user in the read model at this
+   * moment, so a revocation counts at once), else undefined; throws the 429 of a locked token.
+   */
+  private hiltToken(token: string): Caller | undefined {
+    const parsed = parseToken(token);
+    this.checkLock(`token:${parsed?.id ?? '?'}`);
+    const owner = parsed ? this.rm.tokenOwners.get(parsed.id) : undefined;
+    const u = owner !== undefined ? this.rm.users.get(owner) : undefined;
+    const grant = parsed && u?.tokens?.find((t) => t.id === parsed.id);
+    if (!grant || grant.expiresAt <= Date.now() || !secretMatches(grant, parsed.secret)) return undefined;
+    this.tokenUses.used(u!.name, grant);
+    return tokenCaller(u!, grant);
   }
 
   private checkLock(key: string): void {

@@ -5,13 +5,14 @@
  * be guessed from it), so checking a token is a map lookup and one hash, compared in constant
  * time. The prefix lets secret scanners recognise a leaked token.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { sha256 } from '../../lib/hash';
 import type { TokenGrant } from '../../actors/user/protocol';
 
 export const TOKEN_PREFIX = 'hilt_';
 const TOKEN = /^hilt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const hashSecret = (secret: string): string => sha256(secret, 'hex');
 
 /** A new token: what the caller is shown once, and what is kept. */
 export function newToken(): { id: string; token: string; secretHash: string } {

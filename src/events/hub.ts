@@ -256,6 +256,15 @@ export class EventHub {
   }
 
   private committed(events: readonly PersistedEvent[]): void {
+    if (!this.streams.size && !this.onFrame) {
+      // No stream listens: no frame is made (a commit would pay for describing its events for
+      // nobody). A stream opened later reads what came before it from the journal; the ring goes
+      // too, so that it never holds frames with a gap between them.
+      for (const e of events) if ((e.position ?? 0) > this.last) this.last = e.position ?? 0;
+      this.ring.length = 0;
+      this.ringBytes = 0;
+      return;
+    }
     for (const e of events) {
       const position = e.position ?? 0;
       if (position > this.last) this.last = position;

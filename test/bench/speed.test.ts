@@ -1,0 +1,69 @@
+/**
+ * Smoke runs of the per-request benches (bench/inventory.ts, bench/network.ts): tiny inventory,
+ * one second per scenario. They check that each bench runs to its end and prints every figure
+ * (a number in each column), never how fast anything is: the figures are recorded in
+ * bench/README.md from full runs.
+ */
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const DIST_BENCH = join(__dirname, '..', '..', 'bench');
+
+/** Run a bench script (as `npm run bench…` does, after the build) and return what it printed. */
+function runBench(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(DIST_BENCH, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, out }));
+  });
+}
+
+/** The line of a figure: its name, then numbers only. */
+const figure = (out: string, name: string) => out.split('\n').find((l) => l.startsWith(name));
+const NUMBERS = /^[\w ()_,.>=-]*?((\s+[\d.]+){5,})/;
+
+describe('bench smoke runs: inventory and network operations print their figures', function () {
+  this.timeout(120_000);
+
+  it('bench/inventory.ts: node_register, show_node and list free nodes, each with its ratio', async () => {
+    const { code, out } = await runBench('inventory.js', {
+      BENCH_NODES: '50', BENCH_SECONDS: '1', BENCH_WARMUP_SECONDS: '0.2', BENCH_CONNECTIONS: '4', BENCH_WRITE_CONNECTIONS: '4',
+    });
+    expect(code, out).to.equal(0);
+    // One write phase: the two concurrencies are the same here.
+    expect(out.match(/hilt writes: 4 connections/g), out).to.have.length(1);
+    expect(out).to.match(/hilt reads: 50 nodes/);
+    for (const name of ['node_register (durable)', 'show_node', 'list free nodes (50 free)']) {
+      const line = figure(out, name);
+      expect(line, `${name} in:\n${out}`).to.be.a('string');
+      const m = NUMBERS.exec(line!);
+      expect(m, line).to.not.equal(null);
+      const [rps, , , errors, ratio] = m![1].trim().split(/\s+/).map(Number);
+      expect(rps, line).to.be.greaterThan(0);
+      expect(errors, line).to.equal(0);
+      expect(ratio, line).to.be.greaterThan(0);
+    }
+  });
+
+  it('bench/network.ts: the runs without injected delay, with ops/s, accept->DONE p50 and p99, and ops/bare', async () => {
+    const { code, out } = await runBench('network.js', { BENCH_NETWORK_NODES: '4', BENCH_SECONDS: '1', BENCH_NETWORK_RUNS: 'no-delay' });
+    expect(code, out).to.equal(0);
+    const rows = out.split('\n').filter((l) => l.startsWith('no injected delay'));
+    expect(rows, out).to.have.length(2);
+    for (const row of rows) {
+      const [switches, clients, ops, p50, p99, errors, bare, perBare] = row.slice('no injected delay'.length).trim().split(/\s+/).map(Number);
+      expect(switches, row).to.equal(4);
+      expect(clients, row).to.be.oneOf([1, 4]);
+      expect(ops, row).to.be.greaterThan(0);
+      expect(p50, row).to.be.at.least(0);
+      expect(p99, row).to.be.at.least(p50);
+      expect(errors, row).to.equal(0);
+      expect(bare, row).to.be.greaterThan(0);
+      expect(perBare, row).to.be.greaterThan(0);
+    }
+  });
+});
