@@ -44,7 +44,9 @@ export function upgrade(world: World): Promise<UpgradeSummary | null> {
 export async function rebuildReadModels(world: World): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const load = async <S>(reg: EntityRegistry<S, any, any, any>, commit: (id: string, s: S) => void) => {
-    for await (const { id, state } of reg.recoverAll()) if (state) commit(id, state);
+    await reg.recoverAll((id, state) => {
+      if (state) commit(id, state);
+    });
   };
   const rm = world.rm;
   await load(world.projects, (id, s) => rm.commitProject(id, null, s));

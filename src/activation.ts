@@ -30,6 +30,7 @@ import { Consoles } from '../hardware/consoles';
 import { SecretStore } from './secrets/at-rest';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
+import { archiveDirOf, Retention } from './retention';
 
 export interface Activation {
   app: FastifyInstance;
@@ -39,6 +40,8 @@ export interface Activation {
   consoles: Consoles;
   /** the tenant lifecycle's runners (docs/lifecycle.md) */
   lifecycle: Lifecycle;
+  /** journal retention's passes (src/retention.ts) */
+  retention: Retention;
   /** resolves once every headnode VM was recovered */
   headnodesRecovered: Promise<void>;
   /** the API's request handler, for the Gate to hand requests to */
@@ -94,7 +97,9 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
   let app: FastifyInstance | undefined;
   let consoles: Consoles | undefined;
   let lifecycle: Lifecycle | undefined;
+  let retention: Retention | undefined;
   const close = async () => {
+    await retention?.close();
     await app?.close();
     // Every console session's ipmitool is killed (by PID) before the process goes on.
     await consoles?.close();
@@ -168,7 +173,10 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // @fastify/websocket listens for upgrades on the app's own server, which the Gate stands in for.
     const server = app.server;
     const upgrade: Activation['upgrade'] = (req, socket, head) => void server.emit('upgrade', req, socket, head);
-    return { app, world, headnodes, lifecycle, consoles, headnodesRecovered, handler, upgrade, close };
+    // Journal retention runs on the active process only: this activation's writes are fenced.
+    retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log });
+    retention.start();
+    return { app, world, headnodes, lifecycle, consoles, retention, headnodesRecovered, handler, upgrade, close };
   } catch (err) {
     await settledWithin(close(), closeBudgetMs(config));
     throw err;

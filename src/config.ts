@@ -115,6 +115,14 @@ export interface Config extends DriverSettings {
   oidcProjectPrefix: string;
   /** the key that encrypts BMC and switch credentials at rest (unset: `<dataDir>/secret.key`, made at the first start) */
   secretKeyFile?: string;
+  /**
+   * journal retention (docs/operations.md, Journal retention): the events of objects deleted longer
+   * ago than this many days, and their audit entries, move to the archive (0: the journal keeps
+   * everything; fractions of a day are allowed)
+   */
+  journalRetentionDays: number;
+  /** where retention's archive goes: one gzip file of JSON lines per month (unset: `<dataDir>/archive`) */
+  archiveDir?: string;
 }
 
 export const CONSOLE_INPUT = ['members', 'admins', 'none'] as const;
@@ -174,6 +182,7 @@ export const DEFAULTS: Config = {
   oidcAdminGroup: 'hilt-admins',
   oidcAuditorGroup: 'hilt-auditors',
   oidcProjectPrefix: 'hilt-project-',
+  journalRetentionDays: 365,
 };
 
 /** Is `host` a loopback address or name (127.0.0.0/8, ::1, localhost)? */
@@ -205,7 +214,7 @@ export function parseVlanPool(text: string): VlanRange[] {
 
 /** Settings without a default value, also allowed in the file. */
 export const OPTIONAL_KEYS = ['adminPassword', 'ipmiCipherSuite', 'ovsDb', 'databaseUrl', 'databaseTimeoutMs', 'instanceName', 'tlsCert', 'tlsKey', 'maintenanceProject', 'maintenanceUrl', 'maintenanceSecret',
-  'oidcIssuer', 'oidcAudience', 'oidcJwksUrl', 'oidcCaFile', 'secretKeyFile'];
+  'oidcIssuer', 'oidcAudience', 'oidcJwksUrl', 'oidcCaFile', 'secretKeyFile', 'archiveDir'];
 const ACCELS = ['tcg', 'kvm'] as const;
 
 function oneOf<T extends string>(name: string, v: string, values: readonly T[]): T {
@@ -230,6 +239,12 @@ function bool(name: string, v: string): boolean {
 
 function int(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
+  return Number(v);
+}
+
+/** A number of days, 0 or more; fractions allowed. */
+function days(name: string, v: string): number {
+  if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`${name} must be a number of days, 0 or more (0: keep everything), got "${v}"`);
   return Number(v);
 }
 
@@ -290,6 +305,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_OBM_TIMEOUT_MS) cfg.obmTimeoutMs = int('HILT_OBM_TIMEOUT_MS', env.HILT_OBM_TIMEOUT_MS);
   if (env.HILT_LOG_LEVEL) cfg.logLevel = env.HILT_LOG_LEVEL;
   if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
+  if (env.HILT_JOURNAL_RETENTION_DAYS) cfg.journalRetentionDays = days('HILT_JOURNAL_RETENTION_DAYS', env.HILT_JOURNAL_RETENTION_DAYS);
+  if (env.HILT_ARCHIVE_DIR) cfg.archiveDir = env.HILT_ARCHIVE_DIR;
   if (env.HILT_METRICS_OPEN) cfg.metricsOpen = flag('HILT_METRICS_OPEN', env.HILT_METRICS_OPEN);
   if (env.HILT_TRUST_PROXY !== undefined) cfg.trustProxy = env.HILT_TRUST_PROXY.trim();
   if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);
@@ -349,6 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);
   oneOf('consoleInput', cfg.consoleInput, CONSOLE_INPUT);
   checkLifecycle(cfg);
+  if (typeof cfg.journalRetentionDays !== 'number' || !(cfg.journalRetentionDays >= 0)) throw new Error('journalRetentionDays must be a number of days, 0 or more (0: keep everything)');
   if (!Number.isInteger(cfg.tokenMaxSeconds) || cfg.tokenMaxSeconds < 1) throw new Error('HILT_TOKEN_MAX_SECONDS (tokenMaxSeconds) must be a positive integer');
   if (!cfg.oidcIssuer !== !cfg.oidcAudience) throw new Error('HILT_OIDC_ISSUER and HILT_OIDC_AUDIENCE go together: set both (OpenID Connect) or neither');
   for (const [k, v] of [['HILT_OIDC_ISSUER', cfg.oidcIssuer], ['HILT_OIDC_JWKS_URL', cfg.oidcJwksUrl]] as const) {

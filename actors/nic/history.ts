@@ -4,7 +4,8 @@
  * every nic's state would cost a data centre gigabytes of memory and fatten every snapshot. The
  * statuses must stay available (at least the last 1,000 per node: docs/api-conventions.md §8),
  * so older ones are read back from the nic's journal, which keeps them all, also after the
- * nic is deleted.
+ * nic is deleted (journal retention keeps a deleted nic's journal while its node lives in the
+ * registration the nic belonged to: src/retention.ts).
  *
  * A nic's journal holds every registration of its name: the events after a NicRegistered belong
  * to that registration (its incarnation), and a status names the registration it belongs to.

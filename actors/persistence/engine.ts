@@ -44,6 +44,14 @@
  * - compact() leaves no copy of rewritten data in the store's files (pages or rows an engine
  *   frees are not erased by themselves); it runs while nothing else uses the engine (at start).
  *
+ * - prune(expired) is retention (docs/operations.md, Journal retention): for each key, it removes
+ *   the events with sequenceNumber <= upTo, in one transaction, fenced like every write: from
+ *   every read (events, journal, history, feed, positionAt, recover), the key's snapshot when it
+ *   is at or below upTo, and the key itself (keys(), head() 0, recoverAll) when no event of it is
+ *   left; events persisted meanwhile after upTo stay. Positions removed are never given again,
+ *   and bounds().first moves past the highest one removed (also across a close and reopen): a
+ *   stream cannot resume from before it without missing what went.
+ *
  * Optional (an engine without them says so: the service answers that it cannot):
  * - backup(path) writes a consistent copy of the whole store while writes go on: it holds every
  *   event whose persist() resolved before backup() was called. `path` must not exist; it
@@ -124,6 +132,16 @@ export interface Rewrite {
   snapshots: { key: string; sequenceNumber: number; data: unknown }[];
 }
 
+/** What prune() removes of one key: its events up to and including a sequence number. */
+export interface Expiry { key: string; upTo: number }
+
+export interface PruneResult {
+  /** events removed */
+  events: number;
+  /** keys removed whole (no event left) */
+  keys: number;
+}
+
 export interface PersistenceEngine {
   events(key: string, offset?: number): AsyncIterable<PersistedEvent>;
   persist(events: PersistedEvent[]): Promise<void>;
@@ -149,6 +167,8 @@ export interface PersistenceEngine {
   rewrite(changes: Rewrite): Promise<void>;
   /** Erase what rewrite() replaced from the store's files (see above). */
   compact(): Promise<void>;
+  /** Remove expired events (retention, see above). */
+  prune(expired: Expiry[]): Promise<PruneResult>;
   /** optional: a consistent online copy (see above) */
   backup?(path: string): Promise<void>;
   /** without backup(): why, and what the operator does instead (the answer to POST /admin/backup) */

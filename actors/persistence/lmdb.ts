@@ -3,13 +3,13 @@
  * folder, with named databases for the events, the heads, the snapshots, the time index, the
  * commit order and its marks (the class comment says how writes become durable).
  *
- * A little over 400 lines on purpose: it is one engine of the contract, checked as a whole by
+ * Over 500 lines on purpose: it is one engine of the contract, checked as a whole by
  * the conformance kit (test/actors/persistence/conformance.ts).
  */
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder, Expiry, PruneResult } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 
 /** `p`: the event's position in the commit order (absent only until an older store is ordered) */
@@ -28,6 +28,9 @@ const kindOf = (key: string) => {
 };
 /** A prefix that names exactly one kind (`node:`), which historyByKind serves. */
 const KIND_PREFIX = /^[^:]+:$/;
+
+/** Keys read with one range read of their events at start (recoverAll). */
+const RECOVER_RUN = 1_000;
 
 /** Events indexed into `history` (or given positions) per write transaction while an older store is indexed. */
 const INDEX_CHUNK = 5_000;
@@ -109,6 +112,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private durable: number;
   /** positions up to this one belong to a timeline before a restore: no stream resumes there */
   private readonly floor: number;
+  /** the highest position prune() removed (meta `pruned`): streams resume only after it */
+  private pruned: number;
   private readonly commits = new CommitOrder();
   private closing = false;
 
@@ -118,7 +123,9 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
     this.floor = (this.metaDb.get('restoreFloor') as number | undefined) ?? 0;
-    const last = Math.max(this.lastOrdered(), this.floor);
+    this.pruned = (this.metaDb.get('pruned') as number | undefined) ?? 0;
+    // Positions retention removed are never given again, even the newest ones.
+    const last = Math.max(this.lastOrdered(), this.floor, this.pruned);
     if (this.metaDb.get('ordered')) {
       this.ordered = Promise.resolve();
       this.nextPosition = last + 1;
@@ -257,6 +264,43 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   /**
+   * One write transaction: each key's events up to `upTo` leave `events` and the three indexes
+   * (`order`, `orderByKind`, `history`); its snapshot and head go with them when they are at or
+   * below `upTo` (a head above means events persisted meanwhile: the key stays). The pages freed
+   * are reused by later writes, so a store under churn stops growing.
+   */
+  async prune(expired: Expiry[]): Promise<PruneResult> {
+    await this.ordered;
+    const result = { events: 0, keys: 0 };
+    let top = this.pruned;
+    await flushed(this.root.transaction(() => {
+      for (const { key, upTo } of expired) {
+        const doomed = [...this.eventsDb.getRange({ start: [key, 0], end: [key, upTo + 1] })];
+        for (const { key: k, value } of doomed) {
+          this.eventsDb.remove(k);
+          this.historyDb.remove([value.createdAt, key, k[1]]);
+          if (value.p !== undefined) {
+            this.orderDb.remove(value.p);
+            this.kindOrderDb.remove([kindOf(key), value.p]);
+            if (value.p > top) top = value.p;
+          }
+          result.events++;
+        }
+        const snap = this.snapshotsDb.get(key);
+        if (snap && snap.sequenceNumber <= upTo) this.snapshotsDb.remove(key);
+        const head = this.headsDb.get(key);
+        if (head !== undefined && head <= upTo) {
+          this.headsDb.remove(key);
+          result.keys++;
+        }
+      }
+      if (top > this.pruned) this.metaDb.put('pruned', top);
+    }));
+    if (top > this.pruned) this.pruned = top;
+    return result;
+  }
+
+  /**
    * LMDB writes copy-on-write and never erases a freed page: the pages that held rewritten
    * values stay in data.mdb until reused. A compacting copy (mdb_env_copy2 with MDB_CP_COMPACT)
    * holds only the pages in use; it replaces data.mdb by a rename, and the environment is opened
@@ -320,8 +364,46 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     return { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
   }
 
+  /**
+   * A start reads every key: keys without a snapshot (nearly all, at a large site: an entity
+   * has fewer than 16 events) are read in runs, one range read of the events per run, which
+   * costs a third of a range read per key; a key with a snapshot is read from its snapshot on
+   * (no event at all when it is as of the last one), so that a long journal is never decoded whole.
+   */
   async *recoverAll(prefix: string): AsyncIterable<StoredEntity> {
-    for (const k of this.headsDb.getKeys({ start: prefix, end: prefixEnd(prefix) })) yield this.stored(k as string);
+    const snapshotted = new Set(this.snapshotsDb.getKeys({ start: prefix, end: prefixEnd(prefix) }) as Iterable<string>);
+    let run: { key: string; head: number }[] = [];
+    for (const { key, value } of this.headsDb.getRange({ start: prefix, end: prefixEnd(prefix) })) {
+      if (snapshotted.has(key as string)) {
+        yield* this.storedRun(run);
+        run = [];
+        // A snapshot as of its last event needs no range read.
+        const snapshot = this.snapshot(key as string);
+        yield { key: key as string, snapshot, events: snapshot && snapshot.sequenceNumber >= (value as number) ? [] : this.eventsAfter(key as string, snapshot?.sequenceNumber ?? 0) };
+        continue;
+      }
+      run.push({ key: key as string, head: value as number });
+      if (run.length >= RECOVER_RUN) {
+        yield* this.storedRun(run);
+        run = [];
+      }
+    }
+    yield* this.storedRun(run);
+  }
+
+  /** Consecutive keys without a snapshot: one range read of their events (checked against their heads). */
+  private storedRun(run: { key: string; head: number }[]): StoredEntity[] {
+    if (!run.length) return [];
+    const events = new Map<string, PersistedEvent[]>(run.map(({ key }) => [key, []]));
+    for (const { key: k, value } of this.eventsDb.getRange({ start: [run[0].key, 1], end: [run[run.length - 1].key, MAX_SEQ] })) {
+      const list = events.get(k[0]);
+      list?.push({ data: unescapeKeys(value.data), sequenceNumber: k[1], key: k[0], tags: value.tags ?? [], createdAt: value.createdAt, position: value.p });
+    }
+    // A key whose events the range did not hold whole (none should) is read on its own.
+    return run.map(({ key, head }) => {
+      const list = events.get(key)!;
+      return list.length === head && list[list.length - 1]?.sequenceNumber === head ? { key, snapshot: undefined, events: list } : this.stored(key);
+    });
   }
 
   /** The event at a position, read back (undefined: none there). */
@@ -383,7 +465,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async bounds(): Promise<OrderBounds> {
-    return { first: this.floor + 1, last: this.durable };
+    return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable };
   }
 
   onCommit(listener: CommitListener): () => void {
@@ -415,7 +497,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       const meta = copy.openDB<unknown, string>({ name: 'meta' });
       let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
       for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
-      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0);
+      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0, (meta.get('pruned') as number | undefined) ?? 0);
       await meta.put('restoreFloor', top + RESTORE_GAP);
     } finally {
       await copy.close();

@@ -1,4 +1,4 @@
-import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, HistoryQuery, OrderBounds, CommitListener, CommitOrder, Rewrite } from './engine';
+import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, HistoryQuery, OrderBounds, CommitListener, CommitOrder, Rewrite, Expiry, PruneResult } from './engine';
 
 /**
  * In-memory engine: for unit tests of actors and the conformance kit's reference run
@@ -15,6 +15,9 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
   private readonly log: PersistedEvent[] = [];
   private readonly marks = new Map<string, unknown>();
   private readonly commits = new CommitOrder();
+  /** positions prune() removed (their place in `log` stays, for positionAt), and the highest */
+  private readonly gone = new Set<number>();
+  private prunedTop = 0;
 
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
     yield* this.eventsAfter(key, offset);
@@ -46,6 +49,27 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
       const s = this.snapshots.get(c.key);
       if (s && s.sequenceNumber === c.sequenceNumber) s.data = copy(c.data);
     }
+  }
+
+  async prune(expired: Expiry[]): Promise<PruneResult> {
+    let events = 0;
+    let keys = 0;
+    for (const { key, upTo } of expired) {
+      const list = this.eventsByKey.get(key);
+      if (!list) continue;
+      for (const e of list) {
+        if (e.sequenceNumber > upTo) continue;
+        this.gone.add(e.position!);
+        this.prunedTop = Math.max(this.prunedTop, e.position!);
+        events++;
+      }
+      const snap = this.snapshots.get(key);
+      if (snap && snap.sequenceNumber <= upTo) this.snapshots.delete(key);
+      const kept = list.filter((e) => e.sequenceNumber > upTo);
+      if (kept.length) this.eventsByKey.set(key, kept);
+      else if (this.eventsByKey.delete(key)) keys++;
+    }
+    return { events, keys };
   }
 
   /** Nothing rewritten is left anywhere: the old objects are garbage. */
@@ -111,18 +135,18 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
     const bottom = query.since !== undefined ? await this.positionAt(query.since) : 0;
     for (let p = top; p > bottom; p--) {
       const e = this.log[p - 1];
-      if (!e.key.startsWith(prefix)) continue;
+      if (this.gone.has(p) || !e.key.startsWith(prefix)) continue;
       if ((query.since !== undefined && e.createdAt < query.since) || (query.until !== undefined && e.createdAt >= query.until)) continue;
       yield copy(e);
     }
   }
 
   async *feed(after: number): AsyncIterable<PersistedEvent> {
-    for (let p = Math.max(0, after); p < this.log.length; p++) yield copy(this.log[p]);
+    for (let p = Math.max(0, after); p < this.log.length; p++) if (!this.gone.has(p + 1)) yield copy(this.log[p]);
   }
 
   async bounds(): Promise<OrderBounds> {
-    return { first: 1, last: this.log.length };
+    return { first: this.prunedTop + 1, last: this.log.length };
   }
 
   onCommit(listener: CommitListener): () => void {

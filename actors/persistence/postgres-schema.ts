@@ -7,7 +7,7 @@
  *
  * Tables (every key column is `COLLATE "C"`: keys sort by their bytes, as LMDB sorts them, and a
  * prefix is one index range):
- * - `hilt_events`    (key, seq) → created_at, tags, data, token, pos   the journal, kept forever;
+ * - `hilt_events`    (key, seq) → created_at, tags, data, token, pos   the journal (retention prunes it);
  *                    token: the fencing token of the activation that wrote the event (which
  *                    process held the lease; null when written without a lease: tools, tests);
  *                    pos: the order in which events were written, across keys. Fencing makes

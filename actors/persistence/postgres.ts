@@ -36,7 +36,7 @@
  */
 import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
 import { CommitOrder } from './engine';
-import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener, Rewrite } from './engine';
+import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener, Rewrite, Expiry, PruneResult } from './engine';
 import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
 
 /** A write refused because this process no longer holds the lease. */
@@ -153,6 +153,9 @@ interface EventRow { key: string; seq: number; created_at: number; tags: string[
 
 const toEvent = (r: EventRow): PersistedEvent => ({ data: r.data, sequenceNumber: r.seq, key: r.key, tags: r.tags ?? [], createdAt: r.created_at, position: r.pos });
 
+/** The mark that keeps the highest position prune() removed. */
+const PRUNED_MARK = 'hilt.pruned';
+
 /** Events read per query of feed(). */
 const FEED_PAGE = 500;
 
@@ -228,6 +231,39 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
       this.opts.onFenced?.(this.fenced);
       throw this.fenced;
     }
+  }
+
+  /**
+   * Retention: one statement on the writer's connection, fenced as rewrite() is (only the active
+   * process prunes). A head is deleted only while it is still at or below `upTo`: a write of the
+   * same key committing meanwhile updates the row first (the DELETE then sees its new sequence
+   * number and keeps it) or inserts it anew after. The highest position removed is kept in
+   * `hilt_marks` (PRUNED_MARK), which bounds() reads: `pos` is a sequence, never given twice.
+   */
+  async prune(expired: Expiry[]): Promise<PruneResult> {
+    if (this.fenced) throw this.fenced;
+    if (!expired.length) return { events: 0, keys: 0 };
+    const client = await this.writerClient();
+    const { rows } = await client.query<{ fenced: boolean; events: number; keys: number }>(
+      `WITH lease AS (SELECT 1 FROM hilt_lease WHERE id = 1 AND ($1::bigint IS NULL OR token = $1) FOR KEY SHARE),
+            x AS (SELECT k, max(u) AS u FROM json_to_recordset($2::json) AS r(k text, u bigint) GROUP BY k),
+            ev AS (DELETE FROM hilt_events e USING x, lease WHERE e.key = x.k AND e.seq <= x.u RETURNING e.pos),
+            sn AS (DELETE FROM hilt_snapshots s USING x, lease WHERE s.key = x.k AND s.seq <= x.u RETURNING 1),
+            hd AS (DELETE FROM hilt_heads h USING x, lease WHERE h.key = x.k AND h.seq <= x.u RETURNING 1),
+            top AS (SELECT max(pos) AS p, count(*) AS n FROM ev),
+            mk AS (INSERT INTO hilt_marks AS m (name, value, token) SELECT $3, to_json(top.p), $1 FROM top WHERE top.p IS NOT NULL
+                   ON CONFLICT (name) DO UPDATE SET value = to_json(GREATEST((m.value::text)::bigint, (EXCLUDED.value::text)::bigint)), token = EXCLUDED.token
+                   RETURNING 1)
+       SELECT NOT EXISTS (SELECT 1 FROM lease) AS fenced, (SELECT n FROM top) AS events, (SELECT count(*) FROM hd) AS keys, (SELECT count(*) FROM sn) AS snapshots, (SELECT count(*) FROM mk) AS marks`,
+      [this.opts.fence ?? null, JSON.stringify(expired.map((e) => ({ k: e.key, u: e.upTo }))), PRUNED_MARK],
+    );
+    this.counters.commits++;
+    if (rows[0]?.fenced) {
+      this.fenced ??= new FencedError(`write refused: fencing token ${this.opts.fence} is no longer the lease's: another hilt process took over`);
+      this.opts.onFenced?.(this.fenced);
+      throw this.fenced;
+    }
+    return { events: Number(rows[0]?.events ?? 0), keys: Number(rows[0]?.keys ?? 0) };
   }
 
   /** A table's old row versions stay in its files until VACUUM FULL writes it anew (at start only: it locks the table). */
@@ -469,9 +505,13 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   }
 
   async bounds(): Promise<OrderBounds> {
-    const { rows }: { rows: { first: number | null; last: number | null }[] } = await this.read(
-      'SELECT (SELECT pos FROM hilt_events ORDER BY pos LIMIT 1) AS first, (SELECT pos FROM hilt_events ORDER BY pos DESC LIMIT 1) AS last', [], 'hilt_bounds');
-    return { first: Number(rows[0]?.first ?? 1), last: Number(rows[0]?.last ?? 0) };
+    const { rows }: { rows: { first: number | null; last: number | null; pruned: number | null }[] } = await this.read(
+      `SELECT (SELECT pos FROM hilt_events ORDER BY pos LIMIT 1) AS first, (SELECT pos FROM hilt_events ORDER BY pos DESC LIMIT 1) AS last,
+              (SELECT (value::text)::bigint FROM hilt_marks WHERE name = $1) AS pruned`, [PRUNED_MARK], 'hilt_bounds_pruned');
+    const pruned = Number(rows[0]?.pruned ?? 0);
+    // Everything gone: the stream goes on after the last position removed.
+    const last = Math.max(Number(rows[0]?.last ?? 0), pruned);
+    return { first: Math.max(Number(rows[0]?.first ?? 1), pruned + 1), last };
   }
 
   async *history(query: HistoryQuery): AsyncIterable<PersistedEvent> {

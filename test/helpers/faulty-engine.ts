@@ -3,7 +3,7 @@
  * throws (as LMDB's key encoder does for a key that is too long): to show what a storage fault
  * does to the actors and the requests waiting on them.
  */
-import type { CommitListener, HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, Rewrite, StoredEntity } from '../../actors/persistence/engine';
+import type { CommitListener, Expiry, HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, PruneResult, Rewrite, StoredEntity } from '../../actors/persistence/engine';
 
 export class FaultInjectingEngine implements PersistenceEngine {
   readonly failing = new Set<string>();
@@ -108,6 +108,10 @@ export class FaultInjectingEngine implements PersistenceEngine {
 
   compact(): Promise<void> {
     return this.inner.compact();
+  }
+
+  prune(expired: Expiry[]): Promise<PruneResult> {
+    return this.inner.prune(expired);
   }
 
   close(): Promise<void> {

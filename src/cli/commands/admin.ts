@@ -9,6 +9,8 @@ import { Ctx, JsonOpts, wantsJson } from '../context';
 import { answer, fields, list, out, table } from '../output';
 import { queued } from './node';
 import { portId, splitId } from '../../../actors/ids';
+import { archivePage, readArchive } from '../../archive';
+import { parseTime } from '../../audit';
 
 /** Kinds whose id is two names (`<node> <nic>`, `<switch> <port>`). */
 const TWO_NAMES = new Set(['nic', 'port']);
@@ -129,19 +131,21 @@ export function adminCommands(program: Command, ctx: Ctx): void {
   admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
     .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user or headnode')
     .option('--name <name...>', 'only this object (with --kind): its name, two for a nic or a port (<node> <nic>, <switch> <port>, as the audit prints them)')
-    .option('--user <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade)')
+    .option('--by <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade); not --user, which names the caller')
     .option('--since <time>', 'only changes at or after this time (ISO 8601, e.g. 2026-01-31T12:00:00Z)')
     .option('--until <time>', 'only changes before this time (ISO 8601)')
     .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)', limitOf)
     .option('--cursor <cursor>', 'go on from the page that printed it')
     .option('--all', 'every page, not only the first')
     .option('--json', 'the server\'s JSON (with --all: one page per line)')
-    .action(async (o: JsonOpts & { kind?: string; name?: string[]; user?: string; since?: string; until?: string; limit?: string; cursor?: string; all?: boolean }) => {
+    .option('--archive <file>', 'read an archive file of journal retention (<data folder>/archive/YYYY-MM.jsonl.gz) on this machine instead of asking the service')
+    .action(async (o: JsonOpts & { kind?: string; name?: string[]; by?: string; since?: string; until?: string; limit?: string; cursor?: string; all?: boolean; archive?: string }) => {
       type Page = { entries: { at: string; by: string | null; kind: string; name: string; call: string | null; event: { type: string } & Record<string, unknown> }[]; next: string | null };
       let cursor = o.cursor;
       const rows: (string | null)[][] = [];
+      const fromArchive = o.archive !== undefined ? await archiveReader(o.archive, o) : undefined;
       for (;;) {
-        const r = await c().get('/admin/audit', { kind: o.kind, name: auditName(o.kind, o.name), user: o.user, since: o.since, until: o.until, limit: o.limit, cursor });
+        const r = fromArchive ? fromArchive(cursor) : await c().get('/admin/audit', { kind: o.kind, name: auditName(o.kind, o.name), user: o.by, since: o.since, until: o.until, limit: o.limit, cursor });
         const page = r.body as Page;
         if (wantsJson(o)) out(o.all ? JSON.stringify(page) : r.text);
         for (const e of page.entries) {
@@ -155,6 +159,36 @@ export function adminCommands(program: Command, ctx: Ctx): void {
       out(table(['At', 'By', 'Kind', 'Name', 'Call', 'Event', 'Details'], rows));
       if (cursor) out(`More: add --cursor ${cursor} (or --all)`);
     });
+
+  /** Pages of an archive file, as the service's pages would be (the same filters, the same cursor). */
+  async function archiveReader(file: string, o: { kind?: string; name?: string[]; by?: string; since?: string; until?: string; limit?: string }) {
+    const time = (name: string, v: string | undefined) => {
+      if (v === undefined) return undefined;
+      try {
+        return parseTime(name, v);
+      } catch (err) {
+        throw new UsageError(`--${(err as Error).message}`);
+      }
+    };
+    const q = { kind: o.kind, name: auditName(o.kind, o.name), user: o.by, since: time('since', o.since), until: time('until', o.until), limit: Number(o.limit ?? 100) };
+    if (q.limit > 1000) throw new UsageError('--limit must be 1 to 1000');
+    let read: Awaited<ReturnType<typeof readArchive>>;
+    try {
+      read = await readArchive(resolve(file));
+    } catch (err) {
+      throw new UsageError(`cannot read ${file} as an archive of journal retention: ${(err as Error).message}`);
+    }
+    if (read.torn) process.stderr.write(`${file}: its last lines were cut short (a crash while they were written): they are read again from the store by the next pass\n`);
+    return (cursor: string | undefined) => {
+      let page;
+      try {
+        page = archivePage(read.entries, { ...q, cursor });
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      return { body: page, text: JSON.stringify(page) };
+    };
+  }
 
   admin.command('backup').description('Online backup: the service writes a consistent copy of its store into a new folder PATH on its own machine, while it keeps serving')
     .argument('<path>', 'a folder that does not exist yet (a relative path is taken from the current folder); restore: start the service with HILT_DATA_DIR=PATH')

@@ -32,11 +32,11 @@ export function tokenCommands(program: Command, ctx: Ctx): void {
       note(`token ${b.id}, expires ${b.expires_at}; it is shown only now: export HILT_TOKEN=<it> to use it`);
     });
 
-  token.command('list').description('Your tokens (an admin: another user\'s with --user); never their secrets')
-    .option('--user <user>', 'another user\'s tokens (admin or auditor)')
+  token.command('list').description('Your tokens (an admin: another user\'s with --owner); never their secrets')
+    .option('--owner <user>', 'another user\'s tokens (admin or auditor); not --user, which names the caller')
     .option('--json', 'the server\'s JSON')
-    .action(async (o: JsonOpts & { user?: string }) => {
-      const r = await c().get('/auth/tokens', { user: o.user });
+    .action(async (o: JsonOpts & { owner?: string }) => {
+      const r = await c().get('/auth/tokens', { user: o.owner });
       answer(wantsJson(o), r.text, () => table(['Id', 'Description', 'Project', 'Read-only', 'Created', 'Expires', 'Last used'],
         (r.body as TokenRow[]).map((t) => [t.id, t.description, t.project ?? '', t.read_only ? 'yes' : 'no', t.created_at, t.expired ? `${t.expires_at} (expired)` : t.expires_at, t.last_used_at ?? ''])));
     });

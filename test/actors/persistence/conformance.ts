@@ -158,6 +158,28 @@ export function engineConformance(
       expect(got[1].events.map((e) => e.data)).to.deep.equal(['x']);
     });
 
+    it('recovers in bulk keys that are prefixes of one another, beside snapshotted ones, each with all its events and no other key\'s', async () => {
+      const keys = ['node:a', 'node:a0', 'node:a/b', 'node:a/b/c', 'node:a b', 'node:a-', 'node:a\u00e9', 'node:a\u{1F600}', 'node:b', 'node:ba'];
+      for (const [i, key] of keys.entries()) {
+        for (let s = 1; s <= 1 + (i % 3); s++) await engine.persist([ev(key, s, `${key}#${s}`)]);
+      }
+      await engine.takeSnapshot({ key: 'node:a/b', sequenceNumber: 2, data: { upTo: 2 }, createdAt: 0 });
+      const got = await all(engine.recoverAll('node:'));
+      expect(got.map((g) => g.key).sort()).to.deep.equal([...keys].sort());
+      for (const [i, key] of keys.entries()) {
+        const g = got.find((x) => x.key === key)!;
+        const want = Array.from({ length: 1 + (i % 3) }, (_, s) => `${key}#${s + 1}`);
+        if (key === 'node:a/b') {
+          expect(g.snapshot?.data, key).to.deep.equal({ upTo: 2 });
+          expect(g.events.map((e) => e.data), key).to.deep.equal(want.slice(2));
+        } else {
+          expect(g.snapshot, key).to.equal(undefined);
+          expect(g.events.map((e) => e.data), key).to.deep.equal(want);
+          expect(g.events.every((e) => e.key === key)).to.equal(true);
+        }
+      }
+    });
+
     const history = (q: Parameters<PersistenceEngine['history']>[0]) => all(engine.history(q));
     const pos = (e: { createdAt: number; key: string; sequenceNumber: number }) => `${e.createdAt} ${e.key} ${e.sequenceNumber}`;
     const at = (key: string, seq: number, createdAt: number, data: unknown = {}): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt });
@@ -329,7 +351,71 @@ export function engineConformance(
       expect(await engine.head('node:c1')).to.equal(11);
     });
 
+    it('prunes a key whole: its events leave every read, with its snapshot and the key itself', async () => {
+      for (let i = 1; i <= 3; i++) await engine.persist([at('node:gone', i, 5_000 + 2 * i), at('node:kept', i, 5_001 + 2 * i)]);
+      await engine.takeSnapshot({ key: 'node:gone', sequenceNumber: 2, data: { at: 2 }, createdAt: 0 });
+      const gonePositions = (await events('node:gone')).map((e) => e.position!);
+      expect(await engine.prune([{ key: 'node:gone', upTo: 3 }])).to.deep.equal({ events: 3, keys: 1 });
+      expect(await events('node:gone')).to.deep.equal([]);
+      expect(await engine.head('node:gone')).to.equal(0);
+      expect(await engine.latestSnapshot('node:gone')).to.equal(undefined);
+      expect(await all(engine.keys('node:'))).to.deep.equal(['node:kept']);
+      expect(await all(engine.journal('node:gone', 10))).to.deep.equal([]);
+      expect(await engine.recover('node:gone')).to.deep.equal({ key: 'node:gone', snapshot: undefined, events: [] });
+      expect((await all(engine.recoverAll('node:'))).map((s) => s.key)).to.deep.equal(['node:kept']);
+      expect((await history({})).map((e) => e.key)).to.deep.equal(['node:kept', 'node:kept', 'node:kept']);
+      expect((await history({ prefix: 'node:' })).map((e) => e.sequenceNumber)).to.deep.equal([3, 2, 1]);
+      expect((await all(engine.feed(0))).map((e) => e.key)).to.deep.equal(['node:kept', 'node:kept', 'node:kept']);
+      // The time of a pruned event still bounds a listing.
+      const kept = await events('node:kept');
+      expect((await history({ since: 5_002, until: 5_006 })).map((e) => e.createdAt)).to.deep.equal([5_005, 5_003]);
+      expect(await engine.positionAt(5_002)).to.be.below(kept[0].position!);
+      // A stream cannot resume from before the last position removed.
+      expect((await engine.bounds()).first).to.be.greaterThan(Math.max(...gonePositions));
+      // The name is free again: its events start over.
+      await engine.persist([at('node:gone', 1, 6_000, { again: true })]);
+      expect((await events('node:gone')).map((e) => e.data)).to.deep.equal([{ again: true }]);
+      expect((await events('node:gone'))[0].position).to.be.greaterThan(Math.max(...gonePositions, ...kept.map((e) => e.position!)));
+    });
+
+    it('prunes an earlier life of a key: what came after upTo stays, with the key and a later snapshot', async () => {
+      for (let i = 1; i <= 6; i++) await engine.persist([at('node:life', i, 7_000 + i, { i })]);
+      await engine.takeSnapshot({ key: 'node:life', sequenceNumber: 2, data: { at: 2 }, createdAt: 0 });
+      expect(await engine.prune([{ key: 'node:life', upTo: 3 }])).to.deep.equal({ events: 3, keys: 0 });
+      expect((await events('node:life')).map((e) => e.sequenceNumber)).to.deep.equal([4, 5, 6]);
+      expect(await engine.head('node:life')).to.equal(6);
+      expect(await engine.latestSnapshot('node:life'), 'a snapshot of what went goes with it').to.equal(undefined);
+      expect((await engine.recover('node:life')).events.map((e) => e.sequenceNumber)).to.deep.equal([4, 5, 6]);
+      await engine.takeSnapshot({ key: 'node:life', sequenceNumber: 5, data: { at: 5 }, createdAt: 0 });
+      await engine.prune([{ key: 'node:life', upTo: 4 }, { key: 'node:none', upTo: 9 }]);
+      expect((await engine.latestSnapshot('node:life'))?.data).to.deep.equal({ at: 5 });
+      expect((await all(engine.journal('node:life', 10))).map((e) => e.sequenceNumber)).to.deep.equal([6, 5]);
+      expect((await history({ prefix: 'node:' })).map((e) => e.sequenceNumber)).to.deep.equal([6, 5]);
+    });
+
+    it('prunes a key whose events all go while the newest one is the store\'s newest: positions still go on', async () => {
+      await engine.persist([at('node:only', 1, 8_000)]);
+      const [only] = await events('node:only');
+      await engine.prune([{ key: 'node:only', upTo: 1 }]);
+      const b = await engine.bounds();
+      expect(b.first).to.equal(only.position! + 1);
+      expect(b.last).to.be.at.least(only.position!);
+      await engine.persist([at('node:next', 1, 8_001)]);
+      expect((await events('node:next'))[0].position).to.be.greaterThan(only.position!);
+    });
+
     if (reopen) {
+      it('keeps what it pruned pruned across a close and reopen, and never gives its positions again', async () => {
+        for (let i = 1; i <= 4; i++) await engine.persist([at(`node:p${i}`, 1, 9_000 + i)]);
+        const top = (await events('node:p4'))[0].position!;
+        await engine.prune([{ key: 'node:p3', upTo: 1 }, { key: 'node:p4', upTo: 1 }]);
+        engine = await reopen(engine);
+        expect(await all(engine.keys('node:p'))).to.deep.equal(['node:p1', 'node:p2']);
+        expect((await engine.bounds()).first).to.equal(top + 1);
+        await engine.persist([at('node:p5', 1, 9_010)]);
+        expect((await events('node:p5'))[0].position).to.be.greaterThan(top);
+      });
+
       it('keeps rewritten data across a close and reopen', async () => {
         await engine.persist([ev('node:r', 1, { password: 'plain-r' })]);
         await engine.rewrite({ events: [{ key: 'node:r', sequenceNumber: 1, data: { password: { $sealed: 'r' } } }], snapshots: [] });

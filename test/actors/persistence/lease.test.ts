@@ -86,6 +86,19 @@ describe('PostgreSQL lease and fencing', () => {
     expect(a.held()).to.equal(false);
   });
 
+  it('refuses journal retention\'s prune of a holder whose lease was taken over: nothing leaves the store', async () => {
+    const a = (await acquire(candidate('a', 600, { renewMs: 60_000 })))!;
+    await engine(a.token).persist([ev('node:old', 1, 'by a')]);
+    const b = (await acquire(candidate('b', 600)))!;
+    // A fresh engine with a's token: no refusal remembered, the database itself refuses.
+    let fenced: FencedError | undefined;
+    await engine(a.token, (e) => (fenced = e)).prune([{ key: 'node:old', upTo: 1 }]).then(() => expect.fail('pruned'), (e) => expect(e).to.be.instanceOf(FencedError));
+    expect(fenced).to.be.instanceOf(FencedError);
+    const eb = engine(b.token);
+    expect(await eb.head('node:old')).to.equal(1);
+    expect(await eb.prune([{ key: 'node:old', upTo: 1 }])).to.deep.equal({ events: 1, keys: 1 });
+  });
+
   it('makes a takeover wait for a write in flight, and refuses writes after it', async () => {
     const a = (await acquire(candidate('a', 500, { renewMs: 60_000 })))!;
     // A write of a's in flight: its transaction holds the lease row's KEY SHARE lock.

@@ -53,7 +53,12 @@ describe('hilt admin audit and hilt admin backup', function () {
     const every = await cli.ok('admin', 'audit', '--kind', 'project', '--limit', '2', '--all');
     expect(rows(every).slice(1).map((r) => r[3])).to.deep.equal(['many-4', 'many-3', 'many-2', 'many-1', 'many-0', 'p1']);
     expect(every).to.not.match(/More:/);
-    const json = await cli.json('admin', 'audit', '--user', 'admin', '--limit', '1');
+    // --by filters by who made the change (--user would name the caller).
+    const byAdmin = rows(await cli.ok('admin', 'audit', '--by', 'admin', '--limit', '5')).slice(1);
+    expect(byAdmin).to.have.length(5);
+    expect(byAdmin.every((r) => r[1] === 'admin')).to.equal(true);
+    expect(rows(await cli.ok('admin', 'audit', '--by', 'dora'))).to.have.length(1);
+    const json = await cli.json('admin', 'audit', '--by', 'admin', '--limit', '1');
     expect(json.entries).to.have.length(1);
     expect(json.next).to.be.a('string');
     expect(rows(await cli.ok('admin', 'audit', '--until', '2000-01-01T00:00:00Z'))).to.deep.equal([['At', 'By', 'Kind', 'Name', 'Call', 'Event', 'Details']]);

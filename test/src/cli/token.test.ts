@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, stopTestServer, TestServer, must, makeUser } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, ADMIN } from '../../helpers/server';
 import { cliFor } from '../../helpers/cli';
 import { addSecret } from '../../helpers/secrets';
 import { keyFilePath } from '../../../src/secrets/at-rest';
@@ -48,6 +48,9 @@ describe('hilt token and $HILT_TOKEN', function () {
     const table = (await cli.as({ as: user })('token', 'list')).stdout;
     expect(table).to.include(made.id);
     expect(table).to.not.include(made.token.slice(-20));
+    // An admin lists them with --owner (the caller stays the admin: --user would name the caller).
+    const theirs = JSON.parse((await cli.as({ as: ADMIN })('token', 'list', '--owner', user.user, '--json')).stdout) as { id: string }[];
+    expect(theirs.map((t) => t.id)).to.include(made.id);
     // read-only: a change is refused
     const change = await cli.as({ as: null, env: { HILT_TOKEN: made.token } })('network', 'create', 'tnet', 'tp');
     expect(change.code).to.equal(1);

@@ -1,0 +1,449 @@
+/**
+ * The scale bench (issue 27): on seeded data folders of several sizes (bench/seed.ts; seeded
+ * here when missing), the service is spawned as bench/target.ts does (a child process, logging
+ * off, a bare fastify route beside it) and measured:
+ * - cold start: from the spawn to the first correct `GET /node/<last>`, and the resident memory then;
+ * - the cost-growth table: show_node, node_register, port_register, list free nodes, list a
+ *   project's nodes, a network's attachments (each req/s as a ratio to the bare route of the
+ *   same process in the same run: GET for reads, the same-shape PUT for writes), and connect→DONE
+ *   (64 clients cycling connect/detach on reserved nodes, latency from the service's own stamps);
+ * - at the largest size, a mixed workload (95 % reads of nodes, networks and statuses, 4 % writes,
+ *   1 % network operations, 64 connections): p99 of the reads, and RSS sampled over the run.
+ *
+ *   npm run bench:scale -- --sizes 1000,10000,100000 --dir /var/tmp/hilt-scale [--seconds 5] [--soak-minutes 1]
+ *   npm run bench:scale -- --folder DIR            (one folder seeded by bench:seed)
+ *   npm run bench:scale -- --storage postgres [--pg-url URL]   (a server of its own otherwise)
+ */
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Command } from 'commander';
+import { Pool } from 'undici';
+import { Client as PgClient } from 'pg';
+import { ADMIN, defaultCounts, folderBytes, nicName, nodeName, networkName, projectName, readManifest, reservedNodes, seed, switchName, type SeedManifest } from './seed';
+import { startPostgres, type TestPostgres } from '../test/helpers/postgres';
+
+const AUTH = 'Basic ' + Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64');
+const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'localhost', user: 'u', password: 'p' } });
+
+export interface ScaleOptions {
+  /** seeded folders, one per size */
+  folders: { folder: string; nodes: number }[];
+  storage: 'lmdb' | 'postgres';
+  /** PostgreSQL: the database URL of each folder (seeded there) */
+  pgUrls?: Map<string, string>;
+  seconds: number;
+  connections: number;
+  /** mixed workload at the largest size: minutes (0: skipped) */
+  soakMinutes: number;
+  /** cold starts measured per size (the table shows the range) */
+  starts: number;
+  log?: (line: string) => void;
+}
+
+interface Spawned { hilt: string; bare: string; pid: number; coldMs: number; cpuS: number; rssMiB: number; anonMiB: number; fileMiB: number; stop(): Promise<void> }
+
+/** A process's resident memory (MiB): `file` is the part mapped from files (LMDB's data file), `anon` the heap and the rest. */
+const memOf = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024);
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
+};
+const rssMiB = (pid: number) => memOf(pid).rss;
+/**
+ * CPU seconds (user + system) a process has used: a start's CPU is steadier than its wall time
+ * on a machine shared with other work. Clock ticks of 10 ms (USER_HZ is 100 on Linux).
+ */
+const cpuSeconds = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
+
+/** Spawn bench/target.js on the folder; cold start: spawn → a correct GET /node/<last>. */
+async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, string>): Promise<Spawned> {
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...flags, join(__dirname, 'target.js')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env, ...env, BENCH_DATA_DIR: folder, BENCH_NODES: '1000', HILT_STORAGE: m.storage,
+      HILT_VLAN_POOL: m.vlanPool.map(([a, b]) => `${a}-${b}`).join(','),
+    },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const [hiltPort, barePort] = await new Promise<string[]>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const r = /ready (\d+) (\d+)/.exec(out);
+      if (r) resolve([r[1], r[2]]);
+    });
+    child.once('exit', () => reject(new Error(`target exited: ${out}`)));
+  });
+  const hilt = `http://127.0.0.1:${hiltPort}`;
+  for (;;) {
+    const r = await fetch(`${hilt}/node/${m.lastNode}`, { headers: { authorization: AUTH } }).catch(() => undefined);
+    const body = r && r.status === 200 ? ((await r.json()) as { name?: string; nics?: unknown[] }) : undefined;
+    if (body?.name === m.lastNode && body.nics?.length === m.nicsPerNode) break;
+    await new Promise((res) => setTimeout(res, 5));
+  }
+  const coldMs = Math.round(performance.now() - t0);
+  const cpuS = cpuSeconds(child.pid!);
+  const mem = memOf(child.pid!);
+  return {
+    hilt, bare: `http://127.0.0.1:${barePort}`, pid: child.pid!, coldMs, cpuS, rssMiB: mem.rss, anonMiB: mem.anon, fileMiB: mem.file,
+    stop: () => (child.kill('SIGTERM'), exited),
+  };
+}
+
+interface Figure { rps: number; p50: number; p99: number; failed: number }
+
+async function load(opts: autocannon.Options & { seconds: number }): Promise<Figure> {
+  const r = await autocannon({ ...opts, duration: opts.seconds, headers: { authorization: AUTH, ...(opts.headers ?? {}) } });
+  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, failed: r.errors + r.timeouts + r.non2xx };
+}
+
+async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const r = await fetch(base + path, {
+    method, headers: { authorization: AUTH, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { status: r.status, json: text ? JSON.parse(text) : undefined };
+}
+
+const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
+
+/** Nodes a client may cycle connect/detach on: reserved, nic 1 not attached by the seed (one per client, from the end). */
+function opNodes(m: SeedManifest, n: number): number[] {
+  const reserved = reservedNodes(m);
+  return Array.from({ length: Math.min(n, reserved) }, (_, i) => reserved - 1 - i);
+}
+/** node i's project's first network (node i belongs to project i % projects) */
+const networkOf = (m: SeedManifest, i: number) => networkName(i % m.projects);
+
+/** 64 clients, each cycling connect/detach on nic 1 of its own node for `seconds`. */
+async function connectToDone(t: Spawned, m: SeedManifest, seconds: number, clients = 64): Promise<{ opsPerSec: number; p50: number; p99: number; errors: number }> {
+  const nodes = opNodes(m, clients);
+  const since = Date.now();
+  const end = since + seconds * 1000;
+  let completed = 0;
+  let errors = 0;
+  await Promise.all(nodes.map(async (i) => {
+    let connected = false;
+    while (Date.now() < end) {
+      const r = await call(t.hilt, 'POST', `/node/${nodeName(i)}/nic/${nicName(1)}/${connected ? 'detach_network' : 'connect_network'}`, { network: networkOf(m, i) });
+      if (r.status !== 202) throw new Error(`connect/detach: ${r.status} ${JSON.stringify(r.json)}`);
+      let status = 'PENDING';
+      while (status === 'PENDING') {
+        await new Promise((res) => setTimeout(res, 1));
+        status = (await call(t.hilt, 'GET', `/networking_action/${r.json.status_id}`)).json.status;
+      }
+      if (status !== 'DONE') errors++;
+      else connected = !connected;
+      completed++;
+    }
+    // Leave it as seeded.
+    if (connected) {
+      const r = await call(t.hilt, 'POST', `/node/${nodeName(i)}/nic/${nicName(1)}/detach_network`, { network: networkOf(m, i) });
+      let status = 'PENDING';
+      while (r.status === 202 && status === 'PENDING') status = (await call(t.hilt, 'GET', `/networking_action/${r.json.status_id}`)).json.status;
+    }
+  }));
+  const elapsed = (Date.now() - since) / 1000;
+  const latencies: number[] = [];
+  for (const i of nodes) {
+    for (const a of (await call(t.hilt, 'GET', `/node/${nodeName(i)}/networking_actions`)).json) {
+      if (a.finished_at && Date.parse(a.accepted_at) >= since) latencies.push(Date.parse(a.finished_at) - Date.parse(a.accepted_at));
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  return { opsPerSec: completed / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors };
+}
+
+interface SizeResult {
+  nodes: number;
+  bytes?: number;
+  cold: number[];
+  /** CPU seconds of each start, to its first correct answer */
+  cpu: number[];
+  rss: number[];
+  /** of the RSS after the last start: anonymous (heap) and file-backed (the LMDB map) */
+  anon: number;
+  file: number;
+  rows: Record<string, { ratio: number; rps: number; p99: number }>;
+  connect: { opsPerSec: number; p50: number; p99: number; errors: number };
+  bareGet: number;
+}
+
+/** The table's scenarios at one size. */
+async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env: Record<string, string>, run: number): Promise<SizeResult> {
+  const log = o.log ?? console.log;
+  const cold: number[] = [];
+  const cpu: number[] = [];
+  const rss: number[] = [];
+  for (let k = 1; k < o.starts; k++) {
+    const t = await spawnTarget(folder, m, env);
+    cold.push(t.coldMs);
+    cpu.push(t.cpuS);
+    rss.push(t.rssMiB);
+    await t.stop();
+  }
+  const t = await spawnTarget(folder, m, env);
+  cold.push(t.coldMs);
+  cpu.push(t.cpuS);
+  rss.push(t.rssMiB);
+  log(`${m.nodes} nodes: cold start ${cold.join(', ')} ms (CPU ${cpu.join(', ')} s), rss ${rss.join(', ')} MiB`);
+  try {
+    const s = o.seconds;
+    const c = o.connections;
+    const failed: string[] = [];
+    const checked = (name: string, f: Figure) => {
+      if (f.failed) failed.push(`${name} (${f.failed})`);
+      return f;
+    };
+    await load({ url: `${t.bare}/bare`, connections: c, seconds: Math.min(1, s) });
+    await load({ url: `${t.hilt}/node/${m.lastNode}`, connections: c, seconds: Math.min(1, s) });
+    const bareGet1 = checked('bare GET', await load({ url: `${t.bare}/bare`, connections: c, seconds: s }));
+    let r = 1;
+    const show = checked('show_node', await load({
+      url: t.hilt, connections: c, seconds: s,
+      requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/node/${nodeName((r = (r * 7919 + 1) % m.nodes))}` }) }],
+    }));
+    const free = checked('list free nodes', await load({ url: `${t.hilt}/nodes/free`, connections: c, seconds: s }));
+    let pr = 0;
+    const projectNodes = checked('list project nodes', await load({
+      url: t.hilt, connections: c, seconds: s,
+      requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/project/${projectName((pr = (pr + 1) % m.projects))}/nodes` }) }],
+    }));
+    let wr = 0;
+    const attachments = checked('network attachments', await load({
+      url: t.hilt, connections: c, seconds: s,
+      requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/network/${networkName((wr = (wr + 1) % m.networks))}/attachments` }) }],
+    }));
+    const bareGet2 = checked('bare GET', await load({ url: `${t.bare}/bare`, connections: c, seconds: s }));
+    const bareGet = (bareGet1.rps + bareGet2.rps) / 2;
+    // Writes, against the same-shape bare PUT.
+    let seq = 0;
+    const put = (path: () => string, body?: string) => [{
+      method: 'PUT' as const, ...(body ? { body, headers: { 'content-type': 'application/json', authorization: AUTH } } : {}),
+      setupRequest: (req: any) => ({ ...req, path: path() }),
+    }];
+    const barePut1 = checked('bare PUT', await load({ url: t.bare, connections: c, seconds: s, requests: put(() => `/bare/node/b${seq++}`, OBM) }));
+    const reg = checked('node_register', await load({ url: t.hilt, connections: c, seconds: s, requests: put(() => `/node/r${run}-${seq++}`, OBM) }));
+    // New ports spread over the switches (te ports: the seed registered gi ones).
+    const port = checked('port_register', await load({
+      url: t.hilt, connections: c, seconds: s,
+      requests: put(() => { const k = seq++; return `/switch/${switchName(k % m.switches)}/port/te${run}/0/${Math.floor(k / m.switches)}`; }),
+    }));
+    const barePut2 = checked('bare PUT', await load({ url: t.bare, connections: c, seconds: s, requests: put(() => `/bare/node/b${seq++}`, OBM) }));
+    const barePut = (barePut1.rps + barePut2.rps) / 2;
+    const connect = await connectToDone(t, m, s);
+    if (failed.length) throw new Error(`requests failed in ${failed.join(', ')}: the figures are not valid`);
+    const row = (f: Figure, base: number) => ({ ratio: f.rps / base, rps: f.rps, p99: f.p99 });
+    return {
+      nodes: m.nodes, bytes: m.storage === 'lmdb' ? folderBytes(folder) : undefined, cold, cpu, rss, anon: t.anonMiB, file: t.fileMiB, bareGet, connect,
+      rows: {
+        show_node: row(show, bareGet), node_register: row(reg, barePut), port_register: row(port, barePut),
+        'list free nodes': row(free, bareGet), "list a project's nodes": row(projectNodes, bareGet), 'network attachments': row(attachments, bareGet),
+      },
+    };
+  } finally {
+    await t.stop();
+  }
+}
+
+interface MixedResult { seconds: number; reads: number; readP50: number; readP99: number; writes: number; writeP99: number; ops: number; refused: number; failed: number; rss: number[] }
+
+/**
+ * The mixed workload: `connections` clients in a closed loop, each request drawn at random: 95 %
+ * reads (show_node 60, show_network 10, a network's attachments 5, a node's operation statuses 20),
+ * 4 % writes (a node's metadata label), 1 % network operations (connect/detach of nic 1 of a
+ * reserved node of the client's own; a 409 because its previous one is still pending is counted
+ * as refused, not failed). RSS is sampled every second.
+ */
+async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: number): Promise<MixedResult> {
+  const pool = new Pool(t.hilt, { connections, pipelining: 1 });
+  const reads: number[] = [];
+  const writes: number[] = [];
+  let ops = 0;
+  let refused = 0;
+  let failed = 0;
+  const rss: number[] = [];
+  const sampler = setInterval(() => rss.push(rssMiB(t.pid)), 1000);
+  const end = Date.now() + seconds * 1000;
+  const nodes = opNodes(m, connections);
+  const reserved = reservedNodes(m);
+  const rnd = (n: number) => Math.floor(Math.random() * n);
+  const req = async (method: 'GET' | 'PUT' | 'POST', path: string, body?: unknown) => {
+    const r = await pool.request({ method, path, headers: { authorization: AUTH, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    await r.body.text();
+    return r.statusCode;
+  };
+  await Promise.all(Array.from({ length: connections }, async (_, w) => {
+    const own = nodes[w % nodes.length];
+    let connected = false;
+    while (Date.now() < end) {
+      const x = Math.random() * 100;
+      const t0 = performance.now();
+      if (x < 95) {
+        const path = x < 60 ? `/node/${nodeName(rnd(m.nodes))}`
+          : x < 70 ? `/network/${networkName(rnd(m.networks))}`
+            : x < 75 ? `/network/${networkName(rnd(m.networks))}/attachments`
+              : `/node/${nodeName(rnd(reserved))}/networking_actions`;
+        const s = await req('GET', path);
+        reads.push(performance.now() - t0);
+        if (s !== 200) failed++;
+      } else if (x < 99) {
+        const s = await req('PUT', `/node/${nodeName(rnd(m.nodes))}/metadata/bench`, { value: `v${rnd(1000)}` });
+        writes.push(performance.now() - t0);
+        if (s >= 300) failed++;
+      } else {
+        const s = await req('POST', `/node/${nodeName(own)}/nic/${nicName(1)}/${connected ? 'detach_network' : 'connect_network'}`, { network: networkOf(m, own) });
+        ops++;
+        if (s === 202) connected = !connected;
+        else if (s === 409) refused++;
+        else failed++;
+      }
+    }
+  }));
+  clearInterval(sampler);
+  await pool.close();
+  reads.sort((a, b) => a - b);
+  writes.sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return { seconds, reads: reads.length, readP50: round(pct(reads, 50)), readP99: round(pct(reads, 99)), writes: writes.length, writeP99: round(pct(writes, 99)), ops, refused, failed, rss };
+}
+
+export interface ScaleReport { sizes: SizeResult[]; mixed?: MixedResult & { nodes: number; bareGet: number } }
+
+export async function scale(o: ScaleOptions): Promise<ScaleReport> {
+  const log = o.log ?? console.log;
+  const sizes: SizeResult[] = [];
+  let run = Date.now() % 100_000;
+  const envFor = (folder: string): Record<string, string> => (o.storage === 'postgres' ? { HILT_DATABASE_URL: o.pgUrls!.get(folder)! } : {});
+  for (const { folder } of o.folders) {
+    const m = readManifest(folder)!;
+    sizes.push(await measureSize(folder, m, o, envFor(folder), run++));
+  }
+  const report: ScaleReport = { sizes };
+  if (o.soakMinutes > 0) {
+    const { folder } = o.folders[o.folders.length - 1];
+    const m = readManifest(folder)!;
+    const t = await spawnTarget(folder, m, envFor(folder));
+    try {
+      const bare = await load({ url: `${t.bare}/bare`, connections: o.connections, seconds: Math.min(o.seconds, 5) });
+      log(`mixed workload: ${m.nodes} nodes, ${o.connections} connections, ${o.soakMinutes} min`);
+      report.mixed = { ...(await mixed(t, m, o.soakMinutes * 60, 64)), nodes: m.nodes, bareGet: bare.rps };
+    } finally {
+      await t.stop();
+    }
+  }
+  print(report, o, log);
+  return report;
+}
+
+function print(r: ScaleReport, o: ScaleOptions, log: (l: string) => void): void {
+  const cols = r.sizes.map((s) => `${s.nodes.toLocaleString('en')} nodes`);
+  const w = 26;
+  const line = (name: string, cells: string[]) => log(`${name.padEnd(40)}${cells.map((c) => c.padStart(w)).join('')}`);
+  log(`\nhilt at scale (${o.storage}): ${o.connections} connections, ${o.seconds} s per scenario; ratios are req/s over the bare route of the same process (GET for reads, the same-shape PUT for writes)\n`);
+  line('', cols);
+  if (r.sizes.some((s) => s.bytes !== undefined)) line('data folder (MiB)', r.sizes.map((s) => (s.bytes === undefined ? '-' : (s.bytes / 2 ** 20).toFixed(0))));
+  const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? `${xs[0]}` : `${Math.min(...xs)}-${Math.max(...xs)}`);
+  line('cold start (ms)', r.sizes.map((s) => range(s.cold)));
+  line('  its CPU, user + system (s)', r.sizes.map((s) => range(s.cpu)));
+  line('RSS after start (MiB)', r.sizes.map((s) => range(s.rss)));
+  line('  of which anon / file-backed', r.sizes.map((s) => `${s.anon} / ${s.file}`));
+  line('bare GET (req/s)', r.sizes.map((s) => s.bareGet.toFixed(0)));
+  for (const name of Object.keys(r.sizes[0]?.rows ?? {})) {
+    line(`${name} (ratio, p99 ms)`, r.sizes.map((s) => `${s.rows[name].ratio.toFixed(2)}× ${String(s.rows[name].p99).padStart(4)}`));
+  }
+  line('connect→DONE p50/p99 ms (64 clients)', r.sizes.map((s) => `${s.connect.p50}/${s.connect.p99}`));
+  line('connect→DONE ops/s (ops/bare)', r.sizes.map((s) => `${s.connect.opsPerSec.toFixed(0)} (${(s.connect.opsPerSec / s.bareGet).toFixed(3)})`));
+  const mx = r.mixed;
+  if (mx) {
+    log(`\nmixed workload at ${mx.nodes.toLocaleString('en')} nodes, 64 connections, ${(mx.seconds / 60).toFixed(1)} min (bare GET ${mx.bareGet.toFixed(0)} req/s)`);
+    log(`  reads ${mx.reads} (${(mx.reads / mx.seconds).toFixed(0)}/s): p50 ${mx.readP50} ms, p99 ${mx.readP99} ms`);
+    log(`  writes ${mx.writes}: p99 ${mx.writeP99} ms; network operations ${mx.ops} (${mx.refused} refused while pending); failed ${mx.failed}`);
+    const q = mx.rss;
+    log(`  RSS (MiB) first ${q[0]}, min ${Math.min(...q)}, max ${Math.max(...q)}, last ${q[q.length - 1]} (${q.length} samples)`);
+    if (mx.failed) throw new Error('requests failed in the mixed workload: the figures are not valid');
+  }
+  if (r.sizes.some((s) => s.connect.errors)) throw new Error('network operations ended in ERROR: the figures are not valid');
+}
+
+let dbCount = 0;
+async function newDatabase(pg: TestPostgres | string): Promise<string> {
+  if (typeof pg !== 'string') return pg.createDatabase('hilt_scale');
+  const name = `hilt_scale_${process.pid}_${++dbCount}`;
+  const c = new PgClient({ connectionString: pg });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(pg);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function main(): Promise<void> {
+  const p = new Command('bench:scale')
+    .option('--sizes <list>', 'node counts, comma-separated', '1000,10000,100000')
+    .option('--dir <dir>', 'where the seeded folders are kept (s<size>), seeded when missing', '/var/tmp/hilt-scale')
+    .option('--folder <dir>', 'one folder seeded by bench:seed (instead of --sizes)')
+    .option('--storage <engine>', 'lmdb or postgres', 'lmdb')
+    .option('--pg-url <url>', 'a PostgreSQL server to create the databases on (default: one of its own)')
+    .option('--seconds <s>', 'seconds per scenario', Number, 5)
+    .option('--connections <n>', 'connections of the table\'s scenarios', Number, 32)
+    .option('--starts <n>', 'cold starts per size', Number, 3)
+    .option('--soak-minutes <m>', 'minutes of the mixed workload at the largest size (0: none)', Number, 0.5)
+    .option('--starts-only', 'measure the cold starts and RSS only (no load, nothing written to the folders)')
+    .parse();
+  const o = p.opts();
+  const storage = o.storage as 'lmdb' | 'postgres';
+  let pg: TestPostgres | undefined;
+  const pgUrls = new Map<string, string>();
+  try {
+    if (storage === 'postgres' && !o.pgUrl) pg = await startPostgres({ fsync: true });
+    const folders: { folder: string; nodes: number }[] = [];
+    if (o.folder) {
+      const m = readManifest(o.folder);
+      if (!m) throw new Error(`${o.folder} has no ${'seed.json'}: seed it with npm run bench:seed`);
+      folders.push({ folder: o.folder, nodes: m.nodes });
+    } else {
+      for (const nodes of String(o.sizes).split(',').map(Number)) {
+        // PostgreSQL folders hold the seed's record, the key and the mock switches; the data is in a database of this run.
+        const folder = join(o.dir, storage === 'postgres' ? `pg-${process.pid}-s${nodes}` : `s${nodes}`);
+        const pgUrl = storage === 'postgres' ? await newDatabase(pg ?? o.pgUrl) : undefined;
+        if (pgUrl) pgUrls.set(folder, pgUrl);
+        if (!existsSync(join(folder, 'seed.json'))) await seed({ folder, counts: defaultCounts(nodes), storage, pgUrl });
+        folders.push({ folder, nodes });
+      }
+    }
+    if (o.startsOnly) {
+      for (const { folder } of folders) {
+        const m = readManifest(folder)!;
+        const env: Record<string, string> = storage === 'postgres' ? { HILT_DATABASE_URL: pgUrls.get(folder)! } : {};
+        for (let k = 0; k < o.starts; k++) {
+          const t = await spawnTarget(folder, m, env);
+          console.log(`${m.nodes} nodes: cold start ${t.coldMs} ms (CPU ${t.cpuS} s), rss ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
+          await t.stop();
+        }
+      }
+      return;
+    }
+    await scale({ folders, storage, pgUrls, seconds: o.seconds, connections: o.connections, soakMinutes: o.soakMinutes, starts: o.starts });
+  } finally {
+    await pg?.stop();
+  }
+}
+
+if (require.main === module) {
+  main().then(() => process.exit(0), (err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

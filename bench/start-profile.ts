@@ -1,0 +1,59 @@
+/**
+ * Where a start's time and memory go (issue 27): the LMDB store of a seeded folder read kind by
+ * kind as a start reads it (the upgrade, the read model rebuild, the port repair), with the time
+ * and process.memoryUsage() after each phase.
+ *
+ *   node --expose-gc dist/bench/start-profile.js DIR
+ */
+import { performance } from 'node:perf_hooks';
+import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
+import { World } from '../actors/world';
+import { upgrade, repairPortRecords } from '../actors/recovery';
+import { readManifest } from './seed';
+
+async function main(): Promise<void> {
+  const dir = process.argv[2];
+  const m = readManifest(dir);
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const mem = () => {
+    gc?.();
+    const u = process.memoryUsage();
+    return `rss ${(u.rss / 2 ** 20).toFixed(0)} MiB, heap ${(u.heapUsed / 2 ** 20).toFixed(0)} MiB, external ${(u.external / 2 ** 20).toFixed(0)} MiB`;
+  };
+  let t = performance.now();
+  const lap = (what: string) => {
+    const now = performance.now();
+    console.log(`${what.padEnd(28)} ${(now - t).toFixed(0).padStart(6)} ms   ${mem()}`);
+    t = performance.now();
+  };
+  lap('process');
+  const engine = new LmdbPersistenceEngine(dir);
+  const world = new World(engine, { vlanPool: m?.vlanPool ?? [[1000, 1999]] });
+  lap('open');
+  await upgrade(world);
+  lap('upgrade check');
+  const rm = world.rm;
+  const kinds = [
+    [world.projects, (id: string, s: never) => rm.commitProject(id, null, s)],
+    [world.nodes, (id: string, s: never) => rm.commitNode(id, null, s)],
+    [world.nics, (id: string, s: never) => rm.commitNic(id, null, s)],
+    [world.switches, (id: string, s: never) => rm.commitSwitch(id, null, s)],
+    [world.ports, (id: string, s: never) => rm.commitPort(id, null, s)],
+    [world.networks, (id: string, s: never) => rm.commitNetwork(id, null, s)],
+    [world.users, (id: string, s: never) => rm.commitUser(id, null, s)],
+  ] as const;
+  for (const [reg, commit] of kinds) {
+    let n = 0;
+    await (reg as { recoverAll(each: (id: string, state: unknown) => void): Promise<void> }).recoverAll((id, state) => {
+      if (state) commit(id, state as never);
+      n++;
+    });
+    lap(`${reg.kind} (${n})`);
+  }
+  await repairPortRecords(world);
+  lap('repair ports');
+  await world.close();
+  await engine.close();
+}
+
+void main();

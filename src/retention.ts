@@ -1,0 +1,201 @@
+/**
+ * Journal retention (HILT_JOURNAL_RETENTION_DAYS; docs/operations.md, Journal retention): the
+ * events of objects deleted longer ago than the period leave the store, in the background, after
+ * they were appended to the archive (src/archive.ts) and flushed to disk.
+ *
+ * What goes: a key's events up to a deletion (`<Kind>Deleted`, after which every kind's state is
+ * null) older than the cutoff: the whole key when nothing came after it, else the earlier lives
+ * of a name in use again. What stays: every event of a live object's current life; the nics a
+ * live node had in its current registration (its operation statuses are read from their
+ * journals: actors/nic/history.ts), until that registration ends; the users, while no user is
+ * live (the next start would create the bootstrap admin again).
+ *
+ * How: a pass reads the journal in commit order (feed) from where the last one stopped (a mark),
+ * up to the first event at or after the cutoff, in slices: each slice's expired keys are read,
+ * archived, fsynced, then pruned in one transaction (PersistenceEngine.prune), and the mark moves
+ * on; between slices the pass yields to the event loop, so a request waits at most one slice.
+ * Each slice's writes are fenced like every write: only the active process prunes.
+ *
+ * A pruned key whose actor is awake needs nothing: its state is null (deleted), and a later
+ * registration through it writes after its last sequence number, which replays from null just
+ * the same.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { World } from '../actors/world';
+import type { Expiry, PersistedEvent } from '../actors/persistence/engine';
+import { childPrefix, splitId } from '../actors/ids';
+import { auditEntry } from './audit';
+import { ArchiveWriter, ArchivedEntry } from './archive';
+
+const DAY_MS = 86_400_000;
+/** The mark of how far passes have read the journal. */
+const SCAN_MARK = 'retention:scanned';
+/** Events read from the journal per slice (their expired keys are archived in one append). */
+const SLICE_EVENTS = 250;
+/** Keys pruned per transaction. */
+const PRUNE_KEYS = 32;
+/** A pass this long after the start, then every PASS_EVERY_MS. */
+const FIRST_PASS_MS = 60_000;
+const PASS_EVERY_MS = 3_600_000;
+
+export interface RetentionOptions {
+  /** the period in days (0: retention is off) */
+  days: number;
+  archiveDir: string;
+  /** the clock (tests and benches move it) */
+  now?: () => number;
+  log?: FastifyBaseLogger;
+}
+
+export interface PassReport {
+  /** events of the journal read */
+  examined: number;
+  /** keys pruned (whole or their earlier lives) */
+  keys: number;
+  /** events removed (each archived first) */
+  events: number;
+}
+
+/** `<Kind>Deleted`: the event that ends an object's life (its state is null after it). */
+const endOf = (kind: string) => `${kind[0].toUpperCase()}${kind.slice(1)}Deleted`;
+
+export class Retention {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<PassReport>;
+  private closed = false;
+  private readonly archive: ArchiveWriter;
+  private readonly now: () => number;
+
+  constructor(private readonly world: World, private readonly opts: RetentionOptions) {
+    this.archive = new ArchiveWriter(opts.archiveDir, world.runtime.engine);
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Passes in the background: one soon after the start, then hourly (none when the period is 0). */
+  start(): void {
+    if (!this.opts.days) return;
+    const next = (ms: number) => {
+      this.timer = setTimeout(() => {
+        this.pass().then((r) => {
+          if (r.events) this.opts.log?.info(r, 'journal retention: archived and removed the events of objects deleted longer ago than the period');
+        }, (err: Error) => this.opts.log?.warn({ err: err.message }, 'journal retention: a pass failed; the next one goes on from where it stopped')).finally(() => {
+          if (!this.closed) next(PASS_EVERY_MS);
+        });
+      }, ms);
+      this.timer.unref();
+    };
+    next(FIRST_PASS_MS);
+  }
+
+  /** One pass now (a pass already running is the one answered). */
+  pass(): Promise<PassReport> {
+    this.running ??= this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private async run(): Promise<PassReport> {
+    const report: PassReport = { examined: 0, keys: 0, events: 0 };
+    if (!this.opts.days) return report;
+    const engine = this.world.runtime.engine;
+    const cutoff = this.now() - this.opts.days * DAY_MS;
+    let cursor = ((await engine.mark(SCAN_MARK)) as number | undefined) ?? 0;
+    for (let more = true; more && !this.closed;) {
+      const expired = new Map<string, number>();
+      const slice: PersistedEvent[] = [];
+      more = false;
+      for await (const e of engine.feed(cursor)) {
+        // The first event at or after the cutoff: the pass ends before it.
+        if (e.createdAt >= cutoff) break;
+        slice.push(e);
+        if (slice.length === SLICE_EVENTS) {
+          more = true;
+          break;
+        }
+      }
+      if (!slice.length) break;
+      for (let i = 0; i < slice.length; i++) {
+        await this.expire(slice[i], cutoff, expired);
+        if (i % 32 === 31) await yieldToRequests();
+      }
+      const done = await this.prune(expired);
+      report.keys += done.keys;
+      report.events += done.events;
+      report.examined += slice.length;
+      cursor = slice[slice.length - 1].position!;
+      await engine.setMark(SCAN_MARK, cursor);
+      await yieldToRequests();
+    }
+    return report;
+  }
+
+  /** If this event ends a life that may go, note its key and sequence number (and, for a node, its nics'). */
+  private async expire(e: PersistedEvent, cutoff: number, expired: Map<string, number>): Promise<void> {
+    const colon = e.key.indexOf(':');
+    if (colon < 0) return;
+    const kind = e.key.slice(0, colon);
+    const id = e.key.slice(colon + 1);
+    const data = e.data as { type?: string; nodeIncarnation?: string };
+    if (!this.world.runtime.registry(kind) || data.type !== endOf(kind)) return;
+    const rm = this.world.rm;
+    if (kind === 'user' && !rm.users.size) return;
+    if (kind === 'nic') {
+      // A nic of the live node's current registration: its node's statuses need it (it goes with that registration).
+      if (data.nodeIncarnation !== undefined && rm.nodes.get(splitId(id)[0])?.incarnation === data.nodeIncarnation) return;
+    }
+    note(expired, e.key, e.sequenceNumber);
+    if (kind === 'node') {
+      // The nics kept for this registration's statuses: their lives that ended before the cutoff.
+      const live = rm.nodes.get(id)?.incarnation;
+      for (const nic of await this.world.nics.storedIds(childPrefix(id))) {
+        for await (const j of this.world.nics.journal(nic, Number.MAX_SAFE_INTEGER)) {
+          const d = j.data as { type?: string; nodeIncarnation?: string };
+          if (d.type !== 'NicDeleted' || j.createdAt >= cutoff || (live !== undefined && d.nodeIncarnation === live)) continue;
+          note(expired, `nic:${nic}`, j.sequenceNumber);
+          break;
+        }
+      }
+    }
+  }
+
+  /**
+   * Archive the expired keys' events (one append: one fsync), then prune them, PRUNE_KEYS keys
+   * per transaction, yielding to the event loop between chunks: a request waits for one chunk at
+   * most (an LMDB write transaction runs its body on the main thread).
+   */
+  private async prune(expired: Map<string, number>): Promise<{ keys: number; events: number }> {
+    const engine = this.world.runtime.engine;
+    const all = [...expired].map(([key, upTo]): Expiry => ({ key, upTo }));
+    const entries: ArchivedEntry[] = [];
+    for (let i = 0; i < all.length; i++) {
+      const { key, upTo } = all[i];
+      for await (const e of engine.events(key)) {
+        if (e.sequenceNumber > upTo) break;
+        const entry = this.world.runtime.entryOf(e);
+        if (entry) entries.push({ position: e.position!, ...auditEntry(entry) });
+      }
+      if (i % PRUNE_KEYS === PRUNE_KEYS - 1) await yieldToRequests();
+    }
+    if (entries.length) await this.archive.append(entries);
+    let events = 0;
+    for (let i = 0; i < all.length; i += PRUNE_KEYS) {
+      events += (await engine.prune(all.slice(i, i + PRUNE_KEYS))).events;
+      await yieldToRequests();
+    }
+    return { keys: all.length, events };
+  }
+}
+
+const yieldToRequests = () => new Promise((r) => setImmediate(r));
+
+function note(expired: Map<string, number>, key: string, seq: number): void {
+  if ((expired.get(key) ?? 0) < seq) expired.set(key, seq);
+}
+
+/** Where the archive goes: HILT_ARCHIVE_DIR, else `<data folder>/archive`. */
+export const archiveDirOf = (config: { dataDir: string; archiveDir?: string }): string => config.archiveDir ?? `${config.dataDir.replace(/\/+$/, '')}/archive`;

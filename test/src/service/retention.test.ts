@@ -1,0 +1,187 @@
+/**
+ * Journal retention (issue 27 item 4) through the API: a pass removes exactly the events of
+ * objects deleted before the cutoff (and a reused name's earlier life), after appending them to
+ * the archive; a live object's audit log stays complete, a live node's operation statuses still
+ * resolve (its deleted nic's journal stays), the event stream answers 410 for what went, and
+ * `hilt admin audit --archive` prints the archive with the audit's filters. The pass runs with a
+ * clock moved on, so nothing waits for days.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'node:http';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished, ADMIN, basic } from '../../helpers/server';
+import { cliFor, rows } from '../../helpers/cli';
+import { Retention } from '../../../src/retention';
+import { readArchive } from '../../../src/archive';
+import type { AuditEntry } from '../../../src/audit';
+
+const DAY = 86_400_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('journal retention: what a pass removes, archives and keeps', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let api: Client;
+  let archiveDir: string;
+  let cutoff: number;
+  let statusIds: string[];
+  let goneFirstPosition: number;
+  const kept: Record<string, AuditEntry[]> = {};
+
+  const audit = async (kind: string, name: string): Promise<AuditEntry[]> => (await must(api.get(`/admin/audit?kind=${kind}&name=${encodeURIComponent(name)}&limit=1000`))).body.entries;
+
+  before(async () => {
+    ts = await startTestServer();
+    api = ts.api;
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+    // A live node, its nic wired and attached, then detached and deleted (its node lives on).
+    await must(api.put('/switch/sw', mockSwitch));
+    await must(api.put('/switch/sw/port/gi1/0/1'));
+    await makeNode(api, 'live', ['eth0']);
+    await must(api.post('/switch/sw/port/gi1/0/1/connect_nic', { node: 'live', nic: 'eth0' }));
+    await must(api.put('/project/lab'));
+    await must(api.post('/project/lab/connect_node', { node: 'live' }));
+    await must(api.put('/network/net', { owner: 'lab', access: 'lab', net_id: '' }));
+    statusIds = [];
+    statusIds.push((await must(api.post('/node/live/nic/eth0/connect_network', { network: 'net' }), 202)).body.status_id);
+    expect((await finished(api, statusIds[0])).status).to.equal('DONE');
+    statusIds.push((await must(api.post('/node/live/nic/eth0/detach_network', { network: 'net' }), 202)).body.status_id);
+    expect((await finished(api, statusIds[1])).status).to.equal('DONE');
+    await must(api.post('/project/lab/detach_node', { node: 'live' }));
+    // The release powers the node off first (docs/lifecycle.md), then frees it.
+    for (let i = 0; (await must(api.get('/node/live'))).body.project !== null; i++) {
+      if (i > 500) throw new Error('node live was not released');
+      await sleep(10);
+    }
+    await must(api.post('/switch/sw/port/gi1/0/1/detach_nic'));
+    await must(api.del('/node/live/nic/eth0'));
+    // A node and its nic, deleted; a name deleted and registered again; a project deleted.
+    await makeNode(api, 'gone', ['e1']);
+    await must(api.del('/node/gone/nic/e1'));
+    await must(api.del('/node/gone'));
+    await makeNode(api, 'again');
+    await must(api.del('/node/again'));
+    await must(api.put('/project/oldp'));
+    await must(api.del('/project/oldp'));
+    await sleep(20);
+    cutoff = Date.now();
+    await sleep(20);
+    // After the cutoff: the name's new life, and a node deleted too recently.
+    await makeNode(api, 'again');
+    await makeNode(api, 'recent');
+    await must(api.del('/node/recent'));
+    for (const [kind, name] of [['node', 'live'], ['nic', 'live/eth0'], ['node', 'gone'], ['nic', 'gone/e1'], ['node', 'again'], ['node', 'recent'], ['project', 'oldp'], ['project', 'lab']]) {
+      kept[`${kind}:${name}`] = await audit(kind, name);
+    }
+    goneFirstPosition = (await ts.world.runtime.engine.journal('node:gone', 10)[Symbol.asyncIterator]().next()).value.position;
+  });
+
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  it('removes the events of objects deleted before the cutoff, and only those, archiving each first', async () => {
+    const retention = new Retention(ts.world, { days: 1, archiveDir, now: () => cutoff + DAY });
+    const report = await retention.pass();
+    const goneKeys = ['node:gone', 'nic:gone/e1', 'project:oldp'];
+    const removed = goneKeys.reduce((n, k) => n + kept[k].length, 0) + 2; // and again's first life: registered, deleted
+    expect(report.events).to.equal(removed);
+    for (const k of goneKeys) {
+      const [kind, name] = [k.slice(0, k.indexOf(':')), k.slice(k.indexOf(':') + 1)];
+      expect(await audit(kind, name), k).to.deep.equal([]);
+      await must(api.get(`/admin/actors/${kind}/${name}/journal`), 404);
+    }
+    // Live objects and the recent deletion: untouched, to the entry.
+    for (const k of ['node:live', 'nic:live/eth0', 'node:recent', 'project:lab']) {
+      const [kind, name] = [k.slice(0, k.indexOf(':')), k.slice(k.indexOf(':') + 1)];
+      expect(await audit(kind, name), k).to.deep.equal(kept[k]);
+    }
+    // The reused name: its current life only.
+    expect((await audit('node', 'again')).map((e) => e.event.type)).to.deep.equal(['NodeRegistered']);
+    await must(api.get('/node/again'));
+    // The live node's statuses, of its deleted nic included, still resolve.
+    for (const id of statusIds) expect((await must(api.get(`/networking_action/${id}`))).body.status).to.equal('DONE');
+    expect((await must(api.get('/node/live/networking_actions'))).body).to.have.length(2);
+
+    // The archive: every removed entry, once, as the audit shows it.
+    const files = readdirSync(archiveDir);
+    expect(files).to.have.length(1);
+    expect(files[0]).to.match(/^\d{4}-\d\d\.jsonl\.gz$/);
+    const { entries, torn } = await readArchive(join(archiveDir, files[0]));
+    expect(torn).to.equal(false);
+    expect(entries).to.have.length(removed);
+    for (const k of goneKeys) {
+      const [kind, name] = [k.slice(0, k.indexOf(':')), k.slice(k.indexOf(':') + 1)];
+      const archived = entries.filter((e) => e.kind === kind && e.name === name).map(({ position: _p, ...e }) => e);
+      expect(archived, k).to.deep.equal([...kept[k]].reverse());
+    }
+    expect(JSON.stringify(entries)).not.to.include('obm-secret');
+
+    // A second pass finds nothing more; the names are free as before.
+    expect((await retention.pass()).events).to.equal(0);
+    await must(api.put('/project/oldp'));
+    expect((await audit('project', 'oldp')).map((e) => e.event.type)).to.deep.equal(['ProjectCreated']);
+  });
+
+  it('loses nothing to a crash between the archive and the removal: the next pass archives again, the reader reads each once', async () => {
+    await makeNode(api, 'crash');
+    await must(api.del('/node/crash'));
+    const engine = ts.world.runtime.engine;
+    const prune = engine.prune;
+    engine.prune = () => Promise.reject(new Error('the process died here'));
+    const retention = new Retention(ts.world, { days: 1, archiveDir, now: () => Date.now() + 2 * DAY });
+    try {
+      await retention.pass().then(() => expect.fail('the pass went on'), (err: Error) => expect(err.message).to.equal('the process died here'));
+    } finally {
+      engine.prune = prune;
+    }
+    const file = join(archiveDir, readdirSync(archiveDir)[0]);
+    const archived = async () => (await readArchive(file)).entries.filter((e) => e.name === 'crash').map((e) => e.event.type);
+    expect(await archived(), 'archived before anything was removed').to.deep.equal(['NodeRegistered', 'NodeDeleted']);
+    expect((await audit('node', 'crash')).map((e) => e.event.type), 'still in the store').to.deep.equal(['NodeDeleted', 'NodeRegistered']);
+    // crash's two, and the two of the node deleted after the first test's cutoff (before this one's)
+    expect((await retention.pass()).events).to.equal(4);
+    expect(await audit('node', 'crash')).to.deep.equal([]);
+    expect(await archived()).to.deep.equal(['NodeRegistered', 'NodeDeleted']);
+  });
+
+  it('answers 410 to a stream resuming from before what was removed', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const u = new URL('/events', ts.url);
+      const req = request(u, { headers: { authorization: basic(ADMIN), 'last-event-id': String(goneFirstPosition) } }, (res) => {
+        resolve(res.statusCode ?? 0);
+        res.destroy();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).to.equal(410);
+  });
+
+  it('hilt admin audit --archive prints the archive with the audit\'s columns and filters', async () => {
+    const cli = cliFor(ts.url);
+    const file = join(archiveDir, readdirSync(archiveDir)[0]);
+    const t = rows(await cli.ok('admin', 'audit', '--archive', file, '--kind', 'node', '--name', 'gone'));
+    expect(t[0]).to.deep.equal(['At', 'By', 'Kind', 'Name', 'Call', 'Event', 'Details']);
+    expect(t.slice(1).map((r) => [r[1], r[2], r[3], r[4], r[5]])).to.deep.equal([
+      ['admin', 'node', 'gone', 'node_delete', 'NodeDeleted'],
+      ['admin', 'node', 'gone', 'node_register', 'NodeRegistered'],
+    ]);
+    const nic = rows(await cli.ok('admin', 'audit', '--archive', file, '--kind', 'nic', '--name', 'gone', 'e1'));
+    expect(nic.slice(1).map((r) => r[5])).to.deep.equal(['NicDeleted', 'NicRegistered']);
+    // Pages, as the service's: --limit with --cursor, and --json.
+    const page = JSON.parse(await cli.ok('admin', 'audit', '--archive', file, '--limit', '1', '--json'));
+    expect(page.entries).to.have.length(1);
+    expect(page.next).to.be.a('string');
+    const next = JSON.parse(await cli.ok('admin', 'audit', '--archive', file, '--limit', '1', '--json', '--cursor', page.next));
+    expect(next.entries[0]).not.to.deep.equal(page.entries[0]);
+    const all = rows(await cli.ok('admin', 'audit', '--archive', file, '--all', '--limit', '2'));
+    expect(all.length - 1).to.equal((await readArchive(file)).entries.length);
+    expect(rows(await cli.ok('admin', 'audit', '--archive', file, '--since', '2999-01-01'))).to.have.length(1);
+    expect((await cli.run('admin', 'audit', '--archive', file, '--since', 'yesterday')).code).to.equal(2);
+    expect((await cli.run('admin', 'audit', '--archive', join(archiveDir, 'none.jsonl.gz'))).code).to.equal(2);
+  });
+});
