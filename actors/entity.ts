@@ -194,6 +194,30 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     }
   }
 
+  /**
+   * Recover these actors from storage now, before they are sent anything. A start that hands
+   * them messages in an order that matters (resumed network operations: hardware/network-
+   * operations.ts) does so once they are all in memory: a message to a recovered actor reaches
+   * its decide in the same turn, so their effects keep the order of the messages, whatever the
+   * order the store answered the reads in (PostgreSQL's pool answers them in any order). A read
+   * that fails is left to the actor's first message.
+   */
+  async preload(ids: Iterable<string>): Promise<void> {
+    await Promise.all([...new Set(ids)].map(async (id) => {
+      const actor = this.wake(id);
+      if (actor.recovered || actor.running) return;
+      actor.running = true;
+      try {
+        await this.recover(id, actor);
+      } catch {
+        // the first message recovers it again
+      } finally {
+        actor.running = false;
+        if (actor.mailbox.length) void this.run(id, actor);
+      }
+    }));
+  }
+
   private wake(id: string): Inbox<S, C> {
     let actor = this.live.get(id);
     if (!actor) {

@@ -27,7 +27,7 @@ export async function recoverWorld(world: World, afterUpgrade?: () => Promise<vo
   await afterUpgrade?.();
   await rebuildReadModels(world);
   const repairedPorts = await repairPortRecords(world);
-  world.operations.resumeAll();
+  await world.operations.resumeAll();
   return { upgraded, repairedPorts };
 }
 

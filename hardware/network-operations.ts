@@ -42,7 +42,7 @@ export function reportOperations(prev: NicState | null, next: NicState | null, t
 export interface NetworkOperationsDeps {
   rm: ReadModel;
   nics: Asker<NicCommand, NicReplies>;
-  ports: Asker<PortCommand, PortReplies>;
+  ports: Asker<PortCommand, PortReplies> & { preload?(ids: Iterable<string>): Promise<void> };
 }
 
 
@@ -83,14 +83,19 @@ export class NetworkOperations {
   /**
    * After a start, before the API serves: hand on every operation that was pending, in the order
    * they were accepted (the oldest pending operation of each node first), so that each switch's
-   * queue gets them in that order, ahead of anything accepted after the start. In the order the
+   * queue gets them in that order, ahead of anything accepted after the start (whatever the
+   * engine: see the ports' preload below). In the order the
    * store lists the nics (by key: on0, on1, on10 … on2), the same node's operation came last after
    * every restart, and a service restarted often enough never reached it.
    */
-  resumeAll(): void {
+  async resumeAll(): Promise<void> {
     const { rm } = this.deps;
-    const oldest = (node: string) => Math.min(...[...rm.pendingByNode.get(node)].map((nic) => rm.nic(node, nic)?.pending?.acceptedAt ?? Infinity));
+    const pending = (node: string) => [...rm.pendingByNode.get(node)].flatMap((nic) => rm.nic(node, nic)?.pending ?? []);
+    const oldest = (node: string) => Math.min(...pending(node).map((p) => p.acceptedAt));
     const nodes = [...rm.pendingByNode.keys()].map((node) => ({ node, at: oldest(node) })).sort((a, b) => a.at - b.at);
+    // Their ports are read from storage first: each hand-on then reaches its switch's queue in
+    // this turn, in this order, before the API serves anything (EntityRegistry.preload).
+    await this.deps.ports.preload?.(nodes.flatMap(({ node }) => pending(node).map((p) => portId(p.switch, p.port))));
     for (const { node } of nodes) this.handOn(node);
   }
 

@@ -4,6 +4,7 @@
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
 import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { LazyValidators } from './lazy-validation';
 import { HiltError, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
 import type { ThrottleOptions } from './auth/throttle';
@@ -142,7 +143,10 @@ function recordTokenUse(world: World) {
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  // Route validators compile at first use and in the background once serving (src/lazy-validation.ts).
+  const validators = new LazyValidators();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildValidator: validators.buildValidator as never } },
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : { http: { requireHostHeader: false } }),
     bodyLimit: BODY_LIMIT,
@@ -299,7 +303,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(docsRoutes);
   await app.register(metricsRoutes);
   await app.register(uiRoutes);
+  app.addHook('onClose', async () => validators.stop());
   await app.ready();
+  void validators.warm((err) => app.log.error({ err }, 'a route\'s request schema does not compile'));
   return app;
 }
 

@@ -66,6 +66,12 @@ function throttled(seconds: number): HiltError {
 
 export class Authenticator {
   private readonly cache = new Map<string, { user: string; hash: string }>();
+  /**
+   * Verifications under way, by the same digest: requests that bring a header being verified
+   * share its scrypt instead of queueing one each (after a restart every client's first request
+   * arrives at once, and with one scrypt slot each waited for all those before it).
+   */
+  private readonly verifying = new Map<string, Promise<boolean>>();
   readonly throttle: LoginThrottle;
 
   /** OpenID Connect tokens, when configured */
@@ -122,7 +128,15 @@ export class Authenticator {
     const u = this.rm.users.get(cred.user);
     // The same work whether the name exists or not; the lock is checked again once the scrypt
     // slot is had (failures may have locked the name while this login waited for it).
-    const ok = (await verifyPassword(cred.password, u?.passwordHash ?? (await dummyHash()), { before: check })) && !!u;
+    let verdict = this.verifying.get(digest);
+    if (!verdict) {
+      verdict = (async () => verifyPassword(cred.password, u?.passwordHash ?? (await dummyHash()), { before: check }))();
+      this.verifying.set(digest, verdict);
+      const done = verdict;
+      void done.then(() => undefined, () => undefined).finally(() => this.verifying.get(digest) === done && this.verifying.delete(digest));
+    }
+    // Each request that shares a failed verification counts as a failed login of its own.
+    const ok = (await verdict) && !!u;
     if (!ok) {
       const outcome = this.throttle.fail(cred.user);
       const who = { user: quote(cred.user), remote: ctx.ip, failures: outcome.failures };

@@ -13,12 +13,16 @@
  * in the database.
  */
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'undici';
-import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import type { Agent } from 'undici';
+import type { createLocalJWKSet, JSONWebKeySet, JWTPayload } from 'jose';
 import type { ReadModel } from '../../actors/readmodel';
 import type { Caller } from './caller';
 import type { BearerVerifier } from './basic';
 import { isName } from '../schemas/common';
+import { lazyModule } from '../../lib/lazy';
+
+const undici = lazyModule(() => require('undici') as typeof import('undici'));
+const jose = lazyModule(() => require('jose') as typeof import('jose'));
 
 export interface OidcSettings {
   oidcIssuer: string;
@@ -61,13 +65,13 @@ export class OidcVerifier implements BearerVerifier {
   constructor(private readonly s: OidcSettings, private readonly rm: ReadModel, opts: OidcOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.refetchMs = opts.refetchMs ?? 60_000;
-    this.agent = new Agent({ connect: { ...(s.oidcCaFile ? { ca: readFileSync(s.oidcCaFile) } : {}), timeout: FETCH_TIMEOUT_MS }, headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS });
+    this.agent = new (undici().Agent)({ connect: { ...(s.oidcCaFile ? { ca: readFileSync(s.oidcCaFile) } : {}), timeout: FETCH_TIMEOUT_MS }, headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS });
   }
 
   /** The user claim as the token says it, unverified: only the throttle's key. */
   throttleKey(token: string): string | null {
     try {
-      const u = decodeJwt(token)[this.s.oidcUserClaim];
+      const u = jose().decodeJwt(token)[this.s.oidcUserClaim];
       return typeof u === 'string' && u.length <= 255 ? u : null;
     } catch {
       return null;
@@ -87,12 +91,12 @@ export class OidcVerifier implements BearerVerifier {
     if (!this.keys) await this.fetchKeys(RETRY_EMPTY_MS);
     if (!this.keys) throw new OidcRefusal('the issuer\'s keys could not be fetched');
     try {
-      return (await jwtVerify(token, this.keys, opts)).payload;
+      return (await jose().jwtVerify(token, this.keys, opts)).payload;
     } catch (err) {
-      if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+      if (!(err instanceof jose().errors.JWKSNoMatchingKey)) throw err;
       // A key the issuer may have added since: fetched again, at most once a minute.
       if (!(await this.fetchKeys(this.refetchMs))) throw err;
-      return (await jwtVerify(token, this.keys, opts)).payload;
+      return (await jose().jwtVerify(token, this.keys, opts)).payload;
     }
   }
 
@@ -109,7 +113,7 @@ export class OidcVerifier implements BearerVerifier {
       const url = this.s.oidcJwksUrl ?? (await this.jwksUri());
       const jwks = await this.getJson(url) as JSONWebKeySet;
       if (!jwks || !Array.isArray(jwks.keys)) throw new OidcRefusal(`${url} is not a JWK set`);
-      this.keys = createLocalJWKSet(jwks);
+      this.keys = jose().createLocalJWKSet(jwks);
     })();
     try {
       await this.fetching;
@@ -129,7 +133,7 @@ export class OidcVerifier implements BearerVerifier {
 
   private async getJson(url: string): Promise<unknown> {
     if (!url.startsWith('https://')) throw new OidcRefusal(`${url} is not an https:// URL`);
-    const r = await request(url, { dispatcher: this.agent, headers: { accept: 'application/json' }, maxRedirections: 0 });
+    const r = await undici().request(url, { dispatcher: this.agent, headers: { accept: 'application/json' }, maxRedirections: 0 });
     const text = await r.body.text();
     if (r.statusCode !== 200) throw new OidcRefusal(`${url} answered ${r.statusCode}`);
     return JSON.parse(text);

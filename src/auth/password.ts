@@ -85,10 +85,12 @@ export async function verifyPassword(password: string, stored: string, opts: Ver
 let dummy: Promise<string> | undefined;
 
 /**
- * A hash of a random password with the parameters of every stored one: a login for a user name
- * that does not exist is verified against it, so that it costs what a wrong password costs and
- * its timing tells nothing about which names exist.
+ * A hash in the form and with the parameters of every stored one: a login for a user name that
+ * does not exist is verified against it, so that it costs what a wrong password costs and its
+ * timing tells nothing about which names exist. Its salt and key are random bytes (no password
+ * derives to them, and a name that does not exist is refused whatever the outcome): made
+ * without a scrypt, it costs a start nothing.
  */
 export function dummyHash(): Promise<string> {
-  return (dummy ??= hashPassword(randomBytes(16).toString('base64')));
+  return (dummy ??= Promise.resolve(`scrypt$${N}$${R}$${P}$${randomBytes(16).toString('base64')}$${randomBytes(KEYLEN).toString('base64')}`));
 }

@@ -13,7 +13,6 @@
  * the last error) is kept in the mark too, so a restart neither forgets nor restarts the window.
  */
 import { createHmac } from 'node:crypto';
-import { request } from 'undici';
 import { backoff } from '../../lib/time';
 import type { World } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
@@ -21,6 +20,9 @@ import type { PersistedEvent } from '../../actors/persistence/engine';
 import type { EventHub, Frame } from './hub';
 import type { StreamEvent } from './types';
 import { matches, NO_FILTER } from './hub';
+import { lazyModule } from '../../lib/lazy';
+
+const undici = lazyModule(() => require('undici') as typeof import('undici'));
 
 export interface WebhookOptions {
   /** one attempt's bound */
@@ -175,7 +177,7 @@ class Worker {
       const started = performance.now();
       let error: string | null = null;
       try {
-        const res = await request(w.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.runner.opts.timeoutMs), maxRedirections: 0 });
+        const res = await undici().request(w.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.runner.opts.timeoutMs), maxRedirections: 0 });
         await res.body.dump().catch(() => undefined);
         if (res.statusCode < 200 || res.statusCode > 299) error = `the receiver answered ${res.statusCode}`;
       } catch (err) {

@@ -17,12 +17,14 @@
  * The node owns the notice; this runner owns no fact, only timers and the POSTs in flight.
  */
 import { createHmac } from 'node:crypto';
-import { fetch } from 'undici';
 import type { Asker } from '../../actors/runtime';
 import type { ReadModel } from '../../actors/readmodel';
 import type { NodeCommand, NodeReplies, NodeState } from '../../actors/node/protocol';
 import { backoff } from '../../lib/time';
 import { errorText, LifecycleLog, LifecycleTelemetry, recordOutcome, SYSTEM_USER } from './common';
+import { lazyModule } from '../../lib/lazy';
+
+const undici = lazyModule(() => require('undici') as typeof import('undici'));
 
 export interface MaintenanceSettings {
   /** the pool's project */
@@ -138,7 +140,7 @@ export class MaintenanceDeliveries {
     if (this.authorization) headers.authorization = this.authorization;
     const ms = this.settings.timeoutMs;
     try {
-      const res = await fetch(this.target, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.any([AbortSignal.timeout(ms), this.stop.signal]) });
+      const res = await undici().fetch(this.target, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.any([AbortSignal.timeout(ms), this.stop.signal]) });
       await res.body?.cancel().catch(() => undefined);
       return res.status >= 200 && res.status < 300 ? null : `the maintenance service answered ${res.status}`;
     } catch (err) {

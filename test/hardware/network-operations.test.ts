@@ -131,6 +131,59 @@ describe('NetworkOperations after a restart', () => {
   });
 });
 
+describe('NetworkOperations after a restart, on a store that answers reads in any order', () => {
+  it('queues the resumed operations on their switch in acceptance order, ahead of one accepted right after the start', async () => {
+    const t = testWorld();
+    const world = t.world;
+    await world.switches.ask('s1', { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: {} });
+    await world.projects.ask('p', { type: 'project.create', by });
+    await world.projects.ask('p', { type: 'project.createNetwork', by, network: 'w1', spec: { owner: 'p', access: ['p'], vlan: null } });
+    const order = ['on2', 'on10', 'on1'];
+    for (const node of [...order, 'late']) {
+      await world.nodes.ask(node, { type: 'node.register', by, obm: { type: 'mock', fields: {} } });
+      await world.nodes.ask(node, { type: 'node.registerNic', by, nic: 'e', macaddr: 'm' });
+      await world.switches.ask('s1', { type: 'switch.registerPort', by, port: `p-${node}` });
+      await world.nodes.ask(node, { type: 'node.wireNic', by, nic: 'e', switch: 's1', port: `p-${node}` });
+      await world.projects.ask('p', { type: 'project.connectNode', by, node });
+    }
+    t.driver.hold();
+    for (const node of order) {
+      await world.nodes.ask(node, { type: 'node.connectNetwork', by, project: 'p', nic: 'e', network: 'w1', channel: 'vlan/native' });
+      await sleep(2); // distinct acceptance times
+    }
+    await world.close();
+    t.driver.release();
+    await sleep(20);
+    t.driver.log.length = 0;
+    // The store reads the oldest operation's port last (as a pool of connections may).
+    const slow: [string, number][] = [['p-on2', 60], ['p-on10', 30]];
+    const engine = new Proxy(t.engine, {
+      get(target, prop) {
+        if (prop === 'recover') {
+          return async (key: string) => {
+            const ms = slow.find(([port]) => key.endsWith(port))?.[1];
+            if (ms) await sleep(ms);
+            return target.recover(key);
+          };
+        }
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const again = new World(engine, { vlanPool: [[100, 199]], switchDriverFor: () => t.driver });
+    try {
+      await rebuildReadModels(again);
+      await again.operations.resumeAll();
+      // Accepted as soon as the start is done.
+      await again.nodes.ask('late', { type: 'node.connectNetwork', by, project: 'p', nic: 'e', network: 'w1', channel: 'vlan/native' });
+      for (const node of [...order, 'late']) await settled(again, node);
+      expect(t.driver.log).to.deep.equal([...order, 'late'].map((node) => `s1 p-${node} native 100`));
+    } finally {
+      await again.close();
+    }
+  });
+});
+
 describe('a node waits for its nic however long the nic\'s commit takes', () => {
   it('so a node never leaves its project while a connect it accepted is still being recorded', async () => {
     const t = testWorld();

@@ -17,11 +17,14 @@
  *   names elsewhere is used), and no message holds the password or a session token.
  */
 import { createHash } from 'node:crypto';
-import { Agent, fetch } from 'undici';
+import type { Agent } from 'undici';
 import type { Response } from 'undici';
 import { ObmError } from '../types';
 import { TLS_CODES } from '../../tls';
 import type { Target } from './target';
+import { lazyModule } from '../../../lib/lazy';
+
+const undici = lazyModule(() => require('undici') as typeof import('undici'));
 
 /** Answers larger than this are refused: a ComputerSystem is a few KiB. */
 const MAX_BODY_BYTES = 1 << 20;
@@ -78,7 +81,7 @@ export class RedfishClient {
     const key = `${tls.verify ? 'verify' : 'no-verify'}:${tls.ca ? sha256(tls.ca) : 'system'}`;
     let agent = this.agents.get(key);
     if (!agent) {
-      agent = new Agent({ pipelining: 0, connect: { rejectUnauthorized: tls.verify, ...(tls.ca ? { ca: tls.ca } : {}) } });
+      agent = new (undici().Agent)({ pipelining: 0, connect: { rejectUnauthorized: tls.verify, ...(tls.ca ? { ca: tls.ca } : {}) } });
       this.agents.set(key, agent);
     }
     return { key, agent };
@@ -119,7 +122,7 @@ export class RedfishClient {
       if (url.origin !== origin) return; // a token goes to its own BMC only
       const agent = this.agents.get(login.tlsKey);
       if (!agent) return;
-      const res = await fetch(url, {
+      const res = await undici().fetch(url, {
         method: 'DELETE', headers: { 'X-Auth-Token': login.token, 'OData-Version': '4.0' }, signal, dispatcher: agent, redirect: 'manual',
       });
       await res.body?.cancel();
@@ -262,7 +265,7 @@ export class BmcCall {
     if (this.signal.aborted) throw this.error(what, 'not sent: the call was stopped');
     let res: Response;
     try {
-      res = await fetch(url, {
+      res = await undici().fetch(url, {
         method,
         headers: {
           Accept: 'application/json',

@@ -15,9 +15,12 @@
  *   is sent once more on a new one: an idle keep-alive connection the switch closed. A change is
  *   never sent twice.
  */
-import { Client } from 'undici';
+import type { Client } from 'undici';
+import { lazyModule } from '../../../lib/lazy';
 import { SwitchError, type SwitchLog } from '../types';
 import { TLS_CODES } from '../../tls';
+
+const undici = lazyModule(() => require('undici') as typeof import('undici'));
 
 /** A switch's REST endpoint, from its registration (drivers/switch/http/fields.ts). */
 export interface HttpTarget {
@@ -72,7 +75,7 @@ export class HttpSession {
 
   constructor(readonly target: HttpTarget, private readonly opts: HttpSessionOptions) {
     const t = opts.requestTimeoutMs;
-    this.client = new Client(target.origin, {
+    this.client = new (undici().Client)(target.origin, {
       pipelining: 1,
       keepAliveTimeout: 60_000,
       keepAliveMaxTimeout: 600_000,

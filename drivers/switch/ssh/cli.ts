@@ -26,9 +26,12 @@
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
-import { Client } from 'ssh2';
+import type { Client } from 'ssh2';
 import type { Algorithms, AuthMethod, ClientChannel, ConnectConfig, KeyboardInteractiveAuthMethod } from 'ssh2';
 import { SwitchError, SwitchLog } from '../types';
+import { lazyModule } from '../../../lib/lazy';
+
+const ssh2 = lazyModule(() => require('ssh2') as typeof import('ssh2'));
 
 /** Where and as whom to log in. */
 export interface CliTarget {
@@ -261,7 +264,7 @@ export class CliSession {
       ...(dialect.legacyAlgorithms ? { algorithms: LEGACY } : {}),
     };
     return new Promise<void>((resolve, reject) => {
-      const client = (this.client = new Client());
+      const client = (this.client = new (ssh2().Client)());
       client.on('ready', () => {
         // An interactive session, as OpenSSH treats one: every command is a small write that
         // waits for its answer, and Nagle's algorithm with delayed ACKs would add ~40 ms to each.

@@ -157,6 +157,30 @@ describe('logins over HTTP', function () {
     await sleep(1600);
     await must(carol.get('/nodes/all'));
   });
+
+  it('requests that bring the same credential at once share one scrypt (after a restart every client comes at once); a shared failure counts for each', async () => {
+    await makeUser(api, 'dave', 'dave-pw');
+    const run = scryptSlots.run.bind(scryptSlots);
+    let scrypts = 0;
+    scryptSlots.run = (f) => {
+      scrypts++;
+      return run(f);
+    };
+    try {
+      const dave = api.with({ user: 'dave', password: 'dave-pw' });
+      const answers = await Promise.all(Array.from({ length: 16 }, () => dave.get('/nodes/all')));
+      expect(answers.map((r) => r.status)).to.deep.equal(answers.map(() => 200));
+      expect(scrypts, 'one verification for 16 requests').to.equal(1);
+      // Ten identical wrong guesses at once: one scrypt, ten failures, so the name is locked.
+      scrypts = 0;
+      const wrong = await Promise.all(Array.from({ length: 10 }, () => api.with({ user: 'dave', password: 'dave-guess' }).get('/nodes/all')));
+      expect(wrong.map((r) => r.status)).to.deep.equal(wrong.map(() => 401));
+      expect(scrypts).to.equal(1);
+      expect((await dave.get('/nodes/all')).status, 'locked after ten failures').to.equal(429);
+    } finally {
+      scryptSlots.run = run;
+    }
+  });
 });
 
 describe('logins cost the same whether the name exists or not, and a flood of them leaves reads responsive', function () {
