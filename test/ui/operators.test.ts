@@ -306,8 +306,13 @@ describe('the dashboard for operators and tenants', function () {
       await page.click('#confirm-ok');
       await status(page, /^Re-apply: queued/);
       expect(ts.world.rm.nic('n1', 'eth0')!.lastSeq).to.equal(before + 1);
-      const repair = await page.$$('[data-table="switches"] tbody tr:first-child button');
-      for (const b of repair) if ((await b.evaluate((x) => x.textContent)) === 'Repair') await b.click();
+      // Found and clicked in one step in the page: the live view redraws the table as the
+      // re-apply's events arrive, which detaches any handle taken before the click.
+      await page.waitForFunction(() => {
+        const b = [...document.querySelectorAll<HTMLButtonElement>('[data-table="switches"] tbody tr:first-child button')].find((x) => x.textContent === 'Repair');
+        b?.click();
+        return !!b;
+      }, WAIT);
       await page.waitForSelector('#confirm[open]', WAIT);
       await page.click('#confirm-ok');
       await status(page, /^Repair: done\.$/);
