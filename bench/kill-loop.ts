@@ -28,10 +28,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sleep } from '../lib/time';
+import { freePort } from '../test/helpers/ports';
 
 const SERVER = join(__dirname, '..', 'src', 'server.js');
 const M = 'http://schema.massopencloud.org/haas/v0/';
@@ -120,16 +120,6 @@ function call(base: string, method: string, path: string, body?: unknown): Promi
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A small deterministic generator (the kill times of a run can be repeated with its seed). */
 function random(seed: number): () => number {

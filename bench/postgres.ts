@@ -14,13 +14,12 @@
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client as PgClient } from 'pg';
 import { run, startTarget, registerRequests, Figure, AUTH } from './inventory';
-import { startPostgres, TestPostgres } from '../test/helpers/postgres';
+import { newDatabase, startPostgres } from '../test/helpers/postgres';
 import { sleep } from '../lib/time';
+import { freePort } from '../test/helpers/ports';
 
 const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -33,18 +32,6 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 interface Engine { name: 'lmdb' | 'postgres'; env(): Promise<Record<string, string>> }
 
-let dbCount = 0;
-async function newDatabase(pg: TestPostgres | string): Promise<string> {
-  if (typeof pg !== 'string') return pg.createDatabase('hilt_bench');
-  const name = `hilt_bench_${process.pid}_${++dbCount}`;
-  const c = new PgClient({ connectionString: pg });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(pg);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 interface Row { writes32: number; writes128: number; show: number; start: number; bare32: number; bare128: number; bareGet: number; fig: Record<string, Figure> }
 
@@ -110,16 +97,6 @@ process.once('exit', () => {
   }
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Proc { child: ChildProcess; url: string; exited: Promise<void> }
 
@@ -155,12 +132,15 @@ async function put(url: string, path: string): Promise<number> {
 }
 
 /** Median time from taking the active away (kill -9, or SIGSTOP) to the first write the standby accepts. */
-async function failovers(databaseUrl: string, how: 'SIGKILL' | 'SIGSTOP', rounds: number): Promise<number[]> {
+async function failovers(databaseUrl: string, keyFile: string, how: 'SIGKILL' | 'SIGSTOP', rounds: number): Promise<number[]> {
   const root = mkdtempSync(join(tmpdir(), 'hilt-bench-failover-'));
   let n = 0;
   const env = () => ({
     HILT_STORAGE: 'postgres', HILT_DATABASE_URL: databaseUrl, HILT_DATA_DIR: join(root, `p${++n}`), HILT_INSTANCE_NAME: `p${n}`,
     HILT_ADMIN_PASSWORD: 'bench', HILT_HEADNODE_DRIVER: 'mock',
+    // One key for the pair and the seed: the credentials in the database are sealed under it,
+    // and a process with another key refuses to activate.
+    HILT_SECRET_KEY_FILE: keyFile,
   });
   const times: number[] = [];
   try {
@@ -191,8 +171,9 @@ async function failovers(databaseUrl: string, how: 'SIGKILL' | 'SIGSTOP', rounds
   return times;
 }
 
-async function seed(databaseUrl: string): Promise<void> {
-  const t = await startTarget({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: databaseUrl });
+/** Seeds a database whose credentials are sealed under `keyFile`, the key the failover pair then shares. */
+async function seed(databaseUrl: string, keyFile: string): Promise<void> {
+  const t = await startTarget({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: databaseUrl, HILT_SECRET_KEY_FILE: keyFile });
   try {
     await run('seed', { url: t.hilt, amount: NODES, connections: 64, requests: registerRequests('n') });
   } finally {
@@ -205,7 +186,7 @@ async function main(): Promise<void> {
   const pg = external ?? (await startPostgres({ fsync: true }));
   const engines: Engine[] = [
     { name: 'lmdb', env: async () => ({ HILT_STORAGE: 'lmdb' }) },
-    { name: 'postgres', env: async () => ({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: await newDatabase(pg) }) },
+    { name: 'postgres', env: async () => ({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: await newDatabase('hilt_bench', pg) }) },
   ];
   try {
     const rows: Record<string, Row> = {};
@@ -221,10 +202,13 @@ async function main(): Promise<void> {
       if (bad.length) throw new Error(`${e.name}: requests failed; the figures are not valid`);
     }
     // Failover on an inventory of NODES nodes: the new active rebuilds it before it serves.
-    const db = await newDatabase(pg);
-    await seed(db);
-    const killed = await failovers(db, 'SIGKILL', FAILOVERS);
-    const paused = await failovers(db, 'SIGSTOP', PAUSES);
+    const db = await newDatabase('hilt_bench', pg);
+    const keyDir = mkdtempSync(join(tmpdir(), 'hilt-bench-key-'));
+    const keyFile = join(keyDir, 'secret.key');
+    await seed(db, keyFile);
+    const killed = await failovers(db, keyFile, 'SIGKILL', FAILOVERS);
+    const paused = await failovers(db, keyFile, 'SIGSTOP', PAUSES);
+    rmSync(keyDir, { recursive: true, force: true });
 
     const line = (name: string, f: (r: Row) => string) => console.log(`${name.padEnd(40)} ${f(rows.lmdb).padStart(22)} ${f(rows.postgres).padStart(22)}`);
     const ratio = (fig: keyof Row['fig'], base: 'bare32' | 'bare128' | 'bareGet') => (r: Row) => `${r.fig[fig].rps.toFixed(0)} req/s  p50 ${r.fig[fig].p50} ms  ${(r.fig[fig].rps / r[base]).toFixed(2)}`;

@@ -21,9 +21,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { Pool } from 'undici';
-import { Client as PgClient } from 'pg';
 import { ADMIN, defaultCounts, folderBytes, nicName, nodeName, networkName, projectName, readManifest, reservedNodes, seed, switchName, type SeedManifest } from './seed';
-import { startPostgres, type TestPostgres } from '../test/helpers/postgres';
+import { newDatabase, startPostgres, type TestPostgres } from '../test/helpers/postgres';
 
 const AUTH = 'Basic ' + Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64');
 const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'localhost', user: 'u', password: 'p' } });
@@ -376,18 +375,6 @@ function print(r: ScaleReport, o: ScaleOptions, log: (l: string) => void): void 
   if (r.sizes.some((s) => s.connect.errors)) throw new Error('network operations ended in ERROR: the figures are not valid');
 }
 
-let dbCount = 0;
-async function newDatabase(pg: TestPostgres | string): Promise<string> {
-  if (typeof pg !== 'string') return pg.createDatabase('hilt_scale');
-  const name = `hilt_scale_${process.pid}_${++dbCount}`;
-  const c = new PgClient({ connectionString: pg });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(pg);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 async function main(): Promise<void> {
   const p = new Command('bench:scale')
@@ -417,7 +404,7 @@ async function main(): Promise<void> {
       for (const nodes of String(o.sizes).split(',').map(Number)) {
         // PostgreSQL folders hold the seed's record, the key and the mock switches; the data is in a database of this run.
         const folder = join(o.dir, storage === 'postgres' ? `pg-${process.pid}-s${nodes}` : `s${nodes}`);
-        const pgUrl = storage === 'postgres' ? await newDatabase(pg ?? o.pgUrl) : undefined;
+        const pgUrl = storage === 'postgres' ? await newDatabase('hilt_scale', pg ?? o.pgUrl) : undefined;
         if (pgUrl) pgUrls.set(folder, pgUrl);
         if (!existsSync(join(folder, 'seed.json'))) await seed({ folder, counts: defaultCounts(nodes), storage, pgUrl });
         folders.push({ folder, nodes });

@@ -175,3 +175,20 @@ if (typeof after === 'function') {
 process.once('exit', () => {
   for (const c of children) c.kill('SIGQUIT');
 });
+
+let created = 0;
+/**
+ * A new database for a bench: on a server of ours (its own name), or on the server of a URL
+ * given on the command line (a name unique to this process).
+ */
+export async function newDatabase(prefix: string, pg: TestPostgres | string): Promise<string> {
+  if (typeof pg !== 'string') return pg.createDatabase(prefix);
+  const name = `${prefix}_${process.pid}_${++created}`;
+  const c = new Client({ connectionString: pg });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(pg);
+  u.pathname = `/${name}`;
+  return u.toString();
+}

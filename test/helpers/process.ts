@@ -10,21 +10,14 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { addCredentials, recordProcessOutput } from './secrets';
 import { freshDatabase } from './postgres';
+import { freePort } from './ports';
+
+export { freePort };
 
 const SERVER = join(__dirname, '..', '..', 'src', 'server.js');
 const children = new Set<ChildProcess>();
 
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface ServerProcess {
   child: ChildProcess;
