@@ -254,10 +254,17 @@ export class SecretStore implements Credentials {
       this.keyring.add(key);
       this.keyring.use(to);
       const count: ResealCount = { sealed: 0, resealed: 0, values: 0 };
-      for (const [kind, reg] of [['node', world.nodes], ['switch', world.switches]] as const) {
-        const r = this.reencoder(kind, count);
-        for (const id of await reg.storedIds()) count.values += await reg.rewrite(id, r);
-      }
+      // Again until a pass finds nothing under the old key: a call that sealed its credential
+      // just before the switch of keys may commit after its object's rewrite, or create an
+      // object the pass's list of keys did not have yet.
+      let before: number;
+      do {
+        before = count.resealed;
+        for (const [kind, reg] of [['node', world.nodes], ['switch', world.switches]] as const) {
+          const r = this.reencoder(kind, count);
+          for (const id of await reg.storedIds()) count.values += await reg.rewrite(id, r);
+        }
+      } while (count.resealed > before);
       const installed = await this.finishRotation(record);
       this.log.warn({ from: record.from, to, values: count.values, keyFile: this.file, installed }, 'rotated the secret key: every credential is now under the new key');
       return { from: record.from, to, values: count.values, keyFile: this.file, installed };

@@ -17,6 +17,18 @@ const WAIT = { timeout: 15_000 };
 const DESKTOP = { width: 1400, height: 900 };
 const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true };
 
+/**
+ * Click what `selector` finds, found and clicked in one step in the page: the live views redraw
+ * as events arrive, which detaches an element handle taken before the click.
+ */
+async function clickNow(page: Page, selector: string): Promise<void> {
+  await page.waitForFunction((sel: string) => {
+    const el = document.querySelector<HTMLElement>(sel);
+    el?.click();
+    return !!el;
+  }, WAIT, selector);
+}
+
 async function freshPage(browser: Browser, viewport: typeof DESKTOP | typeof PHONE = DESKTOP): Promise<Page> {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
@@ -193,21 +205,21 @@ describe('the dashboard for operators and tenants', function () {
       expect(await buttons(page, '#node-detail .action-bar')).to.deep.equal(['Release', 'Power on', 'Power off', 'Power cycle', 'Boot device…']);
       expect(await buttons(page, '#node-detail table')).to.deep.equal(['Connect…']);
       // Power on, confirmed.
-      await page.click('#node-detail .action-bar button:nth-of-type(2)');
+      await clickNow(page, '#node-detail .action-bar button:nth-of-type(2)');
       await page.waitForSelector('#confirm[open]', WAIT);
       await page.click('#confirm-ok');
       await status(page, /^Power on: done\.$/);
       expect(ts.mockObm.state(ts.world.rm.nodes.get('n1')!.obm.fields.host as string).power).to.equal('on');
       await page.waitForFunction(() => /on/.test([...document.querySelectorAll('#node-detail .card')].find((c) => c.querySelector('dt')?.textContent === 'Power')?.querySelector('dd')?.textContent ?? ''), WAIT);
       // Boot device through its form.
-      await page.click('#node-detail .action-bar button:nth-of-type(5)');
+      await clickNow(page, '#node-detail .action-bar button:nth-of-type(5)');
       await page.waitForSelector('#form[open]', WAIT);
       await page.select('#form-bootdev', 'disk');
       await page.click('#form-ok');
       await status(page, /^Boot device: done\.$/);
       expect(ts.mockObm.state(ts.world.rm.nodes.get('n1')!.obm.fields.host as string).bootdev).to.equal('disk');
       // Connect: the project's networks only; the native channel chosen.
-      await page.click('#node-detail table button');
+      await clickNow(page, '#node-detail table button');
       await page.waitForSelector('#form[open]', WAIT);
       expect(await page.$$eval('#form-network option', (os) => os.map((o) => (o as HTMLOptionElement).value))).to.deep.equal(['net-p']);
       expect(await page.$eval('#form-channel', (s) => (s as HTMLSelectElement).value)).to.equal('native');
