@@ -315,6 +315,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
 
   private async reencode(id: string, actor: Inbox<S, C>, f: Reencode, answer: (r: Reply) => void): Promise<void> {
     const key = this.key(id);
+    this.rt.rewriting++;
     try {
       // A snapshot still being written would land after the rewrite, in the old encoding.
       await actor.snapshotting;
@@ -336,6 +337,8 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
       answer({ ok: true, value: events.length + snapshots.length });
     } catch (err) {
       answer({ ok: false, error: new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${shortId(id)} could not be rewritten: ${shortText((err as Error)?.message ?? String(err))}`, { cause: err }) });
+    } finally {
+      this.rt.rewriting--;
     }
   }
 
@@ -372,6 +375,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         for (const e of stamped) next = this.behavior.apply(next, e, id);
         actor.state = next;
         this.onCommit(id, state, next);
+        this.rt.tracking?.applied(key, actor.seq);
         this.snapshot(key, actor, stamped.length);
       }
       decision.afterCommit?.();
@@ -391,6 +395,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         // from storage on the next message.
         const error = asHiltError(err);
         answer({ ok: false, error });
+        if (phase === 'apply') this.rt.tracking?.missed();
         this.fault(id, actor, phase, err, error, 1);
       }
     } finally {

@@ -53,6 +53,9 @@ export class SetIndex {
   keys(): IterableIterator<string> {
     return this.map.keys();
   }
+  clear(): void {
+    this.map.clear();
+  }
 }
 const EMPTY: ReadonlySet<string> = new Set();
 
@@ -85,6 +88,11 @@ export class RecentOperations {
   private trim(): void {
     this.list.sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || b.acceptedAt - a.acceptedAt);
     if (this.list.length > this.max) this.list.length = this.max;
+    this.sorted = true;
+  }
+
+  clear(): void {
+    this.list = [];
     this.sorted = true;
   }
 
@@ -152,6 +160,12 @@ export class ReadModel {
   readonly webhooks = new Map<string, WebhookState>();
   /** network → hnic key → the headnode's project */
   readonly hnicsByNetwork = new Map<string, Map<string, string>>();
+
+  /** Empty every map and index (a start that gave up on a checkpoint half-way rebuilds from nothing). */
+  clear(): void {
+    for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof RecentOperations) v.clear();
+    this.nodesVersion++;
+  }
 
   commitProject(id: string, _prev: ProjectState | null, next: ProjectState | null): void {
     if (next) this.projects.set(id, next);

@@ -1,11 +1,13 @@
 /**
  * A world brought up from storage, before anything is served: data an earlier release wrote is
- * upgraded to the current format, the read models are rebuilt, port records a crash left
+ * upgraded to the current format, the read models are loaded from their checkpoint or rebuilt
+ * (actors/checkpoint.ts), port records a crash left
  * behind are repaired, and every network operation still pending is handed on again. The
  * composition of the world is actors/world.ts; this is what a start does with it.
  */
 import type { World } from './world';
-import type { EntityRegistry } from './runtime';
+import { readModelKinds } from './readmodel-kinds';
+import { Checkpointer, CheckpointOptions, LoadReport, loadCheckpoint } from './checkpoint';
 import { upgradeStorage, UpgradeSummary } from './persistence/upgrade';
 import { configFor, sameConfig } from './port/config';
 import { EMPTY_CONFIG } from './port/protocol';
@@ -15,6 +17,10 @@ export interface Recovered {
   upgraded: UpgradeSummary | null;
   /** port records set back in line with their nics */
   repairedPorts: number;
+  /** what the start did with the read model's checkpoint */
+  checkpoint: LoadReport;
+  /** keeps the checkpoint from here on (close it before the engine) */
+  checkpointer?: Checkpointer;
 }
 
 /**
@@ -22,13 +28,20 @@ export interface Recovered {
  * in the current format, before the read models are built from it (the sealing of plaintext
  * credentials: src/secrets/at-rest.ts).
  */
-export async function recoverWorld(world: World, afterUpgrade?: () => Promise<void>): Promise<Recovered> {
+export async function recoverWorld(world: World, afterUpgrade?: () => Promise<void>, checkpoint?: CheckpointOptions): Promise<Recovered> {
   const upgraded = await upgrade(world);
+  // An upgrade changed what the stored data says: a checkpoint of it is of no use.
+  if (upgraded) world.runtime.engine.checkpoints?.drop();
   await afterUpgrade?.();
-  await rebuildReadModels(world);
-  const repairedPorts = await repairPortRecords(world);
-  await world.operations.resumeAll();
-  return { upgraded, repairedPorts };
+  const { loaded, checkpointer } = await loadReadModels(world, checkpoint);
+  try {
+    const repairedPorts = await repairPortRecords(world);
+    await world.operations.resumeAll();
+    return { upgraded, repairedPorts, checkpoint: loaded, checkpointer };
+  } catch (err) {
+    await checkpointer?.close(false);
+    throw err;
+  }
 }
 
 /** Data written by an earlier release, brought to the current format (once). */
@@ -42,22 +55,23 @@ export function upgrade(world: World): Promise<UpgradeSummary | null> {
  * before nics (an attachment is indexed with its node's project), switches before ports.
  */
 export async function rebuildReadModels(world: World): Promise<void> {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const load = async <S>(reg: EntityRegistry<S, any, any, any>, commit: (id: string, s: S) => void) => {
-    await reg.recoverAll((id, state) => {
-      if (state) commit(id, state);
+  for (const k of readModelKinds(world)) {
+    await k.recoverAll((id, state) => {
+      if (state) k.commit(id, state);
     });
-  };
-  const rm = world.rm;
-  await load(world.projects, (id, s) => rm.commitProject(id, null, s));
-  await load(world.nodes, (id, s) => rm.commitNode(id, null, s));
-  await load(world.nics, (id, s) => rm.commitNic(id, null, s));
-  await load(world.switches, (id, s) => rm.commitSwitch(id, null, s));
-  await load(world.ports, (id, s) => rm.commitPort(id, null, s));
-  await load(world.networks, (id, s) => rm.commitNetwork(id, null, s));
-  await load(world.users, (id, s) => rm.commitUser(id, null, s));
-  await load(world.headnodes, (id, s) => rm.commitHeadnode(id, null, s));
-  await load(world.webhooks, (id, s) => rm.commitWebhook(id, null, s));
+  }
+}
+
+/**
+ * The read models from the checkpoint and the events after it when it can be used, else rebuilt
+ * from the journal; then the checkpoint's watermark is kept from here on (none when
+ * `checkpoint.everyEvents` is 0, or the engine keeps no checkpoint).
+ */
+export async function loadReadModels(world: World, checkpoint?: CheckpointOptions): Promise<{ loaded: LoadReport; checkpointer?: Checkpointer }> {
+  const loaded = checkpoint && checkpoint.everyEvents > 0 ? await loadCheckpoint(world) : { used: false, why: 'checkpoints are off', replayed: 0 };
+  if (!loaded.used) await rebuildReadModels(world);
+  const checkpointer = checkpoint ? await Checkpointer.start(world, checkpoint, loaded.used ? loaded.replayed : Infinity) : undefined;
+  return { loaded, checkpointer };
 }
 
 /**

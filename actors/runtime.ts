@@ -122,6 +122,14 @@ export interface KindView {
   readonly commits: number;
 }
 
+/** Told what reaches the read models: the checkpoint's watermark (actors/checkpoint.ts). */
+export interface CommitTracking {
+  /** the key's events up to `seq` are in the read models */
+  applied(key: string, seq: number): void;
+  /** stored events that never reached the read models (an apply threw after the commit) */
+  missed(): void;
+}
+
 /** Actors put to sleep per slice of the idle sweep: a reader waits at most one slice. */
 const SWEEP_SLICE = 500;
 
@@ -139,6 +147,10 @@ export class ActorRuntime {
   onFault: (fault: ActorFault) => void = () => undefined;
   /** Adds what the event stream needs to each event as it is stamped (none: nothing added). */
   describe: Describe = () => undefined;
+  /** told of each commit applied to the read models (none: nobody keeps a checkpoint) */
+  tracking?: CommitTracking;
+  /** re-encodings under way (EntityRegistry.rewrite): the read models lag the store until each ends */
+  rewriting = 0;
 
   constructor(readonly engine: PersistenceEngine, opts: RuntimeOptions = {}) {
     this.idleMs = opts.idleMs ?? 60_000;

@@ -387,7 +387,7 @@ async function main(): Promise<void> {
     .option('--connections <n>', 'connections of the table\'s scenarios', Number, 32)
     .option('--starts <n>', 'cold starts per size', Number, 3)
     .option('--soak-minutes <m>', 'minutes of the mixed workload at the largest size (0: none)', Number, 0.5)
-    .option('--starts-only', 'measure the cold starts and RSS only (no load, nothing written to the folders)')
+    .option('--starts-only', 'measure the cold starts and RSS only (no load; nothing written to the folders but the read model\'s checkpoint a clean stop writes)')
     .parse();
   const o = p.opts();
   const storage = o.storage as 'lmdb' | 'postgres';

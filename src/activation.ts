@@ -20,6 +20,7 @@ import { guardHeadnode, guardObm } from './lease-guard';
 import type { Metrics } from './metrics';
 import { World } from '../actors/world';
 import { recoverWorld } from '../actors/recovery';
+import type { Checkpointer } from '../actors/checkpoint';
 import { openEngine } from '../actors/persistence';
 import type { HeldLease } from '../actors/persistence/lease';
 import type { PersistenceEngine } from '../actors/persistence/engine';
@@ -98,6 +99,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
   let consoles: Consoles | undefined;
   let lifecycle: Lifecycle | undefined;
   let retention: Retention | undefined;
+  let checkpointer: Checkpointer | undefined;
   const close = async () => {
     await retention?.close();
     await app?.close();
@@ -107,6 +109,8 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // Headnode VMs keep running across a restart of the service: the next start adopts them.
     await headnodes?.close();
     await world?.close();
+    // At a clean stop nothing is in flight: the read model's checkpoint, written last.
+    await checkpointer?.close();
     await engine.close();
   };
   try {
@@ -121,7 +125,15 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
     });
     // Plaintext credentials an earlier release stored are sealed once the data is in the current format.
-    const { upgraded, repairedPorts } = await recoverWorld(world, () => secrets.prepare());
+    const recovered = await recoverWorld(world, () => secrets.prepare(), {
+      everyEvents: config.checkpointEvents,
+      onWritten: (r) => {
+        if (!r.ok) log.warn({ ...r }, 'the read model\'s checkpoint was not written (the next start may replay more of the journal)');
+        else log.debug({ ...r }, 'wrote the read model\'s checkpoint');
+      },
+    });
+    const { upgraded, repairedPorts } = recovered;
+    checkpointer = recovered.checkpointer;
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
 
     const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
@@ -166,6 +178,9 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       'an actor failed; every ask waiting on it was answered, and it is read again from storage on its next message',
     );
     if (upgraded) app.log.info(upgraded, `upgraded the stored data from format ${upgraded.from} to format ${upgraded.to}`);
+    const cp = recovered.checkpoint;
+    if (cp.used) app.log.info({ position: cp.position, replayed: cp.replayed }, 'loaded the read model from its checkpoint and the events after it');
+    else if (config.checkpointEvents > 0) app.log.info({ why: cp.why }, 'rebuilt the read model from the journal (no usable checkpoint)');
     if (repairedPorts) app.log.warn({ ports: repairedPorts }, 'set the recorded configuration of switch ports back in line with their nics after an interrupted shutdown');
     // VMs that should run come back (adopted if still running) in the background; calls on a
     // headnode wait for its recovery.

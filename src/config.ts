@@ -123,6 +123,11 @@ export interface Config extends DriverSettings {
   journalRetentionDays: number;
   /** where retention's archive goes: one gzip file of JSON lines per month (unset: `<dataDir>/archive`) */
   archiveDir?: string;
+  /**
+   * the read model's checkpoint (docs/checkpoint.md): written in the background once this many
+   * events committed since the last one, and at a clean stop (0: none; every start rebuilds from the journal)
+   */
+  checkpointEvents: number;
 }
 
 export const CONSOLE_INPUT = ['members', 'admins', 'none'] as const;
@@ -183,6 +188,7 @@ export const DEFAULTS: Config = {
   oidcAuditorGroup: 'hilt-auditors',
   oidcProjectPrefix: 'hilt-project-',
   journalRetentionDays: 365,
+  checkpointEvents: 20_000,
 };
 
 /** Is `host` a loopback address or name (127.0.0.0/8, ::1, localhost)? */
@@ -307,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_ACTOR_IDLE_MS) cfg.actorIdleMs = int('HILT_ACTOR_IDLE_MS', env.HILT_ACTOR_IDLE_MS);
   if (env.HILT_JOURNAL_RETENTION_DAYS) cfg.journalRetentionDays = days('HILT_JOURNAL_RETENTION_DAYS', env.HILT_JOURNAL_RETENTION_DAYS);
   if (env.HILT_ARCHIVE_DIR) cfg.archiveDir = env.HILT_ARCHIVE_DIR;
+  if (env.HILT_CHECKPOINT_EVENTS) cfg.checkpointEvents = int('HILT_CHECKPOINT_EVENTS', env.HILT_CHECKPOINT_EVENTS);
   if (env.HILT_METRICS_OPEN) cfg.metricsOpen = flag('HILT_METRICS_OPEN', env.HILT_METRICS_OPEN);
   if (env.HILT_TRUST_PROXY !== undefined) cfg.trustProxy = env.HILT_TRUST_PROXY.trim();
   if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);

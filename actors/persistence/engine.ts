@@ -142,6 +142,27 @@ export interface PruneResult {
   keys: number;
 }
 
+/**
+ * Derived data kept beside the store: the read model's checkpoint (actors/checkpoint.ts). The
+ * engine drops it in every change of stored data that gives no new position (rewrite()), so a
+ * checkpoint read back never describes data the store no longer holds; a restore starts
+ * without one (backup() does not copy it).
+ */
+export interface CheckpointSlot {
+  /** the checkpoint written last (undefined: none) */
+  read(): Promise<Buffer | undefined>;
+  /** bumped by every drop(): write() refuses a checkpoint taken before the last one */
+  readonly epoch: number;
+  /**
+   * Replace the checkpoint, atomically and durably, with the chunks `chunks` yields (read
+   * lazily, so a large one is never whole in memory). Resolves false, keeping nothing of it,
+   * when the slot was dropped since `epoch` was read.
+   */
+  write(chunks: AsyncIterable<Uint8Array>, epoch: number): Promise<boolean>;
+  /** Remove it (durably, before the change that makes it wrong is made). */
+  drop(): void;
+}
+
 export interface PersistenceEngine {
   events(key: string, offset?: number): AsyncIterable<PersistedEvent>;
   persist(events: PersistedEvent[]): Promise<void>;
@@ -175,6 +196,8 @@ export interface PersistenceEngine {
   readonly noBackup?: string;
   /** optional: the store's size */
   stats?(): Promise<StorageStats>;
+  /** optional: where the read model's checkpoint is kept (without it, every start rebuilds from the journal) */
+  readonly checkpoints?: CheckpointSlot;
   close(): Promise<void>;
 }
 

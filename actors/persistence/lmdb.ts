@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
 import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder, Expiry, PruneResult } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
+import { FileCheckpointSlot } from './checkpoint-file';
 
 /** `p`: the event's position in the commit order (absent only until an older store is ordered) */
 interface StoredEvent { data: unknown; createdAt: number; tags?: string[]; p?: number }
@@ -116,9 +117,12 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private pruned: number;
   private readonly commits = new CommitOrder();
   private closing = false;
+  /** the read model's checkpoint, a file in the folder (dropped by rewrite(); backup() copies only data.mdb) */
+  readonly checkpoints: FileCheckpointSlot;
 
   constructor(private readonly path: string, private readonly opts: { mapSizeGb?: number } = {}) {
     this.openEnvironment();
+    this.checkpoints = new FileCheckpointSlot(path);
     this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
@@ -250,6 +254,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async rewrite(changes: Rewrite): Promise<void> {
+    // A checkpoint would describe the data as it was: gone before the data changes.
+    if (changes.events.length || changes.snapshots.length) this.checkpoints.drop();
     // One write transaction: every replacement, or none.
     await flushed(this.root.transaction(() => {
       for (const c of changes.events) {

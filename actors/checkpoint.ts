@@ -1,0 +1,352 @@
+/**
+ * The read model's checkpoint (docs/checkpoint.md): the committed state of every entity, written
+ * beside the store (the engine's CheckpointSlot) with the position in the store's one commit
+ * order it reflects, so that a start reads it and replays only the events after that position
+ * (feed) through each kind's pure apply, instead of every key's snapshot and events. The read
+ * model is derived data: a checkpoint that is missing, unreadable, from another format or build,
+ * or not provably of this store (its last event is not the one at its position) is ignored and
+ * the start rebuilds from the journal as before.
+ *
+ * The position is a watermark kept while the service runs (`Checkpointer`): the engine tells
+ * every durable commit in commit order (onCommit), each registry tells what it applied to the
+ * read models (CommitTracking); the watermark passes an event once it is applied. Events applied
+ * ahead of it (actors commit concurrently) are listed in the checkpoint by key and sequence
+ * number, and skipped when it is replayed. A capture is one synchronous read of the read models
+ * (their states are immutable), encoded and written in slices between which requests run.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { Packr, Unpackr } from 'msgpackr';
+import type { World } from './world';
+import type { CommitTracking } from './runtime';
+import type { PersistedEvent, PersistenceEngine } from './persistence/engine';
+import { escapeKeys, unescapeKeys } from './persistence/keys';
+import { readModelKinds, type ReadModelKind } from './readmodel-kinds';
+
+/** The file's layout; a checkpoint of another format is ignored. */
+const FORMAT = 1;
+/** States per encoded chunk: one slice of a background write. */
+const CHUNK = 4096;
+/** Events waiting for the watermark beyond which tracking gives up (something commits outside the registries). */
+const MAX_WAITING = 200_000;
+
+interface Header {
+  format: number;
+  build: string;
+  /** every event at or below it is in the states */
+  position: number;
+  /** the event at `position`, which the store must still hold */
+  key: string;
+  seq: number;
+  createdAt: number;
+  /** keys whose events up to this sequence number are in the states although above `position` */
+  ahead: [string, number][];
+  /** states per kind */
+  counts: Record<string, number>;
+}
+
+/** One chunk: a kind's ids and states; `x`: some state's keys are escaped (persistence/keys.ts). */
+interface Chunk { k: string; ids: string[]; s: unknown[]; x?: 1 }
+
+let buildId: string | undefined;
+/**
+ * This build's identity: a hash of the compiled actors (their states and applies). A checkpoint
+ * written by another build is ignored: its states may not be what this build's applies give.
+ */
+export function currentBuild(): string {
+  if (buildId) return buildId;
+  const h = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name.endsWith('.js')) h.update(name).update(readFileSync(p));
+    }
+  };
+  walk(__dirname);
+  return (buildId = h.digest('hex').slice(0, 32));
+}
+
+/** A frame: length, CRC-32, bytes. */
+function frame(bytes: Uint8Array): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(bytes.length, 0);
+  head.writeUInt32LE(crc32(bytes), 4);
+  return Buffer.concat([head, bytes]);
+}
+
+function* frames(buf: Buffer): Generator<Buffer> {
+  for (let at = 0; at < buf.length;) {
+    if (at + 8 > buf.length) throw new Error('truncated');
+    const len = buf.readUInt32LE(at);
+    const sum = buf.readUInt32LE(at + 4);
+    const bytes = buf.subarray(at + 8, at + 8 + len);
+    if (bytes.length !== len || crc32(bytes) !== sum) throw new Error('corrupt');
+    yield bytes;
+    at += 8 + len;
+  }
+}
+
+const packr = () => new Packr({ useRecords: true, bundleStrings: true });
+const END = packr().pack({ end: true });
+
+/** What a start did with the checkpoint. */
+export interface LoadReport {
+  used: boolean;
+  /** why it was not used */
+  why?: string;
+  /** its position, when used */
+  position?: number;
+  /** events after it applied */
+  replayed: number;
+}
+
+/**
+ * Bring the read models up from the checkpoint and the events after it. On any doubt nothing is
+ * committed to the read models and `used` is false: the caller rebuilds from the journal.
+ */
+export async function loadCheckpoint(world: World): Promise<LoadReport> {
+  const engine = world.runtime.engine;
+  const slot = engine.checkpoints;
+  const no = (why: string): LoadReport => ({ used: false, why, replayed: 0 });
+  if (!slot) return no('the engine keeps none');
+  const buf = await slot.read().catch(() => undefined);
+  if (!buf) return no('none written');
+  const byKind = new Map(readModelKinds(world).map((k) => [k.kind, k]));
+  let header: Header;
+  try {
+    // Every frame checked before anything reaches the read models.
+    const all = [...frames(buf)];
+    header = JSON.parse(all[0].toString('utf8')) as Header;
+    if (header.format !== FORMAT) return no(`format ${header.format}`);
+    if (header.build !== currentBuild()) return no('written by another build');
+    if (!(await holds(engine, header))) return no(`the store no longer holds its last event (position ${header.position})`);
+    const unpackr = new Unpackr({ useRecords: true, bundleStrings: true });
+    const counts = new Map<string, number>();
+    for (let f = 1; f < all.length; f++) {
+      const chunk = unpackr.unpack(all[f]) as Chunk | { end: true };
+      if ('end' in chunk) {
+        if (f !== all.length - 1) throw new Error('data after the end');
+        break;
+      }
+      const k = byKind.get(chunk.k);
+      if (!k) throw new Error(`unknown kind ${chunk.k}`);
+      for (let i = 0; i < chunk.ids.length; i++) k.commit(chunk.ids[i], chunk.x ? unescapeKeys(chunk.s[i]) : chunk.s[i]);
+      counts.set(chunk.k, (counts.get(chunk.k) ?? 0) + chunk.ids.length);
+      if (f === all.length - 1) throw new Error('no end');
+    }
+    // msgpackr keeps the last buffer it read: let the file's go.
+    unpackr.unpack(END);
+    for (const k of byKind.values()) if ((counts.get(k.kind) ?? 0) !== (header.counts[k.kind] ?? 0) || k.states.size !== (header.counts[k.kind] ?? 0)) throw new Error(`${k.kind}: count`);
+  } catch (err) {
+    world.rm.clear();
+    return no(`unreadable: ${(err as Error).message}`);
+  }
+  // The events committed after it, through each kind's pure apply, committed as the actors did.
+  const ahead = new Map(header.ahead);
+  let replayed = 0;
+  try {
+    for await (const e of engine.feed(header.position)) {
+      const colon = e.key.indexOf(':');
+      const k = colon < 0 ? undefined : byKind.get(e.key.slice(0, colon));
+      if (!k || (ahead.get(e.key) ?? 0) >= e.sequenceNumber) continue;
+      const id = e.key.slice(colon + 1);
+      const prev = k.states.get(id) ?? null;
+      k.commit(id, k.apply(prev, e.data, id), prev);
+      replayed++;
+    }
+  } catch (err) {
+    world.rm.clear();
+    return no(`its events could not be replayed: ${(err as Error).message}`);
+  }
+  return { used: true, position: header.position, replayed };
+}
+
+/** Is the event at the header's position the one it names? */
+async function holds(engine: PersistenceEngine, h: Header): Promise<boolean> {
+  for await (const e of engine.feed(h.position - 1)) return e.position === h.position && e.key === h.key && e.sequenceNumber === h.seq && e.createdAt === h.createdAt;
+  return false;
+}
+
+/** The event at a position (the watermark's fingerprint), if the store holds it. */
+async function eventAt(engine: PersistenceEngine, position: number): Promise<PersistedEvent | undefined> {
+  if (position <= 0) return undefined;
+  for await (const e of engine.feed(position - 1)) return e.position === position ? e : undefined;
+  return undefined;
+}
+
+export interface CheckpointOptions {
+  /** write one in the background once this many events were applied since the last (HILT_CHECKPOINT_EVENTS) */
+  everyEvents: number;
+  /** how often that is checked */
+  checkMs?: number;
+  /** told of each write's outcome */
+  onWritten?: (r: { ok: boolean; ms: number; states: number; position: number; error?: string }) => void;
+}
+
+/**
+ * Keeps the watermark while the service runs and writes checkpoints: in the background once
+ * `everyEvents` events passed it, and at a clean stop (close) when anything did.
+ */
+export class Checkpointer implements CommitTracking {
+  /** durable commits not yet passed, in commit order (the engine's own arrays: never changed) */
+  private readonly waiting: (readonly PersistedEvent[])[] = [];
+  private waitingAt = 0;
+  private waitingCount = 0;
+  /** key → highest sequence number applied, for keys applied beyond the watermark */
+  private readonly ahead = new Map<string, number>();
+  private position = 0;
+  private last?: { key: string; seq: number; createdAt: number };
+  /** events passed since the last checkpoint written */
+  private since: number;
+  /** tracking gave up (an apply failed, or commits that never reach the read models): no more checkpoints */
+  private spoiled = false;
+  private writing?: Promise<boolean>;
+  private readonly timer: NodeJS.Timeout;
+  private readonly unlisten: () => void;
+  private closed = false;
+  private readonly registered: (kind: string) => boolean;
+
+  private constructor(private readonly world: World, private readonly opts: CheckpointOptions, since: number) {
+    this.since = since;
+    const rt = world.runtime;
+    this.registered = (kind) => !!rt.registry(kind);
+    rt.tracking = this;
+    this.unlisten = rt.engine.onCommit((events) => {
+      if (this.spoiled) return;
+      this.waiting.push(events);
+      this.waitingCount += events.length;
+      if (this.waitingCount > MAX_WAITING) this.spoil();
+      else this.advance();
+    });
+    this.timer = setInterval(() => {
+      if (this.since >= this.opts.everyEvents) void this.write();
+    }, opts.checkMs ?? 5000).unref();
+  }
+
+  /**
+   * Start tracking a world whose read models reflect every durable event (at start, before
+   * anything commits). `since`: events the start applied beyond the last checkpoint (Infinity
+   * after a rebuild from the journal: one is written soon).
+   */
+  static async start(world: World, opts: CheckpointOptions, since: number): Promise<Checkpointer | undefined> {
+    const engine = world.runtime.engine;
+    if (!engine.checkpoints || opts.everyEvents <= 0) return undefined;
+    const { last } = await engine.bounds();
+    const c = new Checkpointer(world, opts, since);
+    const e = await eventAt(engine, last);
+    // Set unless something committed meanwhile (then the watermark has its own).
+    if (e && !c.last) {
+      c.position = last;
+      c.last = { key: e.key, seq: e.sequenceNumber, createdAt: e.createdAt };
+    }
+    return c;
+  }
+
+  applied(key: string, seq: number): void {
+    if (this.spoiled) return;
+    if ((this.ahead.get(key) ?? 0) < seq) this.ahead.set(key, seq);
+    this.advance();
+  }
+
+  missed(): void {
+    this.spoil();
+  }
+
+  private spoil(): void {
+    this.spoiled = true;
+    this.waiting.length = 0;
+    this.ahead.clear();
+  }
+
+  /** Pass every waiting event whose key's read model has it. */
+  private advance(): void {
+    while (this.waiting.length) {
+      const batch = this.waiting[0];
+      const e = batch[this.waitingAt];
+      const colon = e.key.indexOf(':');
+      const tracked = colon > 0 && this.registered(e.key.slice(0, colon));
+      if (tracked) {
+        const applied = this.ahead.get(e.key) ?? 0;
+        if (applied < e.sequenceNumber) return;
+        if (applied === e.sequenceNumber) this.ahead.delete(e.key);
+        this.since++;
+      }
+      this.position = e.position!;
+      this.last = { key: e.key, seq: e.sequenceNumber, createdAt: e.createdAt };
+      this.waitingCount--;
+      if (++this.waitingAt === batch.length) {
+        this.waiting.shift();
+        this.waitingAt = 0;
+      }
+    }
+  }
+
+  /** Write a checkpoint now (one at a time); false when none could be taken or it was refused. */
+  write(): Promise<boolean> {
+    return (this.writing ??= this.writeNow().finally(() => (this.writing = undefined)));
+  }
+
+  private async writeNow(): Promise<boolean> {
+    const slot = this.world.runtime.engine.checkpoints!;
+    // A re-encoding under way has changed the store but not yet the read models.
+    if (this.spoiled || !this.last || this.world.runtime.rewriting > 0) return false;
+    const t0 = performance.now();
+    const epoch = slot.epoch;
+    const captured = this.capture();
+    const since = this.since;
+    this.since = 0;
+    let ok = false;
+    let error: string | undefined;
+    try {
+      ok = await slot.write(encode(captured), epoch);
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    if (!ok) this.since += since;
+    this.opts.onWritten?.({ ok, ms: Math.round(performance.now() - t0), states: captured.states, position: captured.header.position, error });
+    return ok;
+  }
+
+  /** The read models' states and the watermark, in one turn. */
+  private capture(): Captured {
+    const kinds = readModelKinds(this.world).map((k) => ({ kind: k.kind, ids: [...k.states.keys()], states: [...k.states.values()] }));
+    const header: Header = {
+      format: FORMAT, build: currentBuild(), position: this.position, ...this.last!,
+      ahead: [...this.ahead], counts: Object.fromEntries(kinds.map((k) => [k.kind, k.ids.length])),
+    };
+    return { header, kinds, states: kinds.reduce((n, k) => n + k.ids.length, 0) };
+  }
+
+  /** Stop tracking; at a clean stop (nothing in flight), write a last checkpoint if anything changed. */
+  async close(final = true): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.writing;
+    if (final && this.since > 0) await this.write().catch(() => false);
+    this.unlisten();
+    if (this.world.runtime.tracking === this) this.world.runtime.tracking = undefined;
+  }
+}
+
+interface Captured { header: Header; kinds: { kind: string; ids: string[]; states: unknown[] }[]; states: number }
+
+/** The captured read model as frames, a chunk per turn of the event loop. */
+async function* encode(c: Captured): AsyncGenerator<Uint8Array> {
+  yield frame(Buffer.from(JSON.stringify(c.header), 'utf8'));
+  for (const { kind, ids, states } of c.kinds) {
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      await new Promise((r) => setImmediate(r));
+      const s = states.slice(i, i + CHUNK).map(escapeKeys);
+      const chunk: Chunk = { k: kind, ids: ids.slice(i, i + CHUNK), s };
+      if (s.some((x, j) => x !== states[i + j])) chunk.x = 1;
+      yield frame(packr().pack(chunk));
+    }
+  }
+  yield frame(packr().pack({ end: true }));
+}
+
+export type { ReadModelKind };

@@ -1,0 +1,211 @@
+/**
+ * The read model's checkpoint (actors/checkpoint.ts) on LMDB on disk: a start from it and the
+ * events after it gives the read model a rebuild from the journal gives, whatever was in flight
+ * when it was taken (random worlds: deletions, attachments, operations held pending by the
+ * switch, re-encodings of stored data); and it is not used when it cannot be proved current:
+ * dropped by a rewrite, refused when a rewrite came during its write, from another build,
+ * corrupt, or newer than the store (a restored backup).
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { HiltError } from '../../actors/errors';
+import { Checkpointer, loadCheckpoint } from '../../actors/checkpoint';
+import { rebuildReadModels } from '../../actors/recovery';
+import { World } from '../../actors/world';
+import { LmdbPersistenceEngine } from '../../actors/persistence/lmdb';
+import { CHECKPOINT_FILE } from '../../actors/persistence/checkpoint-file';
+import type { Reencode } from '../../actors/runtime';
+import { RecordingSwitch } from '../helpers/world';
+import { opArb, perform, populatedWorld, letGo } from '../helpers/world-ops';
+import { derived, everything, indexes } from '../helpers/readmodel-view';
+
+const OPTS = { everyEvents: 1e9, checkMs: 3_600_000 };
+
+/** Re-encodes the nodes' stored OBM fields (as a key rotation re-seals credentials): `k` becomes `tag`. */
+const retag = (tag: string): Reencode => {
+  const obm = (o: { type: string; fields: Record<string, unknown> }) => ({ ...o, fields: { ...o.fields, k: tag } });
+  const map = (d: unknown) => {
+    const x = d as { obm?: { type: string; fields: Record<string, unknown> } } | null;
+    return x && typeof x === 'object' && x.obm ? { ...x, obm: obm(x.obm) } : d;
+  };
+  return { event: map, state: map };
+};
+
+/** A fresh world on the engine, from the checkpoint; and another rebuilt from the journal. */
+async function both(engine: LmdbPersistenceEngine) {
+  const fromCheckpoint = new World(engine, { vlanPool: [[100, 103]] });
+  const report = await loadCheckpoint(fromCheckpoint);
+  const rebuilt = new World(engine, { vlanPool: [[100, 103]] });
+  await rebuildReadModels(rebuilt);
+  await fromCheckpoint.close();
+  await rebuilt.close();
+  return { report, fromCheckpoint, rebuilt };
+}
+
+describe('The read model\'s checkpoint (LMDB)', function () {
+  this.timeout(180_000);
+  const dirs: string[] = [];
+  const tempDir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'hilt-cp-'));
+    dirs.push(d);
+    return d;
+  };
+  after(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a start from it and the events after it equals a rebuild from the journal, whatever was in flight when it was taken', async () => {
+    let used = 0;
+    const step = fc.oneof(
+      { weight: 10, arbitrary: opArb.map((o) => ({ op: o })) },
+      { weight: 1, arbitrary: fc.constant({ checkpoint: true as const }) },
+      { weight: 1, arbitrary: fc.constantFrom('n1', 'n2', 'n3').map((n) => ({ rotate: n })) },
+    );
+    await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40, size: 'max' }), async (steps) => {
+      const dir = tempDir();
+      const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+      const driver = new RecordingSwitch();
+      const world = await populatedWorld(engine, driver);
+      const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
+      /** is the checkpoint on disk as of the last write, with no rewrite after it? */
+      let current = false;
+      const writes: Promise<unknown>[] = [];
+      try {
+        for (const s of steps) {
+          if ('checkpoint' in s) {
+            // Not waited for: operations go on (and stay pending) while it is captured and written.
+            writes.push(cp.write().then((ok) => (current = ok)));
+          } else if ('rotate' in s) {
+            await Promise.all(writes.splice(0));
+            if (world.rm.nodes.has(s.rotate)) {
+              await world.nodes.rewrite(s.rotate, retag(`${Math.random()}`));
+              current = false;
+            }
+          } else {
+            // Operations run while a write is under way: not waited for first.
+            await perform(world, driver, s.op).catch((err: unknown) => {
+              if (!(err instanceof HiltError) || err.type === 'ServerError' || err.type === 'ServiceUnavailableError') throw err;
+            });
+          }
+        }
+        await Promise.all(writes);
+        await cp.close(false);
+        const { report, fromCheckpoint, rebuilt } = await both(engine);
+        expect(report.used, JSON.stringify(report)).to.equal(current);
+        expect(existsSync(join(dir, CHECKPOINT_FILE))).to.equal(current);
+        if (report.used) {
+          used++;
+          expect(everything(fromCheckpoint.rm)).to.deep.equal(everything(rebuilt.rm));
+          expect(indexes(fromCheckpoint.rm)).to.deep.equal(derived(fromCheckpoint.rm));
+        }
+        // The live world (operations still pending included) is what both say.
+        expect(everything(rebuilt.rm)).to.deep.equal(everything(world.rm));
+      } finally {
+        letGo(driver);
+        await cp.close(false);
+        await world.close();
+        await engine.close();
+      }
+    }), { numRuns: 25 });
+    expect(used, 'runs that loaded a checkpoint').to.be.greaterThan(3);
+  });
+
+  /** A world with something in it, a checkpoint written, and the engine. */
+  async function written() {
+    const dir = tempDir();
+    const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    const driver = new RecordingSwitch();
+    const world = await populatedWorld(engine, driver);
+    const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
+    expect(await cp.write()).to.equal(true);
+    return { dir, engine, driver, world, cp, file: join(dir, CHECKPOINT_FILE) };
+  }
+
+  it('replays only the events after it, and a clean stop writes the next one', async () => {
+    const { engine, world, cp, file } = await written();
+    for (const n of ['x1', 'x2', 'x3']) await world.nodes.ask(n, { type: 'node.register', by: 'admin', obm: { type: 'mock', fields: {} } });
+    await world.nodes.ask('x2', { type: 'node.delete', by: 'admin' });
+    const before = readFileSync(file);
+    let r = (await both(engine)).report;
+    expect(r).to.include({ used: true, replayed: 4 });
+    await cp.close();
+    expect(readFileSync(file).equals(before)).to.equal(false);
+    const again = await both(engine);
+    expect(again.report).to.include({ used: true, replayed: 0 });
+    expect(everything(again.fromCheckpoint.rm)).to.deep.equal(everything(world.rm));
+    r = again.report;
+    await world.close();
+    await engine.close();
+  });
+
+  it('a rewrite of stored data drops it, and a write under way when one comes is not kept', async () => {
+    const { engine, world, cp, file } = await written();
+    expect(existsSync(file)).to.equal(true);
+    await world.nodes.rewrite('n1', retag('new'));
+    expect(existsSync(file), 'dropped by the rewrite').to.equal(false);
+    expect((await both(engine)).report).to.include({ used: false, why: 'none written' });
+    // A write whose capture came before a rewrite is refused, even if the rewrite is done first.
+    const writing = cp.write();
+    await world.nodes.rewrite('n2', retag('newer'));
+    expect(await writing).to.equal(false);
+    expect(existsSync(file)).to.equal(false);
+    // While a rewrite is under way no checkpoint is taken.
+    world.runtime.rewriting++;
+    expect(await cp.write()).to.equal(false);
+    world.runtime.rewriting--;
+    expect(await cp.write()).to.equal(true);
+    const { report, fromCheckpoint, rebuilt } = await both(engine);
+    expect(report.used).to.equal(true);
+    expect(everything(fromCheckpoint.rm)).to.deep.equal(everything(rebuilt.rm));
+    expect(fromCheckpoint.rm.nodes.get('n2')!.obm.fields).to.deep.equal({ k: 'newer' });
+    await cp.close(false);
+    await world.close();
+    await engine.close();
+  });
+
+  it('is not used when corrupt, from another build, or of data the store does not hold (a restored backup)', async () => {
+    const { dir, engine, world, cp, file } = await written();
+    const good = readFileSync(file);
+    // One byte changed in the states.
+    const bad = Buffer.from(good);
+    bad[bad.length - 40] ^= 0xff;
+    writeFileSync(file, bad);
+    expect((await both(engine)).report.why).to.match(/^unreadable/);
+    // Another build: the header says so (its frame re-checksummed).
+    const len = good.readUInt32LE(0);
+    const header = JSON.parse(good.subarray(8, 8 + len).toString('utf8'));
+    const other = Buffer.from(JSON.stringify({ ...header, build: 'another' }));
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(other.length, 0);
+    head.writeUInt32LE(crc32(other), 4);
+    writeFileSync(file, Buffer.concat([head, other, good.subarray(8 + len)]));
+    expect((await both(engine)).report.why).to.equal('written by another build');
+    writeFileSync(file, good);
+    expect((await both(engine)).report.used).to.equal(true);
+    // A backup taken now, then more events and a newer checkpoint: copied beside the restored
+    // backup, it names an event the copy does not hold.
+    const backup = join(tempDir(), 'copy');
+    await engine.backup(backup);
+    await world.nodes.ask('x9', { type: 'node.register', by: 'admin', obm: { type: 'mock', fields: {} } });
+    expect(await cp.write()).to.equal(true);
+    await cp.close(false);
+    await world.close();
+    await engine.close();
+    expect(existsSync(join(backup, CHECKPOINT_FILE)), 'a backup holds no checkpoint').to.equal(false);
+    copyFileSync(file, join(backup, CHECKPOINT_FILE));
+    const restored = new LmdbPersistenceEngine(backup, { mapSizeGb: 1 });
+    try {
+      const { report, rebuilt } = await both(restored);
+      expect(report.used).to.equal(false);
+      expect(report.why).to.match(/no longer holds its last event/);
+      expect(rebuilt.rm.nodes.has('x9')).to.equal(false);
+    } finally {
+      await restored.close();
+    }
+    expect(dir).to.be.a('string');
+  });
+});
