@@ -28,7 +28,7 @@ import { readModelKinds, type ReadModelKind } from './readmodel-kinds';
 /** The file's layout; a checkpoint of another format is ignored. */
 const FORMAT = 1;
 /** States per encoded chunk: one slice of a background write. */
-const CHUNK = 4096;
+const CHUNK = 512;
 /** Events waiting for the watermark beyond which tracking gives up (something commits outside the registries). */
 const MAX_WAITING = 200_000;
 
@@ -204,6 +204,8 @@ export class Checkpointer implements CommitTracking {
   /** tracking gave up (an apply failed, or commits that never reach the read models): no more checkpoints */
   private spoiled = false;
   private writing?: Promise<boolean>;
+  /** while a capture reads the read models: per kind, id → its state when the capture began (null: none) */
+  private capturing?: Map<string, Map<string, unknown>>;
   private readonly timer: NodeJS.Timeout;
   private readonly unlisten: () => void;
   private closed = false;
@@ -245,8 +247,15 @@ export class Checkpointer implements CommitTracking {
     return c;
   }
 
-  applied(key: string, seq: number): void {
+  applied(key: string, seq: number, prev: unknown): void {
     if (this.spoiled) return;
+    if (this.capturing) {
+      // Read while a capture goes on: the capture takes the state as it was when it began.
+      const colon = key.indexOf(':');
+      const before = this.capturing.get(key.slice(0, colon));
+      const id = key.slice(colon + 1);
+      if (before && !before.has(id)) before.set(id, prev ?? null);
+    }
     if ((this.ahead.get(key) ?? 0) < seq) this.ahead.set(key, seq);
     this.advance();
   }
@@ -295,29 +304,70 @@ export class Checkpointer implements CommitTracking {
     if (this.spoiled || !this.last || this.world.runtime.rewriting > 0) return false;
     const t0 = performance.now();
     const epoch = slot.epoch;
-    const captured = this.capture();
     const since = this.since;
     this.since = 0;
     let ok = false;
     let error: string | undefined;
+    let states = 0;
+    const kinds = readModelKinds(this.world);
+    const header: Header = {
+      format: FORMAT, build: currentBuild(), position: this.position, ...this.last,
+      ahead: [...this.ahead], counts: Object.fromEntries(kinds.map((k) => [k.kind, k.states.size])),
+    };
+    this.capturing = new Map(kinds.map((k) => [k.kind, new Map()]));
     try {
-      ok = await slot.write(encode(captured), epoch);
+      ok = await slot.write(this.encode(header, kinds, (n) => (states += n)), epoch);
     } catch (err) {
       error = (err as Error).message;
+    } finally {
+      this.capturing = undefined;
     }
     if (!ok) this.since += since;
-    this.opts.onWritten?.({ ok, ms: Math.round(performance.now() - t0), states: captured.states, position: captured.header.position, error });
+    this.opts.onWritten?.({ ok, ms: Math.round(performance.now() - t0), states, position: header.position, error });
     return ok;
   }
 
-  /** The read models' states and the watermark, in one turn. */
-  private capture(): Captured {
-    const kinds = readModelKinds(this.world).map((k) => ({ kind: k.kind, ids: [...k.states.keys()], states: [...k.states.values()] }));
-    const header: Header = {
-      format: FORMAT, build: currentBuild(), position: this.position, ...this.last!,
-      ahead: [...this.ahead], counts: Object.fromEntries(kinds.map((k) => [k.kind, k.ids.length])),
-    };
-    return { header, kinds, states: kinds.reduce((n, k) => n + k.ids.length, 0) };
+  /**
+   * The read models as they were when the capture began, as frames, a chunk per turn of the
+   * event loop: the maps are read as they are, except the entities changed since (applied()
+   * kept their state from before), and those deleted since are added at the end of their kind.
+   */
+  private async *encode(header: Header, kinds: ReadModelKind[], counted: (n: number) => void): AsyncGenerator<Uint8Array> {
+    yield frame(Buffer.from(JSON.stringify(header), 'utf8'));
+    for (const k of kinds) {
+      const before = this.capturing!.get(k.kind)!;
+      const seen = new Set<string>();
+      let ids: string[] = [];
+      let states: unknown[] = [];
+      const flush = () => {
+        const chunk = chunkOf(k.kind, ids, states);
+        counted(ids.length);
+        ids = [];
+        states = [];
+        return frame(packr().pack(chunk));
+      };
+      let n = 0;
+      for (const [id, current] of k.states) {
+        let s = current;
+        if (before.has(id)) {
+          seen.add(id);
+          s = before.get(id);
+          if (s === null) continue;
+        }
+        ids.push(id);
+        states.push(s);
+        if (ids.length === CHUNK) yield flush();
+        // Between slices, requests run (and may change the maps: applied() keeps what was).
+        if (++n % CHUNK === 0) await new Promise((r) => setImmediate(r));
+      }
+      for (const [id, s] of before) {
+        if (s === null || seen.has(id)) continue;
+        ids.push(id);
+        states.push(s);
+      }
+      if (ids.length) yield flush();
+    }
+    yield frame(END);
   }
 
   /** Stop tracking; at a clean stop (nothing in flight), write a last checkpoint if anything changed. */
@@ -332,21 +382,12 @@ export class Checkpointer implements CommitTracking {
   }
 }
 
-interface Captured { header: Header; kinds: { kind: string; ids: string[]; states: unknown[] }[]; states: number }
-
-/** The captured read model as frames, a chunk per turn of the event loop. */
-async function* encode(c: Captured): AsyncGenerator<Uint8Array> {
-  yield frame(Buffer.from(JSON.stringify(c.header), 'utf8'));
-  for (const { kind, ids, states } of c.kinds) {
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      await new Promise((r) => setImmediate(r));
-      const s = states.slice(i, i + CHUNK).map(escapeKeys);
-      const chunk: Chunk = { k: kind, ids: ids.slice(i, i + CHUNK), s };
-      if (s.some((x, j) => x !== states[i + j])) chunk.x = 1;
-      yield frame(packr().pack(chunk));
-    }
-  }
-  yield frame(packr().pack({ end: true }));
+/** A chunk of states, their keys escaped where msgpackr would not give them back. */
+function chunkOf(kind: string, ids: string[], states: unknown[]): Chunk {
+  const s = states.map(escapeKeys);
+  const chunk: Chunk = { k: kind, ids, s };
+  if (s.some((x, j) => x !== states[j])) chunk.x = 1;
+  return chunk;
 }
 
 export type { ReadModelKind };

@@ -375,7 +375,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
         for (const e of stamped) next = this.behavior.apply(next, e, id);
         actor.state = next;
         this.onCommit(id, state, next);
-        this.rt.tracking?.applied(key, actor.seq);
+        this.rt.tracking?.applied(key, actor.seq, state);
         this.snapshot(key, actor, stamped.length);
       }
       decision.afterCommit?.();

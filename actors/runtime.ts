@@ -124,8 +124,8 @@ export interface KindView {
 
 /** Told what reaches the read models: the checkpoint's watermark (actors/checkpoint.ts). */
 export interface CommitTracking {
-  /** the key's events up to `seq` are in the read models */
-  applied(key: string, seq: number): void;
+  /** the key's events up to `seq` are in the read models; `prev`: its state before them */
+  applied(key: string, seq: number, prev: unknown): void;
   /** stored events that never reached the read models (an apply threw after the commit) */
   missed(): void;
 }

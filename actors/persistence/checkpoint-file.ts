@@ -45,7 +45,13 @@ export class FileCheckpointSlot implements CheckpointSlot {
       renameSync(tmp, this.file);
       kept = true;
       this.present = true;
-      this.syncDir();
+      // The rename made durable without blocking the event loop.
+      const dir = await open(this.dir, 'r');
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
       return true;
     } finally {
       await fh.close().catch(() => undefined);
