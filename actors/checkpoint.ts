@@ -182,6 +182,8 @@ export interface CheckpointOptions {
   everyEvents: number;
   /** how often that is checked */
   checkMs?: number;
+  /** states per encoded chunk, a turn of the event loop each (default 512) */
+  chunk?: number;
   /** told of each write's outcome */
   onWritten?: (r: { ok: boolean; ms: number; states: number; position: number; error?: string }) => void;
 }
@@ -346,6 +348,7 @@ export class Checkpointer implements CommitTracking {
         states = [];
         return frame(packr().pack(chunk));
       };
+      const size = this.opts.chunk ?? CHUNK;
       let n = 0;
       for (const [id, current] of k.states) {
         let s = current;
@@ -356,9 +359,9 @@ export class Checkpointer implements CommitTracking {
         }
         ids.push(id);
         states.push(s);
-        if (ids.length === CHUNK) yield flush();
+        if (ids.length === size) yield flush();
         // Between slices, requests run (and may change the maps: applied() keeps what was).
-        if (++n % CHUNK === 0) await new Promise((r) => setImmediate(r));
+        if (++n % size === 0) await new Promise((r) => setImmediate(r));
       }
       for (const [id, s] of before) {
         if (s === null || seen.has(id)) continue;

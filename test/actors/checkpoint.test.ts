@@ -23,7 +23,8 @@ import { RecordingSwitch } from '../helpers/world';
 import { opArb, perform, populatedWorld, letGo } from '../helpers/world-ops';
 import { derived, everything, indexes } from '../helpers/readmodel-view';
 
-const OPTS = { everyEvents: 1e9, checkMs: 3_600_000 };
+/** Chunks of two states: operations commit between the slices of a capture. */
+const OPTS = { everyEvents: 1e9, checkMs: 3_600_000, chunk: 2 };
 
 /** Re-encodes the nodes' stored OBM fields (as a key rotation re-seals credentials): `k` becomes `tag`. */
 const retag = (tag: string): Reencode => {
