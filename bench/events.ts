@@ -127,7 +127,7 @@ function startConsumers(url: string): Promise<{ child: ChildProcess; measure(on:
 
 async function main(): Promise<void> {
   const target = await startTarget();
-  const rows: { r: number; round: string; rps: number; errors: number; cpuUs: number; others: string; report?: Report }[] = [];
+  const rows: { r: number; round: string; rps: number; p50: number; p99: number; errors: number; cpuUs: number; others: string; report?: Report }[] = [];
   const round = async (r: number, withConsumers: boolean) => {
     const cs = withConsumers ? await startConsumers(target.hilt) : undefined;
     cs?.measure(true);
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     const per = (ms: number) => ((ms * 1000) / (f.rps * SECONDS)).toFixed(0);
     const others = `load generator ${per((self.user + self.system) / 1000)}` + (cs ? `, consumers ${per(cpuMs(cs.child.pid!) - consumers0)}` : '');
     const report = await cs?.report();
-    rows.push({ r, round: f.name, rps: f.rps, errors: f.errors + f.non2xx, cpuUs, others, report });
+    rows.push({ r, round: f.name, rps: f.rps, p50: f.p50, p99: f.p99, errors: f.errors + f.non2xx, cpuUs, others, report });
   };
   try {
     // A first round warms the target up (compiled code, the store's first pages); not counted.
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
   console.log(`\nevent stream: ${CONSUMERS} consumers, ${WRITE_CONNECTIONS} writers, ${SECONDS} s per run, ${ROUNDS} rounds\n`);
   for (const x of rows) {
     const d = x.report ? `  delay p50 ${x.report.p50} ms p99 ${x.report.p99} ms max ${x.report.max} ms (${x.report.n} timed), ${x.report.received} received` : '';
-    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration (${x.others})${d}`);
+    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s (latency p50 ${x.p50} ms p99 ${x.p99} ms)  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration (${x.others})${d}`);
   }
   const cpu = Array.from({ length: ROUNDS }, (_, r) => rows.find((x) => x.r === r && !x.report)!.cpuUs / rows.find((x) => x.r === r && x.report)!.cpuUs);
   console.log(`\nthroughput with consumers / alone, per round: ${ratios.map((x) => x.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)} (target >= 0.90)`);

@@ -315,9 +315,7 @@ export class EventHub {
       this.batch.push(f);
       this.scheduleFlush();
       this.ringBytes += f.text.length;
-      let drop = 0;
-      while (this.ring.length - drop > 1 && (this.ring.length - drop > this.opts.ringSize || this.ringBytes > this.opts.ringBytes)) this.ringBytes -= this.ring[drop++].text.length;
-      if (drop) this.ring.splice(0, drop);
+      if (this.ring.length > this.opts.ringSize || this.ringBytes > this.opts.ringBytes) this.trimRing();
       this.onFrame?.(full);
       const type = (e.data as { type?: string }).type ?? '';
       if (e.key.startsWith('user:') && ACCESS_EVENTS.has(type)) {
@@ -327,6 +325,18 @@ export class EventHub {
         for (const s of this.streams) if (s.viewer.user === user) s.drop('access');
       }
     }
+  }
+
+  /**
+   * Past either bound, the oldest frames go down to 7/8 of both at once: one shift of the ring
+   * per few hundred events, not one per event (each shift moves every frame kept).
+   */
+  private trimRing(): void {
+    let drop = 0;
+    const keep = Math.floor((this.opts.ringSize * 7) / 8);
+    const keepBytes = Math.floor((this.opts.ringBytes * 7) / 8);
+    while (this.ring.length - drop > 1 && (this.ring.length - drop > keep || this.ringBytes > keepBytes)) this.ringBytes -= this.ring[drop++].text.length;
+    this.ring.splice(0, drop);
   }
 
   /** At the end of this turn, or `flushMs` after the last offer if that is later. */
