@@ -211,11 +211,14 @@ export class Checkpointer implements CommitTracking {
   private readonly timer: NodeJS.Timeout;
   private readonly unlisten: () => void;
   private closed = false;
+  /** the slot's epoch when the checkpoint on disk was written (or found) */
+  private keptEpoch: number;
   private readonly registered: (kind: string) => boolean;
 
   private constructor(private readonly world: World, private readonly opts: CheckpointOptions, since: number) {
     this.since = since;
     const rt = world.runtime;
+    this.keptEpoch = rt.engine.checkpoints!.epoch;
     this.registered = (kind) => !!rt.registry(kind);
     rt.tracking = this;
     this.unlisten = rt.engine.onCommit((events) => {
@@ -225,8 +228,12 @@ export class Checkpointer implements CommitTracking {
       if (this.waitingCount > MAX_WAITING) this.spoil();
       else this.advance();
     });
+    let seenEpoch = this.keptEpoch;
     this.timer = setInterval(() => {
-      if (this.since >= this.opts.everyEvents) void this.write();
+      // After a drop, once no other came for a whole period (a key rotation drops it per object).
+      const epoch = rt.engine.checkpoints!.epoch;
+      if (this.since >= this.opts.everyEvents || (this.dropped() && epoch === seenEpoch)) void this.write();
+      seenEpoch = epoch;
     }, opts.checkMs ?? 5000).unref();
   }
 
@@ -247,6 +254,11 @@ export class Checkpointer implements CommitTracking {
       c.last = { key: e.key, seq: e.sequenceNumber, createdAt: e.createdAt };
     }
     return c;
+  }
+
+  /** A rewrite dropped the checkpoint since the last was written: one is due, even with no event since. */
+  private dropped(): boolean {
+    return this.world.runtime.engine.checkpoints!.epoch !== this.keptEpoch;
   }
 
   applied(key: string, seq: number, prev: unknown): void {
@@ -325,6 +337,7 @@ export class Checkpointer implements CommitTracking {
       this.capturing = undefined;
     }
     if (!ok) this.since += since;
+    else this.keptEpoch = epoch;
     this.opts.onWritten?.({ ok, ms: Math.round(performance.now() - t0), states, position: header.position, error });
     return ok;
   }
@@ -379,7 +392,7 @@ export class Checkpointer implements CommitTracking {
     this.closed = true;
     clearInterval(this.timer);
     await this.writing;
-    if (final && this.since > 0) await this.write().catch(() => false);
+    if (final && (this.since > 0 || this.dropped())) await this.write().catch(() => false);
     this.unlisten();
     if (this.world.runtime.tracking === this) this.world.runtime.tracking = undefined;
   }
