@@ -133,7 +133,11 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
       }
       const k = byKind.get(chunk.k);
       if (!k) throw new Error(`unknown kind ${chunk.k}`);
-      for (let i = 0; i < chunk.ids.length; i++) k.commit(chunk.ids[i], chunk.x ? unescapeKeys(chunk.s[i]) : chunk.s[i]);
+      for (let i = 0; i < chunk.ids.length; i++) {
+        const state = chunk.x ? unescapeKeys(chunk.s[i]) : chunk.s[i];
+        k.share?.(chunk.ids[i], state);
+        k.commit(chunk.ids[i], state);
+      }
       counts.set(chunk.k, (counts.get(chunk.k) ?? 0) + chunk.ids.length);
       if (f === all.length - 1) throw new Error('no end');
     }
