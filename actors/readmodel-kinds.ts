@@ -35,24 +35,31 @@ const EMPTY_ACTIONS = Object.freeze([]) as unknown as NicState['actions'];
 /** Sharing of decoded states, per kind (nodes before nics and ports, switches before ports). */
 function sharing(rm: ReadModel): Record<string, (id: string, s: any) => void> {
   const nodeName = (name: string) => rm.nodes.get(name)?.name ?? name;
-  const nicNames = new Map<string, string>();
-  const nicName = (name: string) => {
-    const known = nicNames.get(name);
+  /** Names repeated across nodes (eth0) and switches (a model's port names): the first few thousand kept. */
+  const common = (table: Map<string, string>) => (name: string) => {
+    const known = table.get(name);
     if (known !== undefined) return known;
-    if (nicNames.size < 1024) nicNames.set(name, name);
+    if (table.size < 4096) table.set(name, name);
     return name;
   };
+  const nicName = common(new Map());
+  const portName = common(new Map());
   return {
     // The node's name is its id: the map's key itself.
     node: (id, s: NodeState) => { if (s.name === id) s.name = id; },
     nic: (_id, s: NicState) => {
-      s.node = nodeName(s.node);
+      const node = rm.nodes.get(s.node);
+      if (node) {
+        s.node = node.name;
+        if (s.nodeIncarnation === node.incarnation) s.nodeIncarnation = node.incarnation;
+      }
       s.name = nicName(s.name);
       if (isEmpty(s.networks)) s.networks = EMPTY_NETWORKS;
       if (Array.isArray(s.actions) && !s.actions.length) s.actions = EMPTY_ACTIONS;
     },
     port: (_id, s: PortState) => {
       s.switch = rm.switches.get(s.switch)?.name ?? s.switch;
+      s.name = portName(s.name);
       if (s.wire) {
         s.wire.node = nodeName(s.wire.node);
         s.wire.nic = nicName(s.wire.nic);
