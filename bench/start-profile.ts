@@ -3,12 +3,16 @@
  * kind as a start reads it (the upgrade, the read model rebuild, the port repair), with the time
  * and process.memoryUsage() after each phase.
  *
- *   node --expose-gc dist/bench/start-profile.js DIR
+ *   node --expose-gc dist/bench/start-profile.js DIR [--checkpoint]
+ *
+ * With --checkpoint the read models come from the folder's checkpoint (actors/checkpoint.ts,
+ * written by a clean stop) and the events after it, as a start reads them when it can.
  */
 import { performance } from 'node:perf_hooks';
 import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
 import { World } from '../actors/world';
 import { upgrade, repairPortRecords } from '../actors/recovery';
+import { loadCheckpoint } from '../actors/checkpoint';
 import { readManifest } from './seed';
 
 async function main(): Promise<void> {
@@ -33,6 +37,16 @@ async function main(): Promise<void> {
   await upgrade(world);
   lap('upgrade check');
   const rm = world.rm;
+  if (process.argv.includes('--checkpoint')) {
+    const r = await loadCheckpoint(world);
+    lap(`checkpoint (${r.used ? `${r.replayed} events after it` : `not used: ${r.why}`})`);
+    if (!r.used) throw new Error(`no usable checkpoint in ${dir}: ${r.why}`);
+    await repairPortRecords(world);
+    lap('repair ports');
+    await world.close();
+    await engine.close();
+    return;
+  }
   const kinds = [
     [world.projects, (id: string, s: never) => rm.commitProject(id, null, s)],
     [world.nodes, (id: string, s: never) => rm.commitNode(id, null, s)],
