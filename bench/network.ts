@@ -12,9 +12,15 @@
  * observed, from sending its POST to knowing the outcome.
  *
  *   npm run bench:network      (BENCH_SECONDS, BENCH_NETWORK_NODES to change the load;
- *                               BENCH_NETWORK_RUNS=no-delay: only the two runs without injected delays)
+ *                               BENCH_NETWORK_RUNS=no-delay: only the runs without injected delays;
+ *                               BENCH_OP_TRACE=1: each run's operations traced step by step inside
+ *                               the service, hardware/op-trace.ts, and the steps printed)
  */
 import { Agent, request } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { StepFigures } from '../hardware/op-trace';
 import { startTarget, run, AUTH, cpuMicros } from './inventory';
 import { performance } from 'node:perf_hooks';
 import { sleep } from '../lib/time';
@@ -111,6 +117,8 @@ interface Result {
   seenP50: number; seenP99: number;
   /** CPU time of the service process per completed operation, ms (its polls included); NaN without /proc */
   cpuMsPerOp: number;
+  /** with BENCH_OP_TRACE: the steps of the operations inside the service */
+  trace?: { operations: number; steps: StepFigures[] };
 }
 
 interface Delays { label: string; opMs: number; sessionMs: number }
@@ -118,7 +126,12 @@ export const NO_DELAY: Delays = { label: 'no injected delay', opMs: 0, sessionMs
 
 /** `clients` nodes cycle connect/detach (each client owns one node); all NODES nodes are set up. */
 export async function scenario(switches: number, delays: Delays, clients = NODES, wait: Wait = { poll: POLL_MS }): Promise<Result> {
-  const t = await startTarget({ HILT_MOCK_SWITCH_DELAY_MS: String(delays.opMs), HILT_MOCK_SWITCH_SESSION_DELAY_MS: String(delays.sessionMs) });
+  const traceDir = process.env.BENCH_OP_TRACE ? mkdtempSync(join(tmpdir(), 'hilt-op-trace-')) : undefined;
+  const traceFile = traceDir && join(traceDir, 'trace.json');
+  const t = await startTarget({
+    HILT_MOCK_SWITCH_DELAY_MS: String(delays.opMs), HILT_MOCK_SWITCH_SESSION_DELAY_MS: String(delays.sessionMs), ...(traceFile ? { BENCH_OP_TRACE: traceFile } : {}),
+  });
+  let result: Result | undefined;
   const delayed = delays.opMs + delays.sessionMs > 0;
   try {
     const h = t.hilt;
@@ -175,12 +188,17 @@ export async function scenario(switches: number, delays: Delays, clients = NODES
     }
     latencies.sort((a, b) => a - b);
     const bare = await run('bare', { url: t.bare, duration: Math.min(2, SECONDS) });
-    return {
+    result = {
       label: delays.label, switches, clients, wait: wait === 'events' ? 'events' : `poll ${pollMs} ms`, opsPerSec: completed / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors, bareRps: bare.rps, cpuMsPerOp,
       seenP50: Math.round(pct(seen, 50)), seenP99: Math.round(pct(seen, 99)),
     };
+    return result;
   } finally {
-    t.stop();
+    await t.stop();
+    if (traceDir) {
+      if (result) result.trace = JSON.parse(readFileSync(traceFile!, 'utf8'));
+      rmSync(traceDir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -201,6 +219,12 @@ async function main(): Promise<void> {
   console.log('run                   switches clients  wait          ops/s  accept->DONE p50 ms  p99 ms  seen p50/p99 ms  errors  bare route req/s  ops/bare  cpu ms/op');
   for (const r of results) {
     console.log(`${r.label.padEnd(22)} ${String(r.switches).padStart(7)} ${String(r.clients).padStart(7)}  ${r.wait.padEnd(11)} ${r.opsPerSec.toFixed(0).padStart(7)} ${String(r.p50).padStart(20)} ${String(r.p99).padStart(7)} ${`${r.seenP50}/${r.seenP99}`.padStart(16)} ${String(r.errors).padStart(7)} ${r.bareRps.toFixed(0).padStart(17)}  ${(r.opsPerSec / r.bareRps).toFixed(3).padStart(8)}  ${Number.isNaN(r.cpuMsPerOp) ? '' : r.cpuMsPerOp.toFixed(2).padStart(9)}`);
+  }
+  for (const r of results.filter((x) => x.trace)) {
+    console.log(`\nsteps inside the service, ms: ${r.label}, ${r.clients} client(s), ${r.wait} (${r.trace!.operations} operations)`);
+    for (const f of r.trace!.steps) {
+      console.log(`  ${f.from.padStart(14)} -> ${f.to.padEnd(14)}  p50 ${f.p50.toFixed(2).padStart(7)}  p90 ${f.p90.toFixed(2).padStart(7)}  p99 ${f.p99.toFixed(2).padStart(7)}  mean ${f.mean.toFixed(2).padStart(7)}`);
+    }
   }
   console.log('\ntargets: p50 accept->DONE <= 5 ms without injected delay; with a 50 ms delay, ops/s grows with switches');
   if (results.some((r) => r.errors)) throw new Error('some operations ended in ERROR: the figures are not valid');

@@ -35,7 +35,7 @@ describe('bench smoke runs: inventory and network operations print their figures
   });
 
   it('bench/network.ts: the runs without injected delay (polling every 1 ms and 10 ms, an event stream), with ops/s, accept->DONE and seen p50 and p99, and ops/bare', async () => {
-    const { code, out } = await runBench('network.js', { BENCH_NETWORK_NODES: '4', BENCH_SECONDS: '1', BENCH_NETWORK_RUNS: 'no-delay' });
+    const { code, out } = await runBench('network.js', { BENCH_NETWORK_NODES: '4', BENCH_SECONDS: '1', BENCH_NETWORK_RUNS: 'no-delay', BENCH_OP_TRACE: '1' });
     expect(code, out).to.equal(0);
     const rows = out.split('\n').filter((l) => l.startsWith('no injected delay'));
     expect(rows, out).to.have.length(4);
@@ -58,5 +58,16 @@ describe('bench smoke runs: inventory and network operations print their figures
       expect(Number(perBare), row).to.be.greaterThan(0);
     }
     expect(waits).to.deep.equal(['poll 1 ms', 'poll 1 ms', 'poll 10 ms', 'events']);
+    // BENCH_OP_TRACE: each run's operations traced inside the service, step by step.
+    const traces = out.split('\nsteps inside the service').slice(1);
+    expect(traces, out).to.have.length(4);
+    for (const trace of traces) {
+      expect(Number(/\((\d+) operations\)/.exec(trace)?.[1]), trace).to.be.greaterThan(0);
+      const whole = /accepted -> outcomeDurable\s+p50\s+([\d.]+)\s+p90\s+([\d.]+)/.exec(trace);
+      expect(whole, trace).to.not.equal(null);
+      expect(Number(whole![1]), trace).to.be.greaterThan(0);
+      expect(Number(whole![2]), trace).to.be.at.least(Number(whole![1]));
+      for (const step of ['acceptDurable', 'portActor', 'switchTurn', 'applied', 'portAnswered', 'outcomeDecided']) expect(trace, step).to.match(new RegExp(`-> ${step} +p50 +\\d`));
+    }
   });
 });
