@@ -73,6 +73,7 @@ export class NetworkOperations {
     }
     if (!next) return;
     const action = next;
+    operationTrace.mark(node, 'acceptDurable');
     this.inFlight.add(node);
     void this.carryOut(node, action).then((recorded) => {
       this.inFlight.delete(node);

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 /** The steps, in order: each one's time is measured from the step before it. */
 export const STEPS = [
   'accepted', // the nic decided to accept it (its accepted_at)
-  'acceptDurable', // the acceptance committed: the 202 may go
+  'acceptDurable', // the acceptance committed (the 202 may go) and the runner handed it on
   'portActor', // its port actor handed it to the hardware path
   'switchTurn', // its switch's queue gave it the switch
   'applied', // the switch applied the change

@@ -75,10 +75,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
       events: [{ type: 'NetworkActionQueued', action: queued }],
       value: { nic: state.name, incarnation: state.incarnation, seq: n },
       ...extra,
-      afterCommit: () => {
-        operationTrace.mark(state.node, 'acceptDurable');
-        handOn(state.node);
-      },
+      afterCommit: () => handOn(state.node),
     };
   }
 
