@@ -70,7 +70,12 @@ declare module 'fastify' {
   }
 }
 
-export interface RouteEntry { method: string; url: string }
+export interface RouteEntry {
+  method: string;
+  url: string;
+  /** the route's schemas as registered (tests check them against JSON Schema's meta-schema) */
+  schema?: unknown;
+}
 
 /** Everything a route needs. */
 export interface Hilt {
@@ -152,7 +157,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : { http: { requireHostHeader: false } }),
     bodyLimit: BODY_LIMIT,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false }, plugins: [addNameFormats] },
+    // validateSchema: false: the schemas are the code's own, checked against the meta-schema by
+    // the tests (test/src/routes/openapi.test.ts); compiling the meta-schema in every Ajv cost the
+    // first request after a start ~80 ms (issue 27). Strict mode still refuses unknown keywords.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, validateSchema: false }, plugins: [addNameFormats] },
     // A name is at most 765 characters percent-encoded, a status id at most 2,048.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2100 },
     // Behind a reverse proxy (HILT_TRUST_PROXY): the client's address and protocol from its X-Forwarded-* headers.
@@ -191,7 +199,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url });
+    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url, schema: r.schema });
   });
   app.decorateRequest('caller', null as unknown as Caller);
   // Every answer counts, by the call's pattern (not its URL: names would make the labels unbounded).
