@@ -5,22 +5,7 @@
  * bench/README.md from full runs.
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-
-const DIST_BENCH = join(__dirname, '..', '..', 'bench');
-
-/** Run a bench script (as `npm run bench…` does, after the build) and return what it printed. */
-function runBench(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(DIST_BENCH, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, out }));
-  });
-}
+import { runBench } from '../helpers/bench';
 
 /** The line of a figure: its name, then numbers only. */
 const figure = (out: string, name: string) => out.split('\n').find((l) => l.startsWith(name));
