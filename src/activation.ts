@@ -8,6 +8,7 @@
  * On PostgreSQL every hardware call is guarded by the lease (src/lease-guard.ts): no call once
  * this process may no longer act as the active one.
  */
+import { upgradeHandler } from './upgrade';
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -171,8 +172,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // headnode wait for its recovery.
     const headnodesRecovered = headnodes.recover();
     // @fastify/websocket listens for upgrades on the app's own server, which the Gate stands in for.
-    const server = app.server;
-    const upgrade: Activation['upgrade'] = (req, socket, head) => void server.emit('upgrade', req, socket, head);
+    const upgrade: Activation['upgrade'] = upgradeHandler(app, handler);
     // Journal retention runs on the active process only: this activation's writes are fenced.
     retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log });
     retention.start();
