@@ -11,9 +11,9 @@ import { join } from 'node:path';
 const DIST_BENCH = join(__dirname, '..', '..', 'bench');
 
 /** Run a bench script (as `npm run bench…` does, after the build) and return what it printed. */
-function runBench(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+function runBench(script: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(DIST_BENCH, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(DIST_BENCH, script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -64,6 +64,20 @@ describe('bench smoke runs: inventory and network operations print their figures
       expect(errors, row).to.equal(0);
       expect(bare, row).to.be.greaterThan(0);
       expect(perBare, row).to.be.greaterThan(0);
+    }
+  });
+
+  it('bench/alternate.ts: two builds (here the same one twice) alternating, with the ratio and the CPU per request of each', async () => {
+    const tree = join(__dirname, '..', '..', '..');
+    for (const scenario of ['show', 'register']) {
+      const { code, out } = await runBench('alternate.js', { BENCH_NODES: '50', BENCH_SECONDS: '1', BENCH_CONNECTIONS: '4' }, [scenario, tree, tree, '1']);
+      expect(code, out).to.equal(0);
+      expect(out.match(/^round 1 .*: ratio [\d.]+, \d+ us CPU per request \(bare \d+\)$/gm), out).to.have.length(2);
+      const summary = out.split('\n').find((l) => l.startsWith(`${tree}: ratio median`));
+      const m = /ratio median ([\d.]+) .*CPU per request median (\d+) us \(bare (\d+) us\)/.exec(summary ?? '');
+      expect(m, out).to.not.equal(null);
+      expect(Number(m![1]), out).to.be.greaterThan(0);
+      expect(Number(m![2]), out).to.be.greaterThan(0);
     }
   });
 });
