@@ -14,7 +14,7 @@
  * moment the consumer has read its frame: it includes the durable commit itself, so it is an
  * upper bound of the delay from acknowledgement to delivery.
  */
-import { request } from 'node:http';
+import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fork, ChildProcess } from 'node:child_process';
 import { AUTH, registerRequests, run, startTarget } from './inventory';
@@ -29,40 +29,55 @@ const TIMED = 10;
 interface Consumer { received: number; delays: number[]; close(): void }
 
 /**
- * One consumer. An untimed one only counts frames, scanning the bytes for the `id: ` that opens
- * each (no text decoding, no copies): the consumers share this machine's cores with the service
- * and the load generator, so the lighter they are, the more the figure is the service's own cost.
- * A timed one also decodes each frame's `at` and takes its delay.
+ * One consumer, on a raw socket: the request written by hand, the answer's bytes scanned for the
+ * `\nid: ` that opens each frame (no HTTP parser, no text decoding, no copies but a few bytes
+ * kept between reads). The consumers share this machine's two cores with the service and the load
+ * generator (on a real site they run elsewhere), so the lighter they are, the more the figure is
+ * the service's own cost. A timed one also reads each frame's `at` (24 bytes) and takes its delay.
+ * Frames cross the socket whole or split anywhere by TCP; the chunked encoding's size lines lie
+ * between frames (the service writes whole frames), where they cannot split an `at`.
  */
 const ID = Buffer.from('\nid: ');
+const AT = Buffer.from('"at":"');
+const HEAD_END = Buffer.from('\r\n\r\n');
 function consumer(url: string, measuring: { on: boolean }, timed: boolean): Promise<Consumer> {
+  const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const c: Consumer = { received: 0, delays: [], close: () => req.destroy() };
-    const req = request(`${url}/events?kind=node`, { headers: { authorization: AUTH, accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`GET /events: ${res.statusCode}`));
-      // Each frame ends with a blank line, so every frame but a stream's first is preceded by "\n";
-      // the tail of the last chunk is kept so that a marker split between two chunks still counts.
-      let tail = Buffer.from('\n');
-      let text = '';
-      res.on('data', (chunk: Buffer) => {
-        const now = Date.now();
-        const data = Buffer.concat([tail, chunk]);
-        for (let i = data.indexOf(ID); i >= 0; i = data.indexOf(ID, i + ID.length)) c.received++;
-        tail = data.subarray(Math.max(0, data.length - (ID.length - 1)));
-        if (!timed || !measuring.on) return;
-        text += chunk.toString('utf8');
-        let i: number;
-        while ((i = text.indexOf('\n\n')) >= 0) {
-          const block = text.slice(0, i);
-          text = text.slice(i + 2);
-          const at = block.indexOf('"at":"');
-          if (block.startsWith('id:') && at >= 0) c.delays.push(now - Date.parse(block.slice(at + 6, at + 30)));
+    const socket = connect(Number(port), hostname);
+    const c: Consumer = { received: 0, delays: [], close: () => socket.destroy() };
+    let head = true;
+    /** bytes read and not yet scanned: a marker's start, or a frame whose `at` has not all come */
+    let kept: Buffer = Buffer.alloc(0);
+    socket.on('connect', () => socket.write(`GET /events?kind=node HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: ${AUTH}\r\nAccept: text/event-stream\r\n\r\n`));
+    socket.on('data', (chunk: Buffer) => {
+      const now = Date.now();
+      let data: Buffer = kept.length ? Buffer.concat([kept, chunk]) : chunk;
+      if (head) {
+        const end = data.indexOf(HEAD_END);
+        if (end < 0) {
+          kept = data;
+          return;
         }
-      });
-      resolve(c);
+        if (!data.subarray(0, 16).toString('latin1').startsWith('HTTP/1.1 200')) return reject(new Error(`GET /events: ${data.subarray(0, 40).toString('latin1')}`));
+        head = false;
+        resolve(c);
+        // The blank line's "\n" makes the first frame's "id: " a marker like the others'.
+        data = data.subarray(end + 3);
+      }
+      const timing = timed && measuring.on;
+      let from = 0;
+      let i: number;
+      for (; (i = data.indexOf(ID, from)) >= 0; from = i + ID.length) {
+        if (timing) {
+          const at = data.indexOf(AT, i);
+          if (at < 0 || at + AT.length + 24 > data.length) break;
+          c.delays.push(now - Date.parse(data.toString('latin1', at + AT.length, at + AT.length + 24)));
+        }
+        c.received++;
+      }
+      kept = Buffer.from(data.subarray(i >= 0 ? i : Math.max(from, data.length - (ID.length - 1))));
     });
-    req.on('error', (err) => { if (!req.destroyed) reject(err); });
-    req.end();
+    socket.on('error', (err) => { if (!socket.destroyed) reject(err); });
   });
 }
 
@@ -112,11 +127,13 @@ function startConsumers(url: string): Promise<{ child: ChildProcess; measure(on:
 
 async function main(): Promise<void> {
   const target = await startTarget();
-  const rows: { r: number; round: string; rps: number; errors: number; cpuUs: number; report?: Report }[] = [];
+  const rows: { r: number; round: string; rps: number; p50: number; p99: number; errors: number; cpuUs: number; others: string; report?: Report }[] = [];
   const round = async (r: number, withConsumers: boolean) => {
     const cs = withConsumers ? await startConsumers(target.hilt) : undefined;
     cs?.measure(true);
     const cpu0 = cpuMs(target.pid);
+    const consumers0 = cs ? cpuMs(cs.child.pid!) : 0;
+    const self0 = process.cpuUsage();
     const f = await run(`${r}: register ${withConsumers ? `+${CONSUMERS} consumers` : 'alone'}`, {
       url: target.hilt, connections: WRITE_CONNECTIONS, requests: registerRequests(`r${r}${withConsumers ? 'c' : 'a'}-`),
     });
@@ -124,8 +141,12 @@ async function main(): Promise<void> {
     await new Promise((res) => setTimeout(res, 1000));
     // The service's own CPU per registration, delivery to the consumers included.
     const cpuUs = ((cpuMs(target.pid) - cpu0) * 1000) / (f.rps * SECONDS);
+    // Where the machine's other CPU went meanwhile (all on the same cores): the load generator, the consumers.
+    const self = process.cpuUsage(self0);
+    const per = (ms: number) => ((ms * 1000) / (f.rps * SECONDS)).toFixed(0);
+    const others = `load generator ${per((self.user + self.system) / 1000)}` + (cs ? `, consumers ${per(cpuMs(cs.child.pid!) - consumers0)}` : '');
     const report = await cs?.report();
-    rows.push({ r, round: f.name, rps: f.rps, errors: f.errors + f.non2xx, cpuUs, report });
+    rows.push({ r, round: f.name, rps: f.rps, p50: f.p50, p99: f.p99, errors: f.errors + f.non2xx, cpuUs, others, report });
   };
   try {
     // A first round warms the target up (compiled code, the store's first pages); not counted.
@@ -143,7 +164,7 @@ async function main(): Promise<void> {
   console.log(`\nevent stream: ${CONSUMERS} consumers, ${WRITE_CONNECTIONS} writers, ${SECONDS} s per run, ${ROUNDS} rounds\n`);
   for (const x of rows) {
     const d = x.report ? `  delay p50 ${x.report.p50} ms p99 ${x.report.p99} ms max ${x.report.max} ms (${x.report.n} timed), ${x.report.received} received` : '';
-    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration${d}`);
+    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s (latency p50 ${x.p50} ms p99 ${x.p99} ms)  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration (${x.others})${d}`);
   }
   const cpu = Array.from({ length: ROUNDS }, (_, r) => rows.find((x) => x.r === r && !x.report)!.cpuUs / rows.find((x) => x.r === r && x.report)!.cpuUs);
   console.log(`\nthroughput with consumers / alone, per round: ${ratios.map((x) => x.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)} (target >= 0.90)`);

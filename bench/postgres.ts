@@ -61,7 +61,7 @@ async function readsAndStart(env: Record<string, string>): Promise<{ show: Figur
     let show: Figure;
     let bare: number;
     try {
-      await run('seed', { url: t.hilt, amount: NODES, connections: 64, requests: registerRequests('n') });
+      await run('seed', { url: t.hilt, amount: NODES, connections: Math.min(64, NODES), requests: registerRequests('n') });
       await run('warm-up', { url: t.bare, duration: 1, connections: CONNECTIONS });
       await run('warm-up', { url: `${t.hilt}/node/n1`, duration: 1, connections: CONNECTIONS });
       const b1 = await run('bare', { url: t.bare, connections: CONNECTIONS });
@@ -175,7 +175,7 @@ async function failovers(databaseUrl: string, keyFile: string, how: 'SIGKILL' | 
 async function seed(databaseUrl: string, keyFile: string): Promise<void> {
   const t = await startTarget({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: databaseUrl, HILT_SECRET_KEY_FILE: keyFile });
   try {
-    await run('seed', { url: t.hilt, amount: NODES, connections: 64, requests: registerRequests('n') });
+    await run('seed', { url: t.hilt, amount: NODES, connections: Math.min(64, NODES), requests: registerRequests('n') });
   } finally {
     await t.stop();
   }

@@ -12,6 +12,7 @@
  *
  *   npm run bench:scale -- --sizes 1000,10000,100000 --dir /var/tmp/hilt-scale [--seconds 5] [--soak-minutes 1]
  *   npm run bench:scale -- --folder DIR            (one folder seeded by bench:seed)
+ *   npm run bench:scale -- --folder DIR --soak-only --soak-minutes 60 [--rate 500] [--every 5]   (memory over a long run)
  *   npm run bench:scale -- --storage postgres [--pg-url URL]   (a server of its own otherwise)
  */
 import autocannon from 'autocannon';
@@ -264,7 +265,15 @@ interface MixedResult { seconds: number; reads: number; readP50: number; readP99
  * reserved node of the client's own; a 409 because its previous one is still pending is counted
  * as refused, not failed). RSS is sampled every second.
  */
-async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: number): Promise<MixedResult> {
+/**
+ * A soak's options: `rate` paces the clients to that many requests a second in all (0: a closed
+ * loop, as fast as the service answers); every `everyMinutes` a line gives the reads so far, the
+ * process's memory (anonymous and file-backed) and the data folder's size, so that growth can be
+ * set against the data written meanwhile.
+ */
+interface SoakOptions { rate: number; everyMinutes: number; folder?: string; log: (l: string) => void }
+
+async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: number, soak?: SoakOptions): Promise<MixedResult> {
   const pool = new Pool(t.hilt, { connections, pipelining: 1 });
   const reads: number[] = [];
   const writes: number[] = [];
@@ -273,7 +282,19 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
   let failed = 0;
   const rss: number[] = [];
   const sampler = setInterval(() => rss.push(rssMiB(t.pid)), 1000);
-  const end = Date.now() + seconds * 1000;
+  const started = Date.now();
+  const end = started + seconds * 1000;
+  let lastReport = 0;
+  const reporter = soak && setInterval(() => {
+    const mem = memOf(t.pid);
+    const recent = reads.slice(lastReport).sort((a, b) => a - b);
+    lastReport = reads.length;
+    const folder = soak.folder ? `, folder ${(folderBytes(soak.folder) / 2 ** 20).toFixed(0)} MiB` : '';
+    soak.log(`  ${((Date.now() - started) / 60_000).toFixed(1).padStart(5)} min: reads ${reads.length}, writes ${writes.length}, operations ${ops}, failed ${failed}; `
+      + `read p99 ${pct(recent, 99).toFixed(1)} ms; RSS ${mem.rss} MiB (anon ${mem.anon}, file-backed ${mem.file})${folder}`);
+  }, soak.everyMinutes * 60_000);
+  // Paced: each client sends one request per `connections / rate` seconds, on its own schedule.
+  const gap = soak?.rate ? (connections / soak.rate) * 1000 : 0;
   const nodes = opNodes(m, connections);
   const reserved = reservedNodes(m);
   const rnd = (n: number) => Math.floor(Math.random() * n);
@@ -285,7 +306,13 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
   await Promise.all(Array.from({ length: connections }, async (_, w) => {
     const own = nodes[w % nodes.length];
     let connected = false;
+    let next = Date.now() + Math.random() * gap;
     while (Date.now() < end) {
+      if (gap) {
+        const wait = next - Date.now();
+        next += gap;
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
       const x = Math.random() * 100;
       const t0 = performance.now();
       if (x < 95) {
@@ -310,6 +337,7 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
     }
   }));
   clearInterval(sampler);
+  if (reporter) clearInterval(reporter);
   await pool.close();
   reads.sort((a, b) => a - b);
   writes.sort((a, b) => a - b);
@@ -388,6 +416,9 @@ async function main(): Promise<void> {
     .option('--starts <n>', 'cold starts per size', Number, 3)
     .option('--soak-minutes <m>', 'minutes of the mixed workload at the largest size (0: none)', Number, 0.5)
     .option('--starts-only', 'measure the cold starts and RSS only (no load, nothing written to the folders)')
+    .option('--soak-only', 'only the mixed workload (--soak-minutes) on the largest folder, with a line of memory every --every minutes')
+    .option('--rate <n>', 'the soak\'s requests a second in all (0: a closed loop)', Number, 0)
+    .option('--every <m>', 'minutes between the soak\'s lines', Number, 5)
     .parse();
   const o = p.opts();
   const storage = o.storage as 'lmdb' | 'postgres';
@@ -419,6 +450,21 @@ async function main(): Promise<void> {
           console.log(`${m.nodes} nodes: cold start ${t.coldMs} ms (CPU ${t.cpuS} s), rss ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
           await t.stop();
         }
+      }
+      return;
+    }
+    if (o.soakOnly) {
+      const { folder } = folders[folders.length - 1];
+      const m = readManifest(folder)!;
+      const t = await spawnTarget(folder, m, storage === 'postgres' ? { HILT_DATABASE_URL: pgUrls.get(folder)! } : {});
+      try {
+        console.log(`soak: ${m.nodes} nodes, 64 connections, ${o.rate ? `${o.rate} requests a second` : 'closed loop'}, ${o.soakMinutes} min; after start: RSS ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
+        const r = await mixed(t, m, o.soakMinutes * 60, 64, { rate: o.rate, everyMinutes: o.every, folder: storage === 'lmdb' ? folder : undefined, log: console.log });
+        console.log(`soak: reads ${r.reads} (p50 ${r.readP50} ms, p99 ${r.readP99} ms), writes ${r.writes} (p99 ${r.writeP99} ms), network operations ${r.ops} (${r.refused} refused while pending), failed ${r.failed}`);
+        const q = r.rss;
+        console.log(`soak: RSS (MiB) first ${q[0]}, min ${Math.min(...q)}, max ${Math.max(...q)}, last ${q[q.length - 1]} (${q.length} samples)`);
+      } finally {
+        await t.stop();
       }
       return;
     }

@@ -3,18 +3,22 @@
  * bare fastify JSON route as the same-run baseline. Prints "ready <hiltPort> <barePort> <startMs>",
  * startMs being how long startService took (open storage, rebuild the read models, listen).
  * HILT_STORAGE=postgres with HILT_DATABASE_URL runs it on PostgreSQL instead; BENCH_DATA_DIR
- * names a data folder to use (and keep) instead of a new one.
+ * names a data folder to use (and keep) instead of a new one. BENCH_OP_TRACE names a file: the
+ * network operations' step trace (hardware/op-trace.ts) is kept and its figures written there at the stop.
  */
 import Fastify from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { startService } from '../src/service';
+import { operationTrace } from '../hardware/op-trace';
 
 async function main(): Promise<void> {
   const keep = process.env.BENCH_DATA_DIR;
+  const trace = process.env.BENCH_OP_TRACE;
+  if (trace) operationTrace.enable();
   const dir = keep ?? mkdtempSync(join(tmpdir(), 'hilt-bench-'));
   // HILT_* settings (e.g. mock switch delays, the engine) come from the environment, as in production.
   const started = performance.now();
@@ -33,6 +37,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     await bare.close();
     await svc.close();
+    if (trace) writeFileSync(trace, JSON.stringify(operationTrace.figures()));
     if (!keep) rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   };

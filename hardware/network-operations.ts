@@ -13,6 +13,7 @@ import { nicId, portId } from '../actors/ids';
 import type { PortChange, PortCommand, PortReplies } from '../actors/port/protocol';
 import { NATIVE, NetworkAction, NicCommand, NicReplies, NicState } from '../actors/nic/protocol';
 import type { OperationType, Telemetry } from '../actors/telemetry';
+import { operationTrace } from './op-trace';
 import { backoff, sleep } from '../lib/time';
 
 /** An operation's type as metrics and the dashboard name it. */
@@ -72,6 +73,7 @@ export class NetworkOperations {
     }
     if (!next) return;
     const action = next;
+    operationTrace.mark(node, 'acceptDurable');
     this.inFlight.add(node);
     void this.carryOut(node, action).then((recorded) => {
       this.inFlight.delete(node);
@@ -116,6 +118,7 @@ export class NetworkOperations {
         error = (err as Error).message;
       }
     }
+    operationTrace.mark(node, 'portAnswered');
     if (this.closing) return false;
     return this.record(node, action, error);
   }

@@ -48,6 +48,7 @@ import { HiltError } from '../actors/errors';
 import { portId } from '../actors/ids';
 import { configAfter, sameConfig } from '../actors/port/config';
 import type { PortChange, PortCheck, PortConfig, PortExpected, PortFound, PortState, Wire } from '../actors/port/protocol';
+import { operationTrace } from './op-trace';
 import { backoff, sleep, within } from '../lib/time';
 
 /** HILT_INACTIVE_PORTS: a port that carries none of the service's networks is shut (`shutdown`), or left as it is (`keep`). */
@@ -180,6 +181,7 @@ export class PortHardware {
   async apply(port: PortState, change: PortChange): Promise<string | null> {
     // Marked before the change is queued (in this turn), cleared once its outcome is held.
     const id = portId(port.switch, port.name);
+    if (port.wire) operationTrace.mark(port.wire.node, 'portActor');
     this.mark(id);
     try {
       return await this.applyNow(port, change);
@@ -242,8 +244,15 @@ export class PortHardware {
     if (!sw) return `switch ${port.switch} no longer exists`;
     const current = this.current(port);
     let deadline: number | undefined;
+    const node = port.wire?.node ?? '';
     try {
-      await this.deps.sessions.submit(sw, work(change, port.name, current, this.policy), { onStart: (d) => { deadline = d; } });
+      await this.deps.sessions.submit(sw, work(change, port.name, current, this.policy), {
+        onStart: (d) => {
+          deadline = d;
+          operationTrace.mark(node, 'switchTurn');
+        },
+      });
+      operationTrace.mark(node, 'applied');
     } catch (err) {
       if (err instanceof SwitchError && err.nothingSent) return err.message;
       return `${(err as Error).message}; ${await this.setBack(port, sw, current, deadline ?? Date.now())}`;

@@ -6,6 +6,7 @@ import { newIncarnation, nicId, portId, splitId } from '../ids';
 import { own } from '../own';
 import { attachedTo } from '../../lib/text';
 import type { PortCommand, PortReplies } from '../port/protocol';
+import { operationTrace } from '../../hardware/op-trace';
 import { NATIVE, RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicReplies, NicState, NicStatusRef } from './protocol';
 
 /** What the nic actor needs: the committed view, the network reservations, its port's actor, and who carries out its operations. */
@@ -68,6 +69,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
     // The node numbers its operations above its nics' own (it waits for each accept), so this
     // holds; never reuse a number within one nic all the same.
     const n = Math.max(seq, state.lastSeq + 1);
+    operationTrace.mark(state.node, 'accepted');
     const queued: NetworkAction = { ...action, seq: n, nic: state.name, ...port, status: 'PENDING', acceptedAt: Date.now() };
     return {
       events: [{ type: 'NetworkActionQueued', action: queued }],
@@ -221,7 +223,8 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         const event: NicEvent = cmd.error === null
           ? { type: 'NetworkActionDone', seq: cmd.seq }
           : { type: 'NetworkActionFailed', seq: cmd.seq, error: cmd.error };
-        return { events: [event] };
+        operationTrace.mark(state.node, 'outcomeDecided');
+        return { events: [event], afterCommit: () => operationTrace.mark(state.node, 'outcomeDurable') };
       }),
     },
   };

@@ -5,22 +5,8 @@
  * bench/README.md from full runs.
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-
-const DIST_BENCH = join(__dirname, '..', '..', 'bench');
-
-/** Run a bench script (as `npm run bench…` does, after the build) and return what it printed. */
-function runBench(script: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(DIST_BENCH, script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, out }));
-  });
-}
+import { runBench } from '../helpers/bench';
 
 /** The line of a figure: its name, then numbers only. */
 const figure = (out: string, name: string) => out.split('\n').find((l) => l.startsWith(name));
@@ -49,21 +35,40 @@ describe('bench smoke runs: inventory and network operations print their figures
     }
   });
 
-  it('bench/network.ts: the runs without injected delay, with ops/s, accept->DONE p50 and p99, and ops/bare', async () => {
-    const { code, out } = await runBench('network.js', { BENCH_NETWORK_NODES: '4', BENCH_SECONDS: '1', BENCH_NETWORK_RUNS: 'no-delay' });
+  it('bench/network.ts: the runs without injected delay (polling every 1 ms and 10 ms, an event stream), with ops/s, accept->DONE and seen p50 and p99, and ops/bare', async () => {
+    const { code, out } = await runBench('network.js', { BENCH_NETWORK_NODES: '4', BENCH_SECONDS: '1', BENCH_NETWORK_RUNS: 'no-delay', BENCH_OP_TRACE: '1' });
     expect(code, out).to.equal(0);
     const rows = out.split('\n').filter((l) => l.startsWith('no injected delay'));
-    expect(rows, out).to.have.length(2);
+    expect(rows, out).to.have.length(4);
+    const waits: string[] = [];
     for (const row of rows) {
-      const [switches, clients, ops, p50, p99, errors, bare, perBare] = row.slice('no injected delay'.length).trim().split(/\s+/).map(Number);
-      expect(switches, row).to.equal(4);
-      expect(clients, row).to.be.oneOf([1, 4]);
-      expect(ops, row).to.be.greaterThan(0);
-      expect(p50, row).to.be.at.least(0);
-      expect(p99, row).to.be.at.least(p50);
-      expect(errors, row).to.equal(0);
-      expect(bare, row).to.be.greaterThan(0);
-      expect(perBare, row).to.be.greaterThan(0);
+      const m = /^no injected delay\s+(\d+)\s+(\d+)\s+(poll \d+ ms|events)\s+(.*)$/.exec(row);
+      expect(m, row).to.not.equal(null);
+      waits.push(m![3]);
+      const [ops, p50, p99, seen, errors, bare, perBare] = m![4].trim().split(/\s+/);
+      const [seen50, seen99] = seen.split('/').map(Number);
+      expect(Number(m![1]), row).to.equal(4);
+      expect(Number(m![2]), row).to.be.oneOf([1, 4]);
+      expect(Number(ops), row).to.be.greaterThan(0);
+      expect(Number(p50), row).to.be.at.least(0);
+      expect(Number(p99), row).to.be.at.least(Number(p50));
+      expect(seen50, row).to.be.greaterThan(0);
+      expect(seen99, row).to.be.at.least(seen50);
+      expect(Number(errors), row).to.equal(0);
+      expect(Number(bare), row).to.be.greaterThan(0);
+      expect(Number(perBare), row).to.be.greaterThan(0);
+    }
+    expect(waits).to.deep.equal(['poll 1 ms', 'poll 1 ms', 'poll 10 ms', 'events']);
+    // BENCH_OP_TRACE: each run's operations traced inside the service, step by step.
+    const traces = out.split('\nsteps inside the service').slice(1);
+    expect(traces, out).to.have.length(4);
+    for (const trace of traces) {
+      expect(Number(/\((\d+) operations\)/.exec(trace)?.[1]), trace).to.be.greaterThan(0);
+      const whole = /accepted -> outcomeDurable\s+p50\s+([\d.]+)\s+p90\s+([\d.]+)/.exec(trace);
+      expect(whole, trace).to.not.equal(null);
+      expect(Number(whole![1]), trace).to.be.greaterThan(0);
+      expect(Number(whole![2]), trace).to.be.at.least(Number(whole![1]));
+      for (const step of ['acceptDurable', 'portActor', 'switchTurn', 'applied', 'portAnswered', 'outcomeDecided']) expect(trace, step).to.match(new RegExp(`-> ${step} +p50 +\\d`));
     }
   });
 

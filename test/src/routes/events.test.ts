@@ -3,11 +3,13 @@
  * without loss or repeat; filters; access per project; bad input.
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, mockSwitch, obm, finished, ADMIN, Creds } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, mockSwitch, obm, finished, ADMIN, Creds, basic } from '../../helpers/server';
 import { SseStream, SseEvent } from '../../helpers/sse';
+import { until } from '../../helpers/wait';
 import type { PersistedEvent } from '../../../actors/persistence/engine';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { connect } from 'node:net';
 
 /** A full garbage collection, to measure the heap (V8's gc exposed at run time). */
 setFlagsFromString('--expose_gc');
@@ -214,6 +216,61 @@ describe('GET /events', function () {
     expect(names(byName)).to.deep.equal(['node.registered fn1', 'node.registered fn2', 'project.node_added fn1', 'node.metadata_set fn2']);
     expect(names(byWild)).to.deep.equal(['node.registered fn1', 'node.registered fn2', 'node.registered fn3', 'node.metadata_set fn2']);
     for (const x of [byKind, byType, byProject, byName, byWild, marker]) x.close();
+  });
+
+  it('frames its events right for a raw HTTP/1.1 reader (chunks) and an HTTP/1.0 one (no chunks), under a burst of commits', async () => {
+    // Under load the service writes a flush's frames straight to each stream's socket (one text
+    // shared by all streams, framed once as a chunk): read the bytes with no HTTP library.
+    const read = (version: string) => {
+      const socket = connect(Number(new URL(ts.url).port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (d) => chunks.push(d));
+      socket.write(`GET /events?kind=node&name=burst${version} HTTP/${version}\r\nHost: localhost\r\nAuthorization: ${basic(ADMIN)}\r\n\r\n`);
+      return { bytes: () => Buffer.concat(chunks), close: () => socket.destroy() };
+    };
+    const readers = { '1.1': read('1.1'), '1.0': read('1.0') };
+    for (const r of Object.values(readers)) await until('the answer\'s head', () => r.bytes().includes(': hilt event stream'));
+    // A burst of commits, so that one flush carries several frames.
+    for (const v of ['1.1', '1.0']) {
+      await must(api.put(`/node/burst${v}`, { obm: obm() }));
+      await Promise.all(Array.from({ length: 60 }, (_, i) => must(api.put(`/node/burst${v}/metadata/k${i}`, { value: String(i) }))));
+    }
+    for (const r of Object.values(readers)) await until('the burst\'s frames', () => r.bytes().toString('latin1').split('"type":"node.').length - 1 >= 61);
+    const frames = (body: string) => body.split('\n\n').filter((b) => b.startsWith('id: ')).map((b) => JSON.parse(b.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { name: string; type: string });
+    for (const [v, r] of Object.entries(readers)) {
+      const raw = r.bytes().toString('utf8');
+      r.close();
+      const headEnd = raw.indexOf('\r\n\r\n');
+      const head = raw.slice(0, headEnd);
+      let body = raw.slice(headEnd + 4);
+      expect(head, v).to.match(/^HTTP\/1\.1 200/);
+      if (v === '1.1') {
+        expect(head).to.match(/transfer-encoding: chunked/i);
+        // Undo the chunked encoding strictly: a size line, exactly that many bytes, CRLF.
+        let out = '';
+        let rest = Buffer.from(body, 'utf8');
+        for (;;) {
+          const eol = rest.indexOf('\r\n');
+          if (eol < 0) break;
+          const size = parseInt(rest.subarray(0, eol).toString('latin1'), 16);
+          expect(Number.isNaN(size), `chunk size line ${JSON.stringify(rest.subarray(0, eol).toString('latin1'))}`).to.equal(false);
+          if (rest.length < eol + 2 + size + 2) break;
+          out += rest.subarray(eol + 2, eol + 2 + size).toString('utf8');
+          expect(rest.subarray(eol + 2 + size, eol + 4 + size).toString('latin1')).to.equal('\r\n');
+          rest = rest.subarray(eol + 4 + size);
+        }
+        expect(rest.length, 'bytes left after the last whole chunk').to.equal(0);
+        body = out;
+      } else {
+        expect(head).not.to.match(/transfer-encoding/i);
+        expect(body).not.to.match(/^[0-9a-f]+\r\n/m);
+      }
+      const got = frames(body);
+      expect(got.length, v).to.equal(61);
+      expect(got.every((e) => e.name === `burst${v}`), v).to.equal(true);
+      expect(got[0].type).to.equal('node.registered');
+      expect(got.slice(1).every((e) => e.type === 'node.metadata_set')).to.equal(true);
+    }
   });
 
   it('shows a member only the events of its projects, never another project\'s (randomized), and cuts it off when it leaves', async () => {
