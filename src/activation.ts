@@ -8,7 +8,6 @@
  * On PostgreSQL every hardware call is guarded by the lease (src/lease-guard.ts): no call once
  * this process may no longer act as the active one.
  */
-import { upgradeHandler } from './upgrade';
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -32,6 +31,7 @@ import { SecretStore } from './secrets/at-rest';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
 import { archiveDirOf, Retention } from './retention';
+import { upgradeHandler } from './upgrade';
 
 export interface Activation {
   app: FastifyInstance;
