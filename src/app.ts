@@ -67,6 +67,8 @@ declare module 'fastify' {
     hilt: Hilt;
     /** every route as registered (method, url with its prefix): what the OpenAPI document must describe */
     routeTable: RouteEntry[];
+    /** whether a path (without its query) is one of the WebSocket routes' */
+    isWebSocketPath(path: string): boolean;
   }
 }
 
@@ -277,17 +279,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${shortPath(req.url.split('?')[0])}` });
   });
 
-  // The live consoles' WebSockets (src/routes/consoles.ts): input comes in small messages.
-  await app.register(websocket, {
-    options: { maxPayload: 64 * 1024 },
-    // At a stop, viewers read why (the plugin's own close sends no code).
-    preClose(this: FastifyInstance, done: () => void) {
-      for (const client of this.websocketServer.clients) client.close(1001, 'the service is stopping');
-      this.websocketServer.close(() => undefined);
-      done();
-    },
-  });
-
   const routes = async (scope: FastifyInstance) => {
     await scope.register(projectRoutes);
     await scope.register(nodeRoutes);
@@ -299,7 +290,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
     await scope.register(eventRoutes);
-    await scope.register(consoleRoutes);
     await scope.register(wiringRoutes);
     await scope.register(lifecycleRoutes);
     await scope.register(listRoutes);
@@ -312,7 +302,30 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(routes, { prefix: '/v0' });
   await app.register(docsRoutes);
   await app.register(metricsRoutes);
-  await app.register(uiRoutes);
+  // The WebSockets (the consoles' streams, the dashboard's) in a context of their own: the
+  // plugin's onRequest and onResponse hooks and its wrapper of each handler run on these routes
+  // only, not on every API call (bench/README.md, Per-request speed, second round). Upgrades
+  // to any other path are answered as plain HTTP (src/upgrade.ts).
+  const wsRoutes: RegExp[] = [];
+  app.decorate('isWebSocketPath', (path: string) => wsRoutes.some((r) => r.test(path)));
+  await app.register(async (scope) => {
+    // Input comes in small messages.
+    await scope.register(websocket, {
+      options: { maxPayload: 64 * 1024 },
+      // At a stop, viewers read why (the plugin's own close sends no code).
+      preClose(this: FastifyInstance, done: () => void) {
+        for (const client of this.websocketServer.clients) client.close(1001, 'the service is stopping');
+        this.websocketServer.close(() => undefined);
+        done();
+      },
+    });
+    scope.addHook('onRoute', (r) => {
+      if (r.wsHandler) wsRoutes.push(new RegExp(`^${r.url.replace(/:[^/]+/g, '[^/]+')}$`));
+    });
+    await scope.register(consoleRoutes);
+    await scope.register(consoleRoutes, { prefix: '/v0' });
+    await scope.register(uiRoutes);
+  });
   app.addHook('onClose', async () => validators.stop());
   await app.ready();
   // A second after the API serves: a start's first answers (issue 27) do not wait behind them.
