@@ -355,6 +355,7 @@ export class Checkpointer implements CommitTracking {
     yield frame(Buffer.from(JSON.stringify(header), 'utf8'));
     for (const k of kinds) {
       const before = this.capturing!.get(k.kind)!;
+      // Every id read: one changed after it was read is not written again from `before`.
       const seen = new Set<string>();
       let ids: string[] = [];
       let states: unknown[] = [];
@@ -368,9 +369,11 @@ export class Checkpointer implements CommitTracking {
       const size = this.opts.chunk ?? CHUNK;
       let n = 0;
       for (const [id, current] of k.states) {
+        // Deleted and created again after it was read: the map gives it once more, at its end.
+        if (seen.has(id)) continue;
         let s = current;
+        seen.add(id);
         if (before.has(id)) {
-          seen.add(id);
           s = before.get(id);
           if (s === null) continue;
         }

@@ -57,12 +57,15 @@ export async function run(name: string, opts: autocannon.Options, pid?: number):
 
 export interface Target { hilt: string; bare: string; /** how long startService took in the target, ms */ startMs: number; pid: number; stop: () => Promise<void> }
 
-/** Start bench/target.js: a fresh hilt (empty LMDB, unless env says otherwise) and a bare fastify route in one process. */
-export async function startTarget(env: Record<string, string> = {}): Promise<Target> {
+/**
+ * Start bench/target.js: a fresh hilt (empty LMDB, unless env says otherwise) and a bare fastify
+ * route in one process. `target`: another build's (bench/alternate.ts compares two).
+ */
+export async function startTarget(env: Record<string, string> = {}, target = join(__dirname, 'target.js')): Promise<Target> {
   // The same V8 flags as `npm start` (package.json): a larger young generation means fewer
   // scavenges on the allocation-heavy request path.
   const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, join(__dirname, 'target.js')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...flags, target], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const [hiltPort, barePort, startMs] = await new Promise<string[]>((resolve, reject) => {
     let out = '';

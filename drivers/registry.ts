@@ -4,9 +4,10 @@
  * list: validation of its registration fields, its extension name, its construction and its
  * inspection all come from the entry, and nothing else in the service names a driver.
  */
-import Ajv, { ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import type { DriverSettings } from './settings';
 import { quote } from '../lib/text';
+import { lazyModule } from '../lib/lazy';
 
 /** Field names a client sent, as a message lists them: a prefix of each, at most five. */
 export function fieldList(fields: string[]): string {
@@ -66,19 +67,26 @@ const defaultWording: RegistryWording = {
   unexpected: (type, extra) => `unexpected field(s) for ${type}: ${fieldList(extra)}`,
 };
 
-const ajv = new Ajv({ allErrors: false, strict: true });
+/**
+ * One Ajv for every registry, made (and each entry's schema compiled) at the first registration
+ * checked: loading Ajv and compiling its meta-schema cost a start ~200 ms (issue 27).
+ */
+const ajv = lazyModule(() => {
+  const Ajv = (require('ajv') as typeof import('ajv')).default;
+  return new Ajv({ allErrors: false, strict: true });
+});
 
 /** A field that is a secret by its name (as src/redact.ts masks them). */
 const SECRET_FIELD = /password|secret|token/i;
 
 export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
   /** Null prototype: a `type` such as "constructor" finds nothing. */
-  private readonly byType: Record<string, { entry: E; validate: ValidateFunction }> = Object.create(null);
+  private readonly byType: Record<string, { entry: E; validate?: ValidateFunction }> = Object.create(null);
 
   constructor(readonly kind: string, readonly entries: readonly E[], private readonly wording: RegistryWording = defaultWording) {
     for (const entry of entries) {
       if (this.byType[entry.type]) throw new Error(`two ${kind} drivers claim the type ${entry.type}`);
-      this.byType[entry.type] = { entry, validate: ajv.compile(entry.fields) };
+      this.byType[entry.type] = { entry };
     }
   }
 
@@ -114,8 +122,9 @@ export class DriverRegistry<D, E extends DriverEntry<D> = DriverEntry<D>> {
     const properties = schema.properties ?? {};
     const extra = Object.keys(fields).filter((k) => !Object.hasOwn(properties, k));
     if (extra.length && schema.additionalProperties === false) return this.wording.unexpected(known.entry.type, extra);
-    if (!known.validate(fields)) {
-      const e = known.validate.errors![0];
+    const check = (known.validate ??= ajv().compile(known.entry.fields));
+    if (!check(fields)) {
+      const e = check.errors![0];
       const field = e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.slice(1).split('/')[0];
       const expected = Object.hasOwn(properties, field) ? properties[field].type : undefined;
       const what = e.keyword === 'required' && expected === undefined ? 'is required'

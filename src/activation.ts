@@ -32,6 +32,7 @@ import { SecretStore } from './secrets/at-rest';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
 import { archiveDirOf, Retention } from './retention';
+import { upgradeHandler } from './upgrade';
 
 export interface Activation {
   app: FastifyInstance;
@@ -186,8 +187,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // headnode wait for its recovery.
     const headnodesRecovered = headnodes.recover();
     // @fastify/websocket listens for upgrades on the app's own server, which the Gate stands in for.
-    const server = app.server;
-    const upgrade: Activation['upgrade'] = (req, socket, head) => void server.emit('upgrade', req, socket, head);
+    const upgrade: Activation['upgrade'] = upgradeHandler(app, handler);
     // Journal retention runs on the active process only: this activation's writes are fenced.
     retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log });
     retention.start();

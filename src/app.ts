@@ -67,10 +67,17 @@ declare module 'fastify' {
     hilt: Hilt;
     /** every route as registered (method, url with its prefix): what the OpenAPI document must describe */
     routeTable: RouteEntry[];
+    /** whether a path (without its query) is one of the WebSocket routes' */
+    isWebSocketPath(path: string): boolean;
   }
 }
 
-export interface RouteEntry { method: string; url: string }
+export interface RouteEntry {
+  method: string;
+  url: string;
+  /** the route's schemas as registered (tests check them against JSON Schema's meta-schema) */
+  schema?: unknown;
+}
 
 /** Everything a route needs. */
 export interface Hilt {
@@ -146,11 +153,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Route validators compile at first use and in the background once serving (src/lazy-validation.ts).
   const validators = new LazyValidators();
   const app = Fastify({
-    schemaController: { compilersFactory: { buildValidator: validators.buildValidator as never } },
+    // Answers are JSON.stringify'd (setSerializerCompiler below): given here too, fastify does
+    // not load its own serializer compiler at every start (~50 ms, issue 27).
+    schemaController: { compilersFactory: { buildValidator: validators.buildValidator as never, buildSerializer: () => () => (data: unknown) => JSON.stringify(data) } },
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : { http: { requireHostHeader: false } }),
     bodyLimit: BODY_LIMIT,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false }, plugins: [addNameFormats] },
+    // validateSchema: false: the schemas are the code's own, checked against the meta-schema by
+    // the tests (test/src/routes/openapi.test.ts); compiling the meta-schema in every Ajv cost the
+    // first request after a start ~80 ms (issue 27). Strict mode still refuses unknown keywords.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, validateSchema: false }, plugins: [addNameFormats] },
     // A name is at most 765 characters percent-encoded, a status id at most 2,048.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2100 },
     // Behind a reverse proxy (HILT_TRUST_PROXY): the client's address and protocol from its X-Forwarded-* headers.
@@ -189,7 +201,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url });
+    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url, schema: r.schema });
   });
   app.decorateRequest('caller', null as unknown as Caller);
   // Every answer counts, by the call's pattern (not its URL: names would make the labels unbounded).
@@ -267,17 +279,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.code(404).send({ type: 'NotFoundError', msg: `no such call: ${req.method} ${shortPath(req.url.split('?')[0])}` });
   });
 
-  // The live consoles' WebSockets (src/routes/consoles.ts): input comes in small messages.
-  await app.register(websocket, {
-    options: { maxPayload: 64 * 1024 },
-    // At a stop, viewers read why (the plugin's own close sends no code).
-    preClose(this: FastifyInstance, done: () => void) {
-      for (const client of this.websocketServer.clients) client.close(1001, 'the service is stopping');
-      this.websocketServer.close(() => undefined);
-      done();
-    },
-  });
-
   const routes = async (scope: FastifyInstance) => {
     await scope.register(projectRoutes);
     await scope.register(nodeRoutes);
@@ -289,7 +290,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await scope.register(actionRoutes);
     await scope.register(headnodeRoutes);
     await scope.register(eventRoutes);
-    await scope.register(consoleRoutes);
     await scope.register(wiringRoutes);
     await scope.register(lifecycleRoutes);
     await scope.register(listRoutes);
@@ -302,10 +302,34 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(routes, { prefix: '/v0' });
   await app.register(docsRoutes);
   await app.register(metricsRoutes);
-  await app.register(uiRoutes);
+  // The WebSockets (the consoles' streams, the dashboard's) in a context of their own: the
+  // plugin's onRequest and onResponse hooks and its wrapper of each handler run on these routes
+  // only, not on every API call (bench/README.md, Per-request speed, second round). Upgrades
+  // to any other path are answered as plain HTTP (src/upgrade.ts).
+  const wsRoutes: RegExp[] = [];
+  app.decorate('isWebSocketPath', (path: string) => wsRoutes.some((r) => r.test(path)));
+  await app.register(async (scope) => {
+    // Input comes in small messages.
+    await scope.register(websocket, {
+      options: { maxPayload: 64 * 1024 },
+      // At a stop, viewers read why (the plugin's own close sends no code).
+      preClose(this: FastifyInstance, done: () => void) {
+        for (const client of this.websocketServer.clients) client.close(1001, 'the service is stopping');
+        this.websocketServer.close(() => undefined);
+        done();
+      },
+    });
+    scope.addHook('onRoute', (r) => {
+      if (r.wsHandler) wsRoutes.push(new RegExp(`^${r.url.replace(/:[^/]+/g, '[^/]+')}$`));
+    });
+    await scope.register(consoleRoutes);
+    await scope.register(consoleRoutes, { prefix: '/v0' });
+    await scope.register(uiRoutes);
+  });
   app.addHook('onClose', async () => validators.stop());
   await app.ready();
-  void validators.warm((err) => app.log.error({ err }, 'a route\'s request schema does not compile'));
+  // A second after the API serves: a start's first answers (issue 27) do not wait behind them.
+  void validators.warm((err) => app.log.error({ err }, 'a route\'s request schema does not compile'), 4, 1000);
   return app;
 }
 

@@ -91,8 +91,9 @@ export class Gate {
   }
 
   private route(req: IncomingMessage, res: ServerResponse): void {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+    const url = req.url ?? '/';
+    // Every API call passes here: the path is cut out of the URL only for /health (and on a standby).
+    if (url.startsWith('/health') && (url.length === 7 || url[7] === '?') && (req.method === 'GET' || req.method === 'HEAD')) {
       req.resume();
       const active = !!this.handler;
       const body = JSON.stringify(active ? { status: 'active', instance: this.opts.instance } : { status: 'standby', instance: this.opts.instance, reason: this.why });
@@ -102,6 +103,7 @@ export class Gate {
     }
     if (this.handler) return this.handler(req, res);
     req.resume();
+    const path = url.split('?')[0];
     if (path === '/metrics' && req.method === 'GET' && this.opts.metrics) return void this.metrics(this.opts.metrics, res);
     const body = JSON.stringify({ type: 'ServiceUnavailableError', msg: `this hilt process (${this.opts.instance}) is a standby: ${this.why}; nothing was read or changed` });
     res.writeHead(503, {

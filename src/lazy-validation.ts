@@ -12,18 +12,25 @@
  * Fastify treats a compiler given this way as a custom one, which only changes how it passes
  * header schemas (not lowercased first): the routes have none.
  */
-import AjvCompiler from '@fastify/ajv-compiler';
+import type AjvCompiler from '@fastify/ajv-compiler';
 
 type Validate = ((data: unknown) => unknown) & { errors?: unknown };
 type BuildValidator = ReturnType<typeof AjvCompiler>;
+type RequiredCompiler = { default: typeof AjvCompiler };
 type RouteSchema = Parameters<ReturnType<BuildValidator>>[0];
 
 export class LazyValidators {
   /** validators not compiled yet, in the order their routes were added */
   private readonly waiting = new Set<() => void>();
   private stopped = false;
-  /** Fastify's own pool of Ajv compilers, one per set of shared schemas and options */
-  private readonly pool = AjvCompiler();
+  /**
+   * Fastify's own pool of Ajv compilers, one per set of shared schemas and options; loaded with
+   * Ajv at the first compile (loading them cost a start ~80 ms).
+   */
+  private poolOnce?: BuildValidator;
+  private get pool(): BuildValidator {
+    return (this.poolOnce ??= (require('@fastify/ajv-compiler') as RequiredCompiler).default());
+  }
 
   /** Fastify's `schemaController.compilersFactory.buildValidator`. */
   readonly buildValidator = (externalSchemas: unknown, options: unknown) => {
@@ -55,10 +62,13 @@ export class LazyValidators {
 
   /**
    * Compile the validators no request needed yet, `slice` at a time with the event loop free
-   * between slices; resolves when none is left or stop() was called. `failed` hears of a schema
+   * between slices, starting `afterMs` from now (a start's first answers do not share the CPU
+   * with them); resolves when none is left or stop() was called. `failed` hears of a schema
    * that does not compile.
    */
-  async warm(failed: (err: Error) => void, slice = 4): Promise<void> {
+  async warm(failed: (err: Error) => void, slice = 4, afterMs = 0): Promise<void> {
+    // The wait keeps no process alive: one that has nothing else to do has nothing to warm for.
+    if (afterMs > 0) await new Promise((r) => setTimeout(r, afterMs).unref());
     for (;;) {
       await new Promise((r) => setImmediate(r));
       if (this.stopped || !this.waiting.size) return;

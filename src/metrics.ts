@@ -17,6 +17,7 @@ import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { Consoles, ConsoleTelemetry } from '../hardware/consoles';
 import type { LifecycleTelemetry } from './lifecycle';
+import { RequestMetrics } from './request-metrics';
 
 /** What the gauges read at each scrape. */
 export interface MetricsSources {
@@ -85,8 +86,10 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   /** one-second buckets of the last minute: [second, requests, 5xx] */
   private readonly window: [number, number, number][] = [];
 
-  private readonly requests = new Counter({ name: 'hilt_http_requests_total', help: 'HTTP requests answered, by route (the call\'s pattern, without the /v0 prefix), method and status', labelNames: ['route', 'method', 'status'], registers: [this.registry] });
-  private readonly requestSeconds = new Histogram({ name: 'hilt_http_request_duration_seconds', help: 'Time from receiving a request to answering it, by route and method', labelNames: ['route', 'method'], buckets: LATENCY, registers: [this.registry] });
+  /** hilt_http_requests_total and hilt_http_request_duration_seconds: counted in plain numbers (src/request-metrics.ts) */
+  private readonly requests = new RequestMetrics(this.registry,
+    { name: 'hilt_http_requests_total', help: 'HTTP requests answered, by route (the call\'s pattern, without the /v0 prefix), method and status' },
+    { name: 'hilt_http_request_duration_seconds', help: 'Time from receiving a request to answering it, by route and method', buckets: LATENCY });
   private readonly commits = new Counter({ name: 'hilt_storage_commits_total', help: 'Decisions whose events were handed to storage, by actor kind and outcome (ok, refused)', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   private readonly events = new Counter({ name: 'hilt_storage_events_total', help: 'Events committed, by actor kind', labelNames: ['kind'], registers: [this.registry] });
   private readonly commitSeconds = new Histogram({ name: 'hilt_storage_commit_duration_seconds', help: 'Time for a decision\'s events to be durable (LMDB: committed and flushed), by actor kind', labelNames: ['kind'], buckets: COMMIT, registers: [this.registry] });
@@ -114,8 +117,6 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   private readonly maintenanceDeliveries = new Counter({ name: 'hilt_maintenance_deliveries_total', help: 'POSTs of maintenance pool notices, by outcome (ok: the maintenance service took it; error: retried)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly leaseExpiries = new Counter({ name: 'hilt_lease_expiries_total', help: 'Leases that passed (each starts its node\'s release)', registers: [this.registry] });
 
-  /** method, status and route pattern → the children of both request metrics (one lookup per request) */
-  private readonly perCall = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
   private readonly commitSeconds$ = children((kind) => this.commitSeconds.labels(kind));
   private readonly driverSeconds$ = children((kind, driver, call) => this.driverSeconds.labels(kind, driver, call));
 
@@ -283,15 +284,7 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
 
   /** One HTTP answer. `route` is the call's pattern (undefined: no route matched). */
   request(route: string | undefined, method: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route ?? ''}`;
-    let call = this.perCall.get(key);
-    if (!call) {
-      const r = route === undefined ? 'unmatched' : route === '/v0' ? '/' : route.startsWith('/v0/') ? route.slice(3) : route;
-      call = { count: this.requests.labels(r, method, String(status)), seconds: this.requestSeconds.labels(r, method) };
-      this.perCall.set(key, call);
-    }
-    call.count.inc();
-    call.seconds.observe(seconds);
+    this.requests.record(route, method, status, seconds);
     const now = Math.floor(Date.now() / 1000);
     let last = this.window[this.window.length - 1];
     if (!last || last[0] !== now) {

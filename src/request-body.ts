@@ -24,7 +24,9 @@ export function duplicateKey(text: string): string | null {
       while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
       const top = stack[stack.length - 1];
       if (top && expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        // Without an escape the characters between the quotes are the key (valid JSON: no control characters).
+        const raw = text.slice(i + 1, j);
+        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, j + 1)) as string) : raw;
         if (top.has(key)) return key;
         top.add(key);
         expectKey = false;

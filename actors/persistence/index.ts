@@ -7,10 +7,16 @@
  */
 import { LmdbPersistenceEngine } from './lmdb';
 import { MemoryPersistenceEngine } from './memory';
-import { migrateDatabase, PostgresPersistenceEngine, PostgresEngineOptions, PostgresSettings } from './postgres';
-import { LeaseCandidate } from './lease';
+import type { PostgresEngineOptions, PostgresSettings } from './postgres';
+import type { LeaseCandidate } from './lease';
 import type { PersistenceEngine } from './engine';
 import type { MigrationResult } from './postgres-schema';
+import { lazyModule } from '../../lib/lazy';
+
+// PostgreSQL's engine and lease (and `pg` with them) load only where they are used: an LMDB
+// start spent ~170 ms loading them (issue 27).
+const postgres = lazyModule(() => require('./postgres') as typeof import('./postgres'));
+const lease = lazyModule(() => require('./lease') as typeof import('./lease'));
 
 export const STORAGE_ENGINES = ['lmdb', 'memory', 'postgres'] as const;
 export type StorageKind = (typeof STORAGE_ENGINES)[number];
@@ -52,13 +58,13 @@ function postgresSettings(settings: StorageSettings): PostgresSettings {
  * migration did (null for embedded engines).
  */
 export async function prepareStorage(settings: StorageSettings): Promise<MigrationResult | null> {
-  return isShared(settings) ? migrateDatabase(postgresSettings(settings)) : null;
+  return isShared(settings) ? postgres().migrateDatabase(postgresSettings(settings)) : null;
 }
 
 /** The candidate for the lease of a shared store (null for embedded engines: the process is always active). */
 export function leaseCandidate(settings: StorageSettings): LeaseCandidate | null {
   if (!isShared(settings)) return null;
-  return new LeaseCandidate(postgresSettings(settings), {
+  return new (lease().LeaseCandidate)(postgresSettings(settings), {
     ttlMs: settings.leaseTtlMs ?? 5000, holder: settings.instanceName ?? 'hilt', selfCheck: !settings.testFencingOnly,
   });
 }
@@ -71,11 +77,10 @@ export function openEngine(settings: StorageSettings, fencing: PostgresEngineOpt
     case 'memory':
       return new MemoryPersistenceEngine();
     case 'postgres':
-      return new PostgresPersistenceEngine(postgresSettings(settings), fencing);
+      return new (postgres().PostgresPersistenceEngine)(postgresSettings(settings), fencing);
   }
 }
 
 export type { PersistenceEngine } from './engine';
-export { FencedError, OutcomeUnknownError } from './postgres';
 export { SchemaTooNewError } from './postgres-schema';
 export type { HeldLease, LeaseCandidate } from './lease';

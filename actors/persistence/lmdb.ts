@@ -366,6 +366,9 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   private stored(key: string): StoredEntity {
+    // A key never written (every registration's) has no head: one lookup instead of a snapshot
+    // read and a range read. A head is written and removed with the key's events (persist, prune).
+    if (this.headsDb.get(key) === undefined) return { key, snapshot: undefined, events: [] };
     const snapshot = this.snapshot(key);
     return { key, snapshot, events: this.eventsAfter(key, snapshot?.sequenceNumber ?? 0) };
   }

@@ -132,7 +132,9 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     return lists.send(req.params.is_free, req, reply);
   });
 
-  app.get<{ Params: N }>('/node/:node', { schema: S.showNode }, async (req) => {
+  // Not async: a read of the read model answers in the same turn, without a promise (the most
+  // frequent call; fastify sends what a handler returns, and what it throws, at once).
+  app.get<{ Params: N }>('/node/:node', { schema: S.showNode }, (req) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     if (node.project) requireProject(req.caller, node.project);
     const admin = req.caller.isAdmin;

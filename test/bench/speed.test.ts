@@ -5,6 +5,7 @@
  * bench/README.md from full runs.
  */
 import { expect } from 'chai';
+import { join } from 'node:path';
 import { runBench } from '../helpers/bench';
 
 /** The line of a figure: its name, then numbers only. */
@@ -68,6 +69,20 @@ describe('bench smoke runs: inventory and network operations print their figures
       expect(Number(whole![1]), trace).to.be.greaterThan(0);
       expect(Number(whole![2]), trace).to.be.at.least(Number(whole![1]));
       for (const step of ['acceptDurable', 'portActor', 'switchTurn', 'applied', 'portAnswered', 'outcomeDecided']) expect(trace, step).to.match(new RegExp(`-> ${step} +p50 +\\d`));
+    }
+  });
+
+  it('bench/alternate.ts: two builds (here the same one twice) alternating, with the ratio and the CPU per request of each', async () => {
+    const tree = join(__dirname, '..', '..', '..');
+    for (const scenario of ['show', 'register']) {
+      const { code, out } = await runBench('alternate.js', { BENCH_NODES: '50', BENCH_SECONDS: '1', BENCH_CONNECTIONS: '4' }, [scenario, tree, tree, '1']);
+      expect(code, out).to.equal(0);
+      expect(out.match(/^round 1 .*: ratio [\d.]+, \d+ us CPU per request \(bare \d+\)$/gm), out).to.have.length(2);
+      const summary = out.split('\n').find((l) => l.startsWith(`${tree}: ratio median`));
+      const m = /ratio median ([\d.]+) .*CPU per request median (\d+) us \(bare (\d+) us\)/.exec(summary ?? '');
+      expect(m, out).to.not.equal(null);
+      expect(Number(m![1]), out).to.be.greaterThan(0);
+      expect(Number(m![2]), out).to.be.greaterThan(0);
     }
   });
 });

@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import { DriverEntry, DriverRegistry, DriverSet } from '../../drivers/registry';
 import { requiredStrings } from '../../drivers/schema';
 import { DEFAULTS } from '../../src/config';
+import { SWITCH_DRIVERS } from '../../drivers/switch';
+import { OBM_DRIVERS } from '../../drivers/obm';
+import { HEADNODE_DRIVERS } from '../../drivers/headnode';
 
 /** A driver instance that remembers what it was built from and whether it was closed. */
 interface Thing { built: string; closed: boolean }
@@ -41,6 +44,19 @@ describe('DriverRegistry', () => {
     expect(reg.validate({ type: 'a', host: 'h', port: 1, x: 2 })).to.equal('unexpected field(s) for a: port, x');
     expect(reg.validate({ type: 'b', n: 'x' })).to.equal('n must be an integer');
     expect(reg.validate({ type: 'a', host: 'h h' })).to.equal('host must not contain spaces');
+  });
+
+  it('compiles a schema at its first registration, not at construction: a start loads no Ajv (issue 27)', () => {
+    const bad = new DriverRegistry<Thing>('widget', [entry('x', { fields: { type: 'object', properties: { n: { type: 'no such type' } } } })]);
+    expect(bad.types()).to.deep.equal(['x']);
+    expect(() => bad.validate({ type: 'x', n: 1 })).to.throw(/type/);
+  });
+
+  it('every built-in driver\'s registration schema compiles', () => {
+    for (const [kind, entries] of [['switch', SWITCH_DRIVERS], ['OBM', OBM_DRIVERS], ['headnode', HEADNODE_DRIVERS.entries]] as const) {
+      const all = new DriverRegistry(kind, entries as readonly DriverEntry<unknown>[]);
+      for (const type of all.types()) expect(() => all.validate({ type }), `${kind} ${type}`).not.to.throw();
+    }
   });
 
   it('finds nothing for types that are names of Object.prototype', () => {

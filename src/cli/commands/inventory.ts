@@ -8,10 +8,7 @@ import { Command, Option } from 'commander';
 import { UsageError } from '../client';
 import { Ctx } from '../context';
 import { note, out } from '../output';
-import { formatOf, parseInventory } from '../inventory/parse';
-import { plan, planSize, Plan } from '../inventory/plan';
-import { apply } from '../inventory/apply';
-import { writeInventory } from '../inventory/write';
+import type { Plan } from '../inventory/plan';
 import { InventoryErrors, ServerInventory } from '../inventory/model';
 import { counted } from '../../../lib/text';
 
@@ -22,6 +19,10 @@ function summary(p: Plan): string {
   ].filter(([n]) => n).map(([n, one, many]) => counted(n as number, one as string, many as string | undefined));
   return parts.join(', ');
 }
+
+// The parsers (yaml, csv) and the plan (every driver's registration schema) load when an import
+// or export runs: loaded with the command tree, they were half of every `hilt` command's start.
+const parse = () => import('../inventory/parse');
 
 export function inventoryCommands(program: Command, ctx: Ctx): void {
   const c = () => ctx.client();
@@ -39,6 +40,7 @@ export function inventoryCommands(program: Command, ctx: Ctx): void {
       } catch (err) {
         throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
       }
+      const [{ formatOf, parseInventory }, { plan, planSize }, { apply }] = await Promise.all([parse(), import('../inventory/plan'), import('../inventory/apply')]);
       const inv = parseInventory(text, formatOf(file, o.format), file);
       const server = (await c().get('/admin/inventory')).body as ServerInventory;
       const checked = plan(inv, server, { bmcPassword: process.env.HILT_IMPORT_BMC_PASSWORD, switchPassword: process.env.HILT_IMPORT_SWITCH_PASSWORD });
@@ -55,6 +57,7 @@ export function inventoryCommands(program: Command, ctx: Ctx): void {
     .option('-o, --output <file>', 'write to this file (default: standard output)')
     .addOption(new Option('--format <format>', 'yaml or csv (default: by the output file\'s name, else YAML)').choices(['yaml', 'csv']))
     .action(async (o: { output?: string; format?: string }) => {
+      const [{ formatOf }, { writeInventory }] = await Promise.all([parse(), import('../inventory/write')]);
       const inv = (await c().get('/admin/inventory')).body as ServerInventory;
       const text = writeInventory(inv, formatOf(o.output ?? '', o.format));
       if (o.output) {

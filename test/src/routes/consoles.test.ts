@@ -5,9 +5,11 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, IPMI_OBM, REDFISH_OBM, Creds, ADMIN } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, IPMI_OBM, REDFISH_OBM, Creds, ADMIN, basic } from '../../helpers/server';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools, IpmiSim } from '../../helpers/ipmisim';
 import { startSerialLine, SerialLine, solChildren } from '../../helpers/serial-line';
 import { until } from '../../helpers/wait';
@@ -158,6 +160,26 @@ describe('serial consoles over IPMI Serial-over-LAN (ipmitool against ipmi_sim)'
     expect(await refusal(watch(ts.url, 'c1', alice, { origin: 'http://evil.example' }))).to.equal(401);
     // A plain GET of the stream is a 400, and records nothing.
     expect((await api.with(alice).get('/node/c1/console/stream')).status).to.equal(400);
+  });
+
+  it('answers an Upgrade to any other path as plain HTTP and closes the connection; the /v0 stream upgrades too', async () => {
+    const { port } = new URL(ts.url);
+    const raw = (path: string) => new Promise<string>((resolve, reject) => {
+      const s = connect(Number(port), '127.0.0.1', () => s.write(
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(ADMIN)}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`));
+      let got = '';
+      s.on('data', (d) => (got += d));
+      s.on('error', reject);
+      // resolves only when the service closes the connection
+      s.on('close', () => resolve(got));
+    });
+    const shown = await raw('/node/c1');
+    expect(shown).to.match(/^HTTP\/1\.1 200 /);
+    expect(shown).to.contain('"name":"c1"');
+    expect(await raw('/no/such/call')).to.match(/^HTTP\/1\.1 404 [^]*NotFoundError/);
+    const w = await watch(`${ts.url}/v0`, 'c1', alice);
+    w.ws.close();
   });
 
   it('disconnects a viewer at once when its user leaves the project', async () => {

@@ -1,0 +1,72 @@
+/**
+ * Two builds of hilt, alternating, on one scenario: each round starts each build's
+ * bench/target.js (its own hilt and bare route) and measures the bare route and the scenario
+ * in turn, with this build's driver. On a machine shared with other work the rounds swing; the
+ * medians of the ratio and of the service's CPU per request are the figures.
+ *
+ *   node dist/bench/alternate.js <show|register> <worktree A> <worktree B> [rounds]
+ *   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_NODES as for npm run bench; each worktree built)
+ */
+import { join } from 'node:path';
+import { Figure, registerRequests, run, startTarget } from './inventory';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const NODES = Number(process.env.BENCH_NODES ?? 10_000);
+
+interface Round { ratio: number; cpu: number; bareCpu: number }
+
+async function round(scenario: string, tree: string): Promise<Round> {
+  const t = await startTarget({}, join(tree, 'dist/bench/target.js'));
+  const ok = (f: Figure) => {
+    if (f.errors || f.non2xx) throw new Error(`${f.name}: ${f.errors + f.non2xx} requests failed`);
+    return f;
+  };
+  try {
+    let bare: Figure;
+    let hilt: Figure;
+    if (scenario === 'show') {
+      await run('seed', { url: t.hilt, amount: NODES, requests: registerRequests('n') });
+      let i = 0;
+      const show = [{ method: 'GET' as const, setupRequest: (req: any) => ({ ...req, path: `/node/n${(i = (i * 7919 + 1) % NODES)}` }) }];
+      await run('warm-up', { url: t.bare, duration: 1 });
+      await run('warm-up', { url: t.hilt, duration: 1, requests: show });
+      bare = ok(await run('bare', { url: t.bare, duration: SECONDS, connections: CONNECTIONS }, t.pid));
+      hilt = ok(await run('show_node', { url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: show }, t.pid));
+    } else {
+      const bareUrl = t.bare.replace(/\/bare$/, '');
+      await run('warm-up', { url: bareUrl, duration: 1, connections: CONNECTIONS, requests: registerRequests('b', '/bare') });
+      await run('warm-up', { url: t.hilt, duration: 1, connections: CONNECTIONS, requests: registerRequests('w') });
+      bare = ok(await run('bare PUT', { url: bareUrl, duration: SECONDS, connections: CONNECTIONS, requests: registerRequests('c', '/bare') }, t.pid));
+      hilt = ok(await run('node_register', { url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: registerRequests('n') }, t.pid));
+    }
+    return { ratio: hilt.rps / bare.rps, cpu: hilt.cpuUs!, bareCpu: bare.cpuUs! };
+  } finally {
+    await t.stop();
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const [scenario, a, b, rounds = '4'] = process.argv.slice(2);
+  if (!['show', 'register'].includes(scenario) || !a || !b) throw new Error('usage: alternate.js <show|register> <worktree A> <worktree B> [rounds]');
+  const got: Record<string, Round[]> = { [a]: [], [b]: [] };
+  for (let r = 0; r < Number(rounds); r++) {
+    for (const tree of [a, b]) {
+      const x = await round(scenario, tree);
+      got[tree].push(x);
+      console.log(`round ${r + 1} ${tree}: ratio ${x.ratio.toFixed(2)}, ${x.cpu.toFixed(0)} us CPU per request (bare ${x.bareCpu.toFixed(0)})`);
+    }
+  }
+  for (const tree of [a, b]) {
+    const xs = got[tree];
+    console.log(`${tree}: ratio median ${median(xs.map((x) => x.ratio)).toFixed(2)} (${Math.min(...xs.map((x) => x.ratio)).toFixed(2)}–${Math.max(...xs.map((x) => x.ratio)).toFixed(2)}), ` +
+      `CPU per request median ${median(xs.map((x) => x.cpu)).toFixed(0)} us (bare ${median(xs.map((x) => x.bareCpu)).toFixed(0)} us)`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,27 @@
+/**
+ * Requests to switch protocols, as the Gate hands them on (node gives such a request's socket
+ * to an 'upgrade' listener, not to the request handler). A WebSocket route's go to
+ * @fastify/websocket, which listens on the app's server; any other is answered as plain HTTP on
+ * its socket (a server may ignore Upgrade), which is then closed: the plugin's hooks that did
+ * this for every route run on the WebSocket routes only (src/app.ts).
+ */
+import { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function upgradeHandler(app: FastifyInstance, handler: Handler) {
+  const server = app.server;
+  return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    if (app.isWebSocketPath((req.url ?? '/').split('?')[0])) return void server.emit('upgrade', req, socket, head);
+    // node removed its own error listener before handing the socket over
+    socket.on('error', () => socket.destroy());
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => socket.destroy());
+    handler(req, res);
+  };
+}
