@@ -36,13 +36,6 @@ export interface HubOptions {
    * throughput).
    */
   flushMs: number;
-  /**
-   * …and, with many streams, at most once per this many ms per open stream (up to `maxFlushMs`):
-   * a flush costs a write per stream, so the writes per second stay near a fixed budget
-   * (100 streams at 0.2 ms: a flush every 20 ms, 5,000 writes a second, however fast commits come).
-   */
-  flushMsPerStream: number;
-  maxFlushMs: number;
 }
 
 /** One event, ready for every stream: what the filters read, and its text. */
@@ -343,19 +336,13 @@ export class EventHub {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    const wait = this.lastFlush + this.flushInterval() - performance.now();
+    const wait = this.lastFlush + this.opts.flushMs - performance.now();
     const run = () => {
       this.flushScheduled = false;
       this.flush();
     };
     if (wait > 0) setTimeout(run, wait);
     else setImmediate(run);
-  }
-
-  /** The least time between two flushes now: see HubOptions.flushMsPerStream. */
-  flushInterval(): number {
-    const { flushMs, flushMsPerStream, maxFlushMs } = this.opts;
-    return Math.max(flushMs, Math.min(maxFlushMs, this.streams.size * flushMsPerStream));
   }
 
   /** Offer the frames heard so far to every stream. */
