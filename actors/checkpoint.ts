@@ -21,7 +21,7 @@ import { crc32 } from 'node:zlib';
 import { Packr, Unpackr } from 'msgpackr';
 import type { World } from './world';
 import type { CommitTracking } from './runtime';
-import type { PersistedEvent, PersistenceEngine } from './persistence/engine';
+import type { CheckpointSource, PersistedEvent, PersistenceEngine } from './persistence/engine';
 import { escapeKeys, unescapeKeys } from './persistence/keys';
 import { readModelKinds, type ReadModelKind } from './readmodel-kinds';
 
@@ -77,13 +77,19 @@ function frame(bytes: Uint8Array): Buffer {
   return Buffer.concat([head, bytes]);
 }
 
-function* frames(buf: Buffer): Generator<Buffer> {
-  for (let at = 0; at < buf.length;) {
-    if (at + 8 > buf.length) throw new Error('truncated');
-    const len = buf.readUInt32LE(at);
-    const sum = buf.readUInt32LE(at + 4);
-    const bytes = buf.subarray(at + 8, at + 8 + len);
-    if (bytes.length !== len || crc32(bytes) !== sum) throw new Error('corrupt');
+/**
+ * The frames of a checkpoint, each checked, read one at a time: the file (83 MiB at 100,000 wired
+ * nodes) is never whole in memory, and each frame's bytes can go once decoded.
+ */
+function* frames(src: CheckpointSource): Generator<Buffer> {
+  const head = Buffer.alloc(8);
+  for (let at = 0; at < src.size;) {
+    if (src.readAt(head, at) !== 8) throw new Error('truncated');
+    const len = head.readUInt32LE(0);
+    const sum = head.readUInt32LE(4);
+    if (at + 8 + len > src.size) throw new Error('truncated');
+    const bytes = Buffer.allocUnsafe(len);
+    if (src.readAt(bytes, at + 8) !== len || crc32(bytes) !== sum) throw new Error('corrupt');
     yield bytes;
     at += 8 + len;
   }
@@ -112,23 +118,32 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
   const slot = engine.checkpoints;
   const no = (why: string): LoadReport => ({ used: false, why, replayed: 0 });
   if (!slot) return no('the engine keeps none');
-  const buf = await slot.read().catch(() => undefined);
-  if (!buf) return no('none written');
+  const src = await slot.read().catch(() => undefined);
+  if (!src) return no('none written');
   const byKind = new Map(readModelKinds(world).map((k) => [k.kind, k]));
   let header: Header;
   try {
-    // Every frame checked before anything reaches the read models.
-    const all = [...frames(buf)];
-    header = JSON.parse(all[0].toString('utf8')) as Header;
+    // Every frame checked before anything reaches the read models (a first pass), then read
+    // again and decoded frame by frame.
+    let count = 0;
+    let first: Buffer | undefined;
+    for (const f of frames(src)) {
+      first ??= f;
+      count++;
+    }
+    if (!first) throw new Error('empty');
+    header = JSON.parse(first.toString('utf8')) as Header;
     if (header.format !== FORMAT) return no(`format ${header.format}`);
     if (header.build !== currentBuild()) return no('written by another build');
     if (!(await holds(engine, header))) return no(`the store no longer holds its last event (position ${header.position})`);
     const unpackr = new Unpackr({ useRecords: true, bundleStrings: true });
     const counts = new Map<string, number>();
-    for (let f = 1; f < all.length; f++) {
-      const chunk = unpackr.unpack(all[f]) as Chunk | { end: true };
+    let f = 0;
+    for (const bytes of frames(src)) {
+      if (f++ === 0) continue;
+      const chunk = unpackr.unpack(bytes) as Chunk | { end: true };
       if ('end' in chunk) {
-        if (f !== all.length - 1) throw new Error('data after the end');
+        if (f !== count) throw new Error('data after the end');
         break;
       }
       const k = byKind.get(chunk.k);
@@ -139,7 +154,7 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
         k.commit(chunk.ids[i], state);
       }
       counts.set(chunk.k, (counts.get(chunk.k) ?? 0) + chunk.ids.length);
-      if (f === all.length - 1) throw new Error('no end');
+      if (f === count) throw new Error('no end');
     }
     // msgpackr keeps the last buffer it read: let the file's go.
     unpackr.unpack(END);
@@ -147,6 +162,8 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
   } catch (err) {
     world.rm.clear();
     return no(`unreadable: ${(err as Error).message}`);
+  } finally {
+    src.close();
   }
   // The events committed after it, through each kind's pure apply, committed as the actors did.
   const ahead = new Map(header.ahead);

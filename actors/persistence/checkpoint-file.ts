@@ -4,10 +4,10 @@
  * so a crash leaves the old checkpoint or the new one, never a part of either. The rename is
  * made in the same turn as the check that nothing dropped the slot meanwhile.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CheckpointSlot } from './engine';
+import type { CheckpointSlot, CheckpointSource } from './engine';
 
 export const CHECKPOINT_FILE = 'readmodel.checkpoint';
 
@@ -21,12 +21,27 @@ export class FileCheckpointSlot implements CheckpointSlot {
     this.file = join(dir, CHECKPOINT_FILE);
   }
 
-  async read(): Promise<Buffer | undefined> {
+  /** The file as it is now: a write renames a new one over it, so what is open stays whole. */
+  async read(): Promise<CheckpointSource | undefined> {
+    let fd: number;
     try {
-      return readFileSync(this.file);
+      fd = openSync(this.file, 'r');
     } catch {
       return undefined;
     }
+    return {
+      size: fstatSync(fd).size,
+      readAt: (into, position) => {
+        let n = 0;
+        while (n < into.length) {
+          const got = readSync(fd, into, n, into.length - n, position + n);
+          if (!got) break;
+          n += got;
+        }
+        return n;
+      },
+      close: () => closeSync(fd),
+    };
   }
 
   async write(chunks: AsyncIterable<Uint8Array>, epoch: number): Promise<boolean> {

@@ -148,9 +148,17 @@ export interface PruneResult {
  * checkpoint read back never describes data the store no longer holds; a restore starts
  * without one (backup() does not copy it).
  */
+/** A checkpoint's bytes, read where asked (a frame at a time: a large one is never whole in memory). */
+export interface CheckpointSource {
+  readonly size: number;
+  /** Fills `into` from `position`; returns how many bytes it read (fewer only at the end). */
+  readAt(into: Buffer, position: number): number;
+  close(): void;
+}
+
 export interface CheckpointSlot {
-  /** the checkpoint written last (undefined: none) */
-  read(): Promise<Buffer | undefined>;
+  /** the checkpoint written last (undefined: none), open until closed */
+  read(): Promise<CheckpointSource | undefined>;
   /** bumped by every drop(): write() refuses a checkpoint taken before the last one */
   readonly epoch: number;
   /**

@@ -180,8 +180,13 @@ describe('The read model\'s checkpoint (LMDB)', function () {
     bad[bad.length - 40] ^= 0xff;
     writeFileSync(file, bad);
     expect((await both(engine)).report.why).to.match(/^unreadable/);
-    // Another build: the header says so (its frame re-checksummed).
     const len = good.readUInt32LE(0);
+    // Cut short: inside its last frame, and after its header alone.
+    writeFileSync(file, good.subarray(0, good.length - 3));
+    expect((await both(engine)).report.why).to.equal('unreadable: truncated');
+    writeFileSync(file, good.subarray(0, 8 + len));
+    expect((await both(engine)).report.why).to.match(/^unreadable/);
+    // Another build: the header says so (its frame re-checksummed).
     const header = JSON.parse(good.subarray(8, 8 + len).toString('utf8'));
     const other = Buffer.from(JSON.stringify({ ...header, build: 'another' }));
     const head = Buffer.alloc(8);
