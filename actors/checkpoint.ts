@@ -78,18 +78,21 @@ function frame(bytes: Uint8Array): Buffer {
 }
 
 /**
- * The frames of a checkpoint, each checked, read one at a time: the file (83 MiB at 100,000 wired
- * nodes) is never whole in memory, and each frame's bytes can go once decoded.
+ * The frames of a checkpoint, each checked, read one at a time into one buffer: the file (83 MiB
+ * at 100,000 wired nodes) is never whole in memory. A frame yielded is good until the next one
+ * is read (copy what must outlive it).
  */
-function* frames(src: CheckpointSource): Generator<Buffer> {
+function* frames(src: CheckpointSource, check = true): Generator<Buffer> {
   const head = Buffer.alloc(8);
+  let buf = Buffer.allocUnsafe(1 << 20);
   for (let at = 0; at < src.size;) {
     if (src.readAt(head, at) !== 8) throw new Error('truncated');
     const len = head.readUInt32LE(0);
     const sum = head.readUInt32LE(4);
     if (at + 8 + len > src.size) throw new Error('truncated');
-    const bytes = Buffer.allocUnsafe(len);
-    if (src.readAt(bytes, at + 8) !== len || crc32(bytes) !== sum) throw new Error('corrupt');
+    if (len > buf.length) buf = Buffer.allocUnsafe(len);
+    const bytes = buf.subarray(0, len);
+    if (src.readAt(bytes, at + 8) !== len || (check && crc32(bytes) !== sum)) throw new Error('corrupt');
     yield bytes;
     at += 8 + len;
   }
@@ -124,11 +127,11 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
   let header: Header;
   try {
     // Every frame checked before anything reaches the read models (a first pass), then read
-    // again and decoded frame by frame.
+    // again and decoded frame by frame (the same open file: a write renames a new one over it).
     let count = 0;
     let first: Buffer | undefined;
     for (const f of frames(src)) {
-      first ??= f;
+      first ??= Buffer.from(f);
       count++;
     }
     if (!first) throw new Error('empty');
@@ -139,7 +142,7 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
     const unpackr = new Unpackr({ useRecords: true, bundleStrings: true });
     const counts = new Map<string, number>();
     let f = 0;
-    for (const bytes of frames(src)) {
+    for (const bytes of frames(src, false)) {
       if (f++ === 0) continue;
       const chunk = unpackr.unpack(bytes) as Chunk | { end: true };
       if ('end' in chunk) {
