@@ -69,7 +69,8 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => void> {
   };
 }
 
-function isEmpty(o: object | undefined): boolean {
+/** An object with no keys (its own or inherited enumerable ones): a state's empty `networks`. */
+export function isEmpty(o: object | undefined): boolean {
   if (!o || typeof o !== 'object') return false;
   for (const _ in o) return false;
   return true;

@@ -6,7 +6,7 @@
  * composition of the world is actors/world.ts; this is what a start does with it.
  */
 import type { World } from './world';
-import { readModelKinds } from './readmodel-kinds';
+import { isEmpty, readModelKinds } from './readmodel-kinds';
 import { Checkpointer, CheckpointOptions, LoadReport, loadCheckpoint } from './checkpoint';
 import { upgradeStorage, UpgradeSummary } from './persistence/upgrade';
 import { configFor, sameConfig } from './port/config';
@@ -123,12 +123,7 @@ function portsToCheck(world: World): Set<string> | null {
   if (wired !== rm.wiring.size) return null;
   for (const [nic, ref] of rm.wiring) {
     const n = rm.nics.get(nic);
-    if (!n || hasAny(n.networks)) suspects.add(portId(ref.switch, ref.port));
+    if (!n || !isEmpty(n.networks)) suspects.add(portId(ref.switch, ref.port));
   }
   return suspects;
-}
-
-function hasAny(o: Record<string, string>): boolean {
-  for (const _ in o) return true;
-  return false;
 }
