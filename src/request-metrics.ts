@@ -10,13 +10,15 @@ import type { Registry } from 'prom-client';
 
 interface Latency { count: number; sum: number; /** per bucket, not cumulative; the last is +Inf's own */ buckets: number[] }
 interface PerMethod { latency: Latency; statuses: Map<number, number> }
-interface PerRoute { label: string; methods: Map<string, PerMethod> }
+interface PerRoute { methods: Map<string, PerMethod> }
 
 /** One value of a metric as prom-client's registry formats it. */
 interface Value { labels: Record<string, string | number>; value: number; metricName?: string }
 
 export class RequestMetrics {
-  /** by the route's pattern as fastify gives it ('' when no route matched) */
+  /** by the route's label: `/v0/x` and `/x` are one route, counted in one place in the order answered (as prom-client adds) */
+  private readonly byLabel = new Map<string, PerRoute>();
+  /** by the route's pattern as fastify gives it ('' when no route matched): its label's figures */
   private readonly routes = new Map<string, PerRoute>();
 
   private readonly bounds: readonly number[];
@@ -45,7 +47,9 @@ export class RequestMetrics {
     let r = this.routes.get(key);
     if (!r) {
       const label = route === undefined ? 'unmatched' : route === '/v0' ? '/' : route.startsWith('/v0/') ? route.slice(3) : route;
-      this.routes.set(key, (r = { label, methods: new Map() }));
+      r = this.byLabel.get(label);
+      if (!r) this.byLabel.set(label, (r = { methods: new Map() }));
+      this.routes.set(key, r);
     }
     let m = r.methods.get(method);
     if (!m) r.methods.set(method, (m = { latency: { count: 0, sum: 0, buckets: new Array(this.bounds.length + 1).fill(0) }, statuses: new Map() }));
@@ -58,38 +62,25 @@ export class RequestMetrics {
     l.buckets[i]++;
   }
 
-  /** `/v0/x` and `/x` are one route: their figures add up under one label. */
-  private merged(): Map<string, Map<string, PerMethod[]>> {
-    const out = new Map<string, Map<string, PerMethod[]>>();
-    for (const r of this.routes.values()) {
-      let byMethod = out.get(r.label);
-      if (!byMethod) out.set(r.label, (byMethod = new Map()));
-      for (const [method, m] of r.methods) byMethod.set(method, [...(byMethod.get(method) ?? []), m]);
-    }
-    return out;
-  }
-
   private counts(values: Value[]): void {
-    for (const [route, byMethod] of this.merged()) {
-      for (const [method, ms] of byMethod) {
-        const statuses = new Map<number, number>();
-        for (const m of ms) for (const [s, n] of m.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
-        for (const [status, n] of statuses) values.push({ labels: { route, method, status: String(status) }, value: n });
+    for (const [route, r] of this.byLabel) {
+      for (const [method, m] of r.methods) {
+        for (const [status, n] of m.statuses) values.push({ labels: { route, method, status: String(status) }, value: n });
       }
     }
   }
 
   private latencies(values: Value[]): void {
     const name = this.latencyName;
-    for (const [route, byMethod] of this.merged()) {
-      for (const [method, ms] of byMethod) {
+    for (const [route, r] of this.byLabel) {
+      for (const [method, { latency }] of r.methods) {
         let acc = 0;
         for (let i = 0; i <= this.bounds.length; i++) {
-          for (const m of ms) acc += m.latency.buckets[i];
+          acc += latency.buckets[i];
           values.push({ labels: { le: i < this.bounds.length ? this.bounds[i] : '+Inf', route, method }, value: acc, metricName: `${name}_bucket` });
         }
-        values.push({ labels: { route, method }, value: ms.reduce((s, m) => s + m.latency.sum, 0), metricName: `${name}_sum` });
-        values.push({ labels: { route, method }, value: ms.reduce((s, m) => s + m.latency.count, 0), metricName: `${name}_count` });
+        values.push({ labels: { route, method }, value: latency.sum, metricName: `${name}_sum` });
+        values.push({ labels: { route, method }, value: latency.count, metricName: `${name}_count` });
       }
     }
   }
