@@ -23,6 +23,8 @@ const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/
 
 export interface Figure {
   name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number;
+  /** responses counted (autocannon's requests.total) */
+  requests?: number;
   /** CPU time (user + system, every thread) the target process spent per request, µs; NaN where /proc is not there */
   cpuUs?: number;
 }
@@ -52,7 +54,7 @@ export async function run(name: string, opts: autocannon.Options, pid?: number):
   const r = await autocannon({ ...base, ...(opts.amount ? {} : { duration: SECONDS }), ...opts });
   const cpuUs = pid === undefined ? undefined : (cpuMicros(pid) - cpu0) / r.requests.total;
   // requests.average averages whole-second buckets; total over elapsed time is exact.
-  return { name, rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, cpuUs };
+  return { name, rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, cpuUs, requests: r.requests.total };
 }
 
 export interface Target { hilt: string; bare: string; /** how long startService took in the target, ms */ startMs: number; pid: number; stop: () => Promise<void> }
