@@ -97,6 +97,8 @@ export class Stream {
   private pending: Frame[] = [];
   private pendingBytes = 0;
   ended = false;
+  /** streams of one key want the same frames, and get the same text (see Flush) */
+  readonly key: string;
 
   constructor(
     private readonly hub: EventHub,
@@ -108,6 +110,7 @@ export class Stream {
     private readonly named = true,
   ) {
     this.last = after;
+    this.key = streamKey(viewer, filter, named);
     res.on('close', () => {
       this.ended = true;
       this.hub.remove(this);
@@ -127,10 +130,11 @@ export class Stream {
   }
 
   /**
-   * Frames committed live, oldest first: one write for all those it wants. `whole` is the text
-   * of them all, encoded once for every stream that wants each of them (the common case).
+   * Frames committed live, oldest first: one write for all those it wants. Within a flush, the
+   * streams of one key (the same viewer's access, filters and naming) want the same frames: the
+   * first of them works out which and makes their text, encoded once for all of them.
    */
-  offer(frames: readonly Frame[], whole?: SharedText): void {
+  offer(frames: readonly Frame[], flush?: Flush): void {
     if (this.ended) return;
     if (this.replaying) {
       for (const f of frames) {
@@ -141,19 +145,27 @@ export class Stream {
       if (this.pendingBytes > this.hub.opts.bufferBytes) this.drop('buffer');
       return;
     }
+    if (flush && frames[0].position > this.last) {
+      // The common case: none of them sent yet.
+      this.last = frames[frames.length - 1].position;
+      const shared = flush.textFor(this);
+      if (shared) this.writeShared(shared);
+      return;
+    }
     let text = '';
-    let all = this.named && !!whole;
     for (const f of frames) {
-      if (f.position <= this.last) {
-        all = false;
-        continue;
-      }
+      if (f.position <= this.last) continue;
       this.last = f.position;
       if (this.wants(f)) text += this.textOf(f);
-      else all = false;
     }
-    if (all) this.writeShared(whole!);
-    else if (text) this.write(text);
+    if (text) this.write(text);
+  }
+
+  /** The text of those of `frames` this stream wants (undefined: none). */
+  textOfAll(frames: readonly Frame[]): string | undefined {
+    let text = '';
+    for (const f of frames) if (this.wants(f)) text += this.textOf(f);
+    return text || undefined;
   }
 
   /**
@@ -214,19 +226,45 @@ export class Stream {
   }
 }
 
-/** The text of a flush's frames, encoded once for every stream that wants them all: as it is, and as one HTTP chunk. */
+/** Text written to many streams, encoded once: as it is, and as one HTTP chunk. */
 export interface SharedText { body(): Buffer; chunk(): Buffer }
 
-function sharedText(frames: readonly Frame[]): SharedText {
+function sharedText(text: string): SharedText {
   let body: Buffer | undefined;
   let chunk: Buffer | undefined;
-  const text: SharedText = {
-    body: () => (body ??= Buffer.from(frames.map((f) => f.text).join(''), 'utf8')),
-    chunk: () => (chunk ??= Buffer.concat([Buffer.from(`${text.body().length.toString(16)}\r\n`), text.body(), CRLF])),
+  const shared: SharedText = {
+    body: () => (body ??= Buffer.from(text, 'utf8')),
+    chunk: () => (chunk ??= Buffer.concat([Buffer.from(`${shared.body().length.toString(16)}\r\n`), shared.body(), CRLF])),
   };
-  return text;
+  return shared;
 }
 const CRLF = Buffer.from('\r\n');
+
+/**
+ * One flush's frames, and the text each key of stream wants of them, made once per key: with
+ * 100 streams of a few kinds, the filters run a few times per frame instead of 100.
+ */
+export class Flush {
+  private readonly texts = new Map<string, SharedText | null>();
+  constructor(readonly frames: readonly Frame[]) {}
+
+  textFor(s: Stream): SharedText | undefined {
+    let t = this.texts.get(s.key);
+    if (t === undefined) {
+      const text = s.textOfAll(this.frames);
+      t = text === undefined ? null : sharedText(text);
+      this.texts.set(s.key, t);
+    }
+    return t ?? undefined;
+  }
+}
+
+/** What decides the frames a stream wants and their text: who reads it, its filters, its naming. */
+function streamKey(viewer: Viewer, filter: Filter, named: boolean): string {
+  const set = (xs: ReadonlySet<string>) => JSON.stringify([...xs].sort());
+  const who = viewer.admin ? '*' : set(viewer.projects);
+  return `${named ? 1 : 0}|${who}|${set(filter.kinds)}|${set(filter.names)}|${set(filter.projects)}|${set(filter.types)}`;
+}
 
 /** Resolves when the response can take more, or is gone. */
 function drained(res: ServerResponse): Promise<void> {
@@ -351,8 +389,8 @@ export class EventHub {
     if (!frames.length) return;
     this.batch = [];
     this.lastFlush = performance.now();
-    const shared = sharedText(frames);
-    for (const s of this.streams) s.offer(frames, shared);
+    const flush = new Flush(frames);
+    for (const s of this.streams) s.offer(frames, flush);
   }
 
   /** Frames after a position, oldest first: from memory when the ring reaches back that far, else from the journal. */

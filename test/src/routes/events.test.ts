@@ -273,6 +273,45 @@ describe('GET /events', function () {
     }
   });
 
+  it('gives streams of the same filters and access the same frames, and each other stream its own, under a burst that flushes many frames at once', async () => {
+    // A flush works out once per kind of stream (access, filters) which of its frames they want.
+    await must(api.put('/project/ga'));
+    const member = await makeUser(api, 'ga-user', 'ga-pw', ['ga']);
+    const streams = {
+      all: open(), all2: open(),
+      nodes: open('?kind=node'), nodes2: open('?kind=node'),
+      meta: open('?type=node.metadata_set'),
+      project: open('?project=ga'),
+      member: open('', member), member2: open('', member),
+      memberNodes: open('?kind=node', member),
+    };
+    for (const x of Object.values(streams)) expect(await x.answered()).to.equal(200);
+    await must(api.put('/node/gn1', { obm: obm() }));
+    await must(api.put('/node/gn2', { obm: obm() }));
+    await must(api.post('/project/ga/connect_node', { node: 'gn1' }));
+    await Promise.all([
+      ...Array.from({ length: 40 }, (_, i) => must(api.put(`/node/gn${1 + (i % 2)}/metadata/k${i}`, { value: String(i) }))),
+      ...Array.from({ length: 10 }, (_, i) => must(api.put(`/project/gp${i}`))),
+      must(api.put('/network/gnet', { owner: 'ga', access: 'ga', net_id: '' })),
+    ]);
+    await must(api.put('/project/gend'));
+    await streams.all.until(() => streams.all.events.some((e) => e.data.name === 'gend'));
+    await sleep(100);
+    const ids = (x: SseStream) => x.events.map((e) => e.id);
+    const of = (keep: (e: SseEvent) => boolean) => streams.all.events.filter(keep).map((e) => e.id);
+    expect(streams.all.events.length).to.be.greaterThan(50);
+    expect(ids(streams.all2)).to.deep.equal(ids(streams.all));
+    expect(ids(streams.nodes)).to.deep.equal(of((e) => e.data.kind === 'node'));
+    expect(ids(streams.nodes2)).to.deep.equal(ids(streams.nodes));
+    expect(ids(streams.meta)).to.deep.equal(of((e) => e.event === 'node.metadata_set'));
+    expect(ids(streams.project)).to.deep.equal(of((e) => e.data.project === 'ga'));
+    expect(ids(streams.member)).to.deep.equal(of((e) => e.data.project === 'ga'));
+    expect(ids(streams.member2)).to.deep.equal(ids(streams.member));
+    expect(ids(streams.memberNodes)).to.deep.equal(of((e) => e.data.project === 'ga' && e.data.kind === 'node'));
+    expect(streams.memberNodes.events.length).to.be.greaterThan(10);
+    for (const x of Object.values(streams)) x.close();
+  });
+
   it('shows a member only the events of its projects, never another project\'s (randomized), and cuts it off when it leaves', async () => {
     await must(api.put('/project/pa'));
     await must(api.put('/project/pb'));
