@@ -1,0 +1,39 @@
+/**
+ * redact (src/redact.ts): a copy with every secret's value replaced, the same as the plain
+ * Object.entries → Object.fromEntries copy it replaced, for any JSON value.
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { redact, REDACTED, SECRET_KEY } from '../../src/redact';
+
+function reference(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reference);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? REDACTED : reference(v)]));
+  return value;
+}
+
+describe('redact', () => {
+  it('replaces the values of secret keys at any depth, and copies the rest', () => {
+    const input = { name: 'n1', obm: { type: 't', user: 'u', password: 'p', fields: [{ token: 't', x: 1 }] }, api_secret: { a: 1 } };
+    expect(redact(input)).to.deep.equal({ name: 'n1', obm: { type: 't', user: 'u', password: REDACTED, fields: [{ token: REDACTED, x: 1 }] }, api_secret: REDACTED });
+    expect(input.obm.password).to.equal('p');
+  });
+
+  it('keeps an own "__proto__" key a plain property, as the reference does', () => {
+    const input = JSON.parse('{"__proto__": {"password": "p", "x": 1}, "y": 2}');
+    const out = redact(input) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).to.equal(Object.prototype);
+    expect(JSON.stringify(out)).to.equal(JSON.stringify(reference(input)));
+    expect(JSON.stringify(out)).to.equal('{"__proto__":{"password":"[redacted]","x":1},"y":2}');
+  });
+
+  it('gives what the entries → fromEntries copy gives, for any JSON value (property)', () => {
+    const keys = fc.oneof(fc.constantFrom('password', 'secret', 'Token', 'passwordHash', 'user', 'host', '__proto__', 'type'), fc.string());
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 1 }), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(keys, tie('value'), { maxKeys: 5 })),
+    })).value;
+    fc.assert(fc.property(json, (v) => {
+      expect(JSON.stringify(redact(v))).to.equal(JSON.stringify(reference(v)));
+    }), { numRuns: 500 });
+  });
+});
