@@ -174,7 +174,7 @@ export const DEFAULTS: Config = {
   uiSessionMinutes: 480,
   eventsBufferBytes: 1024 * 1024,
   eventsHeartbeatMs: 15_000,
-  eventsFlushMs: 5,
+  eventsFlushMs: 10,
   webhookTimeoutMs: 10_000,
   webhookRetryMinMs: 1_000,
   webhookRetryMaxMs: 300_000,

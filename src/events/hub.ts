@@ -232,13 +232,21 @@ export interface SharedText { body(): Buffer; chunk(): Buffer }
 function sharedText(text: string): SharedText {
   let body: Buffer | undefined;
   let chunk: Buffer | undefined;
-  const shared: SharedText = {
-    body: () => (body ??= Buffer.from(text, 'utf8')),
-    chunk: () => (chunk ??= Buffer.concat([Buffer.from(`${shared.body().length.toString(16)}\r\n`), shared.body(), CRLF])),
+  return {
+    body: () => (body ??= chunk ? chunk.subarray(chunk.indexOf('\r\n') + 2, chunk.length - 2) : Buffer.from(text, 'utf8')),
+    // The text encoded once, straight into the chunk: its size line, the text, CRLF.
+    chunk: () => {
+      if (chunk) return chunk;
+      const bytes = Buffer.byteLength(text, 'utf8');
+      const head = `${bytes.toString(16)}\r\n`;
+      chunk = Buffer.allocUnsafe(head.length + bytes + 2);
+      chunk.write(head, 0, 'latin1');
+      chunk.write(text, head.length, 'utf8');
+      chunk.write('\r\n', head.length + bytes, 'latin1');
+      return chunk;
+    },
   };
-  return shared;
 }
-const CRLF = Buffer.from('\r\n');
 
 /**
  * One flush's frames, and the text each key of stream wants of them, made once per key: with
