@@ -15,9 +15,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { ActorRuntime, HistoryEntry } from '../../actors/runtime';
+import type { ActorRuntime } from '../../actors/runtime';
 import type { PersistedEvent } from '../../actors/persistence/engine';
-import { projectsOf, streamEvent, StreamEvent } from './types';
+import type { StreamEvent } from './types';
+import { Filter, Flush, Frame, frameOf, matches, SharedText, streamKey, Viewer, visible } from './frames';
+
+// What the routes and tests import from here.
+export { Filter, Frame, NO_FILTER, Viewer } from './frames';
 
 export interface HubOptions {
   /** a stream's unread bytes at most; past it the stream is dropped */
@@ -38,46 +42,6 @@ export interface HubOptions {
   flushMs: number;
 }
 
-/** One event, ready for every stream: what the filters read, and its text. */
-export interface Frame {
-  position: number;
-  kind: string;
-  name: string;
-  type: string;
-  /** projects whose members may see it */
-  projects: readonly string[];
-  /** the SSE text: id, event, data lines */
-  text: string;
-}
-
-/** Who reads a stream: what they may see. */
-export interface Viewer { user: string; admin: boolean; projects: ReadonlySet<string> }
-
-/** The filters of a stream: each empty set lets everything through. */
-export interface Filter { kinds: Set<string>; names: Set<string>; projects: Set<string>; types: Set<string> }
-
-export const NO_FILTER: Filter = { kinds: new Set(), names: new Set(), projects: new Set(), types: new Set() };
-
-export function frameOf(entry: HistoryEntry): Frame & { event: StreamEvent } {
-  const event = streamEvent(entry);
-  return {
-    position: entry.position, kind: event.kind, name: event.name, type: event.type, projects: projectsOf(entry), event,
-    text: `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
-  };
-}
-
-export function visible(f: Frame, viewer: Viewer): boolean {
-  return viewer.admin || f.projects.some((p) => viewer.projects.has(p));
-}
-
-export function matches(e: Frame, filter: Filter): boolean {
-  const f = e;
-  if (filter.kinds.size && !filter.kinds.has(e.kind)) return false;
-  if (filter.names.size && !filter.names.has(e.name)) return false;
-  if (filter.projects.size && !f.projects.some((p) => filter.projects.has(p))) return false;
-  if (filter.types.size && !filter.types.has(e.type) && !filter.types.has(`${e.type.split('.')[0]}.*`)) return false;
-  return true;
-}
 
 /** Users whose access changes with this event: their streams end. */
 const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined', 'UserRoleSet', 'TokenRevoked']);
@@ -224,54 +188,6 @@ export class Stream {
       this.res.end(reason === 'access' ? ': your access changed: connect again\n\n' : ': the service is stopping: connect again\n\n');
     }
   }
-}
-
-/** Text written to many streams, encoded once: as it is, and as one HTTP chunk. */
-export interface SharedText { body(): Buffer; chunk(): Buffer }
-
-function sharedText(text: string): SharedText {
-  let body: Buffer | undefined;
-  let chunk: Buffer | undefined;
-  return {
-    body: () => (body ??= chunk ? chunk.subarray(chunk.indexOf('\r\n') + 2, chunk.length - 2) : Buffer.from(text, 'utf8')),
-    // The text encoded once, straight into the chunk: its size line, the text, CRLF.
-    chunk: () => {
-      if (chunk) return chunk;
-      const bytes = Buffer.byteLength(text, 'utf8');
-      const head = `${bytes.toString(16)}\r\n`;
-      chunk = Buffer.allocUnsafe(head.length + bytes + 2);
-      chunk.write(head, 0, 'latin1');
-      chunk.write(text, head.length, 'utf8');
-      chunk.write('\r\n', head.length + bytes, 'latin1');
-      return chunk;
-    },
-  };
-}
-
-/**
- * One flush's frames, and the text each key of stream wants of them, made once per key: with
- * 100 streams of a few kinds, the filters run a few times per frame instead of 100.
- */
-export class Flush {
-  private readonly texts = new Map<string, SharedText | null>();
-  constructor(readonly frames: readonly Frame[]) {}
-
-  textFor(s: Stream): SharedText | undefined {
-    let t = this.texts.get(s.key);
-    if (t === undefined) {
-      const text = s.textOfAll(this.frames);
-      t = text === undefined ? null : sharedText(text);
-      this.texts.set(s.key, t);
-    }
-    return t ?? undefined;
-  }
-}
-
-/** What decides the frames a stream wants and their text: who reads it, its filters, its naming. */
-function streamKey(viewer: Viewer, filter: Filter, named: boolean): string {
-  const set = (xs: ReadonlySet<string>) => JSON.stringify([...xs].sort());
-  const who = viewer.admin ? '*' : set(viewer.projects);
-  return `${named ? 1 : 0}|${who}|${set(filter.kinds)}|${set(filter.names)}|${set(filter.projects)}|${set(filter.types)}`;
 }
 
 /** Resolves when the response can take more, or is gone. */

@@ -17,9 +17,10 @@ import { backoff } from '../../lib/time';
 import type { World } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
 import type { PersistedEvent } from '../../actors/persistence/engine';
-import type { EventHub, Frame } from './hub';
+import type { EventHub } from './hub';
+import type { Frame } from './frames';
 import type { StreamEvent } from './types';
-import { matches, NO_FILTER } from './hub';
+import { matches, NO_FILTER } from './frames';
 import { lazyModule } from '../../lib/lazy';
 
 const undici = lazyModule(() => require('undici') as typeof import('undici'));
