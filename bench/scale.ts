@@ -14,6 +14,7 @@
  *   npm run bench:scale -- --folder DIR            (one folder seeded by bench:seed)
  *   npm run bench:scale -- --folder DIR --soak-only --soak-minutes 60 [--rate 500] [--every 5]   (memory over a long run)
  *   npm run bench:scale -- --storage postgres [--pg-url URL]   (a server of its own otherwise)
+ *   npm run bench:scale -- --folder DIR --storage postgres --pg-url URL --starts-only   (a seed's database)
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -430,6 +431,11 @@ async function main(): Promise<void> {
     if (o.folder) {
       const m = readManifest(o.folder);
       if (!m) throw new Error(`${o.folder} has no ${'seed.json'}: seed it with npm run bench:seed`);
+      // A PostgreSQL seed's data is in the database bench:seed was given (--pg-url names it).
+      if (storage === 'postgres') {
+        if (!o.pgUrl) throw new Error('--folder with --storage postgres needs --pg-url: the database the folder was seeded into');
+        pgUrls.set(o.folder, o.pgUrl);
+      }
       folders.push({ folder: o.folder, nodes: m.nodes });
     } else {
       for (const nodes of String(o.sizes).split(',').map(Number)) {

@@ -1,0 +1,154 @@
+/**
+ * The read model's checkpoint on PostgreSQL (CheckpointSlot of engine.ts), kept in the database
+ * beside the journal it describes: a standby that takes over reads the checkpoint of the data it
+ * shares, and a dump (or a replica) carries the checkpoint with the very events it names, or none.
+ * A PostgreSQL service may have no data folder of its own: a file would describe nothing.
+ *
+ * Layout (actors/persistence/postgres-schema.ts, version 4): the bytes are cut into parts of
+ * about PART_BYTES, each inserted by a statement of its own under a new generation (no
+ * transaction waits on this process while the read models are encoded); then one short, fenced
+ * transaction (`hilt_checkpoint_commit`) names that generation current and deletes every other
+ * one. A crash leaves the previous checkpoint current (parts of an unfinished one are deleted by
+ * the next commit or rewrite). A read is one statement: the current row and its parts in one
+ * snapshot.
+ *
+ * Drops: rewrite() clears the checkpoint in its own transaction (the engine calls `dropped()`
+ * before it starts, so a write whose capture came first is refused here, and the commit refuses
+ * a generation whose parts the rewrite deleted); drop() (an upgrade of the stored data) clears it
+ * with a statement of its own, which every later read and write waits for.
+ */
+import type { Client, Pool } from 'pg';
+import type { CheckpointSlot, CheckpointSource } from './engine';
+import { FENCED_SQLSTATE } from './postgres-schema';
+
+/** Bytes per part: rows of a megabyte keep each statement short and the table's rows few. */
+export const PART_BYTES = 1 << 20;
+
+/** What the slot needs of its engine. */
+export interface CheckpointDb {
+  pool: Pool;
+  /** the writer's connection: the commit is ordered with rewrite() on it */
+  writer(): Promise<Client>;
+  /** the lease's token every write carries (null: unfenced) */
+  fence: number | null;
+  /** the engine knows it lost the lease: nothing more is written */
+  fenced(): boolean;
+  /** the database refused a write for the token */
+  onFenced(err: Error): void;
+}
+
+/** The statement that clears the checkpoint (a drop, and every rewrite() in its transaction). */
+export const CLEAR_CHECKPOINT = [
+  'UPDATE hilt_checkpoint SET gen = NULL, parts = 0, size = 0 WHERE id = 1',
+  'DELETE FROM hilt_checkpoint_parts',
+];
+
+export class PostgresCheckpointSlot implements CheckpointSlot {
+  epoch = 0;
+  /** a drop's statement under way: reads and writes wait for it */
+  private clearing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: CheckpointDb) {}
+
+  async read(): Promise<CheckpointSource | undefined> {
+    await this.clearing;
+    const { rows } = await this.db.pool.query<{ size: number; part: number; bytes: Buffer }>(
+      `SELECT c.size, p.part, p.bytes
+       FROM hilt_checkpoint c JOIN hilt_checkpoint_parts p ON p.gen = c.gen
+       WHERE c.id = 1 ORDER BY p.part`,
+    );
+    if (!rows.length) return undefined;
+    // A part missing or short (never, short of a hand edit) ends it there: read as truncated.
+    const parts: Buffer[] = [];
+    for (const [i, r] of rows.entries()) {
+      if (r.part !== i) break;
+      parts.push(r.bytes);
+    }
+    return partsSource(parts, rows[0].size);
+  }
+
+  /** rewrite() is about to clear it in its own transaction: a write taken before is refused. */
+  dropped(): void {
+    this.epoch++;
+  }
+
+  drop(): void {
+    this.epoch++;
+    const client = this.db.pool;
+    const previous = this.clearing;
+    // Derived data: a failure leaves a checkpoint that the next write replaces or a start checks.
+    this.clearing = previous.then(() => client.query(`WITH c AS (${CLEAR_CHECKPOINT[0]} RETURNING 1) ${CLEAR_CHECKPOINT[1]}`)).then(() => undefined, () => undefined);
+  }
+
+  async write(chunks: AsyncIterable<Uint8Array>, epoch: number): Promise<boolean> {
+    await this.clearing;
+    if (this.epoch !== epoch || this.db.fenced()) return false;
+    const pool = this.db.pool;
+    const { rows } = await pool.query<{ gen: string }>("SELECT nextval('hilt_checkpoint_gen')::text AS gen");
+    const gen = rows[0].gen;
+    let part = 0;
+    let size = 0;
+    let kept = false;
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      const bytes = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      await pool.query('INSERT INTO hilt_checkpoint_parts (gen, part, bytes) VALUES ($1, $2, $3)', [gen, part++, bytes]);
+      size += bytes.length;
+    };
+    try {
+      for await (const c of chunks) {
+        if (this.epoch !== epoch) return false;
+        pending.push(c);
+        pendingBytes += c.length;
+        if (pendingBytes >= PART_BYTES) await flush();
+      }
+      if (pendingBytes) await flush();
+      const writer = await this.db.writer();
+      // Checked and sent in one turn: a rewrite that starts later queues its statement behind this one.
+      if (this.epoch !== epoch) return false;
+      const done = await writer.query<{ ok: boolean }>('SELECT hilt_checkpoint_commit($1, $2, $3, $4) AS ok', [this.db.fence, gen, part, size]);
+      kept = done.rows[0]?.ok === true;
+      return kept;
+    } catch (err) {
+      if ((err as { code?: string }).code === FENCED_SQLSTATE) this.db.onFenced(err as Error);
+      throw err;
+    } finally {
+      // An unfinished generation's parts go now (else with the next commit or rewrite).
+      if (!kept && part > 0) await pool.query('DELETE FROM hilt_checkpoint_parts WHERE gen = $1', [gen]).catch(() => undefined);
+    }
+  }
+}
+
+/** The parts read, as one source of at most `recorded` bytes (fewer when parts are missing). */
+function partsSource(parts: Buffer[], recorded: number): CheckpointSource {
+  const starts: number[] = [];
+  let total = 0;
+  for (const p of parts) {
+    starts.push(total);
+    total += p.length;
+  }
+  return {
+    size: Math.min(total, recorded),
+    readAt(into, position) {
+      let n = 0;
+      // The part holding `position` (parts are few: a linear search is cheap).
+      let i = 0;
+      while (i + 1 < parts.length && starts[i + 1] <= position) i++;
+      while (n < into.length && i < parts.length) {
+        const at = position + n - starts[i];
+        if (at >= parts[i].length) {
+          i++;
+          continue;
+        }
+        n += parts[i].copy(into, n, at, Math.min(parts[i].length, at + into.length - n));
+      }
+      return n;
+    },
+    close() {
+      parts.length = 0;
+    },
+  };
+}
