@@ -10,7 +10,9 @@
  * transaction (`hilt_checkpoint_commit`) names that generation current and deletes every other
  * one. A crash leaves the previous checkpoint current (parts of an unfinished one are deleted by
  * the next commit or rewrite). A read is one statement: the current row and its parts in one
- * snapshot.
+ * snapshot, as COPY's binary format (pg-copy-streams): the bytes as they are stored, where a
+ * query's text answer costs the server a hex encoding and the client a decoding of twice as many
+ * bytes (0.9 s against 0.2 s for the 83 MiB of 100,000 wired nodes).
  *
  * Drops: rewrite() clears the checkpoint in its own transaction (the engine calls `dropped()`
  * before it starts, so a write whose capture came first is refused here, and the commit refuses
@@ -18,6 +20,7 @@
  * with a statement of its own, which every later read and write waits for.
  */
 import type { Client, Pool } from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { CheckpointSlot, CheckpointSource } from './engine';
 import { FENCED_SQLSTATE } from './postgres-schema';
 
@@ -27,6 +30,11 @@ export const PART_BYTES = 1 << 20;
 /** What the slot needs of its engine. */
 export interface CheckpointDb {
   pool: Pool;
+  /**
+   * a connection of its own for a read, ended after it: bounded on the server only (pg's client
+   * bound on a query never hears the end of a COPY, and would fire on the stream long after it)
+   */
+  reader(): Promise<Client>;
   /** the writer's connection: the commit is ordered with rewrite() on it */
   writer(): Promise<Client>;
   /** the lease's token every write carries (null: unfenced) */
@@ -52,11 +60,10 @@ export class PostgresCheckpointSlot implements CheckpointSlot {
 
   async read(): Promise<CheckpointSource | undefined> {
     await this.clearing;
-    const { rows } = await this.db.pool.query<{ size: number; part: number; bytes: Buffer }>(
+    const rows = await copyRows(await this.db.reader(),
       `SELECT c.size, p.part, p.bytes
        FROM hilt_checkpoint c JOIN hilt_checkpoint_parts p ON p.gen = c.gen
-       WHERE c.id = 1 ORDER BY p.part`,
-    );
+       WHERE c.id = 1 ORDER BY p.part`);
     if (!rows.length) return undefined;
     // A part missing or short (never, short of a hand edit) ends it there: read as truncated.
     const parts: Buffer[] = [];
@@ -151,4 +158,120 @@ function partsSource(parts: Buffer[], recorded: number): CheckpointSource {
       parts.length = 0;
     },
   };
+}
+
+/** COPY's binary format: its signature, then flags and the length of a header extension. */
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+
+/**
+ * The rows of `SELECT size (bigint), part (integer), bytes (bytea)` read through COPY's binary
+ * format: each field's bytes as stored, without a text encoding on either side.
+ */
+async function copyRows(client: Client, select: string): Promise<{ size: number; part: number; bytes: Buffer }[]> {
+  try {
+    const q = new ByteQueue();
+    const rows: { size: number; part: number; bytes: Buffer }[] = [];
+    let started = false;
+    for await (const chunk of client.query(copyTo(`COPY (${select}) TO STDOUT (FORMAT binary)`))) {
+      q.push(chunk as Buffer);
+      if (!started) {
+        if (!q.has(19)) continue;
+        if (!q.take(11).equals(COPY_SIGNATURE)) throw new Error('not COPY\'s binary format');
+        q.take(4);
+        started = true;
+        q.skip = q.take(4).readUInt32BE(0);
+      }
+      for (;;) {
+        if (q.skip) q.skip -= q.drop(q.skip);
+        if (q.skip) break;
+        const row = q.row(3);
+        if (row === undefined) break;
+        if (row === null) continue;
+        rows.push({ size: Number(row[0].readBigInt64BE(0)), part: row[1].readInt32BE(0), bytes: row[2] });
+      }
+    }
+    return rows;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Bytes as they arrive, in chunks, read from the front. */
+class ByteQueue {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  /** bytes still to drop (the header's extension) */
+  skip = 0;
+
+  push(b: Buffer): void {
+    this.chunks.push(b);
+    this.size += b.length;
+  }
+
+  has(n: number): boolean {
+    return this.size >= n;
+  }
+
+  /** The next `n` bytes (a view of one chunk when they lie in one, else copied together). */
+  take(n: number): Buffer {
+    this.size -= n;
+    const first = this.chunks[0];
+    if (first.length > n) {
+      this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    if (first.length === n) return this.chunks.shift()!;
+    const out = Buffer.allocUnsafe(n);
+    for (let at = 0; at < n;) {
+      const c = this.chunks[0];
+      const k = Math.min(c.length, n - at);
+      c.copy(out, at, 0, k);
+      at += k;
+      if (k === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(k);
+    }
+    return out;
+  }
+
+  /** Drops up to `n` bytes; returns how many. */
+  drop(n: number): number {
+    const k = Math.min(n, this.size);
+    if (k) this.take(k);
+    return k;
+  }
+
+  /** The integer `at` bytes ahead, read without taking anything (undefined: not arrived yet). */
+  private peekInt(at: number, width: 2 | 4): number | undefined {
+    if (this.size < at + width) return undefined;
+    // Chunks merged at the front until the first holds it (a few small ones at most).
+    while (this.chunks[0].length < at + width) this.chunks.splice(0, 2, Buffer.concat([this.chunks[0], this.chunks[1]]));
+    return width === 2 ? this.chunks[0].readInt16BE(at) : this.chunks[0].readInt32BE(at);
+  }
+
+  /**
+   * A whole tuple of `fields` non-null fields when it has arrived (undefined: not yet; null: the
+   * trailer, after which nothing is left to read).
+   */
+  row(fields: number): Buffer[] | null | undefined {
+    const count = this.peekInt(0, 2);
+    if (count === undefined) return undefined;
+    if (count === -1) {
+      this.take(2);
+      return null;
+    }
+    if (count !== fields) throw new Error(`a COPY row of ${count} fields, ${fields} expected`);
+    // Every field's length known and its bytes arrived before any is taken.
+    let at = 2;
+    for (let f = 0; f < fields; f++) {
+      const len = this.peekInt(at, 4);
+      if (len === undefined) return undefined;
+      if (len < 0) throw new Error('a NULL in a COPY row');
+      at += 4 + len;
+      if (this.size < at) return undefined;
+    }
+    this.take(2);
+    const out: Buffer[] = [];
+    for (let f = 0; f < fields; f++) out.push(this.take(this.take(4).readInt32BE(0)));
+    return out;
+  }
 }

@@ -188,7 +188,9 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     // handler its error would end the process.
     this.pool.on('error', () => undefined);
     this.checkpoints = new PostgresCheckpointSlot({
-      pool: this.pool, writer: () => this.writerClient(), fence: opts.fence ?? null, fenced: () => !!this.fenced,
+      pool: this.pool, writer: () => this.writerClient(),
+      reader: () => connect(settings, 'checkpoint', undefined, settings.timeoutMs ? { statement_timeout: settings.timeoutMs } : {}),
+      fence: opts.fence ?? null, fenced: () => !!this.fenced,
       onFenced: (err) => {
         if (this.fenced) return;
         this.fenced = new FencedError(`write refused: ${err.message}`);
