@@ -22,7 +22,6 @@
 import type { Client, Pool } from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { CheckpointSlot, CheckpointSource } from './engine';
-import { FENCED_SQLSTATE } from './postgres-schema';
 
 /** Bytes per part: rows of a megabyte keep each statement short and the table's rows few. */
 export const PART_BYTES = 1 << 20;
@@ -41,8 +40,6 @@ export interface CheckpointDb {
   fence: number | null;
   /** the engine knows it lost the lease: nothing more is written */
   fenced(): boolean;
-  /** the database refused a write for the token */
-  onFenced(err: Error): void;
 }
 
 /** The statement that clears the checkpoint (a drop, and every rewrite() in its transaction). */
@@ -116,12 +113,11 @@ export class PostgresCheckpointSlot implements CheckpointSlot {
       const writer = await this.db.writer();
       // Checked and sent in one turn: a rewrite that starts later queues its statement behind this one.
       if (this.epoch !== epoch) return false;
+      // Refused (SQLSTATE HL001) once another process holds the lease: derived data, so the
+      // refusal is only this write's (the lease tells the service it lost it).
       const done = await writer.query<{ ok: boolean }>('SELECT hilt_checkpoint_commit($1, $2, $3, $4) AS ok', [this.db.fence, gen, part, size]);
       kept = done.rows[0]?.ok === true;
       return kept;
-    } catch (err) {
-      if ((err as { code?: string }).code === FENCED_SQLSTATE) this.db.onFenced(err as Error);
-      throw err;
     } finally {
       // An unfinished generation's parts go now (else with the next commit or rewrite).
       if (!kept && part > 0) await pool.query('DELETE FROM hilt_checkpoint_parts WHERE gen = $1', [gen]).catch(() => undefined);

@@ -191,11 +191,6 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
       pool: this.pool, writer: () => this.writerClient(),
       reader: () => connect(settings, 'checkpoint', undefined, settings.timeoutMs ? { statement_timeout: settings.timeoutMs } : {}),
       fence: opts.fence ?? null, fenced: () => !!this.fenced,
-      onFenced: (err) => {
-        if (this.fenced) return;
-        this.fenced = new FencedError(`write refused: ${err.message}`);
-        this.opts.onFenced?.(this.fenced);
-      },
     });
   }
 
