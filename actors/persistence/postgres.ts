@@ -500,7 +500,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   async stats(): Promise<StorageStats> {
     const { rows }: { rows: { bytes: string }[] } = await this.read(
       `SELECT sum(pg_total_relation_size(t))::bigint::text AS bytes
-       FROM unnest(ARRAY['hilt_events', 'hilt_heads', 'hilt_snapshots', 'hilt_lease']::regclass[]) AS t`,
+       FROM unnest(ARRAY['hilt_events', 'hilt_heads', 'hilt_snapshots', 'hilt_lease', 'hilt_checkpoint_parts']::regclass[]) AS t`,
       [],
     );
     return { sizeBytes: Number(rows[0].bytes) };
