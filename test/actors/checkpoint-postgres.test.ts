@@ -325,6 +325,38 @@ describe('The read model\'s checkpoint (PostgreSQL)', function () {
     expect(fromCheckpoint.rm.nodes.has('x3')).to.equal(true);
   });
 
+  it('lets the event loop turn while it decodes (the lease is renewed by a timer: a long load in one turn let it lapse)', async () => {
+    const { engine } = await database();
+    const world = new World(engine, { vlanPool: [[100, 103]] });
+    for (let i = 0; i < 100; i++) await world.nodes.ask(`t${i}`, { type: 'node.register', by: 'admin', obm: { type: 'mock', fields: {} } });
+    const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
+    expect(await cp.write()).to.equal(true);
+    await cp.close(false);
+    await world.close();
+    // Each read of the checkpoint's bytes notes how many turns of the event loop have passed.
+    let turns = 0;
+    let turning = true;
+    const turn = () => {
+      turns++;
+      if (turning) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const seen: number[] = [];
+    const slot = engine.checkpoints;
+    const read = slot.read.bind(slot);
+    slot.read = async () => {
+      const src = await read();
+      return src && { size: src.size, readAt: (into: Buffer, at: number) => (seen.push(turns), src.readAt(into, at)), close: () => src.close() };
+    };
+    const report = await loadCheckpoint(new World(engine, { vlanPool: [[100, 103]] }));
+    turning = false;
+    expect(report.used, JSON.stringify(report)).to.equal(true);
+    // The second pass (the decoding, 50 frames of two states): the loop turned during it.
+    const second = seen.slice(seen.length / 2);
+    expect(second.length).to.be.greaterThan(64);
+    expect(second[second.length - 1]).to.be.greaterThan(second[0]);
+  });
+
   it('is not used when corrupt, cut short, from another build, or of another store', async () => {
     const { url, engine, world, cp } = await written();
     const { gen } = await stored(url);
