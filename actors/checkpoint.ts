@@ -29,6 +29,12 @@ import { readModelKinds, type ReadModelKind } from './readmodel-kinds';
 const FORMAT = 1;
 /** States per encoded chunk: one slice of a background write. */
 const CHUNK = 512;
+/**
+ * Frames decoded between two turns of the event loop at start: a lease (PostgreSQL) is renewed
+ * by a timer, and a load of seconds in one turn let it lapse on a loaded machine (the process
+ * stepped down and started again, forever). 32 frames of 512 states: tens of ms.
+ */
+const FRAMES_PER_TURN = 32;
 /** Events waiting for the watermark beyond which tracking gives up (something commits outside the registries). */
 const MAX_WAITING = 200_000;
 
@@ -158,6 +164,7 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
       }
       counts.set(chunk.k, (counts.get(chunk.k) ?? 0) + chunk.ids.length);
       if (f === count) throw new Error('no end');
+      if (f % FRAMES_PER_TURN === 0) await new Promise((r) => setImmediate(r));
     }
     // msgpackr keeps the last buffer it read: let the file's go.
     unpackr.unpack(END);

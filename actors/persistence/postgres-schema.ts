@@ -17,6 +17,8 @@
  * - `hilt_snapshots` key → seq, created_at, data           the latest snapshot of each key
  * - `hilt_lease`     one row: the fencing token, its holder, when it was last renewed
  * - `hilt_marks`     name → value, small values beside the journal (a webhook's cursor)
+ * - `hilt_checkpoint` one row: the generation of the read model's checkpoint that is current;
+ *   `hilt_checkpoint_parts` (gen, part) → bytes, its parts (actors/persistence/postgres-checkpoint.ts)
  * and indexes of the journal by time (all keys; per kind) for positionAt(), and by position
  * (all keys; per kind) for history() and feed(): `pos` is the store's one commit order (one
  * writer commits one transaction at a time, and hilt_write takes an event's position in the
@@ -174,6 +176,53 @@ export const MIGRATIONS: readonly Migration[] = [
         PERFORM hilt_check_token(p_token);
         INSERT INTO hilt_marks AS m (name, value, token) VALUES (p_name, p_value, p_token)
         ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, token = EXCLUDED.token;
+      END
+      $fn$;
+    `,
+  },
+  {
+    version: 4,
+    description: 'the read model\'s checkpoint: its parts, and the one row naming the current generation',
+    // Parts are written one statement each (no transaction waits on this process), under a new
+    // generation; hilt_checkpoint_commit then names it current in one short, fenced transaction,
+    // refused unless every part is still there (rewrite() deletes them all: a checkpoint staged
+    // before a rewrite can never become current after it). The parts hold msgpack that the
+    // service checks itself (CRC per frame): stored as they are, without TOAST compression.
+    sql: `
+      CREATE TABLE hilt_checkpoint_parts (
+        gen bigint NOT NULL,
+        part integer NOT NULL,
+        bytes bytea NOT NULL,
+        PRIMARY KEY (gen, part)
+      );
+      ALTER TABLE hilt_checkpoint_parts ALTER COLUMN bytes SET STORAGE EXTERNAL;
+      CREATE TABLE hilt_checkpoint (
+        id integer PRIMARY KEY CHECK (id = 1),
+        gen bigint,
+        parts integer NOT NULL DEFAULT 0,
+        size bigint NOT NULL DEFAULT 0,
+        token bigint,
+        written_at timestamptz
+      );
+      INSERT INTO hilt_checkpoint (id) VALUES (1);
+      CREATE SEQUENCE hilt_checkpoint_gen;
+
+      CREATE FUNCTION hilt_checkpoint_commit(p_token bigint, p_gen bigint, p_parts integer, p_size bigint) RETURNS boolean
+      LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_parts integer;
+        v_size bigint;
+      BEGIN
+        PERFORM hilt_check_token(p_token);
+        -- Locked until this commits: a rewrite deleting them waits, then finds the new row to clear.
+        SELECT count(*), COALESCE(sum(n), 0) INTO v_parts, v_size
+          FROM (SELECT octet_length(bytes) AS n FROM hilt_checkpoint_parts WHERE gen = p_gen FOR KEY SHARE) p;
+        IF v_parts <> p_parts OR v_size <> p_size THEN
+          RETURN false;
+        END IF;
+        UPDATE hilt_checkpoint SET gen = p_gen, parts = p_parts, size = p_size, token = p_token, written_at = now() WHERE id = 1;
+        DELETE FROM hilt_checkpoint_parts WHERE gen <> p_gen;
+        RETURN true;
       END
       $fn$;
     `,

@@ -38,6 +38,7 @@ import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTyp
 import { CommitOrder } from './engine';
 import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener, Rewrite, Expiry, PruneResult } from './engine';
 import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
+import { CLEAR_CHECKPOINT, PostgresCheckpointSlot } from './postgres-checkpoint';
 
 /** A write refused because this process no longer holds the lease. */
 export class FencedError extends Error {
@@ -171,6 +172,8 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   private readonly commits = new CommitOrder();
   /** transactions committed and read queries made (tests and the bench look at them) */
   readonly counters = { commits: 0, writes: 0, reads: 0 };
+  /** the read model's checkpoint, in the database beside the journal (postgres-checkpoint.ts) */
+  readonly checkpoints: PostgresCheckpointSlot;
   // The database is shared by every hilt process and replicated by its operator: its backup is
   // the database's, not one process's copy.
   readonly noBackup = 'on PostgreSQL, hilt makes no copy of its own: back up the database with PostgreSQL\'s tools (pg_dump -Fc, or the backup tooling of your PostgreSQL), and restore by starting hilt on the restored database (docs/operations.md, Backup and restore)';
@@ -184,6 +187,11 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     // An idle connection that breaks (database restarted) is dropped by the pool; without a
     // handler its error would end the process.
     this.pool.on('error', () => undefined);
+    this.checkpoints = new PostgresCheckpointSlot({
+      pool: this.pool, writer: () => this.writerClient(),
+      reader: () => connect(settings, 'checkpoint', undefined, settings.timeoutMs ? { statement_timeout: settings.timeoutMs } : {}),
+      fence: opts.fence ?? null, fenced: () => !!this.fenced,
+    });
   }
 
   /** The fencing token this engine writes with (undefined: unfenced). */
@@ -213,6 +221,9 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   async rewrite(changes: Rewrite): Promise<void> {
     if (this.fenced) throw this.fenced;
     if (!changes.events.length && !changes.snapshots.length) return;
+    // The checkpoint describes the data before: cleared in the same transaction, and a write of
+    // one captured before is refused.
+    this.checkpoints.dropped();
     const events = JSON.stringify(changes.events.map((c) => ({ k: c.key, s: c.sequenceNumber, d: c.data })));
     const snaps = JSON.stringify(changes.snapshots.map((c) => ({ k: c.key, s: c.sequenceNumber, d: c.data ?? null })));
     const client = await this.writerClient();
@@ -221,7 +232,9 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
             ev AS (UPDATE hilt_events e SET data = x.d FROM json_to_recordset($2::json) AS x(k text, s bigint, d json), lease
                    WHERE e.key = x.k AND e.seq = x.s RETURNING 1),
             sn AS (UPDATE hilt_snapshots n SET data = x.d FROM json_to_recordset($3::json) AS x(k text, s bigint, d json), lease
-                   WHERE n.key = x.k AND n.seq = x.s RETURNING 1)
+                   WHERE n.key = x.k AND n.seq = x.s RETURNING 1),
+            cp AS (${CLEAR_CHECKPOINT[0]} AND EXISTS (SELECT 1 FROM lease) RETURNING 1),
+            cpp AS (${CLEAR_CHECKPOINT[1]} WHERE EXISTS (SELECT 1 FROM lease) RETURNING 1)
        SELECT NOT EXISTS (SELECT 1 FROM lease) AS fenced, (SELECT count(*) FROM ev) AS events, (SELECT count(*) FROM sn) AS snapshots`,
       [this.opts.fence ?? null, events, snaps],
     );
@@ -269,7 +282,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   /** A table's old row versions stay in its files until VACUUM FULL writes it anew (at start only: it locks the table). */
   async compact(): Promise<void> {
     const client = await this.writerClient();
-    await client.query('VACUUM FULL hilt_events, hilt_snapshots');
+    await client.query('VACUUM FULL hilt_events, hilt_snapshots, hilt_checkpoint_parts');
   }
 
   private submit(w: Omit<Write, 'resolve' | 'reject'>): Promise<void> {
@@ -487,7 +500,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   async stats(): Promise<StorageStats> {
     const { rows }: { rows: { bytes: string }[] } = await this.read(
       `SELECT sum(pg_total_relation_size(t))::bigint::text AS bytes
-       FROM unnest(ARRAY['hilt_events', 'hilt_heads', 'hilt_snapshots', 'hilt_lease']::regclass[]) AS t`,
+       FROM unnest(ARRAY['hilt_events', 'hilt_heads', 'hilt_snapshots', 'hilt_lease', 'hilt_checkpoint_parts']::regclass[]) AS t`,
       [],
     );
     return { sizeBytes: Number(rows[0].bytes) };
