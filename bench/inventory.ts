@@ -64,7 +64,7 @@ export interface Target { hilt: string; bare: string; /** how long startService 
 export async function startTarget(env: Record<string, string> = {}, target = join(__dirname, 'target.js'), nodeFlags?: string[]): Promise<Target> {
   // The same V8 flags as `npm start` (package.json): a larger young generation means fewer
   // scavenges on the allocation-heavy request path.
-  const flags = nodeFlags ?? (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
+  const flags = nodeFlags ?? (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...flags, target], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const [hiltPort, barePort, startMs] = await new Promise<string[]>((resolve, reject) => {
