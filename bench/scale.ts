@@ -17,7 +17,7 @@
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
@@ -76,7 +76,10 @@ async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const [hiltPort, barePort] = await new Promise<string[]>((resolve, reject) => {
     let out = '';
+    // BENCH_TARGET_STDOUT=FILE keeps what the service prints (e.g. with --trace-gc in BENCH_NODE_FLAGS).
+    const keep = process.env.BENCH_TARGET_STDOUT;
     child.stdout!.on('data', (d) => {
+      if (keep) appendFileSync(keep, d);
       out += d;
       const r = /ready (\d+) (\d+)/.exec(out);
       if (r) resolve([r[1], r[2]]);
@@ -273,6 +276,47 @@ interface MixedResult { seconds: number; reads: number; readP50: number; readP99
  */
 interface SoakOptions { rate: number; everyMinutes: number; folder?: string; log: (l: string) => void }
 
+/**
+ * What stops the service's event loop, from its own /metrics (prom-client's default metrics):
+ * garbage-collection pauses by kind (count and seconds, cumulative) and the event loop's delay
+ * (sampled every 10 ms from the last scrape on: prom-client resets it at each). A soak's line
+ * gives both since the last line: where a read's tail latency comes from when it is not the
+ * requests' own work.
+ */
+interface Pauses { gc: Map<string, { count: number; sum: number }>; lagP99: number; lagMax: number; gets: { count: number; within10: number } }
+
+async function pauses(base: string): Promise<Pauses | undefined> {
+  const r = await fetch(`${base}/metrics`, { headers: { authorization: AUTH } }).catch(() => undefined);
+  if (!r || r.status !== 200) return undefined;
+  const text = await r.text();
+  const gc = new Map<string, { count: number; sum: number }>();
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([\d.e+-]+)$/gm)) {
+    const k = gc.get(m[2]) ?? { count: 0, sum: 0 };
+    if (m[1] === 'sum') k.sum = Number(m[3]); else k.count = Number(m[3]);
+    gc.set(m[2], k);
+  }
+  // The service's own view of its GETs (the soak's reads and these scrapes): how many took over
+  // 10 ms from receiving the request to answering it, against the client's view.
+  const gets = { count: 0, within10: 0 };
+  for (const m of text.matchAll(/^hilt_http_request_duration_seconds_(bucket|count)\{([^}]*)\} (\d+)$/gm)) {
+    if (!m[2].includes('method="GET"')) continue;
+    if (m[1] === 'count') gets.count += Number(m[3]);
+    else if (m[2].includes('le="0.01"')) gets.within10 += Number(m[3]);
+  }
+  const gauge = (name: string) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { gc, lagP99: gauge('nodejs_eventloop_lag_p99_seconds'), lagMax: gauge('nodejs_eventloop_lag_max_seconds'), gets };
+}
+
+function describePauses(a: Pauses, b: Pauses): string {
+  const kinds = [...b.gc].map(([kind, x]) => {
+    const was = a.gc.get(kind) ?? { count: 0, sum: 0 };
+    return `${kind} ${x.count - was.count} (${((x.sum - was.sum) * 1000).toFixed(0)} ms)`;
+  });
+  const count = b.gets.count - a.gets.count;
+  const over = count - (b.gets.within10 - a.gets.within10);
+  return `; service: GETs over 10 ms ${count ? ((100 * over) / count).toFixed(2) : '-'} %; gc ${kinds.join(', ')}; loop delay p99 ${(b.lagP99 * 1000).toFixed(1)} ms, max ${(b.lagMax * 1000).toFixed(0)} ms`;
+}
+
 async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: number, soak?: SoakOptions): Promise<MixedResult> {
   const pool = new Pool(t.hilt, { connections, pipelining: 1 });
   const reads: number[] = [];
@@ -285,13 +329,17 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
   const started = Date.now();
   const end = started + seconds * 1000;
   let lastReport = 0;
-  const reporter = soak && setInterval(() => {
+  let lastPauses = soak ? await pauses(t.hilt) : undefined;
+  const reporter = soak && setInterval(async () => {
     const mem = memOf(t.pid);
+    const now = await pauses(t.hilt);
+    const gc = lastPauses && now ? describePauses(lastPauses, now) : '';
+    lastPauses = now;
     const recent = reads.slice(lastReport).sort((a, b) => a - b);
     lastReport = reads.length;
     const folder = soak.folder ? `, folder ${(folderBytes(soak.folder) / 2 ** 20).toFixed(0)} MiB` : '';
     soak.log(`  ${((Date.now() - started) / 60_000).toFixed(1).padStart(5)} min: reads ${reads.length}, writes ${writes.length}, operations ${ops}, failed ${failed}; `
-      + `read p99 ${pct(recent, 99).toFixed(1)} ms; RSS ${mem.rss} MiB (anon ${mem.anon}, file-backed ${mem.file})${folder}`);
+      + `read p99 ${pct(recent, 99).toFixed(1)} ms; RSS ${mem.rss} MiB (anon ${mem.anon}, file-backed ${mem.file})${folder}${gc}`);
   }, soak.everyMinutes * 60_000);
   // Paced: each client sends one request per `connections / rate` seconds, on its own schedule.
   const gap = soak?.rate ? (connections / soak.rate) * 1000 : 0;
@@ -305,7 +353,9 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
   };
   await Promise.all(Array.from({ length: connections }, async (_, w) => {
     const own = nodes[w % nodes.length];
-    let connected = false;
+    // Where an earlier run on this folder left the client's nic (a soak ends mid-cycle).
+    const nic = (await call(t.hilt, 'GET', `/node/${nodeName(own)}`)).json.nics?.find((n: { label: string }) => n.label === nicName(1));
+    let connected = Object.values(nic?.networks ?? {}).includes(networkOf(m, own));
     let next = Date.now() + Math.random() * gap;
     while (Date.now() < end) {
       if (gap) {
