@@ -138,6 +138,10 @@ export class WiringIndex {
   *[Symbol.iterator](): IterableIterator<[string, PortRef]> {
     for (const [nic, p] of this.map) yield [nic, { switch: p.switch, port: p.name }];
   }
+  /** nicId → the wired port's committed state (no PortRef made: a start walks all of them) */
+  ports(): IterableIterator<[string, PortState]> {
+    return this.map.entries();
+  }
   clear(): void {
     this.map.clear();
   }
