@@ -12,7 +12,7 @@
  *   node dist/bench/alternate.js show .@--max-semi-space-size=16 .@--max-semi-space-size=64
  */
 import { join } from 'node:path';
-import { Figure, registerRequests, run, startTarget } from './inventory';
+import { Figure, paired, registerRequests, run, showRequests, startTarget } from './inventory';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -28,23 +28,26 @@ async function round(scenario: string, spec: string): Promise<Round> {
     return f;
   };
   try {
-    let bare: Figure;
-    let hilt: Figure;
+    let p;
     if (scenario === 'show') {
       await run('seed', { url: t.hilt, amount: NODES, requests: registerRequests('n') });
-      let i = 0;
-      const show = [{ method: 'GET' as const, setupRequest: (req: any) => ({ ...req, path: `/node/n${(i = (i * 7919 + 1) % NODES)}` }) }];
-      await run('warm-up', { url: t.bare, duration: 1 });
+      // The bare route gets the same-shape requests, built the same way (bench/inventory.ts says why).
+      const bareShow = showRequests(NODES, t.bare);
+      const show = showRequests(NODES);
+      await run('warm-up', { url: t.bare, duration: 1, requests: bareShow });
       await run('warm-up', { url: t.hilt, duration: 1, requests: show });
-      bare = ok(await run('bare', { url: t.bare, duration: SECONDS, connections: CONNECTIONS }, t.pid));
-      hilt = ok(await run('show_node', { url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: show }, t.pid));
+      p = await paired(['bare', 'show_node'], () => ({ url: t.bare, duration: SECONDS, connections: CONNECTIONS, requests: bareShow }),
+        () => ({ url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: show }), t.pid, 1);
     } else {
       const bareUrl = t.bare.replace(/\/bare$/, '');
       await run('warm-up', { url: bareUrl, duration: 1, connections: CONNECTIONS, requests: registerRequests('b', '/bare') });
       await run('warm-up', { url: t.hilt, duration: 1, connections: CONNECTIONS, requests: registerRequests('w') });
-      bare = ok(await run('bare PUT', { url: bareUrl, duration: SECONDS, connections: CONNECTIONS, requests: registerRequests('c', '/bare') }, t.pid));
-      hilt = ok(await run('node_register', { url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: registerRequests('n') }, t.pid));
+      const reg = registerRequests('n');
+      p = await paired(['bare PUT', 'node_register'], () => ({ url: bareUrl, duration: SECONDS, connections: CONNECTIONS, requests: registerRequests('c', '/bare') }),
+        () => ({ url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: reg }), t.pid, 1);
     }
+    const bare = ok(p.bare);
+    const hilt = ok(p.hilt);
     return { ratio: hilt.rps / bare.rps, cpu: hilt.cpuUs!, bareCpu: bare.cpuUs! };
   } finally {
     await t.stop();

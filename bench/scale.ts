@@ -14,6 +14,7 @@
  *   npm run bench:scale -- --folder DIR            (one folder seeded by bench:seed)
  *   npm run bench:scale -- --folder DIR --soak-only --soak-minutes 60 [--rate 500] [--every 5]   (memory over a long run)
  *   npm run bench:scale -- --storage postgres [--pg-url URL]   (a server of its own otherwise)
+ *   npm run bench:scale -- --folder DIR --show-only [--rounds 5]   (show_node against the same-shape bare GET, alternating pairs)
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -24,6 +25,7 @@ import { Command } from 'commander';
 import { Pool } from 'undici';
 import { ADMIN, defaultCounts, folderBytes, nicName, nodeName, networkName, projectName, readManifest, reservedNodes, seed, switchName, type SeedManifest } from './seed';
 import { newDatabase, startPostgres, type TestPostgres } from '../test/helpers/postgres';
+import { paired, run as runLoad, showRequests } from './inventory';
 
 const AUTH = 'Basic ' + Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64');
 const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'localhost', user: 'u', password: 'p' } });
@@ -469,6 +471,8 @@ async function main(): Promise<void> {
     .option('--soak-only', 'only the mixed workload (--soak-minutes) on the largest folder, with a line of memory every --every minutes')
     .option('--rate <n>', 'the soak\'s requests a second in all (0: a closed loop)', Number, 0)
     .option('--every <m>', 'minutes between the soak\'s lines', Number, 5)
+    .option('--show-only', 'only show_node, in --rounds alternating pairs with the bare GET given same-shape requests (bench/inventory.ts says why)')
+    .option('--rounds <n>', 'pairs of --show-only', Number, 5)
     .parse();
   const o = p.opts();
   const storage = o.storage as 'lmdb' | 'postgres';
@@ -498,6 +502,26 @@ async function main(): Promise<void> {
         for (let k = 0; k < o.starts; k++) {
           const t = await spawnTarget(folder, m, env);
           console.log(`${m.nodes} nodes: cold start ${t.coldMs} ms (CPU ${t.cpuS} s), rss ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
+          await t.stop();
+        }
+      }
+      return;
+    }
+    if (o.showOnly) {
+      for (const { folder } of folders) {
+        const m = readManifest(folder)!;
+        const t = await spawnTarget(folder, m, storage === 'postgres' ? { HILT_DATABASE_URL: pgUrls.get(folder)! } : {});
+        try {
+          const bare = showRequests(m.nodes, `${t.bare}/bare`);
+          const show = showRequests(m.nodes);
+          const load = (url: string, requests: typeof show) => ({ url, connections: o.connections, duration: o.seconds, requests });
+          await runLoad('warm-up', { ...load(t.bare, bare), duration: 1 });
+          await runLoad('warm-up', { ...load(t.hilt, show), duration: 1 });
+          const p = await paired(['bare GET, same shape', 'show_node'], () => load(t.bare, bare), () => load(t.hilt, show), t.pid, o.rounds);
+          if (p.bare.errors + p.bare.non2xx + p.hilt.errors + p.hilt.non2xx) throw new Error('requests failed: the figures are not valid');
+          console.log(`${m.nodes} nodes, ${o.connections} connections, ${o.rounds} pairs of ${o.seconds} s: show_node ratio median ${p.ratio.toFixed(2)} (${p.ratios.map((x) => x.toFixed(2)).join(', ')}); `
+            + `req/s ${p.hilt.rps.toFixed(0)} against ${p.bare.rps.toFixed(0)}; CPU per request ${p.hilt.cpuUs!.toFixed(0)} us against ${p.bare.cpuUs!.toFixed(0)}; p99 ${p.hilt.p99} ms`);
+        } finally {
           await t.stop();
         }
       }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seed, readManifest } from '../../bench/seed';
 import { scale } from '../../bench/scale';
+import { runBench } from '../helpers/bench';
 
 describe('bench/seed.ts and bench/scale.ts (smoke, tiny inventory)', function () {
   this.timeout(60_000);
@@ -53,5 +54,12 @@ describe('bench/seed.ts and bench/scale.ts (smoke, tiny inventory)', function ()
     for (const label of ['cold start (ms)', 'its CPU', 'RSS after start (MiB)', 'show_node', 'node_register', 'port_register', 'connect→DONE p50/p99', 'mixed workload at 40 nodes', 'reads ']) {
       expect(text, label).to.contain(label);
     }
+
+    // --show-only: show_node in alternating pairs with the same-shape bare GET.
+    const show = await runBench('scale.js', {}, ['--folder', folder, '--show-only', '--rounds', '2', '--seconds', '0.5', '--connections', '4']);
+    expect(show.code, show.out).to.equal(0);
+    const line = /40 nodes, 4 connections, 2 pairs of 0.5 s: show_node ratio median ([\d.]+) \(([\d.]+), ([\d.]+)\); req\/s (\d+) against (\d+); CPU per request (\d+) us against (\d+)/.exec(show.out);
+    expect(line, show.out).to.not.equal(null);
+    for (const figure of line!.slice(1)) expect(Number(figure), show.out).to.be.greaterThan(0);
   });
 });
