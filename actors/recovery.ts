@@ -121,9 +121,9 @@ function portsToCheck(world: World): Set<string> | null {
     if (port.config.native !== null || port.config.tagged.length) suspects.add(id);
   }
   if (wired !== rm.wiring.size) return null;
-  for (const [nic, ref] of rm.wiring) {
+  for (const [nic, port] of rm.wiring.ports()) {
     const n = rm.nics.get(nic);
-    if (!n || !isEmpty(n.networks)) suspects.add(portId(ref.switch, ref.port));
+    if (!n || !isEmpty(n.networks)) suspects.add(portId(port.switch, port.name));
   }
   return suspects;
 }

@@ -6,6 +6,10 @@
  *
  *   node dist/bench/alternate.js <show|register> <worktree A> <worktree B> [rounds]
  *   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_NODES as for npm run bench; each worktree built)
+ *
+ * A worktree may be written `DIR@FLAGS` (FLAGS: the service's node flags, spaces as commas, in
+ * place of BENCH_NODE_FLAGS), so one build can alternate with itself under other V8 flags:
+ *   node dist/bench/alternate.js show .@--max-semi-space-size=16 .@--max-semi-space-size=64
  */
 import { join } from 'node:path';
 import { Figure, paired, registerRequests, run, showRequests, startTarget } from './inventory';
@@ -16,8 +20,9 @@ const NODES = Number(process.env.BENCH_NODES ?? 10_000);
 
 interface Round { ratio: number; cpu: number; bareCpu: number }
 
-async function round(scenario: string, tree: string): Promise<Round> {
-  const t = await startTarget({}, join(tree, 'dist/bench/target.js'));
+async function round(scenario: string, spec: string): Promise<Round> {
+  const [tree, flags] = spec.split('@');
+  const t = await startTarget({}, join(tree, 'dist/bench/target.js'), flags?.split(','));
   const ok = (f: Figure) => {
     if (f.errors || f.non2xx) throw new Error(`${f.name}: ${f.errors + f.non2xx} requests failed`);
     return f;
@@ -52,17 +57,20 @@ async function round(scenario: string, tree: string): Promise<Round> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
-  const [scenario, a, b, rounds = '4'] = process.argv.slice(2);
-  if (!['show', 'register'].includes(scenario) || !a || !b) throw new Error('usage: alternate.js <show|register> <worktree A> <worktree B> [rounds]');
-  const got: Record<string, Round[]> = { [a]: [], [b]: [] };
-  for (let r = 0; r < Number(rounds); r++) {
-    for (const tree of [a, b]) {
+  // More than two worktrees (or flag sets) may be given: each round runs them all in turn.
+  const [scenario, ...rest] = process.argv.slice(2);
+  const rounds = /^\d+$/.test(rest[rest.length - 1] ?? '') ? Number(rest.pop()) : 4;
+  const trees = rest;
+  if (!['show', 'register'].includes(scenario) || trees.length < 2) throw new Error('usage: alternate.js <show|register> <worktree A> <worktree B> [more worktrees] [rounds]');
+  const got: Record<string, Round[]> = Object.fromEntries(trees.map((t) => [t, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const tree of trees) {
       const x = await round(scenario, tree);
       got[tree].push(x);
       console.log(`round ${r + 1} ${tree}: ratio ${x.ratio.toFixed(2)}, ${x.cpu.toFixed(0)} us CPU per request (bare ${x.bareCpu.toFixed(0)})`);
     }
   }
-  for (const tree of [a, b]) {
+  for (const tree of trees) {
     const xs = got[tree];
     console.log(`${tree}: ratio median ${median(xs.map((x) => x.ratio)).toFixed(2)} (${Math.min(...xs.map((x) => x.ratio)).toFixed(2)}–${Math.max(...xs.map((x) => x.ratio)).toFixed(2)}), ` +
       `CPU per request median ${median(xs.map((x) => x.cpu)).toFixed(0)} us (bare ${median(xs.map((x) => x.bareCpu)).toFixed(0)} us)`);

@@ -72,10 +72,10 @@ export interface Target { hilt: string; bare: string; /** how long startService 
  * Start bench/target.js: a fresh hilt (empty LMDB, unless env says otherwise) and a bare fastify
  * route in one process. `target`: another build's (bench/alternate.ts compares two).
  */
-export async function startTarget(env: Record<string, string> = {}, target = join(__dirname, 'target.js')): Promise<Target> {
+export async function startTarget(env: Record<string, string> = {}, target = join(__dirname, 'target.js'), nodeFlags?: string[]): Promise<Target> {
   // The same V8 flags as `npm start` (package.json): a larger young generation means fewer
   // scavenges on the allocation-heavy request path.
-  const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
+  const flags = nodeFlags ?? (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...flags, target], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const [hiltPort, barePort, startMs] = await new Promise<string[]>((resolve, reject) => {

@@ -102,7 +102,7 @@ interface Proc { child: ChildProcess; url: string; exited: Promise<void> }
 
 async function startServer(env: Record<string, string>, ready: RegExp): Promise<Proc> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=64', SERVER], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', SERVER], {
     env: { ...process.env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -67,7 +67,7 @@ const cpuSeconds = (pid: number) => {
 
 /** Spawn bench/target.js on the folder; cold start: spawn → a correct GET /node/<last>. */
 async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, string>): Promise<Spawned> {
-  const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
   const t0 = performance.now();
   const child = spawn(process.execPath, [...flags, join(__dirname, 'target.js')], {
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,12 +3,15 @@
  * kind as a start reads it (the upgrade, the read model rebuild, the port repair), with the time
  * and process.memoryUsage() after each phase.
  *
- *   node --expose-gc dist/bench/start-profile.js DIR [--checkpoint]
+ *   node --expose-gc dist/bench/start-profile.js DIR [--checkpoint] [--snapshot FILE]
  *
  * With --checkpoint the read models come from the folder's checkpoint (actors/checkpoint.ts,
- * written by a clean stop) and the events after it, as a start reads them when it can.
+ * written by a clean stop) and the events after it, as a start reads them when it can. With
+ * --snapshot a heap snapshot is written once the read models are up (bench/heap-summary.ts
+ * sums it by kind of object).
  */
 import { performance } from 'node:perf_hooks';
+import { writeHeapSnapshot } from 'node:v8';
 import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
 import { World } from '../actors/world';
 import { upgrade, repairPortRecords } from '../actors/recovery';
@@ -17,6 +20,11 @@ import { readManifest } from './seed';
 
 async function main(): Promise<void> {
   const dir = process.argv[2];
+  const at = process.argv.indexOf('--snapshot');
+  const snapshot = at > 0 ? process.argv[at + 1] : undefined;
+  const done = () => {
+    if (snapshot) writeHeapSnapshot(snapshot);
+  };
   const m = readManifest(dir);
   const gc = (globalThis as { gc?: () => void }).gc;
   const mem = () => {
@@ -43,6 +51,7 @@ async function main(): Promise<void> {
     if (!r.used) throw new Error(`no usable checkpoint in ${dir}: ${r.why}`);
     await repairPortRecords(world);
     lap('repair ports');
+    done();
     await world.close();
     await engine.close();
     return;
@@ -66,6 +75,7 @@ async function main(): Promise<void> {
   }
   await repairPortRecords(world);
   lap('repair ports');
+  done();
   await world.close();
   await engine.close();
 }

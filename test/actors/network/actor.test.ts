@@ -126,7 +126,7 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     await world.headnodes.ask('h', { type: 'headnode.detachNetwork', by, hnic: 'e0' });
     await remove('w1');
     expect(world.rm.networks.has('w1')).to.equal(false);
-    expect(world.rm.networksByOwner.get('p')).to.deep.equal(new Set(['w2']));
+    expect([...world.rm.networksByOwner.get('p')]).to.deep.equal(['w2']);
     expect((await refusal(remove('w1'))).type).to.equal('NotFoundError');
   });
 
