@@ -107,6 +107,51 @@ const EMPTY: ReadonlySet<string> = new Set();
 const registrationOrder = (a: { registeredAt: number; name: string }, b: { registeredAt: number; name: string }) =>
   a.registeredAt - b.registeredAt || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+/**
+ * node → its nics' committed states, in registration order: show_node and the node lists read
+ * them as they are, with no id built, no lookup in the map of every nic and no sort per read.
+ * Each node's array is replaced on a commit of one of its nics, never changed in place (a
+ * reader may hold it), and holds the states rather than their names: no more bytes than a
+ * SetIndex of names.
+ */
+export class NicsByNode {
+  private readonly map = new Map<string, readonly NicState[]>();
+  set(next: NicState): void {
+    const list = this.map.get(next.node);
+    if (!list) {
+      this.map.set(next.node, [next]);
+      return;
+    }
+    const i = list.findIndex((n) => n.name === next.name);
+    const out = i < 0 ? list.concat(next) : list.slice();
+    if (i >= 0) out[i] = next;
+    this.map.set(next.node, out.sort(registrationOrder));
+  }
+  delete(prev: NicState): void {
+    const list = this.map.get(prev.node);
+    if (!list) return;
+    const out = list.filter((n) => n.name !== prev.name);
+    if (out.length) this.map.set(prev.node, out);
+    else this.map.delete(prev.node);
+  }
+  /** a node's nics, oldest registration first (the array is shared: never change it) */
+  states(node: string): readonly NicState[] {
+    return this.map.get(node) ?? NO_NICS;
+  }
+  /** a node's nics' names */
+  get(node: string): ReadonlySet<string> {
+    const list = this.map.get(node);
+    return list ? new Set(list.map((n) => n.name)) : EMPTY;
+  }
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+const NO_NICS: readonly NicState[] = Object.freeze([]);
+
 export interface PortRef { switch: string; port: string }
 
 /**
@@ -204,8 +249,8 @@ export class ReadModel {
 
   /** nicId(node, nic) → the nic */
   readonly nics = new Map<string, NicState>();
-  /** node → its nics' names */
-  readonly nicsByNode = new SetIndex();
+  /** node → its nics, in registration order */
+  readonly nicsByNode = new NicsByNode();
   /** network → nicId → completed attachment */
   readonly attachmentsByNetwork = new Map<string, Map<string, Attachment>>();
   /** network → nicId → accepted, not yet finished connect to it */
@@ -245,7 +290,7 @@ export class ReadModel {
 
   /** Empty every map and index (a start that gave up on a checkpoint half-way rebuilds from nothing). */
   clear(): void {
-    for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof WiringIndex || v instanceof RecentOperations) v.clear();
+    for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof NicsByNode || v instanceof WiringIndex || v instanceof RecentOperations) v.clear();
     this.nodesVersion++;
   }
 
@@ -281,10 +326,10 @@ export class ReadModel {
     }
     if (next) {
       this.nics.set(id, next);
-      this.nicsByNode.add(next.node, next.name);
+      this.nicsByNode.set(next);
     } else if (prev) {
       this.nics.delete(id);
-      this.nicsByNode.delete(prev.node, prev.name);
+      this.nicsByNode.delete(prev);
     }
   }
 
@@ -311,8 +356,8 @@ export class ReadModel {
   }
 
   /** The nics of a node, committed, in registration order (the same before and after a restart). */
-  nicsOf(node: string): NicState[] {
-    return [...this.nicsByNode.get(node)].map((nic) => this.nics.get(nicId(node, nic))!).sort(registrationOrder);
+  nicsOf(node: string): readonly NicState[] {
+    return this.nicsByNode.states(node);
   }
 
   nic(node: string, nic: string): NicState | undefined {

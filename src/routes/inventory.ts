@@ -24,7 +24,7 @@ export async function inventoryRoutes(app: FastifyInstance): Promise<void> {
       name: n.name,
       obm: { type: n.obm.type, fields: withoutSecrets(n.obm.fields) },
       metadata: n.metadata ?? {},
-      nics: rm.nicsOf(n.name).sort((a, b) => byName(a.name, b.name)).map((x) => {
+      nics: [...rm.nicsOf(n.name)].sort((a, b) => byName(a.name, b.name)).map((x) => {
         const port = rm.wiring.get(nicId(n.name, x.name));
         return { name: x.name, macaddr: x.macaddr, switch: port?.switch ?? null, port: port?.port ?? null };
       }),

@@ -21,7 +21,7 @@ import type { PortState } from '../../actors/port/protocol';
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 /** The newest operation of the node's nics, as lists show it. */
-export function lastOperation(node: NodeState, nics: NicState[]) {
+export function lastOperation(node: NodeState, nics: readonly NicState[]) {
   let last: { a: NetworkAction; nic: NicState } | undefined;
   for (const nic of nics) {
     for (const a of nic.actions) if (!last || a.acceptedAt > last.a.acceptedAt || (a.acceptedAt === last.a.acceptedAt && a.seq > last.a.seq)) last = { a, nic };

@@ -4,14 +4,14 @@
  * test/actors/checkpoint.test.ts).
  */
 import { nicId } from '../../actors/ids';
-import type { ReadModel, SetIndex } from '../../actors/readmodel';
+import type { ReadModel } from '../../actors/readmodel';
 
 export const sorted = <T>(xs: Iterable<T>) => [...xs].sort();
 const byKey = <V>(entries: Iterable<[string | number, V]>) => Object.fromEntries([...entries].sort(([a], [b]) => String(a).localeCompare(String(b))));
 
 /** The read model's indexes as plain data, as they are. */
 export function indexes(rm: ReadModel) {
-  const set = (ix: SetIndex) => byKey([...ix.keys()].map((k) => [k, sorted(ix.get(k))]));
+  const set = (ix: { keys(): Iterable<string>; get(key: string): Iterable<string> }) => byKey([...ix.keys()].map((k) => [k, sorted(ix.get(k))]));
   const nested = <V>(m: Map<string, Map<string, V>>) => byKey([...m].map(([k, inner]) => [k, byKey(inner)]));
   return {
     freeNodes: sorted(rm.freeNodes), nodesByProject: set(rm.nodesByProject),
