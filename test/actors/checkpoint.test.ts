@@ -7,45 +7,17 @@
  * corrupt, or newer than the store (a restored backup).
  */
 import { expect } from 'chai';
-import fc from 'fast-check';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { HiltError } from '../../actors/errors';
-import { Checkpointer, loadCheckpoint } from '../../actors/checkpoint';
-import { rebuildReadModels } from '../../actors/recovery';
-import { World } from '../../actors/world';
+import { Checkpointer } from '../../actors/checkpoint';
 import { LmdbPersistenceEngine } from '../../actors/persistence/lmdb';
 import { CHECKPOINT_FILE } from '../../actors/persistence/checkpoint-file';
-import type { Reencode } from '../../actors/runtime';
 import { RecordingSwitch } from '../helpers/world';
-import { opArb, perform, populatedWorld, letGo } from '../helpers/world-ops';
-import { derived, everything, indexes } from '../helpers/readmodel-view';
-
-/** Chunks of two states: operations commit between the slices of a capture. */
-const OPTS = { everyEvents: 1e9, checkMs: 3_600_000, chunk: 2 };
-
-/** Re-encodes the nodes' stored OBM fields (as a key rotation re-seals credentials): `k` becomes `tag`. */
-const retag = (tag: string): Reencode => {
-  const obm = (o: { type: string; fields: Record<string, unknown> }) => ({ ...o, fields: { ...o.fields, k: tag } });
-  const map = (d: unknown) => {
-    const x = d as { obm?: { type: string; fields: Record<string, unknown> } } | null;
-    return x && typeof x === 'object' && x.obm ? { ...x, obm: obm(x.obm) } : d;
-  };
-  return { event: map, state: map };
-};
-
-/** A fresh world on the engine, from the checkpoint; and another rebuilt from the journal. */
-async function both(engine: LmdbPersistenceEngine) {
-  const fromCheckpoint = new World(engine, { vlanPool: [[100, 103]] });
-  const report = await loadCheckpoint(fromCheckpoint);
-  const rebuilt = new World(engine, { vlanPool: [[100, 103]] });
-  await rebuildReadModels(rebuilt);
-  await fromCheckpoint.close();
-  await rebuilt.close();
-  return { report, fromCheckpoint, rebuilt };
-}
+import { populatedWorld } from '../helpers/world-ops';
+import { everything } from '../helpers/readmodel-view';
+import { both, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
 
 describe('The read model\'s checkpoint (LMDB)', function () {
   this.timeout(180_000);
@@ -60,59 +32,10 @@ describe('The read model\'s checkpoint (LMDB)', function () {
   });
 
   it('a start from it and the events after it equals a rebuild from the journal, whatever was in flight when it was taken', async () => {
-    let used = 0;
-    const step = fc.oneof(
-      { weight: 10, arbitrary: opArb.map((o) => ({ op: o })) },
-      { weight: 1, arbitrary: fc.constant({ checkpoint: true as const }) },
-      { weight: 1, arbitrary: fc.constantFrom('n1', 'n2', 'n3').map((n) => ({ rotate: n })) },
-    );
-    await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40, size: 'max' }), async (steps) => {
+    await checkpointEqualsRebuild(async () => {
       const dir = tempDir();
-      const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
-      const driver = new RecordingSwitch();
-      const world = await populatedWorld(engine, driver);
-      const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
-      /** is the checkpoint on disk as of the last write, with no rewrite after it? */
-      let current = false;
-      const writes: Promise<unknown>[] = [];
-      try {
-        for (const s of steps) {
-          if ('checkpoint' in s) {
-            // Not waited for: operations go on (and stay pending) while it is captured and written.
-            writes.push(cp.write().then((ok) => (current = ok)));
-          } else if ('rotate' in s) {
-            await Promise.all(writes.splice(0));
-            if (world.rm.nodes.has(s.rotate)) {
-              await world.nodes.rewrite(s.rotate, retag(`${Math.random()}`));
-              current = false;
-            }
-          } else {
-            // Operations run while a write is under way: not waited for first.
-            await perform(world, driver, s.op).catch((err: unknown) => {
-              if (!(err instanceof HiltError) || err.type === 'ServerError' || err.type === 'ServiceUnavailableError') throw err;
-            });
-          }
-        }
-        await Promise.all(writes);
-        await cp.close(false);
-        const { report, fromCheckpoint, rebuilt } = await both(engine);
-        expect(report.used, JSON.stringify(report)).to.equal(current);
-        expect(existsSync(join(dir, CHECKPOINT_FILE))).to.equal(current);
-        if (report.used) {
-          used++;
-          expect(everything(fromCheckpoint.rm)).to.deep.equal(everything(rebuilt.rm));
-          expect(indexes(fromCheckpoint.rm)).to.deep.equal(derived(fromCheckpoint.rm));
-        }
-        // The live world (operations still pending included) is what both say.
-        expect(everything(rebuilt.rm)).to.deep.equal(everything(world.rm));
-      } finally {
-        letGo(driver);
-        await cp.close(false);
-        await world.close();
-        await engine.close();
-      }
-    }), { numRuns: 25 });
-    expect(used, 'runs that loaded a checkpoint').to.be.greaterThan(3);
+      return { engine: new LmdbPersistenceEngine(dir, { mapSizeGb: 1 }), kept: async () => existsSync(join(dir, CHECKPOINT_FILE)) };
+    }, 25, 3);
   });
 
   /** A world with something in it, a checkpoint written, and the engine. */

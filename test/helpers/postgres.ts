@@ -192,3 +192,14 @@ export async function newDatabase(prefix: string, pg: TestPostgres | string): Pr
   u.pathname = `/${name}`;
   return u.toString();
 }
+
+/** One statement on its own connection: the rows it gives. */
+export async function sql<T = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}

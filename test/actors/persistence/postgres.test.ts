@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { migrateDatabase, OutcomeUnknownError, PostgresPersistenceEngine, prefixRange } from '../../../actors/persistence/postgres';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../actors/persistence/postgres-schema';
 import type { PersistedEvent } from '../../../actors/persistence/engine';
-import { freshDatabase, testPostgres } from '../../helpers/postgres';
+import { freshDatabase, sql, testPostgres } from '../../helpers/postgres';
 
 /**
  * A unix-socket proxy in front of the tests' PostgreSQL whose connections the test can cut, or
@@ -59,16 +59,6 @@ async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
   return out;
-}
-
-async function sql<T = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
 }
 
 describe('PostgreSQL engine', () => {

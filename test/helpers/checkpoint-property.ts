@@ -1,0 +1,103 @@
+/**
+ * What the checkpoint tests of both engines share (test/actors/checkpoint.test.ts for LMDB,
+ * checkpoint-postgres.test.ts for PostgreSQL): the checkpointer's options, a re-encoding of stored
+ * data, the two worlds a start can give, and the randomized property that a start from a
+ * checkpoint equals a rebuild from the journal.
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { HiltError } from '../../actors/errors';
+import { Checkpointer, loadCheckpoint } from '../../actors/checkpoint';
+import { rebuildReadModels } from '../../actors/recovery';
+import { World } from '../../actors/world';
+import type { PersistenceEngine } from '../../actors/persistence/engine';
+import type { Reencode } from '../../actors/runtime';
+import { RecordingSwitch } from './world';
+import { opArb, perform, populatedWorld, letGo } from './world-ops';
+import { derived, everything, indexes } from './readmodel-view';
+
+/** Chunks of two states: operations commit between the slices of a capture. */
+export const OPTS = { everyEvents: 1e9, checkMs: 3_600_000, chunk: 2 };
+
+/** Re-encodes the nodes' stored OBM fields (as a key rotation re-seals credentials): `k` becomes `tag`. */
+export const retag = (tag: string): Reencode => {
+  const obm = (o: { type: string; fields: Record<string, unknown> }) => ({ ...o, fields: { ...o.fields, k: tag } });
+  const map = (d: unknown) => {
+    const x = d as { obm?: { type: string; fields: Record<string, unknown> } } | null;
+    return x && typeof x === 'object' && x.obm ? { ...x, obm: obm(x.obm) } : d;
+  };
+  return { event: map, state: map };
+};
+
+/** A fresh world on the engine, from the checkpoint; and another rebuilt from the journal. */
+export async function both(engine: PersistenceEngine) {
+  const fromCheckpoint = new World(engine, { vlanPool: [[100, 103]] });
+  const report = await loadCheckpoint(fromCheckpoint);
+  const rebuilt = new World(engine, { vlanPool: [[100, 103]] });
+  await rebuildReadModels(rebuilt);
+  await fromCheckpoint.close();
+  await rebuilt.close();
+  return { report, fromCheckpoint, rebuilt };
+}
+
+/** An engine for one run, and whether a checkpoint is kept in its store right now. */
+export interface Store { engine: PersistenceEngine; kept(): Promise<boolean> }
+
+/**
+ * Random worlds (deletions, attachments, operations held pending by the switch, re-encodings of
+ * stored data), checkpoints written while operations go on: a start from the last one kept and
+ * the events after it gives the read model a rebuild gives, and the live world's.
+ */
+export async function checkpointEqualsRebuild(store: () => Promise<Store>, runs: number, atLeastUsed: number): Promise<void> {
+  let used = 0;
+  const step = fc.oneof(
+    { weight: 10, arbitrary: opArb.map((o) => ({ op: o })) },
+    { weight: 1, arbitrary: fc.constant({ checkpoint: true as const }) },
+    { weight: 1, arbitrary: fc.constantFrom('n1', 'n2', 'n3').map((n) => ({ rotate: n })) },
+  );
+  await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40, size: 'max' }), async (steps) => {
+    const { engine, kept } = await store();
+    const driver = new RecordingSwitch();
+    const world = await populatedWorld(engine, driver);
+    const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
+    /** is the checkpoint stored as of the last write, with no rewrite after it? */
+    let current = false;
+    const writes: Promise<unknown>[] = [];
+    try {
+      for (const s of steps) {
+        if ('checkpoint' in s) {
+          // Not waited for: operations go on (and stay pending) while it is captured and written.
+          writes.push(cp.write().then((ok) => (current = ok)));
+        } else if ('rotate' in s) {
+          await Promise.all(writes.splice(0));
+          if (world.rm.nodes.has(s.rotate)) {
+            await world.nodes.rewrite(s.rotate, retag(`${Math.random()}`));
+            current = false;
+          }
+        } else {
+          await perform(world, driver, s.op).catch((err: unknown) => {
+            if (!(err instanceof HiltError) || err.type === 'ServerError' || err.type === 'ServiceUnavailableError') throw err;
+          });
+        }
+      }
+      await Promise.all(writes);
+      await cp.close(false);
+      const { report, fromCheckpoint, rebuilt } = await both(engine);
+      expect(report.used, JSON.stringify(report)).to.equal(current);
+      expect(await kept()).to.equal(current);
+      if (report.used) {
+        used++;
+        expect(everything(fromCheckpoint.rm)).to.deep.equal(everything(rebuilt.rm));
+        expect(indexes(fromCheckpoint.rm)).to.deep.equal(derived(fromCheckpoint.rm));
+      }
+      // The live world (operations still pending included) is what both say.
+      expect(everything(rebuilt.rm)).to.deep.equal(everything(world.rm));
+    } finally {
+      letGo(driver);
+      await cp.close(false);
+      await world.close();
+      await engine.close();
+    }
+  }), { numRuns: runs });
+  expect(used, 'runs that loaded a checkpoint').to.be.greaterThan(atLeastUsed);
+}
