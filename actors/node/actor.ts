@@ -139,7 +139,8 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
       },
       'node.delete': live((state, _cmd, id) => {
         if (state.project) throw blocked(`node ${id} belongs to project ${state.project}`);
-        if (rm.nicsByNode.get(id).size) throw blocked(`node ${id} still has ${counted(rm.nicsByNode.get(id).size, 'nic')} (${listed(rm.nicsByNode.get(id))})`);
+        const nics = rm.nicsOf(id);
+        if (nics.length) throw blocked(`node ${id} still has ${counted(nics.length, 'nic')} (${listed(nics.map((n) => n.name))})`);
         return { events: [{ type: 'NodeDeleted' }] };
       }),
       'node.registerNic': live(async (state, cmd, id) => {

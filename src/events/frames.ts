@@ -39,10 +39,9 @@ export function visible(f: Frame, viewer: Viewer): boolean {
 }
 
 export function matches(e: Frame, filter: Filter): boolean {
-  const f = e;
   if (filter.kinds.size && !filter.kinds.has(e.kind)) return false;
   if (filter.names.size && !filter.names.has(e.name)) return false;
-  if (filter.projects.size && !f.projects.some((p) => filter.projects.has(p))) return false;
+  if (filter.projects.size && !e.projects.some((p) => filter.projects.has(p))) return false;
   if (filter.types.size && !filter.types.has(e.type) && !filter.types.has(`${e.type.split('.')[0]}.*`)) return false;
   return true;
 }
