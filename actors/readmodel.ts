@@ -123,6 +123,11 @@ export class NicsByNode {
       return;
     }
     const i = list.findIndex((n) => n.name === next.name);
+    // A new nic registered after the others (every nic of a start, which come in order) goes last.
+    if (i < 0 && registrationOrder(list[list.length - 1], next) < 0) {
+      this.map.set(next.node, list.concat(next));
+      return;
+    }
     const out = i < 0 ? list.concat(next) : list.slice();
     if (i >= 0) out[i] = next;
     this.map.set(next.node, out.sort(registrationOrder));
@@ -168,6 +173,10 @@ export class WiringIndex {
   has(nic: string): boolean {
     return this.map.has(nic);
   }
+  /** the wired port's committed state */
+  port(nic: string): PortState | undefined {
+    return this.map.get(nic);
+  }
   set(nic: string, port: PortState): void {
     this.map.set(nic, port);
   }
@@ -203,24 +212,35 @@ export interface FinishedOperation extends NetworkAction { node: string; nicInca
 export class RecentOperations {
   private list: FinishedOperation[] = [];
   private sorted = true;
+  /**
+   * Once a trim kept `max`, the oldest of them: an action not newer than it can never be among
+   * the newest `max` (the sort is stable, so it would go after it), and is not kept at all. A
+   * start adds every nic's finished operations (50,000 at 100,000 nodes), most of them older.
+   */
+  private floor?: FinishedOperation;
 
   constructor(readonly max = 1000) {}
 
   add(node: string, action: NetworkAction, nicIncarnation?: string): void {
+    if (this.floor && newestFirst(action, this.floor) >= 0) return;
     this.list.push({ ...action, node, nicIncarnation });
     this.sorted = false;
     if (this.list.length >= 2 * this.max) this.trim();
   }
 
   private trim(): void {
-    this.list.sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || b.acceptedAt - a.acceptedAt);
-    if (this.list.length > this.max) this.list.length = this.max;
+    this.list.sort(newestFirst);
+    if (this.list.length >= this.max) {
+      this.list.length = this.max;
+      this.floor = this.list[this.max - 1];
+    }
     this.sorted = true;
   }
 
   clear(): void {
     this.list = [];
     this.sorted = true;
+    this.floor = undefined;
   }
 
   newest(): readonly FinishedOperation[] {
@@ -228,6 +248,10 @@ export class RecentOperations {
     return this.list;
   }
 }
+
+/** Newest finished first, then newest accepted. */
+const newestFirst = (a: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>, b: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>) =>
+  (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || b.acceptedAt - a.acceptedAt;
 
 /** A completed attachment of a network to a node's nic. */
 export interface Attachment { node: string; nic: string; channel: string; project: string }
@@ -267,6 +291,13 @@ export class ReadModel {
   readonly portsBySwitch = new SetIndex();
   /** nicId(node, nic) → the port it is wired to */
   readonly wiring = new WiringIndex();
+  /** ports with a wire: more than the wiring index's entries when some nic is wired to two ports */
+  wiredPorts = 0;
+  /** nicIds in the wiring index with no such nic (deleted while wired, its port not yet freed) */
+  readonly wiredWithoutNic = new Set<string>();
+  /** portIds of the ports holding a configuration */
+  readonly configuredPorts = new Set<string>();
+  // The last three name the few ports a start's port-record check looks at (actors/recovery.ts).
 
   readonly networks = new Map<string, NetworkState>();
   /** project → networks whose access list contains it */
@@ -292,6 +323,7 @@ export class ReadModel {
   clear(): void {
     for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof NicsByNode || v instanceof WiringIndex || v instanceof RecentOperations) v.clear();
     this.nodesVersion++;
+    this.wiredPorts = 0;
   }
 
   commitProject(id: string, _prev: ProjectState | null, next: ProjectState | null): void {
@@ -327,9 +359,11 @@ export class ReadModel {
     if (next) {
       this.nics.set(id, next);
       this.nicsByNode.set(next);
+      if (!prev) this.wiredWithoutNic.delete(id);
     } else if (prev) {
       this.nics.delete(id);
       this.nicsByNode.delete(prev);
+      if (this.wiring.has(id)) this.wiredWithoutNic.add(id);
     }
   }
 
@@ -370,8 +404,20 @@ export class ReadModel {
   }
 
   commitPort(id: string, prev: PortState | null, next: PortState | null): void {
-    if (prev?.wire) this.wiring.delete(nicId(prev.wire.node, prev.wire.nic));
-    if (next?.wire) this.wiring.set(nicId(next.wire.node, next.wire.nic), next);
+    if (prev?.wire) {
+      const nic = nicId(prev.wire.node, prev.wire.nic);
+      this.wiring.delete(nic);
+      this.wiredWithoutNic.delete(nic);
+      this.wiredPorts--;
+    }
+    if (next?.wire) {
+      const nic = nicId(next.wire.node, next.wire.nic);
+      this.wiring.set(nic, next);
+      if (!this.nics.has(nic)) this.wiredWithoutNic.add(nic);
+      this.wiredPorts++;
+    }
+    if (next && (next.config.native !== null || next.config.tagged.length)) this.configuredPorts.add(id);
+    else this.configuredPorts.delete(id);
     if (next) {
       this.ports.set(id, next);
       this.portsBySwitch.add(next.switch, next.name);

@@ -6,7 +6,7 @@
  * composition of the world is actors/world.ts; this is what a start does with it.
  */
 import type { World } from './world';
-import { isEmpty, readModelKinds } from './readmodel-kinds';
+import { readModelKinds } from './readmodel-kinds';
 import { Checkpointer, CheckpointOptions, LoadReport, loadCheckpoint } from './checkpoint';
 import { upgradeStorage, UpgradeSummary } from './persistence/upgrade';
 import { configFor, sameConfig } from './port/config';
@@ -85,10 +85,10 @@ export async function loadReadModels(world: World, checkpoint?: CheckpointOption
  */
 export async function repairPortRecords(world: World): Promise<number> {
   const rm = world.rm;
-  const suspects = portsToCheck(world);
   let repaired = 0;
-  for (const [id, port] of rm.ports) {
-    if (suspects && !suspects.has(id)) continue;
+  for (const id of portsToCheck(world)) {
+    const port = rm.ports.get(id);
+    if (!port) continue;
     // A nic deleted while wired, with the service stopped before its port was freed (see
     // nic.delete): free the port now.
     if (port.wire && !rm.nic(port.wire.node, port.wire.nic)) {
@@ -106,24 +106,22 @@ export async function repairPortRecords(world: World): Promise<number> {
 }
 
 /**
- * The ports whose record may differ from what their nic's networks put on them (null: every
- * port): those with a configuration, and those wired to a nic that is gone or has networks. A
- * port wired to a nic without networks and holding none needs nothing: at 100,000 nodes nearly
- * every port, which a start then does not look up one by one. Found from the wiring index (its
- * keys are the nics' ids), unless some nic is wired to two ports (the index keeps one of them).
+ * The ports whose record may differ from what their nic's networks put on them: those with a
+ * configuration, and those wired to a nic that is gone or has networks. A port wired to a nic
+ * without networks and holding none needs nothing: at 100,000 nodes nearly every port, which a
+ * start then does not look at. Found from the read model's indexes (the nics with networks are
+ * those with an attachment), unless some nic is wired to two ports (the wiring index keeps one
+ * of them): then every port.
  */
-function portsToCheck(world: World): Set<string> | null {
+function portsToCheck(world: World): Iterable<string> {
   const rm = world.rm;
-  const suspects = new Set<string>();
-  let wired = 0;
-  for (const [id, port] of rm.ports) {
-    if (port.wire) wired++;
-    if (port.config.native !== null || port.config.tagged.length) suspects.add(id);
-  }
-  if (wired !== rm.wiring.size) return null;
-  for (const [nic, port] of rm.wiring.ports()) {
-    const n = rm.nics.get(nic);
-    if (!n || !isEmpty(n.networks)) suspects.add(portId(port.switch, port.name));
-  }
+  if (rm.wiredPorts !== rm.wiring.size) return [...rm.ports.keys()];
+  const suspects = new Set(rm.configuredPorts);
+  const wiredTo = (nic: string) => {
+    const port = rm.wiring.port(nic);
+    if (port) suspects.add(portId(port.switch, port.name));
+  };
+  for (const nic of rm.wiredWithoutNic) wiredTo(nic);
+  for (const attached of rm.attachmentsByNetwork.values()) for (const nic of attached.keys()) wiredTo(nic);
   return suspects;
 }

@@ -72,4 +72,42 @@ describe('port records written beside the nic\'s outcome', () => {
       await again.close();
     }
   });
+
+  it('a start frees a port wired to a nic deleted before the crash, clears a VLAN its nic no longer carries, and leaves the other ports alone', async () => {
+    await world.nodes.ask('n1', { type: 'node.registerNic', by, nic: 'eth2', macaddr: 'm2' });
+    await world.switches.ask('s1', { type: 'switch.registerPort', by, port: 'gi1/0/3' });
+    await world.nodes.ask('n1', { type: 'node.wireNic', by, nic: 'eth2', switch: 's1', port: 'gi1/0/3' });
+    await connect('w1');
+    await settled(world);
+    await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth2', network: 'w2', channel: 'vlan/native' });
+    await settled(world);
+    // From here the ports' records are lost in the crash; the nics' outcomes are not.
+    const persist = t.engine.persist.bind(t.engine);
+    t.engine.persist = async (events) => {
+      if (events.some((e) => e.key.startsWith('port:'))) throw new Error('lost in the crash');
+      return persist(events);
+    };
+    await world.nodes.ask('n1', { type: 'node.detachNetwork', by, project: 'p', nic: 'eth0', network: 'w1' });
+    await settled(world);
+    await world.nodes.ask('n1', { type: 'node.deleteNic', by, nic: 'eth1' }).catch(() => undefined);
+    await world.close();
+    t.engine.persist = persist;
+    const again = new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: (ty) => (ty === FAKE_SWITCH ? t.driver : undefined) });
+    try {
+      await rebuildReadModels(again);
+      expect(again.rm.nic('n1', 'eth0')!.networks).to.deep.equal({});
+      expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [] });
+      expect(again.rm.nic('n1', 'eth1')).to.equal(undefined);
+      expect(again.rm.port('s1', 'gi1/0/2')!.wire).to.deep.equal({ node: 'n1', nic: 'eth1' });
+      const untouched = again.rm.port('s1', 'gi1/0/3');
+      expect(untouched!.config).to.deep.equal({ native: 101, tagged: [] });
+      expect(await repairPortRecords(again)).to.equal(2);
+      expect(again.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [] });
+      expect(again.rm.port('s1', 'gi1/0/2')!.wire).to.equal(null);
+      expect(again.rm.port('s1', 'gi1/0/3')).to.equal(untouched);
+      expect(await repairPortRecords(again)).to.equal(0);
+    } finally {
+      await again.close();
+    }
+  });
 });
