@@ -30,7 +30,7 @@ import { escapeKeys, unescapeKeys } from './persistence/keys';
 import { readModelKinds, type ReadModelKind } from './readmodel-kinds';
 
 /** The file's layout; a checkpoint of another format is ignored. */
-const FORMAT = 2;
+const FORMAT = 3;
 /** States per encoded chunk: one slice of a background write. */
 const CHUNK = 512;
 /**
@@ -394,7 +394,7 @@ export class Checkpointer implements CommitTracking {
       let ids: string[] = [];
       let states: unknown[] = [];
       const flush = () => {
-        const chunk = chunkOf(k.kind, ids, states);
+        const chunk = chunkOf(k.kind, ids, k.pack ? states.map((s, i) => k.pack!(ids[i], s)) : states);
         counted(ids.length);
         ids = [];
         states = [];

@@ -249,6 +249,9 @@ export class RecentOperations {
   }
 }
 
+/** Does the port hold a configuration? */
+const configured = (p: PortState) => p.config.native !== null || p.config.tagged.length > 0;
+
 /** Newest finished first, then newest accepted. */
 const newestFirst = (a: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>, b: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>) =>
   (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || b.acceptedAt - a.acceptedAt;
@@ -359,7 +362,7 @@ export class ReadModel {
     if (next) {
       this.nics.set(id, next);
       this.nicsByNode.set(next);
-      if (!prev) this.wiredWithoutNic.delete(id);
+      if (!prev && this.wiredWithoutNic.size) this.wiredWithoutNic.delete(id);
     } else if (prev) {
       this.nics.delete(id);
       this.nicsByNode.delete(prev);
@@ -371,12 +374,13 @@ export class ReadModel {
     if (!nic) return;
     // A nic carries networks or a pending connect only while its node is in a project, and
     // the node cannot change project meanwhile: the project read now is the attachment's.
-    const project = this.nodes.get(nic.node)?.project ?? '';
-    for (const [channel, network] of Object.entries(nic.networks)) {
-      toggle(this.attachmentsByNetwork, network, id, { node: nic.node, nic: nic.name, channel, project }, add);
+    // (Looked up only for those: at 100,000 nodes most nics have neither.)
+    const project = () => this.nodes.get(nic.node)?.project ?? '';
+    for (const channel in nic.networks) {
+      toggle(this.attachmentsByNetwork, nic.networks[channel], id, { node: nic.node, nic: nic.name, channel, project: project() }, add);
     }
     const p = nic.pending;
-    if (p?.newNetwork) toggle(this.pendingByNetwork, p.newNetwork, id, { node: nic.node, nic: nic.name, channel: p.channel, project }, add);
+    if (p?.newNetwork) toggle(this.pendingByNetwork, p.newNetwork, id, { node: nic.node, nic: nic.name, channel: p.channel, project: project() }, add);
     if (p && add) this.pendingByNode.add(nic.node, nic.name);
     else if (!add) this.pendingByNode.delete(nic.node, nic.name);
   }
@@ -416,8 +420,8 @@ export class ReadModel {
       if (!this.nics.has(nic)) this.wiredWithoutNic.add(nic);
       this.wiredPorts++;
     }
-    if (next && (next.config.native !== null || next.config.tagged.length)) this.configuredPorts.add(id);
-    else this.configuredPorts.delete(id);
+    if (next && configured(next)) this.configuredPorts.add(id);
+    else if (prev && configured(prev)) this.configuredPorts.delete(id);
     if (next) {
       this.ports.set(id, next);
       this.portsBySwitch.add(next.switch, next.name);

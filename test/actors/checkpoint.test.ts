@@ -140,4 +140,41 @@ describe('The read model\'s checkpoint (LMDB)', function () {
       await restored.close();
     }
   });
+  it('gives back nics and ports written compactly (without the names their ids hold) whatever their names, and a port wired to a nic deleted before it was freed', async () => {
+    const dir = tempDir();
+    const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    const driver = new RecordingSwitch();
+    const world = await populatedWorld(engine, driver);
+    const by = 'admin';
+    await world.switches.ask('s/2%', { type: 'switch.register', by, switchType: 'mock', fields: {} });
+    await world.nodes.ask('n/4%', { type: 'node.register', by, obm: { type: 'mock', fields: {} } });
+    for (const [i, nic] of ['e/0%', '__proto__', 'gone'].entries()) {
+      const port = ['gi1/0/3', '__proto__', '50%'][i];
+      await world.switches.ask('s/2%', { type: 'switch.registerPort', by, port });
+      await world.nodes.ask('n/4%', { type: 'node.registerNic', by, nic, macaddr: `mm${i}` });
+      await world.nodes.ask('n/4%', { type: 'node.wireNic', by, nic, switch: 's/2%', port });
+    }
+    // The port's unwire after the nic's deletion is lost (a crash between the two).
+    const persist = engine.persist.bind(engine);
+    engine.persist = async (events) => {
+      if (events.some((e) => e.key.startsWith('port:'))) throw new Error('lost in the crash');
+      return persist(events);
+    };
+    await world.nodes.ask('n/4%', { type: 'node.deleteNic', by, nic: 'gone' }).catch(() => undefined);
+    engine.persist = persist;
+    expect(world.rm.port('s/2%', '50%')!.wire).to.deep.equal({ node: 'n/4%', nic: 'gone' });
+    const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
+    expect(await cp.write()).to.equal(true);
+    const { report, fromCheckpoint, rebuilt } = await both(engine);
+    expect(report).to.include({ used: true, replayed: 0 });
+    expect(everything(fromCheckpoint.rm)).to.deep.equal(everything(rebuilt.rm));
+    expect(everything(fromCheckpoint.rm)).to.deep.equal(everything(world.rm));
+    expect(fromCheckpoint.rm.nicsOf('n/4%').map((n) => n.name)).to.deep.equal(['e/0%', '__proto__']);
+    expect(fromCheckpoint.rm.port('s/2%', 'gi1/0/3')!.wire).to.deep.equal({ node: 'n/4%', nic: 'e/0%' });
+    expect(fromCheckpoint.rm.port('s/2%', '50%')!.wire).to.deep.equal({ node: 'n/4%', nic: 'gone' });
+    expect([...fromCheckpoint.rm.wiredWithoutNic]).to.deep.equal([...world.rm.wiredWithoutNic]).and.to.have.length(1);
+    await cp.close();
+    await world.close();
+    await engine.close();
+  });
 });
