@@ -28,6 +28,8 @@ export const portId = join;
 export function splitId(id: string): [string, string] {
   const i = id.indexOf('/');
   if (i < 0) return [unescape(id), ''];
+  // An id without `%` has neither part escaped (a start splits one per nic and port).
+  if (!id.includes('%')) return [id.slice(0, i), id.slice(i + 1)];
   return [unescape(id.slice(0, i)), unescape(id.slice(i + 1))];
 }
 

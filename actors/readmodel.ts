@@ -250,7 +250,7 @@ export class RecentOperations {
 }
 
 /** Does the port hold a configuration? */
-const configured = (p: PortState) => p.config.native !== null || p.config.tagged.length > 0;
+export const configured = (p: PortState) => p.config.native !== null || p.config.tagged.length > 0;
 
 /** Newest finished first, then newest accepted. */
 const newestFirst = (a: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>, b: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>) =>

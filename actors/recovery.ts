@@ -10,8 +10,9 @@ import { readModelKinds } from './readmodel-kinds';
 import { Checkpointer, CheckpointOptions, LoadReport, loadCheckpoint } from './checkpoint';
 import { upgradeStorage, UpgradeSummary } from './persistence/upgrade';
 import { configFor, sameConfig } from './port/config';
-import { EMPTY_CONFIG } from './port/protocol';
+import { EMPTY_CONFIG, type PortState } from './port/protocol';
 import { portId } from './ids';
+import { configured } from './readmodel';
 
 export interface Recovered {
   /** what the upgrade did (null: the data was current) */
@@ -86,42 +87,39 @@ export async function loadReadModels(world: World, checkpoint?: CheckpointOption
 export async function repairPortRecords(world: World): Promise<number> {
   const rm = world.rm;
   let repaired = 0;
-  for (const id of portsToCheck(world)) {
-    const port = rm.ports.get(id);
-    if (!port) continue;
+  const check = async (id: string, port: PortState) => {
     // A nic deleted while wired, with the service stopped before its port was freed (see
     // nic.delete): free the port now.
-    if (port.wire && !rm.nic(port.wire.node, port.wire.nic)) {
+    const nic = port.wire && rm.nic(port.wire.node, port.wire.nic);
+    if (port.wire && !nic) {
       await world.ports.ask(id, { type: 'port.unwire', by: 'recovery', node: port.wire.node, nic: port.wire.nic });
       repaired++;
-      continue;
+      return;
     }
-    const nic = port.wire && rm.nic(port.wire.node, port.wire.nic);
     const config = nic ? configFor(nic.networks, (network) => rm.networks.get(network)?.vlan) : EMPTY_CONFIG;
-    if (sameConfig(config, port.config)) continue;
+    if (sameConfig(config, port.config)) return;
     await world.ports.ask(id, { type: 'port.configured', by: 'recovery', config, wire: port.wire });
     repaired++;
-  }
-  return repaired;
-}
-
-/**
- * The ports whose record may differ from what their nic's networks put on them: those with a
- * configuration, and those wired to a nic that is gone or has networks. A port wired to a nic
- * without networks and holding none needs nothing: at 100,000 nodes nearly every port, which a
- * start then does not look at. Found from the read model's indexes (the nics with networks are
- * those with an attachment), unless some nic is wired to two ports (the wiring index keeps one
- * of them): then every port.
- */
-function portsToCheck(world: World): Iterable<string> {
-  const rm = world.rm;
-  if (rm.wiredPorts !== rm.wiring.size) return [...rm.ports.keys()];
-  const suspects = new Set(rm.configuredPorts);
-  const wiredTo = (nic: string) => {
-    const port = rm.wiring.port(nic);
-    if (port) suspects.add(portId(port.switch, port.name));
   };
-  for (const nic of rm.wiredWithoutNic) wiredTo(nic);
-  for (const attached of rm.attachmentsByNetwork.values()) for (const nic of attached.keys()) wiredTo(nic);
-  return suspects;
+  // Some nic wired to two ports (the wiring index keeps one of them): every port.
+  if (rm.wiredPorts !== rm.wiring.size) {
+    for (const [id, port] of rm.ports) await check(id, port);
+    return repaired;
+  }
+  // The ports whose record may differ from what their nic's networks put on them: those with a
+  // configuration, and those wired to a nic that has networks (an attachment) or is gone. A port
+  // wired to a nic without networks and holding none needs nothing: at 100,000 nodes nearly
+  // every port, which a start then does not look at. A port checked twice is left as the first
+  // check left it.
+  for (const id of [...rm.configuredPorts]) {
+    const port = rm.ports.get(id);
+    if (port) await check(id, port);
+  }
+  const wiredTo = async (nic: string) => {
+    const port = rm.wiring.port(nic);
+    if (port && !configured(port)) await check(portId(port.switch, port.name), port);
+  };
+  for (const attached of [...rm.attachmentsByNetwork.values()]) for (const nic of [...attached.keys()]) await wiredTo(nic);
+  for (const nic of [...rm.wiredWithoutNic]) await wiredTo(nic);
+  return repaired;
 }
