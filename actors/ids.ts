@@ -18,6 +18,8 @@ export const newIncarnation = () => randomUUID().replace(/-/g, '').slice(0, 12);
 const escape = (s: string) => (s.includes('%') || s.includes('/') ? s.replace(/%/g, '%25').replace(/\//g, '%2F') : s);
 // Every `%` of a name is escaped, so `%2F` in an id is always an escaped `/`: undone first, then `%25`.
 const unescape = (s: string) => (s.includes('%') ? s.replaceAll('%2F', '/').replaceAll('%25', '%') : s);
+/** One part of an id (the text on either side of its first `/`) → the name it escapes. */
+export const unescapeName = unescape;
 
 const join = (outer: string, inner: string) => `${escape(outer)}/${escape(inner)}`;
 

@@ -9,7 +9,7 @@ import type { NodeState } from './node/protocol';
 import type { NetworkAction, NicState } from './nic/protocol';
 import type { PortState } from './port/protocol';
 import { EMPTY_CONFIG } from './port/protocol';
-import { nicId, portId, splitId } from './ids';
+import { nicId, portId, splitId, unescapeName } from './ids';
 
 export interface ReadModelKind {
   kind: string;
@@ -91,6 +91,15 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => unknown>
   /** an operation's type, channel, status and switch */
   const text = common(new Map());
   const networkName = common(new Map());
+  /** A port id's escaped name (`gi1%2F0%2F3`) → the shared name: unescaped once per name. */
+  const escapedPortNames = new Map<string, string>();
+  const portNameIn = (escaped: string) => {
+    let name = escapedPortNames.get(escaped);
+    if (name !== undefined) return name;
+    name = portName(unescapeName(escaped));
+    if (escapedPortNames.size < 4096) escapedPortNames.set(escaped, name);
+    return name;
+  };
   return {
     // The node's name is its id: the map's key itself.
     node: (id, s: NodeState) => {
@@ -132,13 +141,15 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => unknown>
     },
     port: (id, s: PortState | unknown[]) => {
       if (Array.isArray(s)) {
-        const [sw, name] = splitId(id);
+        // Its id is `<switch>/<port>`, each escaped (actors/ids.ts): the first `/` divides them.
+        const slash = id.indexOf('/');
+        const sw = unescapeName(id.slice(0, slash));
         const wired = s[1] as string | null;
         const nic = wired === null ? undefined : rm.nics.get(wired);
         const wire = wired === null ? null : nic ? { node: nic.node, nic: nic.name } : wireOf(wired);
         const config = s[2] as PortState['config'];
         const port: PortState = {
-          switch: rm.switches.get(sw)?.name ?? sw, name: portName(name), registeredAt: s[0] as number, wire,
+          switch: rm.switches.get(sw)?.name ?? sw, name: portNameIn(id.slice(slash + 1)), registeredAt: s[0] as number, wire,
           config: config && config.native === null && Array.isArray(config.tagged) && !config.tagged.length ? EMPTY_CONFIG : config,
         };
         return port;
