@@ -91,15 +91,19 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => unknown>
   /** an operation's type, channel, status and switch */
   const text = common(new Map());
   const networkName = common(new Map());
-  /** A port id's escaped name (`gi1%2F0%2F3`) → the shared name: unescaped once per name. */
-  const escapedPortNames = new Map<string, string>();
-  const portNameIn = (escaped: string) => {
-    let name = escapedPortNames.get(escaped);
-    if (name !== undefined) return name;
-    name = portName(unescapeName(escaped));
-    if (escapedPortNames.size < 4096) escapedPortNames.set(escaped, name);
-    return name;
+  /** An id's escaped name (`gi1%2F0%2F3`) → the shared name: unescaped once per name. */
+  const inId = (shared: (name: string) => string) => {
+    const table = new Map<string, string>();
+    return (escaped: string) => {
+      let name = table.get(escaped);
+      if (name !== undefined) return name;
+      name = shared(unescapeName(escaped));
+      if (table.size < 4096) table.set(escaped, name);
+      return name;
+    };
   };
+  const portNameIn = inId(portName);
+  const nicNameIn = inId(nicName);
   return {
     // The node's name is its id: the map's key itself.
     node: (id, s: NodeState) => {
@@ -114,9 +118,10 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => unknown>
     nic: (id, s: NicState | unknown[]) => {
       const packed = Array.isArray(s);
       if (Array.isArray(s)) {
-        const [nodeOf, name] = splitId(id);
+        // Its id is `<node>/<nic>`, each escaped (actors/ids.ts): the first `/` divides them.
+        const slash = id.indexOf('/');
         s = {
-          node: nodeOf, name, incarnation: s[0] as string, nodeIncarnation: s[1] as string, registeredAt: s[2] as number, macaddr: s[3] as string,
+          node: unescapeName(id.slice(0, slash)), name: nicNameIn(id.slice(slash + 1)), incarnation: s[0] as string, nodeIncarnation: s[1] as string, registeredAt: s[2] as number, macaddr: s[3] as string,
           networks: s[4] as NicState['networks'], pending: s[5] as NicState['pending'], lastSeq: s[6] as number, actions: s[7] as NicState['actions'],
         };
       }
