@@ -210,29 +210,33 @@ export interface FinishedOperation extends NetworkAction { node: string; nicInca
  * statuses, then with each outcome as it commits.
  */
 export class RecentOperations {
-  private list: FinishedOperation[] = [];
+  /** the action as it was added: a FinishedOperation is made (`op`) only for those kept and read */
+  private list: { action: NetworkAction; node: string; nicIncarnation?: string; op?: FinishedOperation }[] = [];
   private sorted = true;
+  /** what newest() answered, until the next add */
+  private read?: FinishedOperation[];
   /**
    * Once a trim kept `max`, the oldest of them: an action not newer than it can never be among
    * the newest `max` (the sort is stable, so it would go after it), and is not kept at all. A
    * start adds every nic's finished operations (50,000 at 100,000 nodes), most of them older.
    */
-  private floor?: FinishedOperation;
+  private floor?: NetworkAction;
 
   constructor(readonly max = 1000) {}
 
   add(node: string, action: NetworkAction, nicIncarnation?: string): void {
     if (this.floor && newestFirst(action, this.floor) >= 0) return;
-    this.list.push({ ...action, node, nicIncarnation });
+    this.list.push({ action, node, nicIncarnation });
     this.sorted = false;
+    this.read = undefined;
     if (this.list.length >= 2 * this.max) this.trim();
   }
 
   private trim(): void {
-    this.list.sort(newestFirst);
+    this.list.sort((a, b) => newestFirst(a.action, b.action));
     if (this.list.length >= this.max) {
       this.list.length = this.max;
-      this.floor = this.list[this.max - 1];
+      this.floor = this.list[this.max - 1].action;
     }
     this.sorted = true;
   }
@@ -240,12 +244,13 @@ export class RecentOperations {
   clear(): void {
     this.list = [];
     this.sorted = true;
+    this.read = undefined;
     this.floor = undefined;
   }
 
   newest(): readonly FinishedOperation[] {
     if (!this.sorted) this.trim();
-    return this.list;
+    return (this.read ??= this.list.map((e) => (e.op ??= { ...e.action, node: e.node, nicIncarnation: e.nicIncarnation })));
   }
 }
 
