@@ -8,11 +8,12 @@
  *   same process in the same run: GET for reads, the same-shape PUT for writes), and connect→DONE
  *   (64 clients cycling connect/detach on reserved nodes, latency from the service's own stamps);
  * - at the largest size, a mixed workload (95 % reads of nodes, networks and statuses, 4 % writes,
- *   1 % network operations, 64 connections): p99 of the reads, and RSS sampled over the run.
+ *   1 % network operations, 64 connections, a closed loop or paced by --rate): p99 of the reads
+ *   after --warm-up seconds, and RSS sampled over the run.
  *
  *   npm run bench:scale -- --sizes 1000,10000,100000 --dir /var/tmp/hilt-scale [--seconds 5] [--soak-minutes 1]
  *   npm run bench:scale -- --folder DIR            (one folder seeded by bench:seed)
- *   npm run bench:scale -- --folder DIR --soak-only --soak-minutes 60 [--rate 500] [--every 5]   (memory over a long run)
+ *   npm run bench:scale -- --folder DIR --soak-only --soak-minutes 60 [--rate 500] [--every 5] [--warm-up 10]   (memory over a long run)
  *   npm run bench:scale -- --storage postgres [--pg-url URL]   (a server of its own otherwise)
  *   npm run bench:scale -- --folder DIR --storage postgres --pg-url URL --starts-only   (a seed's database)
  *   npm run bench:scale -- --folder DIR --show-only [--rounds 5]   (show_node against the same-shape bare GET, alternating pairs)
@@ -43,6 +44,10 @@ export interface ScaleOptions {
   soakMinutes: number;
   /** cold starts measured per size (the table shows the range) */
   starts: number;
+  /** seconds the mixed workload runs before its figures are counted (default 10) */
+  warmUpSeconds?: number;
+  /** the mixed workload's requests a second in all (0 or absent: a closed loop) */
+  rate?: number;
   log?: (line: string) => void;
 }
 
@@ -69,7 +74,11 @@ const cpuSeconds = (pid: number) => {
 async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, string>): Promise<Spawned> {
   const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...flags, join(__dirname, 'target.js')], {
+  // BENCH_TARGET_CPUS=LIST runs the service on those cores alone (taskset), e.g. 0 with the bench
+  // itself under `taskset -c 1`: the load generator then takes no core time from the service.
+  const cpus = process.env.BENCH_TARGET_CPUS;
+  const argv = [...flags, join(__dirname, 'target.js')];
+  const child = spawn(cpus ? 'taskset' : process.execPath, cpus ? ['-c', cpus, process.execPath, ...argv] : argv, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
       ...process.env, ...env, BENCH_DATA_DIR: folder, BENCH_NODES: '1000', HILT_STORAGE: m.storage,
@@ -262,22 +271,25 @@ async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env
   }
 }
 
-interface MixedResult { seconds: number; reads: number; readP50: number; readP99: number; writes: number; writeP99: number; ops: number; refused: number; failed: number; rss: number[] }
+interface MixedResult { seconds: number; warmUp: number; rate: number; reads: number; readP50: number; readP99: number; writes: number; writeP99: number; ops: number; refused: number; failed: number; rss: number[] }
 
 /**
- * The mixed workload: `connections` clients in a closed loop, each request drawn at random: 95 %
+ * The mixed workload: `connections` clients (a closed loop unless paced), each request drawn at random: 95 %
  * reads (show_node 60, show_network 10, a network's attachments 5, a node's operation statuses 20),
  * 4 % writes (a node's metadata label), 1 % network operations (connect/detach of nic 1 of a
  * reserved node of the client's own; a 409 because its previous one is still pending is counted
- * as refused, not failed). RSS is sampled every second.
+ * as refused, not failed). RSS is sampled every second once the warm-up is over.
  */
 /**
- * A soak's options: `rate` paces the clients to that many requests a second in all (0: a closed
- * loop, as fast as the service answers); every `everyMinutes` a line gives the reads so far, the
- * process's memory (anonymous and file-backed) and the data folder's size, so that growth can be
- * set against the data written meanwhile.
+ * How the mixed workload runs: `rate` paces the clients to that many requests a second in all (0:
+ * a closed loop, as fast as the service answers); for the first `warmUp` seconds the clients run
+ * but nothing is counted (a start's first seconds compile the routes and fault in the pages of the
+ * journals the reads touch: the figures are the steady state's). A soak's lines: every
+ * `everyMinutes` the reads so far, the process's memory (anonymous and file-backed) and the data
+ * folder's size, so that growth can be set against the data written meanwhile.
  */
-interface SoakOptions { rate: number; everyMinutes: number; folder?: string; log: (l: string) => void }
+interface MixedOptions { rate: number; warmUp: number }
+interface SoakOptions { everyMinutes: number; folder?: string; log: (l: string) => void }
 
 /**
  * What stops the service's event loop, from its own /metrics (prom-client's default metrics):
@@ -320,7 +332,7 @@ function describePauses(a: Pauses, b: Pauses): string {
   return `; service: GETs over 10 ms ${count ? ((100 * over) / count).toFixed(2) : '-'} %; gc ${kinds.join(', ')}; loop delay p99 ${(b.lagP99 * 1000).toFixed(1)} ms, max ${(b.lagMax * 1000).toFixed(0)} ms`;
 }
 
-async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: number, soak?: SoakOptions): Promise<MixedResult> {
+async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: number, run: MixedOptions, soak?: SoakOptions): Promise<MixedResult> {
   const pool = new Pool(t.hilt, { connections, pipelining: 1 });
   const reads: number[] = [];
   const writes: number[] = [];
@@ -328,12 +340,19 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
   let refused = 0;
   let failed = 0;
   const rss: number[] = [];
-  const sampler = setInterval(() => rss.push(rssMiB(t.pid)), 1000);
-  const started = Date.now();
-  const end = started + seconds * 1000;
+  let sampler: NodeJS.Timeout | undefined;
+  let started = Infinity;
+  let counted = false;
+  const warm = setTimeout(() => {
+    counted = true;
+    started = Date.now();
+    sampler = setInterval(() => rss.push(rssMiB(t.pid)), 1000);
+  }, run.warmUp * 1000);
+  const end = Date.now() + (run.warmUp + seconds) * 1000;
   let lastReport = 0;
-  let lastPauses = soak ? await pauses(t.hilt) : undefined;
-  const reporter = soak && setInterval(async () => {
+  let lastPauses: Pauses | undefined;
+  let reporter: NodeJS.Timeout | undefined;
+  const report = async (soak: SoakOptions) => {
     const mem = memOf(t.pid);
     const now = await pauses(t.hilt);
     const gc = lastPauses && now ? describePauses(lastPauses, now) : '';
@@ -343,9 +362,13 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
     const folder = soak.folder ? `, folder ${(folderBytes(soak.folder) / 2 ** 20).toFixed(0)} MiB` : '';
     soak.log(`  ${((Date.now() - started) / 60_000).toFixed(1).padStart(5)} min: reads ${reads.length}, writes ${writes.length}, operations ${ops}, failed ${failed}; `
       + `read p99 ${pct(recent, 99).toFixed(1)} ms; RSS ${mem.rss} MiB (anon ${mem.anon}, file-backed ${mem.file})${folder}${gc}`);
-  }, soak.everyMinutes * 60_000);
+  };
+  const reporting = soak && setTimeout(async () => {
+    lastPauses = await pauses(t.hilt);
+    reporter = setInterval(() => void report(soak), soak.everyMinutes * 60_000);
+  }, run.warmUp * 1000);
   // Paced: each client sends one request per `connections / rate` seconds, on its own schedule.
-  const gap = soak?.rate ? (connections / soak.rate) * 1000 : 0;
+  const gap = run.rate ? (connections / run.rate) * 1000 : 0;
   const nodes = opNodes(m, connections);
   const reserved = reservedNodes(m);
   const rnd = (n: number) => Math.floor(Math.random() * n);
@@ -374,28 +397,30 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
             : x < 75 ? `/network/${networkName(rnd(m.networks))}/attachments`
               : `/node/${nodeName(rnd(reserved))}/networking_actions`;
         const s = await req('GET', path);
-        reads.push(performance.now() - t0);
+        if (counted) reads.push(performance.now() - t0);
         if (s !== 200) failed++;
       } else if (x < 99) {
         const s = await req('PUT', `/node/${nodeName(rnd(m.nodes))}/metadata/bench`, { value: `v${rnd(1000)}` });
-        writes.push(performance.now() - t0);
+        if (counted) writes.push(performance.now() - t0);
         if (s >= 300) failed++;
       } else {
         const s = await req('POST', `/node/${nodeName(own)}/nic/${nicName(1)}/${connected ? 'detach_network' : 'connect_network'}`, { network: networkOf(m, own) });
-        ops++;
+        if (counted) ops++;
         if (s === 202) connected = !connected;
-        else if (s === 409) refused++;
+        else if (s === 409) refused += counted ? 1 : 0;
         else failed++;
       }
     }
   }));
+  clearTimeout(warm);
+  if (reporting) clearTimeout(reporting);
   clearInterval(sampler);
-  if (reporter) clearInterval(reporter);
+  clearInterval(reporter);
   await pool.close();
   reads.sort((a, b) => a - b);
   writes.sort((a, b) => a - b);
   const round = (x: number) => Math.round(x * 10) / 10;
-  return { seconds, reads: reads.length, readP50: round(pct(reads, 50)), readP99: round(pct(reads, 99)), writes: writes.length, writeP99: round(pct(writes, 99)), ops, refused, failed, rss };
+  return { seconds, warmUp: run.warmUp, rate: run.rate, reads: reads.length, readP50: round(pct(reads, 50)), readP99: round(pct(reads, 99)), writes: writes.length, writeP99: round(pct(writes, 99)), ops, refused, failed, rss };
 }
 
 export interface ScaleReport { sizes: SizeResult[]; mixed?: MixedResult & { nodes: number; bareGet: number } }
@@ -416,8 +441,8 @@ export async function scale(o: ScaleOptions): Promise<ScaleReport> {
     const t = await spawnTarget(folder, m, envFor(folder));
     try {
       const bare = await load({ url: `${t.bare}/bare`, connections: o.connections, seconds: Math.min(o.seconds, 5) });
-      log(`mixed workload: ${m.nodes} nodes, ${o.connections} connections, ${o.soakMinutes} min`);
-      report.mixed = { ...(await mixed(t, m, o.soakMinutes * 60, 64)), nodes: m.nodes, bareGet: bare.rps };
+      log(`mixed workload: ${m.nodes} nodes, 64 connections, ${o.soakMinutes} min`);
+      report.mixed = { ...(await mixed(t, m, o.soakMinutes * 60, 64, { rate: o.rate ?? 0, warmUp: o.warmUpSeconds ?? 10 })), nodes: m.nodes, bareGet: bare.rps };
     } finally {
       await t.stop();
     }
@@ -446,7 +471,7 @@ function print(r: ScaleReport, o: ScaleOptions, log: (l: string) => void): void 
   line('connect→DONE ops/s (ops/bare)', r.sizes.map((s) => `${s.connect.opsPerSec.toFixed(0)} (${(s.connect.opsPerSec / s.bareGet).toFixed(3)})`));
   const mx = r.mixed;
   if (mx) {
-    log(`\nmixed workload at ${mx.nodes.toLocaleString('en')} nodes, 64 connections, ${(mx.seconds / 60).toFixed(1)} min (bare GET ${mx.bareGet.toFixed(0)} req/s)`);
+    log(`\nmixed workload at ${mx.nodes.toLocaleString('en')} nodes, 64 connections, ${mx.rate ? `paced at ${mx.rate} requests a second` : 'closed loop'}, ${(mx.seconds / 60).toFixed(1)} min counted after ${mx.warmUp} s of warm-up (bare GET ${mx.bareGet.toFixed(0)} req/s)`);
     log(`  reads ${mx.reads} (${(mx.reads / mx.seconds).toFixed(0)}/s): p50 ${mx.readP50} ms, p99 ${mx.readP99} ms`);
     log(`  writes ${mx.writes}: p99 ${mx.writeP99} ms; network operations ${mx.ops} (${mx.refused} refused while pending); failed ${mx.failed}`);
     const q = mx.rss;
@@ -470,7 +495,8 @@ async function main(): Promise<void> {
     .option('--soak-minutes <m>', 'minutes of the mixed workload at the largest size (0: none)', Number, 0.5)
     .option('--starts-only', 'measure the cold starts and RSS only (no load; nothing written to the folders but the read model\'s checkpoint a clean stop writes)')
     .option('--soak-only', 'only the mixed workload (--soak-minutes) on the largest folder, with a line of memory every --every minutes')
-    .option('--rate <n>', 'the soak\'s requests a second in all (0: a closed loop)', Number, 0)
+    .option('--rate <n>', 'the mixed workload\'s requests a second in all (0: a closed loop)', Number, 0)
+    .option('--warm-up <s>', 'seconds the mixed workload runs before it is counted', Number, 10)
     .option('--every <m>', 'minutes between the soak\'s lines', Number, 5)
     .option('--show-only', 'only show_node, in --rounds alternating pairs with the bare GET given same-shape requests (bench/inventory.ts says why)')
     .option('--rounds <n>', 'pairs of --show-only', Number, 5)
@@ -538,8 +564,8 @@ async function main(): Promise<void> {
       const m = readManifest(folder)!;
       const t = await spawnTarget(folder, m, storage === 'postgres' ? { HILT_DATABASE_URL: pgUrls.get(folder)! } : {});
       try {
-        console.log(`soak: ${m.nodes} nodes, 64 connections, ${o.rate ? `${o.rate} requests a second` : 'closed loop'}, ${o.soakMinutes} min; after start: RSS ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
-        const r = await mixed(t, m, o.soakMinutes * 60, 64, { rate: o.rate, everyMinutes: o.every, folder: storage === 'lmdb' ? folder : undefined, log: console.log });
+        console.log(`soak: ${m.nodes} nodes, 64 connections, ${o.rate ? `${o.rate} requests a second` : 'closed loop'}, ${o.soakMinutes} min counted after ${o.warmUp} s of warm-up; after start: RSS ${t.rssMiB} MiB (anon ${t.anonMiB}, file-backed ${t.fileMiB})`);
+        const r = await mixed(t, m, o.soakMinutes * 60, 64, { rate: o.rate, warmUp: o.warmUp }, { everyMinutes: o.every, folder: storage === 'lmdb' ? folder : undefined, log: console.log });
         console.log(`soak: reads ${r.reads} (p50 ${r.readP50} ms, p99 ${r.readP99} ms), writes ${r.writes} (p99 ${r.writeP99} ms), network operations ${r.ops} (${r.refused} refused while pending), failed ${r.failed}`);
         const q = r.rss;
         console.log(`soak: RSS (MiB) first ${q[0]}, min ${Math.min(...q)}, max ${Math.max(...q)}, last ${q[q.length - 1]} (${q.length} samples)`);
@@ -548,7 +574,7 @@ async function main(): Promise<void> {
       }
       return;
     }
-    await scale({ folders, storage, pgUrls, seconds: o.seconds, connections: o.connections, soakMinutes: o.soakMinutes, starts: o.starts });
+    await scale({ folders, storage, pgUrls, seconds: o.seconds, connections: o.connections, soakMinutes: o.soakMinutes, starts: o.starts, rate: o.rate, warmUpSeconds: o.warmUp });
   } finally {
     await pg?.stop();
   }

@@ -7,6 +7,7 @@ import type { Caller } from '../auth/basic';
 import type { NetworkState } from '../../actors/network/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import type { Attachment } from '../../actors/readmodel';
+import { dict } from './dict';
 
 type W = { network: string };
 type WP = { network: string; project: string };
@@ -32,15 +33,16 @@ function isOwner(c: Caller, net: NetworkState): boolean {
  */
 function connectedNodes(c: Caller, n: NetworkState, attachments: Attachment[]): Record<string, string[]> {
   const all = isOwner(c, n);
-  // A Map, then fromEntries: a node may be named __proto__ (docs/api-conventions.md §1, Names).
-  const byNode = new Map<string, string[]>();
+  // A node may be named __proto__ (docs/api-conventions.md §1, Names): dict() keeps it a key.
+  const byNode = dict<string[]>();
   for (const a of attachments) {
     if (!all && !c.projects.includes(a.project)) continue;
-    const nics = byNode.get(a.node);
+    const nics = byNode[a.node];
     if (nics) nics.push(a.nic);
-    else byNode.set(a.node, [a.nic]);
+    else byNode[a.node] = [a.nic];
   }
-  return Object.fromEntries([...byNode].map(([node, nics]) => [node, nics.sort()]));
+  for (const node in byNode) byNode[node].sort();
+  return byNode;
 }
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
@@ -98,7 +100,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/networks', { schema: S.listNetworks }, async (req) => {
     requireAdmin(req.caller);
-    const out: Record<string, { network_id: string; projects: string[] | null }> = {};
+    const out = dict<{ network_id: string; projects: string[] | null }>();
     for (const n of rm.networks.values()) {
       out[n.name] = { network_id: String(n.vlan), projects: n.access.length ? n.access : null };
     }
@@ -117,7 +119,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
         throw unauthorized(`you may not list attachments of project ${q}`);
       }
     }
-    const out: Record<string, { nic: string; channel: string; project: string }> = {};
+    const out = dict<{ nic: string; channel: string; project: string }>();
     for (const a of rm.attachmentsOf(n.name)) {
       if (q === undefined || a.project === q) out[a.node] = { nic: a.nic, channel: a.channel, project: a.project };
     }

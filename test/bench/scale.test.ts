@@ -35,7 +35,7 @@ describe('bench/seed.ts and bench/scale.ts (smoke, tiny inventory)', function ()
 
     const out: string[] = [];
     const report = await scale({
-      folders: [{ folder, nodes: 40 }], storage: 'lmdb', seconds: 0.5, connections: 4, soakMinutes: 0.03, starts: 1, log: (l) => out.push(l),
+      folders: [{ folder, nodes: 40 }], storage: 'lmdb', seconds: 0.5, connections: 4, soakMinutes: 0.03, starts: 1, warmUpSeconds: 0.5, log: (l) => out.push(l),
     });
     const [size] = report.sizes;
     expect(size.cold).to.have.length(1);
@@ -51,7 +51,7 @@ describe('bench/seed.ts and bench/scale.ts (smoke, tiny inventory)', function ()
     expect(report.mixed!.failed).to.equal(0);
     expect(report.mixed!.rss.length).to.be.greaterThan(0);
     const text = out.join('\n');
-    for (const label of ['cold start (ms)', 'its CPU', 'RSS after start (MiB)', 'show_node', 'node_register', 'port_register', 'connect→DONE p50/p99', 'mixed workload at 40 nodes', 'reads ']) {
+    for (const label of ['cold start (ms)', 'its CPU', 'RSS after start (MiB)', 'show_node', 'node_register', 'port_register', 'connect→DONE p50/p99', 'mixed workload at 40 nodes', 'counted after 0.5 s of warm-up', 'reads ']) {
       expect(text, label).to.contain(label);
     }
 

@@ -85,6 +85,18 @@ describe('GET /network/:network connected-nodes', () => {
     expect(r.body['connected-nodes']).to.deep.equal({});
   });
 
+  it('keeps a node or network named __proto__ as an ordinary key of the attachments and the network list', async () => {
+    const r = await api.get('/network/shared/attachments');
+    expect(r.status, r.text).to.equal(200);
+    expect(Object.keys(r.body).sort()).to.deep.equal(['__proto__', 'na', 'nb']);
+    expect(r.text).to.include('"__proto__":{"nic":"eth1","channel":"vlan/native","project":"pb"}');
+    await must(api.put('/network/__proto__', { owner: 'admin', access: '', net_id: '3002' }));
+    const list = await api.get('/networks');
+    expect(list.status, list.text).to.equal(200);
+    expect(list.text).to.include('"__proto__":{"network_id":"3002","projects":null}');
+    await must(api.del('/network/__proto__'));
+  });
+
   it('drops a node once its detach is DONE', async () => {
     const r = await api.post('/node/nb/nic/eth1/detach_network', { network: 'public' });
     expect(r.status).to.equal(202);
