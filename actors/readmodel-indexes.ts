@@ -1,0 +1,236 @@
+/**
+ * The read model's index structures (actors/readmodel.ts holds the read model itself): small
+ * sets per key, each node's nics in registration order, the wiring, the newest finished
+ * operations, and what a start's port-record check needs to know of a port.
+ */
+import type { NetworkAction, NicState } from './nic/protocol';
+import type { PortState } from './port/protocol';
+
+/** Members kept as an array up to this many (a node's nics, a project's networks), as a Set beyond. */
+const SMALL = 16;
+
+/**
+ * key → set of members, with empty sets removed. Most keys have a few members (a node's 4 nics
+ * at 100,000 nodes): those are kept as a small array of exactly their length (concat and slice
+ * allocate no spare room), replaced (never changed in place) on each add or delete, a fraction
+ * of a Set's bytes; a key with more gets a Set.
+ */
+export class SetIndex {
+  private readonly map = new Map<string, readonly string[] | Set<string>>();
+  add(key: string, member: string): void {
+    const s = this.map.get(key);
+    if (!s) this.map.set(key, [member]);
+    else if (!Array.isArray(s)) (s as Set<string>).add(member);
+    else if (!s.includes(member)) this.map.set(key, s.length < SMALL ? s.concat(member) : new Set(s).add(member));
+  }
+  delete(key: string, member: string): void {
+    const s = this.map.get(key);
+    if (!s) return;
+    if (!Array.isArray(s)) {
+      if ((s as Set<string>).delete(member) && (s as Set<string>).size === 0) this.map.delete(key);
+    } else {
+      const i = s.indexOf(member);
+      if (i < 0) return;
+      if (s.length === 1) this.map.delete(key);
+      else this.map.set(key, s.slice(0, i).concat(s.slice(i + 1)));
+    }
+  }
+  get(key: string): ReadonlySet<string> {
+    const s = this.map.get(key);
+    return !s ? EMPTY : Array.isArray(s) ? new ArraySet(s) : (s as Set<string>);
+  }
+  has(key: string): boolean {
+    return this.map.has(key);
+  }
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+/** A SetIndex's small array seen as a set (the array is never changed: an add or delete replaces it). */
+class ArraySet implements ReadonlySet<string> {
+  constructor(private readonly members: readonly string[]) {}
+  get size(): number {
+    return this.members.length;
+  }
+  has(member: string): boolean {
+    return this.members.includes(member);
+  }
+  forEach(f: (value: string, key: string, set: ReadonlySet<string>) => void, thisArg?: unknown): void {
+    for (const m of this.members) f.call(thisArg, m, m, this);
+  }
+  *entries(): IterableIterator<[string, string]> {
+    for (const m of this.members) yield [m, m];
+  }
+  keys(): IterableIterator<string> {
+    return this.members.values();
+  }
+  values(): IterableIterator<string> {
+    return this.members.values();
+  }
+  [Symbol.iterator](): IterableIterator<string> {
+    return this.members.values();
+  }
+}
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** Oldest registration first; names break ties within a millisecond. */
+export const registrationOrder = (a: { registeredAt: number; name: string }, b: { registeredAt: number; name: string }) =>
+  a.registeredAt - b.registeredAt || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * node → its nics' committed states, in registration order: show_node and the node lists read
+ * them as they are, with no id built, no lookup in the map of every nic and no sort per read.
+ * Each node's array is replaced on a commit of one of its nics, never changed in place (a
+ * reader may hold it), and holds the states rather than their names: no more bytes than a
+ * SetIndex of names.
+ */
+export class NicsByNode {
+  private readonly map = new Map<string, readonly NicState[]>();
+  set(next: NicState): void {
+    const list = this.map.get(next.node);
+    if (!list) {
+      this.map.set(next.node, [next]);
+      return;
+    }
+    const i = list.findIndex((n) => n.name === next.name);
+    // A new nic registered after the others (every nic of a start, which come in order) goes last.
+    if (i < 0 && registrationOrder(list[list.length - 1], next) < 0) {
+      this.map.set(next.node, list.concat(next));
+      return;
+    }
+    const out = i < 0 ? list.concat(next) : list.slice();
+    if (i >= 0) out[i] = next;
+    this.map.set(next.node, out.sort(registrationOrder));
+  }
+  delete(prev: NicState): void {
+    const list = this.map.get(prev.node);
+    if (!list) return;
+    const out = list.filter((n) => n.name !== prev.name);
+    if (out.length) this.map.set(prev.node, out);
+    else this.map.delete(prev.node);
+  }
+  /** a node's nics, oldest registration first (the array is shared: never change it) */
+  states(node: string): readonly NicState[] {
+    return this.map.get(node) ?? NO_NICS;
+  }
+  /** a node's nics' names */
+  get(node: string): ReadonlySet<string> {
+    const list = this.map.get(node);
+    return list ? new Set(list.map((n) => n.name)) : EMPTY;
+  }
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+const NO_NICS: readonly NicState[] = Object.freeze([]);
+
+export interface PortRef { switch: string; port: string }
+
+/**
+ * nicId → the port wired to it. It holds the port's committed state (updated by each commit of
+ * the port) rather than a PortRef of its own per wire: 400,000 objects fewer at 100,000 wired
+ * nodes. A PortRef is made for each reader.
+ */
+export class WiringIndex {
+  private readonly map = new Map<string, PortState>();
+  get(nic: string): PortRef | undefined {
+    const p = this.map.get(nic);
+    return p && { switch: p.switch, port: p.name };
+  }
+  has(nic: string): boolean {
+    return this.map.has(nic);
+  }
+  /** the wired port's committed state */
+  port(nic: string): PortState | undefined {
+    return this.map.get(nic);
+  }
+  set(nic: string, port: PortState): void {
+    this.map.set(nic, port);
+  }
+  delete(nic: string): void {
+    this.map.delete(nic);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+  *[Symbol.iterator](): IterableIterator<[string, PortRef]> {
+    for (const [nic, p] of this.map) yield [nic, { switch: p.switch, port: p.name }];
+  }
+  /** nicId → the wired port's committed state (no PortRef made: a start walks all of them) */
+  ports(): IterableIterator<[string, PortState]> {
+    return this.map.entries();
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+/** A finished network operation, with its node and its nic's registration (its status id names both). */
+export interface FinishedOperation extends NetworkAction { node: string; nicIncarnation?: string }
+
+/**
+ * The newest finished network operations of every nic (the dashboard's recent outcomes and
+ * failures), at most `max`, newest first. Fed by commitNic: at start with each nic's recent
+ * statuses, then with each outcome as it commits.
+ */
+export class RecentOperations {
+  /** the action as it was added: a FinishedOperation is made (`op`) only for those kept and read */
+  private list: { action: NetworkAction; node: string; nicIncarnation?: string; op?: FinishedOperation }[] = [];
+  private sorted = true;
+  /** what newest() answered, until the next add */
+  private read?: FinishedOperation[];
+  /**
+   * Once a trim kept `max`, the oldest of them: an action not newer than it can never be among
+   * the newest `max` (the sort is stable, so it would go after it), and is not kept at all. A
+   * start adds every nic's finished operations (50,000 at 100,000 nodes), most of them older.
+   */
+  private floor?: NetworkAction;
+
+  constructor(readonly max = 1000) {}
+
+  add(node: string, action: NetworkAction, nicIncarnation?: string): void {
+    if (this.floor && newestFirst(action, this.floor) >= 0) return;
+    this.list.push({ action, node, nicIncarnation });
+    this.sorted = false;
+    this.read = undefined;
+    if (this.list.length >= 2 * this.max) this.trim();
+  }
+
+  private trim(): void {
+    this.list.sort((a, b) => newestFirst(a.action, b.action));
+    if (this.list.length >= this.max) {
+      this.list.length = this.max;
+      this.floor = this.list[this.max - 1].action;
+    }
+    this.sorted = true;
+  }
+
+  clear(): void {
+    this.list = [];
+    this.sorted = true;
+    this.read = undefined;
+    this.floor = undefined;
+  }
+
+  newest(): readonly FinishedOperation[] {
+    if (!this.sorted) this.trim();
+    return (this.read ??= this.list.map((e) => (e.op ??= { ...e.action, node: e.node, nicIncarnation: e.nicIncarnation })));
+  }
+}
+
+/** Does the port hold a configuration? */
+export const configured = (p: PortState) => p.config.native !== null || p.config.tagged.length > 0;
+
+/** Newest finished first, then newest accepted. */
+const newestFirst = (a: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>, b: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>) =>
+  (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || b.acceptedAt - a.acceptedAt;
