@@ -274,13 +274,6 @@ async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env
 interface MixedResult { seconds: number; warmUp: number; rate: number; reads: number; readP50: number; readP99: number; writes: number; writeP99: number; ops: number; refused: number; failed: number; rss: number[] }
 
 /**
- * The mixed workload: `connections` clients (a closed loop unless paced), each request drawn at random: 95 %
- * reads (show_node 60, show_network 10, a network's attachments 5, a node's operation statuses 20),
- * 4 % writes (a node's metadata label), 1 % network operations (connect/detach of nic 1 of a
- * reserved node of the client's own; a 409 because its previous one is still pending is counted
- * as refused, not failed). RSS is sampled every second once the warm-up is over.
- */
-/**
  * How the mixed workload runs: `rate` paces the clients to that many requests a second in all (0:
  * a closed loop, as fast as the service answers); for the first `warmUp` seconds the clients run
  * but nothing is counted (a start's first seconds compile the routes and fault in the pages of the
@@ -332,6 +325,13 @@ function describePauses(a: Pauses, b: Pauses): string {
   return `; service: GETs over 10 ms ${count ? ((100 * over) / count).toFixed(2) : '-'} %; gc ${kinds.join(', ')}; loop delay p99 ${(b.lagP99 * 1000).toFixed(1)} ms, max ${(b.lagMax * 1000).toFixed(0)} ms`;
 }
 
+/**
+ * The mixed workload: `connections` clients (a closed loop unless paced), each request drawn at random: 95 %
+ * reads (show_node 60, show_network 10, a network's attachments 5, a node's operation statuses 20),
+ * 4 % writes (a node's metadata label), 1 % network operations (connect/detach of nic 1 of a
+ * reserved node of the client's own; a 409 because its previous one is still pending is counted
+ * as refused, not failed). RSS is sampled every second once the warm-up is over.
+ */
 async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: number, run: MixedOptions, soak?: SoakOptions): Promise<MixedResult> {
   const pool = new Pool(t.hilt, { connections, pipelining: 1 });
   const reads: number[] = [];
@@ -340,17 +340,11 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
   let refused = 0;
   let failed = 0;
   const rss: number[] = [];
-  let sampler: NodeJS.Timeout | undefined;
   let started = Infinity;
   let counted = false;
-  const warm = setTimeout(() => {
-    counted = true;
-    started = Date.now();
-    sampler = setInterval(() => rss.push(rssMiB(t.pid)), 1000);
-  }, run.warmUp * 1000);
-  const end = Date.now() + (run.warmUp + seconds) * 1000;
   let lastReport = 0;
   let lastPauses: Pauses | undefined;
+  let sampler: NodeJS.Timeout | undefined;
   let reporter: NodeJS.Timeout | undefined;
   const report = async (soak: SoakOptions) => {
     const mem = memOf(t.pid);
@@ -363,10 +357,16 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
     soak.log(`  ${((Date.now() - started) / 60_000).toFixed(1).padStart(5)} min: reads ${reads.length}, writes ${writes.length}, operations ${ops}, failed ${failed}; `
       + `read p99 ${pct(recent, 99).toFixed(1)} ms; RSS ${mem.rss} MiB (anon ${mem.anon}, file-backed ${mem.file})${folder}${gc}`);
   };
-  const reporting = soak && setTimeout(async () => {
+  // The warm-up over: count, sample RSS and (a soak) report from here on.
+  const warm = setTimeout(async () => {
+    counted = true;
+    started = Date.now();
+    sampler = setInterval(() => rss.push(rssMiB(t.pid)), 1000);
+    if (!soak) return;
     lastPauses = await pauses(t.hilt);
     reporter = setInterval(() => void report(soak), soak.everyMinutes * 60_000);
   }, run.warmUp * 1000);
+  const end = Date.now() + (run.warmUp + seconds) * 1000;
   // Paced: each client sends one request per `connections / rate` seconds, on its own schedule.
   const gap = run.rate ? (connections / run.rate) * 1000 : 0;
   const nodes = opNodes(m, connections);
@@ -407,13 +407,12 @@ async function mixed(t: Spawned, m: SeedManifest, seconds: number, connections: 
         const s = await req('POST', `/node/${nodeName(own)}/nic/${nicName(1)}/${connected ? 'detach_network' : 'connect_network'}`, { network: networkOf(m, own) });
         if (counted) ops++;
         if (s === 202) connected = !connected;
-        else if (s === 409) refused += counted ? 1 : 0;
-        else failed++;
+        else if (s !== 409) failed++;
+        else if (counted) refused++;
       }
     }
   }));
   clearTimeout(warm);
-  if (reporting) clearTimeout(reporting);
   clearInterval(sampler);
   clearInterval(reporter);
   await pool.close();
