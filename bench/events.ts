@@ -4,7 +4,8 @@
  * delay from commit to event received at the consumers (p50, p99). Rounds alternate without and
  * with consumers on one target process (bench/target.ts), so that both see the same store.
  *
- *   npm run bench:events   (BENCH_CONSUMERS, BENCH_SECONDS, BENCH_WRITE_CONNECTIONS, BENCH_ROUNDS change the load)
+ *   npm run bench:events   (BENCH_CONSUMERS, BENCH_SECONDS, BENCH_WRITE_CONNECTIONS, BENCH_ROUNDS change the load;
+ *                           BENCH_TARGET_CPUS=0 with the bench under `taskset -c 1` keeps the service on a core of its own)
  *
  * The consumers are bench/consumers.cc, built here with the machine's g++ (once, into dist/bench):
  * one process, one thread, one epoll loop and one reused buffer for all of them, reading every
@@ -13,15 +14,23 @@
  * are made as cheap as a good load generator (a reader in Node cost about 1.4 µs of CPU per frame
  * read, mostly its per-read allocation and collection). Their CPU is still printed with each row.
  *
+ * The service runs under V8's CPU profiler (BENCH_PROFILE=0: not): each round also prints the
+ * share of the service's main thread spent in src/events/ (the streams' work, their socket
+ * writes' system calls included) and what that share leaves of the throughput, (1 − share with
+ * consumers) / (1 − share alone): on this machine a round's throughput swings by a fifth from one
+ * round to the next, its own shares do not (bench/profile-share.ts).
+ *
  * The delay runs from the event's `at` (stamped as its commit begins, before the flush) to the
  * moment the consumer has read its frame: it includes the durable commit itself, so it is an
  * upper bound of the delay from acknowledgement to delivery.
  */
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AUTH, registerRequests, run, startTarget } from './inventory';
+import { monotonicUs, Share, sharesOf } from './profile-share';
 
 const CONSUMERS = Number(process.env.BENCH_CONSUMERS ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -29,6 +38,7 @@ const WRITE_CONNECTIONS = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 /** consumers whose every delivery is timed (the others only count) */
 const TIMED = 10;
+const PROFILE = process.env.BENCH_PROFILE !== '0';
 
 /** The consumers' program, built from its source when missing or older (g++ is on the machine and in CI). */
 function consumersProgram(): string {
@@ -42,10 +52,16 @@ function consumersProgram(): string {
 
 /** CPU time (user + system, ms) the process has used so far, from /proc (Linux). */
 function cpuMs(pid: number): number {
+  const { user, system } = cpuSplitMs(pid);
+  return user + system;
+}
+
+/** The same, user and system apart (system: the kernel's work in its calls, the socket writes' copies among it). */
+function cpuSplitMs(pid: number): { user: number; system: number } {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
 }
 
 /** What the consumers saw: frames read by all of them, by the one that read fewest and most; the timed delays (ms). */
@@ -78,23 +94,30 @@ function startConsumers(url: string, program: string): Promise<{ child: ChildPro
 
 async function main(): Promise<void> {
   const program = consumersProgram();
-  const target = await startTarget();
-  const rows: { r: number; round: string; rps: number; p50: number; p99: number; errors: number; cpuUs: number; othersUs: number; others: string; report?: Report }[] = [];
+  const profiles = mkdtempSync(join(tmpdir(), 'hilt-bench-profile-'));
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
+  const target = await startTarget({}, undefined, PROFILE ? [...flags, '--cpu-prof', `--cpu-prof-dir=${profiles}`] : flags);
+  const rows: { r: number; round: string; rps: number; p50: number; p99: number; errors: number; cpuUs: number; systemUs: number; othersUs: number; others: string; report?: Report; window: [number, number]; share?: Share }[] = [];
   const round = async (r: number, withConsumers: boolean) => {
     const cs = withConsumers ? await startConsumers(target.hilt, program) : undefined;
     cs?.measure(true);
     const cpu0 = cpuMs(target.pid);
+    const split0 = cpuSplitMs(target.pid);
     const consumers0 = cs ? cpuMs(cs.child.pid!) : 0;
     const self0 = process.cpuUsage();
+    const from = monotonicUs();
     const f = await run(`${r}: register ${withConsumers ? `+${CONSUMERS} consumers` : 'alone'}`, {
       url: target.hilt, connections: WRITE_CONNECTIONS, duration: SECONDS, requests: registerRequests(`r${r}${withConsumers ? 'c' : 'a'}-`),
     });
+    const window: [number, number] = [from, monotonicUs()];
     // Let the last frames arrive, then count.
     await new Promise((res) => setTimeout(res, 1000));
     const registrations = f.requests!;
     const per = (ms: number) => (ms * 1000) / registrations;
     // The service's own CPU per registration, delivery to the consumers included.
     const cpuUs = per(cpuMs(target.pid) - cpu0);
+    const split = cpuSplitMs(target.pid);
+    const systemUs = per(split.system - split0.system);
     // Where the machine's other CPU went meanwhile (all on the same cores): the load generator, the consumers.
     const self = process.cpuUsage(self0);
     const loadUs = per((self.user + self.system) / 1000);
@@ -107,7 +130,7 @@ async function main(): Promise<void> {
       console.error(`${f.name}: consumers received ${report.least} to ${report.most} events each, ${registrations} registrations answered`);
       errors++;
     }
-    rows.push({ r, round: f.name, rps: f.rps, p50: f.p50, p99: f.p99, errors, cpuUs, othersUs: loadUs + consumersUs, others, report });
+    rows.push({ r, round: f.name, rps: f.rps, p50: f.p50, p99: f.p99, errors, cpuUs, systemUs, othersUs: loadUs + consumersUs, others, report, window });
   };
   try {
     // A first round warms the target up (compiled code, the store's first pages); not counted.
@@ -118,6 +141,12 @@ async function main(): Promise<void> {
     }
   } finally {
     await target.stop();
+    if (PROFILE) {
+      // The profile is written as the service exits.
+      const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
+      if (file) sharesOf(join(profiles, file), '/src/events/', rows.map((x) => x.window)).forEach((s, i) => (rows[i].share = s));
+    }
+    rmSync(profiles, { recursive: true, force: true });
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ratios = Array.from({ length: ROUNDS }, (_, r) => rows.find((x) => x.r === r && x.report)!.rps / rows.find((x) => x.r === r && !x.report)!.rps);
@@ -125,7 +154,8 @@ async function main(): Promise<void> {
   console.log(`\nevent stream: ${CONSUMERS} consumers, ${WRITE_CONNECTIONS} writers, ${SECONDS} s per run, ${ROUNDS} rounds\n`);
   for (const x of rows) {
     const d = x.report ? `  delay p50 ${x.report.p50} ms p99 ${x.report.p99} ms max ${x.report.max} ms (${x.report.n} timed), ${x.report.received} received (${x.report.least} each)` : '';
-    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s (latency p50 ${x.p50} ms p99 ${x.p99} ms)  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration (${x.others})${d}`);
+    const share = x.share ? `  streams' share of the main thread ${(x.share.share * 100).toFixed(1)} %` : '';
+    console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s (latency p50 ${x.p50} ms p99 ${x.p99} ms)  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration, system ${x.systemUs.toFixed(0)} (${x.others})${share}${d}`);
   }
   const cpu = Array.from({ length: ROUNDS }, (_, r) => rows.find((x) => x.r === r && !x.report)!.cpuUs / rows.find((x) => x.r === r && x.report)!.cpuUs);
   console.log(`\nthroughput with consumers / alone, per round: ${ratios.map((x) => x.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)} (target >= 0.90)`);
@@ -135,6 +165,13 @@ async function main(): Promise<void> {
     return (a.cpuUs + a.othersUs) / (c.cpuUs + c.othersUs);
   });
   console.log(`CPU per registration of the service, load generator and consumers together, alone / with consumers, per round: ${all.map((x) => x.toFixed(2)).join(', ')}; median ${median(all).toFixed(2)}`);
+  if (rows.every((x) => x.share)) {
+    const pair = (r: number) => [rows.find((x) => x.r === r && !x.report)!.share!.share, rows.find((x) => x.r === r && x.report)!.share!.share];
+    const shares = Array.from({ length: ROUNDS }, (_, r) => pair(r)[1]);
+    const left = Array.from({ length: ROUNDS }, (_, r) => (1 - pair(r)[1]) / (1 - pair(r)[0]));
+    console.log(`the streams' share of the service's main thread with consumers, per round: ${shares.map((x) => (x * 100).toFixed(1)).join(', ')} %; median ${(median(shares) * 100).toFixed(1)} %`);
+    console.log(`throughput that share leaves, (1 - share with) / (1 - share alone), per round: ${left.map((x) => x.toFixed(3)).join(', ')}; median ${median(left).toFixed(3)} (target >= 0.90)`);
+  }
   console.log(`delay p99 per round: ${timed.map((t) => t.p99).join(', ')} ms; median ${median(timed.map((t) => t.p99))} ms (target <= 50 ms)`);
   if (rows.some((x) => x.errors)) process.exitCode = 1;
 }

@@ -14,7 +14,7 @@
  * the pairs' ratios, so that a disturbance (the neighbours' load, a collection) falls on one pair.
  */
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
+import { spawn, ChildProcess, SpawnOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -69,6 +69,16 @@ export async function run(name: string, opts: autocannon.Options, pid?: number):
 export interface Target { hilt: string; bare: string; /** how long startService took in the target, ms */ startMs: number; pid: number; stop: () => Promise<void> }
 
 /**
+ * Node with `argv`. BENCH_TARGET_CPUS=LIST runs it on those cores alone (taskset), e.g. 0 with the
+ * bench itself under `taskset -c 1`: the load generator (and the event bench's consumers) then
+ * take no core time from the service, as on a site where clients run on other machines.
+ */
+export function spawnNode(argv: string[], options: SpawnOptions): ChildProcess {
+  const cpus = process.env.BENCH_TARGET_CPUS;
+  return cpus ? spawn('taskset', ['-c', cpus, process.execPath, ...argv], options) : spawn(process.execPath, argv, options);
+}
+
+/**
  * Start bench/target.js: a fresh hilt (empty LMDB, unless env says otherwise) and a bare fastify
  * route in one process. `target`: another build's (bench/alternate.ts compares two).
  */
@@ -76,7 +86,7 @@ export async function startTarget(env: Record<string, string> = {}, target = joi
   // The same V8 flags as `npm start` (package.json): a larger young generation means fewer
   // scavenges on the allocation-heavy request path.
   const flags = nodeFlags ?? (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, target], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const child = spawnNode([...flags, target], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const [hiltPort, barePort, startMs] = await new Promise<string[]>((resolve, reject) => {
     let out = '';

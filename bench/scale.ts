@@ -19,7 +19,6 @@
  *   npm run bench:scale -- --folder DIR --show-only [--rounds 5]   (show_node against the same-shape bare GET, alternating pairs)
  */
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,7 +26,7 @@ import { Command } from 'commander';
 import { Pool } from 'undici';
 import { ADMIN, defaultCounts, folderBytes, nicName, nodeName, networkName, projectName, readManifest, reservedNodes, seed, switchName, type SeedManifest } from './seed';
 import { newDatabase, startPostgres, type TestPostgres } from '../test/helpers/postgres';
-import { paired, run as runLoad, showRequests } from './inventory';
+import { paired, run as runLoad, showRequests, spawnNode } from './inventory';
 
 const AUTH = 'Basic ' + Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64');
 const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'localhost', user: 'u', password: 'p' } });
@@ -74,11 +73,8 @@ const cpuSeconds = (pid: number) => {
 async function spawnTarget(folder: string, m: SeedManifest, env: Record<string, string>): Promise<Spawned> {
   const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
   const t0 = performance.now();
-  // BENCH_TARGET_CPUS=LIST runs the service on those cores alone (taskset), e.g. 0 with the bench
-  // itself under `taskset -c 1`: the load generator then takes no core time from the service.
-  const cpus = process.env.BENCH_TARGET_CPUS;
-  const argv = [...flags, join(__dirname, 'target.js')];
-  const child = spawn(cpus ? 'taskset' : process.execPath, cpus ? ['-c', cpus, process.execPath, ...argv] : argv, {
+  // BENCH_TARGET_CPUS pins the service (spawnNode).
+  const child = spawnNode([...flags, join(__dirname, 'target.js')], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
       ...process.env, ...env, BENCH_DATA_DIR: folder, BENCH_NODES: '1000', HILT_STORAGE: m.storage,

@@ -13,18 +13,22 @@ const NUM = '([\\d.]+)';
 describe('bench smoke runs: the other benches print their figures', function () {
   this.timeout(240_000);
 
-  it('bench/events.ts: throughput with and without consumers, the service\'s CPU and the delay', async () => {
+  it('bench/events.ts: throughput with and without consumers, the service\'s CPU, the streams\' share of its main thread and the delay', async () => {
     const { code, out } = await runBench('events.js', { BENCH_CONSUMERS: '3', BENCH_SECONDS: '0.5', BENCH_ROUNDS: '1', BENCH_WRITE_CONNECTIONS: '4' });
     expect(code, out).to.equal(0);
     const alone = line(out, /^0: register alone/);
     const withConsumers = line(out, /^0: register \+3 consumers/);
-    expect(alone, out).to.match(new RegExp(`${NUM} req/s .* errors 0 +service CPU ${NUM} µs/registration \\(load generator ${NUM}\\)`));
+    expect(alone, out).to.match(new RegExp(`${NUM} req/s .* errors 0 +service CPU ${NUM} µs/registration, system ${NUM} \\(load generator ${NUM}\\)  streams' share of the main thread ${NUM} %`));
+    // The streams' work is in the profile of the round with consumers (a frame at least per registration).
+    const share = /streams' share of the main thread ([\d.]+) %/.exec(withConsumers ?? '');
+    expect(share, out).to.not.equal(null);
     const m = new RegExp(`${NUM} req/s .* errors 0 .*consumers ${NUM}\\).*delay p50 ${NUM} ms p99 ${NUM} ms max ${NUM} ms \\(${NUM} timed\\), ${NUM} received`).exec(withConsumers ?? '');
     expect(m, out).to.not.equal(null);
     // Every consumer got every registration of its round (the stream loses nothing).
     expect(Number(m![7])).to.be.greaterThan(0);
     expect(Number(m![7]) % 3).to.equal(0);
-    for (const re of [/^throughput with consumers \/ alone, per round: [\d.]+; median [\d.]+/, /^service CPU per registration alone \/ with consumers, per round: [\d.]+; median [\d.]+/, /^delay p99 per round: \d+ ms; median \d+ ms/]) {
+    for (const re of [/^throughput with consumers \/ alone, per round: [\d.]+; median [\d.]+/, /^service CPU per registration alone \/ with consumers, per round: [\d.]+; median [\d.]+/, /^delay p99 per round: \d+ ms; median \d+ ms/,
+      /^the streams' share of the service's main thread with consumers, per round: [\d.]+ %; median [\d.]+ %/, /^throughput that share leaves, \(1 - share with\) \/ \(1 - share alone\), per round: [\d.]+; median [\d.]+/]) {
       expect(line(out, re), `${re} in:\n${out}`).to.be.a('string');
     }
   });
