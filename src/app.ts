@@ -337,7 +337,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 function eventsOf(opts: AppOptions, metrics: Metrics): Pick<Hilt, 'events' | 'webhooks'> {
   const c = opts.config;
   opts.world.runtime.describe = describer(opts.world.rm);
-  const events = new EventHub(opts.world.runtime, { bufferBytes: c.eventsBufferBytes, heartbeatMs: c.eventsHeartbeatMs, ringSize: 4096, ringBytes: 2 * 1024 * 1024, flushMs: c.eventsFlushMs }, metrics);
+  const events = new EventHub(opts.world.runtime, { bufferBytes: c.eventsBufferBytes, heartbeatMs: c.eventsHeartbeatMs, ringSize: 4096, ringBytes: 2 * 1024 * 1024, flushMs: c.eventsFlushMs, writesPerSecond: c.eventsWritesPerSecond }, metrics);
   const webhooks = new WebhookRunner(opts.world, events, {
     timeoutMs: c.webhookTimeoutMs, retryMinMs: c.webhookRetryMinMs, retryMaxMs: c.webhookRetryMaxMs, failAfterMs: c.webhookFailAfterMs,
     userAgent: `hilt/${version()}`,

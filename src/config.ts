@@ -73,6 +73,8 @@ export interface Config extends DriverSettings {
   eventsHeartbeatMs: number;
   /** under a stream of commits, event streams are written at most this often (their frames of that time together) */
   eventsFlushMs: number;
+  /** the event streams' writes a second at most: with more streams than eventsFlushMs allows for, they are written less often */
+  eventsWritesPerSecond: number;
   /** a webhook delivery's bound (each attempt) */
   webhookTimeoutMs: number;
   /** the first pause after a failed webhook delivery (it doubles each time) */
@@ -175,6 +177,7 @@ export const DEFAULTS: Config = {
   eventsBufferBytes: 1024 * 1024,
   eventsHeartbeatMs: 15_000,
   eventsFlushMs: 10,
+  eventsWritesPerSecond: 5_000,
   webhookTimeoutMs: 10_000,
   webhookRetryMinMs: 1_000,
   webhookRetryMaxMs: 300_000,
@@ -328,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_EVENTS_BUFFER_BYTES) cfg.eventsBufferBytes = int('HILT_EVENTS_BUFFER_BYTES', env.HILT_EVENTS_BUFFER_BYTES);
   if (env.HILT_EVENTS_HEARTBEAT_MS) cfg.eventsHeartbeatMs = int('HILT_EVENTS_HEARTBEAT_MS', env.HILT_EVENTS_HEARTBEAT_MS);
   if (env.HILT_EVENTS_FLUSH_MS) cfg.eventsFlushMs = int('HILT_EVENTS_FLUSH_MS', env.HILT_EVENTS_FLUSH_MS);
+  if (env.HILT_EVENTS_WRITES_PER_SECOND) cfg.eventsWritesPerSecond = int('HILT_EVENTS_WRITES_PER_SECOND', env.HILT_EVENTS_WRITES_PER_SECOND);
   if (env.HILT_WEBHOOK_TIMEOUT_MS) cfg.webhookTimeoutMs = int('HILT_WEBHOOK_TIMEOUT_MS', env.HILT_WEBHOOK_TIMEOUT_MS);
   if (env.HILT_WEBHOOK_RETRY_MIN_MS) cfg.webhookRetryMinMs = int('HILT_WEBHOOK_RETRY_MIN_MS', env.HILT_WEBHOOK_RETRY_MIN_MS);
   if (env.HILT_WEBHOOK_RETRY_MAX_MS) cfg.webhookRetryMaxMs = int('HILT_WEBHOOK_RETRY_MAX_MS', env.HILT_WEBHOOK_RETRY_MAX_MS);
@@ -371,7 +375,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (typeof cfg.metricsOpen !== 'boolean') throw new Error('metricsOpen must be true or false');
   if (typeof cfg.trustProxy !== 'string') throw new Error('trustProxy must be a string (e.g. "127.0.0.1" or "1")');
   if (!Number.isInteger(cfg.uiSessionMinutes) || cfg.uiSessionMinutes < 1) throw new Error('uiSessionMinutes must be a positive integer');
-  for (const k of ['eventsBufferBytes', 'eventsHeartbeatMs', 'eventsFlushMs', 'webhookTimeoutMs', 'webhookRetryMinMs', 'webhookRetryMaxMs', 'webhookFailAfterMs'] as const) {
+  for (const k of ['eventsBufferBytes', 'eventsHeartbeatMs', 'eventsFlushMs', 'eventsWritesPerSecond', 'webhookTimeoutMs', 'webhookRetryMinMs', 'webhookRetryMaxMs', 'webhookFailAfterMs'] as const) {
     if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`${k} must be a positive integer`);
   }
   if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);

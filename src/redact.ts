@@ -6,19 +6,23 @@ export const REDACTED = '[redacted]';
 /** A copy of a value with every secret's value replaced (own enumerable keys, as Object.entries). */
 export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
-  if (value && typeof value === 'object') {
-    // A loop over the keys, not entries → fromEntries: each event streamed goes through here,
-    // and the arrays of pairs were a fifth of making its frame.
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value)) {
-      const v = SECRET_KEY.test(k) ? REDACTED : redact((value as Record<string, unknown>)[k]);
-      // An own "__proto__" stays a plain property (an assignment would set the prototype).
-      if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-      else out[k] = v;
-    }
-    return out;
-  }
+  if (value && typeof value === 'object') return redactedCopy(value as Record<string, unknown>);
   return value;
+}
+
+/** redact's copy of an object, without the key `omit` if given (an event's type, which the stream shows apart). */
+export function redactedCopy(value: Record<string, unknown>, omit?: string): Record<string, unknown> {
+  // A loop over the keys, not entries → fromEntries: each event streamed goes through here,
+  // and the arrays of pairs were a fifth of making its frame.
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value)) {
+    if (k === omit) continue;
+    const v = SECRET_KEY.test(k) ? REDACTED : redact(value[k]);
+    // An own "__proto__" stays a plain property (an assignment would set the prototype).
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out;
 }
 
 /** pino redact paths for request logging. */

@@ -40,6 +40,13 @@ export interface HubOptions {
    * throughput).
    */
   flushMs: number;
+  /**
+   * The streams' writes a second at most, under a stream of commits: past `flushMs` × this many
+   * streams, the interval grows with their number (n streams: n / writesPerSecond s). A write
+   * costs the service a system call whatever it carries, so their number a second, not the
+   * commits', is what streams take from the commits.
+   */
+  writesPerSecond: number;
 }
 
 
@@ -294,11 +301,16 @@ export class EventHub {
     this.ring.splice(0, drop);
   }
 
-  /** At the end of this turn, or `flushMs` after the last offer if that is later. */
+  /** How long at least between two flushes: `flushMs`, longer with many streams (`writesPerSecond`). */
+  get flushInterval(): number {
+    return Math.max(this.opts.flushMs, (this.streams.size * 1000) / this.opts.writesPerSecond);
+  }
+
+  /** At the end of this turn, or an interval after the last offer if that is later. */
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    const wait = this.lastFlush + this.opts.flushMs - performance.now();
+    const wait = this.lastFlush + this.flushInterval - performance.now();
     const run = () => {
       this.flushScheduled = false;
       this.flush();

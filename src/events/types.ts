@@ -13,7 +13,7 @@ import type { NetworkEvent } from '../../actors/network/protocol';
 import type { UserEvent } from '../../actors/user/protocol';
 import type { HeadnodeEvent } from '../../actors/headnode/protocol';
 import type { WebhookEvent } from '../../actors/webhook/protocol';
-import { redact } from '../redact';
+import { redactedCopy } from '../redact';
 import { SERVICE } from '../audit';
 
 export interface StreamEvent {
@@ -128,18 +128,37 @@ export function projectsOf(e: HistoryEntry): string[] {
   return e.about?.projects ?? oldProjects(e);
 }
 
+/** The last second formatted by isoTime, and its text up to the milliseconds. */
+let second = NaN;
+let secondText = '';
+
+/**
+ * `new Date(ms).toISOString()`, the second's part made once per second: each event streamed
+ * has its time formatted, and events come many to a second.
+ */
+export function isoTime(ms: number): string {
+  // Whole milliseconds of years 1970–9999 only (toISOString's text has another shape outside them).
+  if (!Number.isInteger(ms) || ms < 0 || ms >= 253402300800000) return new Date(ms).toISOString();
+  const s = Math.floor(ms / 1000);
+  if (s !== second) {
+    second = s;
+    secondText = new Date(s * 1000).toISOString().slice(0, 20);
+  }
+  const milli = ms - s * 1000;
+  return `${secondText}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
 /** The stored event (as the runtime reads it back) in its public form: secrets redacted. */
 export function streamEvent(e: HistoryEntry): StreamEvent {
-  const { type, ...rest } = e.event;
-  const data = redact(rest) as Record<string, unknown>;
+  const data = redactedCopy(e.event, 'type');
   if (e.about?.operation) data.operation = e.about.operation;
   return {
     id: String(e.position),
-    at: new Date(e.at).toISOString(),
+    at: isoTime(e.at),
     by: e.by === null || SERVICE.has(e.by) ? 'hilt' : e.by,
     kind: e.kind,
     name: e.id,
-    type: typeName(e.kind, type),
+    type: typeName(e.kind, e.event.type),
     project: projectsOf(e)[0] ?? null,
     data,
   };

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { redact, REDACTED, SECRET_KEY } from '../../src/redact';
+import { redact, redactedCopy, REDACTED, SECRET_KEY } from '../../src/redact';
 
 function reference(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reference);
@@ -35,5 +35,17 @@ describe('redact', () => {
     fc.assert(fc.property(json, (v) => {
       expect(JSON.stringify(redact(v))).to.equal(JSON.stringify(reference(v)));
     }), { numRuns: 500 });
+  });
+
+  it('leaves out the key it is told to omit, at the top only, and copies the rest as redact does (property)', () => {
+    const keys = fc.oneof(fc.constantFrom('password', 'type', 'user', '__proto__'), fc.string());
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 1 }), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(keys, tie('value'), { maxKeys: 5 })),
+    })).value;
+    fc.assert(fc.property(fc.dictionary(keys, json, { maxKeys: 6 }), (v) => {
+      const { type: _omitted, ...rest } = v;
+      expect(JSON.stringify(redactedCopy(v, 'type'))).to.equal(JSON.stringify(reference(rest)));
+    }), { numRuns: 500 });
+    expect(redactedCopy({ type: 'NodeRegistered', obm: { type: 'ipmi', password: 'p' } }, 'type')).to.deep.equal({ obm: { type: 'ipmi', password: REDACTED } });
   });
 });

@@ -21,7 +21,7 @@ describe('the event hub with a small ring', function () {
   before(async () => {
     ts = await startTestServer();
     // A hub of its own on the service's storage, served by a bare http server: every stream is an admin's.
-    hub = new EventHub(ts.world.runtime, { bufferBytes: 1 << 20, heartbeatMs: 60_000, ringSize: RING, ringBytes: 1 << 20, flushMs: 5 });
+    hub = new EventHub(ts.world.runtime, { bufferBytes: 1 << 20, heartbeatMs: 60_000, ringSize: RING, ringBytes: 1 << 20, flushMs: 5, writesPerSecond: 6000 });
     await hub.start();
     server = createServer((req, res) => {
       const after = Number(new URL(req.url!, 'http://x').searchParams.get('after'));
