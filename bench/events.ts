@@ -154,7 +154,7 @@ async function main(): Promise<void> {
   console.log(`\nevent stream: ${CONSUMERS} consumers, ${WRITE_CONNECTIONS} writers, ${SECONDS} s per run, ${ROUNDS} rounds\n`);
   for (const x of rows) {
     const d = x.report ? `  delay p50 ${x.report.p50} ms p99 ${x.report.p99} ms max ${x.report.max} ms (${x.report.n} timed), ${x.report.received} received (${x.report.least} each)` : '';
-    const share = x.share ? `  streams' share of the main thread ${(x.share.share * 100).toFixed(1)} %` : '';
+    const share = x.share ? `  streams' share of the main thread ${(x.share.share * 100).toFixed(1)} % (the collector's ${(x.share.gcShare * 100).toFixed(1)} %)` : '';
     console.log(`${x.round.padEnd(30)} ${x.rps.toFixed(0).padStart(7)} req/s (latency p50 ${x.p50} ms p99 ${x.p99} ms)  errors ${x.errors}  service CPU ${x.cpuUs.toFixed(0)} µs/registration, system ${x.systemUs.toFixed(0)} (${x.others})${share}${d}`);
   }
   const cpu = Array.from({ length: ROUNDS }, (_, r) => rows.find((x) => x.r === r && !x.report)!.cpuUs / rows.find((x) => x.r === r && x.report)!.cpuUs);
@@ -170,6 +170,8 @@ async function main(): Promise<void> {
     const shares = Array.from({ length: ROUNDS }, (_, r) => pair(r)[1]);
     const left = Array.from({ length: ROUNDS }, (_, r) => (1 - pair(r)[1]) / (1 - pair(r)[0]));
     console.log(`the streams' share of the service's main thread with consumers, per round: ${shares.map((x) => (x * 100).toFixed(1)).join(', ')} %; median ${(median(shares) * 100).toFixed(1)} %`);
+    const gc = (withConsumers: boolean) => median(rows.filter((x) => !!x.report === withConsumers).map((x) => x.share!.gcShare * 100)).toFixed(1);
+    console.log(`the garbage collector's share of the main thread, median: alone ${gc(false)} %, with consumers ${gc(true)} %`);
     console.log(`throughput that share leaves, (1 - share with) / (1 - share alone), per round: ${left.map((x) => x.toFixed(3)).join(', ')}; median ${median(left).toFixed(3)} (target >= 0.90)`);
   }
   console.log(`delay p99 per round: ${timed.map((t) => t.p99).join(', ')} ms; median ${median(timed.map((t) => t.p99))} ms (target <= 50 ms)`);

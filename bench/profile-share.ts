@@ -19,6 +19,8 @@ export interface Share {
   codeUs: number;
   /** codeUs / busyUs */
   share: number;
+  /** the garbage collector's part of busyUs (its work on the main thread, whoever made the garbage) */
+  gcShare: number;
 }
 
 /** Monotonic time now, µs, as the profile's timestamps count it. */
@@ -32,14 +34,15 @@ export function sharesOf(profileFile: string, code: string, windows: readonly [n
   const p = JSON.parse(readFileSync(profileFile, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   // Each node: idle, or under the code, or neither; parents first (a node's children follow it).
-  const kind = new Map<number, 'idle' | 'code' | 'other'>();
+  const kind = new Map<number, 'idle' | 'gc' | 'code' | 'other'>();
   const visit = (n: ProfileNode, under: boolean) => {
     const inCode = under || n.callFrame.url.includes(code);
-    kind.set(n.id, n.callFrame.functionName === '(idle)' ? 'idle' : inCode ? 'code' : 'other');
+    const f = n.callFrame.functionName;
+    kind.set(n.id, f === '(idle)' ? 'idle' : f === '(garbage collector)' ? 'gc' : inCode ? 'code' : 'other');
     for (const c of n.children ?? []) visit(byId.get(c)!, inCode);
   };
   visit(p.nodes[0], false);
-  const out = windows.map(() => ({ busyUs: 0, codeUs: 0, share: 0 }));
+  const out = windows.map(() => ({ busyUs: 0, codeUs: 0, share: 0, gcUs: 0, gcShare: 0 }));
   let t = p.startTime;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i];
@@ -51,8 +54,8 @@ export function sharesOf(profileFile: string, code: string, windows: readonly [n
       if (t < from || t >= to) return;
       out[w].busyUs += dt;
       if (k === 'code') out[w].codeUs += dt;
+      if (k === 'gc') out[w].gcUs += dt;
     });
   }
-  for (const s of out) s.share = s.busyUs ? s.codeUs / s.busyUs : 0;
-  return out;
+  return out.map(({ busyUs, codeUs, gcUs }) => ({ busyUs, codeUs, share: busyUs ? codeUs / busyUs : 0, gcShare: busyUs ? gcUs / busyUs : 0 }));
 }
