@@ -16,6 +16,7 @@ import type { NetworkAction, NicState } from '../../actors/nic/protocol';
 import type { NodeState } from '../../actors/node/protocol';
 import type { PowerControl } from '../../hardware/power';
 import type { ReadModel } from '../../actors/readmodel';
+import { dict } from '../dict';
 import type { PortState } from '../../actors/port/protocol';
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -66,7 +67,7 @@ export function nodeRow(rm: ReadModel, power: PowerControl, node: NodeState, adm
  */
 export function switchHealth(rm: ReadModel, health: SwitchHealth, sw: string, ports: PortState[]) {
   const seen = health.get(sw);
-  const failingPorts: Record<string, string> = { ...(seen.audit?.failing ?? {}) };
+  const failingPorts = Object.assign(dict<string>(), seen.audit?.failing);
   for (const p of ports) {
     if (!p.wire || failingPorts[p.name]) continue;
     const nic = rm.nic(p.wire.node, p.wire.nic);

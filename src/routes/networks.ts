@@ -7,7 +7,7 @@ import type { Caller } from '../auth/basic';
 import type { NetworkState } from '../../actors/network/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import type { Attachment } from '../../actors/readmodel';
-import { dict } from './dict';
+import { dict } from '../dict';
 
 type W = { network: string };
 type WP = { network: string; project: string };

@@ -4,6 +4,7 @@ import { duplicate, conflict } from '../errors';
 import { hashPassword } from '../auth/password';
 import { requireAdmin, found, lookedUp } from './guard';
 import { roleOf } from '../../actors/user/actor';
+import { dict } from '../dict';
 import type { ProjectRole, UserRole } from '../../actors/user/protocol';
 
 type U = { username: string };
@@ -28,7 +29,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     const { user } = req.params;
     if (user !== req.caller.user) requireAdmin(req.caller);
     const u = found(rm.users.get(user), `user ${user}`);
-    const projects: Record<string, ProjectRole> = {};
+    const projects = dict<ProjectRole>();
     for (const p of u.projects) projects[p] = 'member';
     for (const p of u.readerOf ?? []) projects[p] = 'reader';
     return { name: u.name, role: roleOf(u), is_admin: u.isAdmin, projects };

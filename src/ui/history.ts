@@ -7,6 +7,7 @@
  * histogram the service keeps anyway (hilt_network_operations_finished_total,
  * hilt_network_operation_duration_seconds).
  */
+import { dict } from '../dict';
 import type { Metrics } from '../metrics';
 
 export interface Sample {
@@ -79,7 +80,7 @@ export class UiHistory {
     const totals = await this.totals();
     const before = this.last.get(series);
     this.last.set(series, totals);
-    const switches: Sample['switches'] = {};
+    const switches: Sample['switches'] = dict();
     for (const [sw, t] of totals) {
       const b = before?.get(sw) ?? (before ? { finished: 0, failed: 0, seconds: 0, count: 0 } : t);
       const count = t.count - b.count;

@@ -5,6 +5,7 @@
  */
 import { isMap, isSeq, LineCounter, parseDocument, Node as YamlNode, YAMLMap } from 'yaml';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { dict } from '../../dict';
 import { fullType, Inventory, InventoryErrors, NicSpec, NodeSpec, OBM_SCHEMA, Problem, Scalar, SWITCH_SCHEMA, SwitchSpec } from './model';
 
 export type Format = 'yaml' | 'csv';
@@ -85,7 +86,7 @@ function fromYaml(text: string, file: string): Inventory {
       if (typeof type !== 'string') problems.push({ line, message: `${what}: obm.type is missing` });
       obm = { type: typeof type === 'string' ? fullType(OBM_SCHEMA, type) : '', fields };
     }
-    const metadata: Record<string, Scalar> = {};
+    const metadata = dict<Scalar>();
     if (v.metadata !== undefined && v.metadata !== null) {
       if (typeof v.metadata !== 'object' || Array.isArray(v.metadata)) problems.push({ line, message: `${what}: metadata must be a mapping of labels to values` });
       else {
@@ -161,7 +162,7 @@ function fromCsv(text: string, file: string): Inventory {
     const sw = r.switch ?? '';
     if (sw) {
       let s = switches.get(sw);
-      if (!s) switches.set(sw, (s = { name: sw, type: '', fields: {}, ports: [], line }));
+      if (!s) switches.set(sw, (s = { name: sw, type: '', fields: dict(), ports: [], line }));
       const typed: Record<string, unknown> = { type: s.type || undefined };
       for (const [k, v] of Object.entries(r)) {
         if (!k.startsWith('switch.')) continue;
@@ -178,7 +179,7 @@ function fromCsv(text: string, file: string): Inventory {
       continue;
     }
     let n = nodes.get(name);
-    if (!n) nodes.set(name, (n = { name, obm: { type: '', fields: {} }, metadata: {}, nics: [], line }));
+    if (!n) nodes.set(name, (n = { name, obm: { type: '', fields: dict() }, metadata: dict(), nics: [], line }));
     const typed: Record<string, unknown> = { type: n.obm.type || undefined };
     for (const [k, v] of Object.entries(r)) {
       if (k === 'obm.type') merge(typed, 'type', v && fullType(OBM_SCHEMA, v), `node ${name}`, line);

@@ -133,7 +133,8 @@ export function plan(inv: Inventory, server: ServerInventory, secrets: Secrets):
       } else p.unchanged++;
       for (const [label, value] of Object.entries(n.metadata)) {
         if (!checkName('metadata label', label, n.line)) continue;
-        if (String(onServer.metadata[label]) !== String(value)) p.metadata.push({ node: n.name, label, value, line: n.line });
+        const now = Object.hasOwn(onServer.metadata, label) ? onServer.metadata[label] : undefined;
+        if (String(now) !== String(value)) p.metadata.push({ node: n.name, label, value, line: n.line });
       }
     } else {
       const fields: Record<string, unknown> = { ...n.obm.fields };

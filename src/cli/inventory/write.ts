@@ -52,7 +52,8 @@ function toCsv(inv: ServerInventory): string {
   }
   for (const n of inv.nodes) {
     const nodeCells = [shortType(OBM_SCHEMA, n.obm.type), ...obmFields.map((f) => (n.obm.fields[f] === undefined ? '' : String(n.obm.fields[f])))];
-    const meta = labels.map((l) => (n.metadata[l] === undefined ? '' : String(n.metadata[l])));
+    // Own labels only: a label such as `constructor` that this node lacks is no value of it.
+    const meta = labels.map((l) => (Object.hasOwn(n.metadata, l) && n.metadata[l] !== undefined ? String(n.metadata[l]) : ''));
     const nics = n.nics.length ? n.nics : [null];
     nics.forEach((x, i) => {
       const first = i === 0;
