@@ -19,6 +19,17 @@ function safeUrl(url: string | undefined): string | undefined {
   }
 }
 
+/**
+ * Was the process given a young generation of its own size (`npm start` and deploy/hilt.service
+ * give 32 MiB semi-spaces)? V8 reads the flag only as the process starts: `hilt serve` cannot set
+ * it for itself, so it says how when it is missing.
+ */
+export function youngGenerationNotice(execArgv: readonly string[], nodeOptions = ''): string | undefined {
+  if ([...execArgv, ...nodeOptions.split(/\s+/)].some((a) => a.startsWith('--max-semi-space-size'))) return undefined;
+  return 'started without --max-semi-space-size: V8 keeps its default young generation and collects it more often under load; '
+    + 'start with NODE_OPTIONS=--max-semi-space-size=32 (npm start and deploy/hilt.service give it)';
+}
+
 /** Starts the service and keeps it until SIGTERM or SIGINT, which close it and end the process. */
 export async function serve(): Promise<void> {
   const config = loadConfig();
@@ -28,6 +39,8 @@ export async function serve(): Promise<void> {
   // It listens from here on, a standby too: the warning is due now, not once it is active.
   const warning = plainHttpWarning(config);
   if (warning) logger.warn({ host: config.host }, warning);
+  const notice = youngGenerationNotice(process.execArgv, process.env.NODE_OPTIONS);
+  if (notice) logger.info(notice);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CLI, hilt, rows } from '../../helpers/cli';
+import { youngGenerationNotice } from '../../../src/server';
 import { freePort } from '../../helpers/process';
 
 const run = promisify(execFile);
@@ -35,6 +36,13 @@ describe('hilt completion bash', function () {
 
 describe('hilt serve', function () {
   this.timeout(30_000);
+  it('says how to give V8 its young generation only when neither its flags nor NODE_OPTIONS do', () => {
+    expect(youngGenerationNotice([])).to.match(/^started without --max-semi-space-size/);
+    expect(youngGenerationNotice(['--max-semi-space-size=32'])).to.equal(undefined);
+    expect(youngGenerationNotice([], '--enable-source-maps --max-semi-space-size=64')).to.equal(undefined);
+    expect(youngGenerationNotice(['--enable-source-maps'], '--max-old-space-size=4096')).to.match(/NODE_OPTIONS=--max-semi-space-size=32/);
+  });
+
   it('starts the service as `npm start` does; the CLI talks to it; SIGTERM ends it cleanly', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hilt-serve-'));
     const port = await freePort();
@@ -59,6 +67,8 @@ describe('hilt serve', function () {
       child.kill('SIGTERM');
       expect(await exited).to.equal(0);
       expect(out).to.match(/shutting down/);
+      // Started without the young generation's flag (npm start's): it says how to give it.
+      expect(out).to.include('started without --max-semi-space-size').and.include('NODE_OPTIONS=--max-semi-space-size=32');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
