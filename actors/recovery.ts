@@ -11,7 +11,7 @@ import { Checkpointer, CheckpointOptions, LoadReport, loadCheckpoint } from './c
 import { upgradeStorage, UpgradeSummary } from './persistence/upgrade';
 import { configFor, sameConfig } from './port/config';
 import { EMPTY_CONFIG, type PortState } from './port/protocol';
-import { portId } from './ids';
+import { portId, splitId } from './ids';
 import { configured } from './readmodel';
 
 export interface Recovered {
@@ -115,11 +115,14 @@ export async function repairPortRecords(world: World): Promise<number> {
     const port = rm.ports.get(id);
     if (port) await check(id, port);
   }
-  const wiredTo = async (nic: string) => {
-    const port = rm.wiring.port(nic);
+  const wiredTo = async (node: string, nic: string) => {
+    const port = rm.wiring.port(node, nic);
     if (port && !configured(port)) await check(portId(port.switch, port.name), port);
   };
-  for (const attached of [...rm.attachmentsByNetwork.values()]) for (const nic of [...attached.keys()]) await wiredTo(nic);
-  for (const nic of [...rm.wiredWithoutNic]) await wiredTo(nic);
+  for (const attached of [...rm.attachmentsByNetwork.values()]) for (const a of [...attached.values()]) await wiredTo(a.node, a.nic);
+  for (const nic of [...rm.wiredWithoutNic]) {
+    const [node, name] = splitId(nic);
+    await wiredTo(node, name);
+  }
   return repaired;
 }

@@ -263,7 +263,7 @@ export class WiringCheck {
         out.proposals.push({
           port: line.port, node: nic.node, nic: nic.nic, macaddr: nic.macaddr,
           evidence: (['mac', 'lldp'] as const).filter((h) => how.has(h)),
-          nic_wired_to: this.deps.rm.wiring.get(nicId(nic.node, nic.nic)) ?? null,
+          nic_wired_to: this.deps.rm.wiring.get(nic.node, nic.nic) ?? null,
           apply: `POST /switch/${encodeURIComponent(name)}/port/${line.port}/connect_nic {"node": ${JSON.stringify(nic.node)}, "nic": ${JSON.stringify(nic.nic)}}`,
         });
       }

@@ -2,7 +2,7 @@ import { Asker, Behavior, Decision, assertNever, needsEntity } from '../runtime'
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
-import { newIncarnation, nicId, portId, splitId } from '../ids';
+import { newIncarnation, portId, splitId } from '../ids';
 import { own } from '../own';
 import { attachedTo } from '../../lib/text';
 import type { PortCommand, PortReplies } from '../port/protocol';
@@ -55,7 +55,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
   const named = (state: NicState) => `nic ${state.name} of node ${state.node}`;
   /** The port the nic is wired to (its port actor owns that fact; wiring changes pass this mailbox). */
   function wiredPort(state: NicState): PortRef {
-    const port = rm.wiring.get(nicId(state.node, state.name));
+    const port = rm.wiring.get(state.node, state.name);
     if (!port) throw notFound(`a switch port connected to nic ${state.name} of node ${state.node}`);
     return port;
   }
@@ -132,7 +132,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         // two leaves a port wired to a nic that no longer exists, which every start frees
         // (World.repairPortRecords). The other order left the nic there, unwired: half a
         // deletion that no start could tell from an ordinary unwired nic.
-        const wired = rm.wiring.get(id);
+        const wired = rm.wiring.get(state.node, state.name);
         if (!wired) return { events };
         let free: () => void = () => undefined;
         const value = new Promise<void>((resolve, reject) => {
@@ -141,7 +141,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         return { events, value, afterCommit: () => free() };
       }),
       'nic.wire': live(async (state, cmd, id) => {
-        if (rm.wiring.has(id)) throw duplicate(`a port connection of ${named(state)}`);
+        if (rm.wiring.has(state.node, state.name)) throw duplicate(`a port connection of ${named(state)}`);
         await ports.ask(portId(cmd.switch, cmd.port), { type: 'port.wire', by: cmd.by, node: state.node, nic: state.name });
         return { events: [] };
       }),
@@ -209,7 +209,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
         // The port forgets the VLAN first: a port that holds less than its nic is safe, one
         // that holds more could keep a reused VLAN in another tenant's network on a re-apply.
-        const wired = rm.wiring.get(id);
+        const wired = rm.wiring.get(state.node, state.name);
         const vlan = rm.networks.get(cmd.network)?.vlan;
         if (wired && vlan !== undefined) {
           await ports.ask(portId(wired.switch, wired.port), { type: 'port.forget', by: cmd.by, native: channel === NATIVE, vlan });

@@ -8,7 +8,6 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/inventory';
 import { requireAdmin } from './guard';
 import { SECRET_KEY } from '../redact';
-import { nicId } from '../../actors/ids';
 
 const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
 const withoutSecrets = (fields: Record<string, unknown>) => Object.fromEntries(Object.entries(fields).filter(([k]) => !SECRET_KEY.test(k)));
@@ -25,7 +24,7 @@ export async function inventoryRoutes(app: FastifyInstance): Promise<void> {
       obm: { type: n.obm.type, fields: withoutSecrets(n.obm.fields) },
       metadata: n.metadata ?? {},
       nics: [...rm.nicsOf(n.name)].sort((a, b) => byName(a.name, b.name)).map((x) => {
-        const port = rm.wiring.get(nicId(n.name, x.name));
+        const port = rm.wiring.get(n.name, x.name);
         return { name: x.name, macaddr: x.macaddr, switch: port?.switch ?? null, port: port?.port ?? null };
       }),
     }));

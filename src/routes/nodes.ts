@@ -3,7 +3,6 @@ import * as S from '../schemas/nodes';
 import { badArgument, duplicate, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { CachedLists } from './cached-lists';
-import { nicId } from '../../actors/ids';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import { callerNow, isRead } from '../auth/caller';
@@ -145,7 +144,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
         const out: Record<string, unknown> = { label: nic.name, macaddr: nic.macaddr, networks: nic.networks };
         if (admin) {
           // Wiring is for operators only (docs/api-conventions.md §5).
-          const port = rm.wiring.get(nicId(node.name, nic.name));
+          const port = rm.wiring.get(node.name, nic.name);
           out.port = port?.port ?? null;
           out.switch = port?.switch ?? null;
         }

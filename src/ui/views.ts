@@ -12,7 +12,7 @@ import type { Caller } from '../auth/basic';
 import type { NetworkAction } from '../../actors/nic/protocol';
 import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
-import { nicId, portId } from '../../actors/ids';
+import { portId } from '../../actors/ids';
 import { operationType } from '../../hardware/network-operations';
 import { driverName } from '../../actors/telemetry';
 import { SWITCH_DRIVERS } from '../../drivers/switch';
@@ -375,13 +375,13 @@ export class Views {
       metadata: node.metadata ?? {},
       ...this.nodeState(node),
       nics: nics.map((nic) => {
-        const port = s.all ? rm.wiring.get(nicId(name, nic.name)) : undefined;
+        const port = s.all ? rm.wiring.get(name, nic.name) : undefined;
         return {
           name: nic.name,
           macaddr: nic.macaddr,
           ...(s.all ? { switch: port?.switch ?? null, port: port?.port ?? null, portConfig: port ? rm.ports.get(portId(port.switch, port.port))?.config ?? null : null } : {}),
           // Whether a network can be connected at all: a member learns that it is wired, not where.
-          wired: rm.wiring.has(nicId(name, nic.name)),
+          wired: rm.wiring.has(name, nic.name),
           channels: Object.keys(nic.networks),
           networks: Object.entries(nic.networks).map(([channel, network]) => ({ channel: channelName(channel), network })),
           pending: nic.pending ? this.operationRow(name, nic.pending) : null,

@@ -132,7 +132,7 @@ describe('NicActor (node → nic → port, without HTTP)', () => {
     const again = new World(t.engine, { vlanPool: [[100, 199]] });
     await rebuildReadModels(again);
     expect(again.rm.nic('n1', 'eth0')).to.deep.equal(before);
-    expect(again.rm.wiring.get(nicId('n1', 'eth0'))).to.deep.equal({ switch: 's1', port: 'gi1/0/1' });
+    expect(again.rm.wiring.get('n1', 'eth0')).to.deep.equal({ switch: 's1', port: 'gi1/0/1' });
     await again.close();
   });
 });

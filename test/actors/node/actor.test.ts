@@ -68,7 +68,7 @@ describe('NodeActor (project → node → nic, without HTTP)', () => {
     expect(world.rm.port('s1', 'gi1/0/1')!.wire).to.equal(null);
     expect((await refusal(world.nodes.ask('n1', { type: 'node.wireNic', by, nic: 'eth0', switch: 's1', port: 'gi1/0/2' }))).type).to.equal('DuplicateError');
     await world.nodes.ask('n1', { type: 'node.wireNic', by, nic: 'eth0', switch: 's1', port: 'gi1/0/1' });
-    expect(world.rm.wiring.get('n1/eth0')).to.deep.equal({ switch: 's1', port: 'gi1/0/1' });
+    expect(world.rm.wiring.get('n1', 'eth0')).to.deep.equal({ switch: 's1', port: 'gi1/0/1' });
   });
   it('sets and deletes one metadata label per event; apply leaves the earlier state untouched', async () => {
     await world.nodes.ask('n1', { type: 'node.setMetadata', by, label: 'rack', value: 'r1' });
