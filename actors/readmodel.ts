@@ -66,6 +66,14 @@ export class ReadModel {
   readonly pendingByNode = new SetIndex();
   /** the newest finished network operations */
   readonly recentOperations = new RecentOperations();
+  /**
+   * node → the registration of it whose every operation status is in its nics' states (their
+   * journals read once since the start said so: actors/nic/history.ts); a nic with operations
+   * deleted takes its node out.
+   */
+  readonly completeStatuses = new Map<string, string>();
+  /** nics with operations deleted since the start (a listing that read journals meanwhile proves nothing) */
+  nicDeletions = 0;
 
   readonly switches = new Map<string, SwitchState>();
   /** portId(switch, port) → the port */
@@ -107,6 +115,7 @@ export class ReadModel {
     for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof NicsByNode || v instanceof WiringIndex || v instanceof RecentOperations) v.clear();
     this.nodesVersion++;
     this.wiredPorts = 0;
+    this.nicDeletions++;
   }
 
   commitProject(id: string, _prev: ProjectState | null, next: ProjectState | null): void {
@@ -127,6 +136,7 @@ export class ReadModel {
       else this.freeNodes.add(id);
     } else {
       this.nodes.delete(id);
+      this.completeStatuses.delete(id);
     }
   }
 
@@ -146,6 +156,10 @@ export class ReadModel {
     } else if (prev) {
       this.nics.delete(id);
       this.nicsByNode.delete(prev);
+      if (prev.actions.length || prev.pending) {
+        this.completeStatuses.delete(prev.node);
+        this.nicDeletions++;
+      }
       if (this.wiring.has(prev.node, prev.name)) this.wiredWithoutNic.add(id);
     }
   }

@@ -15,7 +15,7 @@ import type { Stamp } from '../runtime';
 import type { ReadModel } from '../readmodel';
 import type { NodeState } from '../node/protocol';
 import { childPrefix, nicId, splitId } from '../ids';
-import type { NetworkAction, NicEvent } from './protocol';
+import { RECENT_ACTIONS, type NetworkAction, type NicEvent } from './protocol';
 
 /** Statuses a listing shows at most (at least the last 1,000 are kept). */
 export const LISTED_ACTIONS = 1000;
@@ -110,11 +110,46 @@ export async function findFirstFormatStatus(journals: NicJournals, node: NodeSta
   return undefined;
 }
 
+/** Newest first; of one moment and number, by nic name (the order is the same however they were read). */
+function newestFirst(a: StatusOf, b: StatusOf): number {
+  return b.action.acceptedAt - a.action.acceptedAt || b.action.seq - a.action.seq || (a.action.nic < b.action.nic ? -1 : a.action.nic > b.action.nic ? 1 : 0);
+}
+
+/**
+ * The node's statuses as its current nics' states hold them, when they can hold all of them: no
+ * nic has trimmed its oldest (fewer than RECENT_ACTIONS kept) and every one belongs to this
+ * registration of the node. Undefined otherwise. Whether some deleted nic had statuses too is for
+ * the caller to know.
+ */
+function fromStates(rm: ReadModel, node: NodeState): StatusOf[] | undefined {
+  const out: StatusOf[] = [];
+  for (const nic of rm.nicsOf(node.name)) {
+    if (nic.actions.length >= RECENT_ACTIONS || nic.nodeIncarnation !== node.incarnation) return undefined;
+    for (const action of nic.actions) out.push({ action, nicIncarnation: nic.incarnation });
+  }
+  return out.sort(newestFirst);
+}
+
+/** The same statuses, as a listing shows them. */
+const sameStatuses = (a: StatusOf[], b: StatusOf[]) =>
+  a.length === b.length && a.every((x, i) => x.nicIncarnation === b[i].nicIncarnation && x.action.nic === b[i].action.nic && x.action.seq === b[i].action.seq
+    && x.action.status === b[i].action.status && x.action.finishedAt === b[i].action.finishedAt && x.action.error === b[i].action.error && x.action.acceptedAt === b[i].action.acceptedAt);
+
 /**
  * The node's newest statuses (at most `max`), newest first: those of its current registration,
- * from every nic it has had, deleted ones included.
+ * from every nic it has had, deleted ones included. Read from the nics' journals the first time
+ * after a start (or after one of its nics with operations was deleted); when that reading finds
+ * nothing but what the nics' states hold, the node is noted (ReadModel.completeStatuses) and its
+ * later listings come from the states alone, as long as they can hold everything: the journals'
+ * reading was most of what each listing put into the old generation under load.
  */
 export async function listStatuses(journals: NicJournals, node: NodeState, max = LISTED_ACTIONS): Promise<StatusOf[]> {
+  const rm = journals.rm;
+  if (rm.completeStatuses.get(node.name) === node.incarnation) {
+    const known = fromStates(rm, node);
+    if (known) return known.slice(0, max);
+  }
+  const deletions = rm.nicDeletions;
   const out: StatusOf[] = [];
   for (const nic of await nicNames(journals, node.name)) {
     let taken = 0;
@@ -124,6 +159,10 @@ export async function listStatuses(journals: NicJournals, node: NodeState, max =
       if (++taken >= max) break;
     }
   }
-  out.sort((a, b) => b.action.acceptedAt - a.action.acceptedAt || b.action.seq - a.action.seq);
+  out.sort(newestFirst);
+  // Nothing but what the states hold, and no nic deleted meanwhile (a commit during the reading
+  // makes the two differ, and the node is noted another time).
+  const known = rm.nicDeletions === deletions && rm.nodes.get(node.name)?.incarnation === node.incarnation ? fromStates(rm, node) : undefined;
+  if (known && sameStatuses(out, known)) rm.completeStatuses.set(node.name, node.incarnation);
   return out.slice(0, max);
 }
