@@ -41,10 +41,10 @@ export interface HubOptions {
    */
   flushMs: number;
   /**
-   * The streams' writes a second at most, under a stream of commits: past `flushMs` × this many
-   * streams, the interval grows with their number (n streams: n / writesPerSecond s). A write
-   * costs the service a system call whatever it carries, so their number a second, not the
-   * commits', is what streams take from the commits.
+   * The streams' writes a second at most, under a stream of commits: with more streams than
+   * writesPerSecond × flushMs / 1000, the interval grows with their number (n streams are written
+   * every n / writesPerSecond s). A write costs the service a system call whatever it carries,
+   * so their number a second, not the commits', is what streams take from the commits.
    */
   writesPerSecond: number;
 }
