@@ -80,7 +80,7 @@ export class ReadModel {
   readonly ports = new Map<string, PortState>();
   /** switch → its ports' names */
   readonly portsBySwitch = new SetIndex();
-  /** nicId(node, nic) → the port it is wired to */
+  /** a nic, by its node's name and its own → the port it is wired to */
   readonly wiring = new WiringIndex();
   /** ports with a wire: more than the wiring index's entries when some nic is wired to two ports */
   wiredPorts = 0;
