@@ -101,8 +101,7 @@ async function main(): Promise<void> {
   const round = async (r: number, withConsumers: boolean) => {
     const cs = withConsumers ? await startConsumers(target.hilt, program) : undefined;
     cs?.measure(true);
-    const cpu0 = cpuMs(target.pid);
-    const split0 = cpuSplitMs(target.pid);
+    const cpu0 = cpuSplitMs(target.pid);
     const consumers0 = cs ? cpuMs(cs.child.pid!) : 0;
     const self0 = process.cpuUsage();
     const from = monotonicUs();
@@ -115,9 +114,9 @@ async function main(): Promise<void> {
     const registrations = f.requests!;
     const per = (ms: number) => (ms * 1000) / registrations;
     // The service's own CPU per registration, delivery to the consumers included.
-    const cpuUs = per(cpuMs(target.pid) - cpu0);
-    const split = cpuSplitMs(target.pid);
-    const systemUs = per(split.system - split0.system);
+    const cpu1 = cpuSplitMs(target.pid);
+    const cpuUs = per(cpu1.user + cpu1.system - cpu0.user - cpu0.system);
+    const systemUs = per(cpu1.system - cpu0.system);
     // Where the machine's other CPU went meanwhile (all on the same cores): the load generator, the consumers.
     const self = process.cpuUsage(self0);
     const loadUs = per((self.user + self.system) / 1000);

@@ -8,13 +8,11 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, mockSwitch } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, mockSwitch, finished } from '../../helpers/server';
 import { cliFor } from '../../helpers/cli';
 import { switchHealth } from '../../../src/routes/lists';
 import { SwitchHealth } from '../../../hardware/switch-health';
 import { UiHistory } from '../../../src/ui/history';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('names that are also object properties', function () {
   this.timeout(60_000);
@@ -66,7 +64,7 @@ describe('names that are also object properties', function () {
       await must(api.post(`/switch/${sw}/port/gi1/0/1/connect_nic`, { node, nic: 'eth0' }));
       await must(api.post('/project/ph/connect_node', { node }));
       const id = (await must(api.post(`/node/${node}/nic/eth0/connect_network`, { network: 'net-h' }), 202)).body.status_id;
-      for (let s = 'PENDING'; s === 'PENDING'; await sleep(10)) s = (await must(api.get(`/networking_action/${id}`))).body.status;
+      await finished(api, id);
     }
     const history = new UiHistory({ metrics: ts.app.hilt.metrics, queues: () => ({ switch: 0, obm: 0, headnode: 0 }), pending: () => 0 });
     const sample = await history.sample(history.hour, 10);

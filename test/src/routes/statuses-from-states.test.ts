@@ -6,9 +6,7 @@
  * statuses a state keeps, and the node deleted and registered again (seeded).
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch } from '../../helpers/server';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished } from '../../helpers/server';
 
 /** A small seeded generator (mulberry32): the same steps on every run. */
 function random(seed: number): (n: number) => number {
@@ -42,14 +40,6 @@ describe('a node\'s statuses from its nics\' states', function () {
     await must(api.post(`/switch/s1/port/${p}/connect_nic`, { node, nic }));
   }
 
-  async function finished(statusId: string): Promise<void> {
-    for (;;) {
-      const s = (await must(api.get(`/networking_action/${statusId}`))).body;
-      if (s.status !== 'PENDING') return;
-      await sleep(5);
-    }
-  }
-
   /** What the listing answers, and what it answers when it must read the journals. */
   async function listings(node: string): Promise<{ answer: unknown; journals: unknown; fromStates: boolean }> {
     const fromStates = ts.world.rm.completeStatuses.has(node);
@@ -72,7 +62,7 @@ describe('a node\'s statuses from its nics\' states', function () {
     const release = async () => {
       for (const n of nics) {
         for (const network of Object.values(ts.world.rm.nic(node, n)!.networks)) {
-          await finished((await must(api.post(`/node/${node}/nic/${n}/detach_network`, { network }), 202)).body.status_id);
+          await finished(api, (await must(api.post(`/node/${node}/nic/${n}/detach_network`, { network }), 202)).body.status_id);
         }
       }
       await must(api.post('/project/p/detach_node', { node }));
@@ -88,7 +78,7 @@ describe('a node\'s statuses from its nics\' states', function () {
         const network = ['net-a', 'net-b'][rnd(2)];
         const verb = rnd(2) ? 'connect_network' : 'detach_network';
         const r = await api.post(`/node/${node}/nic/${nic}/${verb}`, { network });
-        if (r.status === 202) await finished(r.body.status_id);
+        if (r.status === 202) await finished(api, r.body.status_id);
       } else if (roll < 17) {
         // The nic deleted (the node out of its project and the nic off its port first) and
         // registered again under its name.
@@ -130,7 +120,7 @@ describe('a node\'s statuses from its nics\' states', function () {
     const operate = async (from: number, to: number) => {
       for (let i = from; i < to; i++) {
         const verb = i % 2 ? 'detach_network' : 'connect_network';
-        await finished((await must(api.post(`/node/${node}/nic/eth0/${verb}`, { network: 'net-a' }), 202)).body.status_id);
+        await finished(api, (await must(api.post(`/node/${node}/nic/eth0/${verb}`, { network: 'net-a' }), 202)).body.status_id);
       }
     };
     // Noted while the state holds every status…
