@@ -152,14 +152,25 @@ export class Stream {
     const socket = res.socket;
     const chunked = (res as { chunkedEncoding?: boolean }).chunkedEncoding;
     if (!res.headersSent || !socket || !socket.writable || res.writableLength !== socket.writableLength || chunked === undefined) return this.write(shared.body());
+    if (this.behind(socket.writableLength)) return;
     socket.write(chunked ? shared.chunk() : shared.body());
-    if (socket.writableLength > this.hub.opts.bufferBytes) this.drop('buffer');
   }
 
   write(text: string | Buffer): void {
-    if (this.ended) return;
+    if (this.ended || this.behind(this.res.writableLength)) return;
     this.res.write(text);
-    if (this.res.writableLength > this.hub.opts.bufferBytes) this.drop('buffer');
+  }
+
+  /**
+   * Drops the stream if what earlier writes left unread passes the bound. A write's own bytes do
+   * not count: with many streams the flush interval grows (HubOptions.writesPerSecond) and one
+   * flush's text can be larger than the bound, and a consumer that reads everything must not be
+   * dropped for it. A stream holds at most the bound and one flush.
+   */
+  private behind(unread: number): boolean {
+    if (unread <= this.hub.opts.bufferBytes) return false;
+    this.drop('buffer');
+    return true;
   }
 
   /** Send the frames after `last` from memory or the journal, then what came meanwhile, then go live. */
