@@ -119,8 +119,16 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
     },
 
     decide: {
-      'nic.register': (state, cmd) => {
+      'nic.register': async (state, cmd, id) => {
         if (state) throw duplicate(named(state));
+        // A port still wired to an earlier nic of this name, whose release was lost after its
+        // deletion committed (nic.delete): freed first, as every start would free it
+        // (World.repairPortRecords), so that the new nic does not inherit a wiring nobody made.
+        if (rm.wiredWithoutNic.has(id)) {
+          const [node, name] = splitId(id);
+          const port = rm.wiring.port(node, name);
+          if (port) await ports.ask(portId(port.switch, port.name), { type: 'port.unwire', by: cmd.by, node, nic: name });
+        }
         return { events: [{ type: 'NicRegistered', macaddr: cmd.macaddr, incarnation: newIncarnation(), nodeIncarnation: cmd.nodeIncarnation }] };
       },
       'nic.delete': live((state, cmd, id) => {

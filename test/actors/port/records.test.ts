@@ -33,6 +33,22 @@ describe('port records written beside the nic\'s outcome', () => {
   const connect = (network: string, channel = 'vlan/native') =>
     world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network, channel });
 
+  it('a nic deleted while its port\'s release was lost, then registered again under its name: the new nic does not inherit the port', async () => {
+    refuse = true;
+    await world.nodes.ask('n1', { type: 'node.deleteNic', by, nic: 'eth0' }).catch(() => undefined);
+    refuse = false;
+    expect(world.rm.nic('n1', 'eth0')).to.equal(undefined);
+    expect(world.rm.port('s1', 'gi1/0/1')!.wire).to.deep.equal({ node: 'n1', nic: 'eth0' });
+    await world.nodes.ask('n1', { type: 'node.registerNic', by, nic: 'eth0', macaddr: 'aa:bb:cc:00:00:02' });
+    expect(world.rm.nic('n1', 'eth0')!.macaddr).to.equal('aa:bb:cc:00:00:02');
+    expect(world.rm.port('s1', 'gi1/0/1')!.wire).to.equal(null);
+    expect(world.rm.wiring.has('n1', 'eth0')).to.equal(false);
+    expect([...world.rm.wiredWithoutNic]).to.deep.equal([]);
+    // The port can be wired to it again, as to any nic.
+    await world.nodes.ask('n1', { type: 'node.wireNic', by, nic: 'eth0', switch: 's1', port: 'gi1/0/1' });
+    expect(world.rm.wiring.port('n1', 'eth0')!.name).to.equal('gi1/0/1');
+  });
+
   it('a force-detach while the record of the attach is still unwritten: the VLAN stays forgotten, a re-apply leaves the switch empty', async () => {
     refuse = true;
     await connect('w1');
