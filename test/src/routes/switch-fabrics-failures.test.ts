@@ -7,11 +7,12 @@
  * refused commit leaves the running configuration as it was and no candidate behind.
  */
 import { expect } from 'chai';
-import { Client, startTestServer, stopTestServer, TestServer, must, makeNode, finished } from '../../helpers/server';
+import { Client, startTestServer, stopTestServer, TestServer, must } from '../../helpers/server';
 import { FABRIC_CASES, FabricCase, RecordingClient, registration, simFor, SWITCH_PASSWORDS } from '../../helpers/switch-sims';
 import type { SwitchSim } from '../../sim/switch/sim';
 import { nvuePending } from '../../sim/switch/nvue';
 import { loggerOptions } from '../../../src/redact';
+import { failedWithin, plainFailure, timedConnect, wiredNode } from '../../helpers/switch-family';
 
 const TIMEOUT_MS = 2000;
 const ONE_TIMEOUT = TIMEOUT_MS + 1000;
@@ -43,30 +44,14 @@ describe('Data-centre switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', 
     const sw = `ff${id}-${c.vendor}`;
     const node = `ffn${id}`;
     const port = c.ports[0]!;
-    await must(api.put(`/switch/${sw}`, registration(c, sim, over)));
-    await must(api.put(`/switch/${sw}/port/${port}`));
-    await makeNode(api, node, ['eth0']);
-    await must(api.post(`/switch/${sw}/port/${port}/connect_nic`, { node, nic: 'eth0' }));
-    await must(api.post('/project/p/connect_node', { node }));
+    await wiredNode(api, sw, registration(c, sim, over), port, node);
     return { sw, node, port };
   }
 
-  async function connect(node: string, body: Record<string, unknown> = { network: 'w' }): Promise<{ s: any; ms: number }> {
-    const t0 = Date.now();
-    const r = await api.post(`/node/${node}/nic/eth0/connect_network`, body);
-    expect(r.status, r.text).to.equal(202);
-    const s = await finished(api, r.body.status_id);
-    return { s, ms: Date.now() - t0 };
-  }
+  const connect = (node: string, body?: Record<string, unknown>) => timedConnect(api, node, body);
 
-  function failed(r: { s: any; ms: number }, bound: number, reason: RegExp): void {
-    expect(r.s.status, JSON.stringify(r.s)).to.equal('ERROR');
-    if (process.env.SHOW_SWITCH_ERRORS) process.stdout.write(`      ${r.ms} ms: ${r.s.error}\n`);
-    expect(r.s.error).to.match(reason);
-    expect(r.ms, `ended after ${r.ms} ms`).to.be.below(bound);
-  }
-
-  const plain = (r: { s: any }) => expect(r.s.error).not.to.match(/back to the configuration|setting the port back/);
+  const failed = failedWithin;
+  const plain = plainFailure;
   const networks = async (node: string) => (await must(api.get(`/node/${node}`))).body.nics[0].networks;
 
   for (const c of FABRIC_CASES) {

@@ -8,24 +8,16 @@
  * one that may have changed the port is (the port ends as the service holds it).
  */
 import { expect } from 'chai';
-import { createServer } from 'node:net';
-import { Client, startTestServer, TestServer, must, makeNode, finished } from '../../helpers/server';
+import { Client, startTestServer, TestServer, must } from '../../helpers/server';
 import { RecordingClient, SWITCH_PASSWORDS } from '../../helpers/switch-sims';
 import { REST_CASES, restRegistration, restSimFor, RestCase } from '../../helpers/rest-switch-sims';
 import type { AnyRestSim, Os9Sim } from '../../sim/rest-switch';
+import { closedPort, failedWithin, plainFailure, timedConnect, wiredNode } from '../../helpers/switch-family';
 
 const TIMEOUT_MS = 2000;
 /** One timeout, and the slack of a loaded test machine: never a second timeout. */
 const ONE_TIMEOUT = TIMEOUT_MS + 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('REST switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function () {
   this.timeout(60_000);
@@ -48,34 +40,18 @@ describe('REST switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', functio
     const sw = `rf${id}-${c.vendor}`;
     const node = `rfn${id}`;
     const port = c.ports[id % c.ports.length]!;
-    await must(api.put(`/switch/${sw}`, body));
-    await must(api.put(`/switch/${sw}/port/${port}`));
-    await makeNode(api, node, ['eth0']);
-    await must(api.post(`/switch/${sw}/port/${port}/connect_nic`, { node, nic: 'eth0' }));
-    await must(api.post('/project/p/connect_node', { node }));
+    await wiredNode(api, sw, body, port, node);
     return { sw, node, port };
   }
 
-  async function connect(node: string): Promise<{ s: any; ms: number }> {
-    const t0 = Date.now();
-    const r = await api.post(`/node/${node}/nic/eth0/connect_network`, { network: 'w' });
-    expect(r.status, r.text).to.equal(202);
-    const s = await finished(api, r.body.status_id);
-    return { s, ms: Date.now() - t0 };
-  }
+  const connect = (node: string) => timedConnect(api, node);
 
   async function unchanged(node: string): Promise<void> {
     expect((await must(api.get(`/node/${node}`))).body.nics[0].networks).to.deep.equal({});
   }
 
-  function failed(r: { s: any; ms: number }, bound: number, reason: RegExp): void {
-    expect(r.s.status, JSON.stringify(r.s)).to.equal('ERROR');
-    if (process.env.SHOW_SWITCH_ERRORS) process.stdout.write(`      ${r.ms} ms: ${r.s.error}\n`);
-    expect(r.s.error).to.match(reason);
-    expect(r.ms, `ended after ${r.ms} ms`).to.be.below(bound);
-  }
-
-  const plain = (r: { s: any }) => expect(r.s.error).not.to.match(/back to the configuration|setting the port back/);
+  const failed = failedWithin;
+  const plain = plainFailure;
 
   for (const c of REST_CASES) {
     describe(c.vendor, () => {

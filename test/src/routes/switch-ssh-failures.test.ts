@@ -9,25 +9,16 @@
  * pinning a host key at registration, and an admin clearing a recorded one.
  */
 import { expect } from 'chai';
-import { createServer } from 'node:net';
-import { Client, startTestServer, TestServer, must, makeNode, finished } from '../../helpers/server';
+import { Client, startTestServer, TestServer, must } from '../../helpers/server';
 import { RecordingClient, registration, simFor, SWITCH_PASSWORDS, VENDOR_CASES } from '../../helpers/switch-sims';
 import type { SwitchSim } from '../../sim/switch/sim';
 import { loggerOptions } from '../../../src/redact';
+import { closedPort, failedWithin, plainFailure, timedConnect, wiredNode } from '../../helpers/switch-family';
 
 const TIMEOUT_MS = 2000;
 /** One timeout, and the slack of a loaded test machine: never a second timeout. */
 const ONE_TIMEOUT = TIMEOUT_MS + 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A port on 127.0.0.1 where nothing listens. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function () {
   this.timeout(60_000);
@@ -56,40 +47,19 @@ describe('SSH switch failures over HTTP (HILT_SWITCH_TIMEOUT_MS=2000)', function
     const sw = `f${id}-${c.vendor}`;
     const node = `fn${id}`;
     const port = c.ports[0]!;
-    await must(api.put(`/switch/${sw}`, body));
-    await must(api.put(`/switch/${sw}/port/${port}`));
-    await makeNode(api, node, ['eth0']);
-    await must(api.post(`/switch/${sw}/port/${port}/connect_nic`, { node, nic: 'eth0' }));
-    await must(api.post('/project/p/connect_node', { node }));
+    await wiredNode(api, sw, body, port, node);
     return { sw, node, port };
   }
 
-  /** Connect the node's nic to w natively (or as `body` says); the final status and how long it took. */
-  async function connect(node: string, body: Record<string, unknown> = { network: 'w' }): Promise<{ s: any; ms: number }> {
-    const t0 = Date.now();
-    const r = await api.post(`/node/${node}/nic/eth0/connect_network`, body);
-    expect(r.status, r.text).to.equal(202);
-    const s = await finished(api, r.body.status_id);
-    return { s, ms: Date.now() - t0 };
-  }
+  const connect = (node: string, body?: Record<string, unknown>) => timedConnect(api, node, body);
 
   async function unchanged(node: string): Promise<void> {
     const nics = (await must(api.get(`/node/${node}`))).body.nics;
     expect(nics[0].networks).to.deep.equal({});
   }
 
-  /** The ERROR's reason, checked against the time bound. */
-  function failed(r: { s: any; ms: number }, bound: number, reason: RegExp): void {
-    expect(r.s.status, JSON.stringify(r.s)).to.equal('ERROR');
-    if (process.env.SHOW_SWITCH_ERRORS) process.stdout.write(`      ${r.ms} ms: ${r.s.error}\n`);
-    expect(r.s.error).to.match(reason);
-    expect(r.ms, `ended after ${r.ms} ms`).to.be.below(bound);
-  }
-
-  /** A failure that sent the switch no change: its reason is the plain one. */
-  function plain(r: { s: any }): void {
-    expect(r.s.error).not.to.match(/back to the configuration|setting the port back/);
-  }
+  const failed = failedWithin;
+  const plain = plainFailure;
 
   for (const c of VENDOR_CASES) {
     describe(c.vendor, () => {

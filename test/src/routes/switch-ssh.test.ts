@@ -7,41 +7,25 @@
  * answer or log line.
  */
 import { expect } from 'chai';
-import { Client, startTestServer, TestServer, must, makeNode, finished } from '../../helpers/server';
+import { Client, must, makeNode, finished } from '../../helpers/server';
+import { done, networksOf, operation, switchFamilyService, wireThreeNodes } from '../../helpers/switch-family';
 import { RecordingClient, registration, simFor, SWITCH_PASSWORDS, VENDOR_CASES } from '../../helpers/switch-sims';
 import type { SwitchSim } from '../../sim/switch/sim';
-import { loggerOptions } from '../../../src/redact';
 import { parseExposition, value } from '../../helpers/prometheus';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('SSH switch drivers over HTTP, against their simulators', function () {
   this.timeout(60_000);
-  let ts: TestServer;
+  const service = switchFamilyService();
+  const { logs, texts, vlan } = service;
   let api: RecordingClient;
-  const logs: string[] = [];
-  const texts: string[] = [];
-  const vlan: Record<string, number> = {};
-
-  before(async () => {
-    ts = await startTestServer({ switchTimeoutMs: 20_000 }, { logger: loggerOptions('debug', { write: (l: string) => void logs.push(l) }) });
-    api = new RecordingClient(ts.url, texts);
-    await must(api.put('/project/p'));
-    for (const w of ['net-a', 'net-b', 'net-c']) await must(api.put(`/network/${w}`, { owner: 'p', access: 'p', net_id: '' }));
-    const list = (await must(api.get('/networks'))).body;
-    for (const w of ['net-a', 'net-b', 'net-c']) vlan[w] = Number(list[w].network_id);
+  before(() => {
+    api = service.api;
   });
 
-  const op = async (node: string, nic: string, action: 'connect_network' | 'detach_network', body: Record<string, unknown>) => {
-    const r = await api.post(`/node/${node}/nic/${nic}/${action}`, body);
-    expect(r.status, r.text).to.equal(202);
-    return finished(api, r.body.status_id);
-  };
-  const done = async (p: Promise<any>) => {
-    const s = await p;
-    expect(s.status, JSON.stringify(s)).to.equal('DONE');
-  };
-  const nets = async (node: string, nic: string) => (await must(api.get(`/node/${node}`))).body.nics.find((n: any) => n.label === nic).networks;
+  const op = (node: string, nic: string, action: 'connect_network' | 'detach_network', body: Record<string, unknown>) => operation(api, node, nic, action, body);
+  const nets = (node: string, nic: string) => networksOf(api, node, nic);
 
   it('refuses bad registration fields with 400, saying which', async () => {
     const nexus = VENDOR_CASES.find((c) => c.vendor === 'nexus')!;
@@ -76,19 +60,7 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
       before(async () => {
         sim = await simFor(c);
         await must(api.put(`/switch/${sw}`, registration(c, sim)));
-        // node A: two nics; nodes B and C: one each; all on this switch
-        await makeNode(api, n('a'), ['eth0', 'eth1']);
-        await makeNode(api, n('b'), ['eth0']);
-        await makeNode(api, n('c'), ['eth0']);
-        const wire = async (port: string, node: string, nic: string) => {
-          await must(api.put(`/switch/${sw}/port/${port}`));
-          await must(api.post(`/switch/${sw}/port/${port}/connect_nic`, { node, nic }));
-        };
-        await wire(p1, n('a'), 'eth0');
-        await wire(p2, n('a'), 'eth1');
-        await wire(p3, n('b'), 'eth0');
-        await wire(p4, n('c'), 'eth0');
-        for (const x of ['a', 'b', 'c']) await must(api.post('/project/p/connect_node', { node: n(x) }));
+        await wireThreeNodes(api, sw, c.ports, n);
       });
 
       it('refuses a port name of another format with 400, naming the expected one', async () => {
