@@ -40,13 +40,19 @@ interface Read { action: NetworkAction; incarnation?: string; nodeIncarnation?: 
 /**
  * A nic's operations, newest first, as its journal is read: lazily, so a caller that has found
  * what it wanted stops reading. The events after a NicRegistered belong to that registration;
- * read newest first, they are named by the nic's current registration (still live) or by the
- * NicDeleted that ended theirs, so each operation is named as soon as it is read.
+ * read newest first, the newest registration's operations come before its NicRegistered, which
+ * names them: they are held until it is read (or the scan ends: then the live state names them).
+ * The live state alone could name them wrongly: read before the journal, it may be of an earlier
+ * registration when the nic is deleted and registered again meanwhile (the journal's read is
+ * asynchronous on PostgreSQL). Older registrations' operations are named by the NicDeleted that
+ * ended theirs, read before them.
  */
 async function* operations(journals: NicJournals, node: string, nic: string): AsyncGenerator<Read> {
   const live = journals.rm.nic(node, nic);
-  let incarnation = live?.incarnation;
-  let nodeIncarnation = live?.nodeIncarnation;
+  let incarnation: string | undefined;
+  let nodeIncarnation: string | undefined;
+  /** the newest registration's operations, until its NicRegistered names them (undefined once it did) */
+  let held: NetworkAction[] | undefined = [];
   const outcomes = new Map<number, Partial<NetworkAction>>();
   for await (const entry of journals.nics.journal(nicId(node, nic), SCAN_LIMIT)) {
     const e = entry.data as NicEvent & Stamp;
@@ -57,15 +63,23 @@ async function* operations(journals: NicJournals, node: string, nic: string): As
       case 'NetworkActionFailed':
         outcomes.set(e.seq, { status: 'ERROR', error: e.error, finishedAt: e.at });
         break;
-      case 'NetworkActionQueued':
-        yield { action: { ...e.action, ...outcomes.get(e.action.seq) }, incarnation, nodeIncarnation };
+      case 'NetworkActionQueued': {
+        const action = { ...e.action, ...outcomes.get(e.action.seq) };
+        if (held) held.push(action);
+        else yield { action, incarnation, nodeIncarnation };
         break;
+      }
       case 'NicDeleted':
+        // Nothing comes after a deletion but a new registration: nothing is held here.
+        if (held) for (const action of held) yield { action, incarnation: undefined, nodeIncarnation: undefined };
+        held = undefined;
         incarnation = e.incarnation;
         nodeIncarnation = e.nodeIncarnation;
         outcomes.clear();
         break;
       case 'NicRegistered':
+        if (held) for (const action of held) yield { action, incarnation: e.incarnation ?? live?.incarnation, nodeIncarnation: e.nodeIncarnation ?? live?.nodeIncarnation };
+        held = undefined;
         // Older events belong to an earlier registration, named by its NicDeleted.
         incarnation = nodeIncarnation = undefined;
         outcomes.clear();
@@ -74,6 +88,8 @@ async function* operations(journals: NicJournals, node: string, nic: string): As
         break;
     }
   }
+  // The scan ended inside the newest registration (more events than it reads): the live state names it.
+  if (held) for (const action of held) yield { action, incarnation: live?.incarnation, nodeIncarnation: live?.nodeIncarnation };
 }
 
 /** One status by the nic's registration and the operation's number. */
