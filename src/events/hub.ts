@@ -108,12 +108,13 @@ export class Stream {
   offer(frames: readonly Frame[], flush?: Flush): void {
     if (this.ended) return;
     if (this.replaying) {
+      // Held behind the replay: the same bound, on what earlier flushes left held.
+      if (this.behind(this.pendingBytes)) return;
       for (const f of frames) {
         if (f.position <= this.last) continue;
         this.pending.push(f);
         this.pendingBytes += f.text.length;
       }
-      if (this.pendingBytes > this.hub.opts.bufferBytes) this.drop('buffer');
       return;
     }
     if (flush && frames[0].position > this.last) {
@@ -123,13 +124,19 @@ export class Stream {
       if (shared) this.writeShared(shared);
       return;
     }
+    const text = this.textAfter(frames);
+    if (text) this.write(text);
+  }
+
+  /** The text of those of `frames` after `last` this stream wants; `last` moves past them all. */
+  private textAfter(frames: readonly Frame[]): string {
     let text = '';
     for (const f of frames) {
       if (f.position <= this.last) continue;
       this.last = f.position;
       if (this.wants(f)) text += this.textOf(f);
     }
-    if (text) this.write(text);
+    return text;
   }
 
   /** The text of those of `frames` this stream wants (undefined: none). */
@@ -187,9 +194,10 @@ export class Stream {
     this.pending = [];
     this.pendingBytes = 0;
     this.replaying = false;
-    this.offer(pending);
-    // Caught up: what follows is live (a client that only wanted what was there may stop here).
-    this.write(': live\n\n');
+    // What came meanwhile, and the mark that what follows is live (a client that only wanted
+    // what was there may stop at it), in one write: a second write in the same turn would count
+    // the first one's bytes as unread.
+    this.write(`${this.textAfter(pending)}: live\n\n`);
   }
 
   /** End the stream: `buffer` and `closing` cut it, `access` says why first. */

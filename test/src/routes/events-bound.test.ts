@@ -98,6 +98,37 @@ describe('an event stream and its bound on unread bytes', () => {
     expect(writes).to.equal(3);
   });
 
+  it('holds a flush larger than the bound behind a replay, and drops the stream at the next flush if the replay is still behind', async () => {
+    const res = new Slow();
+    const drops: string[] = [];
+    let release!: () => void;
+    const waiting = new Promise<void>((r) => (release = r));
+    const hub = {
+      ...hubStub(drops),
+      // The replay waits (its client reads slowly) while flushes come.
+      framesAfter: async function* () {
+        await waiting;
+      },
+    } as unknown as EventHub;
+    const s = new Stream(hub, res as unknown as ServerResponse, { user: 'admin', admin: true, projects: new Set() }, NO_FILTER, position);
+    const replayed = s.replay();
+    const first = position + 1;
+    s.offer(flushOf(3 * BOUND));
+    expect(drops).to.deep.equal([]);
+    release();
+    await replayed;
+    const ids = [...res.received.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).to.deep.equal(Array.from({ length: position - first + 1 }, (_, i) => first + i));
+    // Behind a replay that does not end, the second such flush drops it.
+    const stuck = new Stream(hubStub(drops), res as unknown as ServerResponse, { user: 'admin', admin: true, projects: new Set() }, NO_FILTER, position);
+    (stuck as unknown as { hub: EventHub }).hub = { ...hubStub(drops), framesAfter: async function* () { await new Promise(() => undefined); } } as unknown as EventHub;
+    void stuck.replay();
+    stuck.offer(flushOf(3 * BOUND));
+    expect(drops).to.deep.equal([]);
+    stuck.offer(flushOf(1000));
+    expect(drops).to.deep.equal(['buffer']);
+  });
+
   it('drops a consumer that stops reading on a heartbeat too', async () => {
     const res = new Slow();
     const drops: string[] = [];
