@@ -39,19 +39,21 @@ interface Read { action: NetworkAction; incarnation?: string; nodeIncarnation?: 
 
 /**
  * A nic's operations, newest first, as its journal is read: lazily, so a caller that has found
- * what it wanted stops reading. The events after a NicRegistered belong to that registration;
- * read newest first, the newest registration's operations come before its NicRegistered, which
- * names them: they are held until it is read (or the scan ends: then the live state names them).
- * The live state alone could name them wrongly: read before the journal, it may be of an earlier
- * registration when the nic is deleted and registered again meanwhile (the journal's read is
- * asynchronous on PostgreSQL). Older registrations' operations are named by the NicDeleted that
- * ended theirs, read before them.
+ * what it wanted stops reading. The events after a NicRegistered belong to that registration.
+ * Read newest first, the newest registration's operations come first: they are the live
+ * registration's once one of them is among the live state's (its newest operations), and are
+ * named by it from there on. Until then they are held: the live state, read before the journal,
+ * may be of an earlier registration when the nic was deleted and registered again meanwhile (the
+ * journal's read is asynchronous on PostgreSQL); then the newest registration's NicRegistered,
+ * read right after its operations, names them (or, if the scan ends first, the live state).
+ * Older registrations' operations are named by the NicDeleted that ended theirs, read before them.
  */
 async function* operations(journals: NicJournals, node: string, nic: string): AsyncGenerator<Read> {
   const live = journals.rm.nic(node, nic);
+  const liveKnows = new Set(live?.actions.map((a) => `${a.seq}@${a.acceptedAt}`));
   let incarnation: string | undefined;
   let nodeIncarnation: string | undefined;
-  /** the newest registration's operations, until its NicRegistered names them (undefined once it did) */
+  /** the newest registration's operations, until they are known to be the live one's or its NicRegistered names them */
   let held: NetworkAction[] | undefined = [];
   const outcomes = new Map<number, Partial<NetworkAction>>();
   for await (const entry of journals.nics.journal(nicId(node, nic), SCAN_LIMIT)) {
@@ -65,6 +67,13 @@ async function* operations(journals: NicJournals, node: string, nic: string): As
         break;
       case 'NetworkActionQueued': {
         const action = { ...e.action, ...outcomes.get(e.action.seq) };
+        if (held && live && liveKnows.has(`${action.seq}@${action.acceptedAt}`)) {
+          // The live registration's, and so are those read before it (no registration between).
+          incarnation = live.incarnation;
+          nodeIncarnation = live.nodeIncarnation;
+          for (const a of held) yield { action: a, incarnation, nodeIncarnation };
+          held = undefined;
+        }
         if (held) held.push(action);
         else yield { action, incarnation, nodeIncarnation };
         break;

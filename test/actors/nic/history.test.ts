@@ -29,7 +29,7 @@ const EVENTS = [
 ];
 
 /** The read model as a listing that started before registration B found it: eth0 still A. */
-function journals(live: NicState | undefined, events = EVENTS): NicJournals {
+function journals(live: NicState | undefined, events: unknown[] = EVENTS, read = { events: 0 }): NicJournals {
   const rm = {
     completeStatuses: new Map<string, string>(),
     nicDeletions: 0,
@@ -44,6 +44,7 @@ function journals(live: NicState | undefined, events = EVENTS): NicJournals {
         const newestFirst = events.map((data, i) => ({ sequenceNumber: i + 1, createdAt: 0, data, position: i + 1 })).reverse();
         for (const e of newestFirst.slice(0, limit)) {
           await new Promise((r) => setImmediate(r));
+          read.events++;
           yield e;
         }
       },
@@ -64,6 +65,21 @@ describe('statuses read back from a nic\'s journal', () => {
     // Operation 2 is B's: asked for as A's, it is not there.
     expect(await findStatus(journals(registrationA), 'n1', 'eth0', 'A', 2)).to.equal(undefined);
     expect((await findStatus(journals(registrationA), 'n1', 'eth0', 'B', 2))?.status).to.equal('DONE');
+  });
+
+  it('reads no further than it needs when the live state is current (a nic with 2,000 operations)', async () => {
+    const events: unknown[] = [{ type: 'NicRegistered', macaddr: 'm', incarnation: 'C', nodeIncarnation: 'N1' }];
+    for (let seq = 1; seq <= 2000; seq++) events.push({ type: 'NetworkActionQueued', action: op(seq, 10_000 + seq) }, { type: 'NetworkActionDone', seq, at: 10_000 + seq });
+    const kept = Array.from({ length: 32 }, (_, i) => ({ ...op(1969 + i, 10_000 + 1969 + i), status: 'DONE' as const, finishedAt: 10_000 + 1969 + i }));
+    const live = { ...registrationA, incarnation: 'C', lastSeq: 2000, actions: kept };
+    const read = { events: 0 };
+    // The 40th newest: past the state's 32, a few events into the journal.
+    expect((await findStatus(journals(live, events, read), 'n1', 'eth0', 'C', 1961))?.status).to.equal('DONE');
+    expect(read.events).to.be.below(100);
+    read.events = 0;
+    const listed = await listStatuses(journals(live, events, read), NODE, 5);
+    expect(listed.map((s) => [s.action.seq, s.nicIncarnation])).to.deep.equal([[2000, 'C'], [1999, 'C'], [1998, 'C'], [1997, 'C'], [1996, 'C']]);
+    expect(read.events).to.be.below(20);
   });
 
   it('names them the same when the live state is current, and when the nic is gone', async () => {
