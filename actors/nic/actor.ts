@@ -128,6 +128,13 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
           const [node, name] = splitId(id);
           const port = rm.wiring.port(node, name);
           if (port) await ports.ask(portId(port.switch, port.name), { type: 'port.unwire', by: cmd.by, node, nic: name });
+          // A store of an earlier release may hold a nic wired to two ports, of which the index
+          // keeps one (every start then checks every port): the others are found by a scan.
+          if (rm.wiredPorts !== rm.wiring.size) {
+            for (const [other, p] of [...rm.ports]) {
+              if (p.wire?.node === node && p.wire.nic === name) await ports.ask(other, { type: 'port.unwire', by: cmd.by, node, nic: name });
+            }
+          }
         }
         return { events: [{ type: 'NicRegistered', macaddr: cmd.macaddr, incarnation: newIncarnation(), nodeIncarnation: cmd.nodeIncarnation }] };
       },

@@ -49,6 +49,28 @@ describe('port records written beside the nic\'s outcome', () => {
     expect(world.rm.wiring.port('n1', 'eth0')!.name).to.equal('gi1/0/1');
   });
 
+  it('a nic of an earlier release wired to two ports, deleted while their release was lost, then registered again: neither port stays wired to it', async () => {
+    // Earlier releases could wire one nic to two ports: the second wire is made on the port alone.
+    await world.switches.ask('s1', { type: 'switch.registerPort', by, port: 'gi1/0/9' });
+    await world.ports.ask(portId('s1', 'gi1/0/9'), { type: 'port.wire', by, node: 'n1', nic: 'eth0' });
+    expect(world.rm.wiredPorts).to.equal(world.rm.wiring.size + 1);
+    refuse = true;
+    const persist = t.engine.persist.bind(t.engine);
+    // Both ports' releases are lost.
+    t.engine.persist = async (events) => {
+      if (events.some((e) => e.key.startsWith('port:'))) throw new Error('lost in the crash');
+      return persist(events);
+    };
+    await world.nodes.ask('n1', { type: 'node.deleteNic', by, nic: 'eth0' }).catch(() => undefined);
+    t.engine.persist = persist;
+    refuse = false;
+    await world.nodes.ask('n1', { type: 'node.registerNic', by, nic: 'eth0', macaddr: 'aa:bb:cc:00:00:03' });
+    expect(world.rm.port('s1', 'gi1/0/1')!.wire).to.equal(null);
+    expect(world.rm.port('s1', 'gi1/0/9')!.wire).to.equal(null);
+    expect(world.rm.wiring.has('n1', 'eth0')).to.equal(false);
+    expect(world.rm.wiredPorts).to.equal(world.rm.wiring.size);
+  });
+
   it('a force-detach while the record of the attach is still unwritten: the VLAN stays forgotten, a re-apply leaves the switch empty', async () => {
     refuse = true;
     await connect('w1');
