@@ -120,8 +120,8 @@ describe('an event stream and its bound on unread bytes', () => {
     const ids = [...res.received.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     expect(ids).to.deep.equal(Array.from({ length: position - first + 1 }, (_, i) => first + i));
     // Behind a replay that does not end, the second such flush drops it.
-    const stuck = new Stream(hubStub(drops), res as unknown as ServerResponse, { user: 'admin', admin: true, projects: new Set() }, NO_FILTER, position);
-    (stuck as unknown as { hub: EventHub }).hub = { ...hubStub(drops), framesAfter: async function* () { await new Promise(() => undefined); } } as unknown as EventHub;
+    const never = { ...hubStub(drops), framesAfter: async function* () { await new Promise(() => undefined); } } as unknown as EventHub;
+    const stuck = new Stream(never, res as unknown as ServerResponse, { user: 'admin', admin: true, projects: new Set() }, NO_FILTER, position);
     void stuck.replay();
     stuck.offer(flushOf(3 * BOUND));
     expect(drops).to.deep.equal([]);
