@@ -15,8 +15,8 @@
  * (their states are immutable), encoded and written in slices between which requests run.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 // msgpackr's separate decoder without native string extraction (see loadCheckpoint); the same
@@ -62,21 +62,53 @@ interface Chunk { k: string; ids: string[]; s: unknown[]; x?: 1 }
 
 let buildId: string | undefined;
 /**
- * This build's identity: a hash of the compiled actors (their states and applies). A checkpoint
- * written by another build is ignored: its states may not be what this build's applies give.
+ * This build's identity as far as checkpoints go: a hash of the compiled code that decides what
+ * a checkpoint's states are (each kind's apply, `actors/<kind>/state.js`; this module's encoding
+ * and `readmodel-kinds.js`' packing) and of every module of the project they require. A
+ * checkpoint written by a build whose hash differs is ignored: its states may not be what this
+ * build's applies give. A release that changes only other code (decisions, routes, drivers, the
+ * read model's indexes, which a start rebuilds from the states) starts from its predecessor's
+ * checkpoint instead of rebuilding from the journal.
  */
 export function currentBuild(): string {
   if (buildId) return buildId;
-  const h = createHash('sha256');
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.js')) h.update(name).update(readFileSync(p));
+  const roots = [__filename, join(__dirname, 'readmodel-kinds.js')];
+  for (const name of readdirSync(__dirname).sort()) {
+    const state = join(__dirname, name, 'state.js');
+    if (existsSync(state)) roots.push(state);
+  }
+  return (buildId = codeHash(roots, dirname(__dirname)));
+}
+
+/**
+ * The compiled modules that `roots` require of the project, transitively, themselves included,
+ * sorted: relative requires only (packages are not followed). A require that names no file is
+ * kept as its text.
+ */
+export function requiredModules(roots: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    if (!existsSync(file)) return;
+    for (const m of readFileSync(file, 'utf8').matchAll(/require\((["'])(\.{1,2}\/[^"']+)\1\)/g)) {
+      const p = resolve(dirname(file), m[2]);
+      visit([`${p}.js`, join(p, 'index.js'), p].find((c) => existsSync(c) && statSync(c).isFile()) ?? p);
     }
   };
-  walk(__dirname);
-  return (buildId = h.digest('hex').slice(0, 32));
+  for (const r of roots) visit(resolve(r));
+  return [...seen].sort();
+}
+
+/** A hash of the modules `roots` require (requiredModules), each by its path below `base` and its text. */
+export function codeHash(roots: readonly string[], base: string): string {
+  const h = createHash('sha256');
+  for (const file of requiredModules(roots)) {
+    h.update(relative(base, file)).update('\0');
+    if (existsSync(file)) h.update(readFileSync(file));
+    h.update('\0');
+  }
+  return h.digest('hex').slice(0, 32);
 }
 
 /** A frame: length, CRC-32, bytes. */

@@ -1,13 +1,9 @@
-import { Behavior, assertNever, needsEntity } from '../runtime';
+import { Behavior, needsEntity } from '../runtime';
 import { duplicate, notFound, conflict, badArgument } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
 import type { BootSpec, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies, HeadnodeState, Hnic } from './protocol';
-
-const mapHnic = (state: HeadnodeState, hnic: string, f: (h: Hnic) => Hnic): HeadnodeState => ({
-  ...state,
-  hnics: state.hnics.map((h) => (h.name === hnic ? f(h) : h)),
-});
+import { applyHeadnode } from './state';
 
 /** The VM's hnics with the VLAN of each attached network. */
 export function bootSpec({ rm }: { rm: ReadModel }, state: HeadnodeState): BootSpec {
@@ -45,45 +41,7 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
   return {
     kind: 'headnode',
 
-    apply(state, e, id) {
-      if (e.type === 'HeadnodeCreated') {
-        return { name: id, project: e.project, baseImg: e.baseImg, hnics: [], frozen: false, status: 'created', vncport: null, error: null };
-      }
-      if (!state) return state;
-      switch (e.type) {
-        case 'HnicCreated':
-          return { ...state, hnics: [...state.hnics, { name: e.hnic, network: null }] };
-        case 'HnicDeleted':
-          return { ...state, hnics: state.hnics.filter((h) => h.name !== e.hnic) };
-        case 'HnicNetworkConnected':
-          return mapHnic(state, e.hnic, (h) => ({ ...h, network: e.network }));
-        case 'HnicNetworkDetached':
-          return mapHnic(state, e.hnic, (h) => ({ ...h, network: null }));
-        case 'HeadnodeStartRequested':
-          return { ...state, status: 'starting', vncport: null };
-        case 'HeadnodeStarted':
-          return { ...state, status: 'running', frozen: true, vncport: e.vncport, error: null };
-        case 'HeadnodeStartFailed':
-          // A headnode that never ran stays modifiable.
-          return { ...state, status: state.frozen ? 'stopped' : 'created', vncport: null, error: e.error };
-        case 'HeadnodeStopRequested':
-          return { ...state, status: 'stopping' };
-        case 'HeadnodeStopped':
-          return { ...state, status: 'stopped', vncport: null, error: null };
-        case 'HeadnodeStopFailed':
-          return { ...state, status: 'running', error: e.error };
-        case 'HeadnodeDied':
-          return { ...state, status: 'died', vncport: null, error: e.error };
-        case 'HeadnodeDeleteRequested':
-          return { ...state, status: 'deleting' };
-        case 'HeadnodeDeleteFailed':
-          return { ...state, error: e.error };
-        case 'HeadnodeDeleted':
-          return null;
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applyHeadnode,
 
     // docs/api-conventions.md §9 orders, after the route's headnode 404 → auth.
     decide: {

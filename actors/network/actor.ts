@@ -1,10 +1,11 @@
-import { Behavior, Decision, assertNever, needsEntity } from '../runtime';
+import { Behavior, Decision, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from './uses';
 import type { VlanPool } from './pool';
 import { counted, listed } from '../../lib/text';
 import type { NetworkCommand, NetworkEvent, NetworkReplies, NetworkState } from './protocol';
+import { applyNetwork } from './state';
 
 /** What the network actor needs: the committed view, the reservations of its users, the VLAN pool. */
 export interface NetworkDeps {
@@ -32,20 +33,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
   return {
     kind: 'network',
 
-    apply(state, e, id) {
-      switch (e.type) {
-        case 'NetworkCreated':
-          return { name: id, owner: e.owner, access: e.access, vlan: e.vlan, dynamic: e.dynamic, pooled: e.pooled ?? e.dynamic };
-        case 'NetworkDeleted':
-          return null;
-        case 'AccessGranted':
-          return state && { ...state, access: [...state.access, e.project] };
-        case 'AccessRevoked':
-          return state && { ...state, access: state.access.filter((p) => p !== e.project) };
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applyNetwork,
 
     decide: {
       'network.create': (state, cmd, id) => {

@@ -1,4 +1,4 @@
-import { Asker, Behavior, Decision, assertNever, needsEntity } from '../runtime';
+import { Asker, Behavior, Decision, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
@@ -7,7 +7,8 @@ import { own } from '../own';
 import { attachedTo } from '../../lib/text';
 import type { PortCommand, PortReplies } from '../port/protocol';
 import { operationTrace } from '../../hardware/op-trace';
-import { NATIVE, RECENT_ACTIONS, NetworkAction, NewAction, NicCommand, NicEvent, NicReplies, NicState, NicStatusRef } from './protocol';
+import { NATIVE, NetworkAction, NewAction, NicCommand, NicEvent, NicReplies, NicState, NicStatusRef } from './protocol';
+import { applyNic } from './state';
 
 /** What the nic actor needs: the committed view, the network reservations, its port's actor, and who carries out its operations. */
 export interface NicDeps {
@@ -21,29 +22,6 @@ export interface NicDeps {
    * `nativeFirst`: Brocade, Dell OS9)? Absent: no switch does.
    */
   nativeFirst?(switchName: string): boolean;
-}
-
-/** Replace one action (by seq) in the history and in the pending slot; apply its effect when DONE. */
-function finish(state: NicState, seq: number, status: 'DONE' | 'ERROR', at: number | undefined, error?: string): NicState {
-  const action = state.actions.find((a) => a.seq === seq);
-  if (!action) return state;
-  const done: NetworkAction = { ...action, status, finishedAt: at, ...(error !== undefined ? { error } : {}) };
-  let networks = state.networks;
-  if (status === 'DONE') {
-    if (action.type === 'revert_port') networks = {};
-    else if (action.type === 'reapply_port') networks = state.networks;
-    else if (action.newNetwork) networks = { ...networks, [action.channel]: action.newNetwork };
-    else {
-      const { [action.channel]: _gone, ...rest } = networks;
-      networks = rest;
-    }
-  }
-  return {
-    ...state,
-    networks,
-    pending: state.pending?.seq === seq ? null : state.pending,
-    actions: state.actions.map((a) => (a.seq === seq ? done : a)),
-  };
 }
 
 export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): Behavior<NicState, NicCommand, NicEvent, NicReplies> {
@@ -82,41 +60,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
   return {
     kind: 'nic',
 
-    apply(state, e, id) {
-      switch (e.type) {
-        case 'NicRegistered': {
-          const [node, name] = splitId(id);
-          return {
-            node, name, incarnation: e.incarnation, nodeIncarnation: e.nodeIncarnation, registeredAt: e.at ?? 0, macaddr: e.macaddr,
-            networks: {}, pending: null, lastSeq: 0, actions: [],
-          };
-        }
-        case 'NicDeleted':
-          return null;
-        case 'NetworkActionQueued': {
-          if (!state) return state;
-          const a = e.action;
-          const actions = [...state.actions, a];
-          // Trim the oldest finished statuses; a pending one is never dropped.
-          for (let i = 0; actions.length > RECENT_ACTIONS && i < actions.length; ) {
-            if (actions[i].status === 'PENDING') i++;
-            else actions.splice(i, 1);
-          }
-          return { ...state, lastSeq: Math.max(state.lastSeq, a.seq), actions, pending: a };
-        }
-        case 'NetworkActionDone':
-          return state && finish(state, e.seq, 'DONE', e.at);
-        case 'NetworkActionFailed':
-          return state && finish(state, e.seq, 'ERROR', e.at, e.error);
-        case 'NicNetworkForceDetached': {
-          if (!state) return state;
-          const { [e.channel]: _gone, ...networks } = state.networks;
-          return { ...state, networks };
-        }
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applyNic,
 
     decide: {
       'nic.register': async (state, cmd, id) => {

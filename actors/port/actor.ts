@@ -1,9 +1,10 @@
-import { Behavior, assertNever, needsEntity } from '../runtime';
+import { Behavior, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked } from '../errors';
 import { splitId } from '../ids';
 import type { PortHardware } from '../../hardware/port-hardware';
 import { configAfter, sameConfig } from './config';
-import { EMPTY_CONFIG, PortCommand, PortEvent, PortReplies, PortState, Wire } from './protocol';
+import { PortCommand, PortEvent, PortReplies, PortState, Wire } from './protocol';
+import { applyPort } from './state';
 
 /** What the port actor needs: its hardware path. */
 export interface PortDeps {
@@ -22,25 +23,7 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
   return {
     kind: 'port',
 
-    apply(state, e, id) {
-      switch (e.type) {
-        case 'PortRegistered': {
-          const [sw, name] = splitId(id);
-          return { switch: sw, name, registeredAt: e.at ?? 0, wire: null, config: EMPTY_CONFIG };
-        }
-        case 'PortDeleted':
-          return null;
-        case 'PortWired':
-          return state && { ...state, wire: { node: e.node, nic: e.nic } };
-        case 'PortUnwired':
-          // Only a free node's nic is unwired, and it carries no network: the service holds nothing for the port.
-          return state && { ...state, wire: null, config: EMPTY_CONFIG };
-        case 'PortConfigured':
-          return state && { ...state, config: e.config };
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applyPort,
 
     decide: {
       'port.register': (state, _cmd, id) => {

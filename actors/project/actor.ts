@@ -1,4 +1,4 @@
-import { Behavior, assertNever, existing, needsEntity } from '../runtime';
+import { Behavior, existing, needsEntity } from '../runtime';
 import { HiltError, duplicate, notFound, blocked } from '../errors';
 import type { Asker } from '../runtime';
 import { counted, listed } from '../../lib/text';
@@ -7,7 +7,8 @@ import type { NodeCommand, NodeReplies } from '../node/protocol';
 import type { NetworkCommand, NetworkReplies } from '../network/protocol';
 import type { UserCommand, UserReplies } from '../user/protocol';
 import type { HeadnodeCommand, HeadnodeReplies } from '../headnode/protocol';
-import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState, Quota, ReleasePolicy } from './protocol';
+import type { ProjectCommand, ProjectEvent, ProjectReplies, ProjectState, ReleasePolicy } from './protocol';
+import { applyProject } from './state';
 
 /** What the project actor needs: the committed view and the actors it asks (project → node, network, user, headnode). */
 export interface ProjectDeps {
@@ -18,15 +19,6 @@ export interface ProjectDeps {
   headnodes: Asker<HeadnodeCommand, HeadnodeReplies>;
   /** what a release does beyond leaving the project (absent: nothing) */
   release?: ReleasePolicy;
-}
-
-/** The quota with one limit set (a number), removed (null) or left (undefined). */
-function withLimit(quota: Quota | undefined, key: keyof Quota, value: number | null | undefined): Quota | undefined {
-  if (value === undefined) return quota;
-  const next: Quota = { ...quota };
-  if (value === null) delete next[key];
-  else next[key] = value;
-  return Object.keys(next).length ? next : undefined;
 }
 
 /** A limit reached: the 409's message names the quota. */
@@ -46,22 +38,7 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
   return {
     kind: 'project',
 
-    apply(state, e, id) {
-      switch (e.type) {
-        case 'ProjectCreated':
-          return { name: id };
-        case 'ProjectDeleted':
-          return null;
-        case 'ProjectQuotaSet': {
-          if (!state) return state;
-          const quota = withLimit(withLimit(state.quota, 'nodes', e.nodes), 'networks', e.networks);
-          const { quota: _old, ...rest } = state;
-          return quota ? { ...rest, quota } : rest;
-        }
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applyProject,
 
     decide: {
       'project.create': (state, _cmd, id) => {

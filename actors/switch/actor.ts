@@ -1,14 +1,14 @@
-import { Asker, Behavior, assertNever, needsEntity } from '../runtime';
+import { Asker, Behavior, needsEntity } from '../runtime';
 import { duplicate, notFound, blocked, conflict } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { portId } from '../ids';
 import { counted, listed } from '../../lib/text';
 import type { PortCommand, PortReplies } from '../port/protocol';
 import type { SwitchCommand, SwitchEvent, SwitchReplies, SwitchState } from './protocol';
+import { PLAIN, type Credentials } from '../credentials';
+import { applySwitch } from './state';
 
 /** What the switch actor needs: the committed view and its ports' actors (switch → port). */
-import { PLAIN, type Credentials } from '../credentials';
-
 export interface SwitchDeps {
   rm: ReadModel;
   ports: Asker<PortCommand, PortReplies>;
@@ -23,31 +23,7 @@ export function switchBehavior({ rm, ports, credentials = PLAIN }: SwitchDeps): 
   return {
     kind: 'switch',
 
-    apply(state, e, id) {
-      switch (e.type) {
-        case 'SwitchRegistered':
-          return { name: id, type: e.switchType, fields: e.fields, ...(e.hostKey ? { hostKey: e.hostKey } : {}) };
-        case 'SwitchHostKeyRecorded':
-          return state && { ...state, hostKey: e.fingerprint };
-        case 'SwitchHostKeyCleared': {
-          if (!state) return state;
-          const { hostKey: _gone, ...rest } = state;
-          return rest;
-        }
-        case 'SwitchDeleted':
-          return null;
-        case 'SwitchUpgraded':
-          return e.state;
-        // The first data format's port events: the port actors hold those facts now.
-        case 'PortRegistered':
-        case 'PortDeleted':
-        case 'PortWired':
-        case 'PortUnwired':
-          return state;
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applySwitch,
 
     decide: {
       'switch.register': (state, cmd, id) => {

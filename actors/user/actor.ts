@@ -1,12 +1,10 @@
-import { Behavior, assertNever, needsEntity } from '../runtime';
+import { Behavior, needsEntity } from '../runtime';
 import { duplicate, notFound, HiltError } from '../errors';
-import { TOKENS_MAX, type TokenGrant, type UserCommand, type UserEvent, type UserReplies, type UserRole, type UserState } from './protocol';
+import { TOKENS_MAX, type UserCommand, type UserEvent, type UserReplies, type UserRole, type UserState } from './protocol';
+import { applyUser } from './state';
 
 /** The user's role, as the API shows it. */
 export const roleOf = (u: UserState): UserRole => (u.isAdmin ? 'admin' : u.auditor ? 'auditor' : 'user');
-
-/** Tokens that stay once the user leaves `project`: a token scoped to it dies with the membership. */
-const outside = (tokens: TokenGrant[] | undefined, project: string) => tokens?.filter((t) => t.project !== project);
 
 const inProject = (state: UserState, p: string) => state.projects.includes(p) || !!state.readerOf?.includes(p);
 
@@ -17,48 +15,7 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, User
   return {
     kind: 'user',
 
-    apply(state, e, id) {
-      switch (e.type) {
-        case 'UserCreated':
-          return { name: id, passwordHash: e.passwordHash, isAdmin: e.isAdmin, ...(e.auditor ? { auditor: true } : {}), projects: [] };
-        case 'UserDeleted':
-          return null;
-        case 'UserAdminSet': {
-          if (!state) return state;
-          const { auditor: _, ...rest } = state;
-          return { ...rest, isAdmin: e.isAdmin };
-        }
-        case 'UserRoleSet': {
-          if (!state) return state;
-          const { auditor: _, ...rest } = state;
-          return { ...rest, isAdmin: e.role === 'admin', ...(e.role === 'auditor' ? { auditor: true } : {}) };
-        }
-        case 'UserJoined':
-          if (!state) return state;
-          return e.role === 'reader'
-            ? { ...state, readerOf: [...(state.readerOf ?? []), e.project] }
-            : { ...state, projects: [...state.projects, e.project] };
-        case 'UserLeft':
-          return state && {
-            ...state,
-            projects: state.projects.filter((p) => p !== e.project),
-            ...(state.readerOf ? { readerOf: state.readerOf.filter((p) => p !== e.project) } : {}),
-            ...(state.tokens ? { tokens: outside(state.tokens, e.project) } : {}),
-          };
-        case 'TokenCreated': {
-          if (!state) return state;
-          // Expired tokens go when a new one is made (at the event's time: apply stays pure).
-          const now = e.at ?? e.grant.createdAt;
-          return { ...state, tokens: [...(state.tokens ?? []).filter((t) => t.expiresAt > now), e.grant] };
-        }
-        case 'TokenRevoked':
-          return state && { ...state, tokens: (state.tokens ?? []).filter((t) => t.id !== e.id) };
-        case 'TokenUsed':
-          return state && { ...state, tokens: (state.tokens ?? []).map((t) => (t.id === e.id ? { ...t, lastUsedAt: e.at } : t)) };
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applyUser,
 
     decide: {
       'user.create': (state, cmd, id) => {

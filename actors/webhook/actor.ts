@@ -1,7 +1,8 @@
-import { Behavior, Stamp, assertNever, existing } from '../runtime';
+import { Behavior, existing } from '../runtime';
 import { duplicate, notFound } from '../errors';
 import type { WebhookCommand, WebhookEvent, WebhookReplies, WebhookState } from './protocol';
 import { PLAIN, type Credentials } from '../credentials';
+import { applyWebhook } from './state';
 
 /** `credentials`: the secret is sealed as it is decided, as BMC and switch passwords are (actors/credentials.ts). */
 export function webhookBehavior(credentials: Credentials = PLAIN): Behavior<WebhookState, WebhookCommand, WebhookEvent, WebhookReplies> {
@@ -11,23 +12,7 @@ export function webhookBehavior(credentials: Credentials = PLAIN): Behavior<Webh
   return {
     kind: 'webhook',
 
-    apply(state, e: WebhookEvent & Stamp, id) {
-      switch (e.type) {
-        case 'WebhookCreated':
-          return {
-            id, url: e.url, secret: e.secret, types: e.types, projects: e.projects, description: e.description,
-            createdAt: e.at ?? 0, createdBy: e.by ?? '', failing: null, failingSince: null,
-          };
-        case 'WebhookDeleted':
-          return null;
-        case 'WebhookFailing':
-          return state && { ...state, failing: e.error, failingSince: e.at ?? 0 };
-        case 'WebhookResumed':
-          return state && { ...state, failing: null, failingSince: null };
-        default:
-          return assertNever(e);
-      }
-    },
+    apply: applyWebhook,
 
     decide: {
       'webhook.create': (state, cmd, id) => {

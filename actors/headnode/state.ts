@@ -1,0 +1,52 @@
+/**
+ * A headnode's state from its events: the pure apply that a live actor, a rebuild and a checkpoint's
+ * replay share. What this module and its imports compile to names the checkpoint's build
+ * (actors/checkpoint.ts): keep it free of anything but the state's derivation.
+ */
+import { assertNever, type Stamp } from '../behavior';
+import type { HeadnodeEvent, HeadnodeState, Hnic } from './protocol';
+
+const mapHnic = (state: HeadnodeState, hnic: string, f: (h: Hnic) => Hnic): HeadnodeState => ({
+  ...state,
+  hnics: state.hnics.map((h) => (h.name === hnic ? f(h) : h)),
+});
+
+export function applyHeadnode(state: HeadnodeState | null, e: HeadnodeEvent & Stamp, id: string): HeadnodeState | null {
+  if (e.type === 'HeadnodeCreated') {
+    return { name: id, project: e.project, baseImg: e.baseImg, hnics: [], frozen: false, status: 'created', vncport: null, error: null };
+  }
+  if (!state) return state;
+  switch (e.type) {
+    case 'HnicCreated':
+      return { ...state, hnics: [...state.hnics, { name: e.hnic, network: null }] };
+    case 'HnicDeleted':
+      return { ...state, hnics: state.hnics.filter((h) => h.name !== e.hnic) };
+    case 'HnicNetworkConnected':
+      return mapHnic(state, e.hnic, (h) => ({ ...h, network: e.network }));
+    case 'HnicNetworkDetached':
+      return mapHnic(state, e.hnic, (h) => ({ ...h, network: null }));
+    case 'HeadnodeStartRequested':
+      return { ...state, status: 'starting', vncport: null };
+    case 'HeadnodeStarted':
+      return { ...state, status: 'running', frozen: true, vncport: e.vncport, error: null };
+    case 'HeadnodeStartFailed':
+      // A headnode that never ran stays modifiable.
+      return { ...state, status: state.frozen ? 'stopped' : 'created', vncport: null, error: e.error };
+    case 'HeadnodeStopRequested':
+      return { ...state, status: 'stopping' };
+    case 'HeadnodeStopped':
+      return { ...state, status: 'stopped', vncport: null, error: null };
+    case 'HeadnodeStopFailed':
+      return { ...state, status: 'running', error: e.error };
+    case 'HeadnodeDied':
+      return { ...state, status: 'died', vncport: null, error: e.error };
+    case 'HeadnodeDeleteRequested':
+      return { ...state, status: 'deleting' };
+    case 'HeadnodeDeleteFailed':
+      return { ...state, error: e.error };
+    case 'HeadnodeDeleted':
+      return null;
+    default:
+      return assertNever(e);
+  }
+}
