@@ -91,6 +91,7 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => unknown>
   /** an operation's type, channel, status and switch */
   const text = common(new Map());
   const networkName = common(new Map());
+  const projectName = (name: string) => rm.projects.get(name)?.name ?? name;
   /** An id's escaped name (`gi1%2F0%2F3`) → the shared name: unescaped once per name. */
   const inId = (shared: (name: string) => string) => {
     const table = new Map<string, string>();
@@ -187,6 +188,7 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => unknown>
     a.status = text(a.status) as NetworkAction['status'];
     if (typeof a.newNetwork === 'string') a.newNetwork = networkName(a.newNetwork);
     if (typeof a.oldNetwork === 'string') a.oldNetwork = networkName(a.oldNetwork);
+    if (typeof a.project === 'string') a.project = projectName(a.project);
     a.switch = text(a.switch);
     a.port = portName(a.port);
   }

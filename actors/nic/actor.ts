@@ -48,7 +48,9 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
     // holds; never reuse a number within one nic all the same.
     const n = Math.max(seq, state.lastSeq + 1);
     operationTrace.mark(state.node, 'accepted');
-    const queued: NetworkAction = { ...action, seq: n, nic: state.name, ...port, status: 'PENDING', acceptedAt: Date.now() };
+    // The node's mailbox accepts this (node → nic), so its project cannot change meanwhile.
+    const project = rm.nodes.get(state.node)?.project ?? null;
+    const queued: NetworkAction = { ...action, seq: n, nic: state.name, ...port, status: 'PENDING', acceptedAt: Date.now(), project };
     return {
       events: [{ type: 'NetworkActionQueued', action: queued }],
       value: { nic: state.name, incarnation: state.incarnation, seq: n },

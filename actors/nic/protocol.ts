@@ -32,6 +32,13 @@ export interface NetworkAction {
   acceptedAt: number;
   finishedAt?: number;
   /**
+   * The project that held the node when the operation was accepted (null: none, an admin's
+   * operation on a free node). A nic's history outlives a release: only that project's members
+   * (and admins) read the operation (src/routes/operation-access.ts). Absent in operations
+   * recorded before it was kept.
+   */
+  project?: string | null;
+  /**
    * Numbered by its node in the first data format: its status id names it by node and number
    * alone, and the upgrade copied it into this nic (actors/persistence/upgrade.ts).
    */

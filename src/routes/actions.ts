@@ -12,6 +12,7 @@ import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
 import { decodeStatusId, encodeStatusId, shortStatusId } from '../../actors/nic/status-ids';
+import { readsOperation } from './operation-access';
 
 type NN = { node: string; nic: string };
 
@@ -93,6 +94,8 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     }
     if (!node || !action) throw notFound(`networking action ${req.params.status_id}`);
     requireNodeAccess(req.caller, node);
+    // Another project's operation on this node (before a release): not the caller's to know of.
+    if (!readsOperation(req.caller, node, action)) throw notFound(`networking action ${req.params.status_id}`);
     return statusBody(node, action);
   });
 
@@ -100,7 +103,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     requireNodeAccess(req.caller, node);
     // As v1 answered it (test/src/service/upgrade.test.ts compares): the short id is the system-wide list's.
-    return (await listStatuses(journals, node)).map(({ action: a, nicIncarnation }) => {
+    return (await listStatuses(journals, node)).filter(({ action }) => readsOperation(req.caller, node, action)).map(({ action: a, nicIncarnation }) => {
       const { short_id: _short, ...item } = listed(node, a, nicIncarnation);
       return item;
     });
@@ -124,7 +127,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
         if (!node) continue;
         for (const nicName of rm.pendingByNode.get(name)) {
           const nic = rm.nic(name, nicName);
-          if (nic?.pending) pending.push(listed(node, nic.pending, nic.incarnation));
+          if (nic?.pending && readsOperation(req.caller, node, nic.pending)) pending.push(listed(node, nic.pending, nic.incarnation));
         }
       }
       out.push(...pending.sort((a, b) => (a.accepted_at < b.accepted_at ? 1 : a.accepted_at > b.accepted_at ? -1 : 0)));
@@ -136,6 +139,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
         const node = visible(a.node);
         // An operation of an earlier registration of the node or nic has no status id any more.
         if (!node || a.nicIncarnation === undefined || rm.nic(node.name, a.nic)?.incarnation !== a.nicIncarnation) continue;
+        if (!readsOperation(req.caller, node, a)) continue;
         out.push(listed(node, a, a.nicIncarnation));
       }
     }

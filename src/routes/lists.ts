@@ -18,14 +18,16 @@ import type { PowerControl } from '../../hardware/power';
 import type { ReadModel } from '../../actors/readmodel';
 import { dict } from '../dict';
 import type { PortState } from '../../actors/port/protocol';
+import type { Caller } from '../auth/caller';
+import { operationsOf } from './operation-access';
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
-/** The newest operation of the node's nics, as lists show it. */
-export function lastOperation(node: NodeState, nics: readonly NicState[]) {
+/** The newest operation of the node's nics that `reads` lets through (operation-access.ts), as lists show it. */
+export function lastOperation(node: NodeState, nics: readonly NicState[], reads: (a: NetworkAction) => boolean) {
   let last: { a: NetworkAction; nic: NicState } | undefined;
   for (const nic of nics) {
-    for (const a of nic.actions) if (!last || a.acceptedAt > last.a.acceptedAt || (a.acceptedAt === last.a.acceptedAt && a.seq > last.a.seq)) last = { a, nic };
+    for (const a of nic.actions) if (reads(a) && (!last || a.acceptedAt > last.a.acceptedAt || (a.acceptedAt === last.a.acceptedAt && a.seq > last.a.seq))) last = { a, nic };
   }
   if (!last) return null;
   const { a, nic } = last;
@@ -44,7 +46,7 @@ export function powerOf(power: PowerControl, node: NodeState) {
   return { state: s.state, at: iso(s.at), ...(s.error !== undefined ? { error: s.error, error_at: iso(s.errorAt) } : {}) };
 }
 
-export function nodeRow(rm: ReadModel, power: PowerControl, node: NodeState, admin: boolean) {
+export function nodeRow(rm: ReadModel, power: PowerControl, node: NodeState, caller: Caller) {
   const nics = rm.nicsOf(node.name);
   return {
     name: node.name,
@@ -53,10 +55,10 @@ export function nodeRow(rm: ReadModel, power: PowerControl, node: NodeState, adm
     networks: [...new Set(nics.flatMap((n) => Object.values(n.networks)))].sort(),
     nics: nics.length,
     pending: nics.filter((n) => n.pending).length,
-    last_operation: lastOperation(node, nics),
+    last_operation: lastOperation(node, nics, operationsOf(caller, node)),
     lease_expires_at: node.lease ? iso(node.lease.expiresAt) : null,
     metadata: node.metadata ?? {},
-    ...(admin ? { obm: driverName(node.obm.type) } : {}),
+    ...(caller.isAdmin ? { obm: driverName(node.obm.type) } : {}),
   };
 }
 
@@ -104,7 +106,7 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
       const node = rm.nodes.get(name)!;
       // show_node's rule: a free node is anyone's to see, an assigned one its project's.
       if (node.project && !c.isAdmin && !c.projects.includes(node.project)) others++;
-      else nodes.push(nodeRow(rm, power, node, c.isAdmin));
+      else nodes.push(nodeRow(rm, power, node, c));
     }
     return { nodes, others };
   });

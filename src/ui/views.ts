@@ -21,6 +21,7 @@ import { pendingPerSwitch, type Metrics } from '../metrics';
 import type { PowerControl } from '../../hardware/power';
 import type { HeadnodeControl } from '../../hardware/headnode-control';
 import { lastOperation, powerOf, switchHealth } from '../routes/lists';
+import { operationsOf, readsOperation } from '../routes/operation-access';
 
 export type Cell = string | number | boolean | null;
 export type Row = Record<string, Cell>;
@@ -189,7 +190,7 @@ export class Views {
         nics: nics.length,
         networks: [...networks].sort().join(', '),
         pending,
-        ...this.nodeState(node),
+        ...this.nodeState(node, caller),
         ...(s.all ? { obm: driverName(node.obm.type) } : {}),
         metadata: node.metadata ? Object.entries(node.metadata).map(([k, v]) => `${k}=${String(v)}`).join(', ') : '',
         // The lease's end (ISO 8601; the page shows the time left), or `passed` while its node is released.
@@ -200,9 +201,9 @@ export class Views {
   }
 
   /** What a node's row shows first (issue 26): its power as last seen and its last operation, a failure with its reason. */
-  private nodeState(node: NodeState): Row {
+  private nodeState(node: NodeState, caller: Caller): Row {
     const power = powerOf(this.d.power, node);
-    const last = lastOperation(node, this.rm.nicsOf(node.name));
+    const last = lastOperation(node, this.rm.nicsOf(node.name), operationsOf(caller, node));
     return {
       power: power.state, power_at: power.at, power_error: power.error ?? null,
       last_status: last?.status ?? null, last_op: last ? `${last.type === 'modify_port' ? (last.network ? 'connect' : 'detach') : last.type.replace('_port', '')} ${last.nic}${last.network ? ` ${last.network}` : ''}` : null,
@@ -244,7 +245,11 @@ export class Views {
       members: rm.membersByProject.get(p).size,
       headnodes: rm.headnodesByProject.get(p).size,
       pending: [...rm.nodesByProject.get(p)].reduce((n, node) => n + rm.pendingByNode.get(node).size, 0),
-      failures: [...rm.nodesByProject.get(p)].filter((node) => rm.nicsOf(node).some((x) => x.actions.at(-1)?.status === 'ERROR')).length,
+      // A failure of the project's own: not one of the project that held the node before.
+      failures: [...rm.nodesByProject.get(p)].filter((node) => rm.nicsOf(node).some((x) => {
+        const last = x.actions.at(-1);
+        return last?.status === 'ERROR' && (last.project === undefined || last.project === p);
+      })).length,
     }));
   }
 
@@ -339,11 +344,14 @@ export class Views {
       if (!s.project(rm.nodes.get(node)?.project)) continue;
       for (const nic of rm.pendingByNode.get(node)) {
         const p = rm.nic(node, nic)?.pending;
-        if (p) rows.push(this.operationRow(node, p));
+        if (p && readsOperation(caller, rm.nodes.get(node)!, p)) rows.push(this.operationRow(node, p));
       }
     }
     rows.sort((a, b) => compare(b.accepted, a.accepted));
-    for (const a of rm.recentOperations.newest()) if (s.project(rm.nodes.get(a.node)?.project)) rows.push(this.operationRow(a.node, a));
+    for (const a of rm.recentOperations.newest()) {
+      const node = rm.nodes.get(a.node);
+      if (node && s.project(node.project) && readsOperation(caller, node, a)) rows.push(this.operationRow(a.node, a));
+    }
     return rows;
   }
 
@@ -367,13 +375,14 @@ export class Views {
     const node = rm.nodes.get(name);
     if (!node || (!s.all && node.project !== null && !s.project(node.project))) return undefined;
     const nics = rm.nicsOf(name);
-    const operations = nics.flatMap((nic) => nic.actions).sort((a, b) => b.acceptedAt - a.acceptedAt || b.seq - a.seq).map((a) => this.operationRow(name, a));
+    const reads = operationsOf(caller, node);
+    const operations = nics.flatMap((nic) => nic.actions).filter(reads).sort((a, b) => b.acceptedAt - a.acceptedAt || b.seq - a.seq).map((a) => this.operationRow(name, a));
     return {
       name,
       project: node.project,
       ...(s.all ? { obm: driverName(node.obm.type) } : {}),
       metadata: node.metadata ?? {},
-      ...this.nodeState(node),
+      ...this.nodeState(node, caller),
       nics: nics.map((nic) => {
         const port = s.all ? rm.wiring.get(name, nic.name) : undefined;
         return {
@@ -384,10 +393,10 @@ export class Views {
           wired: rm.wiring.has(name, nic.name),
           channels: Object.keys(nic.networks),
           networks: Object.entries(nic.networks).map(([channel, network]) => ({ channel: channelName(channel), network })),
-          pending: nic.pending ? this.operationRow(name, nic.pending) : null,
+          pending: nic.pending && reads(nic.pending) ? this.operationRow(name, nic.pending) : null,
           // The nic's state: its last finished operation, a failure with its reason.
           last: (() => {
-            const a = [...nic.actions].reverse().find((x) => x.status !== 'PENDING');
+            const a = [...nic.actions].reverse().find((x) => x.status !== 'PENDING' && reads(x));
             return a ? this.operationRow(name, a) : null;
           })(),
         };
