@@ -6,7 +6,9 @@
  * scrypt costs tens of milliseconds by design, so a credential that verified once is
  * remembered: the cache maps a SHA-256 of the Authorization header (never the header itself)
  * to the user and the stored hash it matched. An entry counts only while the user still has
- * exactly that hash, so deleting or re-creating a user invalidates it at once.
+ * exactly that hash, so deleting or re-creating a user invalidates it at once. A verification
+ * counts the same way: a password checked against a hash the user no longer has (deleted and
+ * created again while the scrypt ran) is refused, and remembered for nothing.
  *
  * A login for a name that is not a user is verified against a dummy hash, so that it costs
  * what a wrong password costs (its timing tells nothing about which names exist). Failed logins
@@ -16,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { sha256 } from '../../lib/hash';
 import { ReadModel } from '../../actors/readmodel';
+import type { UserState } from '../../actors/user/protocol';
 import { HiltError, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { dummyHash, verifyPassword } from './password';
@@ -90,6 +93,15 @@ export class Authenticator {
   }
 
   /**
+   * A password login (HTTP basic) and the stored hash its password matched, which the user still
+   * has: the dashboard's session keeps it, and ends when the user's hash changes.
+   */
+  async password(header: string, ctx: LoginContext = {}): Promise<{ caller: Caller; hash: string }> {
+    const u = this.rememberedUser(header) ?? (await this.checkPassword(header, ctx));
+    return { caller: userCaller(u), hash: u.passwordHash };
+  }
+
+  /**
    * The caller of a credential checked without waiting (every request of a client that logged
    * in before): a remembered basic credential, or one of hilt's API tokens (a map lookup and one
    * hash). Undefined when it takes a slow check or is refused (authenticate() does both); throws
@@ -100,6 +112,12 @@ export class Authenticator {
     if (!header) return undefined;
     const bearer = BEARER.exec(header);
     if (bearer) return isHiltToken(bearer[1]) ? this.hiltToken(bearer[1]) : undefined;
+    const u = this.rememberedUser(header);
+    return u && userCaller(u);
+  }
+
+  /** The user of a remembered basic credential, while it still has the hash the credential matched. */
+  private rememberedUser(header: string): UserState | undefined {
     const hit = this.cache.get(sha256(header));
     if (!hit) return undefined;
     const u = this.rm.users.get(hit.user);
@@ -108,13 +126,18 @@ export class Authenticator {
     // correct guess during the lock would answer 200 and the lock would stop nothing.
     const wait = this.throttle.retryAfter(u.name);
     if (wait !== null) throw throttled(wait);
-    return userCaller(u);
+    return u;
   }
 
   /** A credential remembered() did not answer for (call that first): a bearer token, or a password checked by scrypt. */
   async verify(header: string | undefined, ctx: LoginContext): Promise<Caller> {
     const bearer = header ? BEARER.exec(header) : null;
     if (bearer) return this.bearer(bearer[1], ctx);
+    return userCaller(await this.checkPassword(header, ctx));
+  }
+
+  /** A basic credential checked by scrypt: the user as it is now, which still has the hash the password matched. */
+  private async checkPassword(header: string | undefined, ctx: LoginContext): Promise<UserState> {
     const digest = header ? sha256(header) : '';
     // A remembered credential whose user changed its password (or went) is forgotten.
     if (digest) this.cache.delete(digest);
@@ -127,17 +150,23 @@ export class Authenticator {
     check();
     const u = this.rm.users.get(cred.user);
     // The same work whether the name exists or not; the lock is checked again once the scrypt
-    // slot is had (failures may have locked the name while this login waited for it).
-    let verdict = this.verifying.get(digest);
+    // slot is had (failures may have locked the name while this login waited for it). Only
+    // requests checking the same stored hash share a verdict: one that began before the user
+    // was created again with a new password says nothing about the new one.
+    const key = `${digest}\n${u?.passwordHash ?? ''}`;
+    let verdict = this.verifying.get(key);
     if (!verdict) {
       verdict = (async () => verifyPassword(cred.password, u?.passwordHash ?? (await dummyHash()), { before: check }))();
-      this.verifying.set(digest, verdict);
+      this.verifying.set(key, verdict);
       const done = verdict;
-      void done.then(() => undefined, () => undefined).finally(() => this.verifying.get(digest) === done && this.verifying.delete(digest));
+      void done.then(() => undefined, () => undefined).finally(() => this.verifying.get(key) === done && this.verifying.delete(key));
     }
-    // Each request that shares a failed verification counts as a failed login of its own.
-    const ok = (await verdict) && !!u;
-    if (!ok) {
+    // Each request that shares a failed verification counts as a failed login of its own. A
+    // match counts only if the user still has the hash it matched (not deleted, or created again
+    // with another password, while the scrypt ran).
+    const matched = await verdict;
+    const now = this.rm.users.get(cred.user);
+    if (!matched || !u || !now || now.passwordHash !== u.passwordHash) {
       const outcome = this.throttle.fail(cred.user);
       const who = { user: quote(cred.user), remote: ctx.ip, failures: outcome.failures };
       if (outcome.lockedForMs) ctx.log?.warn({ ...who, lockedForSeconds: outcome.lockedForMs / 1000 }, 'too many failed logins for one user name: its logins are refused for a while');
@@ -146,8 +175,8 @@ export class Authenticator {
     }
     this.throttle.succeed(cred.user);
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(digest, { user: u.name, hash: u.passwordHash });
-    return userCaller(this.rm.users.get(u.name) ?? u);
+    this.cache.set(digest, { user: now.name, hash: now.passwordHash });
+    return now;
   }
 
   /**

@@ -227,9 +227,9 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       caller = await hilt.auth.authenticate(`Bearer ${token}`, { log: req.log, ip: req.ip });
     } else {
       if (typeof user !== 'string' || typeof password !== 'string' || !user || user.includes(':')) throw unauthorized('invalid username or password');
-      // The API's own check (the same users, passwords and protections).
-      caller = await hilt.auth.authenticate('Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64'), { log: req.log, ip: req.ip });
-      hash = hilt.world.rm.users.get(caller.user)!.passwordHash;
+      // The API's own check (the same users, passwords and protections), and the hash the
+      // password matched: the session ends when the user has another one.
+      ({ caller, hash } = await hilt.auth.password('Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64'), { log: req.log, ip: req.ip }));
     }
     const s = sessions.create(caller, hash);
     req.log.info({ user: caller.user, with: caller.via?.kind ?? 'password' }, 'dashboard login');

@@ -12,7 +12,10 @@ import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, ba
 import { startServerProcess } from '../../helpers/process';
 import { loggerOptions } from '../../../src/redact';
 import { LoginThrottle } from '../../../src/auth/throttle';
-import { Limiter, SCRYPT_IN_FLIGHT, scryptSlots } from '../../../src/auth/password';
+import { hashPassword, Limiter, SCRYPT_IN_FLIGHT, scryptSlots } from '../../../src/auth/password';
+import { Authenticator } from '../../../src/auth/basic';
+import type { UserState } from '../../../actors/user/protocol';
+import type { ReadModel } from '../../../actors/readmodel';
 import { HiltError } from '../../../src/errors';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -180,6 +183,48 @@ describe('logins over HTTP', function () {
     } finally {
       scryptSlots.run = run;
     }
+  });
+});
+
+describe('a password replaced while a login with it is being verified (Authenticator)', () => {
+  const header = (user: string, password: string) => 'Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64');
+  const authenticator = (users: Map<string, UserState>) => new Authenticator({ users, tokenOwners: new Map<string, string>() } as unknown as ReadModel);
+  const outcome = (p: Promise<unknown>) => p.then(() => 'ok', () => 'refused');
+
+  it('the old password is refused once the user is created again with a new one, also by requests that were verifying it, and is remembered for nothing', async () => {
+    const oldHash = await hashPassword('old-leaked-pw');
+    const newHash = await hashPassword('new-pw-after-reset');
+    const users = new Map<string, UserState>([['carol', { name: 'carol', passwordHash: oldHash, isAdmin: true, projects: [] }]]);
+    const auth = authenticator(users);
+    const old = header('carol', 'old-leaked-pw');
+
+    // A request with the old password starts its scrypt (against the old hash)…
+    const first = outcome(auth.authenticate(old));
+    // …meanwhile the admin deletes carol and creates her again with a new password (the old one leaked)…
+    users.set('carol', { name: 'carol', passwordHash: newHash, isAdmin: true, projects: [] });
+    // …and another request with the old password arrives while the first is still verifying.
+    const second = outcome(auth.authenticate(old));
+    expect(await second, 'a request that arrived after the reset').to.equal('refused');
+    expect(await first, 'a request whose password matched the hash carol no longer has').to.equal('refused');
+
+    expect(auth.remembered(old), 'the old password is not remembered for the new hash').to.equal(undefined);
+    expect(await outcome(auth.authenticate(old)), 'the old password after the reset').to.equal('refused');
+    expect((await auth.authenticate(header('carol', 'new-pw-after-reset'))).user).to.equal('carol');
+  });
+
+  it('a dashboard login gets the hash its password matched: none when the user went meanwhile, the new one when it came back', async () => {
+    const users = new Map<string, UserState>([['dora', { name: 'dora', passwordHash: await hashPassword('dora-pw'), isAdmin: false, projects: ['p'] }]]);
+    const auth = authenticator(users);
+    const login = outcome(auth.password(header('dora', 'dora-pw')));
+    users.delete('dora');
+    expect(await login, 'dora was deleted while her password was verified').to.equal('refused');
+    // Created again with the same password: a new salt, a new hash, and the login names that one.
+    const again: UserState = { name: 'dora', passwordHash: await hashPassword('dora-pw'), isAdmin: false, projects: [] };
+    users.set('dora', again);
+    const { caller, hash } = await auth.password(header('dora', 'dora-pw'));
+    expect(hash).to.equal(again.passwordHash);
+    expect(caller.projects).to.deep.equal([]);
+    expect((await auth.password(header('dora', 'dora-pw'))).hash, 'remembered: the same hash').to.equal(again.passwordHash);
   });
 });
 
