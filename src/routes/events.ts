@@ -6,11 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import * as S from '../schemas/events';
-import { badArgument, notFound, ErrorType } from '../errors';
+import { badArgument, notFound, unauthorized, ErrorType } from '../errors';
 import { parseTime } from '../audit';
 import { requireAdmin } from './guard';
 import type { ServerResponse } from 'node:http';
-import { forRead, type Caller } from '../auth/caller';
+import { callerNow, forRead, type Caller } from '../auth/caller';
 import type { Filter, Stream, Viewer } from '../events/hub';
 import type { RouteWorld } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
@@ -97,6 +97,11 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     const filter: Filter = { kinds: set(req.query.kind), names: set(req.query.name), projects: set(req.query.project), types: set(req.query.type) };
     const after = await startOf(app, req, reply);
     if (after === undefined) return reply;
+    // The caller's rights as they are now, not as they were before the wait for the store: a
+    // membership removed meanwhile ended the caller's streams before this one was open, so it
+    // must not open with the old rights (src/auth/caller.ts).
+    const caller = callerNow(world.rm, req.caller, true);
+    if (!caller) throw unauthorized('the credentials of this request are no longer valid');
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -108,8 +113,8 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     });
     // How long a client waits before it reconnects (EventSource's own default is 3 s).
     res.write('retry: 1000\n: hilt event stream\n\n');
-    const stream = hub.open(res, viewerOf(req.caller), filter, after);
-    endAtExpiry(stream, res, expiryOf(world.rm, req.caller));
+    const stream = hub.open(res, viewerOf(caller), filter, after);
+    endAtExpiry(stream, res, expiryOf(world.rm, caller));
     return reply;
   });
 

@@ -269,11 +269,14 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
    * ends when the session does.
    */
   app.get('/ui/api/events', async (req, reply) => {
-    const c = session(req);
+    session(req);
     const hub = hilt.events;
     const header = req.headers['last-event-id'] ?? (req.query as { after?: unknown }).after;
     const id = typeof header === 'string' && /^[0-9]{1,16}$/.test(header) ? Number(header) : undefined;
     const after = id !== undefined && id <= hub.last && id >= (await hilt.world.runtime.engine.bounds()).first - 1 ? id : hub.last;
+    // The session as it is after the wait for the store (its rights now; a 401 if it ended), as
+    // GET /events does: a membership removed meanwhile must not leave a stream with the old rights.
+    const c = session(req);
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-accel-buffering': 'no' });
     reply.raw.write('retry: 2000\n\n');

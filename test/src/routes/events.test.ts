@@ -370,6 +370,42 @@ describe('GET /events', function () {
     for (const x of [sb, all, again]) x.close();
   });
 
+  it('opens a resuming stream with its caller\'s rights after the wait for the store: a membership removed meanwhile counts, a user deleted meanwhile is a 401', async () => {
+    await must(api.put('/project/er-a'));
+    await must(api.put('/project/er-b'));
+    const eve = await makeUser(api, 'er-eve', 'er-eve-pw', ['er-a']);
+    const engine = ts.world.runtime.engine as { bounds: typeof ts.world.runtime.engine.bounds };
+    const bounds = engine.bounds.bind(engine);
+    /** The next read of the store's bounds (a resume's) waits for `meanwhile` first. */
+    const during = (meanwhile: () => Promise<unknown>) => {
+      engine.bounds = async () => {
+        engine.bounds = bounds;
+        await meanwhile();
+        return bounds();
+      };
+    };
+    try {
+      // The admin removes eve from er-a while her resuming stream waits for the store's bounds.
+      during(() => must(api.post('/auth/basic/user/er-eve/remove_project', { project: 'er-a' })));
+      const s = open(`?after=${(await bounds()).last}`, eve);
+      expect(await s.answered()).to.equal(200);
+      await s.until(() => s.comments.includes('live'));
+      expect((await must(api.get('/auth/basic/user/er-eve'))).body.projects).to.deep.equal({});
+      // A change of er-a after eve left it; then eve joins er-b, which ends her streams once
+      // what came before has gone out (so anything of er-a she could see would be there).
+      await must(api.put('/network/er-after-removal', { owner: 'er-a', access: 'er-a', net_id: '' }));
+      await must(api.post('/auth/basic/user/er-eve/add_project', { project: 'er-b' }));
+      await s.ended;
+      expect(s.events.map((e) => e.data.name), 'events of er-a eve received after she left it').to.not.include('er-after-removal');
+
+      during(() => must(api.del('/auth/basic/user/er-eve')));
+      const gone = open(`?after=${(await bounds()).last}`, eve);
+      expect(await gone.answered(), 'eve deleted while her stream was being opened').to.equal(401);
+    } finally {
+      engine.bounds = bounds;
+    }
+  });
+
   it('refuses bad input with 400, and callers without credentials with 401', async () => {
     for (const q of ['?after=abc', '?after=-1', '?since=yesterday', '?after=1&since=2026-01-01T00:00:00Z', '?color=red', '?after=', `?kind=${'x'.repeat(5000)}`]) {
       const r = await api.get(`/events${q}`);

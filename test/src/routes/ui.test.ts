@@ -13,6 +13,7 @@ import { makeCertificate } from '../../helpers/redfish-sim';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Res } from '../../helpers/server';
 import { UiSessions } from '../../../src/ui/sessions';
 import { ReadModel } from '../../../actors/readmodel';
+import { SseStream } from '../../helpers/sse';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -246,6 +247,47 @@ describe('the dashboard over HTTP (/ui)', function () {
       ['dc-junos', 'junos', 'Juniper Junos (ELS)'], ['dc-nvue', 'cumulus_nvue', 'NVIDIA Cumulus Linux (NVUE)'],
     ]);
     for (const s of ['dc-junos', 'dc-nvue']) await must(api.del(`/switch/${s}`));
+  });
+});
+
+describe('the dashboard\'s live updates (/ui/api/events)', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let api: Client;
+  const stream = (b: Browser, query = '') => new SseStream(`${ts.url}/ui/api/events${query}`, { headers: { cookie: b.cookie } });
+
+  before(async () => {
+    ts = await startTestServer();
+    api = ts.api;
+    for (const p of ['ue-a', 'ue-b']) await must(api.put(`/project/${p}`));
+  });
+  after(() => stopTestServer(ts));
+
+  it('opens a resuming stream with the session\'s rights after the wait for the store: a membership removed meanwhile counts', async () => {
+    await makeUser(api, 'ue-eve', 'ue-eve-pw', ['ue-a']);
+    const b = new Browser(api);
+    await must(b.login('ue-eve', 'ue-eve-pw'));
+    const engine = ts.world.runtime.engine as { bounds: typeof ts.world.runtime.engine.bounds };
+    const bounds = engine.bounds.bind(engine);
+    // The admin removes eve from ue-a while her resuming stream waits for the store's bounds.
+    engine.bounds = async () => {
+      engine.bounds = bounds;
+      await must(api.post('/auth/basic/user/ue-eve/remove_project', { project: 'ue-a' }));
+      return bounds();
+    };
+    try {
+      const s = stream(b, `?after=${(await bounds()).last}`);
+      expect(await s.answered()).to.equal(200);
+      await s.until(() => s.comments.includes('live'));
+      // A change of ue-a after eve left it; then eve joins ue-b, which ends her streams once what
+      // came before has gone out.
+      await must(api.put('/network/ue-after-removal', { owner: 'ue-a', access: 'ue-a', net_id: '' }));
+      await must(api.post('/auth/basic/user/ue-eve/add_project', { project: 'ue-b' }));
+      await s.ended;
+      expect(s.events.map((e) => e.data.name), 'events of ue-a eve received after she left it').to.not.include('ue-after-removal');
+    } finally {
+      engine.bounds = bounds;
+    }
   });
 });
 
