@@ -32,6 +32,8 @@ export interface Caller {
   /** changes nothing: 403 on every change */
   readOnly?: boolean;
   via?: Via;
+  /** a read's caller (forRead): the caller before it was widened, whose rights a change takes */
+  unwidened?: Caller;
 }
 
 /** What a user may do with its password (or a dashboard session of it). */
@@ -64,10 +66,14 @@ export function tokenCaller(u: UserState, t: TokenGrant): Caller {
 const READS = new Set(['GET', 'HEAD']);
 export const isRead = (method: string): boolean => READS.has(method);
 
-/** The caller as a read sees it: an auditor as an admin, a reader of P as a member of P. */
+/**
+ * The caller as a read sees it: an auditor as an admin, a reader of P as a member of P. It keeps
+ * the caller it widened, so that what a read may change (starting a console's recording, typing
+ * on it) is checked on the real rights (callerNow).
+ */
 export function forRead(c: Caller): Caller {
-  if (!c.auditor && !c.reads?.length) return c;
-  return { ...c, isAdmin: c.isAdmin || !!c.auditor, projects: c.reads?.length ? [...c.projects, ...c.reads] : c.projects };
+  if (c.unwidened || (!c.auditor && !c.reads?.length)) return c;
+  return { ...c, isAdmin: c.isAdmin || !!c.auditor, projects: c.reads?.length ? [...c.projects, ...c.reads] : c.projects, unwidened: c };
 }
 
 /** Does the caller only read project P (so a change there is a 403, not a 401)? */
@@ -76,13 +82,14 @@ export const readsOnly = (c: Caller, project: string): boolean => !c.isAdmin && 
 /**
  * The caller as it is now (a call that waited, e.g. for a BMC, is checked again when its turn
  * comes): undefined when its user, its token or its OpenID Connect token is gone. `read`: the
- * rights of a read.
+ * rights of a read; else the caller's own, even when `c` is a read's widened caller.
  */
 export function callerNow(rm: ReadModel, c: Caller, read = false): Caller | undefined {
   const via = c.via ?? { kind: 'password' };
   let now: Caller | undefined;
   if (via.kind === 'oidc') {
-    now = via.expiresAt > Date.now() ? c : undefined;
+    // Its rights are its token's claims, as they were read: never a read's widening of them.
+    now = via.expiresAt > Date.now() ? c.unwidened ?? c : undefined;
   } else {
     const u = rm.users.get(c.user);
     if (!u) return undefined;

@@ -10,8 +10,9 @@ export interface Watcher {
   send(text: string): void;
 }
 
-export function watch(url: string, node: string, as: Creds | null, headers: Record<string, string> = {}): Promise<Watcher> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/node/${encodeURIComponent(node)}/console/stream`, {
+/** `under`: where the stream's route is (the dashboard's: '/ui/api'). */
+export function watch(url: string, node: string, as: Creds | null, headers: Record<string, string> = {}, under = ''): Promise<Watcher> {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}${under}/node/${encodeURIComponent(node)}/console/stream`, {
     headers: { ...(as ? { authorization: basic(as) } : {}), ...headers },
   });
   let got = '';

@@ -5,9 +5,11 @@
  * groups mapped to admin, auditor, member and reader.
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, obm } from '../../helpers/server';
 import { startIssuer, TestIssuer, SigningKey } from '../../helpers/oidc-issuer';
 import { addSecret } from '../../helpers/secrets';
+import { watch, Watcher } from '../../helpers/console-ws';
+import { until } from '../../helpers/wait';
 import { OidcVerifier } from '../../../src/auth/oidc';
 import { DEFAULTS } from '../../../src/config';
 import { ReadModel } from '../../../actors/readmodel';
@@ -116,6 +118,75 @@ describe('OpenID Connect bearer tokens', function () {
     const admin = await as(rsa, { preferred_username: 'oidc-tok', groups: ['hilt-admins'] });
     expect((await admin.post('/auth/tokens', {})).status).to.equal(403);
     expect((await admin.get('/auth/tokens')).status).to.equal(403);
+  });
+});
+
+describe('an OpenID Connect reader of a project on its node\'s live console (the API\'s and the dashboard\'s)', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let issuer: TestIssuer;
+  let rsa: SigningKey;
+  let api: Client;
+  let token: string;
+  /** the dashboard's session cookie of a login with the token */
+  let cookie: string;
+  const pwReader = { user: 'oc-pw-reader', password: 'oc-pw-reader-pw-1' };
+
+  before(async () => {
+    issuer = await startIssuer();
+    rsa = await issuer.newKey('RS256');
+    issuer.published.push(rsa);
+    ts = await startTestServer({ oidcIssuer: issuer.url, oidcAudience: 'hilt', oidcCaFile: issuer.caFile });
+    api = ts.api;
+    for (const p of ['oc-p', 'oc-q']) await must(api.put(`/project/${p}`));
+    await must(api.put('/node/oc-n1', { obm: obm('bmc-oc-n1') }));
+    await must(api.post('/project/oc-p/connect_node', { node: 'oc-n1' }));
+    // The same rights with a password: member of oc-q, reader of oc-p.
+    await must(api.put(`/auth/basic/user/${pwReader.user}`, { password: pwReader.password }));
+    await must(api.post(`/auth/basic/user/${pwReader.user}/add_project`, { project: 'oc-q' }));
+    await must(api.post(`/auth/basic/user/${pwReader.user}/add_project`, { project: 'oc-p', role: 'reader' }));
+    token = await issuer.token(rsa, { preferred_username: 'oc-oidc-reader', groups: ['hilt-project-oc-q', 'hilt-project-oc-p-readers'] });
+    addSecret(token);
+    const login = await must(api.call('POST', '/ui/api/login', { as: null, body: { token } }));
+    cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    await issuer.close();
+  });
+
+  /** The ways to the console: the API with a password or the token, the dashboard with the token's session. */
+  const viewers: [string, () => Promise<Watcher>][] = [
+    ['the password reader', () => watch(ts.url, 'oc-n1', pwReader)],
+    ['the OpenID Connect reader', () => watch(ts.url, 'oc-n1', null, { authorization: `Bearer ${token}` })],
+    ['the OpenID Connect reader on the dashboard', () => watch(ts.url, 'oc-n1', null, { cookie, origin: ts.url }, '/ui/api')],
+  ];
+
+  it('the reader may read the project but not change it (the REST API agrees for both)', async () => {
+    const oidc = api.with({ token });
+    expect((await oidc.get('/node/oc-n1')).status).to.equal(200);
+    expect((await oidc.put('/node/oc-n1/console')).status, 'start_console by the OpenID Connect reader').to.equal(403);
+    expect((await api.with(pwReader).put('/node/oc-n1/console')).status, 'start_console by the password reader').to.equal(403);
+  });
+
+  it('connecting to an unrecorded console is refused (starting the recording is a change)', async () => {
+    for (const [who, connect] of viewers) {
+      const got = await connect().then((w) => { w.ws.close(); return 'open'; }, (e: { status?: number }) => e.status);
+      expect(got, who).to.equal(403);
+    }
+  });
+
+  it('what the reader types on a recorded console does not reach the node', async () => {
+    await must(api.put('/node/oc-n1/console'));
+    for (const [who, connect] of viewers) {
+      const w = await connect();
+      await until('the banner', () => w.text().includes('mock serial console of bmc-oc-n1'));
+      const typed = `typed-by-${who.replace(/ /g, '-')}`;
+      w.send(`${typed}\r`);
+      await until('the answer', () => w.text().includes(`${typed}\r\n`) || w.text().includes('[hilt] what you type is not sent'));
+      w.ws.close();
+      expect(w.text(), who).to.not.include(`${typed}\r\n`);
+    }
   });
 });
 
