@@ -76,6 +76,12 @@ export function forRead(c: Caller): Caller {
   return { ...c, isAdmin: c.isAdmin || !!c.auditor, projects: c.reads?.length ? [...c.projects, ...c.reads] : c.projects, unwidened: c };
 }
 
+/**
+ * Is the caller the database user `name` itself? An OpenID Connect caller never is: a user of the
+ * database with its name is another identity (docs/identity.md).
+ */
+export const isUser = (c: Caller, name: string): boolean => c.user === name && c.via?.kind !== 'oidc';
+
 /** Does the caller only read project P (so a change there is a 403, not a 401)? */
 export const readsOnly = (c: Caller, project: string): boolean => !c.isAdmin && !c.projects.includes(project) && (!!c.auditor || !!c.reads?.includes(project));
 

@@ -5,6 +5,7 @@ import { hashPassword } from '../auth/password';
 import { requireAdmin, found, lookedUp } from './guard';
 import { roleOf } from '../../actors/user/actor';
 import { dict } from '../dict';
+import { isUser } from '../auth/caller';
 import type { ProjectRole, UserRole } from '../../actors/user/protocol';
 
 type U = { username: string };
@@ -24,10 +25,11 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     await world.users.ask(username, { type: 'user.create', by: req.caller.user, passwordHash, isAdmin, ...(b.role === 'auditor' ? { auditor: true } : {}) });
   });
 
-  // show_user (docs/identity.md): an admin or an auditor, or the user itself.
+  // show_user (docs/identity.md): an admin or an auditor, or the user itself (never an OpenID
+  // Connect caller of the same name: another identity).
   app.get<{ Params: UP }>('/auth/basic/user/:user', { schema: S.showUser }, async (req) => {
     const { user } = req.params;
-    if (user !== req.caller.user) requireAdmin(req.caller);
+    if (!isUser(req.caller, user)) requireAdmin(req.caller);
     const u = found(rm.users.get(user), `user ${user}`);
     const projects = dict<ProjectRole>();
     for (const p of u.projects) projects[p] = 'member';
@@ -58,7 +60,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     requireAdmin(req.caller);
     const { user } = req.params;
     found(rm.users.get(user), `user ${user}`);
-    if (user === req.caller.user) throw conflict('a user may not change its own admin flag or role');
+    if (isUser(req.caller, user)) throw conflict('a user may not change its own admin flag or role');
     const { role, is_admin: isAdmin } = req.body;
     if (role !== undefined) await world.users.ask(user, { type: 'user.setRole', by: req.caller.user, role });
     else await world.users.ask(user, { type: 'user.setAdmin', by: req.caller.user, isAdmin: isAdmin! });

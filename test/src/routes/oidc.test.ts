@@ -119,6 +119,23 @@ describe('OpenID Connect bearer tokens', function () {
     expect((await admin.post('/auth/tokens', {})).status).to.equal(403);
     expect((await admin.get('/auth/tokens')).status).to.equal(403);
   });
+
+  it('a user of the database with the same name is another identity: its record is not the OpenID Connect user\'s to read, nor its own to spare', async () => {
+    await must(api.put('/auth/basic/user/on-bob', { password: 'on-bob-pw-1', 'is-admin': true }));
+    await must(api.post('/auth/basic/user/on-bob/add_project', { project: 'op2' }));
+    const namesake = await as(rsa, { preferred_username: 'on-bob', groups: [] });
+    const r = await namesake.get('/auth/basic/user/on-bob');
+    expect(r.status, r.text).to.equal(401);
+    expect(r.text).to.not.include('op2');
+    // An OpenID Connect admin of that name changes the database user's role as any admin may:
+    // it is not "its own".
+    const admin = await as(rsa, { preferred_username: 'on-bob', groups: ['hilt-admins'] });
+    expect((await admin.get('/auth/basic/user/on-bob')).body.projects).to.deep.equal({ op2: 'member' });
+    await must(admin.call('PATCH', '/auth/basic/user/on-bob', { body: { is_admin: false } }));
+    expect((await must(api.get('/auth/basic/user/on-bob'))).body.is_admin).to.equal(false);
+    // The database user still reads its own record.
+    expect((await must(api.with({ user: 'on-bob', password: 'on-bob-pw-1' }).get('/auth/basic/user/on-bob'))).body.name).to.equal('on-bob');
+  });
 });
 
 describe('an OpenID Connect reader of a project on its node\'s live console (the API\'s and the dashboard\'s)', function () {
