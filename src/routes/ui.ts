@@ -31,7 +31,7 @@ import { pendingPerSwitch } from '../metrics';
 import { version } from '../version';
 import type { Caller } from '../auth/basic';
 import { NO_FILTER } from '../events/hub';
-import { viewerOf } from './events';
+import { endAtExpiry, expiryOf, viewerOf } from './events';
 import type { WebSocket } from 'ws';
 import type { NodeState } from '../../actors/node/protocol';
 import { prepareStream, serveStream } from './consoles';
@@ -266,7 +266,8 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
    * The dashboard's live updates: the event stream as the session's user may see it (GET /events,
    * src/events/hub.ts), without `event:` lines (EventSource then hands every event to onmessage).
    * It starts after `?after` (the summary's), and a reconnect after its Last-Event-ID; the stream
-   * ends when the session does.
+   * ends when the session does (logout, expiry, the expiry of the token the session was opened
+   * with, a session found over).
    */
   app.get('/ui/api/events', async (req, reply) => {
     session(req);
@@ -281,8 +282,12 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-accel-buffering': 'no' });
     reply.raw.write('retry: 2000\n\n');
     const stream = hub.open(reply.raw, viewerOf(c), NO_FILTER, after, false);
-    const end = setTimeout(() => stream.drop('access'), Math.max(0, req.ui!.expires - Date.now()));
-    reply.raw.on('close', () => clearTimeout(end));
+    // It ends with the session: at logout or when the session is found over (the sessions hold
+    // it), at the session's expiry, and at the expiry of the token it was opened with, as GET
+    // /events ends a token's stream.
+    const release = sessions.hold(req.ui!.token, () => stream.drop('access'));
+    reply.raw.on('close', release);
+    endAtExpiry(stream, reply.raw, Math.min(req.ui!.expires, expiryOf(hilt.world.rm, c) ?? Infinity));
     return reply;
   });
 

@@ -5,7 +5,9 @@
  * change must echo in a header. Sessions live in the service's memory: a restart logs everyone
  * out. A session ends at its expiry (HILT_UI_SESSION_MINUTES after the login), at logout, and as
  * soon as its user is deleted or gets a new password, or the token it was opened with is
- * revoked or expires. Only a SHA-256 of each token is kept.
+ * revoked or expires. Only a SHA-256 of each token is kept. What was opened under a session
+ * (the dashboard's event streams) is ended with it: at logout, and when the session is found
+ * over.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ReadModel } from '../../actors/readmodel';
@@ -21,6 +23,8 @@ interface Session {
   caller?: Caller;
   csrf: string;
   expires: number;
+  /** what ends with the session (hold()) */
+  held?: Set<() => void>;
 }
 
 const digest = (token: string) => createHash('sha256').update(token).digest('base64url');
@@ -60,14 +64,38 @@ export class UiSessions {
     const u = this.rm.users.get(s.user);
     const caller = s.caller ? callerNow(this.rm, s.caller) : u && u.passwordHash === s.hash ? userCaller(u) : undefined;
     if (s.expires <= Date.now() || !caller) {
-      this.sessions.delete(key);
+      this.over(key, s);
       return undefined;
     }
     return { caller, csrf: s.csrf, expires: s.expires };
   }
 
+  /**
+   * Ties something opened under a live session (a stream) to it: `end` runs when the session
+   * ends (logout, or found over). The function returned unties it (the stream closed first).
+   */
+  hold(token: string, end: () => void): () => void {
+    const s = this.sessions.get(digest(token));
+    if (!s) {
+      end();
+      return () => undefined;
+    }
+    (s.held ??= new Set()).add(end);
+    return () => s.held?.delete(end);
+  }
+
   end(token: string | undefined): void {
-    if (token) this.sessions.delete(digest(token));
+    if (!token) return;
+    const key = digest(token);
+    const s = this.sessions.get(key);
+    if (s) this.over(key, s);
+  }
+
+  private over(key: string, s: Session): void {
+    this.sessions.delete(key);
+    const held = s.held;
+    s.held = undefined;
+    for (const end of held ?? []) end();
   }
 
   size(): number {
@@ -76,7 +104,7 @@ export class UiSessions {
 
   private sweep(): void {
     const now = Date.now();
-    for (const [k, s] of this.sessions) if (s.expires <= now) this.sessions.delete(k);
+    for (const [k, s] of this.sessions) if (s.expires <= now) this.over(k, s);
   }
 
   close(): void {

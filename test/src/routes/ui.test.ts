@@ -14,6 +14,7 @@ import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, ma
 import { UiSessions } from '../../../src/ui/sessions';
 import { ReadModel } from '../../../actors/readmodel';
 import { SseStream } from '../../helpers/sse';
+import { until } from '../../helpers/wait';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -287,6 +288,65 @@ describe('the dashboard\'s live updates (/ui/api/events)', function () {
       expect(s.events.map((e) => e.data.name), 'events of ue-a eve received after she left it').to.not.include('ue-after-removal');
     } finally {
       engine.bounds = bounds;
+    }
+  });
+
+  it('ends at logout', async () => {
+    await makeUser(api, 'ue-dora', 'ue-dora-pw', ['ue-a']);
+    const b = new Browser(api);
+    await must(b.login('ue-dora', 'ue-dora-pw'));
+    const s = stream(b);
+    expect(await s.answered()).to.equal(200);
+    await s.until(() => s.comments.includes('live'));
+    await must(b.post('/ui/api/logout'));
+    await s.until(() => s.endedAt !== 0, 5_000, 'the end of the stream at logout');
+    expect(s.comments.join(' ')).to.match(/access changed/);
+    expect((await b.get('/ui/api/me')).status, 'the session is over').to.equal(401);
+    expect((await stream(b).answered()), 'and so is its stream').to.equal(401);
+  });
+
+  it('of a session opened with an API token, ends when the token expires (not at the session\'s own expiry)', async () => {
+    const ted = await makeUser(api, 'ue-ted', 'ue-ted-pw', ['ue-a']);
+    const { token, expires_at: expiresAt } = (await must(api.with(ted).post('/auth/tokens', { expires_in: 2 }))).body as { token: string; expires_at: string };
+    const login = await must(api.call('POST', '/ui/api/login', { as: null, body: { token } }));
+    const b = new Browser(api);
+    b.cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const s = stream(b);
+    expect(await s.answered()).to.equal(200);
+    await s.until(() => s.comments.includes('live'));
+    await s.until(() => s.endedAt !== 0, 10_000, 'the end of the stream at the token\'s expiry');
+    expect(s.endedAt).to.be.at.least(Date.parse(expiresAt));
+    expect((await api.with({ token }).get('/project/ue-a/nodes')).status, 'the token has expired').to.equal(401);
+    expect((await b.get('/ui/api/me')).status, 'so has the session').to.equal(401);
+  });
+
+  it('is ended by the sessions with its session: at logout, when found over, at the sweep of an expired one', async () => {
+    const rm = new ReadModel();
+    rm.users.set('u', { name: 'u', passwordHash: 'h', isAdmin: false, projects: [] });
+    const sessions = new UiSessions(rm, 200);
+    const ended: string[] = [];
+    try {
+      const a = sessions.create('u', 'h');
+      sessions.hold(a.token, () => ended.push('a'));
+      const untied = sessions.hold(a.token, () => ended.push('closed first'));
+      untied();
+      sessions.end(a.token);
+      expect(ended).to.deep.equal(['a']);
+
+      const b = sessions.create('u', 'h');
+      sessions.hold(b.token, () => ended.push('b'));
+      rm.users.set('u', { name: 'u', passwordHash: 'h2', isAdmin: false, projects: [] });
+      expect(sessions.get(b.token), 'a new password ends the session').to.equal(undefined);
+      expect(ended).to.deep.equal(['a', 'b']);
+
+      const c = sessions.create('u', 'h2');
+      sessions.hold(c.token, () => ended.push('c'));
+      await until('the sweep of the expired session', () => ended.includes('c'));
+      expect(sessions.size()).to.equal(0);
+      sessions.hold(c.token, () => ended.push('held after the end'));
+      expect(ended).to.deep.equal(['a', 'b', 'c', 'held after the end']);
+    } finally {
+      sessions.close();
     }
   });
 });
