@@ -7,9 +7,11 @@
  * 1. the node records that the lease passed (`node.leaseExpired`): from then on no network is
  *    connected to it and the lease no longer moves;
  * 2. while an operation of the node is pending, it waits for it to end;
- * 3. every network of every nic is detached (`node.detachNetwork`, normal network operations);
- *    one that fails (a switch down) is tried again with backoff, and the node is flagged in
- *    GET /admin/nodes/attention meanwhile;
+ * 3. every network of every nic is detached (`node.detachNetwork`, normal network operations):
+ *    one at a time on each nic (a nic takes one operation at a time), the nics in parallel,
+ *    each round at once after the last while the networks get fewer. One that fails (a switch
+ *    down) is tried again with backoff, and the node is flagged in GET /admin/nodes/attention
+ *    until a round makes progress again;
  * 4. the node is released from its project exactly as project_detach_node releases it (power-off,
  *    release hooks, maintenance pool).
  *
@@ -129,24 +131,44 @@ export class LeaseExpiry {
         telemetry.leaseExpired();
         log.info({ node: id, project: lease.project, expiredAt: new Date(lease.expiresAt).toISOString() }, 'a lease passed: releasing its node');
       }
-      for (let round = 0; holds(); ) {
+      // `left`: networks attached when the last round began; `fired`: the detaches it queued.
+      let fired: { nic: string; network: string; incarnation: string; seq: number }[] = [];
+      for (let round = 0, left = Infinity; holds(); ) {
         if (rm.pendingByNode.has(id)) {
           await this.settled(id);
           continue;
         }
         // Tagged networks first, native ones last: some switches carry a tagged VLAN only beside
         // a native one, and refuse the native detach before (SwitchDriverEntry.nativeFirst).
-        const attached = rm.nicsOf(id).flatMap((nic) => Object.entries(nic.networks)
+        const nics = rm.nicsOf(id);
+        const attached = nics.flatMap((nic) => Object.entries(nic.networks)
           .sort(([a], [b]) => Number(a === NATIVE) - Number(b === NATIVE))
           .map(([, network]) => ({ nic: nic.name, network })));
         if (attached.length) {
-          // A detach that failed leaves its network attached: try again, later each time.
-          if (round > 0) await sleep(backoff(round - 1, 1000, 60_000), this.stop.signal);
-          round++;
+          // Fewer attached than the round before: progress, go on at once. Else a detach failed
+          // (the switch refused it, or the node refused the call) and left its network attached:
+          // try again, later each time.
+          const progress = attached.length < left;
+          if (progress) {
+            round = 0;
+            delete state.problem;
+          }
+          for (const f of fired) {
+            const done = nics.find((n) => n.incarnation === f.incarnation)?.actions.find((a) => a.seq === f.seq);
+            if (done?.status === 'ERROR') trouble(`could not detach network ${f.network} from nic ${f.nic}`, done.error ?? 'the switch operation failed');
+          }
+          fired = [];
+          if (!progress) await sleep(backoff(round++, 1000, 60_000), this.stop.signal);
+          left = attached.length;
           if (!holds()) break;
-          for (const { nic, network } of attached) {
+          // A nic takes one operation at a time: one detach per nic per round (its first: tagged
+          // before native), the nics in parallel.
+          const next = new Map<string, { nic: string; network: string }>();
+          for (const a of attached) if (!next.has(a.nic)) next.set(a.nic, a);
+          for (const { nic, network } of next.values()) {
             try {
-              await nodes.ask(id, { type: 'node.detachNetwork', by: SYSTEM_USER, project: null, nic, network });
+              const ref = await nodes.ask(id, { type: 'node.detachNetwork', by: SYSTEM_USER, project: null, nic, network });
+              fired.push({ nic, network, incarnation: ref.incarnation, seq: ref.seq });
             } catch (err) {
               trouble(`could not detach network ${network} from nic ${nic}`, err);
             }

@@ -2,7 +2,9 @@
  * Timed reservations (issue 20 item 4): the lease's calls and their checks; at expiry the service,
  * as `hilt`, detaches every network (the simulator's port ends shut and without VLANs), releases the node
  * and powers it off; a lease that passes while hilt is stopped is acted on at the next start; a
- * lease that passes with an operation pending waits for it.
+ * lease that passes with an operation pending waits for it. The runner on a world of actors: one
+ * detach at a time on each nic, without a backoff or a flag while it makes progress; a detach the
+ * switch refuses flags the node.
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, finished, mockSwitch, Creds } from '../../helpers/server';
@@ -12,6 +14,11 @@ import { until, sleep } from '../../helpers/wait';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { logFileName } from '../../../hardware/console-log';
+import { testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
+import { LeaseExpiry } from '../../../src/lifecycle/leases';
+import { NO_LIFECYCLE_TELEMETRY } from '../../../src/lifecycle/common';
+import type { NodeCommand, NodeReplies } from '../../../actors/node/protocol';
+import type { Asker } from '../../../actors/runtime';
 
 const DAY = 86_400_000;
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
@@ -230,6 +237,88 @@ describe('leases', function () {
       expect(ops).to.deep.equal(['null DONE', 'pw DONE']);
       expect(ts.mockSwitch.port('ms', 'gi1/0/0')).to.deep.include({ native: null, tagged: [] });
       await stopTestServer(ts);
+    });
+  });
+
+  describe('expiry, the runner on a world of actors', () => {
+    const by = 'admin';
+    let t: TestWorld;
+    let expiry: LeaseExpiry | undefined;
+    /** every warning of the runner */
+    let warned: string[];
+    /** the detaches the runner asked for, `nic network`, and their refusals */
+    let detaches: string[];
+    let refused: string[];
+
+    beforeEach(async () => {
+      t = testWorld();
+      warned = [];
+      detaches = [];
+      refused = [];
+      await wiredNode(t.world);
+      // eth0 carries w1 (native) and w2 (tagged); eth1 carries w2 (native).
+      for (const [nic, network, channel] of [['eth0', 'w1', 'vlan/native'], ['eth0', 'w2', 'vlan/101'], ['eth1', 'w2', 'vlan/native']]) {
+        await t.world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic, network, channel });
+        await settled(t.world);
+      }
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [101] });
+    });
+    afterEach(async () => {
+      expiry?.close();
+      expiry = undefined;
+      await t.close();
+    });
+
+    /** Starts the runner on the world, its node asks through `nodes`, and lets n1's lease pass. */
+    async function expire(nodes: Asker<NodeCommand, NodeReplies> = t.world.nodes): Promise<LeaseExpiry> {
+      const recording = {
+        ask: ((id: string, cmd: NodeCommand) => {
+          if (cmd.type === 'node.detachNetwork') detaches.push(`${cmd.nic} ${cmd.network}`);
+          return nodes.ask(id, cmd as never).catch((err: Error) => {
+            if (cmd.type === 'node.detachNetwork') refused.push(`${cmd.nic} ${cmd.network}: ${err.message}`);
+            throw err;
+          });
+        }) as Asker<NodeCommand, NodeReplies>['ask'],
+      } as Asker<NodeCommand, NodeReplies>;
+      const e = new LeaseExpiry({
+        rm: t.world.rm, nodes: recording, projects: t.world.projects, telemetry: NO_LIFECYCLE_TELEMETRY,
+        log: { info() {}, warn: (_o, msg) => void warned.push(msg) },
+      });
+      expiry = e;
+      t.world.nodeWatchers.push(e.watchNode);
+      t.world.nicWatchers.push(e.watchNic);
+      e.start();
+      await t.world.nodes.ask('n1', { type: 'node.setLease', by, project: null, expiresAt: Date.now() });
+      return e;
+    }
+
+    it('detaches one network at a time on each nic, tagged before native, with no backoff and no flag', async () => {
+      const t0 = Date.now();
+      await expire();
+      await until('the node is free', () => t.world.rm.nodes.get('n1')?.project === null, 5000);
+      const took = Date.now() - t0;
+      // Fired at once beside a pending one on the same nic, a detach is refused (409 pending),
+      // flagged and tried again only after the failure's backoff (1 s, 2 s, …).
+      expect(refused, 'detaches refused').to.deep.equal([]);
+      expect(warned, 'warnings (a flag in GET /admin/nodes/attention)').to.deep.equal([]);
+      expect(detaches.filter((d) => d.startsWith('eth0'))).to.deep.equal(['eth0 w2', 'eth0 w1']);
+      expect(detaches).to.have.length(3);
+      expect(took, 'a healthy expiry backed off').to.be.below(1000);
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+      expect(t.driver.port('s1', 'gi1/0/2')).to.deep.equal({ native: null, tagged: [] });
+    });
+
+    it('a detach the switch refuses flags the node with the switch\'s error and is tried again until it succeeds', async () => {
+      t.driver.failing.add('gi1/0/1');
+      const e = await expire();
+      await until('the node is flagged', () => e.expiring.get('n1')?.problem !== undefined, 5000);
+      expect(e.expiring.get('n1')!.problem).to.match(/^could not detach network w2 from nic eth0: port gi1\/0\/1 refused/);
+      expect(t.world.rm.nodes.get('n1')?.project).to.equal('p');
+      t.driver.failing.delete('gi1/0/1');
+      await until('the node is free', () => t.world.rm.nodes.get('n1')?.project === null, 5000);
+      expect(refused, 'detaches refused').to.deep.equal([]);
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+      expect(e.expiring.has('n1')).to.equal(false);
     });
   });
 });
