@@ -129,7 +129,11 @@ export class MaintenanceDeliveries {
       this.sending.delete(id);
     }
     const now = this.deps.rm.nodes.get(id)?.maintenance;
-    if (error !== null && recorded && now?.since === notice.since && now.deliveredAt === undefined) this.schedule(id, retryDelayMs(now.attempts));
+    if (!now || now.deliveredAt !== undefined) return;
+    // A newer notice (the node left the pool and came back) while this POST was in flight: its
+    // own delivery found this one sending and left it.
+    if (now.since !== notice.since) this.schedule(id, 0);
+    else if (error !== null && recorded) this.schedule(id, retryDelayMs(now.attempts));
   }
 
   /** One POST of the notice: null when the maintenance service took it (2xx), else why not. */

@@ -2,10 +2,11 @@
  * The maintenance pool (issue 20 item 3), as HIL v0.3 defines it plus hilt's signed, durable,
  * retried notices: a local receiver gets exactly one signed POST per release while the node sits
  * in the pool's project; its own project_detach_node frees the node (and no notice follows); a
- * receiver that refuses for a while gets the notice after a restart of hilt in between.
+ * receiver that refuses for a while gets the notice after a restart of hilt in between; a node
+ * back in the pool while the POST of its earlier notice is in flight gets its new notice POSTed.
  */
 import { expect } from 'chai';
-import { createServer, IncomingMessage, Server } from 'node:http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createHmac } from 'node:crypto';
 import { AddressInfo } from 'node:net';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, TEST_STORAGE } from '../../helpers/server';
@@ -227,5 +228,58 @@ describe('the maintenance pool: a receiver that does not answer, credentials in 
     expect(logs.join('\n')).to.include('could not notify the maintenance service');
     expect(logs.join('\n')).to.not.include(URL_PASSWORD);
     expect(logs.join('\n')).to.not.include(encodeURIComponent(URL_PASSWORD));
+  });
+});
+
+describe('the maintenance pool: a node back in the pool while the POST of its earlier notice is in flight', function () {
+  this.timeout(60_000);
+  const got: string[] = [];
+  /** answers held back while `hold` is set */
+  const held: ServerResponse[] = [];
+  let hold = true;
+  let receiver: Server;
+  let ts: TestServer | undefined;
+
+  before(async () => {
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push(Buffer.concat(chunks).toString('utf8'));
+        if (hold) held.push(res);
+        else res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  });
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+  });
+
+  it('POSTs the new notice once the earlier POST ends', async () => {
+    const first = await startTestServer();
+    await must(first.api.put('/project/maint'));
+    await must(first.api.put('/project/p1'));
+    await must(first.api.put('/node/r1', { obm: obm('bmc-r1') }));
+    await stopTestServer(first, false);
+    const port = (receiver.address() as AddressInfo).port;
+    ts = await startTestServer({ maintenanceProject: 'maint', maintenanceUrl: `http://127.0.0.1:${port}/notices`, maintenanceTimeoutMs: 5000 }, {}, first.dataDir);
+    const api = ts.api;
+    await must(api.post('/project/p1/connect_node', { node: 'r1' }));
+    await must(api.post('/project/p1/detach_node', { node: 'r1' }));
+    await until('the first POST is in flight', () => got.length === 1);
+    // Freed from the pool (by an operator, or by the maintenance service before it answers), reserved and released again.
+    await must(api.post('/project/maint/detach_node', { node: 'r1' }));
+    await must(api.post('/project/p1/connect_node', { node: 'r1' }));
+    await must(api.post('/project/p1/detach_node', { node: 'r1' }));
+    expect((await must(api.get('/project/maint/nodes'))).body).to.deep.equal(['r1']);
+    // The first POST is answered now: the new notice's delivery, which found it in flight, follows.
+    hold = false;
+    for (const res of held.splice(0)) res.writeHead(200).end();
+    await until('the new notice is POSTed', () => got.length === 2);
+    await until('the new notice is recorded as taken', async () => (await must(api.get('/admin/maintenance'))).body[0]?.delivered_at !== null);
+    expect(got.map((b) => JSON.parse(b))).to.deep.equal([{ node: 'r1' }, { node: 'r1' }]);
   });
 });
