@@ -114,7 +114,8 @@ export class MaintenanceDeliveries {
     this.timers.delete(id);
     const notice = this.deps.rm.nodes.get(id)?.maintenance;
     if (!notice || notice.deliveredAt !== undefined || this.closed || this.sending.has(id)) return;
-    if (this.deps.mayAct && !this.deps.mayAct()) return;
+    // Not now (the lease's validity lapsed): later, unless this process stops acting for good (close()).
+    if (this.deps.mayAct && !this.deps.mayAct()) return this.schedule(id, 1000);
     this.sending.add(id);
     let recorded = false;
     let error: string | null = null;

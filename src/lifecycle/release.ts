@@ -4,8 +4,11 @@
  * power-off as pending in the same commit, and this runner carries it out outside every mailbox
  * (docs/actors.md, rule 4), on the BMC's device queue with the usual deadline
  * (hardware/power.ts), then records the outcome in the node (`node.powerOffEnded`). A failed one
- * flags the node (GET /admin/nodes/attention) until a later power-off succeeds. After a restart,
- * every power-off still pending in storage is carried out (rule 7).
+ * flags the node (GET /admin/nodes/attention) until a later power-off succeeds. One the lease
+ * guard refused (src/lease-guard.ts: this process could not act for a moment, nothing reached
+ * the BMC) stays pending and is tried again every RETRY_MS, for as long as the node is where
+ * the release put it and no other power call reached its BMC since; otherwise it is recorded as
+ * failed. After a restart, every power-off still pending in storage is carried out (rule 7).
  *
  * Release hooks: code that must act on every release registers one (`hooks`). Serial consoles
  * stop and delete the node's console log there. A hook runs once per release, and again after a
@@ -16,7 +19,7 @@ import type { Asker } from '../../actors/runtime';
 import type { ReadModel } from '../../actors/readmodel';
 import type { NodeCommand, NodeReplies, NodeState } from '../../actors/node/protocol';
 import type { PowerControl } from '../../hardware/power';
-import { notFound } from '../../actors/errors';
+import { conflict, HiltError, notFound } from '../../actors/errors';
 import { errorText, LifecycleLog, LifecycleTelemetry, recordOutcome, SYSTEM_USER } from './common';
 
 /** Runs for each release of a node, with the node as the release left it. */
@@ -30,11 +33,16 @@ export interface ReleaseDeps {
   log: LifecycleLog;
 }
 
+/** The pause before a power-off the lease guard refused is tried again. */
+const RETRY_MS = 1000;
+
 export class ReleaseRunner {
   /** called once for each release (see the file's comment) */
   readonly hooks: ReleaseHook[] = [];
   /** `node\0since` of the power-offs under way */
   private readonly running = new Set<string>();
+  /** `node\0since` → the timer of a power-off to try again */
+  private readonly retries = new Map<string, NodeJS.Timeout>();
   /** aborted by close(): every wait of the runner ends */
   private readonly stop = new AbortController();
   private get closed(): boolean {
@@ -59,6 +67,8 @@ export class ReleaseRunner {
 
   close(): void {
     this.stop.abort();
+    for (const t of this.retries.values()) clearTimeout(t);
+    this.retries.clear();
   }
 
   private released(node: NodeState): void {
@@ -69,26 +79,53 @@ export class ReleaseRunner {
     if (node.releasePowerOff?.status === 'pending') void this.powerOff(node, node.releasePowerOff.since);
   }
 
-  private async powerOff(node: NodeState, since: number): Promise<void> {
+  /**
+   * `refused`: the lease guard's refusal of an earlier try. A try again is made only while the
+   * release is the node's last change of hands and nothing else has acted on its power since
+   * (the maintenance service may power on a node in the pool; a new tenant may power on a node it
+   * reserved); when its turn at the BMC comes without that, it is recorded as failed.
+   */
+  private async powerOff(node: NodeState, since: number, refused?: string): Promise<void> {
     const { rm, power, nodes, telemetry, log } = this.deps;
     const key = `${node.name}\u0000${since}`;
-    if (this.running.has(key)) return;
+    if (this.running.has(key) || this.retries.has(key)) return;
     this.running.add(key);
+    /** The release's power-off is still due from this runner (see above). */
+    const stillDue = () => {
+      const now = rm.nodes.get(node.name);
+      const seen = power.seen(node.name, node.incarnation);
+      return now?.incarnation === node.incarnation && now.project === node.project
+        && now.releasePowerOff?.since === since && now.releasePowerOff.status === 'pending'
+        && !((seen?.at ?? -Infinity) >= since || (seen?.errorAt ?? -Infinity) >= since);
+    };
     try {
       let error: string | null = null;
       try {
         // Queued behind every earlier call to this BMC and ahead of every later one (a new
         // tenant's power-on comes after it). When its turn comes the node must still be this
-        // registration.
+        // registration, and for a try again the release must still be due.
         await power.off(node.obm, {
           isAdmin: true,
           node: { name: node.name, incarnation: node.incarnation },
           recheck: () => {
             if (rm.nodes.get(node.name)?.incarnation !== node.incarnation) throw notFound(`node ${node.name}`);
+            if (refused !== undefined && !stillDue()) {
+              throw conflict(`refused while this process could not act (${refused}), and not tried again: the node changed hands or its power was acted on since its release`);
+            }
           },
         });
       } catch (err) {
         if (rm.nodes.get(node.name)?.incarnation !== node.incarnation) return;
+        // Refused before anything reached the BMC because this process may not act now (the lease
+        // guard): no failure of the BMC. Tried again later, unless the process steps down
+        // (close(): the next active process carries it out, as every pending one).
+        if (err instanceof HiltError && err.type === 'ServiceUnavailableError' && !this.closed && stillDue()) {
+          this.retries.set(key, setTimeout(() => {
+            this.retries.delete(key);
+            void this.powerOff(node, since, errorText(err));
+          }, RETRY_MS));
+          return;
+        }
         error = errorText(err);
       }
       if (this.closed) return;

@@ -3,7 +3,8 @@
  * retried notices: a local receiver gets exactly one signed POST per release while the node sits
  * in the pool's project; its own project_detach_node frees the node (and no notice follows); a
  * receiver that refuses for a while gets the notice after a restart of hilt in between; a node
- * back in the pool while the POST of its earlier notice is in flight gets its new notice POSTed.
+ * back in the pool while the POST of its earlier notice is in flight gets its new notice POSTed;
+ * a delivery that finds the process may not act for a moment (the lease) is tried again.
  */
 import { expect } from 'chai';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -11,6 +12,10 @@ import { createHmac } from 'node:crypto';
 import { AddressInfo } from 'node:net';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, TEST_STORAGE } from '../../helpers/server';
 import { until } from '../../helpers/wait';
+import { MaintenanceDeliveries } from '../../../src/lifecycle/maintenance';
+import { NO_LIFECYCLE_TELEMETRY, NO_LOG } from '../../../src/lifecycle/common';
+import type { ReadModel } from '../../../actors/readmodel';
+import type { NodeState } from '../../../actors/node/protocol';
 import { loadConfig } from '../../../src/config';
 import { addSecret } from '../../helpers/secrets';
 
@@ -281,5 +286,45 @@ describe('the maintenance pool: a node back in the pool while the POST of its ea
     await until('the new notice is POSTed', () => got.length === 2);
     await until('the new notice is recorded as taken', async () => (await must(api.get('/admin/maintenance'))).body[0]?.delivered_at !== null);
     expect(got.map((b) => JSON.parse(b))).to.deep.equal([{ node: 'r1' }, { node: 'r1' }]);
+  });
+});
+
+describe('the maintenance pool: a delivery while the process may not act for a moment (the lease)', function () {
+  this.timeout(20_000);
+  let receiver: Receiver;
+  before(async () => {
+    receiver = await new Receiver().start();
+  });
+  after(() => receiver.close());
+
+  it('is tried again, and the notice POSTed once the process may act again; close() ends the retries', async () => {
+    const base: NodeState = { name: 'z1', incarnation: 'i1', project: 'p1', obm: { type: 'mock', fields: {} } };
+    const node: NodeState = { ...base, project: 'maint', maintenance: { from: 'p1', since: 1000, attempts: 0 } };
+    const rm = { nodes: new Map([['z1', node]]), maintenanceNotices: new Map([['z1', node.maintenance!]]) } as unknown as ReadModel;
+    let may = false;
+    let asked = 0;
+    const deliveries = () => new MaintenanceDeliveries(
+      { project: 'maint', url: receiver.url, timeoutMs: 2000 },
+      { rm, nodes: { ask: async () => undefined } as never, telemetry: NO_LIFECYCLE_TELEMETRY, log: NO_LOG, mayAct: () => (asked++, may) },
+    );
+    // The renewal of the lease in flight: mayAct false for a moment, the process still active.
+    const m = deliveries();
+    try {
+      m.watch('z1', base, node);
+      await until('the delivery found it may not act', () => asked === 1);
+      expect(m.scheduled('z1'), 'the notice waits for a retry').to.equal(true);
+      may = true;
+      await until('the notice is POSTed', () => receiver.got.length === 1, 5000);
+    } finally {
+      m.close();
+    }
+    // Stepping down (close()) ends the retries.
+    may = false;
+    asked = 0;
+    const gone = deliveries();
+    gone.watch('z1', base, node);
+    await until('the delivery found it may not act', () => asked === 1);
+    gone.close();
+    expect(gone.scheduled('z1'), 'a retry after close()').to.equal(false);
   });
 });

@@ -3,12 +3,20 @@
  * queue, after answering; a BMC that does not answer does not hold up the release and flags the
  * node until a later power-off succeeds; release hooks (where serial consoles stop and delete the
  * node's console log) run once per release. With a mock BMC and with real ipmitool against
- * ipmi_sim; never skipped.
+ * ipmi_sim; never skipped. A power-off the lease guard refused (the process could not act for a
+ * moment: nothing reached the BMC) is tried again while the node is where the release put it and
+ * nothing else acted on its power, else recorded as failed.
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM } from '../../helpers/server';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools, freeUdpPort, IpmiSim } from '../../helpers/ipmisim';
-import { until } from '../../helpers/wait';
+import { until, sleep } from '../../helpers/wait';
+import { ReleaseRunner } from '../../../src/lifecycle/release';
+import { NO_LIFECYCLE_TELEMETRY, NO_LOG } from '../../../src/lifecycle/common';
+import { notActive } from '../../../src/lease-guard';
+import type { ReadModel } from '../../../actors/readmodel';
+import type { NodeCommand, NodeState } from '../../../actors/node/protocol';
+import type { Asker, PowerControl, PowerSeen } from '../../../hardware/power';
 
 const BMC_USER = 'admin';
 const BMC_PASSWORD = 'bmc-Rel3ase-pw';
@@ -135,6 +143,89 @@ describe('release: power-off and release hooks', function () {
       await must(api.post('/project/pi/connect_node', { node: 'i3' }));
       await until('the node is flagged', async () => (await must(api.get('/admin/nodes/attention'))).body.some((a: { node: string }) => a.node === 'i3'), 15_000);
       expect((await must(api.get('/project/pi/nodes'))).body).to.include('i3');
+    });
+  });
+
+  describe('a power-off the lease guard refused (the process could not act for a moment)', () => {
+    const SINCE = 2000;
+    let node: NodeState;
+    let nodes: Map<string, NodeState>;
+    /** power.off calls; `reached`: those the guard let through to the BMC */
+    let calls: number;
+    let reached: number;
+    /** the guard refuses while set */
+    let lapse: boolean;
+    let seen: PowerSeen | undefined;
+    let outcomes: { since?: number; error: string | null }[];
+    let runner: ReleaseRunner;
+
+    beforeEach(() => {
+      node = { name: 'z1', incarnation: 'i1', project: null, obm: { type: 'mock', fields: {} }, releasePowerOff: { status: 'pending', since: SINCE } };
+      nodes = new Map([['z1', node]]);
+      calls = 0;
+      reached = 0;
+      lapse = true;
+      seen = undefined;
+      outcomes = [];
+      const rm = { nodes, releasePowerOffs: new Map([['z1', node.releasePowerOff!]]) } as unknown as ReadModel;
+      // As PowerControl: the caller's recheck at the BMC's turn, then the guard, then the BMC.
+      const power = {
+        off: async (_obm: unknown, who: Asker) => {
+          calls++;
+          who.recheck?.();
+          if (lapse) throw notActive(1);
+          reached++;
+        },
+        seen: () => seen,
+      } as unknown as PowerControl;
+      const asker = { ask: async (_id: string, cmd: NodeCommand) => { if (cmd.type === 'node.powerOffEnded') outcomes.push({ since: cmd.since, error: cmd.error }); } };
+      runner = new ReleaseRunner({ rm, nodes: asker as never, power, telemetry: NO_LIFECYCLE_TELEMETRY, log: NO_LOG });
+    });
+    afterEach(() => runner.close());
+
+    const release = () => runner.watch('z1', { ...node, project: 'p1', releasePowerOff: undefined }, node);
+
+    it('stays pending and is carried out once the process may act again', async () => {
+      release();
+      await until('the guard refused it', () => calls === 1);
+      expect(outcomes, 'recorded at a refusal that sent nothing').to.deep.equal([]);
+      lapse = false;
+      await until('the outcome is recorded', () => outcomes.length === 1, 5000);
+      expect(outcomes).to.deep.equal([{ since: SINCE, error: null }]);
+      expect([calls, reached]).to.deep.equal([2, 1]);
+    });
+
+    it('is recorded as failed, and not sent, once the node changed hands', async () => {
+      release();
+      await until('the guard refused it', () => calls === 1);
+      // A new tenant reserved the node (it may power it on): the release's power-off must not follow.
+      nodes.set('z1', { ...node, project: 'p2' });
+      lapse = false;
+      await until('the outcome is recorded', () => outcomes.length === 1, 5000);
+      expect(outcomes[0]).to.include({ since: SINCE });
+      expect(outcomes[0].error).to.match(/^refused while this process could not act \(this hilt process no longer holds the lease.*\), and not tried again: the node changed hands or its power was acted on since its release$/);
+      expect(reached, 'power-offs that reached the BMC').to.equal(0);
+    });
+
+    it('is recorded as failed, and not sent, once another power call reached the BMC', async () => {
+      release();
+      await until('the guard refused it', () => calls === 1);
+      // Still in the same hands (free, or in the maintenance pool), but powered on meanwhile.
+      seen = { state: 'on', at: SINCE + 1, incarnation: 'i1' };
+      lapse = false;
+      await until('the outcome is recorded', () => outcomes.length === 1, 5000);
+      expect(outcomes[0].error).to.match(/not tried again/);
+      expect(reached, 'power-offs that reached the BMC').to.equal(0);
+    });
+
+    it('is tried no more after close(): left pending for the next active process', async () => {
+      release();
+      await until('the guard refused it', () => calls === 1);
+      runner.close();
+      lapse = false;
+      // Nothing to wait for: no try comes after the retry's pause.
+      await sleep(1300);
+      expect([calls, outcomes.length]).to.deep.equal([1, 0]);
     });
   });
 });
