@@ -83,10 +83,15 @@ export class Lifecycle {
     this.leases.close();
   }
 
-  /** A power-off of the node succeeded (POST /node/<node>/power_off): a failed release power-off is off the list. */
+  /**
+   * A power-off of the node succeeded (POST /node/<node>/power_off): a failed release power-off
+   * is off the list. That one only: a release that came meanwhile has a power-off of its own to
+   * carry out (pending), which this one must not end.
+   */
   async poweredOff(node: string, by: string): Promise<void> {
-    if (this.world.rm.releasePowerOffs.get(node)?.status !== 'failed') return;
-    await this.world.nodes.ask(node, { type: 'node.powerOffEnded', by, error: null });
+    const due = this.world.rm.releasePowerOffs.get(node);
+    if (due?.status !== 'failed') return;
+    await this.world.nodes.ask(node, { type: 'node.powerOffEnded', by, since: due.since, error: null });
   }
 
   /** Every node that needs an operator, and why (oldest first). */

@@ -5,7 +5,8 @@
  * node's console log) run once per release. With a mock BMC and with real ipmitool against
  * ipmi_sim; never skipped. A power-off the lease guard refused (the process could not act for a
  * moment: nothing reached the BMC) is tried again while the node is where the release put it and
- * nothing else acted on its power, else recorded as failed.
+ * nothing else acted on its power, else recorded as failed; an operator's power-off clears only
+ * the failed one it saw.
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM } from '../../helpers/server';
@@ -17,6 +18,8 @@ import { notActive } from '../../../src/lease-guard';
 import type { ReadModel } from '../../../actors/readmodel';
 import type { NodeCommand, NodeState } from '../../../actors/node/protocol';
 import type { Asker, PowerControl, PowerSeen } from '../../../hardware/power';
+import { Lifecycle } from '../../../src/lifecycle';
+import { testWorld } from '../../helpers/world';
 
 const BMC_USER = 'admin';
 const BMC_PASSWORD = 'bmc-Rel3ase-pw';
@@ -226,6 +229,35 @@ describe('release: power-off and release hooks', function () {
       // Nothing to wait for: no try comes after the retry's pause.
       await sleep(1300);
       expect([calls, outcomes.length]).to.deep.equal([1, 0]);
+    });
+  });
+
+  describe('an operator\'s power-off', () => {
+    it('ends the failed release power-off it saw, not a newer one a release left pending meanwhile', async () => {
+      const t = testWorld();
+      try {
+        const { world } = t;
+        const by = 'admin';
+        const release = () => world.nodes.ask('z1', { type: 'node.release', by, project: 'p', into: null, powerOff: true });
+        await world.nodes.ask('z1', { type: 'node.register', by, obm: { type: 'mock', fields: {} } });
+        await world.nodes.ask('z1', { type: 'node.assign', by, project: 'p' });
+        await release();
+        const first = world.rm.nodes.get('z1')!.releasePowerOff!.since;
+        await world.nodes.ask('z1', { type: 'node.powerOffEnded', by: 'hilt', since: first, error: 'BMC down' });
+        await world.nodes.ask('z1', { type: 'node.assign', by, project: 'p' });
+        await until('the clock moved on', () => Date.now() > first, 1000, 1);
+        const lifecycle = new Lifecycle(world, { config: { maintenanceTimeoutMs: 1000 }, power: {} as PowerControl });
+        // A release is in the node's mailbox ahead of the record of the operator's power-off,
+        // which saw the failed one only.
+        const second = release();
+        await lifecycle.poweredOff('z1', by);
+        await second;
+        const due = world.rm.nodes.get('z1')!.releasePowerOff;
+        expect(due, 'the new release\'s power-off').to.deep.include({ status: 'pending' });
+        expect(due!.since).to.be.above(first);
+      } finally {
+        await t.close();
+      }
     });
   });
 });
