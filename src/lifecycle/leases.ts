@@ -126,7 +126,17 @@ export class LeaseExpiry {
     };
     try {
       if (!lease.expired) {
-        if (!(await recordOutcome(() => nodes.ask(id, { type: 'node.leaseExpired', by: SYSTEM_USER, expiresAt: lease.expiresAt }), this.stop.signal))) return;
+        let refusal: unknown;
+        const ask = () => nodes.ask(id, { type: 'node.leaseExpired', by: SYSTEM_USER, expiresAt: lease.expiresAt }).catch((err: unknown) => {
+          refusal = err;
+          throw err;
+        });
+        // Refused for good while the lease still holds (a bug): flagged, and tried again after
+        // the pause below, not at once by the next tick.
+        if (!(await recordOutcome(ask, this.stop.signal))) {
+          if (holds()) throw refusal;
+          return;
+        }
         if (!holds()) return;
         telemetry.leaseExpired();
         log.info({ node: id, project: lease.project, expiredAt: new Date(lease.expiresAt).toISOString() }, 'a lease passed: releasing its node');

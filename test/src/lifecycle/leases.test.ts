@@ -4,7 +4,7 @@
  * and powers it off; a lease that passes while hilt is stopped is acted on at the next start; a
  * lease that passes with an operation pending waits for it. The runner on a world of actors: one
  * detach at a time on each nic, without a backoff or a flag while it makes progress; a detach the
- * switch refuses flags the node.
+ * switch refuses flags the node; a refusal of the expiry itself is not tried again at once.
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, finished, mockSwitch, Creds } from '../../helpers/server';
@@ -17,6 +17,7 @@ import { logFileName } from '../../../hardware/console-log';
 import { testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
 import { LeaseExpiry } from '../../../src/lifecycle/leases';
 import { NO_LIFECYCLE_TELEMETRY } from '../../../src/lifecycle/common';
+import { HiltError } from '../../../actors/errors';
 import type { NodeCommand, NodeReplies } from '../../../actors/node/protocol';
 import type { Asker } from '../../../actors/runtime';
 
@@ -319,6 +320,23 @@ describe('leases', function () {
       expect(refused, 'detaches refused').to.deep.equal([]);
       expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
       expect(e.expiring.has('n1')).to.equal(false);
+    });
+
+    it('a refusal of the expiry\'s first step flags the node and is not tried again at once', async () => {
+      let asked = 0;
+      const refusing = {
+        ask: (async (id: string, cmd: NodeCommand) => {
+          if (cmd.type !== 'node.leaseExpired') return t.world.nodes.ask(id, cmd as never);
+          asked++;
+          throw new HiltError('ServerError', 'a bug in the node actor');
+        }) as Asker<NodeCommand, NodeReplies>['ask'],
+      } as Asker<NodeCommand, NodeReplies>;
+      const e = await expire(refusing);
+      await until('the node is flagged', () => e.expiring.get('n1')?.problem !== undefined, 2000);
+      expect(e.expiring.get('n1')!.problem).to.equal('the expiry failed: a bug in the node actor');
+      // Nothing to wait for: in this while, a try again at once would have asked many times.
+      await sleep(300);
+      expect(asked).to.equal(1);
     });
   });
 });
