@@ -181,6 +181,11 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
     if (header.format !== FORMAT) return no(`format ${header.format}`);
     if (header.build !== currentBuild()) return no('written by another build');
     if (!(await holds(engine, header))) return no(`the store no longer holds its last event (position ${header.position})`);
+    // Journal retention removed events after it (a deletion among them, maybe): the replay
+    // below would not see them, and an object deleted since would come back. bounds().first
+    // is past the highest position removed (engine contract); with the event at the header's
+    // position still held, it is above position + 1 only then.
+    if ((await engine.bounds()).first - 1 > header.position) return no(`journal retention removed events after it (position ${header.position})`);
     // Every string decoded on its own: msgpackr's native extraction (and its string bundles)
     // give substrings of one string per frame, each of which keeps that whole string alive as
     // long as the state holding it (a nic's MAC, a port's id: tens of MiB at 100,000 nodes).
@@ -273,6 +278,8 @@ export class Checkpointer implements CommitTracking {
   private last?: { key: string; seq: number; createdAt: number };
   /** events passed since the last checkpoint written */
   private since: number;
+  /** events left the store (journal retention): a checkpoint is owed, even with no event since */
+  private owed = false;
   /** tracking gave up (an apply failed, or commits that never reach the read models): no more checkpoints */
   private spoiled = false;
   private writing?: Promise<boolean>;
@@ -302,7 +309,7 @@ export class Checkpointer implements CommitTracking {
     this.timer = setInterval(() => {
       // After a drop, once no other came for a whole period (a key rotation drops it per object).
       const epoch = rt.engine.checkpoints!.epoch;
-      if (this.since >= this.opts.everyEvents || (this.dropped() && epoch === seenEpoch)) void this.write();
+      if (this.since >= this.opts.everyEvents || this.owed || (this.dropped() && epoch === seenEpoch)) void this.write();
       seenEpoch = epoch;
     }, opts.checkMs ?? 5000).unref();
   }
@@ -324,6 +331,17 @@ export class Checkpointer implements CommitTracking {
       c.last = { key: e.key, seq: e.sequenceNumber, createdAt: e.createdAt };
     }
     return c;
+  }
+
+  /**
+   * Journal retention removed events: a checkpoint written before can no longer be used (a
+   * start refuses it and rebuilds from the journal), so one is written now, and again at each
+   * check until one is.
+   */
+  due(): void {
+    if (this.closed || this.spoiled) return;
+    this.owed = true;
+    void this.write();
   }
 
   /** A rewrite dropped the checkpoint since the last was written: one is due, even with no event since. */
@@ -390,6 +408,8 @@ export class Checkpointer implements CommitTracking {
     const epoch = slot.epoch;
     const since = this.since;
     this.since = 0;
+    const owed = this.owed;
+    this.owed = false;
     let ok = false;
     let error: string | undefined;
     let states = 0;
@@ -406,7 +426,10 @@ export class Checkpointer implements CommitTracking {
     } finally {
       this.capturing = undefined;
     }
-    if (!ok) this.since += since;
+    if (!ok) {
+      this.since += since;
+      this.owed ||= owed;
+    }
     else this.keptEpoch = epoch;
     this.opts.onWritten?.({ ok, ms: Math.round(performance.now() - t0), states, position: header.position, error });
     return ok;
@@ -465,7 +488,7 @@ export class Checkpointer implements CommitTracking {
     this.closed = true;
     clearInterval(this.timer);
     await this.writing;
-    if (final && (this.since > 0 || this.dropped())) await this.write().catch(() => false);
+    if (final && (this.since > 0 || this.owed || this.dropped())) await this.write().catch(() => false);
     this.unlisten();
     if (this.world.runtime.tracking === this) this.world.runtime.tracking = undefined;
   }

@@ -189,7 +189,8 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // @fastify/websocket listens for upgrades on the app's own server, which the Gate stands in for.
     const upgrade: Activation['upgrade'] = upgradeHandler(app, handler);
     // Journal retention runs on the active process only: this activation's writes are fenced.
-    retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log });
+    // A checkpoint from before a pass's removals cannot be used (a start rebuilds): one is written after it.
+    retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log, onRemoved: () => checkpointer?.due() });
     retention.start();
     return { app, world, headnodes, lifecycle, consoles, retention, headnodesRecovered, handler, upgrade, close };
   } catch (err) {

@@ -45,6 +45,8 @@ export interface RetentionOptions {
   /** the clock (tests and benches move it) */
   now?: () => number;
   log?: FastifyBaseLogger;
+  /** told after a pass (or a failed one) that removed events: the read model's checkpoint is due */
+  onRemoved?: () => void;
 }
 
 export interface PassReport {
@@ -63,6 +65,8 @@ export class Retention {
   private timer?: NodeJS.Timeout;
   private running?: Promise<PassReport>;
   private closed = false;
+  /** events removed since onRemoved was last told */
+  private removed = false;
   private readonly archive: ArchiveWriter;
   private readonly now: () => number;
 
@@ -89,7 +93,13 @@ export class Retention {
 
   /** One pass now (a pass already running is the one answered). */
   pass(): Promise<PassReport> {
-    this.running ??= this.run().finally(() => (this.running = undefined));
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
+      if (this.removed) {
+        this.removed = false;
+        this.opts.onRemoved?.();
+      }
+    });
     return this.running;
   }
 
@@ -185,6 +195,7 @@ export class Retention {
     let events = 0;
     for (let i = 0; i < all.length; i += PRUNE_KEYS) {
       events += (await engine.prune(all.slice(i, i + PRUNE_KEYS))).events;
+      if (events) this.removed = true;
       await yieldToRequests();
     }
     return { keys: all.length, events };

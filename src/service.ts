@@ -22,6 +22,7 @@ import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
 import type { Consoles } from '../hardware/consoles';
 import type { Lifecycle } from './lifecycle';
+import type { Retention } from './retention';
 import { Activation, ActivationContext, activate, closeBudgetMs } from './activation';
 import { prepareSchema, standBy } from './standby';
 import { Gate, Role } from './gate';
@@ -45,6 +46,8 @@ export interface Service {
   readonly consoles: Consoles;
   /** the tenant lifecycle's runners of the current activation (release hooks are registered here) */
   readonly lifecycle: Lifecycle;
+  /** journal retention's passes of the current activation */
+  readonly retention: Retention;
   /** the service's metrics (GET /metrics), across activations */
   readonly metrics: Metrics;
   url: string;
@@ -178,6 +181,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     get headnodesRecovered() { return (last ?? { headnodesRecovered: none('headnodes')() }).headnodesRecovered; },
     get consoles() { return (last ?? { consoles: none('consoles')() }).consoles; },
     get lifecycle() { return (last ?? { lifecycle: none('lifecycle')() }).lifecycle; },
+    get retention() { return (last ?? { retention: none('retention')() }).retention; },
     get role() { return gate.role; },
     get generatedAdminPassword() { return generatedAdminPassword; },
     drivers,

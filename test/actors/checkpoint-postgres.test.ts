@@ -20,7 +20,7 @@ import { RecordingSwitch } from '../helpers/world';
 import { populatedWorld } from '../helpers/world-ops';
 import { everything } from '../helpers/readmodel-view';
 import { freshDatabase, sql } from '../helpers/postgres';
-import { both, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
+import { both, checkpointAfterRetention, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
 
 /** The current checkpoint's generation and its parts in the database (null: none current). */
 async function stored(url: string): Promise<{ gen: string | null; parts: number; rows: number }> {
@@ -103,6 +103,13 @@ describe('The read model\'s checkpoint (PostgreSQL)', function () {
     const { report, fromCheckpoint, rebuilt } = await both(engine);
     expect(report.used, JSON.stringify(report)).to.equal(true);
     expect(everything(fromCheckpoint.rm)).to.deep.equal(everything(rebuilt.rm));
+    await cp.close(false);
+    await world.close();
+  });
+
+  it('is not used once journal retention removed events after it (an object deleted since would come back); one written after is', async () => {
+    const { engine, world, cp } = await written();
+    await checkpointAfterRetention(engine, world, cp);
     await cp.close(false);
     await world.close();
   });

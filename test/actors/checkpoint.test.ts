@@ -17,7 +17,7 @@ import { CHECKPOINT_FILE } from '../../actors/persistence/checkpoint-file';
 import { RecordingSwitch } from '../helpers/world';
 import { populatedWorld } from '../helpers/world-ops';
 import { everything } from '../helpers/readmodel-view';
-import { both, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
+import { both, checkpointAfterRetention, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
 
 describe('The read model\'s checkpoint (LMDB)', function () {
   this.timeout(180_000);
@@ -60,6 +60,14 @@ describe('The read model\'s checkpoint (LMDB)', function () {
     const again = await both(engine);
     expect(again.report).to.include({ used: true, replayed: 0 });
     expect(everything(again.fromCheckpoint.rm)).to.deep.equal(everything(world.rm));
+    await world.close();
+    await engine.close();
+  });
+
+  it('is not used once journal retention removed events after it (an object deleted since would come back); one written after is', async () => {
+    const { engine, world, cp } = await written();
+    await checkpointAfterRetention(engine, world, cp);
+    await cp.close(false);
     await world.close();
     await engine.close();
   });

@@ -101,3 +101,29 @@ export async function checkpointEqualsRebuild(store: () => Promise<Store>, runs:
   }), { numRuns: runs });
   expect(used, 'runs that loaded a checkpoint').to.be.greaterThan(atLeastUsed);
 }
+
+/**
+ * Journal retention after a checkpoint: `ghost` lives when it is written, is deleted after it,
+ * and its journal removed (prune). A start does not use that checkpoint (its replay would not see
+ * the deletion: ghost would come back); the one the checkpointer writes when told (due) is used.
+ */
+export async function checkpointAfterRetention(engine: PersistenceEngine, world: World, cp: Checkpointer): Promise<void> {
+  const register = { type: 'node.register', by: 'admin', obm: { type: 'mock', fields: {} } } as const;
+  await world.nodes.ask('ghost', register);
+  // The checkpoint's own event (the newest) stays: only what came after it goes.
+  await world.nodes.ask('keep', register);
+  expect(await cp.write()).to.equal(true);
+  await world.nodes.ask('ghost', { type: 'node.delete', by: 'admin' });
+  await world.nodes.ask('later', register);
+  expect(await engine.prune([{ key: 'node:ghost', upTo: await engine.head('node:ghost') }])).to.include({ keys: 1 });
+  const stale = await both(engine);
+  expect(stale.report.used, JSON.stringify(stale.report)).to.equal(false);
+  expect(stale.report.why).to.match(/journal retention removed events after it/);
+  expect(everything(stale.rebuilt.rm)).to.deep.equal(everything(world.rm));
+  cp.due();
+  expect(await cp.write(), 'written when due').to.equal(true);
+  const fresh = await both(engine);
+  expect(fresh.report).to.include({ used: true, replayed: 0 });
+  expect(fresh.fromCheckpoint.rm.nodes.has('ghost')).to.equal(false);
+  expect(everything(fresh.fromCheckpoint.rm)).to.deep.equal(everything(world.rm));
+}

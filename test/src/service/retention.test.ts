@@ -7,15 +7,16 @@
  * clock moved on, so nothing waits for days.
  */
 import { expect } from 'chai';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished, ADMIN, basic } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished, ADMIN, basic, TEST_STORAGE } from '../../helpers/server';
 import { cliFor, rows } from '../../helpers/cli';
 import { Retention } from '../../../src/retention';
 import { readArchive } from '../../../src/archive';
 import type { AuditEntry } from '../../../src/audit';
+import { CHECKPOINT_FILE } from '../../../actors/persistence/checkpoint-file';
 
 const DAY = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -183,5 +184,98 @@ describe('journal retention: what a pass removes, archives and keeps', function 
     expect(rows(await cli.ok('admin', 'audit', '--archive', file, '--since', '2999-01-01'))).to.have.length(1);
     expect((await cli.run('admin', 'audit', '--archive', file, '--since', 'yesterday')).code).to.equal(2);
     expect((await cli.run('admin', 'audit', '--archive', join(archiveDir, 'none.jsonl.gz'))).code).to.equal(2);
+  });
+});
+
+/**
+ * Retention and the read model's checkpoint (docs/checkpoint.md): a checkpoint taken while an
+ * object lived, whose deletion retention removed since, is not used (its replay would not see the
+ * deletion: the object would come back); and a pass that removed events has a new checkpoint
+ * written, so that a crash right after it costs no rebuild.
+ */
+describe('journal retention and the read model\'s checkpoint', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let archiveDir: string;
+  before(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'hilt-rc-'));
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+  });
+  after(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  /** A server on the one data folder whose log lines are kept, and a way to wait for one. */
+  const lines: { msg: string; why?: string }[] = [];
+  const waiting: { re: RegExp; found: () => void }[] = [];
+  const logged = (re: RegExp) => new Promise<void>((found) => waiting.push({ re, found }));
+  const start = () => startTestServer({
+    checkpointEvents: 1_000_000, archiveDir,
+    // A period of a millisecond: the server's own pass removes what was deleted before it.
+    journalRetentionDays: 1 / DAY,
+  }, {
+    logger: {
+      level: 'debug',
+      stream: {
+        write: (l: string) => {
+          const line = JSON.parse(l) as { msg: string; why?: string };
+          lines.push(line);
+          for (const w of waiting.splice(0)) (w.re.test(line.msg) ? w.found : () => waiting.push(w))();
+        },
+      },
+    },
+  }, dataDir);
+  const startedFrom = () => lines.filter((l) => /^(loaded the read model|rebuilt the read model)/.test(l.msg)).at(-1)!;
+  const noGhost = async (ts: TestServer) => {
+    expect((await must(ts.api.get('/nodes/all'))).body, 'GET /nodes/all').to.not.include('ghost');
+    await must(ts.api.get('/node/ghost'), 404);
+  };
+
+  it('a start from a checkpoint older than a removed deletion rebuilds; the pass writes a new one, which a start uses', async () => {
+    // 1. ghost lives; a clean stop writes the checkpoint (ghost alive in it).
+    let ts = await start();
+    await makeNode(ts.api, 'ghost');
+    await must(ts.api.put('/project/keep'));
+    await stopTestServer(ts, false);
+    const lmdb = TEST_STORAGE === 'lmdb';
+    const before = join(archiveDir, 'before.checkpoint');
+    if (lmdb) copyFileSync(join(dataDir, CHECKPOINT_FILE), before);
+
+    // 2. ghost is deleted; the pass removes its journal, and a checkpoint is written after it.
+    ts = await start();
+    await must(ts.api.del('/node/ghost'));
+    await must(ts.api.put('/project/later'));
+    const deleted = Date.now();
+    while (Date.now() <= deleted + 1) await new Promise((r) => setImmediate(r));
+    const written = logged(/^wrote the read model's checkpoint/);
+    const report = await ts.retention.pass();
+    expect(report.keys, 'ghost\'s journal removed').to.equal(1);
+    await written;
+    const after = join(archiveDir, 'after.checkpoint');
+    if (lmdb) copyFileSync(join(dataDir, CHECKPOINT_FILE), after);
+    await stopTestServer(ts, false);
+
+    if (lmdb) {
+      // 3. The process had died right after the removal and before that checkpoint: the older one is refused.
+      copyFileSync(before, join(dataDir, CHECKPOINT_FILE));
+      ts = await start();
+      try {
+        expect(startedFrom().msg).to.match(/^rebuilt/);
+        expect(startedFrom().why).to.match(/journal retention removed events after it/);
+        await noGhost(ts);
+      } finally {
+        await stopTestServer(ts, false);
+      }
+      // 4. It had died right after that checkpoint.
+      copyFileSync(after, join(dataDir, CHECKPOINT_FILE));
+    }
+    ts = await start();
+    try {
+      expect(startedFrom().msg).to.match(/^loaded the read model from its checkpoint/);
+      await noGhost(ts);
+    } finally {
+      await stopTestServer(ts, false);
+    }
   });
 });
