@@ -5,17 +5,22 @@
  * GET /admin/audit shows it (secrets redacted) with its position in the store's commit order.
  *
  * Each append is one gzip member (a gzip file may hold several, read as one), written and
- * fsynced before the caller removes anything. The file's length after each append is kept as a
- * mark in the store: an append torn by a crash (longer than the mark) is cut off before the next
- * one, so the file always reads to its end. A crash after the append and before the removal
- * writes those lines again on the next pass: readers drop repeats by position.
+ * fsynced before the caller removes anything. The file's length is kept as a mark in the store,
+ * set before each append (the length it starts from) and after it (the length it ends at): an
+ * append torn by a crash (the file longer than the mark) is cut off before the next one, also the
+ * first one of a month's file. The mark names the machine and folder that wrote it, and the file's
+ * last bytes at that length: another process (a standby pair's other machine) cuts only a file
+ * whose bytes there are those, its own copy of the shared folder's file, never a file of its own
+ * folder. What no mark can cut (a torn first append seen by the other machine of a pair, a mark
+ * lost with a restored store) the reader steps over: it goes on at the next member it can read,
+ * and says how much it skipped. A crash after the append and before the removal writes those
+ * lines again on the next pass (so do the entries of a torn append: they were never removed):
+ * readers drop repeats by position.
  */
-import { createReadStream } from 'node:fs';
-import { mkdir, open, stat, truncate } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { createGunzip, gzip } from 'node:zlib';
+import { crc32, gzip, inflateRawSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { PersistenceEngine } from '../actors/persistence/engine';
 import { AuditEntry, AuditPage, decodeCursor, encodeCursor } from './audit';
@@ -30,8 +35,11 @@ export interface ArchivedEntry extends AuditEntry {
 /** The archive file of an instant: its month, in UTC. */
 export const archiveFileOf = (at: number): string => `${new Date(at).toISOString().slice(0, 7)}.jsonl.gz`;
 
-/** The mark that records how long an archive file is, and where it was written. */
-interface LengthMark { bytes: number; where: string }
+/** The mark that records how long an archive file is, where it was written, and its last bytes at that length. */
+interface LengthMark { bytes: number; where: string; tail?: string }
+
+/** Bytes of a file's end a mark keeps (a gzip member's last: its CRC and length, and deflated data). */
+const TAIL = 16;
 
 export class ArchiveWriter {
   /** this machine and folder: a mark written for another one's file (a standby pair) does not cut ours */
@@ -62,10 +70,16 @@ export class ArchiveWriter {
     if (fresh) await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const mark = (await this.engine.mark(markName)) as LengthMark | undefined;
     let size = size0 ?? 0;
-    // A torn or unrecorded append of ours: cut it (what it held is still in the store).
-    if (mark && mark.where === this.where && size > mark.bytes) {
+    // A torn or unrecorded append to this file: cut it (what it held is still in the store).
+    // Another machine's mark cuts only when this file's bytes at its length are the ones it saw.
+    if (mark && size > mark.bytes && (mark.where === this.where || (mark.bytes > 0 && mark.tail !== undefined && (await tailOf(path, mark.bytes)) === mark.tail))) {
       await truncate(path, mark.bytes);
       size = mark.bytes;
+    }
+    // The length this append starts from, before a byte of it is written: a crash in its middle
+    // (the first append of a month too) leaves the file longer than the mark.
+    if (!mark || mark.bytes !== size || mark.where !== this.where) {
+      await this.engine.setMark(markName, { bytes: size, where: this.where, tail: size ? await tailOf(path, size) : undefined } satisfies LengthMark);
     }
     // Asynchronous file calls (the thread pool): an fsync never holds up a request.
     const fh = await open(path, 'a', 0o600);
@@ -76,7 +90,20 @@ export class ArchiveWriter {
       await fh.close();
     }
     if (fresh) await fsyncDir(this.dir);
-    await this.engine.setMark(markName, { bytes: size + member.length, where: this.where } satisfies LengthMark);
+    await this.engine.setMark(markName, { bytes: size + member.length, where: this.where, tail: member.subarray(member.length - TAIL).toString('hex') } satisfies LengthMark);
+  }
+}
+
+/** The TAIL bytes of a file before `length` (fewer when it is shorter), in hex. */
+async function tailOf(path: string, length: number): Promise<string> {
+  const from = Math.max(0, length - TAIL);
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(length - from);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, from);
+    return buf.subarray(0, bytesRead).toString('hex');
+  } finally {
+    await fh.close();
   }
 }
 
@@ -89,20 +116,42 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** What readArchive gives: the entries, and what it could not read. */
+export interface ArchiveRead {
+  entries: ArchivedEntry[];
+  /** something could not be read (a torn or damaged member): `skipped` says how much */
+  torn: boolean;
+  /** the bytes and the stretches of them (a torn member each, mostly) stepped over */
+  skipped: { bytes: number; members: number };
+}
+
 /**
  * The entries of an archive file, in the order they were written, each once (by position). A
- * torn last member (a crash while it was written) ends the reading: `torn` says so.
+ * member that does not read to its end (a crash while it was written, damage) is stepped over:
+ * the reading goes on at the next gzip member header after it, and `skipped` counts what was
+ * left out. A torn member's entries were never removed from the store: a later member holds them.
  */
-export async function readArchive(file: string): Promise<{ entries: ArchivedEntry[]; torn: boolean }> {
+export async function readArchive(file: string): Promise<ArchiveRead> {
+  const buf = await readFile(file);
   const seen = new Set<number>();
   const entries: ArchivedEntry[] = [];
-  const gunzip = createGunzip();
+  const skipped = { bytes: 0, members: 0 };
   let torn = false;
-  const source = createReadStream(file);
-  source.on('error', (err) => gunzip.destroy(err));
-  const lines = createInterface({ input: source.pipe(gunzip), crlfDelay: Infinity });
-  try {
-    for await (const line of lines) {
+  for (let at = 0; at < buf.length;) {
+    const member = memberAt(buf, at);
+    if (!member) {
+      // The next member header (or the end), and what lay between.
+      let next = at + 1;
+      while ((next = buf.indexOf(MAGIC, next)) >= 0 && !memberAt(buf, next)) next++;
+      if (next < 0) next = buf.length;
+      skipped.bytes += next - at;
+      skipped.members++;
+      torn = true;
+      at = next;
+      continue;
+    }
+    at = member.end;
+    for (const line of member.text.split('\n')) {
       if (!line) continue;
       let e: ArchivedEntry;
       try {
@@ -115,11 +164,37 @@ export async function readArchive(file: string): Promise<{ entries: ArchivedEntr
       seen.add(e.position);
       entries.push(e);
     }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'Z_BUF_ERROR' && !/unexpected end of file/.test((err as Error).message)) throw err;
-    torn = true;
   }
-  return { entries, torn };
+  return { entries, torn, skipped };
+}
+
+/** A gzip member's first bytes: its magic and the deflate method. */
+const MAGIC = Buffer.from([0x1f, 0x8b, 0x08]);
+
+/** The gzip member that starts at `at`, read whole and checked (its CRC and length), or undefined. */
+function memberAt(buf: Buffer, at: number): { text: string; end: number } | undefined {
+  if (buf.length - at < 18 || buf.compare(MAGIC, 0, 3, at, at + 3) !== 0) return undefined;
+  const flags = buf[at + 3];
+  if (flags & 0xe0) return undefined;
+  let p = at + 10;
+  if (flags & 4) p = p + 2 <= buf.length ? p + 2 + buf.readUInt16LE(p) : buf.length + 1;
+  for (const bit of [8, 16]) {
+    if (!(flags & bit)) continue;
+    const nul = buf.indexOf(0, p);
+    p = nul < 0 ? buf.length + 1 : nul + 1;
+  }
+  if (flags & 2) p += 2;
+  if (p > buf.length) return undefined;
+  try {
+    const { buffer, engine } = inflateRawSync(buf.subarray(p), { info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    const trailer = p + engine.bytesWritten;
+    if (trailer + 8 > buf.length) return undefined;
+    if (buf.readUInt32LE(trailer) !== crc32(buffer) || buf.readUInt32LE(trailer + 4) !== (buffer.length >>> 0)) return undefined;
+    return { text: buffer.toString('utf8'), end: trailer + 8 };
+  } catch {
+    // Z_DATA_ERROR, or a member cut short (unexpected end of file).
+    return undefined;
+  }
 }
 
 export interface ArchiveQuery {

@@ -1,10 +1,12 @@
 /**
  * Journal retention's archive (src/archive.ts): appends that survive a crash in the middle (a
- * torn append is cut off before the next one, so the file reads to its end) and a crash between
- * an append and the removal (lines written twice are read once).
+ * torn append is cut off before the next one, so the file reads to its end: also the first of a
+ * month's file, and one of the other process of a standby pair sharing the folder), a reader
+ * that steps over what no mark could cut, and a crash between an append and the removal (lines
+ * written twice are read once).
  */
 import { expect } from 'chai';
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -14,6 +16,23 @@ import { ArchiveWriter, ArchivedEntry, archiveFileOf, archivePage, readArchive }
 const entry = (position: number, at = '2026-11-02T10:00:00.000Z', name = `n${position}`): ArchivedEntry => ({
   position, at, by: 'admin', kind: 'node', name, sequenceNumber: 1, call: 'node_register', event: { type: 'NodeRegistered' },
 });
+
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => entry(a + i));
+const positions = (a: number, b: number) => range(a, b).map((e) => e.position);
+/** Half of the gzip member an append of these entries writes: what a crash in its middle leaves. */
+const tornMember = (entries: ArchivedEntry[]) => {
+  const m = gzipSync(Buffer.from(entries.map((e) => JSON.stringify(e)).join('\n') + '\n'));
+  return m.subarray(0, m.length >> 1);
+};
+
+/** A store whose process dies (the call throws) when an append records the length it ended at. */
+class DyingEngine extends MemoryPersistenceEngine {
+  dies = false;
+  override async setMark(name: string, value: unknown): Promise<void> {
+    if (this.dies && (value as { bytes: number }).bytes > 0) throw new Error('the process died here');
+    return super.setMark(name, value);
+  }
+}
 
 describe('the archive of journal retention', () => {
   let dir: string;
@@ -45,6 +64,66 @@ describe('the archive of journal retention', () => {
     const read = await readArchive(file);
     expect(read.torn).to.equal(false);
     expect(read.entries.map((e) => e.position)).to.deep.equal([1, 2, 3, 4]);
+  });
+
+  it('cuts a torn first append of a month (the length it started from is recorded before it) before the next one', async () => {
+    const engine = new DyingEngine();
+    const file = join(dir, '2026-11.jsonl.gz');
+    engine.dies = true;
+    await new ArchiveWriter(dir, engine).append(range(1, 50)).then(() => expect.fail('appended'), (err: Error) => expect(err.message).to.equal('the process died here'));
+    // The write was torn: half of it reached the disk.
+    truncateSync(file, statSync(file).size >> 1);
+    engine.dies = false;
+    // The next start's pass archives the same events again (they are still in the store).
+    await new ArchiveWriter(dir, engine).append(range(1, 50));
+    const read = await readArchive(file);
+    expect(read.skipped, 'nothing left to step over').to.deep.equal({ bytes: 0, members: 0 });
+    expect(read.torn).to.equal(false);
+    expect(read.entries.map((e) => e.position)).to.deep.equal(positions(1, 50));
+  });
+
+  it('cuts a torn append of the other process of a standby pair (the shared folder, another path to it) before the next one', async () => {
+    const engine = new MemoryPersistenceEngine(); // the one database of the pair
+    const shared = join(dir, 'shared');
+    await new ArchiveWriter(shared, engine).append(range(1, 10));
+    // The active process dies in the middle of its next append; the other one, on another machine, takes over.
+    appendFileSync(join(shared, '2026-11.jsonl.gz'), tornMember(range(11, 60)));
+    symlinkSync(shared, join(dir, 'mount-on-b'));
+    await new ArchiveWriter(join(dir, 'mount-on-b'), engine).append(range(11, 60));
+    const read = await readArchive(join(shared, '2026-11.jsonl.gz'));
+    expect(read.skipped).to.deep.equal({ bytes: 0, members: 0 });
+    expect(read.entries.map((e) => e.position)).to.deep.equal(positions(1, 60));
+  });
+
+  it('never cuts a file of another folder by the other process\'s mark (a pair that does not share the folder)', async () => {
+    const engine = new MemoryPersistenceEngine();
+    const [a, b] = [join(dir, 'a'), join(dir, 'b')];
+    await new ArchiveWriter(b, engine).append(range(100, 300));
+    await new ArchiveWriter(a, engine).append(range(1, 10));
+    await new ArchiveWriter(b, engine).append(range(11, 20));
+    expect((await readArchive(join(b, '2026-11.jsonl.gz'))).entries.map((e) => e.position)).to.deep.equal([...positions(100, 300), ...positions(11, 20)]);
+    expect((await readArchive(join(a, '2026-11.jsonl.gz'))).entries.map((e) => e.position)).to.deep.equal(positions(1, 10));
+  });
+
+  it('reads on past a torn or damaged member no mark could cut, and says how much it stepped over', async () => {
+    // A torn first append nothing recorded (a store restored from before it), then the same entries again.
+    mkdirSync(join(dir, 'm'));
+    const file = join(dir, 'm', '2026-11.jsonl.gz');
+    const torn = tornMember(range(1, 50));
+    writeFileSync(file, torn, { mode: 0o600 });
+    await new ArchiveWriter(join(dir, 'm'), new MemoryPersistenceEngine()).append(range(1, 50));
+    let read = await readArchive(file);
+    expect(read.torn).to.equal(true);
+    expect(read.skipped).to.deep.equal({ bytes: torn.length, members: 1 });
+    expect(read.entries.map((e) => e.position)).to.deep.equal(positions(1, 50));
+    // A member damaged in its middle, between two good ones.
+    const good = (a: number, b: number) => gzipSync(Buffer.from(range(a, b).map((e) => JSON.stringify(e)).join('\n') + '\n'));
+    const bad = Buffer.from(good(11, 20));
+    bad.fill(0xa5, 20, bad.length - 20);
+    writeFileSync(file, Buffer.concat([good(1, 10), bad, good(21, 30)]));
+    read = await readArchive(file);
+    expect(read.skipped).to.deep.equal({ bytes: bad.length, members: 1 });
+    expect(read.entries.map((e) => e.position)).to.deep.equal([...positions(1, 10), ...positions(21, 30)]);
   });
 
   it('pages newest first with the audit\'s filters and cursor', () => {
