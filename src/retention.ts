@@ -11,10 +11,17 @@
  * live (the next start would create the bootstrap admin again).
  *
  * How: a pass reads the journal in commit order (feed) from where the last one stopped (a mark),
- * up to the first event at or after the cutoff, in slices: each slice's expired keys are read,
- * archived, fsynced, then pruned in one transaction (PersistenceEngine.prune), and the mark moves
- * on; between slices the pass yields to the event loop, so a request waits at most one slice.
- * Each slice's writes are fenced like every write: only the active process prunes.
+ * up to the first event at or after the cutoff, in slices of SLICE_EVENTS events. Each slice's
+ * expired keys are read, archived, fsynced, then pruned (PersistenceEngine.prune) in chunks of at
+ * most PRUNE_EVENTS events and PRUNE_KEYS keys (a long journal in several chunks, each `upTo` the
+ * last event it read), and
+ * the mark moves on; between chunks the pass yields to the event loop, so a request waits at most
+ * one chunk, however long a deleted object's journal. Each chunk's writes are fenced like every
+ * write: only the active process prunes.
+ *
+ * A key whose journal takes several chunks is given a snapshot of its deletion (state null)
+ * first: until its last chunk goes, an actor waking or a start rebuilding reads that, not the
+ * rest of a life whose beginning is gone.
  *
  * A pruned key whose actor is awake needs nothing: its state is null (deleted), and a later
  * registration through it writes after its last sequence number, which replays from null just
@@ -30,9 +37,11 @@ import { ArchiveWriter, ArchivedEntry } from './archive';
 const DAY_MS = 86_400_000;
 /** The mark of how far passes have read the journal. */
 const SCAN_MARK = 'retention:scanned';
-/** Events read from the journal per slice (their expired keys are archived in one append). */
+/** Events read from the journal per slice (docs/operations.md, Journal retention; bench/README.md). */
 const SLICE_EVENTS = 250;
-/** Keys pruned per transaction. */
+/** Events read, archived (one append) and removed (one transaction) per chunk, at most. */
+const PRUNE_EVENTS = 500;
+/** Keys per chunk, at most (a prune transaction costs per key too: bench/README.md). */
 const PRUNE_KEYS = 32;
 /** A pass this long after the start, then every PASS_EVERY_MS. */
 const FIRST_PASS_MS = 60_000;
@@ -174,31 +183,57 @@ export class Retention {
   }
 
   /**
-   * Archive the expired keys' events (one append: one fsync), then prune them, PRUNE_KEYS keys
-   * per transaction, yielding to the event loop between chunks: a request waits for one chunk at
-   * most (an LMDB write transaction runs its body on the main thread).
+   * Archive the expired keys' events, then prune them, in chunks of at most PRUNE_EVENTS events
+   * (one append: one fsync; one transaction), yielding to the event loop after each: a request
+   * waits for one chunk at most (an LMDB read or write transaction runs on the main thread).
    */
   private async prune(expired: Map<string, number>): Promise<{ keys: number; events: number }> {
     const engine = this.world.runtime.engine;
-    const all = [...expired].map(([key, upTo]): Expiry => ({ key, upTo }));
-    const entries: ArchivedEntry[] = [];
-    for (let i = 0; i < all.length; i++) {
-      const { key, upTo } = all[i];
-      for await (const e of engine.events(key)) {
-        if (e.sequenceNumber > upTo) break;
-        const entry = this.world.runtime.entryOf(e);
-        if (entry) entries.push({ position: e.position!, ...auditEntry(entry) });
-      }
-      if (i % PRUNE_KEYS === PRUNE_KEYS - 1) await yieldToRequests();
-    }
-    if (entries.length) await this.archive.append(entries);
     let events = 0;
-    for (let i = 0; i < all.length; i += PRUNE_KEYS) {
-      events += (await engine.prune(all.slice(i, i + PRUNE_KEYS))).events;
-      if (events) this.removed = true;
+    let chunk: Expiry[] = [];
+    let entries: ArchivedEntry[] = [];
+    let read = 0;
+    const flush = async () => {
+      if (entries.length) await this.archive.append(entries);
+      if (chunk.length) {
+        const done = await engine.prune(chunk);
+        events += done.events;
+        if (done.events) this.removed = true;
+      }
+      chunk = [];
+      entries = [];
+      read = 0;
       await yieldToRequests();
+    };
+    for (const [key, upTo] of expired) {
+      let from = 0;
+      let snapshot = false;
+      for (let whole = false; !whole;) {
+        whole = true;
+        for await (const e of engine.events(key, from)) {
+          if (e.sequenceNumber > upTo) break;
+          const entry = this.world.runtime.entryOf(e);
+          if (entry) entries.push({ position: e.position!, ...auditEntry(entry) });
+          from = e.sequenceNumber;
+          if (++read === PRUNE_EVENTS && from < upTo) {
+            whole = false;
+            break;
+          }
+        }
+        if (!whole) {
+          // A key that takes several chunks: its deletion's snapshot before the first goes.
+          if (!snapshot) await engine.takeSnapshot({ key, sequenceNumber: upTo, data: null, createdAt: Date.now() });
+          snapshot = true;
+          chunk.push({ key, upTo: from });
+          await flush();
+        } else {
+          chunk.push({ key, upTo });
+          if (read >= PRUNE_EVENTS || chunk.length >= PRUNE_KEYS) await flush();
+        }
+      }
     }
-    return { keys: all.length, events };
+    await flush();
+    return { keys: expired.size, events };
   }
 }
 

@@ -35,6 +35,8 @@ const RECOVER_RUN = 1_000;
 
 /** Events indexed into `history` (or given positions) per write transaction while an older store is indexed. */
 const INDEX_CHUNK = 5_000;
+/** Events of one key read per synchronous range read by events(): a long journal is read a page at a time. */
+const EVENTS_PAGE = 500;
 
 /**
  * How far a store restored from a backup moves its positions on: ids a stream client got from
@@ -212,12 +214,18 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async *events(key: string, offset = 0): AsyncIterable<PersistedEvent> {
-    yield* this.eventsAfter(key, offset);
+    // A page per read: a caller that stops early (retention's chunks) reads no more of a long journal.
+    for (let after = offset; ;) {
+      const page = this.eventsAfter(key, after, EVENTS_PAGE);
+      yield* page;
+      if (page.length < EVENTS_PAGE) return;
+      after = page[page.length - 1].sequenceNumber;
+    }
   }
 
-  private eventsAfter(key: string, offset: number): PersistedEvent[] {
+  private eventsAfter(key: string, offset: number, limit?: number): PersistedEvent[] {
     const out: PersistedEvent[] = [];
-    for (const { key: k, value } of this.eventsDb.getRange({ start: [key, offset + 1], end: [key, MAX_SEQ] })) {
+    for (const { key: k, value } of this.eventsDb.getRange({ start: [key, offset + 1], end: [key, MAX_SEQ], limit })) {
       out.push({ data: unescapeKeys(value.data), sequenceNumber: k[1], key, tags: value.tags ?? [], createdAt: value.createdAt, position: value.p });
     }
     return out;

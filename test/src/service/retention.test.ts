@@ -16,6 +16,7 @@ import { cliFor, rows } from '../../helpers/cli';
 import { Retention } from '../../../src/retention';
 import { readArchive } from '../../../src/archive';
 import type { AuditEntry } from '../../../src/audit';
+import type { PersistedEvent } from '../../../actors/persistence/engine';
 import { CHECKPOINT_FILE } from '../../../actors/persistence/checkpoint-file';
 
 const DAY = 86_400_000;
@@ -277,5 +278,91 @@ describe('journal retention and the read model\'s checkpoint', function () {
     } finally {
       await stopTestServer(ts, false);
     }
+  });
+});
+
+/**
+ * Retention works in bounded chunks (docs/operations.md: 500 events removed per transaction,
+ * yielding between them): also for one deleted object with a long journal, read, archived and
+ * removed a chunk at a time, not whole in one synchronous read and one transaction.
+ */
+describe('journal retention: a deleted object with a long journal', function () {
+  this.timeout(120_000);
+  let ts: TestServer;
+  let archiveDir: string;
+  before(async () => {
+    ts = await startTestServer();
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  /**
+   * A project deleted after n - 2 changes of its quota (a node leased and released for years, a
+   * busy port: the same), written as its actor would have.
+   */
+  async function longJournal(key: string, n: number): Promise<PersistedEvent[]> {
+    const at = Date.now();
+    const stamp = (seq: number, data: object): PersistedEvent => ({ key, sequenceNumber: seq, createdAt: at, tags: [], data: { ...data, by: 'admin', at } });
+    const events: PersistedEvent[] = [stamp(1, { type: 'ProjectCreated' })];
+    for (let s = 2; s < n; s++) events.push(stamp(s, { type: 'ProjectQuotaSet', nodes: s, networks: null }));
+    events.push(stamp(n, { type: 'ProjectDeleted' }));
+    for (let i = 0; i < events.length; i += 10_000) await ts.world.runtime.engine.persist(events.slice(i, i + 10_000));
+    return events;
+  }
+
+  it('keeps requests waiting no longer than a chunk while it removes it, and archives all of it', async () => {
+    const engine = ts.world.runtime.engine;
+    const N = 40_000;
+    const key = 'project:old';
+    const events = await longJournal(key, N + 1);
+
+    // How long the event loop (every request) is held, while the pass runs.
+    let worst = 0;
+    let last = performance.now();
+    const sampler = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 5);
+    let report;
+    try {
+      report = await new Retention(ts.world, { days: 1, archiveDir, now: () => Date.now() + 3 * DAY }).pass();
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(report).to.include({ keys: 1, events: N + 1 });
+    expect(await engine.head(key)).to.equal(0);
+    expect(await engine.latestSnapshot(key), 'the deletion\'s snapshot goes with the last chunk').to.equal(undefined);
+    await must(ts.api.get('/projects'));
+    // A chunk (500 events read, archived, removed) takes tens of ms at most; the whole journal at once, over half a second.
+    expect(worst, 'the longest the event loop was held (ms)').to.be.below(250);
+    const archived = (await readArchive(join(archiveDir, readdirSync(archiveDir)[0]))).entries.filter((e) => e.name === 'old');
+    expect(archived.map((e) => e.sequenceNumber)).to.deep.equal(events.map((e) => e.sequenceNumber));
+  });
+
+  it('leaves a journal cut between chunks by a crash one that replays to its deletion, and removes the rest next time', async () => {
+    const engine = ts.world.runtime.engine;
+    const key = 'project:cut';
+    await longJournal(key, 1_600);
+    const prune = engine.prune;
+    let calls = 0;
+    engine.prune = (expired) => (++calls === 2 ? Promise.reject(new Error('the process died here')) : prune.call(engine, expired));
+    const retention = new Retention(ts.world, { days: 1, archiveDir, now: () => Date.now() + 3 * DAY });
+    try {
+      await retention.pass().then(() => expect.fail('the pass went on'), (err: Error) => expect(err.message).to.equal('the process died here'));
+    } finally {
+      engine.prune = prune;
+    }
+    // The first chunk went; an actor waking (or a start rebuilding) reads the deletion's snapshot, not the rest of that life.
+    const stored = await engine.recover(key);
+    expect(stored.snapshot).to.include({ sequenceNumber: 1_600, data: null });
+    expect(stored.events).to.deep.equal([]);
+    expect(await engine.head(key)).to.equal(1_600);
+    expect((await retention.pass()).events).to.equal(1_100);
+    expect(await engine.head(key)).to.equal(0);
+    expect(await engine.latestSnapshot(key)).to.equal(undefined);
   });
 });
