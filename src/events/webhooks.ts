@@ -9,8 +9,9 @@
  * Anything but a 2xx within the timeout is tried again after a pause that doubles from
  * `retryMinMs` up to `retryMaxMs`; once the first failure in a row is `failAfterMs` old, the
  * webhook is recorded failing (its actor, `webhook.fail`) and its worker stops until an admin
- * resumes it (`webhook.resume`), from its cursor. The failure record (when it began, how many,
- * the last error) is kept in the mark too, so a restart neither forgets nor restarts the window.
+ * resumes it (`webhook.resume`), from its cursor, with a new window. The failure record (when it
+ * began, how many, the last error) is kept in the mark too, so a restart neither forgets nor
+ * restarts the window; a resume clears it (WebhookRunner.resume).
  */
 import { createHmac } from 'node:crypto';
 import { backoff } from '../../lib/time';
@@ -73,6 +74,8 @@ class Worker {
   private sleeper?: NodeJS.Timeout;
   /** the webhook's first position, while the mark is being read */
   ready: Promise<void>;
+  /** run() ended (set by the runner that started it) */
+  done: Promise<void> = Promise.resolve();
 
   constructor(private readonly runner: WebhookRunner, readonly id: string) {
     this.ready = this.load();
@@ -227,7 +230,7 @@ export class WebhookRunner {
         worker = new Worker(this, id);
         this.workers.set(id, worker);
         const started = worker;
-        void started.run().catch(() => undefined).finally(() => {
+        started.done = started.run().catch(() => undefined).finally(() => {
           if (this.workers.get(id) === started) this.workers.delete(id);
         });
       }
@@ -248,10 +251,29 @@ export class WebhookRunner {
     return (await this.world.runtime.engine.mark(markName(id))) as DeliveryMark | undefined;
   }
 
-  /** A failing webhook resumed by an admin: from its cursor, with a new failure window. */
-  async resumed(id: string): Promise<void> {
-    const mark = (await this.world.runtime.engine.mark(markName(id))) as DeliveryMark | undefined;
-    if (mark) await this.world.runtime.engine.setMark(markName(id), { ...mark, failures: 0, failingSince: null });
+  /**
+   * A failing webhook resumed by an admin: from its cursor, with a new failure window. The
+   * stored failure record is cleared before `webhook.resume` is committed: that commit starts
+   * the worker (sync), which reads the mark once, as it starts, and saves its own copy after
+   * each attempt; a record cleared after it would be read too late and then written over. No
+   * worker runs while the webhook is failing but the one that recorded it, which may still be
+   * finishing: it is stopped and waited for first, so nothing writes the old record back.
+   * A crash between the two writes leaves the webhook failing with its record cleared: the next
+   * resume does the same again. Resuming a webhook that is not failing changes nothing.
+   */
+  async resume(id: string, by: string): Promise<void> {
+    if (this.world.rm.webhooks.get(id)?.failing) {
+      const old = this.workers.get(id);
+      if (old) {
+        this.workers.delete(id);
+        old.stop();
+        await old.done;
+      }
+      const engine = this.world.runtime.engine;
+      const mark = (await engine.mark(markName(id))) as DeliveryMark | undefined;
+      if (mark) await engine.setMark(markName(id), { ...mark, failures: 0, failingSince: null });
+    }
+    await this.world.webhooks.ask(id, { type: 'webhook.resume', by });
     this.sync();
   }
 

@@ -161,7 +161,6 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { id: string } }>('/admin/webhooks/:id/resume', { schema: S.resumeWebhook }, async (req) => {
     requireAdmin(req.caller);
     if (!world.rm.webhooks.has(req.params.id)) throw notFound(`webhook ${req.params.id}`);
-    await world.webhooks.ask(req.params.id, { type: 'webhook.resume', by: req.caller.user });
-    await app.hilt.webhooks.resumed(req.params.id);
+    await app.hilt.webhooks.resume(req.params.id, req.caller.user);
   });
 }

@@ -189,6 +189,18 @@ after(async function () {
   await closeAll();
 });
 
+/** Resolves once an event of `type` is committed to `key` (listen before the call that commits it). */
+export function committed(ts: TestServer, key: string, type: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = ts.world.runtime.engine.onCommit((events) => {
+      if (events.some((e) => e.key === key && (e.data as { type?: string }).type === type)) {
+        stop();
+        resolve();
+      }
+    });
+  });
+}
+
 /** Inventory helpers used by many tests (each asserts its own 200). */
 export async function must(p: Promise<Res>, status = 200): Promise<Res> {
   const r = await p;

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, committed } from '../../helpers/server';
 import { Receiver } from '../../helpers/receiver';
 import { addSecret } from '../../helpers/secrets';
 import { isSealed } from '../../../lib/sealed';
@@ -173,4 +173,37 @@ describe('webhooks: failing past the retry window', function () {
     expect(after.consecutive_failures).to.equal(0);
     expect(await ts.metrics.text()).to.match(/hilt_webhooks\{state="failing"\} 0/);
   });
+
+  it('gives a resumed webhook a new failure window: a receiver still down at the resume is retried for all of it', async () => {
+    const api = ts.api;
+    const down = await new Receiver().start();
+    try {
+      down.answer = () => 503;
+      const id = (await must(api.post('/admin/webhooks', { url: down.url, secret: SECRET, types: ['project.created'] }))).body.id;
+      const failed = committed(ts, `webhook:${id}`, 'WebhookFailing');
+      await must(api.put('/project/window0'));
+      await failed;
+      expect((await must(api.get(`/admin/webhooks/${id}`))).body.state).to.equal('failing');
+      // The old window (400 ms) is over. The receiver is still down for the first two attempts
+      // after the resume and answers the third: 20 to 50 ms apart, well within a new window.
+      const before = down.requests.length;
+      down.answer = (_r, n) => (n < before + 2 ? 503 : 200);
+      const failedAgain = committed(ts, `webhook:${id}`, 'WebhookFailing');
+      await must(api.post(`/admin/webhooks/${id}/resume`));
+      await Promise.race([
+        down.until(() => down.delivered().length === 1),
+        failedAgain.then(() => {
+          throw new Error(`failing again after ${down.requests.length - before} attempt(s) since the resume`);
+        }),
+      ]);
+      expect(down.requests.length - before).to.equal(3);
+      const after = (await must(api.get(`/admin/webhooks/${id}`))).body;
+      expect(after.state).to.equal('delivering');
+      expect(after.consecutive_failures).to.equal(0);
+      await must(api.del(`/admin/webhooks/${id}`));
+    } finally {
+      await down.close();
+    }
+  });
 });
+
