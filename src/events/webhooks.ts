@@ -100,7 +100,11 @@ class Worker {
     return this.runner.world.rm.webhooks.get(this.id);
   }
 
+  /** Something was committed since the worker last began to read the journal. */
+  private poked = false;
+
   poke(): void {
+    this.poked = true;
     this.wake?.();
   }
 
@@ -110,9 +114,16 @@ class Worker {
     this.wake?.();
   }
 
-  /** Wait `ms`, or less when `wakeable` and something is committed (stop() always ends it). */
+  /**
+   * Wait `ms`, or less when `wakeable` and something is committed (stop() always ends it). A
+   * commit told while the worker was reading or saving, before it paused, ends the pause at once.
+   */
   private pause(ms: number, wakeable: boolean): Promise<void> {
     return new Promise<void>((resolve) => {
+      if (this.stopped || (wakeable && this.poked)) {
+        resolve();
+        return;
+      }
       this.wake = () => {
         if (wakeable || this.stopped) resolve();
       };
@@ -135,6 +146,7 @@ class Worker {
       const w = this.webhook;
       if (!w || w.failing) return;
       // A few events at a time: no read stays open while a receiver is retried.
+      this.poked = false;
       const batch: PersistedEvent[] = [];
       for await (const e of this.runner.world.runtime.engine.feed(this.mark.cursor)) {
         batch.push(e);
