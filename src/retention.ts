@@ -8,7 +8,10 @@
  * of a name in use again. What stays: every event of a live object's current life; the nics a
  * live node had in its current registration (its operation statuses are read from their
  * journals: actors/nic/history.ts), until that registration ends; the users, while no user is
- * live (the next start would create the bootstrap admin again).
+ * live (the next start would create the bootstrap admin again); every event at or after the
+ * lowest cursor of the webhooks (webhookHold: a webhook delivers at least once, none skipped),
+ * so a webhook that falls behind, or is left failing, holds retention back until it catches up,
+ * is resumed or is deleted (a pass that stops at it says so: PassReport.heldBack, logged).
  *
  * How: a pass reads the journal in commit order (feed) from where the last one stopped (a mark),
  * up to the first event at or after the cutoff, in slices of SLICE_EVENTS events. Each slice's
@@ -18,6 +21,11 @@
  * the mark moves on; between chunks the pass yields to the event loop, so a request waits at most
  * one chunk, however long a deleted object's journal. Each chunk's writes are fenced like every
  * write: only the active process prunes.
+ *
+ * A pass also ends before the webhooks' hold: what the scan has not read, a later pass reads (a
+ * deletion is pruned with the events before it, so one before the hold takes nothing after it).
+ * Before each chunk's prune, RETENTION_REMOVED_MARK moves to the highest position it removes: a
+ * webhook's worker reads it to know that nothing after its cursor went (src/events/webhooks.ts).
  *
  * A key whose journal takes several chunks is given a snapshot of its deletion (state null)
  * first: until its last chunk goes, an actor waking or a start rebuilding reads that, not the
@@ -33,6 +41,7 @@ import type { Expiry, PersistedEvent } from '../actors/persistence/engine';
 import { childPrefix, splitId } from '../actors/ids';
 import { auditEntry } from './audit';
 import { ArchiveWriter, ArchivedEntry } from './archive';
+import { RETENTION_REMOVED_MARK, webhookHold } from './events/webhooks';
 
 const DAY_MS = 86_400_000;
 /** The mark of how far passes have read the journal. */
@@ -65,6 +74,11 @@ export interface PassReport {
   keys: number;
   /** events removed (each archived first) */
   events: number;
+  /**
+   * The pass stopped at this webhook's cursor (`position`), with events older than the period
+   * after it: they stay until it delivers them (a failing one: until it is resumed or deleted).
+   */
+  heldBack?: { webhook: string; position: number };
 }
 
 /** `<Kind>Deleted`: the event that ends an object's life (its state is null after it). */
@@ -91,6 +105,10 @@ export class Retention {
       this.timer = setTimeout(() => {
         this.pass().then((r) => {
           if (r.events) this.opts.log?.info(r, 'journal retention: archived and removed the events of objects deleted longer ago than the period');
+          if (r.heldBack) {
+            const w = this.world.rm.webhooks.get(r.heldBack.webhook);
+            this.opts.log?.warn({ ...r.heldBack, failing: w?.failing ?? null }, `journal retention: held back by webhook ${r.heldBack.webhook}, whose cursor (${r.heldBack.position}) is older than the period: nothing from it on is removed until the webhook delivers it${w?.failing ? ' (it is failing: resume or delete it)' : ''}`);
+          }
         }, (err: Error) => this.opts.log?.warn({ err: err.message }, 'journal retention: a pass failed; the next one goes on from where it stopped')).finally(() => {
           if (!this.closed) next(PASS_EVERY_MS);
         });
@@ -124,6 +142,10 @@ export class Retention {
     const engine = this.world.runtime.engine;
     const cutoff = this.now() - this.opts.days * DAY_MS;
     let cursor = ((await engine.mark(SCAN_MARK)) as number | undefined) ?? 0;
+    // Read once for the pass: cursors only move on, and a webhook created meanwhile starts at its
+    // creation, which is newer than the cutoff (the pass never reads that far).
+    const webhooks = await webhookHold(this.world);
+    const hold = webhooks?.position ?? Number.POSITIVE_INFINITY;
     for (let more = true; more && !this.closed;) {
       const expired = new Map<string, number>();
       const slice: PersistedEvent[] = [];
@@ -131,6 +153,11 @@ export class Retention {
       for await (const e of engine.feed(cursor)) {
         // The first event at or after the cutoff: the pass ends before it.
         if (e.createdAt >= cutoff) break;
+        // The first a webhook still needs (at its cursor or after): the pass ends before it too.
+        if (e.position! >= hold) {
+          report.heldBack = webhooks;
+          break;
+        }
         slice.push(e);
         if (slice.length === SLICE_EVENTS) {
           more = true;
@@ -139,7 +166,7 @@ export class Retention {
       }
       if (!slice.length) break;
       for (let i = 0; i < slice.length; i++) {
-        await this.expire(slice[i], cutoff, expired);
+        await this.expire(slice[i], cutoff, hold, expired);
         if (i % 32 === 31) await yieldToRequests();
       }
       const done = await this.prune(expired);
@@ -153,8 +180,12 @@ export class Retention {
     return report;
   }
 
-  /** If this event ends a life that may go, note its key and sequence number (and, for a node, its nics'). */
-  private async expire(e: PersistedEvent, cutoff: number, expired: Map<string, number>): Promise<void> {
+  /**
+   * If this event ends a life that may go, note its key and sequence number (and, for a node, its
+   * nics'). The event is before the webhooks' hold, and so is what goes with it: the key's earlier
+   * events; a nic's deletion found through its node is taken only when it is before the hold too.
+   */
+  private async expire(e: PersistedEvent, cutoff: number, hold: number, expired: Map<string, number>): Promise<void> {
     const colon = e.key.indexOf(':');
     if (colon < 0) return;
     const kind = e.key.slice(0, colon);
@@ -174,7 +205,7 @@ export class Retention {
       for (const nic of await this.world.nics.storedIds(childPrefix(id))) {
         for await (const j of this.world.nics.journal(nic, Number.MAX_SAFE_INTEGER)) {
           const d = j.data as { type?: string; nodeIncarnation?: string };
-          if (d.type !== 'NicDeleted' || j.createdAt >= cutoff || (live !== undefined && d.nodeIncarnation === live)) continue;
+          if (d.type !== 'NicDeleted' || j.createdAt >= cutoff || j.position! >= hold || (live !== undefined && d.nodeIncarnation === live)) continue;
           note(expired, `nic:${nic}`, j.sequenceNumber);
           break;
         }
@@ -193,8 +224,11 @@ export class Retention {
     let chunk: Expiry[] = [];
     let entries: ArchivedEntry[] = [];
     let read = 0;
+    let top = 0;
     const flush = async () => {
       if (entries.length) await this.archive.append(entries);
+      // Before anything goes: a crash after this leaves the mark ahead of what went, never behind.
+      if (top > (((await engine.mark(RETENTION_REMOVED_MARK)) as number | undefined) ?? 0)) await engine.setMark(RETENTION_REMOVED_MARK, top);
       if (chunk.length) {
         const done = await engine.prune(chunk);
         events += done.events;
@@ -212,6 +246,7 @@ export class Retention {
         whole = true;
         for await (const e of engine.events(key, from)) {
           if (e.sequenceNumber > upTo) break;
+          top = Math.max(top, e.position!);
           const entry = this.world.runtime.entryOf(e);
           if (entry) entries.push({ position: e.position!, ...auditEntry(entry) });
           from = e.sequenceNumber;

@@ -12,6 +12,16 @@
  * resumes it (`webhook.resume`), from its cursor, with a new window. The failure record (when it
  * began, how many, the last error) is kept in the mark too, so a restart neither forgets nor
  * restarts the window; a resume clears it (WebhookRunner.resume).
+ *
+ * Journal retention (src/retention.ts) removes nothing at or after the lowest cursor of the
+ * webhooks (webhookHold), so a webhook, failing or not, never loses an event it has not done
+ * with. Should the store lack some all the same (a journal pruned without that hold), a worker
+ * does not go on as if nothing were missing: as it starts, it compares its cursor with the
+ * highest position retention removed (RETENTION_REMOVED_MARK) and, if an event after its cursor
+ * went, records the webhook failing with that reason. A resume then accepts the loss: delivery
+ * goes on from the cursor with the events the store still holds (the removed ones are in
+ * retention's archive). A worker that runs cannot fall behind a removal: the hold is its stored
+ * cursor, never ahead of the one it holds.
  */
 import { createHmac } from 'node:crypto';
 import { backoff } from '../../lib/time';
@@ -49,6 +59,10 @@ export interface DeliveryMark {
   failures: number;
   /** when the first of them failed */
   failingSince: number | null;
+  /** retention removed events after the cursor, up to this position, before they were delivered (the webhook was marked failing for it) */
+  removedUpTo?: number;
+  /** an admin's resume accepted the loss of the removed events up to this position: delivery goes on without them */
+  acceptedUpTo?: number;
 }
 
 export interface WebhookTelemetry {
@@ -56,6 +70,30 @@ export interface WebhookTelemetry {
 }
 
 export const markName = (id: string) => `webhook:${id}`;
+
+/** The mark of the highest position journal retention removed, moved before it removes (src/retention.ts). */
+export const RETENTION_REMOVED_MARK = 'retention:removed';
+
+/** Where a webhook without a mark yet starts: after its creation (its first event's position). */
+async function creationPosition(world: World, id: string): Promise<number | undefined> {
+  for await (const e of world.runtime.engine.events(`webhook:${id}`)) return e.position;
+  return undefined;
+}
+
+/**
+ * What journal retention must keep for the webhooks: every event at or after the lowest of
+ * their cursors (their stored marks, or their creation when they have none yet), failing or not.
+ * The stored mark is never ahead of the cursor a running worker holds. Undefined: no webhook.
+ */
+export async function webhookHold(world: World): Promise<{ position: number; webhook: string } | undefined> {
+  let hold: { position: number; webhook: string } | undefined;
+  for (const id of [...world.rm.webhooks.keys()]) {
+    const mark = (await world.runtime.engine.mark(markName(id))) as DeliveryMark | undefined;
+    const position = mark?.cursor ?? (await creationPosition(world, id));
+    if (position !== undefined && (!hold || position < hold.position)) hold = { position, webhook: id };
+  }
+  return hold;
+}
 
 /** The signature header's value: HMAC-SHA256 of the raw body keyed by the secret. */
 export function signature(secret: string, body: string): string {
@@ -88,12 +126,25 @@ class Worker {
       return;
     }
     // A new webhook: the events after its creation.
-    let cursor = this.runner.hub.last;
-    for await (const e of this.runner.world.runtime.engine.events(`webhook:${this.id}`)) {
-      cursor = e.position ?? cursor;
-      break;
-    }
+    const cursor = (await creationPosition(this.runner.world, this.id)) ?? this.runner.hub.last;
     this.mark = { cursor, lastSuccess: null, lastError: null, failures: 0, failingSince: null };
+  }
+
+  /**
+   * Whether journal retention removed an event after the cursor that no resume accepted: if so,
+   * the webhook is recorded failing with that reason (and true), rather than going on without it.
+   * Retention's own mark, not bounds().first: a store restored from a backup has a first position
+   * past every one of its events (its positions go on past a gap), which is no removal.
+   */
+  private async lost(): Promise<boolean> {
+    const engine = this.runner.world.runtime.engine;
+    const removed = ((await engine.mark(RETENTION_REMOVED_MARK)) as number | undefined) ?? 0;
+    if (removed <= this.mark.cursor || removed <= (this.mark.acceptedUpTo ?? 0)) return false;
+    const error = `journal retention removed events after this webhook's cursor (${this.mark.cursor}), up to position ${removed}, before they were delivered; they are in retention's archive (hilt admin audit --archive). A resume goes on from the cursor without them`;
+    this.mark = { ...this.mark, lastError: error, removedUpTo: removed };
+    await this.save();
+    await this.runner.world.webhooks.ask(this.id, { type: 'webhook.fail', by: 'hilt', error }).catch(() => undefined);
+    return true;
   }
 
   private get webhook(): WebhookState | undefined {
@@ -141,6 +192,7 @@ class Worker {
 
   async run(): Promise<void> {
     await this.ready;
+    if (this.stopped || !this.webhook || this.webhook.failing || (await this.lost())) return;
     let moved = false;
     while (!this.stopped) {
       const w = this.webhook;
@@ -203,7 +255,7 @@ class Worker {
       this.runner.telemetry?.delivered(error === null, (performance.now() - started) / 1000);
       const now = Date.now();
       if (error === null) {
-        this.mark = { cursor: f.position, lastSuccess: now, lastError: this.mark.lastError, failures: 0, failingSince: null };
+        this.mark = { ...this.mark, cursor: f.position, lastSuccess: now, failures: 0, failingSince: null };
         await this.save();
         return true;
       }
@@ -283,7 +335,8 @@ export class WebhookRunner {
       }
       const engine = this.world.runtime.engine;
       const mark = (await engine.mark(markName(id))) as DeliveryMark | undefined;
-      if (mark) await engine.setMark(markName(id), { ...mark, failures: 0, failingSince: null });
+      // A loss to journal retention the failure reported is accepted: delivery goes on without those events.
+      if (mark) await engine.setMark(markName(id), { ...mark, failures: 0, failingSince: null, acceptedUpTo: Math.max(mark.acceptedUpTo ?? 0, mark.removedUpTo ?? 0) });
     }
     await this.world.webhooks.ask(id, { type: 'webhook.resume', by });
     this.sync();

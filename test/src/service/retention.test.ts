@@ -11,7 +11,10 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished, ADMIN, basic, TEST_STORAGE } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished, ADMIN, basic, committed, TEST_STORAGE } from '../../helpers/server';
+import { Receiver } from '../../helpers/receiver';
+import { addSecret } from '../../helpers/secrets';
+import type { World } from '../../../actors/world';
 import { cliFor, rows } from '../../helpers/cli';
 import { Retention } from '../../../src/retention';
 import { readArchive } from '../../../src/archive';
@@ -364,5 +367,85 @@ describe('journal retention: a deleted object with a long journal', function () 
     expect((await retention.pass()).events).to.equal(1_100);
     expect(await engine.head(key)).to.equal(0);
     expect(await engine.latestSnapshot(key)).to.equal(undefined);
+  });
+});
+
+
+describe('journal retention and webhooks: nothing a webhook has not delivered is removed, or skipped', function () {
+  this.timeout(60_000);
+  const SECRET = 'whsec-retention-0123456789abcdef';
+  let ts: TestServer;
+  let api: Client;
+  let archiveDir: string;
+  const receivers: Receiver[] = [];
+
+  before(async () => {
+    addSecret(SECRET);
+    ts = await startTestServer({ webhookRetryMinMs: 20, webhookRetryMaxMs: 50, webhookTimeoutMs: 500, webhookFailAfterMs: 300 });
+    api = ts.api;
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    for (const r of receivers) await r.close();
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  const audit = async (name: string): Promise<string[]> => (await must(api.get(`/admin/audit?kind=node&name=${name}`))).body.entries.map((e: AuditEntry) => e.event.type);
+  const show = async (id: string) => (await must(api.get(`/admin/webhooks/${id}`))).body;
+  /** A webhook of node events to a receiver that is down, failing after a node is registered, deleted, and another registered. */
+  const failingWebhook = async (gone: string, live: string) => {
+    const rcv = await new Receiver().start();
+    receivers.push(rcv);
+    rcv.answer = () => 503;
+    const id: string = (await must(api.post('/admin/webhooks', { url: rcv.url, secret: SECRET, types: ['node.*'] }))).body.id;
+    const failed = committed(ts, `webhook:${id}`, 'WebhookFailing');
+    await makeNode(api, gone);
+    await must(api.del(`/node/${gone}`));
+    await makeNode(api, live);
+    await failed;
+    return { id, rcv, got: () => rcv.requests.filter((r) => r.status === 200).map((r) => `${r.json.type} ${r.json.name}`) };
+  };
+
+  it('holds back for a failing webhook, which gets every event after its cursor once resumed; then removes them', async () => {
+    const { id, rcv, got } = await failingWebhook('wr-gone', 'wr-live');
+    // The period is over for every event; the webhook, failing on wr-gone's registration, holds them all.
+    const retention = new Retention(ts.world, { days: 1, archiveDir, now: () => Date.now() + 2 * DAY });
+    const held = await retention.pass();
+    expect(held.events).to.equal(0);
+    expect(held.heldBack).to.deep.equal({ webhook: id, position: Number((await show(id)).cursor) });
+    expect(await audit('wr-gone')).to.deep.equal(['NodeDeleted', 'NodeRegistered']);
+    rcv.answer = () => 200;
+    await must(api.post(`/admin/webhooks/${id}/resume`));
+    await rcv.until(() => got().includes('node.registered wr-live'));
+    expect(got()).to.deep.equal(['node.registered wr-gone', 'node.deleted wr-gone', 'node.registered wr-live']);
+    // Delivered: the next pass removes them. (The worker sends the next event once its cursor is
+    // stored past the last one: with it sent, the cursor retention reads is past wr-gone.)
+    await makeNode(api, 'wr-next');
+    await rcv.until(() => got().includes('node.registered wr-next'));
+    expect((await retention.pass()).events).to.equal(2);
+    expect(await audit('wr-gone')).to.deep.equal([]);
+  });
+
+  it('marks a webhook failing when events after its cursor were removed all the same, never skipping them silently; a resume accepts the loss', async () => {
+    const { id, rcv, got } = await failingWebhook('wl-gone', 'wl-live');
+    // A pass that knows of no webhook (as one did before retention held back for them) removes wl-gone's events.
+    const rm = Object.create(ts.world.rm, { webhooks: { value: new Map() } });
+    const blind = Object.create(ts.world, { rm: { value: rm } }) as World;
+    expect((await new Retention(blind, { days: 1, archiveDir, now: () => Date.now() + 2 * DAY }).pass()).events).to.be.above(0);
+    expect(await audit('wl-gone')).to.deep.equal([]);
+    rcv.answer = () => 200;
+    const failedAgain = committed(ts, `webhook:${id}`, 'WebhookFailing');
+    await must(api.post(`/admin/webhooks/${id}/resume`));
+    await Promise.race([failedAgain, rcv.until(() => got().length > 0)]);
+    expect(got(), 'delivered after the resume').to.deep.equal([]);
+    const w = await show(id);
+    expect(w.state).to.equal('failing');
+    expect(w.failing_reason).to.match(/journal retention removed events after this webhook's cursor/);
+    // The admin resumes knowingly: delivery goes on from the cursor with what the store still holds.
+    await must(api.post(`/admin/webhooks/${id}/resume`));
+    await rcv.until(() => got().includes('node.registered wl-live'));
+    expect(got()).to.deep.equal(['node.registered wl-live']);
+    expect((await show(id)).state).to.equal('delivering');
   });
 });
