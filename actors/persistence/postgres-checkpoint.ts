@@ -111,8 +111,9 @@ export class PostgresCheckpointSlot implements CheckpointSlot {
       }
       if (pendingBytes) await flush();
       const writer = await this.db.writer();
-      // Checked and sent in one turn: a rewrite that starts later queues its statement behind this one.
-      if (this.epoch !== epoch) return false;
+      // Checked and sent in one turn: a rewrite that starts later queues its statement behind this
+      // one. Nor once this process may no longer write one (fenced, or a commit's outcome in doubt).
+      if (this.epoch !== epoch || this.db.fenced()) return false;
       // Refused (SQLSTATE HL001) once another process holds the lease: derived data, so the
       // refusal is only this write's (the lease tells the service it lost it).
       const done = await writer.query<{ ok: boolean }>('SELECT hilt_checkpoint_commit($1, $2, $3, $4) AS ok', [this.db.fence, gen, part, size]);

@@ -166,6 +166,12 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   private committing = false;
   private writer?: Promise<Client>;
   private fenced?: FencedError;
+  /**
+   * A commit's outcome is unknown: it may still commit, at positions below those of commits
+   * acknowledged after it, which a checkpoint's watermark would pass. No checkpoint is written
+   * from here on: the next activation starts from an earlier one or rebuilds.
+   */
+  private doubted = false;
   private closed = false;
   private idle?: () => void;
   private readonly recoveries: { key: string; resolve(s: StoredEntity): void; reject(err: Error): void }[] = [];
@@ -190,7 +196,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     this.checkpoints = new PostgresCheckpointSlot({
       pool: this.pool, writer: () => this.writerClient(),
       reader: () => connect(settings, 'checkpoint', undefined, settings.timeoutMs ? { statement_timeout: settings.timeoutMs } : {}),
-      fence: opts.fence ?? null, fenced: () => !!this.fenced,
+      fence: opts.fence ?? null, fenced: () => !!this.fenced || this.doubted,
     });
   }
 
@@ -362,6 +368,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
       // not (a server still waiting on a lock may commit it later; a takeover waits for it).
       if (this.writer && (await this.writer.catch(() => undefined)) === client) this.writer = undefined;
       client.end().catch(() => undefined);
+      this.doubted = true;
       const doubt = new OutcomeUnknownError(`a commit got no answer from the database (its connection broke, or ${this.settings.timeoutMs ?? '∞'} ms passed); its outcome is unknown: ${(err as Error).message}`);
       for (const w of batch) w.reject(doubt);
       this.opts.onDoubt?.(doubt);
