@@ -162,6 +162,24 @@ describe('LMDB engine: beyond the contract', () => {
     }
   });
 
+  it('backs up only the pages in use: a value rewrite() replaced is in no backup', async () => {
+    const dir = tempDir();
+    const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    // A credential sealed under a key since rotated away, say: replaced in place, its page freed.
+    const OLD = 'SEALED-UNDER-THE-OLD-KEY-'.repeat(40);
+    try {
+      await engine.persist([{ key: 'node:n1', sequenceNumber: 1, tags: [], createdAt: 1, data: { type: 'NodeRegistered', pw: OLD } }]);
+      for (let i = 0; i < 50; i++) await engine.persist([ev(`node:x${i}`, 1, 2 + i)]);
+      await engine.rewrite({ events: [{ key: 'node:n1', sequenceNumber: 1, data: { type: 'NodeRegistered', pw: 'NEW' } }], snapshots: [] });
+      expect(readFileSync(join(dir, 'data.mdb')).includes(Buffer.from(OLD)), 'the live file still holds the freed page').to.equal(true);
+      const copy = join(tempDir(), 'copy');
+      await engine.backup(copy);
+      expect(readFileSync(join(copy, 'data.mdb')).includes(Buffer.from(OLD)), 'the replaced value is in the backup').to.equal(false);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('tells its size, and opens a data folder whose name has a dot as a folder', async () => {
     const dir = join(tempDir(), 'hilt.data');
     const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
