@@ -257,10 +257,15 @@ export class SecretStore implements Credentials {
       // Again until a pass finds nothing under the old key: a call that sealed its credential
       // just before the switch of keys may commit after its object's rewrite, or create an
       // object the pass's list of keys did not have yet.
+      // Every kind that holds credentials: one left out keeps values under a key the rotation then drops.
+      const registries: Record<CredentialKind, Pick<World['nodes'], 'storedIds'> & { rewrite(id: string, r: Reencode): Promise<number> }> = {
+        node: world.nodes, switch: world.switches, webhook: world.webhooks,
+      };
       let before: number;
       do {
         before = count.resealed;
-        for (const [kind, reg] of [['node', world.nodes], ['switch', world.switches]] as const) {
+        for (const kind of CREDENTIAL_KINDS) {
+          const reg = registries[kind];
           const r = this.reencoder(kind, count);
           for (const id of await reg.storedIds()) count.values += await reg.rewrite(id, r);
         }

@@ -209,6 +209,10 @@ describe('credentials at rest', function () {
     const ipmi = await startIpmiSim({ user: BMC_USER, password: ipmiPw });
     await must(api.put('/node/rot-ipmi', { obm: { type: IPMI_OBM, host: ipmi.host, user: BMC_USER, password: ipmiPw } }));
     for (let i = 0; i < 60; i++) await must(api.put(`/node/rot-${i}`, { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: `rot-pw-${i}-abcd` } }));
+    // A webhook's signing secret is a credential too: under the new key afterwards, or unreadable.
+    const hookSecret = 'rotate-webhook-signing-secret-Kq2';
+    addSecret(hookSecret);
+    const hook = (await must(api.post('/admin/webhooks', { url: 'http://127.0.0.1:9/hook', secret: hookSecret, types: ['project.created'] }))).body.id as string;
     const oldKey = readFileSync(keyFilePath(ts.config), 'utf8');
     const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
     const newText = newKeyText();
@@ -255,6 +259,7 @@ describe('credentials at rest', function () {
     const nodes = new Set((await must(again.api.get('/nodes/all'))).body as string[]);
     for (const n of acked) expect(nodes.has(n), n).to.equal(true);
     await must(again.api.get('/node/rot-ipmi/power_status'));
+    expect(again.world.credentials.open({ secret: again.world.rm.webhooks.get(hook)!.secret })).to.deep.equal({ secret: hookSecret });
     await stopTestServer(again, false);
     // The old key opens nothing any more: a start with it refuses.
     const oldFile = join(ts.dataDir, 'old.key');
