@@ -169,27 +169,32 @@ export class LeaseCandidate {
     const { rows } = await client.query<{ token: number; lapsed: boolean }>(
       `SELECT token, renewed_at < now() - ttl_ms * interval '1 millisecond' AS lapsed FROM hilt_lease WHERE id = 1`);
     const { token, lapsed } = rows[0];
-    if (lapsed) return this.takeOver(client, token);
+    if (lapsed) return this.takeOver(client, token, true);
     // The holder keeps an advisory lock on its renewing session: if it can be had, that session is gone.
     const free = (await client.query<{ free: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS free', [LEASE_LOCK_CLASS, lockKey(token)])).rows[0].free;
     if (!free) return null;
     try {
-      return await this.takeOver(client, token);
+      return await this.takeOver(client, token, false);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1, $2)', [LEASE_LOCK_CLASS, lockKey(token)]).catch(() => undefined);
     }
   }
 
-  /** The compare-and-set: the token seen becomes the next one, held by this process. */
-  private async takeOver(client: Client, seen: number): Promise<HeldLease | null> {
+  /**
+   * The compare-and-set: the token seen becomes the next one, held by this process. `lapsed`: taken
+   * because it lapsed, which it must still be: a renewal by its holder between the look and this
+   * statement would otherwise leave two processes that each believe they hold it, both acting on
+   * hardware, until the holder's next renewal.
+   */
+  private async takeOver(client: Client, seen: number, lapsed: boolean): Promise<HeldLease | null> {
     const sent = performance.now();
     // The new token's advisory lock is taken in the same statement: no candidate can see the
     // new token before its holder's lock exists.
     const { rows } = await client.query<{ token: number }>(
       `UPDATE hilt_lease SET token = token + 1, holder = $1, ttl_ms = $2, acquired_at = now(), renewed_at = now()
-       WHERE id = 1 AND token = $3
+       WHERE id = 1 AND token = $3 AND (NOT $5::boolean OR renewed_at < now() - ttl_ms * interval '1 millisecond')
        RETURNING token, pg_try_advisory_lock($4, ((token + 0) % 2147483647)::integer) AS locked`,
-      [this.opts.holder, this.opts.ttlMs, seen, LEASE_LOCK_CLASS],
+      [this.opts.holder, this.opts.ttlMs, seen, LEASE_LOCK_CLASS, lapsed],
     );
     if (!rows.length) return null;
     return new HeldLease(rows[0].token, client, this.opts.ttlMs, this.renewMs, sent, this.opts.selfCheck ?? true);

@@ -43,6 +43,34 @@ describe('PostgreSQL lease and fencing', () => {
     return e;
   };
 
+  it('is not taken over as lapsed when its holder renews between the look and the takeover', async () => {
+    // a holds it and stops renewing (its renewals are far apart): the lease lapses.
+    const a = (await acquire(candidate('a', 300, { renewMs: 60_000 })))!;
+    await sleep(400);
+    const b = candidate('b', 300);
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    const renewer = new Client({ connectionString: url });
+    await renewer.connect();
+    try {
+      // b looks (lapsed), then a's renewal lands before b's compare-and-set.
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      let looks = 0;
+      (client as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+        const r = await query(...args);
+        if (looks++ === 0) await renewer.query('UPDATE hilt_lease SET renewed_at = now() WHERE id = 1 AND token = $1', [a.token]);
+        return r;
+      };
+      const took = await (b as unknown as { tryAcquire(c: Client): Promise<HeldLease | null> }).tryAcquire(client);
+      if (took) held.push(took);
+      expect(took, 'b took over a lease its holder had just renewed').to.equal(null);
+      expect((await readLease({ url })).holder).to.equal('a');
+    } finally {
+      await client.end().catch(() => undefined);
+      await renewer.end();
+    }
+  });
+
   it('gives the lease to one candidate at a time, with a new fencing token each time', async () => {
     const a = (await acquire(candidate('a', 2000)))!;
     expect(a.token).to.equal(1);
