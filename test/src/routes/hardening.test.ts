@@ -93,7 +93,7 @@ describe('hardening: a storage fault answers at once and frees the project (HTTP
     const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level >= 50 && JSON.stringify(l).includes('NoSuchEvent'));
     expect(logged.length, lines.slice(-5).join('\n')).to.be.at.least(1);
     // The log line of the 500 carries where it was thrown: the node's apply.
-    expect(logged.some((l) => /node[\\/]actor\.ts/.test(l.err?.stack ?? '')), JSON.stringify(logged[0]).slice(0, 500)).to.equal(true);
+    expect(logged.some((l) => /node[\\/]state\.ts/.test(l.err?.stack ?? '')), JSON.stringify(logged[0]).slice(0, 500)).to.equal(true);
     engine.corrupt.delete('node:buggy');
     await must(ts.api.post('/project/P/connect_node', { node: 'buggy' }));
   });
