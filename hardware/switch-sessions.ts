@@ -26,8 +26,12 @@
  * commit of the next call that has none behind it (or the MAX_GROUP-th), which commits every
  * staged change at once. Each call is then answered by the commit's verdict on the ports it
  * changed. A call that fails leaves the changes of the calls before it staged (the driver took
- * its own out): they are committed before its session is dropped. A session closed with staged
- * changes discards them, and their calls fail as having sent nothing.
+ * its own out): they are committed before its session is dropped. The closing call of a batch
+ * (endBatch) may be the next call too, though it has no change of its own: when nothing is
+ * queued behind it, it commits the staged changes before it closes the session, so that a call
+ * staged at the end of a batch is committed, or fails with the commit's reason, never left
+ * waiting. A session closed with staged changes discards them, and their calls fail as having
+ * sent nothing.
  *
  * Host keys: a session is opened with the fingerprint the switch actor has recorded (read from
  * the committed view at that moment), and a driver refuses a switch that presents another key.
@@ -184,7 +188,11 @@ export class SwitchSessions {
     return batch;
   }
 
-  /** End a batch: the switch's session is closed as usual once nothing else is queued for it. */
+  /**
+   * End a batch: the switch's session is closed as usual once nothing else is queued for it.
+   * The closing call runs in the switch's turn, and a call staged just before it may be waiting
+   * for it as for a later call's commit (see the header), so it commits what is staged first.
+   */
   endBatch(batch: SwitchBatch): void {
     if (!this.batches.delete(batch.id)) return;
     const left = (this.holds.get(batch.switch) ?? 1) - 1;
@@ -193,10 +201,35 @@ export class SwitchSessions {
       return;
     }
     this.holds.delete(batch.switch);
-    // In the switch's turn: a call queued meanwhile keeps the session (and logs out itself).
-    void this.queue.run(batch.switch, async () => {
-      if (this.queue.depth(batch.switch) === 1 && !this.held(batch.switch)) await this.close(batch.switch);
-    }, { what: 'closing' }).catch(noop);
+    void this.queue.run(batch.switch, (signal) => this.closeBatch(batch.switch, signal), { what: 'closing' }).catch(noop);
+  }
+
+  /**
+   * A batch's closing call, in the switch's turn. A call queued behind it keeps the session: it
+   * commits what is staged and logs out itself (or, another closing call, does as this one).
+   * Else the staged changes of the calls waiting for a commit are committed now, each call
+   * answered by the verdict as usual (a failed commit fails them with its own reason), and the
+   * session is closed unless a batch begun since holds the switch. A failed or timed-out commit
+   * drops the session even then, as after a failed call.
+   */
+  private async closeBatch(name: string, signal: AbortSignal): Promise<void> {
+    if (this.queue.depth(name) > 1) return;
+    let closing: Promise<void> | undefined;
+    const drop = () => { closing ??= this.close(name); };
+    let failed = false;
+    const session = this.sessions.get(name);
+    if (session && this.awaiting.has(name)) {
+      // At the deadline the session is closed, which ends the commit (its group fails with it).
+      signal.addEventListener('abort', drop);
+      try {
+        failed = await this.commit(name, session).then(() => false, () => true);
+      } finally {
+        signal.removeEventListener('abort', drop);
+      }
+    }
+    // Checked again: a call queued during the commit keeps the session (and logs out itself).
+    if (failed || signal.aborted || (this.queue.depth(name) === 1 && !this.held(name))) drop();
+    await closing;
   }
 
   private held(sw: string): boolean {

@@ -287,6 +287,131 @@ describe('SwitchSessions', () => {
     });
   });
 
+  describe('a batch ending behind a staged change (a switch with a candidate configuration)', () => {
+    /** A switch whose changes are staged and take effect at a commit; logging out discards what is staged. */
+    const candidate = (timeoutMs = 1000) => {
+      const sim = {
+        applied: new Map<string, number>(), staged: new Map<string, number>(),
+        commits: 0, logins: 0, logouts: 0, failCommit: undefined as SwitchError | undefined, hangCommit: false,
+      };
+      const driver: SwitchDriver = {
+        open: async () => {
+          sim.logins++;
+          const op = async () => undefined;
+          // A logout cuts a call still running (the drivers' contract).
+          let cut: (err: Error) => void = () => undefined;
+          return {
+            get uncommitted() { return new Set(sim.staged.keys()); },
+            setNative: async (p: string, v: number) => { sim.staged.set(p, v); },
+            removeNative: op, addTagged: op, removeTagged: op, resetPort: op,
+            getPortVlans: async (p: string) => ({ native: sim.applied.get(p) ?? null, tagged: [] }),
+            commit: async () => {
+              await sleep(5);
+              if (sim.hangCommit) await new Promise((_, reject) => { cut = reject; });
+              if (sim.failCommit) { sim.staged = new Map(); throw sim.failCommit; }
+              sim.commits++;
+              for (const [p, v] of sim.staged) sim.applied.set(p, v);
+              sim.staged = new Map();
+              return new Map<string, string>();
+            },
+            close: async () => { sim.logouts++; sim.staged = new Map(); cut(new SwitchError('switch a: the session was closed during the commit')); },
+          };
+        },
+      };
+      const s = new SwitchSessions(() => driver, timeoutMs);
+      return { sim, s };
+    };
+    const outcome = (p: Promise<void>) => p.then(() => null, (e: SwitchError) => e);
+
+    /** A drift audit's batch that logged in and read a port. */
+    const audit = async (s: SwitchSessions) => {
+      const batch = s.batch('a');
+      await s.submit(sw('a'), async () => undefined, { batch: batch.id, what: 'logging in' });
+      await s.submit(sw('a'), async (x) => { await x.getPortVlans('p9'); }, { batch: batch.id });
+      // The switch idle, its session kept open for the batch.
+      await sleep(10);
+      return batch;
+    };
+
+    it('commits an operation queued just before the batch ends, then logs out', async () => {
+      const { sim, s } = candidate();
+      const batch = await audit(s);
+      const op = s.submit(sw('a'), (x) => x.setNative('p1', 100));
+      s.endBatch(batch);
+      expect(await outcome(op)).to.equal(null);
+      expect(sim.applied.get('p1')).to.equal(100);
+      expect(sim.commits).to.equal(1);
+      await sleep(20);
+      expect(sim.logins).to.equal(1);
+      expect(sim.logouts).to.equal(1);
+    });
+
+    it('fails the operation with the reason of the closing commit when that commit fails', async () => {
+      const { sim, s } = candidate();
+      const batch = await audit(s);
+      sim.failCommit = new SwitchError('switch a: the commit was refused; nothing was applied', { nothingSent: true });
+      const op = s.submit(sw('a'), (x) => x.setNative('p1', 100));
+      s.endBatch(batch);
+      const err = await outcome(op);
+      expect(err).to.be.instanceOf(SwitchError);
+      expect(err!.message).to.equal('switch a: the commit was refused; nothing was applied');
+      expect(err!.nothingSent).to.equal(true);
+      expect(sim.applied.has('p1')).to.equal(false);
+      await sleep(20);
+      expect(sim.logouts, 'the session dropped after the failed commit').to.equal(1);
+      // The next operation logs in again and is applied.
+      sim.failCommit = undefined;
+      expect(await outcome(s.submit(sw('a'), (x) => x.setNative('p2', 200)))).to.equal(null);
+      expect(sim.logins).to.equal(2);
+      expect(sim.applied.get('p2')).to.equal(200);
+    });
+
+    it('fails the operation when the closing commit runs out of time, the session dropped', async () => {
+      const { sim, s } = candidate(100);
+      const batch = await audit(s);
+      sim.hangCommit = true;
+      const op = s.submit(sw('a'), (x) => x.setNative('p1', 100));
+      s.endBatch(batch);
+      const err = await outcome(op);
+      expect(err).to.be.instanceOf(SwitchError);
+      expect(err!.message).to.equal('switch a: the session was closed during the commit');
+      expect(sim.logouts).to.equal(1);
+      sim.hangCommit = false;
+      expect(await outcome(s.submit(sw('a'), (x) => x.setNative('p2', 200)))).to.equal(null);
+      expect(sim.logins).to.equal(2);
+    });
+
+    it('leaves the commit to a call queued behind the closing call, one commit for both', async () => {
+      const { sim, s } = candidate();
+      const batch = await audit(s);
+      const first = s.submit(sw('a'), (x) => x.setNative('p1', 100));
+      s.endBatch(batch);
+      const second = s.submit(sw('a'), (x) => x.setNative('p2', 200));
+      expect(await Promise.all([outcome(first), outcome(second)])).to.deep.equal([null, null]);
+      expect(sim.commits).to.equal(1);
+      expect([sim.applied.get('p1'), sim.applied.get('p2')]).to.deep.equal([100, 200]);
+      await sleep(20);
+      expect(sim.logins).to.equal(1);
+      expect(sim.logouts).to.equal(1);
+    });
+
+    it('commits the staged change even when a batch begun meanwhile keeps the session open', async () => {
+      const { sim, s } = candidate();
+      const batch = await audit(s);
+      const op = s.submit(sw('a'), (x) => x.setNative('p1', 100));
+      s.endBatch(batch);
+      const next = s.batch('a');
+      expect(await outcome(op)).to.equal(null);
+      expect(sim.applied.get('p1')).to.equal(100);
+      await sleep(20);
+      expect(sim.logouts, 'the session kept for the next batch').to.equal(0);
+      await s.submit(sw('a'), async (x) => { await x.getPortVlans('p1'); }, { batch: next.id });
+      s.endBatch(next);
+      await sleep(20);
+      expect([sim.logins, sim.logouts]).to.deep.equal([1, 1]);
+    });
+  });
+
   it('gives a logout a signal that aborts at the timeout, for the save before it', async () => {
     let got: AbortSignal | undefined;
     const d: SwitchDriver = {
