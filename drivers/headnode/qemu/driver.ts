@@ -27,7 +27,7 @@ import { QemuLayout } from './layout';
 import { OvsBridge } from './ovs';
 import { alive, killQemu, killStrays, logTail, processStart, qemuArgs, spawnQemu, waitDead } from './process';
 import { qmpRunning, qmpSession } from './qmp';
-import { readState, writeState, type TapState, type VmState } from './state';
+import { readName, readState, writeName, writeState, type TapState, type VmState } from './state';
 
 export interface QemuHeadnodeOptions {
   /** Folder of base images: image NAME is the file NAME.qcow2. */
@@ -160,6 +160,54 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     }
   }
 
+  /**
+   * The headnode's files are its own: the name recorded with them (the name file, and the state
+   * file of a running VM) must be `name`; files an earlier release kept under its shorter key
+   * are moved to this release's names first. A headnode never boots, adopts or deletes the disk
+   * or VM of another one.
+   */
+  private async own(name: string): Promise<void> {
+    const recorded = await readName(this.layout.nameFile(name));
+    if (recorded !== null && recorded !== name) throw this.notOurs(name, this.layout.nameFile(name));
+    if (recorded === null) await this.moveLegacy(name);
+  }
+
+  private notOurs(name: string, file: string): HeadnodeError {
+    return new HeadnodeError(`headnode ${name}: ${file} belongs to another headnode: refusing to use it`);
+  }
+
+  /**
+   * Files of `name` made by a release that named them with 40 bits of hash: renamed once to
+   * this release's names, and the name recorded. Files whose state file records another name
+   * are that headnode's and stay where they are (that headnode moves them when it is next used).
+   * Files without a state file (a stopped headnode) record no name: the first headnode to ask
+   * for them takes them, which after an upgrade is their own as soon as it is started, stopped
+   * or deleted.
+   */
+  private async moveLegacy(name: string): Promise<void> {
+    const old = this.layout.legacy(name);
+    const [disk, log, st] = await Promise.all([exists(old.overlay), exists(old.log), readState(old.stateFile)]);
+    const stateOk = st !== null && st.name === name;
+    if (!disk && !stateOk) return;
+    if (st !== null && st.name !== name) return;
+    if (await exists(this.layout.overlay(name))) return; // this release's disk is the one
+    await writeName(this.layout.nameFile(name), name);
+    if (disk) await fsp.rename(old.overlay, this.layout.overlay(name)); // a running QEMU keeps its open file
+    if (log) await fsp.rename(old.log, this.layout.log(name));
+    if (st) {
+      await writeState(this.layout.stateFile(name), { ...st, overlay: this.layout.overlay(name) });
+      await rmIfExists(old.stateFile);
+    }
+  }
+
+  /** The state file of `name`'s VM, refused when it records another headnode. */
+  private async state(name: string): Promise<VmState | null> {
+    const file = this.layout.stateFile(name);
+    const st = await readState(file);
+    if (st && st.name !== name) throw this.notOurs(name, file);
+    return st;
+  }
+
   /** Remove the VM's OVS ports, QMP socket and state file (the process must be gone). */
   private async cleanup(st: VmState, signal: AbortSignal): Promise<void> {
     await this.ovs.removePorts(st.hnics.map((h) => h.tap), signal);
@@ -286,7 +334,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
    */
   private async ensureRunning(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
     this.validateHnics(name, hnics);
-    const st = await readState(this.layout.stateFile(name));
+    const st = await this.state(name);
     if (st) {
       if (await alive(st)) {
         const sameNics =
@@ -318,7 +366,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
   }
 
   private async powerOff(name: string, signal: AbortSignal): Promise<void> {
-    const st = await readState(this.layout.stateFile(name));
+    const st = await this.state(name);
     if (st) {
       await killQemu(st, signal);
       await this.cleanup(st, signal);
@@ -331,7 +379,8 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
 
   /** PID of the headnode's QEMU while it exists (diagnostics, tests), else null. */
   async processId(name: string): Promise<number | null> {
-    const st = await readState(this.layout.stateFile(name));
+    await this.own(name);
+    const st = await this.state(name);
     return st && (await alive(st)) ? st.pid : null;
   }
 
@@ -361,6 +410,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       }
       const base = path.join(this.imagesDir, `${baseImage}.qcow2`);
       const overlay = this.layout.overlay(name);
+      await this.own(name);
       // An existing disk is checked first: its VM may run on although the base file was
       // since removed (QEMU keeps it open), and must not be refused for that.
       if (await exists(overlay)) {
@@ -375,6 +425,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       }
       if (!(await exists(base))) throw new HeadnodeError(`no base image ${baseImage} (${base})`);
       await fsp.mkdir(this.stateDir, { recursive: true, mode: 0o700 }); // state files, overlays, logs
+      await writeName(this.layout.nameFile(name), name); // before the disk: no disk without its owner's name
       const tmp = `${overlay}.${process.pid}.tmp`;
       try {
         await run(this.qemuImg, ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', base, tmp], signal);
@@ -386,16 +437,23 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
   }
 
   start(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
-    return this.guard(`starting headnode ${name}`, signal, () => this.ensureRunning(name, hnics, signal));
+    return this.guard(`starting headnode ${name}`, signal, async () => {
+      await this.own(name);
+      return this.ensureRunning(name, hnics, signal);
+    });
   }
 
   stop(name: string, signal: AbortSignal): Promise<void> {
-    return this.guard(`stopping headnode ${name}`, signal, () => this.powerOff(name, signal));
+    return this.guard(`stopping headnode ${name}`, signal, async () => {
+      await this.own(name);
+      await this.powerOff(name, signal);
+    });
   }
 
   status(name: string, signal: AbortSignal): Promise<HeadnodeStatus> {
     return this.guard(`status of headnode ${name}`, signal, async () => {
-      const st = await readState(this.layout.stateFile(name));
+      await this.own(name);
+      const st = await this.state(name);
       if (!st || !(await alive(st))) return { running: false, vncport: null };
       try {
         const q = await qmpRunning(st.qmp, signal, WEDGED_MS);
@@ -413,15 +471,20 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
   }
 
   recover(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
-    return this.guard(`recovering headnode ${name}`, signal, () => this.ensureRunning(name, hnics, signal));
+    return this.guard(`recovering headnode ${name}`, signal, async () => {
+      await this.own(name);
+      return this.ensureRunning(name, hnics, signal);
+    });
   }
 
   destroy(name: string, signal: AbortSignal): Promise<void> {
     return this.guard(`destroying headnode ${name}`, signal, async () => {
+      await this.own(name);
       await this.powerOff(name, signal);
       await rmIfExists(this.layout.overlay(name));
       await rmIfExists(this.layout.log(name));
       await rmIfExists(this.layout.qmpSocket(name));
+      await rmIfExists(this.layout.nameFile(name)); // last: the files above were checked against it
     });
   }
 

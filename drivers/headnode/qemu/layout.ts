@@ -16,6 +16,15 @@ export function sha256(...parts: string[]): string {
   return createHash('sha256').update(parts.join('\0')).digest('hex');
 }
 
+/**
+ * Hex digits of sha256(name) in the names of a headnode's files and QMP socket: 128 bits.
+ * Headnode names are chosen by tenants and global, so two names sharing a file name must be
+ * out of reach of a search for a collision, not merely unlikely by chance.
+ */
+const HASH_HEX = 32;
+/** What earlier releases used (40 bits): see QemuLayout.legacy. */
+const LEGACY_HASH_HEX = 10;
+
 export class QemuLayout {
   /** folder of the QMP sockets (sun_path limits their paths to 107 bytes) */
   readonly socketDir: string;
@@ -23,15 +32,15 @@ export class QemuLayout {
   constructor(readonly stateDir: string) {
     // QMP sockets live with the state unless that path is too long for a unix socket; then in
     // a private folder of the system's temp dir, named after the state dir (stable across restarts).
-    const fits = (dir: string) => path.join(dir, `${'x'.repeat(12)}.qmp`).length <= SUN_PATH_MAX;
+    const fits = (dir: string) => path.join(dir, `${'x'.repeat(HASH_HEX)}.qmp`).length <= SUN_PATH_MAX;
     this.socketDir = fits(stateDir) ? stateDir : path.join(os.tmpdir(), `hilt-qmp-${sha256(stateDir).slice(0, 12)}`);
     if (!fits(this.socketDir)) throw new HeadnodeError(`QemuHeadnodeDriver: no folder short enough for unix sockets (${this.socketDir})`);
   }
 
   /** File name stem for a headnode: readable prefix plus a hash (names are arbitrary strings). */
-  key(name: string): string {
+  key(name: string, hashHex = HASH_HEX): string {
     const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^\.+/, '_').slice(0, 40);
-    return `${safe}-${sha256(name).slice(0, 10)}`;
+    return `${safe}-${sha256(name).slice(0, hashHex)}`;
   }
 
   /** The headnode's disk: a qcow2 overlay of its base image. */
@@ -49,9 +58,23 @@ export class QemuLayout {
     return path.join(this.stateDir, `${this.key(name)}.log`);
   }
 
+  /** The name of the headnode whose files these are (written with its disk, checked before any use). */
+  nameFile(name: string): string {
+    return path.join(this.stateDir, `${this.key(name)}.name`);
+  }
+
+  /**
+   * Where releases before 128-bit keys kept the overlay, state file and log: a stem with only 10
+   * hex digits (40 bits) of the hash, which two names can share. Only read to move them.
+   */
+  legacy(name: string): { overlay: string; stateFile: string; log: string } {
+    const stem = path.join(this.stateDir, this.key(name, LEGACY_HASH_HEX));
+    return { overlay: `${stem}.qcow2`, stateFile: `${stem}.json`, log: `${stem}.log` };
+  }
+
   /** QMP socket of the headnode's QEMU (short: sun_path limits unix socket paths to 107 bytes). */
   qmpSocket(name: string): string {
-    return path.join(this.socketDir, `${sha256(name).slice(0, 12)}.qmp`);
+    return path.join(this.socketDir, `${sha256(name).slice(0, HASH_HEX)}.qmp`);
   }
 
   /** Deterministic tap name (15 chars, the IFNAMSIZ limit) for an hnic. */

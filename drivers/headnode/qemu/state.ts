@@ -51,3 +51,31 @@ export async function writeState(file: string, st: VmState): Promise<void> {
   await fsp.writeFile(tmp, JSON.stringify(st, null, 2) + '\n', { mode: 0o600 });
   await fsp.rename(tmp, file);
 }
+
+/**
+ * The name file next to a headnode's disk: the headnode's name, so that files are never taken
+ * for another headnode's (null when there is none).
+ */
+export async function readName(file: string): Promise<string | null> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    const v = JSON.parse(text) as { version?: unknown; name?: unknown };
+    if (v.version !== 1 || typeof v.name !== 'string') throw new Error('unknown format');
+    return v.name;
+  } catch (e) {
+    throw new HeadnodeError(`name file ${file} is corrupt: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Write the name file atomically (see writeState). */
+export async function writeName(file: string, name: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fsp.writeFile(tmp, JSON.stringify({ version: 1, name }) + '\n', { mode: 0o600 });
+  await fsp.rename(tmp, file);
+}

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 
 import { QemuHeadnodeDriver } from '../../../../drivers/headnode/qemu';
@@ -282,7 +282,8 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     expect(err).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/nosuchbr0/);
     expect(qemuProcesses(stateDir)).to.deep.equal([]);
     expect(await broken.status('hnB', within())).to.deep.equal({ running: false, vncport: null });
-    expect(fs.readdirSync(stateDir).filter((f) => f.startsWith('hnB-') && !f.endsWith('.qcow2') && !f.endsWith('.log'))).to.deep.equal([]);
+    // The disk stays, with its log and the name file recorded with it.
+    expect(fs.readdirSync(stateDir).filter((f) => f.startsWith('hnB-') && !/\.(qcow2|log|name)$/.test(f))).to.deep.equal([]);
   });
 
   it('a missing QEMU binary is a clear HeadnodeError', async () => {
@@ -417,6 +418,106 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     await long.destroy('hnL', within());
     expect(fs.existsSync(sock)).to.equal(false);
     fs.rmSync(path.dirname(sock), { recursive: true, force: true });
+  });
+
+  // Two names whose sha256 share their first 10 hex digits (found by a birthday search): the
+  // 40 bits earlier releases put in file names.
+  const PAIR = ['headnode-of-project-alpha-for-the-cluster-e5cy', 'headnode-of-project-alpha-for-the-cluster-t1to'] as const;
+  /** Where a release before 128-bit keys kept a headnode's files (stem of 40 chars + 10 hex digits). */
+  const legacyStem = (name: string) =>
+    path.join(stateDir, `${name.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^\.+/, '_').slice(0, 40)}-${createHash('sha256').update(name).digest('hex').slice(0, 10)}`);
+  const nameFile = (d: QemuHeadnodeDriver, name: string) => d.overlayPath(name).replace(/\.qcow2$/, '.name');
+  const legacyDisk = (name: string) =>
+    sh('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', path.join(imagesDir, 'base-headnode.qcow2'), `${legacyStem(name)}.qcow2`]);
+
+  it('two names sharing 40 bits of hash get two disks: deleting one leaves the other', async () => {
+    const [a, b] = PAIR;
+    expect(legacyStem(a)).to.equal(legacyStem(b));
+    await driver.create(a, 'base-headnode', within());
+    await driver.create(b, 'base-headnode', within());
+    expect(driver.overlayPath(b)).to.not.equal(driver.overlayPath(a));
+    expect(driver.qmpSocketPath(b)).to.not.equal(driver.qmpSocketPath(a));
+    await driver.destroy(b, within());
+    expect(fs.existsSync(driver.overlayPath(a)), "a's disk").to.equal(true);
+    await driver.destroy(a, within());
+  });
+
+  it('refuses to create, boot, stop or delete files recorded for another headnode', async () => {
+    await driver.create('hnR', 'base-headnode', within());
+    const own = fs.readFileSync(nameFile(driver, 'hnR'), 'utf8');
+    fs.writeFileSync(nameFile(driver, 'hnR'), JSON.stringify({ version: 1, name: 'someone-else' }));
+    for (const call of [
+      () => driver.create('hnR', 'base-headnode', within()),
+      () => driver.start('hnR', [], within()),
+      () => driver.status('hnR', within()),
+      () => driver.destroy('hnR', within()),
+    ]) {
+      expect(await call().catch((e) => e)).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/another headnode/);
+    }
+    expect(fs.existsSync(driver.overlayPath('hnR'))).to.equal(true);
+    // A state file naming another headnode is not adopted, stopped or cleaned up either.
+    fs.writeFileSync(nameFile(driver, 'hnR'), own);
+    const stateFile = driver.overlayPath('hnR').replace(/\.qcow2$/, '.json');
+    const foreign = { version: 1, name: 'someone-else', pid: process.pid, procStart: 'x', qmp: '/nonexistent', vncport: null, bridge: ovs.bridge, overlay: driver.overlayPath('hnR'), hnics: [], startedAt: '' };
+    fs.writeFileSync(stateFile, JSON.stringify(foreign));
+    for (const call of [() => driver.recover('hnR', [], within()), () => driver.stop('hnR', within()), () => driver.destroy('hnR', within())]) {
+      expect(await call().catch((e) => e)).to.be.instanceOf(HeadnodeError).with.property('message').that.matches(/another headnode/);
+    }
+    expect(fs.existsSync(stateFile)).to.equal(true);
+    fs.rmSync(stateFile);
+    await driver.destroy('hnR', within());
+    expect(fs.readdirSync(stateDir).filter((f) => f.startsWith('hnR-'))).to.deep.equal([]);
+  });
+
+  it("moves a stopped headnode's disk from an earlier release's file name once, and boots it", async () => {
+    await legacyDisk('hnU');
+    fs.writeFileSync(`${legacyStem('hnU')}.log`, 'old log\n');
+    const ino = fs.statSync(`${legacyStem('hnU')}.qcow2`).ino;
+    const again = make(); // the upgraded service
+    await again.create('hnU', 'base-headnode', within());
+    expect(fs.statSync(again.overlayPath('hnU')).ino, 'the same disk').to.equal(ino);
+    expect(fs.existsSync(`${legacyStem('hnU')}.qcow2`)).to.equal(false);
+    expect(fs.existsSync(`${legacyStem('hnU')}.log`)).to.equal(false);
+    expect((await again.start('hnU', [], within())).running).to.equal(true);
+    await again.destroy('hnU', within());
+    expect(fs.readdirSync(stateDir).filter((f) => f.startsWith('hnU-'))).to.deep.equal([]);
+  });
+
+  it('adopts a VM an earlier release started, under its new file names', async () => {
+    await driver.create('hnV', 'base-headnode', within());
+    await driver.start('hnV', [{ name: 'eth0', vlan: 9 }], within());
+    const pid = (await driver.processId('hnV'))!;
+    // As an earlier release left it: the files under the short key, no name file.
+    const stateFile = driver.overlayPath('hnV').replace(/\.qcow2$/, '.json');
+    const st = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+    fs.renameSync(driver.overlayPath('hnV'), `${legacyStem('hnV')}.qcow2`);
+    fs.writeFileSync(`${legacyStem('hnV')}.json`, JSON.stringify({ ...st, overlay: `${legacyStem('hnV')}.qcow2` }));
+    fs.rmSync(stateFile);
+    fs.rmSync(nameFile(driver, 'hnV'));
+    const again = make();
+    expect(await again.processId('hnV')).to.equal(pid);
+    expect((await again.recover('hnV', [{ name: 'eth0', vlan: 9 }], within())).running).to.equal(true);
+    expect(await again.processId('hnV')).to.equal(pid);
+    expect(JSON.parse(fs.readFileSync(stateFile, 'utf8')).overlay).to.equal(again.overlayPath('hnV'));
+    expect(fs.existsSync(`${legacyStem('hnV')}.json`)).to.equal(false);
+    await again.destroy('hnV', within());
+    await waitGone(pid);
+  });
+
+  it("leaves an earlier release's files to the headnode their state file names", async () => {
+    const [a, b] = PAIR;
+    await legacyDisk(a);
+    const legacyState = { version: 1, name: a, pid: 0x3fffff, procStart: 'x', qmp: '/nonexistent', vncport: null, bridge: ovs.bridge, overlay: `${legacyStem(a)}.qcow2`, hnics: [], startedAt: '' };
+    fs.writeFileSync(`${legacyStem(a)}.json`, JSON.stringify(legacyState));
+    const ino = fs.statSync(`${legacyStem(a)}.qcow2`).ino;
+    await driver.create(b, 'base-headnode', within()); // b's own, new disk
+    expect(fs.statSync(driver.overlayPath(b)).ino).to.not.equal(ino);
+    await driver.destroy(b, within());
+    expect(fs.statSync(`${legacyStem(a)}.qcow2`).ino, "a's disk stays").to.equal(ino);
+    await driver.create(a, 'base-headnode', within()); // a takes its own
+    expect(fs.statSync(driver.overlayPath(a)).ino).to.equal(ino);
+    await driver.destroy(a, within());
+    expect(fs.readdirSync(stateDir).filter((f) => f.startsWith('headnode-of'))).to.deep.equal([]);
   });
 
   it('close() stops every VM the instance started or adopted; no QEMU outlives it', async () => {
