@@ -51,6 +51,24 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** `/redfish/v1/Systems/<id>`, optionally with the trailing slash some BMCs (iLO 4) use. */
 const SYSTEM_PATH = /^\/redfish\/v1\/Systems\/[^/?#\s\u0000-\u001f\u007f]+\/?$/;
 
+/**
+ * Whether `system` names a ComputerSystem and only that: it matches SYSTEM_PATH, its id is no
+ * dot segment and holds no `\` (a `/` to URL parsers) nor `%` (percent-encoded dots and
+ * slashes), and the path the URL parser resolves it to (as requests are made) is itself.
+ */
+function isSystemPath(system: string): boolean {
+  if (!SYSTEM_PATH.test(system)) return false;
+  const id = system.slice('/redfish/v1/Systems/'.length).replace(/\/$/, '');
+  if (id === '.' || id === '..' || /[\\%]/.test(id)) return false;
+  let resolved: string;
+  try {
+    resolved = new URL(system, 'https://bmc.invalid').pathname;
+  } catch {
+    return false;
+  }
+  return resolved === system && SYSTEM_PATH.test(resolved);
+}
+
 function invalid(why: string): never {
   throw new ObmError(`invalid OBM info: ${why}`);
 }
@@ -84,7 +102,7 @@ export function parseTarget(fields: DriverFields): Target {
   if (user.length > 256 || CONTROL.test(user)) invalid('user must be at most 256 characters without control characters');
   if (typeof password !== 'string' || password === '') invalid('password must be a non-empty string');
   if (password.length > 1024 || password.includes('\0')) invalid('password must be at most 1024 characters without NUL');
-  if (system !== undefined && (typeof system !== 'string' || !SYSTEM_PATH.test(system) || system.includes('/../') || /\/\.\.?\/?$/.test(system))) {
+  if (system !== undefined && (typeof system !== 'string' || !isSystemPath(system))) {
     invalid('system must be a ComputerSystem\'s @odata.id, e.g. /redfish/v1/Systems/1');
   }
   if (verify !== undefined && typeof verify !== 'boolean') invalid('verify_tls must be true or false');

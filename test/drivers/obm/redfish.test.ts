@@ -213,6 +213,14 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(err.message).to.equal(`BMC ${sim.url}: reading the system /redfish/v1/Systems/9 refused (HTTP 404): ` +
         'The resource at the URI \'/redfish/v1/Systems/9\' was not found.');
     });
+
+    for (const system of ['/redfish/v1/Systems/..\\AccountService\\Accounts\\1', '/redfish/v1/Systems/%2e%2e']) {
+      it(`sends nothing for a system that resolves outside /redfish/v1/Systems/ (${system})`, async () => {
+        const { err } = await obmFailure(() => driver.setBootDevice(fields(sim, { system }), 'pxe', LIVE));
+        expect(err.message).to.match(/system must be a ComputerSystem's @odata.id/);
+        expect(sim.requests).to.deep.equal([]);
+      });
+    }
   });
 
   describe('sessions', () => {
@@ -385,6 +393,14 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       ['an empty password', { ...ok, password: '' }, /password must be a non-empty string/],
       ['a system outside /redfish/v1/Systems', { ...ok, system: '/redfish/v1/Managers/1' }, /system must be a ComputerSystem's @odata.id/],
       ['a system with ..', { ...ok, system: '/redfish/v1/Systems/..' }, /system must be/],
+      ['a system with .', { ...ok, system: '/redfish/v1/Systems/./' }, /system must be/],
+      // `\` is `/` to URL parsers, `%2e%2e` is `..`: both leave /redfish/v1/Systems/.
+      ['a system with backslashes', { ...ok, system: '/redfish/v1/Systems/..\\AccountService\\Accounts\\1' }, /system must be/],
+      ['a system with a backslash in its id', { ...ok, system: '/redfish/v1/Systems/1\\' }, /system must be/],
+      ['a system with percent-encoded dots', { ...ok, system: '/redfish/v1/Systems/%2e%2e' }, /system must be/],
+      ['a system with mixed-case encoded dots', { ...ok, system: '/redfish/v1/Systems/.%2E/' }, /system must be/],
+      ['a system with an encoded slash', { ...ok, system: '/redfish/v1/Systems/1%2F..' }, /system must be/],
+      ['a system the URL parser spells otherwise', { ...ok, system: '/redfish/v1/Systems/a"b' }, /system must be/],
       ['verify_tls as a string', { ...ok, verify_tls: 'no' }, /^verify_tls must be a boolean$/],
       ['a ca_cert that is no PEM', { ...ok, ca_cert: 'hello' }, /at least one PEM certificate/],
       ['a ca_cert that does not parse', { ...ok, ca_cert: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }, /does not parse/],
