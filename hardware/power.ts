@@ -9,6 +9,8 @@
  * waiting then never reaches the BMC, and one running then is aborted (its ipmitool killed,
  * its HTTP request cancelled).
  */
+import { isIP } from 'node:net';
+
 import { DeviceQueue } from './device-queue';
 import { HiltError } from '../actors/errors';
 import type { DriverFields, DriverSet } from '../drivers/registry';
@@ -167,17 +169,20 @@ export class PowerControl {
     } catch (err) {
       if (!(err instanceof ObmError)) throw err;
       // Kept as a project may read it: lists show it to the node's project too.
-      this.remember(who, name, undefined, withoutBmcIdentity(err.message, obm.fields, device));
+      const forMembers = withoutBmcIdentity(err.forMembers ?? err.message, obm.fields, device);
+      this.remember(who, name, undefined, forMembers);
       if (who.isAdmin) throw new HiltError('OBMError', err.message);
       // The full text stays in the service's log (the error handler logs `detail` with a 502).
-      throw Object.assign(new HiltError('OBMError', withoutBmcIdentity(err.message, obm.fields, device)), { detail: err.message });
+      throw Object.assign(new HiltError('OBMError', forMembers), { detail: err.message });
     }
   }
 }
 
 /**
  * A BMC failure as a node's project may read it: the BMC's address (as the device key, as the
- * `host` field and as its bare host name) and the BMC user replaced by placeholders.
+ * `host` field and as its bare host name) and the BMC user replaced by placeholders, and any
+ * other IPv4 or IPv6 address, with its port, too (a host name resolves to an address that none
+ * of those spell, and a BMC's own text may name addresses of its network).
  */
 export function withoutBmcIdentity(message: string, fields: DriverFields, device?: string): string {
   const host = typeof fields.host === 'string' ? fields.host : '';
@@ -190,7 +195,23 @@ export function withoutBmcIdentity(message: string, fields: DriverFields, device
   let out = message;
   if (device) out = out.split(`BMC ${device}`).join("the node's BMC");
   for (const p of places) out = out.replace(new RegExp(escape(p), 'gi'), '[BMC]');
+  out = withoutAddresses(out).replace(/\[BMC\]:\d{1,5}\b/g, '[BMC]');
   const user = typeof fields.user === 'string' ? fields.user : '';
   if (user) out = out.split(user).join('[user]');
   return out;
+}
+
+/** IPv4 and IPv6 literals (bracketed or not, with a port or a zone) replaced by `[address]`. */
+export function withoutAddresses(text: string): string {
+  const v4 = text.replace(/(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.])/g, (m) =>
+    isIP(m.split(':')[0]!) === 4 ? '[address]' : m);
+  // Candidates hold a colon; only those that are an IPv6 address (once a port is taken off) go.
+  return v4.replace(/(?<![\w:.%\]])\[?[0-9A-Fa-f]*:[0-9A-Fa-f:.]*(?:%[\w.-]+)?\]?(?::\d{1,5})?/g, (m) => {
+    const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(m);
+    const core = (bracketed ? bracketed[1]! : m).replace(/%[\w.-]+$/, '');
+    if (isIP(core) === 6) return '[address]';
+    // unbracketed with a port (`2001:db8:0:0:0:0:0:1:443`); `::1:8443` is an address as it is
+    const cut = core.replace(/:\d{1,5}$/, '');
+    return !bracketed && cut !== core && isIP(cut) === 6 ? '[address]' : m;
+  });
 }

@@ -79,7 +79,18 @@ export interface ObmDriverEntry<D extends ObmDriver = ObmDriver> extends DriverE
   readonly pacing?: { minIntervalMs: number; minRunMs: number };
 }
 
-/** A hardware failure: not the client's mistake. `message` is safe to show (no secrets). */
+/**
+ * A hardware failure: not the client's mistake. `message` is safe to show (no secrets) to an
+ * admin. `forMembers`, when given, is the driver's own wording for the node's project: the same
+ * failure without text from outside the driver (the network or TLS stack's messages name the
+ * BMC's resolved address and port, which the project must not learn).
+ */
 export class ObmError extends Error {
   override name = 'OBMError';
+  readonly forMembers?: string;
+
+  constructor(message: string, opts: { forMembers?: string } = {}) {
+    super(message);
+    if (opts.forMembers !== undefined) this.forMembers = opts.forMembers;
+  }
 }

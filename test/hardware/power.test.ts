@@ -5,6 +5,8 @@
  * fake drivers, then with the real ipmitool driver against ipmi_sim BMCs.
  */
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import * as net from 'node:net';
 import { PowerControl, withoutBmcIdentity } from '../../hardware/power';
 import { DriverFields, DriverRegistry, DriverSet } from '../../drivers/registry';
 import { BootDevice, ObmDriver, ObmDriverEntry, ObmError, PowerState } from '../../drivers/obm/types';
@@ -14,6 +16,7 @@ import { DEFAULTS } from '../../src/config';
 import { HiltError } from '../../src/errors';
 import { freeUdpPort, IpmiSim, requireIpmiTools, startIpmiSim, stopAllIpmiSims } from '../helpers/ipmisim';
 import { spyExec } from '../helpers/exec-spy';
+import { redfish } from '../../drivers/obm/redfish';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -143,6 +146,44 @@ describe('PowerControl', () => {
         .to.equal("the node's BMC: ipmitool chassis power off failed: Error: Unable to establish IPMI v2 / RMCP+ session");
     });
 
+    it('scrubs any IPv4 or IPv6 address and its port from a member\'s message (a host name resolves to one)', () => {
+      const fields = { host: 'https://bmc7.example:8443', user: 'opsuser', password: 'x' };
+      const device = 'https://bmc7.example:8443';
+      for (const [said, reads] of [
+        ['connect ECONNREFUSED 10.20.30.40:8443', 'connect ECONNREFUSED [address]'],
+        ['connect ECONNREFUSED ::1:8443', 'connect ECONNREFUSED [address]'],
+        ['connect ECONNREFUSED fe80::1%eth0', 'connect ECONNREFUSED [address]'],
+        ["Hostname/IP does not match certificate's altnames: IP: 192.0.2.7 is not in the cert's list", "Hostname/IP does not match certificate's altnames: IP: [address] is not in the cert's list"],
+        ['at [2001:db8::5]:443 and 2001:db8:0:0:0:0:0:1:623', 'at [address] and [address]'],
+        ['Get Session Challenge from 198.51.100.3 failed', 'Get Session Challenge from [address] failed'],
+        ['bmc7.example:8443 said no', '[BMC] said no'],
+        ['firmware 1.2.3 at 12:30:45 answered HTTP 404: dead:beef', 'firmware 1.2.3 at 12:30:45 answered HTTP 404: dead:beef'],
+      ]) {
+        expect(withoutBmcIdentity(`BMC ${device}: power on failed: ${said}`, fields, device), said)
+          .to.equal(`the node's BMC: power on failed: ${reads}`);
+      }
+    });
+
+    it('tells a non-admin the driver\'s own wording when the driver gives one; the power seen keeps it too', async () => {
+      const entry: ObmDriverEntry = {
+        type: FAKE, extension: 'test.obm.fake', fields: { type: 'object' }, device: (f) => `bmc-${f.bmc}`,
+        create: () => new (class extends FakeBmcs {
+          override powerOn = async () => {
+            throw new ObmError('BMC bmc-x: power on failed: connect ECONNREFUSED 10.9.8.7:443',
+              { forMembers: 'BMC bmc-x: power on failed: cannot reach the BMC (ECONNREFUSED)' });
+          };
+        })(),
+      };
+      const pc = powerControl(1000, entry);
+      const who = { isAdmin: false, node: { name: 'n1', incarnation: 'i1' } };
+      const member = await failure(pc.on({ type: FAKE, fields: { bmc: 'x' } }, who));
+      expect(member.message).to.equal("the node's BMC: power on failed: cannot reach the BMC (ECONNREFUSED)");
+      expect((member as HiltError & { detail?: string }).detail).to.equal('BMC bmc-x: power on failed: connect ECONNREFUSED 10.9.8.7:443');
+      expect(pc.seen('n1', 'i1')?.error).to.equal(member.message);
+      const admin = await failure(pc.on({ type: FAKE, fields: { bmc: 'x' } }, { isAdmin: true }));
+      expect(admin.message).to.equal('BMC bmc-x: power on failed: connect ECONNREFUSED 10.9.8.7:443');
+    });
+
     it('answers 502 for an OBM type no driver claims', async () => {
       const err = await failure(powerControl(1000, mock).off(node('a')));
       expect(err.type).to.equal('OBMError');
@@ -186,6 +227,18 @@ describe('PowerControl', () => {
       expect(ev.map((e) => e.cmd)).to.deep.equal(['get power', 'get power', 'set power 0']);
       expect(ev[1]!.t - ev[0]!.t).to.be.at.least(0.29);
       expect(ev[2]!.t - ev[1]!.t).to.be.at.least(0.29);
+    });
+
+    it('tells a non-admin no address ipmitool printed for a BMC registered by name', async () => {
+      const said = 'Error: Unable to establish IPMI v2 / RMCP+ session with 127.0.0.1:623';
+      const spy = spyExec((_n, _file, _args, options, cb) => execFile('sh', ['-c', `echo '${said}' >&2; exit 1`], options, cb));
+      const pc = powerControl(5000, withDriver(new IpmitoolDriver({ cipherSuite: '3', execFile: spy.fn })));
+      const fields = { host: 'localhost', user: USER, password: PASSWORD };
+      const member = await failure(pc.status({ type: ipmi.type, fields }, { isAdmin: false }));
+      expect(member.message).to.equal("the node's BMC: ipmitool chassis power status failed: Error: Unable to establish IPMI v2 / RMCP+ session " +
+        'with [address] (wrong user or password, cipher suite not supported, or BMC unreachable)');
+      const admin = await failure(pc.status({ type: ipmi.type, fields }, { isAdmin: true }));
+      expect(admin.message).to.include('127.0.0.1:623');
     });
 
     it('answers an unreachable BMC within the timeout and kills its ipmitool; the password is in no message', async () => {
@@ -239,6 +292,30 @@ describe('PowerControl', () => {
       } finally {
         await Promise.all(sims.map((s) => s.stop()));
       }
+    });
+  });
+  describe('with the redfish driver', () => {
+    async function closedPort(): Promise<number> {
+      const s = net.createServer();
+      await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+      const port = (s.address() as net.AddressInfo).port;
+      await new Promise((r) => s.close(r));
+      return port;
+    }
+
+    it('tells a non-admin no address or port of a BMC registered by name that does not answer', async () => {
+      const pc = powerControl(5000, redfish);
+      const port = await closedPort();
+      const fields = { host: `http://localhost:${port}`, user: 'opsuser', password: 'pw-123456' };
+      const who = { isAdmin: false, node: { name: 'n1', incarnation: 'i1' } };
+      const member = await failure(pc.status({ type: redfish.type, fields }, who));
+      expect(member.message).to.equal("the node's BMC: reading the service root failed: cannot reach the BMC (ECONNREFUSED)");
+      for (const text of [member.message, pc.seen('n1', 'i1')?.error ?? '']) {
+        expect(text).to.not.match(/127\.0\.0\.1|::1/);
+        expect(text).to.not.include(String(port));
+      }
+      const admin = await failure(pc.status({ type: redfish.type, fields }, { isAdmin: true }));
+      expect(admin.message).to.match(/connect ECONNREFUSED (127\.0\.0\.1|::1):/);
     });
   });
 });

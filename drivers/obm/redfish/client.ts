@@ -147,9 +147,13 @@ export class BmcCall {
     this.secrets = [target.password];
   }
 
-  /** `BMC <origin>: <what> <text>`; `text` is the driver's own (BMC text goes through bmcText). */
-  error(what: string, text: string): ObmError {
-    return new ObmError(`BMC ${this.target.origin}: ${what} ${text}`);
+  /**
+   * `BMC <origin>: <what> <text>`; `text` is the driver's own (BMC text goes through bmcText).
+   * `forMembers`: the driver's wording instead of `text` for the node's project (ObmError).
+   */
+  error(what: string, text: string, forMembers?: string): ObmError {
+    const prefix = `BMC ${this.target.origin}: ${what} `;
+    return new ObmError(prefix + text, forMembers === undefined ? {} : { forMembers: prefix + forMembers });
   }
 
   /** Text the BMC (or the TLS stack) wrote, made safe to show: bounded, without the password or token. */
@@ -328,11 +332,17 @@ export class BmcCall {
     const cause = err.cause ?? err;
     const code = (cause as { code?: string }).code ?? '';
     const tls = TLS_CODES[code];
+    // The TLS and network stacks' own texts name the address and port they tried (`connect
+    // ECONNREFUSED 10.1.2.3:443`, `IP: 10.1.2.3 is not in the cert's list`): admins read them,
+    // the node's project reads the driver's wording.
+    const fix = 'give the BMC\'s CA (or its own certificate) as ca_cert, or set verify_tls to false';
     if (tls) {
-      return this.error(what, `failed: the BMC's TLS certificate was refused because ${tls} (${this.bmcText(cause.message)}); ` +
-        'give the BMC\'s CA (or its own certificate) as ca_cert, or set verify_tls to false');
+      return this.error(what, `failed: the BMC's TLS certificate was refused because ${tls} (${this.bmcText(cause.message)}); ${fix}`,
+        `failed: the BMC's TLS certificate was refused because ${tls}; ${fix}`);
     }
     const text = this.bmcText(cause.message || err.message);
-    return this.error(what, `failed: ${text}${code && !text.includes(code) ? ` (${code})` : ''}`);
+    const safeCode = /^[A-Z][A-Z0-9_]{1,40}$/.test(code) ? code : '';
+    return this.error(what, `failed: ${text}${code && !text.includes(code) ? ` (${code})` : ''}`,
+      `failed: cannot reach the BMC${safeCode ? ` (${safeCode})` : ''}`);
   }
 }

@@ -294,6 +294,8 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       const { err } = await obmFailure(() => driver.powerStatus({ host: sim.url, user: USER, password: PASSWORD }, LIVE));
       expect(err.message).to.equal(`BMC ${sim.url}: reading the service root failed: the BMC's TLS certificate was refused because ` +
         'it is self-signed (self-signed certificate); give the BMC\'s CA (or its own certificate) as ca_cert, or set verify_tls to false');
+      expect(err.forMembers).to.equal(`BMC ${sim.url}: reading the service root failed: the BMC's TLS certificate was refused because ` +
+        'it is self-signed; give the BMC\'s CA (or its own certificate) as ca_cert, or set verify_tls to false');
       expect(sim.requests).to.deep.equal([]); // no request got through
     });
 
@@ -346,6 +348,8 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       await sim.stop();
       const { err } = await obmFailure(() => driver.powerStatus(fields(sim), LIVE));
       expect(err.message).to.equal(`BMC ${sim.url}: reading the service root failed: connect ECONNREFUSED 127.0.0.1:${port}`);
+      // The node's project reads the driver's wording: undici's text names the address it tried.
+      expect(err.forMembers).to.equal(`BMC ${sim.url}: reading the service root failed: cannot reach the BMC (ECONNREFUSED)`);
       sim = await start(); // for afterEach
     });
 
