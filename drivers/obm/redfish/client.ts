@@ -54,11 +54,22 @@ interface Login {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** A BMC's own text, made safe to show: no control characters, bounded, without the secrets. */
-function clean(text: string, secrets: string[]): string {
-  let out = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+/**
+ * A BMC's own text, made safe to show: without the secrets, then without control characters,
+ * then bounded. In that order: a secret holding a tab or a newline is found only in the text
+ * as it came, and one cut in half by the bound would no longer be found at all.
+ */
+function clean(text: string, secrets: string[], max = MAX_TEXT): string {
+  let out = text;
   for (const s of secrets) if (s) out = out.split(s).join('***');
-  return out.length > MAX_TEXT ? `${out.slice(0, MAX_TEXT)}…` : out;
+  out = out.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return out.length > max ? `${out.slice(0, max)}…` : out;
+}
+
+/** A secret as the BMC may quote it: as given, and as a JSON string holds it (a request body echoed). */
+function spellings(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  return json === secret ? [secret] : [secret, json];
 }
 
 /** The messages of a Redfish error body (`error.@Message.ExtendedInfo[].Message`, else `error.message`). */
@@ -144,7 +155,7 @@ export class BmcCall {
     // a wrong password never rides on a session another node opened with the right one.
     this.key = `${target.origin}\n${target.user}\n${sha256(target.password)}`;
     this.dispatcher = client.agent(target.tls);
-    this.secrets = [target.password];
+    this.secrets = spellings(target.password);
   }
 
   /**
@@ -156,16 +167,17 @@ export class BmcCall {
     return new ObmError(prefix + text, forMembers === undefined ? {} : { forMembers: prefix + forMembers });
   }
 
-  /** Text the BMC (or the TLS stack) wrote, made safe to show: bounded, without the password or token. */
-  bmcText(text: string): string {
-    return clean(text, this.secrets);
+  /** Text the BMC (or the TLS stack) wrote, made safe to show: without the password or token, bounded. */
+  bmcText(text: string, max?: number): string {
+    return clean(text, this.secrets, max);
   }
 
   /** The error for a non-2xx answer: the BMC's own ExtendedInfo text, as it gave it. */
   refused(what: string, reply: Reply, hint?: string): ObmError {
     const texts = redfishMessages(reply.json);
-    const said = texts.length ? texts.join(' ') : reply.text.trim() ? reply.text.trim().slice(0, 200) : 'no explanation';
-    return this.error(what, `refused (HTTP ${reply.status}): ${this.bmcText(said)}${hint ? ` (${hint})` : ''}`);
+    // A page that is not JSON is cut shorter, once the secrets are out of it.
+    const said = texts.length ? this.bmcText(texts.join(' ')) : this.bmcText(reply.text, 200) || 'no explanation';
+    return this.error(what, `refused (HTTP ${reply.status}): ${said}${hint ? ` (${hint})` : ''}`);
   }
 
   /** The service's login for this BMC and user, logging in first if there is none. */

@@ -85,7 +85,9 @@ export class HttpSession {
       connect: { rejectUnauthorized: target.tls.verify, ...(target.tls.ca ? { ca: target.tls.ca } : {}) },
     });
     this.auth = `Basic ${Buffer.from(`${target.username}:${target.password}`, 'utf8').toString('base64')}`;
-    this.secrets = [target.password, this.auth.slice(6), this.auth].filter((s) => s.length >= 3);
+    // The password also as a JSON string holds it: a switch may echo a request body.
+    const json = JSON.stringify(target.password).slice(1, -1);
+    this.secrets = [this.auth, this.auth.slice(6), target.password, json].filter((s) => s.length >= 3);
   }
 
   get alive(): boolean {
@@ -97,16 +99,25 @@ export class HttpSession {
     return new SwitchError(this.mask(`switch ${this.target.name} (${this.target.origin}): ${text}`));
   }
 
-  /** Text with every secret of the session replaced by `***`, control characters by spaces, bounded. */
+  /**
+   * Text with every secret of the session replaced by `***`, then control characters by
+   * spaces, then bounded: a secret is looked for in the text as it came, before anything that
+   * would change or cut it.
+   */
   mask(text: string, max = Infinity): string {
-    let out = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]+/g, ' ');
-    for (const s of this.secrets) out = out.split(s).join('***');
+    const out = this.redact(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f]+/g, ' ');
     return out.length > max ? `${out.slice(0, max)}…` : out;
   }
 
-  /** A switch's own words, made safe to quote. */
+  /** A switch's own words, made safe to quote: secrets out first, then spaces collapsed, bounded. */
   quoteSwitch(text: string): string {
-    return this.mask(text.replace(/\s+/g, ' ').trim(), MAX_TEXT);
+    return this.mask(this.redact(text).replace(/\s+/g, ' ').trim(), MAX_TEXT);
+  }
+
+  private redact(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join('***');
+    return out;
   }
 
   /**

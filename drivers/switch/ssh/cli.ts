@@ -482,11 +482,12 @@ export class CliSession {
         const lines = output.split('\n');
         while (lines.length && !lines[lines.length - 1]!.trim()) lines.pop();
         const last = lines.pop()?.trim() ?? '';
-        if (!/^\d+$/.test(last)) throw this.error(`"${command}" printed no exit status (got "${last.slice(0, 80)}")`);
+        if (!/^\d+$/.test(last)) throw this.error(`"${command}" printed no exit status (got "${this.mask(last).slice(0, 80)}")`);
         status = Number(last);
         output = lines.join('\n');
       }
-      const all = output.split('\n').map((l) => l.trim()).filter(Boolean);
+      // Masked before it is cut into lines and trimmed, which could split the password.
+      const all = this.mask(output).split('\n').map((l) => l.trim()).filter(Boolean);
       let refused = all.filter((l) => this.dialect.errors.some((re) => re.test(l)));
       if (status !== 0 && !refused.length) refused = [...all.slice(-3), `exit status ${status}`];
       if (refused.length) {

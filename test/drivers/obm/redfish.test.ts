@@ -5,6 +5,8 @@
  * here a call's signal stands for its deadline.
  */
 import { expect } from 'chai';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -363,6 +365,51 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       for (const m of messages) {
         expect(m).to.not.include(PASSWORD);
         for (const t of sim.tokens()) expect(m).to.not.include(t);
+      }
+    });
+
+    describe('a BMC whose login refusal quotes the request (plain text)', () => {
+      let server: http.Server;
+      let origin: string;
+      let page: (body: string) => string;
+      before(async () => {
+        server = http.createServer((req, res) => {
+          let body = '';
+          req.on('data', (d) => (body += d));
+          req.on('end', () => {
+            if (req.url === '/redfish/v1/') {
+              res.setHeader('content-type', 'application/json');
+              return res.end(JSON.stringify({ Systems: { '@odata.id': '/redfish/v1/Systems' }, Links: { Sessions: { '@odata.id': '/redfish/v1/SessionService/Sessions' } } }));
+            }
+            res.statusCode = 400;
+            res.setHeader('content-type', 'text/plain');
+            res.end(page(body));
+          });
+        });
+        await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+        origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      });
+      after(() => new Promise((r) => server.close(r)));
+
+      const cases: Array<[string, string, (body: string) => string]> = [
+        // The cut of a long page falls inside the password.
+        ['a password across the cut of a long page', 'S3cr3t-Pa55w0rd-XYZ',
+          (body) => `${'Request rejected by the session service. '.repeat(4).slice(0, 147)}Body was: ${body}`],
+        ['a password with a tab, quoted as it came', 'Tab\tS3cr3t-Pa55', () => 'no user operator with password Tab\tS3cr3t-Pa55'],
+        ['a password with a newline, quoted as it came', 'Line\nS3cr3t-Pa55', () => 'no user operator with password Line\nS3cr3t-Pa55'],
+        ['a password with a tab, quoted in the JSON body', 'Tab\tS3cr3t-Pa55', (body) => `Body was: ${body}`],
+      ];
+      for (const [what, password, answer] of cases) {
+        it(`keeps no part of ${what}`, async () => {
+          page = answer;
+          const d = new RedfishDriver();
+          try {
+            const { err } = await obmFailure(() => d.powerStatus({ host: origin, user: 'operator', password }, LIVE));
+            expect(err.message).to.match(/refused \(HTTP 400\)/);
+            expect(err.message).to.not.include('S3cr3t', err.message);
+            expect(err.message).to.include('***');
+          } finally { await d.close(AbortSignal.timeout(1000)); }
+        });
       }
     });
   });

@@ -22,9 +22,9 @@ for (const c of CASES) {
   describe(`RestTableSession: ${c.vendor}`, function () {
     this.timeout(20_000);
     let sim: AnyRestSim;
-    const open = (timeoutMs = 5000, signal = AbortSignal.timeout(10_000)): Promise<SwitchSession> =>
+    const open = (timeoutMs = 5000, signal = AbortSignal.timeout(10_000), password = PASSWORD): Promise<SwitchSession> =>
       new RestSwitchDriver(c.table, { requestTimeoutMs: timeoutMs, save: false }).open({
-        name: 'sw', type: c.vendor, fields: { hostname: sim.url, username: 'hilt', password: PASSWORD, interface_type: 'TenGigabitEthernet' },
+        name: 'sw', type: c.vendor, fields: { hostname: sim.url, username: 'hilt', password, interface_type: 'TenGigabitEthernet' },
       }, signal);
 
     beforeEach(async () => {
@@ -121,6 +121,18 @@ for (const c of CASES) {
       expect(err!.message).to.match(/%Error: bad login \*\*\* \/ \*\*\*/);
       expect(err!.message).not.to.include(PASSWORD);
       expect(s.changesSent, 'the refused change counts as sent').to.be.above(0);
+      await s.close();
+    });
+
+    it('masks a password holding runs of spaces, which quoting the switch collapses', async () => {
+      const spaced = 'pa55  word\u00a0 x';
+      await sim.close();
+      sim = await startRestSim(c.vendor, { username: 'hilt', password: spaced, pageSize: 2 });
+      const s = await open(5000, AbortSignal.timeout(10_000), spaced);
+      sim.failChanges = { status: 400, message: `%Error: bad login ${spaced}` };
+      const err = await s.setNative(c.ports[0], 1001).then(() => null, (e: Error) => e);
+      expect(err!.message).to.match(/%Error: bad login \*\*\*/);
+      expect(err!.message).not.to.match(/pa55|word/);
       await s.close();
     });
   });
