@@ -16,6 +16,12 @@ import { CliSession } from './cli';
 import type { SwitchTable } from './table';
 import { TableSession } from './session';
 
+/**
+ * The user name and password are typed as lines (the in-band login of PowerConnect 55xx, the
+ * answer to sudo's question): a control character in them would end the line and type more.
+ */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 export * from './plan';
 export { TableSession };
 
@@ -93,6 +99,8 @@ export function sshSwitchEntry(spec: SshEntrySpec): SwitchDriverEntry<CliSwitchD
       const where = parseHostname(fields.hostname);
       if (typeof where === 'string') return where;
       if (!fields.username) return 'username must not be empty';
+      if (CONTROL.test(String(fields.username))) return 'username must not contain control characters';
+      if (CONTROL.test(String(fields.password))) return 'password must not contain control characters';
       if (spec.dummyVlan) {
         const d = fields.dummy_vlan;
         const n = typeof d === 'number' ? d : /^\s*\d+\s*$/.test(String(d)) ? Number(d) : NaN;

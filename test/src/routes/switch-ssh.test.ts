@@ -43,6 +43,12 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
     await refused({ ...base, hostname: '127.0.0.1:99999' }, /port must be 1-65535/);
     await refused({ ...base, hostname: 'a b' }, /not a host name or address/);
     await refused({ ...base, password: 7 }, /password must be a string/);
+    // Typed as lines at the in-band login and to sudo: a newline would type a command.
+    for (const [field, value] of [['username', 'admin\nconfigure'], ['username', 'admin\u007f'], ['password', 'pw\rreload'], ['password', 'pw\tx']]) {
+      const r = await api.put('/switch/bad', { ...base, [field]: value });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body).to.deep.equal({ type: 'BadArgumentError', msg: `${field} must not contain control characters` });
+    }
     await refused({ ...base, type: eos.type }, /unexpected field\(s\).*dummy_vlan/);
     expect((await api.get('/switch/bad')).status).to.equal(404);
     // HIL's clients may send the dummy VLAN as a string
