@@ -27,8 +27,11 @@ export interface VmState {
   startedAt: string;
 }
 
-/** The recorded state, or null when there is none (no VM, or it was cleaned up). */
-export async function readState(file: string): Promise<VmState | null> {
+/**
+ * One of the driver's JSON files in the format `check` accepts (it throws what is wrong), or null
+ * when there is none; `what` names the file in the error of one that is not.
+ */
+async function readJson<T>(file: string, what: string, check: (v: T) => boolean): Promise<T | null> {
   let text: string;
   try {
     text = await fsp.readFile(file, 'utf8');
@@ -37,45 +40,36 @@ export async function readState(file: string): Promise<VmState | null> {
     throw e;
   }
   try {
-    const st = JSON.parse(text) as VmState;
-    if (st.version !== 1 || typeof st.pid !== 'number') throw new Error('unknown format');
-    return st;
+    const v = JSON.parse(text) as T;
+    if (!check(v)) throw new Error('unknown format');
+    return v;
   } catch (e) {
-    throw new HeadnodeError(`state file ${file} is corrupt: ${e instanceof Error ? e.message : String(e)}`);
+    throw new HeadnodeError(`${what} ${file} is corrupt: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
-/** Replace the file atomically: a crash leaves the old state or the new one, never half of it. */
-export async function writeState(file: string, st: VmState): Promise<void> {
+/** Replace a file atomically: a crash leaves the old one or the new one, never half of it. */
+async function replaceFile(file: string, text: string): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  await fsp.writeFile(tmp, JSON.stringify(st, null, 2) + '\n', { mode: 0o600 });
+  await fsp.writeFile(tmp, text, { mode: 0o600 });
   await fsp.rename(tmp, file);
 }
+
+/** The recorded state, or null when there is none (no VM, or it was cleaned up). */
+export const readState = (file: string): Promise<VmState | null> =>
+  readJson<VmState>(file, 'state file', (st) => st.version === 1 && typeof st.pid === 'number');
+
+/** Replace the state file atomically. */
+export const writeState = (file: string, st: VmState): Promise<void> => replaceFile(file, JSON.stringify(st, null, 2) + '\n');
 
 /**
  * The name file next to a headnode's disk: the headnode's name, so that files are never taken
  * for another headnode's (null when there is none).
  */
 export async function readName(file: string): Promise<string | null> {
-  let text: string;
-  try {
-    text = await fsp.readFile(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
-  try {
-    const v = JSON.parse(text) as { version?: unknown; name?: unknown };
-    if (v.version !== 1 || typeof v.name !== 'string') throw new Error('unknown format');
-    return v.name;
-  } catch (e) {
-    throw new HeadnodeError(`name file ${file} is corrupt: ${e instanceof Error ? e.message : String(e)}`);
-  }
+  const v = await readJson<{ version?: unknown; name?: unknown }>(file, 'name file', (x) => x.version === 1 && typeof x.name === 'string');
+  return v ? (v.name as string) : null;
 }
 
-/** Write the name file atomically (see writeState). */
-export async function writeName(file: string, name: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  await fsp.writeFile(tmp, JSON.stringify({ version: 1, name }) + '\n', { mode: 0o600 });
-  await fsp.rename(tmp, file);
-}
+/** Write the name file atomically. */
+export const writeName = (file: string, name: string): Promise<void> => replaceFile(file, JSON.stringify({ version: 1, name }) + '\n');
