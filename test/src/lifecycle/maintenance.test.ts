@@ -20,6 +20,19 @@ import { loadConfig } from '../../../src/config';
 import { addSecret } from '../../helpers/secrets';
 
 const SECRET = 'maint-HMAC-key-2f9';
+
+/**
+ * A data folder with the pool's project, p1 and the given nodes, made by a service without a
+ * maintenance pool (the pool's settings come with the next start on the folder).
+ */
+async function poolFolder(nodes: string[]): Promise<string> {
+  const first = await startTestServer();
+  await must(first.api.put('/project/maint'));
+  await must(first.api.put('/project/p1'));
+  for (const n of nodes) await must(first.api.put(`/node/${n}`, { obm: obm(`bmc-${n}`) }));
+  await stopTestServer(first, false);
+  return first.dataDir;
+}
 addSecret(SECRET);
 
 interface Received { body: string; headers: IncomingMessage['headers'] }
@@ -205,17 +218,13 @@ describe('the maintenance pool: a receiver that does not answer, credentials in 
   });
 
   it('retries a POST that gets no answer within HILT_MAINTENANCE_TIMEOUT_MS, sends the URL\'s credentials as basic authentication and logs them nowhere', async () => {
-    const first = await startTestServer();
-    await must(first.api.put('/project/maint'));
-    await must(first.api.put('/project/p1'));
-    await must(first.api.put('/node/t1', { obm: obm('bmc-t1') }));
-    await stopTestServer(first, false);
+    const dataDir = await poolFolder(['t1']);
     const logs: string[] = [];
     const port = (receiver.address() as AddressInfo).port;
     ts = await startTestServer(
       { maintenanceProject: 'maint', maintenanceUrl: `http://cleaner:${encodeURIComponent(URL_PASSWORD)}@127.0.0.1:${port}/notices`, maintenanceTimeoutMs: 400 },
       { logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } },
-      first.dataDir,
+      dataDir,
     );
     const api = ts.api;
     await must(api.post('/project/p1/connect_node', { node: 't1' }));
@@ -264,13 +273,9 @@ describe('the maintenance pool: a node back in the pool while the POST of its ea
   });
 
   it('POSTs the new notice once the earlier POST ends', async () => {
-    const first = await startTestServer();
-    await must(first.api.put('/project/maint'));
-    await must(first.api.put('/project/p1'));
-    await must(first.api.put('/node/r1', { obm: obm('bmc-r1') }));
-    await stopTestServer(first, false);
+    const dataDir = await poolFolder(['r1']);
     const port = (receiver.address() as AddressInfo).port;
-    ts = await startTestServer({ maintenanceProject: 'maint', maintenanceUrl: `http://127.0.0.1:${port}/notices`, maintenanceTimeoutMs: 5000 }, {}, first.dataDir);
+    ts = await startTestServer({ maintenanceProject: 'maint', maintenanceUrl: `http://127.0.0.1:${port}/notices`, maintenanceTimeoutMs: 5000 }, {}, dataDir);
     const api = ts.api;
     await must(api.post('/project/p1/connect_node', { node: 'r1' }));
     await must(api.post('/project/p1/detach_node', { node: 'r1' }));
