@@ -25,6 +25,18 @@ const HASH_HEX = 32;
 /** What earlier releases used (40 bits): see QemuLayout.legacy. */
 const LEGACY_HASH_HEX = 10;
 
+/** The first `digits` base-32 digits (RFC 4648's alphabet, lower case: valid in interface names) of `bytes`. */
+export function base32(bytes: Buffer, digits: number): string {
+  const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+  let out = '';
+  for (let bit = 0; out.length < digits; bit += 5) {
+    const i = bit >> 3;
+    const word = ((bytes[i] << 8) | (bytes[i + 1] ?? 0)) >> (11 - (bit & 7));
+    out += ALPHABET[word & 31];
+  }
+  return out;
+}
+
 export class QemuLayout {
   /** folder of the QMP sockets (sun_path limits their paths to 107 bytes) */
   readonly socketDir: string;
@@ -77,9 +89,15 @@ export class QemuLayout {
     return path.join(this.socketDir, `${sha256(name).slice(0, HASH_HEX)}.qmp`);
   }
 
-  /** Deterministic tap name (15 chars, the IFNAMSIZ limit) for an hnic. */
+  /**
+   * Deterministic tap name (15 chars, the IFNAMSIZ limit) for an hnic: `hn` and 13 base-32
+   * digits (65 bits) of a hash. Headnode and hnic names are a tenant's: a name whose tap is
+   * another headnode's would have its boot take that tap (QEMU opens an existing tap by name)
+   * or remove it from the bridge, so a match must be out of reach of a search, not merely
+   * unlikely (13 hex digits were 52 bits).
+   */
   tapName(name: string, hnic: string): string {
-    return 'hn' + sha256(this.stateDir, name, hnic).slice(0, 13);
+    return 'hn' + base32(createHash('sha256').update([this.stateDir, name, hnic].join('\0')).digest(), 13);
   }
 
   /** A locally administered MAC from the same hash: a guest keeps its MACs across restarts. */
