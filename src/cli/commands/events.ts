@@ -127,9 +127,12 @@ export function webhookCommands(admin: Command, ctx: Ctx): void {
     .option('--description <text>', 'what it is for')
     .option('--json', 'the server\'s JSON')
     .action(async (url: string, o: JsonOpts & { secretFile?: string; type?: string[]; project?: string[]; description?: string }) => {
-      let secret = o.secretFile ? readFileSync(o.secretFile, 'utf8').trim() : process.env.HILT_WEBHOOK_SECRET;
-      const made = !secret;
-      secret ??= randomBytes(24).toString('base64url');
+      const fromFile = o.secretFile === undefined ? undefined : readFileSync(o.secretFile, 'utf8').trim();
+      if (fromFile === '') throw new UsageError(`${o.secretFile} holds no secret`);
+      // An empty HILT_WEBHOOK_SECRET is one not set: a new random secret, as documented.
+      const given = fromFile ?? (process.env.HILT_WEBHOOK_SECRET || undefined);
+      const made = given === undefined;
+      const secret = given ?? randomBytes(24).toString('base64url');
       const r = await c().post('/admin/webhooks', { url, secret, types: o.type, projects: o.project, description: o.description });
       const id = (r.body as { id: string }).id;
       answer(wantsJson(o), r.text, () => fields([['id', id], ...(made ? [['secret (shown only now)', secret]] : [])]));

@@ -1,6 +1,9 @@
 /** hilt events (the event stream) and hilt admin webhook, as child processes against a test server. */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
 import { cliFor, rows, CLI } from '../../helpers/cli';
 import { Receiver } from '../../helpers/receiver';
@@ -103,6 +106,25 @@ describe('hilt events and hilt admin webhook', function () {
       expect(refused.code).to.equal(1);
     } finally {
       await rcv.close();
+    }
+  });
+
+  it('admin webhook create: an empty secret file is refused; an empty HILT_WEBHOOK_SECRET is one not set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-cli-secret-'));
+    try {
+      const empty = join(dir, 'secret');
+      writeFileSync(empty, '\n');
+      const refused = await cli.run('admin', 'webhook', 'create', 'http://127.0.0.1:9/hook', '--secret-file', empty);
+      expect(refused.code).to.equal(2);
+      expect(refused.stderr).to.include(`${empty} holds no secret`);
+      const made = await cli.as({ env: { HILT_WEBHOOK_SECRET: '' } })('admin', 'webhook', 'create', 'http://127.0.0.1:9/hook', '--type', 'project.created');
+      expect(made.code, made.stderr).to.equal(0);
+      const t = rows(made.stdout);
+      const secret = t.find((r) => r[0].startsWith('secret'))![1];
+      expect(secret.length).to.be.at.least(16);
+      await must(ts.api.del(`/admin/webhooks/${t.find((r) => r[0] === 'id')![1]}`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
