@@ -88,6 +88,8 @@ export class ReadModel {
   readonly wiredWithoutNic = new Set<string>();
   /** portIds of the ports holding a configuration */
   readonly configuredPorts = new Set<string>();
+  /** portIds of the ports in doubt: the switch may carry VLANs beyond their record (hardware/port-hardware.ts) */
+  readonly portsInDoubt = new Set<string>();
   // The last three name the few ports a start's port-record check looks at (actors/recovery.ts).
 
   readonly networks = new Map<string, NetworkState>();
@@ -218,6 +220,8 @@ export class ReadModel {
     }
     if (next && configured(next)) this.configuredPorts.add(id);
     else if (prev && configured(prev)) this.configuredPorts.delete(id);
+    if (next?.doubt) this.portsInDoubt.add(id);
+    else if (prev?.doubt) this.portsInDoubt.delete(id);
     if (next) {
       this.ports.set(id, next);
       this.portsBySwitch.add(next.switch, next.name);

@@ -38,6 +38,7 @@ export async function recoverWorld(world: World, afterUpgrade?: () => Promise<vo
   const { loaded, checkpointer } = await loadReadModels(world, checkpoint);
   try {
     const repairedPorts = await repairPortRecords(world);
+    await setBackPortsInDoubt(world);
     await world.operations.resumeAll();
     return { upgraded, repairedPorts, checkpoint: loaded, checkpointer };
   } catch (err) {
@@ -125,4 +126,24 @@ export async function repairPortRecords(world: World): Promise<number> {
     await wiredTo(node, name);
   }
   return repaired;
+}
+
+/**
+ * After the port records are repaired, before any operation is resumed: every port in doubt
+ * (a change that failed, or may have reached it, before the last process stopped, its set-back
+ * not confirmed: hardware/port-hardware.ts) is set back to its record, queued on its switch now,
+ * so that a resumed operation of its nic comes after it. One that fails is tried again with
+ * backoff while the port stays in doubt. Returns how many were queued.
+ */
+export async function setBackPortsInDoubt(world: World): Promise<number> {
+  const ids = [...world.rm.portsInDoubt];
+  if (!ids.length) return 0;
+  // In memory first: each ask then reaches its port's decide, and its switch's queue, in this turn.
+  await world.ports.preload(ids);
+  for (const id of ids) {
+    void world.ports.ask(id, { type: 'port.settle', by: 'recovery' }, { hardware: true })
+      .catch(() => undefined)
+      .finally(() => void world.portHardware.retry(id));
+  }
+  return ids.length;
 }

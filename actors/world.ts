@@ -51,6 +51,8 @@ export interface WorldOptions extends RuntimeOptions {
   mayAct?: () => boolean;
   /** HILT_INACTIVE_PORTS (default `shutdown`) */
   inactivePorts?: InactivePorts;
+  /** the first pause before a port in doubt is set back again (hardware/port-hardware.ts; default 1 s) */
+  settleRetryMs?: number;
   /** HILT_WIRING_CONCURRENCY (default 8) */
   wiringConcurrency?: number;
   /** what project_detach_node does beyond leaving the project: the maintenance pool, the power-off (docs/lifecycle.md) */
@@ -87,6 +89,8 @@ export class World {
   readonly uses = new NetworkUseBook();
   readonly sessions: SwitchSessions;
   readonly operations: NetworkOperations;
+  /** the ports' hardware corridor (the port actors' calls to their switches) */
+  readonly portHardware: PortHardware;
   /** the drift audit and repair of a switch's ports */
   readonly audit: SwitchAudit;
   /** wiring validation from the switches' own tables */
@@ -141,8 +145,14 @@ export class World {
       operationPending: (wire) => !!rm.nic(wire.node, wire.nic)?.pending,
       record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
       stopping: () => this.closing,
+      doubt: (id, vlans) => this.ports.ask(id, { type: 'port.doubt', by: 'switch', vlans }),
+      settled: (id) => this.ports.ask(id, { type: 'port.settled', by: 'switch' }),
+      settle: (id) => this.ports.ask(id, { type: 'port.settle', by: 'switch' }, { hardware: true }),
+      inDoubt: (id) => !!rm.ports.get(id)?.doubt,
+      settleRetryMs: opts.settleRetryMs,
       inactivePorts: opts.inactivePorts,
     });
+    this.portHardware = hardware;
     this.ports = rt.register(portBehavior({ hardware }), (id, a, b) => rm.commitPort(id, a, b));
     const nativeFirst = (name: string) => {
       const sw = rm.switches.get(name);
@@ -179,6 +189,7 @@ export class World {
   close(): Promise<void> {
     this.closing = true;
     this.operations.close();
+    this.portHardware.close();
     return (this.closed ??= this.runtime.close());
   }
 }

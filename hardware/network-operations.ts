@@ -58,6 +58,8 @@ function changeOf(a: NetworkAction): PortChange | null {
 export class NetworkOperations {
   /** nodes with an operation at a port now */
   private readonly inFlight = new Set<string>();
+  /** operations handed on again at the start (`<nic id>#<seq>`) and not yet at their port: an earlier process may have carried them out */
+  private readonly resumed = new Set<string>();
   private closing = false;
 
   constructor(private readonly deps: NetworkOperationsDeps) {}
@@ -98,6 +100,7 @@ export class NetworkOperations {
     // Their ports are read from storage first: each hand-on then reaches its switch's queue in
     // this turn, in this order, before the API serves anything (EntityRegistry.preload).
     await this.deps.ports.preload?.(nodes.flatMap(({ node }) => pending(node).map((p) => portId(p.switch, p.port))));
+    for (const { node } of nodes) for (const p of pending(node)) this.resumed.add(`${nicId(node, p.nic)}#${p.seq}`);
     for (const { node } of nodes) this.handOn(node);
   }
 
@@ -113,7 +116,7 @@ export class NetworkOperations {
     } else {
       try {
         error = await this.deps.ports.ask(portId(action.switch, action.port),
-          { type: 'port.apply', by: 'switch', node, nic: action.nic, change }, { hardware: true });
+          { type: 'port.apply', by: 'switch', node, nic: action.nic, change, resumed: this.resumed.delete(`${nicId(node, action.nic)}#${action.seq}`) }, { hardware: true });
       } catch (err) {
         error = (err as Error).message;
       }

@@ -21,6 +21,18 @@
  * newest. A crash between the two records is repaired at the next start
  * (World.repairPortRecords): the nic records DONE only after the switch applied the change.
  *
+ * A port in doubt (docs/actors.md, "Ports in doubt"): the switch may carry VLANs beyond its
+ * record. A failed change whose set-back is not confirmed by the time the port answers (still
+ * queued behind a hung call, or failed too) records it (`PortInDoubt`), durably, before the
+ * answer, and so before the nic's outcome: a stop before the set-back ran leaves the port in
+ * doubt, and the next start sets it back first. A resumed operation (handed on again at a
+ * start) may have reached the port in the earlier process, so its failure is never taken for
+ * harmless (`nothingSent`): its port is read and, unless it carries its record, set back. The
+ * doubt is cleared (`PortDoubtCleared`) in a switch turn that confirmed the port: a set-back, a
+ * revert or re-apply, a drift repair, or a read-back that matches; the marks and clears of one
+ * port are written in the order their switch turns came. While in doubt, the port is set back
+ * again with backoff.
+ *
  * Inactive ports (HILT_INACTIVE_PORTS=shutdown, the default): a port that carries none of the
  * service's networks is administratively down, where its driver can do that (`setEnabled`). The
  * state is not a fact of its own but follows from the configuration held: the change that
@@ -65,6 +77,16 @@ export interface PortHardwareDeps {
   record(id: string, config: PortConfig, wire: Wire | null): Promise<void>;
   /** The service is stopping: give up writing (the next start repairs the record). */
   stopping(): boolean;
+  /** One attempt at committing that the port is in doubt, may carry `vlans` beyond its record (`port.doubt`). */
+  doubt(id: string, vlans: number[]): Promise<void>;
+  /** One attempt at committing that the switch confirmed the port carries its record (`port.settled`). */
+  settled(id: string): Promise<void>;
+  /** Have the port actor set the port back to its record (`port.settle`): null once it carries it. */
+  settle(id: string): Promise<string | null>;
+  /** Is the port in doubt (committed)? */
+  inDoubt(id: string): boolean;
+  /** The first pause before a port in doubt is set back again (doubled each time, at most 5 minutes); default 1 s. */
+  settleRetryMs?: number;
   /** HILT_INACTIVE_PORTS (default `shutdown`) */
   inactivePorts?: InactivePorts;
 }
@@ -72,6 +94,14 @@ export interface PortHardwareDeps {
 interface Unrecorded { config: PortConfig; wire: Wire | null }
 
 const sameWire = (a: Wire | null, b: Wire | null) => a === b || (!!a && !!b && a.node === b.node && a.nic === b.nic);
+
+const vlansOf = (c: PortConfig) => (c.native === null ? c.tagged : [c.native, ...c.tagged]);
+
+/** The VLANs `after` has that `config` does not: what a change from `config` may have left beyond it. */
+const beyond = (config: PortConfig, after: PortConfig) => [...new Set(vlansOf(after).filter((v) => !vlansOf(config).includes(v)))].sort((a, b) => a - b);
+
+/** Does the switch carry exactly `config`'s VLANs on the port (its administrative state aside)? */
+const carriesExactly = (actual: PortFound, config: PortConfig) => !actual.other?.length && sameConfig(actual, config);
 
 /** Does the configuration carry any network? */
 const carries = (c: PortConfig) => c.native !== null || c.tagged.length > 0;
@@ -164,6 +194,12 @@ export class PortHardware {
   private readonly writing = new Set<string>();
   /** ports with a change under way (apply, set-back included): how many */
   private readonly changing = new Map<string, number>();
+  /** port id → the last of its doubt records (marks and clears) in the order they were made */
+  private readonly doubtWrites = new Map<string, Promise<void>>();
+  /** ports in doubt set back again with backoff by this process */
+  private readonly retrying = new Set<string>();
+  /** ends the retries' pauses at close */
+  private readonly closed = new AbortController();
 
   private readonly policy: InactivePorts;
 
@@ -177,14 +213,17 @@ export class PortHardware {
     return held && sameWire(held.wire, port.wire) ? held.config : port.config;
   }
 
-  /** Carry out `change` on the port: null when done, else why it failed. */
-  async apply(port: PortState, change: PortChange): Promise<string | null> {
+  /**
+   * Carry out `change` on the port: null when done, else why it failed. `resumed`: handed on
+   * again at a start, so an earlier process may have carried it out already.
+   */
+  async apply(port: PortState, change: PortChange, opts: { resumed?: boolean } = {}): Promise<string | null> {
     // Marked before the change is queued (in this turn), cleared once its outcome is held.
     const id = portId(port.switch, port.name);
     if (port.wire) operationTrace.mark(port.wire.node, 'portActor');
     this.mark(id);
     try {
-      return await this.applyNow(port, change);
+      return await this.applyNow(port, change, !!opts.resumed);
     } finally {
       this.unmark(id);
     }
@@ -204,12 +243,15 @@ export class PortHardware {
    * The drift audit of one port (see the header): read it back and compare it with the
    * configuration held; with `repair`, set a drifted port to it, and read it back again.
    */
-  async check(port: PortState, opts: { repair: boolean; batch?: string }): Promise<PortCheck> {
+  async check(port: PortState, opts: { repair: boolean; batch?: string; settle?: boolean }): Promise<PortCheck> {
+    const id = portId(port.switch, port.name);
     const config = this.current(port);
     const up = wantedState(config, this.policy);
     // The state the policy wants; once the session shows a driver that cannot set it, none.
     let expected: PortExpected = up === undefined ? config : { ...config, enabled: up };
-    if (this.changing.has(portId(port.switch, port.name)) || (port.wire && this.deps.operationPending(port.wire))) {
+    // A set-back of a port in doubt goes before an operation pending (queued after it, it starts
+    // from what the set-back leaves), never beside a change under way here.
+    if (this.changing.has(id) || (!opts.settle && port.wire && this.deps.operationPending(port.wire))) {
       return { status: 'pending', expected, actual: null };
     }
     const sw = this.deps.switchInfo(port.switch);
@@ -219,6 +261,9 @@ export class PortHardware {
     const work: PortWork = async (s) => {
       if (!s.setEnabled) expected = config;
       actual = found(await s.getPortVlans(port.name));
+      // Its VLANs read back as held, in this switch turn: a port in doubt is no longer (its
+      // administrative state is the policy's, not a leak).
+      if (port.doubt && carriesExactly(actual, config)) this.confirm(id);
       if (!opts.repair || matches(actual, expected)) return;
       await converge(s, port.name, actual, expected, this.policy);
       let after = found(await s.getPortVlans(port.name));
@@ -229,6 +274,7 @@ export class PortHardware {
         if (!matches(after, expected)) throw new SwitchError(`after re-applying, the switch has ${describe(after)}`);
       }
       repaired = true;
+      if (port.doubt && !carriesExactly(actual, config)) this.confirm(id);
     };
     try {
       await this.deps.sessions.submit(sw, work, { batch: opts.batch, what: opts.repair ? 'a port repair' : 'a port read-back' });
@@ -239,14 +285,98 @@ export class PortHardware {
     return { status, expected, actual };
   }
 
-  private async applyNow(port: PortState, change: PortChange): Promise<string | null> {
+  /**
+   * Set a port in doubt back to the configuration held (a drift repair that does not wait for
+   * its nic's pending operation, which is queued after it): null once the port carries it and
+   * the doubt is cleared (written in order after the mark), else why not.
+   */
+  async settle(port: PortState): Promise<string | null> {
+    if (!port.doubt) return null;
+    const id = portId(port.switch, port.name);
+    const checked = await this.check(port, { repair: true, settle: true });
+    if (checked.status === 'pending') return 'a change of the port is under way';
+    await this.doubtWrites.get(id);
+    return this.deps.inDoubt(id) ? checked.error ?? `the port is ${checked.status}` : null;
+  }
+
+  /**
+   * After a change that failed (or, resumed, may have reached the port before): record that the
+   * port may carry `vlans` beyond its record, retried until written (or the service stops). A
+   * clear written later (a confirmed set-back) is queued behind it.
+   */
+  private inDoubt(id: string, vlans: number[]): Promise<void> {
+    return this.inOrder(id, async () => {
+      for (let attempt = 0; !this.deps.stopping(); ) {
+        try {
+          await this.deps.doubt(id, vlans);
+          void this.retry(id);
+          return;
+        } catch (err) {
+          if (err instanceof HiltError && err.type === 'NotFoundError') return;
+          await sleep(backoff(attempt++, 50, 5_000));
+        }
+      }
+    });
+  }
+
+  /**
+   * The switch just showed (in its turn) that the port carries what the service holds: clear its
+   * doubt, after every doubt record made before. Best effort: a port left in doubt is set back
+   * again (see retry).
+   */
+  private confirm(id: string): void {
+    void this.inOrder(id, () => this.deps.settled(id).catch(() => undefined));
+  }
+
+  private inOrder(id: string, write: () => Promise<void>): Promise<void> {
+    const next = (this.doubtWrites.get(id) ?? Promise.resolve()).then(write);
+    this.doubtWrites.set(id, next);
+    void next.finally(() => {
+      if (this.doubtWrites.get(id) === next) this.doubtWrites.delete(id);
+    });
+    return next;
+  }
+
+  /**
+   * While the port is in doubt, set it back again with backoff (doubling from `settleRetryMs`
+   * to 5 minutes): its set-back may have failed, or the switch may have been unreachable at the
+   * start. Ends once the port is out of doubt (a set-back, a re-apply or a drift repair that the
+   * switch confirmed), or the service stops. One loop per port.
+   */
+  async retry(id: string): Promise<void> {
+    if (this.retrying.has(id)) return;
+    this.retrying.add(id);
+    try {
+      for (let attempt = 0; ; ) {
+        await sleep(backoff(attempt, this.deps.settleRetryMs ?? 1_000, 300_000), this.closed.signal);
+        if (this.deps.stopping() || this.closed.signal.aborted || !this.deps.inDoubt(id)) return;
+        // A set-back (or another change) under way: its outcome first, without a longer pause.
+        if (this.changing.has(id)) continue;
+        attempt++;
+        await this.deps.settle(id).catch(() => undefined);
+      }
+    } finally {
+      this.retrying.delete(id);
+    }
+  }
+
+  /** The service stops: no further set-back of a port in doubt (the next start sets it back). */
+  close(): void {
+    this.closed.abort();
+  }
+
+  private async applyNow(port: PortState, change: PortChange, resumed: boolean): Promise<string | null> {
     const sw = this.deps.switchInfo(port.switch);
     if (!sw) return `switch ${port.switch} no longer exists`;
     const current = this.current(port);
     let deadline: number | undefined;
     const node = port.wire?.node ?? '';
+    const id = portId(port.switch, port.name);
+    const steps = work(change, port.name, current, this.policy);
+    // A revert or re-apply sets the whole port: once done, in its switch turn, a port in doubt is no longer.
+    const confirms = (change.kind === 'revert' || change.kind === 'reapply') && (!!port.doubt || this.doubtWrites.has(id));
     try {
-      await this.deps.sessions.submit(sw, work(change, port.name, current, this.policy), {
+      await this.deps.sessions.submit(sw, confirms ? async (s) => { await steps(s); this.confirm(id); } : steps, {
         onStart: (d) => {
           deadline = d;
           operationTrace.mark(node, 'switchTurn');
@@ -254,8 +384,16 @@ export class PortHardware {
       });
       operationTrace.mark(node, 'applied');
     } catch (err) {
-      if (err instanceof SwitchError && err.nothingSent) return err.message;
-      return `${(err as Error).message}; ${await this.setBack(port, sw, current, deadline ?? Date.now())}`;
+      // Nothing sent by this call; but a resumed operation may have reached the port before the
+      // last process stopped: it is set back like any other.
+      if (err instanceof SwitchError && err.nothingSent && !resumed) return err.message;
+      const { said, done } = await this.setBack(port, sw, current, deadline ?? Date.now(), resumed);
+      // Unless the set-back is confirmed by now, the port is in doubt: recorded before the
+      // outcome is (the runner records it once this answers), so that a stop before the
+      // set-back ran leaves it in doubt, which the next start sets back. A set-back confirmed
+      // later clears it (its clear is written after this record).
+      if (!done) await this.inDoubt(id, beyond(current, configAfter(current, change)));
+      return `${(err as Error).message}; ${said}`;
     }
     const next = configAfter(current, change);
     if (!sameConfig(current, next)) this.hold(port, next);
@@ -266,16 +404,23 @@ export class PortHardware {
    * Set the port back to `config` after a failed change (see the header): queued now, its
    * outcome in words if it ends by `deadline`, else that it is under way.
    */
-  private setBack(port: PortState, sw: SwitchInfo, config: PortConfig, deadline: number): Promise<string> {
+  private async setBack(port: PortState, sw: SwitchInfo, config: PortConfig, deadline: number, readFirst: boolean): Promise<{ said: string; done: boolean }> {
     const id = portId(port.switch, port.name);
     this.mark(id);
     const reapply = `POST /admin/node/${port.wire?.node}/nic/${port.wire?.nic}/reapply`;
-    const outcome = this.deps.sessions.submit(sw, (s) => setConfig(s, port.name, config, this.policy), { what: `setting port ${port.name} back` }).then(
-      () => 'the port was set back to the configuration the service holds',
-      (e: Error) => `setting the port back failed too (${e.message}); an admin can re-apply it (${reapply})`,
+    const setBack: PortWork = async (s) => {
+      // A resumed operation's port: whether an earlier process changed it is read first (a
+      // switch that refuses every change may still be read, and need not be changed).
+      if (!readFirst || !carriesExactly(found(await s.getPortVlans(port.name)), config)) await setConfig(s, port.name, config, this.policy);
+      // In this switch turn: after any doubt recorded for an earlier failure.
+      this.confirm(id);
+    };
+    const outcome = this.deps.sessions.submit(sw, setBack, { what: `setting port ${port.name} back` }).then(
+      () => ({ said: 'the port was set back to the configuration the service holds', done: true }),
+      (e: Error) => ({ said: `setting the port back failed too (${e.message}); an admin can re-apply it (${reapply})`, done: false }),
     ).finally(() => this.unmark(id));
-    const running = `the port is being set back to the configuration the service holds (if that fails, the drift audit shows the port drifted; an admin can re-apply it: ${reapply})`;
-    return within(outcome, deadline - Date.now(), running);
+    const running = `the port is being set back to the configuration the service holds (until it is, the port is in doubt, and is set back again if that fails; an admin can re-apply it: ${reapply})`;
+    return within(outcome, deadline - Date.now(), { said: running, done: false });
   }
 
   /**

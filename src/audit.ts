@@ -113,6 +113,8 @@ const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknow
   PortWired: 'port_connect_nic',
   PortUnwired: 'port_detach_nic',
   PortConfigured: null,
+  PortInDoubt: null,
+  PortDoubtCleared: null,
   SwitchRegistered: 'switch_register',
   SwitchDeleted: 'switch_delete',
   SwitchHostKeyRecorded: null,

@@ -46,8 +46,17 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
         // A nic with a pending operation cannot be unwired, so this holds; an outcome, not a refusal, if not.
         if (!wiredTo(state.wire, cmd)) return { events: [], value: `${named(id)} is no longer wired to nic ${cmd.nic} of node ${cmd.node}` };
         // Deferred: answered when the switch is done, while this mailbox goes on.
-        return { events: [], value: hardware.apply(state, cmd.change) };
+        return { events: [], value: hardware.apply(state, cmd.change, { resumed: !!cmd.resumed }) };
       }),
+      'port.doubt': live((state, cmd) => {
+        const more = cmd.vlans.filter((v) => !state.doubt?.vlans.includes(v));
+        // An empty doubt is a doubt all the same: the port may differ from its record.
+        if (state.doubt && !more.length) return { events: [] };
+        return { events: [{ type: 'PortInDoubt', vlans: [...new Set(cmd.vlans)].sort((a, b) => a - b) }] };
+      }),
+      'port.settled': live((state) => ({ events: state.doubt ? [{ type: 'PortDoubtCleared' }] : [] })),
+      // Deferred like port.apply.
+      'port.settle': live((state) => ({ events: [], value: hardware.settle(state) })),
       'port.configured': live((state, cmd) => {
         // A record for the wiring it was made for only: a port rewired meanwhile holds its own.
         const wire = state.wire;

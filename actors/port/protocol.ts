@@ -21,6 +21,14 @@ export interface PortState {
   wire: Wire | null;
   /** what the service holds for the port: changed only after the switch applied it; nothing while unwired */
   config: PortConfig;
+  /**
+   * In doubt: the switch may carry more on the port than `config` (a change that failed after it
+   * may have reached the port, its set-back not confirmed yet): the VLANs it may carry beyond it,
+   * ascending, and since when. Absent while the port is known to carry its record. Cleared only
+   * once the switch confirmed the port carries exactly what the service holds
+   * (hardware/port-hardware.ts).
+   */
+  doubt?: { vlans: number[]; since: number };
 }
 
 /** One operation's change to the port. */
@@ -64,9 +72,20 @@ export type PortCommand =
   /**
    * Carry out a change on the hardware for the wired nic. Answered when the switch is done:
    * null, or why it failed (a port the change may have reached is then set back to the
-   * configuration the service holds: hardware/port-hardware.ts).
+   * configuration the service holds: hardware/port-hardware.ts). `resumed`: handed on again at a
+   * start, so an earlier process may have carried it out already, in part or whole.
    */
-  | { type: 'port.apply'; by: string; node: string; nic: string; change: PortChange }
+  | { type: 'port.apply'; by: string; node: string; nic: string; change: PortChange; resumed?: boolean }
+  /** the switch may carry `vlans` on the port beyond its record: the port is in doubt (durable before the outcome is) */
+  | { type: 'port.doubt'; by: string; vlans: number[] }
+  /** the switch confirmed the port carries exactly what the service holds: no longer in doubt */
+  | { type: 'port.settled'; by: string }
+  /**
+   * Set a port in doubt back to the configuration the service holds (read back, converge, read
+   * back again: a drift repair), through its switch's queue. Answered when the switch is done:
+   * null once the port carries its record (the doubt is then cleared), else why not.
+   */
+  | { type: 'port.settle'; by: string }
   /** record the configuration the switch now has, for the nic it was changed for (ignored once the wiring changed) */
   | { type: 'port.configured'; by: string; config: PortConfig; wire: Wire | null }
   /** force-detach for a dead switch: forget a VLAN without touching the hardware */
@@ -86,6 +105,9 @@ export interface PortReplies {
   'port.unwire': void;
   'port.apply': string | null;
   'port.configured': void;
+  'port.doubt': void;
+  'port.settled': void;
+  'port.settle': string | null;
   'port.forget': void;
   'port.check': PortCheck;
 }
@@ -95,4 +117,8 @@ export type PortEvent =
   | { type: 'PortDeleted' }
   | { type: 'PortWired'; node: string; nic: string }
   | { type: 'PortUnwired' }
-  | { type: 'PortConfigured'; config: PortConfig };
+  | { type: 'PortConfigured'; config: PortConfig }
+  /** the switch may carry these VLANs on the port beyond its record (added to any doubt already held) */
+  | { type: 'PortInDoubt'; vlans: number[] }
+  /** the switch confirmed the port carries exactly its record */
+  | { type: 'PortDoubtCleared' };

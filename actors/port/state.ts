@@ -18,10 +18,21 @@ export function applyPort(state: PortState | null, e: PortEvent & Stamp, id: str
     case 'PortWired':
       return state && { ...state, wire: { node: e.node, nic: e.nic } };
     case 'PortUnwired':
-      // Only a free node's nic is unwired, and it carries no network: the service holds nothing for the port.
+      // Only a free node's nic is unwired, and it carries no network: the service holds nothing for
+      // the port. A doubt stays with the port (a node is released only once its ports are out of doubt).
       return state && { ...state, wire: null, config: EMPTY_CONFIG };
     case 'PortConfigured':
       return state && { ...state, config: e.config };
+    case 'PortInDoubt': {
+      if (!state) return state;
+      const vlans = [...new Set([...(state.doubt?.vlans ?? []), ...e.vlans])].sort((a, b) => a - b);
+      return { ...state, doubt: { vlans, since: state.doubt?.since ?? e.at ?? 0 } };
+    }
+    case 'PortDoubtCleared': {
+      if (!state) return state;
+      const { doubt: _cleared, ...rest } = state;
+      return rest;
+    }
     default:
       return assertNever(e);
   }

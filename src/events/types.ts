@@ -65,6 +65,8 @@ export const EVENT_TYPES: Record<StoredType, string> = {
   PortWired: 'port.nic_connected',
   PortUnwired: 'port.nic_detached',
   PortConfigured: 'port.configured',
+  PortInDoubt: 'port.in_doubt',
+  PortDoubtCleared: 'port.doubt_cleared',
   SwitchRegistered: 'switch.registered',
   SwitchDeleted: 'switch.deleted',
   SwitchHostKeyRecorded: 'switch.host_key_recorded',

@@ -18,7 +18,7 @@ const KINDS = [
   'hnic.connect', 'hnic.detach', 'lease', 'unlease', 'expire', 'powerOffEnded', 'noticeAttempted', 'hold', 'release', 'fail', 'sleep',
 ] as const;
 /** The kinds of operation drawn, those that make the states worth checking more often than the others. */
-const DRAWN = [...KINDS, 'connect', 'connect', 'detach', 'detachNode', 'connectNode', 'release'] as const;
+const DRAWN = [...KINDS, 'connect', 'connect', 'detach', 'detachNode', 'connectNode', 'release', 'fail'] as const;
 export const opArb = fc.record({
   k: pick(...DRAWN), p: pick('p', 'q', 'm'), n: pick('n1', 'n2', 'n3'), e: pick('e0', 'e1'), port: pick('a', 'b', 'c'), w: pick('w1', 'w2', 'w3'),
   u: pick('u1', 'u2'), h: pick('h1', 'h2'), owner: pick('p', 'q', 'admin'), vlan: pick(null, 101, 5), flag: fc.boolean(),
