@@ -231,6 +231,14 @@ export class ReadModel {
     }
   }
 
+  /** The ports in doubt that may carry `vlan` (a handful at most: the set-back of each is under way). */
+  portsInDoubtWith(vlan: number): PortState[] {
+    return [...this.portsInDoubt].flatMap((id) => {
+      const p = this.ports.get(id);
+      return p?.doubt?.vlans.includes(vlan) ? [p] : [];
+    });
+  }
+
   port(sw: string, port: string): PortState | undefined {
     return this.ports.get(portId(sw, port));
   }

@@ -55,13 +55,20 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
           settle: () => pool.release(vlan),
         };
       },
-      'network.delete': live((_state, _cmd, id) => {
+      'network.delete': live((state, _cmd, id) => {
         const nodes = rm.attachmentsOf(id).map((a) => a.node);
         if (nodes.length) throw new HiltError('BlockedError', `network ${id} is attached to ${counted(new Set(nodes).size, 'node')} (${listed(nodes)})`);
         const heads = rm.hnicsOn(id);
         if (heads.length) throw new HiltError('BlockedError', `network ${id} is attached to ${counted(new Set(heads).size, 'headnode')} (${listed(heads)})`);
         if (rm.pendingConnectsTo(id).length || uses.reservedBy(id).length) {
           throw new HiltError('BlockedError', `pending network operations involve network ${id}`);
+        }
+        // A port whose failed change may have left this VLAN on it, its set-back not confirmed
+        // (hardware/port-hardware.ts): the pool must not give the VLAN to another network yet.
+        const doubted = rm.portsInDoubtWith(state.vlan);
+        if (doubted.length) {
+          const p = doubted[0];
+          throw new HiltError('BlockedError', `port ${p.name} of switch ${p.switch} may still carry VLAN ${state.vlan} of network ${id} (a change failed after it may have reached the port; it is being set back)${doubted.length > 1 ? `, and ${counted(doubted.length - 1, 'other port')}` : ''}`);
         }
         return locked(id, { type: 'NetworkDeleted' });
       }),

@@ -82,6 +82,14 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
         const attached = rm.nicsOf(id).flatMap((n) => Object.values(n.networks));
         if (attached.length) throw blocked(`node ${id} is attached to ${attachedTo(attached)}`);
         if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations (nics ${listed(rm.pendingByNode.get(id))})`);
+        // A port that may carry a VLAN beyond its record (hardware/port-hardware.ts): the next
+        // holder of the node would be on another tenant's network until it is set back.
+        for (const nic of rm.nicsOf(id)) {
+          const port = rm.wiring.port(id, nic.name);
+          if (port?.doubt) {
+            throw blocked(`port ${port.name} of switch ${port.switch} (nic ${nic.name} of node ${id}) is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
+          }
+        }
         return {
           events: [{
             type: 'NodeReleased', project: cmd.project,

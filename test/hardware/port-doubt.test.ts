@@ -1,12 +1,13 @@
 /**
  * A port that may differ from its record (hardware/port-hardware.ts): a change that failed after
  * it may have reached the switch leaves the port in doubt, durably, before its nic's outcome is
- * recorded; a start sets every port in doubt back before resuming operations, and the live
- * process tries again with backoff.
+ * recorded; a start sets every port in doubt back before resuming operations, the live process
+ * tries again with backoff, and neither its network nor its node can be given away meanwhile.
  */
 import { expect } from 'chai';
 import { World } from '../../actors/world';
 import { recoverWorld } from '../../actors/recovery';
+import { HiltError } from '../../actors/errors';
 import { portId } from '../../actors/ids';
 import type { MemoryPersistenceEngine } from '../../actors/persistence/memory';
 import type { SwitchSession } from '../../drivers/switch/types';
@@ -68,6 +69,12 @@ async function connectThatHangs(): Promise<{ t: TestWorld; sw: RecordingSwitch }
 const restart = (t: TestWorld, sw: RecordingSwitch, opts: { switchTimeoutMs?: number; settleRetryMs?: number } = {}) =>
   new World(t.engine, { vlanPool: [[100, 199]], switchDriverFor: (ty) => (ty === FAKE_SWITCH ? sw : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 200, settleRetryMs: opts.settleRetryMs });
 
+const refused = async (p: Promise<unknown>, type: string, msg: RegExp) => {
+  const err = await p.then(() => null, (e: unknown) => e);
+  expect(err, 'refused').to.be.instanceOf(HiltError);
+  expect((err as HiltError).type).to.equal(type);
+  expect((err as HiltError).message).to.match(msg);
+};
 
 describe('ports in doubt', () => {
   it('a change that timed out after the switch applied it, the service stopped before its set-back ran: the start sets the port back before the VLAN can go to another project', async () => {
@@ -174,6 +181,29 @@ describe('ports in doubt', () => {
       await again.close();
       died();
       await t.close().catch(() => undefined);
+    }
+  });
+
+  it('while its set-back fails, the network of a VLAN the port may carry cannot be deleted, nor its node released; once the switch is back, the retry clears it', async () => {
+    const { t, sw } = await connectThatHangs();
+    sw.failLogin = 3; // the start's set-back and the first retries are refused
+    const again = restart(t, sw, { settleRetryMs: 50 });
+    try {
+      const cleared = committed(t.engine, `port:${PORT}`, 'PortDoubtCleared');
+      await recoverWorld(again);
+      expect(again.rm.portsInDoubt.has(PORT)).to.equal(true);
+      await refused(again.networks.ask('w1', { type: 'network.delete', by }), 'BlockedError', /port gi1\/0\/1 of switch s1 may still carry VLAN 100/);
+      await refused(again.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' }), 'BlockedError', /port gi1\/0\/1 of switch s1 .*in doubt/);
+      // Retried with backoff (50, 100, 200 ms …) until the switch takes it.
+      await cleared;
+      await until('the doubt cleared in the read model', () => !again.rm.portsInDoubt.size);
+      expect(sw.failLogin).to.equal(0);
+      expect(sw.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+      await again.networks.ask('w1', { type: 'network.delete', by });
+      await again.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' });
+    } finally {
+      await again.close();
+      await t.close();
     }
   });
 
