@@ -21,8 +21,12 @@ export type { ReleaseHook } from './release';
 /** One reason a node needs an operator (GET /admin/nodes/attention). */
 export interface Attention {
   node: string;
-  /** release_power_off: the release's power-off failed; maintenance_notice: POSTs to the maintenance service fail; lease_expiry: an expiry is held up */
-  problem: 'release_power_off' | 'maintenance_notice' | 'lease_expiry';
+  /**
+   * release_power_off: the release's power-off failed; maintenance_notice: POSTs to the
+   * maintenance service fail; lease_expiry: an expiry is held up; port_in_doubt: the switch port
+   * of one of its nics may carry VLANs beyond its configuration (hardware/port-hardware.ts)
+   */
+  problem: 'release_power_off' | 'maintenance_notice' | 'lease_expiry' | 'port_in_doubt';
   /** since when (ISO 8601) */
   since: string;
   detail: string;
@@ -106,6 +110,15 @@ export class Lifecycle {
       if (n.deliveredAt === undefined && n.attempts > 0) {
         out.push({ node, problem: 'maintenance_notice', since: iso(n.since), detail: `${n.attempts} POST${n.attempts === 1 ? '' : 's'} to the maintenance service failed, the last: ${n.lastError ?? 'unknown'}` });
       }
+    }
+    for (const id of rm.portsInDoubt) {
+      const p = rm.ports.get(id);
+      if (!p?.doubt || !p.wire) continue;
+      const vlans = p.doubt.vlans.length ? `VLAN${p.doubt.vlans.length === 1 ? '' : 's'} ${p.doubt.vlans.join(', ')}` : 'a configuration';
+      out.push({
+        node: p.wire.node, problem: 'port_in_doubt', since: iso(p.doubt.since),
+        detail: `port ${p.name} of switch ${p.switch} (nic ${p.wire.nic}) may carry ${vlans} beyond what the service holds: a change failed after it may have reached the port; it is being set back (its node cannot be released, nor a network of those VLANs deleted, until then; an admin can re-apply it: POST /admin/node/${p.wire.node}/nic/${p.wire.nic}/reapply)`,
+      });
     }
     for (const [node, e] of this.leases.expiring) {
       if (e.problem) out.push({ node, problem: 'lease_expiry', since: iso(e.lease.expiresAt), detail: `its lease passed and its release is held up: ${e.problem}` });

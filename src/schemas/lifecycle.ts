@@ -98,7 +98,7 @@ export const attention = {
       items: {
         type: 'object',
         required: ['node', 'problem', 'since', 'detail'],
-        properties: { node: str, problem: { type: 'string', enum: ['release_power_off', 'maintenance_notice', 'lease_expiry'] }, since: time, detail: str },
+        properties: { node: str, problem: { type: 'string', enum: ['release_power_off', 'maintenance_notice', 'lease_expiry', 'port_in_doubt'] }, since: time, detail: str },
       },
     },
   }),

@@ -1,0 +1,66 @@
+/**
+ * A switch port in doubt (it may carry VLANs beyond its configuration after a failed change:
+ * docs/actors.md, "Ports in doubt") over HTTP: network_delete of a network whose VLAN it may
+ * carry and the release of its node are refused with 409 BlockedError, admins see it in
+ * GET /admin/nodes/attention and in hilt_ports_in_doubt, and a set-back the switch confirms
+ * lifts all of it.
+ */
+import { expect } from 'chai';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, committed } from '../../helpers/server';
+import { parseExposition, value } from '../../helpers/prometheus';
+import { portId } from '../../../actors/ids';
+
+describe('a switch port in doubt', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let api: Client;
+  const PORT = portId('s1', 'gi1/0/1');
+  const inDoubt = async () => value(parseExposition((await must(api.get('/metrics'))).text), 'hilt_ports_in_doubt', { switch: 's1' });
+
+  before(async () => {
+    ts = await startTestServer();
+    api = ts.api;
+    await must(api.put('/project/p'));
+    await must(api.put('/switch/s1', mockSwitch));
+    await makeNode(api, 'n1', ['eth0']);
+    await must(api.put('/switch/s1/port/gi1/0/1'));
+    await must(api.post('/switch/s1/port/gi1/0/1/connect_nic', { node: 'n1', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'n1' }));
+    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+    await must(api.put('/network/v', { owner: 'p', access: 'p', net_id: '' }));
+  });
+  after(() => stopTestServer(ts));
+
+  it('holds the network of a VLAN it may carry and its node, shows in the attention list and the gauge, until a confirmed set-back clears it', async () => {
+    const vlan = ts.world.rm.networks.get('w')!.vlan;
+    // A change of VLAN w's failed after it may have reached the port, its set-back not confirmed.
+    await ts.world.ports.ask(PORT, { type: 'port.doubt', by: 'switch', vlans: [vlan] });
+
+    const del = await api.del('/network/w');
+    expect(del.status).to.equal(409);
+    expect(del.body.type).to.equal('BlockedError');
+    expect(del.body.msg).to.equal(`port gi1/0/1 of switch s1 may still carry VLAN ${vlan} of network w (a change failed after it may have reached the port; it is being set back)`);
+    // Another network's VLAN is not held.
+    await must(api.del('/network/v'));
+    const release = await api.post('/project/p/detach_node', { node: 'n1' });
+    expect(release.status).to.equal(409);
+    expect(release.body.type).to.equal('BlockedError');
+    expect(release.body.msg).to.match(/^port gi1\/0\/1 of switch s1 \(nic eth0 of node n1\) is in doubt/);
+    expect((await must(api.get('/project/p/nodes'))).body).to.include('n1');
+
+    const attention = (await must(api.get('/admin/nodes/attention'))).body;
+    expect(attention).to.have.length(1);
+    expect(attention[0]).to.deep.include({ node: 'n1', problem: 'port_in_doubt' });
+    expect(attention[0].detail).to.match(new RegExp(`^port gi1/0/1 of switch s1 \\(nic eth0\\) may carry VLAN ${vlan} beyond what the service holds`));
+    expect(await inDoubt()).to.equal(1);
+
+    // The set-back: the switch reads back as held, and the doubt is cleared.
+    const cleared = committed(ts, `port:${PORT}`, 'PortDoubtCleared');
+    expect(await ts.world.ports.ask(PORT, { type: 'port.settle', by: 'switch' }, { hardware: true })).to.equal(null);
+    await cleared;
+    expect((await must(api.get('/admin/nodes/attention'))).body).to.deep.equal([]);
+    expect(await inDoubt()).to.equal(0);
+    await must(api.del('/network/w'));
+    await must(api.post('/project/p/detach_node', { node: 'n1' }));
+  });
+});
