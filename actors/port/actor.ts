@@ -32,6 +32,8 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
       },
       'port.delete': live((state, _cmd, id) => {
         if (state.wire) throw blocked(`${named(id)} is connected to nic ${state.wire.nic} of node ${state.wire.node}`);
+        // Its doubt would go with it, and the guards that hold its VLAN's network with the doubt.
+        if (state.doubt) throw blocked(`${named(id)} is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
         return { events: [{ type: 'PortDeleted' }] };
       }),
       'port.wire': live((state, cmd, id) => {

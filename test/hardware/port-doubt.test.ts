@@ -207,6 +207,29 @@ describe('ports in doubt', () => {
     }
   });
 
+  it('a port in doubt whose nic is deleted keeps its doubt, cannot be deleted, and is still set back', async () => {
+    const t = testWorld({ settleRetryMs: 50 });
+    const world = t.world;
+    try {
+      await wiredNode(world);
+      t.driver.ports.set('s1/gi1/0/1', { native: 100, tagged: [] });
+      await world.ports.ask(PORT, { type: 'port.doubt', by: 'switch', vlans: [100] });
+      await world.nodes.ask('n1', { type: 'node.deleteNic', by, nic: 'eth0' });
+      expect(world.rm.ports.get(PORT)!.wire).to.equal(null);
+      expect(world.rm.portsInDoubt.has(PORT)).to.equal(true);
+      await refused(world.switches.ask('s1', { type: 'switch.deletePort', by, port: 'gi1/0/1' }), 'BlockedError', /gi1\/0\/1 of switch s1 is in doubt/);
+      await refused(world.networks.ask('w1', { type: 'network.delete', by }), 'BlockedError', /may still carry VLAN 100/);
+      const cleared = committed(t.engine, `port:${PORT}`, 'PortDoubtCleared');
+      expect(await world.ports.ask(PORT, { type: 'port.settle', by: 'switch' }, { hardware: true })).to.equal(null);
+      await cleared;
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+      await world.switches.ask('s1', { type: 'switch.deletePort', by, port: 'gi1/0/1' });
+      await world.networks.ask('w1', { type: 'network.delete', by });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('in the live process, a set-back that fails is tried again with backoff until the switch confirms it', async () => {
     const t = testWorld({ switchTimeoutMs: 200, settleRetryMs: 50 });
     const world = t.world;
