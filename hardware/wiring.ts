@@ -206,12 +206,14 @@ export class WiringCheck {
   /** `GET /admin/wiring`: every switch, at most `concurrency` at once; each a session of its own. */
   async checkAll(): Promise<AllWiring> {
     const names = [...this.deps.rm.switches.keys()].sort();
-    const results: SwitchWiring[] = new Array(names.length);
+    const slots: (SwitchWiring | undefined)[] = new Array(names.length);
     let next = 0;
     const worker = async () => {
-      for (let i = next++; i < names.length; i = next++) results[i] = await this.one(names[i]!);
+      for (let i = next++; i < names.length; i = next++) slots[i] = await this.one(names[i]!);
     };
     await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 8, names.length) }, worker));
+    // A switch deleted while the others were read has no entry: it is left out of the sums too.
+    const results = slots.filter((r): r is SwitchWiring => r !== undefined);
     const summary = { ...zero(), switches: 0, unsupported: 0, failed: 0 };
     for (const r of results) {
       if (r.status !== 'checked') summary[r.status]++;
@@ -220,17 +222,18 @@ export class WiringCheck {
         for (const v of VERDICTS) summary[v] += r.summary![v];
       }
     }
-    return { summary, switches: results.filter(Boolean) };
+    return { summary, switches: results };
   }
 
-  private async one(name: string): Promise<SwitchWiring> {
+  /** One switch's line of `checkAll`; undefined for a switch deleted meanwhile. */
+  private async one(name: string): Promise<SwitchWiring | undefined> {
     try {
       const r = await this.check(name);
       return { switch: name, status: 'checked', summary: r.summary, problems: r.ports.filter((p) => p.verdict === 'mismatch' || p.verdict === 'unwired') };
     } catch (err) {
       if (err instanceof Unsupported) return { switch: name, status: 'unsupported', error: err.message };
       // A switch deleted meanwhile is left out.
-      if (err instanceof HiltError && err.type === 'NotFoundError') return undefined as unknown as SwitchWiring;
+      if (err instanceof HiltError && err.type === 'NotFoundError') return undefined;
       return { switch: name, status: 'failed', error: (err as Error).message };
     }
   }

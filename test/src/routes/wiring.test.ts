@@ -2,7 +2,8 @@
  * Wiring validation over HTTP, per SSH vendor (the switch a simulator over real SSH, told where
  * each MAC is), per REST vendor (a simulator of its REST API) and the mock: `ok` (the nic's MAC learned on its port, or named by the port's
  * LLDP neighbour), `mismatch` (two cables swapped), `unseen`, `unwired`, the proposals for
- * unwired ports; every switch at once in one session each; the metrics; the refusals.
+ * unwired ports; every switch at once in one session each (a switch deleted meanwhile left out);
+ * the metrics; the refusals.
  */
 import { expect } from 'chai';
 import { must, startTestServer, stopTestServer, TestServer, Client, mockSwitch, makeUser, finished } from '../../helpers/server';
@@ -11,7 +12,7 @@ import { REST_CASES, restRegistration, restSimFor } from '../../helpers/rest-swi
 import type { AnyRestSim } from '../../sim/rest-switch';
 import type { SwitchSim } from '../../sim/switch/sim';
 import { parseExposition, value } from '../../helpers/prometheus';
-import { SHUT_NOTE } from '../../../hardware/wiring';
+import { SHUT_NOTE, WiringCheck } from '../../../hardware/wiring';
 
 import type { SwitchDriverEntry, SwitchSession } from '../../../drivers/switch/types';
 
@@ -267,5 +268,25 @@ describe('wiring validation (admin)', function () {
       await must(api.del('/switch/w-bare/port/p1'));
       await must(api.del('/switch/w-bare'));
     });
+  });
+});
+
+describe('wiring check of every switch, a switch deleted meanwhile', () => {
+  it('is left out of the list and of the summary; the others are still checked', async () => {
+    const rm = {
+      switches: new Map([['a', {}], ['b', {}], ['c', {}]]),
+      portsOf: () => [],
+      nics: new Map(),
+      wiring: { get: () => undefined },
+    };
+    const check = new WiringCheck({
+      rm: rm as never,
+      // b is deleted after checkAll listed the switches: its lookup finds nothing
+      switchInfo: (name: string) => (name === 'b' ? undefined : ({ name, type: 't', fields: {} } as never)),
+      sessions: { submit: async (_sw: unknown, work: (s: unknown) => Promise<void>) => { await work({ readWiring: async () => new Map() }); } } as never,
+    });
+    const all = await check.checkAll();
+    expect(all.switches.map((s) => s.switch)).to.deep.equal(['a', 'c']);
+    expect(all.summary).to.deep.include({ switches: 2, failed: 0, unsupported: 0 });
   });
 });
