@@ -1,8 +1,10 @@
 /**
  * GET /admin/inventory (admin; issue 26): every switch with its ports and every node with its
  * BMC, metadata, nics and wiring, in one read of the read model, sorted by name, secrets left
- * out (a field whose name says it is one). What `hilt export` writes and `hilt import` compares
- * a file with. Beyond HIL's API.
+ * out (a field whose name says it is one). An SSH switch's host key fingerprint (pinned at
+ * registration or recorded at the first login; no secret) is its `host_key`, so that an export
+ * keeps it and a restore does not trust whatever key answers first. What `hilt export` writes
+ * and `hilt import` compares a file with. Beyond HIL's API.
  */
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/inventory';
@@ -17,7 +19,8 @@ export async function inventoryRoutes(app: FastifyInstance): Promise<void> {
   app.get('/admin/inventory', { schema: S.inventory }, async (req) => {
     requireAdmin(req.caller);
     const switches = [...rm.switches.values()].sort((a, b) => byName(a.name, b.name)).map((sw) => ({
-      name: sw.name, type: sw.type, fields: withoutSecrets(sw.fields), ports: rm.portsOf(sw.name).map((p) => p.name).sort(byName),
+      name: sw.name, type: sw.type, fields: withoutSecrets(sw.fields), ...(sw.hostKey ? { host_key: sw.hostKey } : {}),
+      ports: rm.portsOf(sw.name).map((p) => p.name).sort(byName),
     }));
     const nodes = [...rm.nodes.values()].sort((a, b) => byName(a.name, b.name)).map((n) => ({
       name: n.name,

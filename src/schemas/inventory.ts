@@ -15,7 +15,13 @@ export const inventory = {
           items: {
             type: 'object',
             required: ['name', 'type', 'fields', 'ports'],
-            properties: { name: { type: 'string' }, type: { type: 'string' }, fields: driverFields, ports: { type: 'array', items: { type: 'string' } } },
+            properties: {
+              name: { type: 'string' },
+              type: { type: 'string' },
+              fields: driverFields,
+              host_key: { type: 'string', description: 'an SSH switch only: the fingerprint of its host key (SHA256:…), pinned or recorded; absent while none is' },
+              ports: { type: 'array', items: { type: 'string' } },
+            },
           },
         },
         nodes: {

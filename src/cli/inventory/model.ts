@@ -46,6 +46,7 @@ export class InventoryErrors extends Error {
 
 /** The inventory as `GET /admin/inventory` gives it (src/routes/inventory.ts). */
 export interface ServerInventory {
-  switches: { name: string; type: string; fields: Record<string, unknown>; ports: string[] }[];
+  /** `host_key`: an SSH switch's host key fingerprint, when one is pinned or recorded */
+  switches: { name: string; type: string; fields: Record<string, unknown>; host_key?: string; ports: string[] }[];
   nodes: { name: string; obm: { type: string; fields: Record<string, unknown> }; metadata: Record<string, Scalar>; nics: { name: string; macaddr: string; switch: string | null; port: string | null }[] }[];
 }

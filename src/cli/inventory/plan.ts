@@ -11,7 +11,7 @@
 import { DriverRegistry } from '../../../drivers/registry';
 import { SWITCH_DRIVERS } from '../../../drivers/switch';
 import { OBM_DRIVERS } from '../../../drivers/obm';
-import type { SwitchDriverEntry } from '../../../drivers/switch/types';
+import { HOST_KEY_FIELD, type SwitchDriverEntry } from '../../../drivers/switch/types';
 import { nameProblem } from '../../schemas/common';
 import { SECRET_KEY } from '../../redact';
 import { Inventory, Problem, Scalar, ServerInventory } from './model';
@@ -91,8 +91,11 @@ export function plan(inv: Inventory, server: ServerInventory, secrets: Secrets):
     if (!s.type) bad(s.line, `switch ${s.name}: its type is missing`);
     else if (onServer) {
       const given = withoutSecrets(s.fields);
+      // The service keeps a pinned SSH host key beside the driver fields (as its host key, not a
+      // field): compared when the file gives one; a file without one leaves the switch's alone.
+      const had = given[HOST_KEY_FIELD] === undefined ? onServer.fields : { ...onServer.fields, [HOST_KEY_FIELD]: onServer.host_key ?? 'none' };
       if (onServer.type !== s.type) bad(s.line, `switch ${s.name} exists with type ${onServer.type}, not ${s.type} (an import does not change a switch)`);
-      else if (!same(typed(switchRegistry.get(s.type)?.fields ?? {}, given), onServer.fields)) bad(s.line, `switch ${s.name} exists with ${describe(onServer.fields)}, not ${describe(given)} (an import does not change a switch)`);
+      else if (!same(typed(switchRegistry.get(s.type)?.fields ?? {}, given), had)) bad(s.line, `switch ${s.name} exists with ${describe(had)}, not ${describe(given)} (an import does not change a switch)`);
       else p.unchanged++;
     } else {
       const entry = switchRegistry.get(s.type);

@@ -1,12 +1,17 @@
 /**
  * Writing the service's inventory in the format `hilt import` reads (YAML by default, or CSV),
- * secrets left out (the API never returns them). Sorted by name, so that an export of an import
- * of an export is the same file.
+ * secrets left out (the API never returns them). An SSH switch's host key fingerprint is written
+ * as its `host_key` field, so that an import of the export pins it again. Sorted by name, so that
+ * an export of an import of an export is the same file.
  */
 import { stringify as yamlText } from 'yaml';
 import { stringify as csvText } from 'csv-stringify/sync';
 import { CSV_COLUMNS, Format } from './parse';
 import { OBM_SCHEMA, ServerInventory, shortType, SWITCH_SCHEMA } from './model';
+import { HOST_KEY_FIELD } from '../../../drivers/switch/types';
+
+/** A switch's fields as a file gives them: the driver's, and its host key when it has one. */
+const fieldsOf = (s: ServerInventory['switches'][number]): Record<string, unknown> => ({ ...s.fields, ...(s.host_key ? { [HOST_KEY_FIELD]: s.host_key } : {}) });
 
 export function writeInventory(inv: ServerInventory, format: Format): string {
   return format === 'csv' ? toCsv(inv) : toYaml(inv);
@@ -14,7 +19,7 @@ export function writeInventory(inv: ServerInventory, format: Format): string {
 
 function toYaml(inv: ServerInventory): string {
   const doc = {
-    switches: inv.switches.map((s) => ({ name: s.name, type: shortType(SWITCH_SCHEMA, s.type), ...s.fields, ports: s.ports })),
+    switches: inv.switches.map((s) => ({ name: s.name, type: shortType(SWITCH_SCHEMA, s.type), ...fieldsOf(s), ports: s.ports })),
     nodes: inv.nodes.map((n) => ({
       name: n.name,
       obm: { type: shortType(OBM_SCHEMA, n.obm.type), ...n.obm.fields },
@@ -31,7 +36,7 @@ function toYaml(inv: ServerInventory): string {
  */
 function toCsv(inv: ServerInventory): string {
   const obmFields = [...new Set(inv.nodes.flatMap((n) => Object.keys(n.obm.fields)))].sort();
-  const swFields = [...new Set(inv.switches.flatMap((s) => Object.keys(s.fields)))].sort();
+  const swFields = [...new Set(inv.switches.flatMap((s) => Object.keys(fieldsOf(s))))].sort();
   const labels = [...new Set(inv.nodes.flatMap((n) => Object.keys(n.metadata)))].sort();
   const head = [...CSV_COLUMNS, 'obm.type', ...obmFields.map((f) => `obm.${f}`), 'switch.type', ...swFields.map((f) => `switch.${f}`), ...labels.map((l) => `metadata.${l}`)];
   const rows: string[][] = [];
@@ -40,7 +45,8 @@ function toCsv(inv: ServerInventory): string {
     if (!sw || described.has(sw)) return ['', ...swFields.map(() => '')];
     described.add(sw);
     const s = inv.switches.find((x) => x.name === sw);
-    return [s ? shortType(SWITCH_SCHEMA, s.type) : '', ...swFields.map((f) => (s?.fields[f] === undefined ? '' : String(s.fields[f])))];
+    const fields = s ? fieldsOf(s) : {};
+    return [s ? shortType(SWITCH_SCHEMA, s.type) : '', ...swFields.map((f) => (fields[f] === undefined ? '' : String(fields[f])))];
   };
   const wired = new Set<string>();
   for (const n of inv.nodes) for (const x of n.nics) if (x.switch && x.port) wired.add(`${x.switch}\0${x.port}`);

@@ -1,7 +1,8 @@
 /**
  * hilt import FILE and hilt export (issue 26): YAML and CSV; every problem of a file reported
  * with its line and nothing changed; --dry-run; a second run changes nothing and says so; a
- * progress bar on a terminal; export, import into an empty service, export again: identical.
+ * progress bar on a terminal; export, import into an empty service, export again: identical
+ * (an SSH switch's pinned host key included).
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -68,6 +69,18 @@ c1,eth0,02:00:00:00:03:00,sw-c,gi1/0/1,mock,127.0.0.1,bmc,${BMC_PW},mock,127.0.0
 c1,eth1,02:00:00:00:03:01,sw-c,gi1/0/2,,,,,,,,,
 c2,,,,,ipmi,127.0.0.1:6230,bmc,${BMC_PW},,,,,
 ,,,sw-c,te1/0/1,,,,,,,,,
+`;
+
+/** An SSH switch whose host key is pinned by the file. */
+const PIN = `SHA256:${'A'.repeat(43)}`;
+const PINNED = `switches:
+  - name: sw-pin
+    type: dellos10
+    hostname: 127.0.0.1
+    username: admin
+    password: ${SW_PW}
+    host_key: "${PIN}"
+    ports: [ethernet1/1/1]
 `;
 
 describe('hilt import and export', function () {
@@ -171,6 +184,27 @@ describe('hilt import and export', function () {
     expect(r.stderr).to.include(`${f}:19: nic eth0 of node n2 is wired to port gi1/0/3 of switch sw-a, not gi1/0/4 of sw-a (an import does not move a cable)`);
   });
 
+  it('a file pinning an SSH host key: a second run and a file without the key change nothing; another key is refused', async () => {
+    const f = file('pinned.yaml', PINNED);
+    const first = await cli.run('import', f);
+    expect(first.code, first.stderr).to.equal(0);
+    expect((await must(api.get('/switch/sw-pin'))).body.host_key).to.equal(PIN);
+    const before = await auditCount();
+    const second = await cli.run('import', f);
+    expect([second.code, second.stdout, second.stderr]).to.deep.equal([0, `nothing to change: the 2 objects ${f} names are registered as it says\n`, '']);
+    const unpinned = file('unpinned.yaml', PINNED.replace(/ {4}host_key: .*\n/, ''));
+    const without = await cli.run('import', unpinned);
+    expect([without.code, without.stderr], 'a file without the key').to.deep.equal([0, '']);
+    expect(without.stdout).to.match(/^nothing to change/);
+    const other = `SHA256:${'B'.repeat(43)}`;
+    const repinned = file('repinned.yaml', PINNED.replace(PIN, other));
+    const r = await cli.run('import', repinned);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include(`${repinned}:2: switch sw-pin exists with hostname=127.0.0.1, username=admin, host_key=${PIN}, not hostname=127.0.0.1, username=admin, host_key=${other} (an import does not change a switch)`);
+    expect(await auditCount(), 'not one change').to.equal(before);
+    expect((await must(api.get('/switch/sw-pin'))).body.host_key).to.equal(PIN);
+  });
+
   it('imports CSV (a row per nic), then adds only a new metadata label on a second file', async () => {
     const r = await cli.run('import', file('rack.csv', CSV));
     expect(r.code, r.stderr).to.equal(0);
@@ -189,6 +223,7 @@ describe('hilt import and export', function () {
     it(`export (${format}), import into an empty service, export again: identical`, async () => {
       const first = await cli.ok('export', '--format', format);
       expect(first, 'secrets are left out').to.not.include(BMC_PW).and.not.include(SW_PW);
+      expect(first, 'the pinned host key is kept').to.include(PIN);
       const empty = await startTestServer();
       try {
         const again = cliFor(empty.url);
@@ -198,6 +233,7 @@ describe('hilt import and export', function () {
         const r = await again.as({ env: { HILT_IMPORT_BMC_PASSWORD: BMC_PW, HILT_IMPORT_SWITCH_PASSWORD: SW_PW } })('import', f);
         expect(r.code, r.stderr).to.equal(0);
         expect(await again.ok('export', '--format', format)).to.equal(first);
+        expect((await must(empty.api.get('/switch/sw-pin'))).body.host_key, 'pinned again, not trusted at the first login').to.equal(PIN);
         expect((await must(empty.api.get('/admin/actors/node/n1'))).body.state.obm.fields.password, 'the secret given').to.equal('[redacted]');
         const written = join(dir, `written.${format}`);
         expect(await again.run('export', '-o', written)).to.deep.include({ code: 0 });
