@@ -33,7 +33,11 @@ export interface NodeSpec {
   line: number;
 }
 
-export interface Inventory { switches: SwitchSpec[]; nodes: NodeSpec[] }
+/** A port of a switch the file names without describing it (a CSV row with only `switch` and `port`). */
+export interface PortRef { switch: string; port: string; line: number }
+
+/** `ports`: ports of switches that are not among `switches` (registered ones, or a problem). */
+export interface Inventory { switches: SwitchSpec[]; nodes: NodeSpec[]; ports: PortRef[] }
 
 /** A problem of the file, at its line (0: the file as a whole). */
 export interface Problem { line: number; message: string }

@@ -6,7 +6,7 @@
 import { isMap, isSeq, LineCounter, parseDocument, Node as YamlNode, YAMLMap } from 'yaml';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { dict } from '../../dict';
-import { fullType, Inventory, InventoryErrors, NicSpec, NodeSpec, OBM_SCHEMA, Problem, Scalar, SWITCH_SCHEMA, SwitchSpec } from './model';
+import { fullType, Inventory, InventoryErrors, NicSpec, NodeSpec, OBM_SCHEMA, PortRef, Problem, Scalar, SWITCH_SCHEMA, SwitchSpec } from './model';
 
 export type Format = 'yaml' | 'csv';
 
@@ -27,7 +27,7 @@ function fromYaml(text: string, file: string): Inventory {
   const lineOf = (n: YamlNode | null | undefined) => (n?.range ? lc.linePos(n.range[0]).line : 0);
   for (const e of doc.errors) problems.push({ line: lc.linePos(e.pos[0]).line, message: `not YAML: ${e.message.split('\n')[0]}` });
   if (problems.length) throw new InventoryErrors(file, problems);
-  const inv: Inventory = { switches: [], nodes: [] };
+  const inv: Inventory = { switches: [], nodes: [], ports: [] };
   const root = doc.contents;
   if (root === null || root === undefined) return inv;
   if (!isMap(root)) throw new InventoryErrors(file, [{ line: lineOf(root), message: 'the file must be a mapping with `switches` and `nodes`' }]);
@@ -127,7 +127,9 @@ function fromYaml(text: string, file: string): Inventory {
  * without a node). Columns: node, nic, macaddr, switch, port, and prefixed ones: obm.<field>
  * (obm.type, obm.host, …), switch.<field> (switch.type, switch.hostname, …), metadata.<label>.
  * A node's and a switch's fields may be given on one of its rows and left empty on the others;
- * two rows that give one differently are an error.
+ * two rows that give one differently are an error. A switch is described by the rows that give
+ * switch.<field> values; a row that only names a switch (and a port) refers to it, described on
+ * another row or already registered.
  */
 export const CSV_COLUMNS = ['node', 'nic', 'macaddr', 'switch', 'port'];
 const PREFIXES = ['obm.', 'switch.', 'metadata.'];
@@ -150,6 +152,8 @@ function fromCsv(text: string, file: string): Inventory {
   }
   if (problems.length) throw new InventoryErrors(file, problems);
   const switches = new Map<string, SwitchSpec>();
+  /** the ports of rows without a node, per switch, in the order of the rows */
+  const freePorts = new Map<string, PortRef[]>();
   const nodes = new Map<string, NodeSpec>();
   /** Sets what one row gives of an object's fields; a different value than another row gave is an error. */
   const merge = (into: Record<string, unknown>, key: string, value: string, what: string, line: number) => {
@@ -161,17 +165,22 @@ function fromCsv(text: string, file: string): Inventory {
     const line = info.lines;
     const sw = r.switch ?? '';
     if (sw) {
+      const given = Object.entries(r).filter(([k, v]) => k.startsWith('switch.') && v !== '');
       let s = switches.get(sw);
-      if (!s) switches.set(sw, (s = { name: sw, type: '', fields: dict(), ports: [], line }));
-      const typed: Record<string, unknown> = { type: s.type || undefined };
-      for (const [k, v] of Object.entries(r)) {
-        if (!k.startsWith('switch.')) continue;
-        const field = k.slice(7);
-        if (field === 'type') merge(typed, 'type', v && fullType(SWITCH_SCHEMA, v), `switch ${sw}`, line);
-        else merge(s.fields, field, v, `switch ${sw}`, line);
+      if (!s && given.length) switches.set(sw, (s = { name: sw, type: '', fields: dict(), ports: [], line }));
+      if (s) {
+        const typed: Record<string, unknown> = { type: s.type || undefined };
+        for (const [k, v] of given) {
+          const field = k.slice(7);
+          if (field === 'type') merge(typed, 'type', fullType(SWITCH_SCHEMA, v), `switch ${sw}`, line);
+          else merge(s.fields, field, v, `switch ${sw}`, line);
+        }
+        s.type = (typed.type as string | undefined) ?? '';
       }
-      s.type = (typed.type as string | undefined) ?? '';
-      if (r.port && !r.node && !s.ports.includes(r.port)) s.ports.push(r.port);
+      if (r.port && !r.node) {
+        const ports = freePorts.get(sw) ?? freePorts.set(sw, []).get(sw)!;
+        if (!ports.some((p) => p.port === r.port)) ports.push({ switch: sw, port: r.port, line });
+      }
     } else if (r.port) problems.push({ line, message: `port ${r.port}: the row names no switch` });
     const name = r.node ?? '';
     if (!name) {
@@ -191,5 +200,12 @@ function fromCsv(text: string, file: string): Inventory {
     else if (r.port) problems.push({ line, message: `node ${name}: a port without a nic` });
   }
   if (problems.length) throw new InventoryErrors(file, problems);
-  return { switches: [...switches.values()], nodes: [...nodes.values()] };
+  // A free port belongs to its switch's entry when a row describes the switch (before or after).
+  const ports: PortRef[] = [];
+  for (const [sw, list] of freePorts) {
+    const s = switches.get(sw);
+    if (s) s.ports.push(...list.map((p) => p.port));
+    else ports.push(...list);
+  }
+  return { switches: [...switches.values()], nodes: [...nodes.values()], ports };
 }

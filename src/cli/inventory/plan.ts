@@ -108,12 +108,20 @@ export function plan(inv: Inventory, server: ServerInventory, secrets: Secrets):
       if (typeof v === 'string') bad(s.line, `switch ${s.name}: ${v}`);
       else p.switches.push({ name: s.name, body: { type: s.type, ...fields }, line: s.line });
     }
-    switchTypes.set(s.name, s.type);
+    // A switch entry without a type is a problem above; it never hides a registered switch's type.
+    if (s.type) switchTypes.set(s.name, s.type);
     for (const port of s.ports) {
       const ports = portsOf(s.name);
       if (ports.has(port)) bad(s.line, `switch ${s.name}: port ${port} is listed twice`);
       else ports.set(port, s.line);
     }
+  }
+
+  // Ports of switches the file names without describing them: registered ones.
+  for (const r of inv.ports) {
+    if (!checkName('switch', r.switch, r.line)) continue;
+    if (!switchTypes.has(r.switch)) bad(r.line, `port ${r.port}: switch ${r.switch} is neither in the file nor registered`);
+    else if (!portsOf(r.switch).has(r.port)) portsOf(r.switch).set(r.port, r.line);
   }
 
   // Nodes and their nics.

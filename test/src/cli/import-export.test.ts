@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, stopTestServer, TestServer, Client, must, ADMIN, MOCK_OBM, MOCK_SWITCH } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, ADMIN, MOCK_OBM, MOCK_SWITCH, mockSwitch } from '../../helpers/server';
 import { cliFor } from '../../helpers/cli';
 import { onTerminal } from '../../helpers/pty';
 import { addCredentials } from '../../helpers/secrets';
@@ -217,6 +217,36 @@ describe('hilt import and export', function () {
     expect((await must(api.get('/node/c1'))).body.metadata).to.deep.equal({ rack: 'r10' });
     const conflicting = await cli.run('import', file('conflict.csv', CSV.replace('c1,eth1,02:00:00:00:03:01,sw-c,gi1/0/2,,', 'c1,eth1,02:00:00:00:03:01,sw-c,gi1/0/2,ipmi,')));
     expect(conflicting.stderr).to.include(`${join(dir, 'conflict.csv')}:3: node c1: type is "${'http://schema.massopencloud.org/haas/v0/obm/ipmi'}" here but "${MOCK_OBM}" on an earlier row`);
+  });
+
+  it('CSV rows that name a switch without describing it refer to it: a registered one, or one another row describes', async () => {
+    await must(api.put('/switch/sw-reg', mockSwitch));
+    const head = 'node,nic,macaddr,switch,port,obm.type,obm.host,obm.user,obm.password,switch.type,switch.hostname,switch.username,switch.password';
+    const csv = `${head}
+,,,sw-reg,gi1/0/9,,,,,,,,
+r1,eth0,02:00:00:00:0a:00,sw-reg,gi1/0/1,mock,127.0.0.1,bmc,${BMC_PW},,,,
+,,,sw-d,gi1/0/9,,,,,,,,
+r1,eth1,02:00:00:00:0a:01,sw-d,gi1/0/1,,,,,mock,127.0.0.1,admin,${SW_PW}
+`;
+    const f = file('refs.csv', csv);
+    const r = await cli.run('import', f);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.equal('added 1 switch, 4 ports, 1 node, 2 nics, 2 wirings; 0 objects already registered as the file says\n');
+    expect((await must(api.get('/node/r1'))).body.nics.map((x: { switch: string; port: string }) => [x.switch, x.port])).to.deep.equal([['sw-reg', 'gi1/0/1'], ['sw-d', 'gi1/0/1']]);
+    expect((await must(api.get('/switch/sw-reg'))).body.ports.sort()).to.deep.equal(['gi1/0/1', 'gi1/0/9']);
+    expect((await must(api.get('/switch/sw-d'))).body.ports.sort()).to.deep.equal(['gi1/0/1', 'gi1/0/9']);
+    expect((await must(api.get('/admin/inventory'))).body.switches.find((s: { name: string }) => s.name === 'sw-reg').type, 'the registered type kept').to.equal(MOCK_SWITCH);
+    const again = await cli.run('import', f);
+    expect([again.code, again.stderr]).to.deep.equal([0, '']);
+    expect(again.stdout).to.match(/^nothing to change/);
+    const unknown = file('unknown.csv', `${head}\n,,,sw-none,gi1/0/9,,,,,,,,\nr2,eth0,02:00:00:00:0a:02,sw-none,gi1/0/1,mock,127.0.0.1,bmc,${BMC_PW},,,,\n`);
+    const u = await cli.run('import', unknown);
+    expect(u.code).to.equal(1);
+    expect(u.stderr.trim().split('\n')).to.deep.equal([
+      `${unknown}:2: port gi1/0/9: switch sw-none is neither in the file nor registered`,
+      `${unknown}:3: nic eth0 of node r2: switch sw-none is neither in the file nor registered`,
+      'hilt: 2 problems: nothing was changed',
+    ]);
   });
 
   for (const format of ['yaml', 'csv']) {
