@@ -6,6 +6,7 @@
 import { isMap, isSeq, LineCounter, parseDocument, Node as YamlNode, YAMLMap } from 'yaml';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { dict } from '../../dict';
+import { SECRET_KEY } from '../../redact';
 import { fullType, Inventory, InventoryErrors, NicSpec, NodeSpec, OBM_SCHEMA, PortRef, Problem, Scalar, SWITCH_SCHEMA, SwitchSpec } from './model';
 
 export type Format = 'yaml' | 'csv';
@@ -155,11 +156,15 @@ function fromCsv(text: string, file: string): Inventory {
   /** the ports of rows without a node, per switch, in the order of the rows */
   const freePorts = new Map<string, PortRef[]>();
   const nodes = new Map<string, NodeSpec>();
-  /** Sets what one row gives of an object's fields; a different value than another row gave is an error. */
+  /**
+   * Sets what one row gives of an object's fields; a different value than another row gave is an
+   * error, which quotes both values unless the field is a secret (a password is printed nowhere).
+   */
   const merge = (into: Record<string, unknown>, key: string, value: string, what: string, line: number) => {
     if (value === '') return;
-    if (into[key] !== undefined && into[key] !== value) problems.push({ line, message: `${what}: ${key} is ${JSON.stringify(value)} here but ${JSON.stringify(into[key])} on an earlier row` });
-    else into[key] = value;
+    if (into[key] === undefined || into[key] === value) into[key] = value;
+    else if (SECRET_KEY.test(key)) problems.push({ line, message: `${what}: ${key} differs from the one an earlier row gives` });
+    else problems.push({ line, message: `${what}: ${key} is ${JSON.stringify(value)} here but ${JSON.stringify(into[key])} on an earlier row` });
   };
   for (const { record: r, info } of records) {
     const line = info.lines;

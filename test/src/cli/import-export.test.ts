@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, Client, must, ADMIN, MOCK_OBM, MOCK_SWITCH, mockSwitch } from '../../helpers/server';
 import { cliFor } from '../../helpers/cli';
 import { onTerminal } from '../../helpers/pty';
-import { addCredentials } from '../../helpers/secrets';
+import { addCredentials, addSecret } from '../../helpers/secrets';
 
 const BMC_PW = 'import-bmc-secret';
 const SW_PW = 'import-switch-secret';
@@ -247,6 +247,23 @@ r1,eth1,02:00:00:00:0a:01,sw-d,gi1/0/1,,,,,mock,127.0.0.1,admin,${SW_PW}
       `${unknown}:3: nic eth0 of node r2: switch sw-none is neither in the file nor registered`,
       'hilt: 2 problems: nothing was changed',
     ]);
+  });
+
+  it('CSV rows giving a BMC or a switch password differently: an error that prints neither password', async () => {
+    const other = 'another-import-secret';
+    addSecret(other);
+    const f = file('passwords.csv', `node,nic,macaddr,switch,port,obm.type,obm.host,obm.user,obm.password,switch.type,switch.password
+x1,eth0,02:00:00:00:0b:00,sw-x,gi1/0/1,mock,127.0.0.1,bmc,${BMC_PW},mock,${SW_PW}
+x1,eth1,02:00:00:00:0b:01,sw-x,gi1/0/2,,,,${other},,${other}
+`);
+    const r = await cli.run('import', f);
+    expect(r.code).to.equal(1);
+    expect(r.stderr.trim().split('\n')).to.deep.equal([
+      `${f}:3: switch sw-x: password differs from the one an earlier row gives`,
+      `${f}:3: node x1: password differs from the one an earlier row gives`,
+      'hilt: 2 problems: nothing was changed',
+    ]);
+    expect(r.stdout + r.stderr).to.not.include(BMC_PW).and.not.include(SW_PW).and.not.include(other);
   });
 
   for (const format of ['yaml', 'csv']) {
