@@ -1,5 +1,5 @@
 import { Asker, Behavior, Decision, needsEntity } from '../runtime';
-import { HiltError, duplicate, notFound, blocked, conflict, unauthorized } from '../errors';
+import { HiltError, duplicate, notFound, blocked, conflict, forbidden, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
 import { attachedTo, counted, listed } from '../../lib/text';
@@ -142,6 +142,8 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
       }),
       'node.attachConsole': live((state, cmd, id) => {
         stillAuthorized(state, id, cmd.project);
+        // Decided here, in turn: the route's look at the committed view may predate a stop.
+        if (!state.console && !cmd.mayStart) throw forbidden(`the console of node ${id} is not recorded, and starting its recording is a change this caller may not make`);
         return { events: [...(state.console ? [] : [{ type: 'NodeConsoleStarted' } as const]), { type: 'NodeConsoleAttached' }] };
       }),
 

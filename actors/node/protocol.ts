@@ -129,12 +129,13 @@ export type NodePublicCommand =
   | { type: 'node.deleteMetadata'; by: string; label: string }
   /**
    * start_console / stop_console (HIL's PUT and DELETE /node/<node>/console), and a viewer's
-   * attach to the live console (which starts recording when it is off; recorded for the audit
-   * log). `project`: as connectNetwork's.
+   * attach to the live console (recorded for the audit log). `project`: as connectNetwork's.
+   * `mayStart`: the viewer may start the recording (the rule of PUT …/console): an attach to a
+   * console not recorded when its turn comes starts it, or is refused (403) without it.
    */
   | { type: 'node.startConsole'; by: string; project: string | null }
   | { type: 'node.stopConsole'; by: string; project: string | null }
-  | { type: 'node.attachConsole'; by: string; project: string | null }
+  | { type: 'node.attachConsole'; by: string; project: string | null; mayStart: boolean }
   /** PUT /node/<node>/lease (`project`: as connectNetwork's) */
   | { type: 'node.setLease'; by: string; project: string | null; expiresAt: number }
   | { type: 'node.deleteLease'; by: string; project: string | null };

@@ -65,14 +65,17 @@ function maySee(hilt: Hilt, caller: Caller, node: NodeState): boolean {
 /**
  * Before the upgrade (`caller`: with a read's rights): the caller may see the node's console;
  * recording starts if it is off (a change: 403 for a caller who only reads), and the attach is
- * recorded (the node actor: the audit log's `console_attach`).
+ * recorded (the node actor: the audit log's `console_attach`). The node actor decides whether
+ * the console is recorded when the attach's turn comes (a stop may be ahead of it in the
+ * mailbox): the check here only refuses early what it would refuse.
  */
 export async function prepareStream(hilt: Hilt, caller: Caller, name: string): Promise<NodeState> {
   const node = consoleTarget(hilt, caller, name);
-  if (!node.console && !mayChange(hilt, caller, node)) {
+  const mayStart = mayChange(hilt, caller, node);
+  if (!node.console && !mayStart) {
     throw forbidden(`read-only access to node ${name}: its console is not recorded, and starting it is a change`);
   }
-  await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node) });
+  await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node), mayStart });
   return hilt.world.rm.nodes.get(name) ?? node;
 }
 

@@ -1,12 +1,15 @@
 /**
- * Who may type on a live console (HILT_CONSOLE_INPUT), and how viewers are told the console
- * ended, against the mock OBM's console (it echoes what reaches the node). The IPMI console
- * itself: test/src/routes/consoles.test.ts.
+ * Who may type on a live console (HILT_CONSOLE_INPUT), how viewers are told the console ended,
+ * and who may start its recording by connecting, against the mock OBM's console (it echoes what
+ * reaches the node). The IPMI console itself: test/src/routes/consoles.test.ts.
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
 import { until } from '../../helpers/wait';
 import { watch } from '../../helpers/console-ws';
+import { prepareStream } from '../../../src/routes/consoles';
+import { forRead, userCaller } from '../../../src/auth/caller';
+import { HiltError } from '../../../actors/errors';
 
 describe('live console input and endings (HILT_CONSOLE_INPUT)', function () {
   this.timeout(60_000);
@@ -95,5 +98,60 @@ describe('live console input and endings (HILT_CONSOLE_INPUT)', function () {
     const closing = d.close();
     expect(await w.closed).to.deep.equal({ code: 1001, reason: 'the service is stopping' });
     await closing;
+  });
+});
+
+describe('a reader connecting to a console while a member stops its recording', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  const mia = { user: 'mia', password: 'mia-pw' };
+  const rita = { user: 'rita', password: 'rita-pw' };
+  before(async () => {
+    ts = await startTestServer({});
+    await must(ts.api.put('/project/p'));
+    await must(ts.api.put('/node/m1', { obm: obm('bmc-m1') }));
+    await must(ts.api.post('/project/p/connect_node', { node: 'm1' }));
+    await makeUser(ts.api, mia.user, mia.password, ['p']);
+    await must(ts.api.put('/auth/basic/user/rita', { password: rita.password }));
+    await must(ts.api.post('/auth/basic/user/rita/add_project', { project: 'p', role: 'reader' }));
+  });
+  after(() => stopTestServer(ts));
+
+  it('the node actor refuses the reader\'s attach queued behind the stop (403): the recording stays stopped', async () => {
+    const hilt = ts.app.hilt;
+    const reader = forRead(userCaller(hilt.world.rm.users.get('rita')!));
+    await must(ts.api.with(mia).call('PUT', '/node/m1/console'));
+    // The stop is in the node's mailbox before the attach, while the committed view still shows
+    // the console recorded: the route's own early check passes, the actor's must not.
+    const stop = hilt.world.nodes.ask('m1', { type: 'node.stopConsole', by: 'mia', project: 'p' });
+    const attach = prepareStream(hilt, reader, 'm1').then(() => undefined, (e: unknown) => e);
+    await stop;
+    const refused = await attach;
+    expect(refused, 'the attach is refused').to.be.instanceOf(HiltError);
+    expect((refused as HiltError).type).to.equal('ForbiddenError');
+    expect(hilt.world.rm.nodes.get('m1')!.console, 'the recording the member stopped').to.equal(undefined);
+    // With the console off from the start, the route refuses before asking the actor.
+    const early = await prepareStream(hilt, reader, 'm1').then(() => undefined, (e: unknown) => e);
+    expect((early as HiltError).type).to.equal('ForbiddenError');
+  });
+
+  it('over HTTP: the reader\'s WebSocket never restarts a recording stopped at the same time', async () => {
+    const hilt = ts.app.hilt;
+    const member = ts.api.with(mia);
+    for (let i = 0; i < 20; i++) {
+      await must(member.call('PUT', '/node/m1/console'));
+      const [stopped, w] = await Promise.all([
+        member.call('DELETE', '/node/m1/console'),
+        watch(ts.url, 'm1', rita).catch((e: { status?: number }) => e.status),
+      ]);
+      expect(stopped.status).to.equal(200);
+      if (typeof w === 'object') w.ws.close();
+      else expect(w, 'a refused handshake').to.equal(403);
+      expect(hilt.world.rm.nodes.get('m1')!.console, `round ${i}: recording restarted by the reader`).to.equal(undefined);
+    }
+    // A member's viewer still starts it (the rule of PUT …/console).
+    const m = await watch(ts.url, 'm1', mia);
+    expect(hilt.world.rm.nodes.get('m1')!.console?.by).to.equal('mia');
+    m.ws.close();
   });
 });
