@@ -8,9 +8,9 @@
  *   project's too (401) → an OBM without a console (Redfish) 409.
  * - `GET /node/<node>/console/stream`, a WebSocket: the recent log, then the live output, in
  *   binary messages; what the client sends goes to the node's serial input when
- *   HILT_CONSOLE_INPUT allows it. Connecting starts recording when it is off, and is recorded
- *   in the audit log. The dashboard's console (src/routes/ui.ts) is the same stream behind its
- *   session cookie.
+ *   HILT_CONSOLE_INPUT allows it. Connecting starts recording when it is off (for a caller who
+ *   may start it), and is recorded in the audit log. The dashboard's console (src/routes/ui.ts)
+ *   is the same stream behind its session cookie, which never starts the recording.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
@@ -64,16 +64,19 @@ function maySee(hilt: Hilt, caller: Caller, node: NodeState): boolean {
 
 /**
  * Before the upgrade (`caller`: with a read's rights): the caller may see the node's console;
- * recording starts if it is off (a change: 403 for a caller who only reads), and the attach is
- * recorded (the node actor: the audit log's `console_attach`). The node actor decides whether
- * the console is recorded when the attach's turn comes (a stop may be ahead of it in the
- * mailbox): the check here only refuses early what it would refuse.
+ * recording starts if it is off (a change: 403 for a caller who only reads; `mayStart: false`,
+ * the dashboard's stream, never starts it: 403 too), and the attach is recorded (the node actor:
+ * the audit log's `console_attach`). The node actor decides whether the console is recorded
+ * when the attach's turn comes (a stop may be ahead of it in the mailbox): the check here only
+ * refuses early what it would refuse.
  */
-export async function prepareStream(hilt: Hilt, caller: Caller, name: string): Promise<NodeState> {
+export async function prepareStream(hilt: Hilt, caller: Caller, name: string, opts: { mayStart?: boolean } = {}): Promise<NodeState> {
   const node = consoleTarget(hilt, caller, name);
-  const mayStart = mayChange(hilt, caller, node);
+  const mayStart = opts.mayStart !== false && mayChange(hilt, caller, node);
   if (!node.console && !mayStart) {
-    throw forbidden(`read-only access to node ${name}: its console is not recorded, and starting it is a change`);
+    throw forbidden(opts.mayStart === false
+      ? `the console of node ${name} is not recorded: start its recording first (PUT /node/${name}/console)`
+      : `read-only access to node ${name}: its console is not recorded, and starting it is a change`);
   }
   await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node), mayStart });
   return hilt.world.rm.nodes.get(name) ?? node;

@@ -22,7 +22,7 @@ import { COOKIE, UiSessions, sameSecret } from '../ui/sessions';
 import { BRIDGE_HEADER } from '../ui/bridge';
 import { page, TABLE_LIMIT_MAX, TableQuery, Views } from '../ui/views';
 import { auditPage, parseTime } from '../audit';
-import { badArgument, notFound, unauthorized } from '../errors';
+import { HiltError, badArgument, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { requireAdmin } from './guard';
 import { BridgeCall, dashboardAction } from '../ui/actions';
@@ -118,10 +118,13 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   }).start();
   app.addHook('onClose', async () => history.stop());
   const files = [...Object.entries(ASSETS).map(([file, type]) => ({ file, type, path: join(UI_DIR, file) })), ...Object.entries(VENDOR).map(([file, v]) => ({ file, ...v }))];
-  const assets = new Map(files.map(({ file, type, path }) => {
-    const body = readFileSync(path);
-    return [file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }];
-  }));
+  const entry = (body: Buffer, type: string) => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+  const assets = new Map(files.map(({ file, type, path }) => [file, entry(readFileSync(path), type)]));
+  // The console view as served to a navigation from the dashboard itself (see its route below).
+  const consolePage = assets.get('console.html')!;
+  const consoleHere = consolePage.body.toString('utf8').replace('data-arrival="elsewhere"', 'data-arrival="here"');
+  if (!consoleHere.includes('data-arrival="here"')) throw new Error('ui/console.html lacks data-arrival="elsewhere"');
+  assets.set('console.html (here)', entry(Buffer.from(consoleHere, 'utf8'), consolePage.type));
 
   await app.register(cookie);
   // Outside HIL's API: not authenticated by its basic-auth hook (the session is checked below), not documented.
@@ -186,17 +189,26 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ui/app.css', asset('app.css'));
   for (const file of ['more.js', 'charts.js', 'vendor/uplot.js', 'vendor/uplot.css']) app.get(`/ui/${file}`, asset(file));
   // The console view (docs/consoles.md): its page, its script, and xterm.js from its package.
+  // The page connects at once only when the browser says the navigation came from this origin
+  // (Sec-Fetch-Site same-origin) or from the user (none: typed, a bookmark, a reload); from
+  // another site, even another port of this host, or from a browser that does not say, it asks
+  // for a click first. The page's own requests carry the session cookie (SameSite=Strict counts
+  // the page, not how it was reached), so a link elsewhere must not make it connect by itself.
   app.get('/ui/console.html', async (req, reply) => {
-    reply.header('content-security-policy', CONSOLE_CSP);
-    return asset('console.html')(req, reply);
+    const site = req.headers['sec-fetch-site'];
+    reply.header('content-security-policy', CONSOLE_CSP).header('vary', 'Sec-Fetch-Site');
+    return asset(site === 'same-origin' || site === 'none' ? 'console.html (here)' : 'console.html')(req, reply);
   });
   app.get('/ui/console.js', asset('console.js'));
   app.get('/ui/xterm.js', asset('xterm.js'));
   app.get('/ui/xterm.css', asset('xterm.css'));
 
   // The live console behind the session: a browser always sends Origin on a WebSocket, and it
-  // must be the dashboard's (no CSRF token: a WebSocket cannot carry the header).
-  const streams = new WeakMap<FastifyRequest, { caller: Caller; node: NodeState }>();
+  // must be the dashboard's (no CSRF token: a WebSocket cannot carry the header). It never
+  // starts the recording: the page's "Start recording" is the action console_start, with the
+  // CSRF token. A console not recorded is refused after the upgrade, with close code 4410 and
+  // its reason, which the page shows (a refused handshake tells a page nothing).
+  const streams = new WeakMap<FastifyRequest, { caller: Caller; node: NodeState } | { refused: string }>();
   app.route<{ Params: { node: string } }>({
     method: 'GET',
     url: '/ui/api/node/:node/console/stream',
@@ -205,14 +217,24 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       if (req.headers.origin === undefined) throw unauthorized('a console connection must come from the dashboard itself');
       sameOrigin(req);
       const caller = session(req);
-      streams.set(req, { caller, node: await prepareStream(hilt, caller, req.params.node) });
+      try {
+        streams.set(req, { caller, node: await prepareStream(hilt, caller, req.params.node, { mayStart: false }) });
+      } catch (err) {
+        // Refused because the console is not recorded (the route's look, or the node actor's in turn).
+        if (!(err instanceof HiltError) || err.type !== 'ForbiddenError') throw err;
+        streams.set(req, { refused: 'the console is not recorded: start recording to watch it' });
+      }
     },
     handler: async () => undefined,
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {
       const token = req.cookies[COOKIE];
-      const { caller, node } = streams.get(req)!;
+      const stream = streams.get(req)!;
+      if ('refused' in stream) {
+        socket.close(4410, stream.refused);
+        return;
+      }
       // The session ending (logout, expiry, a new password) disconnects the viewer too.
-      serveStream(hilt, socket, caller, node, () => sessions.get(token) !== undefined);
+      serveStream(hilt, socket, stream.caller, stream.node, () => sessions.get(token) !== undefined);
     },
   });
 
@@ -362,7 +384,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
         break;
       default: {
         const more = dashboardAction(b);
-        if (!more) throw badArgument('unknown action (reapply, force_detach, drift, wiring, token_create, token_revoke, reserve, release, connect, detach, power_on, power_off, power_cycle, boot_device, revert, repair, register_node, register_nic, register_switch, register_port, wire)');
+        if (!more) throw badArgument('unknown action (reapply, force_detach, drift, wiring, token_create, token_revoke, reserve, release, connect, detach, power_on, power_off, power_cycle, boot_device, console_start, revert, repair, register_node, register_nic, register_switch, register_port, wire)');
         call = more;
       }
     }

@@ -1,9 +1,10 @@
 /**
  * The dashboard's actions where the eye is (issue 26): each one call of the API, run as the
  * session's user through the bridge (src/routes/ui.ts), so the API's own rules decide who may
- * do it: reserve and release a node, connect and detach a network, power and boot device, port
- * revert, drift repair of a switch, and the registration forms. The dashboard offers each only
- * to whom the API would allow it; the API refuses the rest all the same.
+ * do it: reserve and release a node, connect and detach a network, power and boot device, start
+ * a node's console recording, port revert, drift repair of a switch, and the registration
+ * forms. The dashboard offers each only to whom the API would allow it; the API refuses the
+ * rest all the same.
  */
 import { badArgument } from '../errors';
 
@@ -37,6 +38,9 @@ export function dashboardAction(b: Record<string, unknown>): BridgeCall | undefi
       return { method: 'POST', url: `${node()}/power_cycle`, payload: b.force === true ? { force: true } : {} };
     case 'boot_device':
       return { method: 'PUT', url: `${node()}/boot_device`, payload: { bootdev: str('bootdev') } };
+    case 'console_start':
+      // The console view's "Start recording" (its stream never starts it): start_console.
+      return { method: 'PUT', url: `${node()}/console` };
     case 'revert':
       return { method: 'POST', url: `${port()}/revert` };
     case 'repair':

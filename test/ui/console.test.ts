@@ -4,11 +4,15 @@
  * opens a node's page, follows its "Serial console" link, and the terminal emulator (xterm.js,
  * served by hilt from its package) shows what the node's serial line printed (a real ipmi_sim
  * with SOL on a TCP serial line this test serves); what is typed there reaches the serial line.
- * Nothing is loaded from another origin; a page without the session gets no stream.
+ * Nothing is loaded from another origin; a page without the session gets no stream. The stream
+ * never starts a recording: the page's "Start recording" does; and a page reached from another
+ * site (one on localhost, the service being on 127.0.0.1) connects only after a click.
  */
 import { expect } from 'chai';
-import type { Browser, Page } from 'puppeteer-core';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, IPMI_OBM } from '../helpers/server';
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'puppeteer-core';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM } from '../helpers/server';
 import { closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools } from '../helpers/ipmisim';
 import { startSerialLine, SerialLine } from '../helpers/serial-line';
@@ -36,6 +40,11 @@ describe('the dashboard\'s console view in a browser', function () {
     await must(api.put('/node/web1', { obm: { type: IPMI_OBM, host: sim.host, user: 'admin', password: 'ui-sol-pw' } }));
     await must(api.post('/project/p/connect_node', { node: 'web1' }));
     await makeUser(api, 'pat', 'pat-pw', ['p']);
+    // Nodes with the mock OBM's console (it prints a banner), recorded by nobody yet.
+    for (const n of ['m1', 'm2', 'm3']) {
+      await must(api.put(`/node/${n}`, { obm: obm(`bmc-${n}`) }));
+      await must(api.post('/project/p/connect_node', { node: n }));
+    }
     await must(api.with({ user: 'pat', password: 'pat-pw' }).call('PUT', '/node/web1/console'));
     await until('the session', () => ts.consoles.active() === 1, 15_000);
     await line.write('GRUB loading.\r\nWelcome to the node console test\r\n');
@@ -85,6 +94,95 @@ describe('the dashboard\'s console view in a browser', function () {
     const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:'));
     expect(foreign).to.deep.equal([]);
     expect(requests.some((u) => u.endsWith('/ui/xterm.js'))).to.equal(true);
+  });
+
+  /** A new browser context (its own cookies) with pat logged in to the dashboard. */
+  async function loggedIn(): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.createBrowserContext();
+    const p = await context.newPage();
+    await p.goto(`${ts.url}/ui/`);
+    await p.waitForSelector('#login-user', { visible: true, ...WAIT });
+    await p.type('#login-user', 'pat');
+    await p.type('#login-password', 'pat-pw');
+    await p.click('#login-submit');
+    await p.waitForSelector('#nav a', { visible: true, ...WAIT });
+    return { context, page: p };
+  }
+  const statusOf = (p: Page) => p.$eval('#status', (e) => e.textContent ?? '');
+  /** The page's status once it has decided what to do (connected, refused, or asking). */
+  async function settled(p: Page): Promise<string> {
+    await p.waitForFunction(() => !['', 'Connecting…'].includes(document.getElementById('status')?.textContent ?? ''), WAIT);
+    return statusOf(p);
+  }
+  const recording = (n: string) => ts.app.hilt.world.rm.nodes.get(n)!.console;
+
+  it('starts no recording by connecting: a console not recorded says so, and "Start recording" starts it', async () => {
+    const { context, page: p } = await loggedIn();
+    await p.goto(`${ts.url}/ui/console.html#m1`);
+    const status = await settled(p);
+    expect(recording('m1'), `recorded by the page's connection (${status})`).to.equal(undefined);
+    expect(status).to.include('the console is not recorded');
+    await p.waitForSelector('#start-recording', { visible: true, ...WAIT });
+    await p.click('#start-recording');
+    await p.waitForFunction(() => (document.querySelector('.xterm-rows')?.textContent ?? '').includes('mock serial console of bmc-m1'), WAIT);
+    expect(await statusOf(p)).to.include('Connected to the console of m1');
+    expect(recording('m1')?.by).to.equal('pat');
+    await context.close();
+  });
+
+  describe('reached from another site', () => {
+    let other: Server;
+    let otherUrl: string;
+    before(async () => {
+      // Another site's page (localhost is another site than 127.0.0.1) that sends the browser
+      // to the console view, and keeps its own address out of the referrer.
+      other = createServer((req, res) => {
+        const node = new URL(req.url ?? '/', 'http://localhost').searchParams.get('node') ?? '';
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(`<!doctype html><meta name="referrer" content="no-referrer"><p>cat pictures</p><script>location.href = ${JSON.stringify(`${ts.url}/ui/console.html#${node}`)};</script>`);
+      });
+      await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+      otherUrl = `http://localhost:${(other.address() as AddressInfo).port}`;
+      expect(ts.url).to.match(/^http:\/\/127\.0\.0\.1:/);
+    });
+    after(() => new Promise<void>((r) => other.close(() => r())));
+
+    /** A logged-in member's browser, sent by the other site to the console view of `node`. */
+    async function sentTo(node: string): Promise<{ context: BrowserContext; page: Page }> {
+      const { context } = await loggedIn();
+      const p = await context.newPage();
+      await p.goto(`${otherUrl}/?node=${node}`);
+      await p.waitForFunction(() => location.pathname === '/ui/console.html', WAIT);
+      return { context, page: p };
+    }
+
+    it('neither connects nor starts a recording before the user clicks', async () => {
+      const { context, page: p } = await sentTo('m2');
+      const status = await settled(p);
+      expect(recording('m2'), `recorded because another site sent the member there (${status})`).to.equal(undefined);
+      expect(status).to.include('opened from another site');
+      await p.waitForSelector('#connect', { visible: true, ...WAIT });
+      // Connecting after the click does not start it either: that takes its own click.
+      await p.click('#connect');
+      await p.waitForSelector('#start-recording', { visible: true, ...WAIT });
+      expect(recording('m2')).to.equal(undefined);
+      await context.close();
+    });
+
+    it('connects to a recorded console only after the click on "Connect"', async () => {
+      await must(api.with({ user: 'pat', password: 'pat-pw' }).call('PUT', '/node/m3/console'));
+      const viewers = ts.consoles.viewerCount();
+      const { context, page: p } = await sentTo('m3');
+      const status = await settled(p);
+      expect(ts.consoles.viewerCount(), `a viewer before the click (${status})`).to.equal(viewers);
+      expect(status).to.include('opened from another site');
+      await p.waitForSelector('#connect', { visible: true, ...WAIT });
+      await p.click('#connect');
+      await p.waitForFunction(() => (document.querySelector('.xterm-rows')?.textContent ?? '').includes('mock serial console of bmc-m3'), WAIT);
+      expect(await statusOf(p)).to.include('Connected to the console of m3');
+      expect(ts.consoles.viewerCount()).to.equal(viewers + 1);
+      await context.close();
+    });
   });
 
   it('gives no stream without the dashboard\'s session, or from another origin', async () => {

@@ -186,11 +186,18 @@ describe('an OpenID Connect reader of a project on its node\'s live console (the
     expect((await api.with(pwReader).put('/node/oc-n1/console')).status, 'start_console by the password reader').to.equal(403);
   });
 
-  it('connecting to an unrecorded console is refused (starting the recording is a change)', async () => {
+  it('connecting to an unrecorded console is refused (starting the recording is a change), and so is the dashboard\'s "Start recording"', async () => {
     for (const [who, connect] of viewers) {
-      const got = await connect().then((w) => { w.ws.close(); return 'open'; }, (e: { status?: number }) => e.status);
-      expect(got, who).to.equal(403);
+      // The API refuses the handshake; the dashboard's stream, which never starts a recording, closes with the reason.
+      const got = await connect().then(async (w) => (await w.closed).code, (e: { status?: number }) => e.status);
+      expect(got, who).to.equal(who.includes('dashboard') ? 4410 : 403);
     }
+    const login = await must(api.call('GET', '/ui/api/me', { as: null, headers: { cookie } }));
+    const start = await api.call('POST', '/ui/api/action', {
+      as: null, headers: { cookie, origin: ts.url, 'x-csrf-token': (login.body as { csrf: string }).csrf }, body: { action: 'console_start', node: 'oc-n1' },
+    });
+    expect(start.status, 'console_start by the OpenID Connect reader on the dashboard').to.equal(403);
+    expect(ts.app.hilt.world.rm.nodes.get('oc-n1')!.console).to.equal(undefined);
   });
 
   it('what the reader types on a recorded console does not reach the node', async () => {
