@@ -150,7 +150,7 @@ describe('PowerControl', () => {
       const fields = { host: 'https://bmc7.example:8443', user: 'opsuser', password: 'x' };
       const device = 'https://bmc7.example:8443';
       for (const [said, reads] of [
-        ['connect ECONNREFUSED 10.20.30.40:8443', 'connect ECONNREFUSED [address]'],
+        ['connect ECONNREFUSED 127.0.0.40:8443', 'connect ECONNREFUSED [address]'],
         ['connect ECONNREFUSED ::1:8443', 'connect ECONNREFUSED [address]'],
         ['connect ECONNREFUSED fe80::1%eth0', 'connect ECONNREFUSED [address]'],
         ["Hostname/IP does not match certificate's altnames: IP: 192.0.2.7 is not in the cert's list", "Hostname/IP does not match certificate's altnames: IP: [address] is not in the cert's list"],
@@ -169,7 +169,7 @@ describe('PowerControl', () => {
         type: FAKE, extension: 'test.obm.fake', fields: { type: 'object' }, device: (f) => `bmc-${f.bmc}`,
         create: () => new (class extends FakeBmcs {
           override powerOn = async () => {
-            throw new ObmError('BMC bmc-x: power on failed: connect ECONNREFUSED 10.9.8.7:443',
+            throw new ObmError('BMC bmc-x: power on failed: connect ECONNREFUSED 127.0.0.7:443',
               { forMembers: 'BMC bmc-x: power on failed: cannot reach the BMC (ECONNREFUSED)' });
           };
         })(),
@@ -178,10 +178,10 @@ describe('PowerControl', () => {
       const who = { isAdmin: false, node: { name: 'n1', incarnation: 'i1' } };
       const member = await failure(pc.on({ type: FAKE, fields: { bmc: 'x' } }, who));
       expect(member.message).to.equal("the node's BMC: power on failed: cannot reach the BMC (ECONNREFUSED)");
-      expect((member as HiltError & { detail?: string }).detail).to.equal('BMC bmc-x: power on failed: connect ECONNREFUSED 10.9.8.7:443');
+      expect((member as HiltError & { detail?: string }).detail).to.equal('BMC bmc-x: power on failed: connect ECONNREFUSED 127.0.0.7:443');
       expect(pc.seen('n1', 'i1')?.error).to.equal(member.message);
       const admin = await failure(pc.on({ type: FAKE, fields: { bmc: 'x' } }, { isAdmin: true }));
-      expect(admin.message).to.equal('BMC bmc-x: power on failed: connect ECONNREFUSED 10.9.8.7:443');
+      expect(admin.message).to.equal('BMC bmc-x: power on failed: connect ECONNREFUSED 127.0.0.7:443');
     });
 
     it('answers 502 for an OBM type no driver claims', async () => {

@@ -345,7 +345,7 @@ export class BmcCall {
     const code = (cause as { code?: string }).code ?? '';
     const tls = TLS_CODES[code];
     // The TLS and network stacks' own texts name the address and port they tried (`connect
-    // ECONNREFUSED 10.1.2.3:443`, `IP: 10.1.2.3 is not in the cert's list`): admins read them,
+    // ECONNREFUSED 127.0.0.3:443`, `IP: 127.0.0.3 is not in the cert's list`): admins read them,
     // the node's project reads the driver's wording.
     const fix = 'give the BMC\'s CA (or its own certificate) as ca_cert, or set verify_tls to false';
     if (tls) {
