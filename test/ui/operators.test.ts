@@ -243,14 +243,16 @@ describe('the dashboard for operators and tenants', function () {
       const page = await freshPage(browser);
       await login(page, ts.url, pat.user, pat.password);
       await page.waitForSelector('[data-table="nodes"] button[aria-label="Reserve node f2"]', WAIT);
-      await page.click('[data-table="nodes"] button[aria-label="Reserve node f2"]');
+      // Clicked in the page, found and clicked at once: the live stream may redraw the row in between.
+      await page.$eval('[data-table="nodes"] button[aria-label="Reserve node f2"]', (b) => (b as HTMLElement).click());
       await page.waitForSelector('#form[open]', WAIT);
       expect(await page.$$eval('#form-project option', (os) => os.map((o) => o.textContent))).to.deep.equal(['p']);
       await page.click('#form-ok');
       await status(page, /^Reserve: done\.$/);
       expect(ts.world.rm.nodes.get('f2')!.project).to.equal('p');
       await page.waitForSelector('[data-table="nodes"] button[aria-label="Release node f2"]', WAIT);
-      await page.click('[data-table="nodes"] button[aria-label="Release node f2"]');
+      // Clicked in the page, found and clicked at once: the live stream may redraw the row in between.
+      await page.$eval('[data-table="nodes"] button[aria-label="Release node f2"]', (b) => (b as HTMLElement).click());
       await page.waitForSelector('#confirm[open]', WAIT);
       await page.click('#confirm-ok');
       await status(page, /^Release: done\.$/);
