@@ -65,6 +65,8 @@ export interface RetentionOptions {
   log?: FastifyBaseLogger;
   /** told after a pass (or a failed one) that removed events: the read model's checkpoint is due */
   onRemoved?: () => void;
+  /** told before each chunk's removal, with the highest position it removes (the event streams: EventHub.removing) */
+  onRemoving?: (upTo: number) => void;
 }
 
 export interface PassReport {
@@ -230,6 +232,7 @@ export class Retention {
       // Before anything goes: a crash after this leaves the mark ahead of what went, never behind.
       if (top > (((await engine.mark(RETENTION_REMOVED_MARK)) as number | undefined) ?? 0)) await engine.setMark(RETENTION_REMOVED_MARK, top);
       if (chunk.length) {
+        this.opts.onRemoving?.(top);
         const done = await engine.prune(chunk);
         events += done.events;
         if (done.events) this.removed = true;

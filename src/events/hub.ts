@@ -53,7 +53,7 @@ export interface HubOptions {
 /** Users whose access changes with this event: their streams end. */
 const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined', 'UserRoleSet', 'TokenRevoked']);
 
-export type DropReason = 'buffer' | 'access' | 'closing';
+export type DropReason = 'buffer' | 'access' | 'closing' | 'removed';
 
 export interface HubTelemetry {
   dropped(reason: DropReason): void;
@@ -200,7 +200,7 @@ export class Stream {
     this.write(`${this.textAfter(pending)}: live\n\n`);
   }
 
-  /** End the stream: `buffer` and `closing` cut it, `access` says why first. */
+  /** End the stream: `buffer` cuts it, the others say why first. */
   drop(reason: DropReason): void {
     if (this.ended) return;
     this.ended = true;
@@ -211,10 +211,16 @@ export class Stream {
       // Its buffers are full: nothing more can reach it in order. The client resumes from its last id.
       this.res.destroy();
     } else {
-      this.res.end(reason === 'access' ? ': your access changed: connect again\n\n' : ': the service is stopping: connect again\n\n');
+      this.res.end(`: ${DROP_NOTES[reason]}: connect again\n\n`);
     }
   }
 }
+
+const DROP_NOTES: Record<Exclude<DropReason, 'buffer'>, string> = {
+  access: 'your access changed',
+  closing: 'the service is stopping',
+  removed: 'journal retention is removing events after this stream\'s position',
+};
 
 /** Resolves when the response can take more, or is gone. */
 function drained(res: ServerResponse): Promise<void> {
@@ -236,6 +242,12 @@ export class EventHub {
   private ringBytes = 0;
   /** the newest position committed (heard or read at start) */
   last = 0;
+  /**
+   * The highest position journal retention has removed, or is about to, in this process (it runs
+   * on the active one, which serves the streams): a stream that has not read past it may miss
+   * what goes, so it may not start or go on before it (removing()).
+   */
+  removed = 0;
   private stopListening?: () => void;
   private heartbeat?: NodeJS.Timeout;
   /** frames heard and not yet offered; offered together (one write per stream) */
@@ -362,11 +374,24 @@ export class EventHub {
     for (const f of [...this.ring]) if (f.position > after) yield f;
   }
 
+  /**
+   * Journal retention is about to remove events at positions up to `upTo`. A stream still before
+   * it would skip them without a word as it reads on (the journal it reads no longer has them):
+   * it ends instead, and its client's reconnect from its last id is answered 410 (a client past
+   * them resumes as ever). A live stream is past them: retention removes only what is older than
+   * its period.
+   */
+  removing(upTo: number): void {
+    if (upTo <= this.removed) return;
+    this.removed = upTo;
+    for (const s of [...this.streams]) if (s.last < upTo) s.drop('removed');
+  }
+
   /** Open a stream for a viewer after a position (its frames follow, then live ones). */
   open(res: ServerResponse, viewer: Viewer, filter: Filter, after: number, named = true): Stream {
     const s = new Stream(this, res, viewer, filter, after, named);
-    if (this.closed) {
-      s.drop('closing');
+    if (this.closed || after < this.removed) {
+      s.drop(this.closed ? 'closing' : 'removed');
       return s;
     }
     this.streams.add(s);

@@ -64,8 +64,10 @@ async function startOf(app: FastifyInstance, req: FastifyRequest<{ Querystring: 
   const cursor = lastId ?? q.after;
   if (cursor === undefined) return since !== undefined ? world.runtime.engine.positionAt(since) : hub.last;
   const after = Number(cursor);
-  const { first, last } = await world.runtime.engine.bounds();
-  if (after < first - 1 || after > Math.max(last, hub.last)) {
+  const bounds = await world.runtime.engine.bounds();
+  // What retention is removing counts as gone already: the removal may not have committed yet.
+  const first = Math.max(bounds.first, hub.removed + 1);
+  if (after < first - 1 || after > Math.max(bounds.last, hub.last)) {
     reply.code(410).send({
       type: 'GoneError' satisfies ErrorType,
       msg: `event ${cursor} is not one this store keeps (older than what it keeps, or from another store, e.g. before a restore from a backup): start again from the oldest kept, or with since`,

@@ -285,6 +285,103 @@ describe('journal retention and the read model\'s checkpoint', function () {
 });
 
 /**
+ * A stream reading the journal from far back while a pass removes events ahead of it: it must not
+ * go on without them (the journal it reads no longer has them) but end, and its reconnect from the
+ * last id it got is a 410; a client past what went resumes as ever.
+ */
+describe('journal retention and a stream still reading the journal', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let archiveDir: string;
+  before(async () => {
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+    ts = await startTestServer({ archiveDir, journalRetentionDays: 1 / DAY });
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  /** GET /events from an id: its status, and once it ends (or goes live), its text. */
+  const stream = (lastId: number) => new Promise<{ status: number; text: Promise<string> }>((resolve, reject) => {
+    const req = request(new URL('/events', ts.url), { headers: { authorization: basic(ADMIN), 'last-event-id': String(lastId) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      resolve({
+        status: res.statusCode ?? 0,
+        text: new Promise((done) => {
+          res.on('data', (d: string) => {
+            text += d;
+            if (text.includes(': live\n')) res.destroy();
+          });
+          res.on('close', () => done(text));
+        }),
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+  it('ends a stream before what a pass removes, rather than skipping it; its reconnect is a 410', async () => {
+    const engine = ts.world.runtime.engine;
+    const start = (await engine.bounds()).last;
+    await must(ts.api.put('/project/first'));
+    await makeNode(ts.api, 'vanish');
+    await must(ts.api.del('/node/vanish'));
+    await must(ts.api.put('/project/later'));
+    const deleted = Date.now();
+    while (Date.now() <= deleted + 1) await sleep(1);
+
+    // The stream reads the journal's first event after `start`, then waits there (the pass's
+    // own reads of the journal do not).
+    const feed = engine.feed.bind(engine);
+    let streams = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const paused = new Promise<void>((r) => (reached = r));
+    engine.feed = async function* (after: number) {
+      const gated = streams++ === 0;
+      let n = 0;
+      for await (const e of feed(after)) {
+        yield e;
+        if (gated && ++n === 1) {
+          reached();
+          await gate;
+        }
+      }
+    };
+    let text: string;
+    try {
+      const open = await stream(start);
+      expect(open.status).to.equal(200);
+      await paused;
+      const report = await ts.retention.pass();
+      expect(report.events, 'vanish\'s registration and deletion').to.equal(2);
+      release();
+      text = await open.text;
+    } finally {
+      release();
+      engine.feed = feed;
+    }
+    expect(text, 'the first event was sent').to.match(/event: project\.created/);
+    expect(text).to.include(': journal retention is removing events after this stream\'s position: connect again');
+    expect(text, 'never went live without the removed events').to.not.include(': live');
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).to.have.length(1);
+
+    const again = await stream(ids[0]);
+    expect(again.status, 'the reconnect from the last id it got').to.equal(410);
+    await again.text;
+    // A client past what went resumes.
+    const past = await stream((await engine.bounds()).first - 1);
+    expect(past.status).to.equal(200);
+    const metrics = (await must(ts.api.get('/metrics'))).text;
+    expect(metrics).to.match(/hilt_event_streams_dropped_total\{reason="removed"\} 1/);
+  });
+});
+
+/**
  * Retention works in bounded chunks (docs/operations.md: 500 events removed per transaction,
  * yielding between them): also for one deleted object with a long journal, read, archived and
  * removed a chunk at a time, not whole in one synchronous read and one transaction.
