@@ -446,7 +446,7 @@ const VIEWS = {
       const flagged = dataTable({
         name: 'attention', caption: 'Nodes that need attention', defaults: { sort: 'since' },
         columns: [
-          { key: 'node', label: 'Node', render: nodeLink },
+          { key: 'node', label: 'Node', render: (r) => (r.node === null ? `port ${r.port} of ${r.switch}` : nodeLink(r)) },
           { key: 'problem', label: 'Problem', render: (r) => badge(r.problem) },
           { key: 'since', label: 'Since' },
           { key: 'detail', label: 'Detail', render: (r) => h('span', { class: 'error' }, r.detail) },

@@ -20,7 +20,8 @@ export type { ReleaseHook } from './release';
 
 /** One reason a node needs an operator (GET /admin/nodes/attention). */
 export interface Attention {
-  node: string;
+  /** null: a port in doubt wired to no nic now (its nic was deleted: the doubt stays with the port) */
+  node: string | null;
   /**
    * release_power_off: the release's power-off failed; maintenance_notice: POSTs to the
    * maintenance service fail; lease_expiry: an expiry is held up; port_in_doubt: the switch port
@@ -30,6 +31,9 @@ export interface Attention {
   /** since when (ISO 8601) */
   since: string;
   detail: string;
+  /** port_in_doubt: the port */
+  switch?: string;
+  port?: string;
 }
 
 export interface LifecycleOptions {
@@ -113,12 +117,13 @@ export class Lifecycle {
     }
     for (const id of rm.portsInDoubt) {
       const p = rm.ports.get(id);
-      if (!p?.doubt || !p.wire) continue;
+      if (!p?.doubt) continue;
       const vlans = p.doubt.vlans.length ? `VLAN${p.doubt.vlans.length === 1 ? '' : 's'} ${p.doubt.vlans.join(', ')}` : 'a configuration';
-      out.push({
-        node: p.wire.node, problem: 'port_in_doubt', since: iso(p.doubt.since),
-        detail: `port ${p.name} of switch ${p.switch} (nic ${p.wire.nic}) may carry ${vlans} beyond what the service holds: a change failed after it may have reached the port; it is being set back (its node cannot be released, nor a network of those VLANs deleted, until then; an admin can re-apply it: POST /admin/node/${p.wire.node}/nic/${p.wire.nic}/reapply)`,
-      });
+      const where = { problem: 'port_in_doubt' as const, since: iso(p.doubt.since), switch: p.switch, port: p.name };
+      // Its nic deleted, the doubt stays with the port: no node to name, but an operator must still see it.
+      out.push(p.wire
+        ? { node: p.wire.node, ...where, detail: `port ${p.name} of switch ${p.switch} (nic ${p.wire.nic}) may carry ${vlans} beyond what the service holds: a change failed after it may have reached the port; it is being set back (its node cannot be released, nor a network of those VLANs deleted, until then; an admin can re-apply it: POST /admin/node/${p.wire.node}/nic/${p.wire.nic}/reapply)` }
+        : { node: null, ...where, detail: `port ${p.name} of switch ${p.switch} (wired to no nic) may carry ${vlans} beyond what the service holds: a change failed after it may have reached the port; it is being set back to nothing (the port cannot be deleted, nor a network of those VLANs, until then)` });
     }
     for (const [node, e] of this.leases.expiring) {
       if (e.problem) out.push({ node, problem: 'lease_expiry', since: iso(e.lease.expiresAt), detail: `its lease passed and its release is held up: ${e.problem}` });

@@ -98,7 +98,11 @@ export const attention = {
       items: {
         type: 'object',
         required: ['node', 'problem', 'since', 'detail'],
-        properties: { node: str, problem: { type: 'string', enum: ['release_power_off', 'maintenance_notice', 'lease_expiry', 'port_in_doubt'] }, since: time, detail: str },
+        properties: {
+          node: { type: ['string', 'null'], description: 'null: a port in doubt wired to no nic now' },
+          problem: { type: 'string', enum: ['release_power_off', 'maintenance_notice', 'lease_expiry', 'port_in_doubt'] }, since: time, detail: str,
+          switch: { ...str, description: 'port_in_doubt: the switch of the port' }, port: { ...str, description: 'port_in_doubt: the port' },
+        },
       },
     },
   }),

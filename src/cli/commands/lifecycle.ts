@@ -99,7 +99,7 @@ export function lifecycleCommands(program: Command, ctx: Ctx): void {
   admin.command('attention').description('Nodes that need an operator, and why').option('--json', 'the server\'s JSON')
     .action(async (o: JsonOpts) => {
       const r = await c().get('/admin/nodes/attention');
-      type Entry = { node: string; problem: string; since: string; detail: string };
-      answer(wantsJson(o), r.text, () => table(['Node', 'Problem', 'Since', 'Detail'], (r.body as Entry[]).map((e) => [e.node, e.problem, e.since, e.detail])));
+      type Entry = { node: string | null; problem: string; since: string; detail: string };
+      answer(wantsJson(o), r.text, () => table(['Node', 'Problem', 'Since', 'Detail'], (r.body as Entry[]).map((e) => [e.node ?? '-', e.problem, e.since, e.detail])));
     });
 }

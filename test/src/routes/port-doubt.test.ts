@@ -63,4 +63,26 @@ describe('a switch port in doubt', function () {
     await must(api.del('/network/w'));
     await must(api.post('/project/p/detach_node', { node: 'n1' }));
   });
+
+  it('stays in the attention list and the gauge, naming the port, once its nic is deleted', async () => {
+    // n1 is free now (the first test released it); its port is in doubt, then its nic goes.
+    await ts.world.ports.ask(PORT, { type: 'port.doubt', by: 'switch', vlans: [3001] });
+    await must(api.post('/switch/s1/port/gi1/0/1/detach_nic'));
+    await must(api.del('/node/n1/nic/eth0'));
+    expect(ts.world.rm.ports.get(PORT)!.wire).to.equal(null);
+
+    const attention = (await must(api.get('/admin/nodes/attention'))).body;
+    expect(attention).to.have.length(1);
+    expect(attention[0]).to.deep.include({ node: null, problem: 'port_in_doubt', switch: 's1', port: 'gi1/0/1' });
+    expect(attention[0].detail).to.match(/^port gi1\/0\/1 of switch s1 \(wired to no nic\) may carry VLAN 3001 beyond what the service holds/);
+    expect(await inDoubt()).to.equal(1);
+    expect((await api.del('/switch/s1/port/gi1/0/1')).status).to.equal(409);
+
+    const cleared = committed(ts, `port:${PORT}`, 'PortDoubtCleared');
+    expect(await ts.world.ports.ask(PORT, { type: 'port.settle', by: 'switch' }, { hardware: true })).to.equal(null);
+    await cleared;
+    expect((await must(api.get('/admin/nodes/attention'))).body).to.deep.equal([]);
+    expect(await inDoubt()).to.equal(0);
+    await must(api.del('/switch/s1/port/gi1/0/1'));
+  });
 });
