@@ -84,10 +84,12 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
         if (rm.pendingByNode.has(id)) throw blocked(`node ${id} has pending network operations (nics ${listed(rm.pendingByNode.get(id))})`);
         // A port that may carry a VLAN beyond its record (hardware/port-hardware.ts): the next
         // holder of the node would be on another tenant's network until it is set back.
-        for (const nic of rm.nicsOf(id)) {
-          const port = rm.wiring.port(id, nic.name);
-          if (port?.doubt) {
-            throw blocked(`port ${port.name} of switch ${port.switch} (nic ${nic.name} of node ${id}) is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
+        // The ports in doubt (a handful), not the wiring index: a nic of an earlier release may be
+        // wired to two ports, of which the index keeps one.
+        for (const pid of rm.portsInDoubt) {
+          const port = rm.ports.get(pid);
+          if (port?.doubt && port.wire?.node === id) {
+            throw blocked(`port ${port.name} of switch ${port.switch} (nic ${port.wire.nic} of node ${id}) is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
           }
         }
         return {

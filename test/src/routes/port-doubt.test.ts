@@ -85,4 +85,26 @@ describe('a switch port in doubt', function () {
     expect(await inDoubt()).to.equal(0);
     await must(api.del('/switch/s1/port/gi1/0/1'));
   });
+
+  it('holds the release of a node whose nic of an earlier release is wired to two ports, the one in doubt not the indexed one', async () => {
+    await makeNode(api, 'n2', ['eth0']);
+    for (const p of ['gi1/0/2', 'gi1/0/3']) await must(api.put(`/switch/s1/port/${p}`));
+    await must(api.post('/switch/s1/port/gi1/0/2/connect_nic', { node: 'n2', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'n2' }));
+    const doubted = portId('s1', 'gi1/0/2');
+    await ts.world.ports.ask(doubted, { type: 'port.doubt', by: 'switch', vlans: [3002] });
+    // Earlier releases could wire one nic to two ports: the second wire made on the port alone.
+    await ts.world.ports.ask(portId('s1', 'gi1/0/3'), { type: 'port.wire', by: 'admin', node: 'n2', nic: 'eth0' });
+    expect(ts.world.rm.wiring.port('n2', 'eth0')!.name, 'the index keeps the other').to.equal('gi1/0/3');
+
+    const release = await api.post('/project/p/detach_node', { node: 'n2' });
+    expect(release.status).to.equal(409);
+    expect(release.body.msg).to.match(/^port gi1\/0\/2 of switch s1 \(nic eth0 of node n2\) is in doubt/);
+    expect((await must(api.get('/project/p/nodes'))).body).to.include('n2');
+
+    const cleared = committed(ts, `port:${doubted}`, 'PortDoubtCleared');
+    expect(await ts.world.ports.ask(doubted, { type: 'port.settle', by: 'switch' }, { hardware: true })).to.equal(null);
+    await cleared;
+    await must(api.post('/project/p/detach_node', { node: 'n2' }));
+  });
 });
