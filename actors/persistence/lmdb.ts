@@ -504,22 +504,29 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   async backup(path: string): Promise<void> {
     if (existsSync(path)) throw new Error(`${path} exists already`);
     mkdirSync(path, { mode: 0o700 });
-    // Compacting: only the pages in use, so no freed page (a value sealed under a key since
-    // rotated away, a plaintext an upgrade sealed: docs/identity.md) reaches a backup.
-    await this.root.backup(path, true);
-    // It holds what the store holds (BMC and switch credentials): the service's alone.
-    chmodSync(join(path, 'data.mdb'), 0o600);
-    // A start on the copy is a restore: its positions go on past a gap (see RESTORE_GAP).
-    const copy = open({ path, noSubdir: false, maxDbs: 16 });
     try {
-      const order = copy.openDB<[string, number], number>({ name: 'order' });
-      const meta = copy.openDB<unknown, string>({ name: 'meta' });
-      let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
-      for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
-      top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0, (meta.get('pruned') as number | undefined) ?? 0);
-      await meta.put('restoreFloor', top + RESTORE_GAP);
-    } finally {
-      await copy.close();
+      // Compacting: only the pages in use, so no freed page (a value sealed under a key since
+      // rotated away, a plaintext an upgrade sealed: docs/identity.md) reaches a backup.
+      await this.root.backup(path, true);
+      // It holds what the store holds (BMC and switch credentials): the service's alone.
+      chmodSync(join(path, 'data.mdb'), 0o600);
+      // A start on the copy is a restore: its positions go on past a gap (see RESTORE_GAP).
+      const copy = open({ path, noSubdir: false, maxDbs: 16 });
+      try {
+        const order = copy.openDB<[string, number], number>({ name: 'order' });
+        const meta = copy.openDB<unknown, string>({ name: 'meta' });
+        let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
+        for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
+        top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0, (meta.get('pruned') as number | undefined) ?? 0);
+        await meta.put('restoreFloor', top + RESTORE_GAP);
+      } finally {
+        await copy.close();
+      }
+    } catch (err) {
+      // The folder is ours (made above): a half-written copy left there would be taken for a
+      // backup (the newest one, by its name) and would keep its path from being used again.
+      rmSync(path, { recursive: true, force: true });
+      throw err;
     }
   }
 

@@ -5,7 +5,7 @@
  * way (pg_dump -Fc, pg_restore into a new database, hilt started on it) restores the service.
  */
 import { expect } from 'chai';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -125,6 +125,27 @@ describe('POST /admin/backup: online backup and restore', function () {
     const m1 = parseExposition((await must(api.get('/metrics'))).text);
     expect(value(m1, 'hilt_backups_total', { outcome: 'error' })).to.equal(4);
     expect(value(m1, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
+  });
+
+  it('a copy that fails midway (a full disk) leaves no folder behind: nothing that looks like a backup, and the same path works again', async () => {
+    // The engine's LMDB environment, with its copy made to write half a file and fail as a full disk does.
+    const root = (ts.world.runtime.engine as unknown as { root: { backup(path: string, compact: boolean): Promise<void> } }).root;
+    const copy = root.backup;
+    root.backup = async function (this: unknown, path: string, compact: boolean) {
+      await copy.call(this, path, compact);
+      truncateSync(join(path, 'data.mdb'), Math.floor(statSync(join(path, 'data.mdb')).size / 2));
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    const path = join(dir, 'nightly');
+    try {
+      const r = await ts.api.post('/admin/backup', { path });
+      expect(r.status, r.text).to.equal(503);
+    } finally {
+      root.backup = copy;
+    }
+    expect(existsSync(path), 'a half-written copy left where the backups are').to.equal(false);
+    await must(ts.api.post('/admin/backup', { path }));
+    expect(statSync(join(path, 'data.mdb')).size).to.be.above(0);
   });
 
   it('says that the memory engine has nothing to copy', async () => {
