@@ -130,6 +130,9 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       throw badArgument('url must be an http:// or https:// URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badArgument('url must be an http:// or https:// URL');
+    // The URL is shown (the listing, the audit log, the stream) and deliveries never send them:
+    // the receiver checks X-Hilt-Signature instead.
+    if (url.username || url.password) throw badArgument('url must not hold credentials (user:password@): a receiver authenticates deliveries by their X-Hilt-Signature');
     const id = `wh-${randomBytes(6).toString('hex')}`;
     await world.webhooks.ask(id, {
       type: 'webhook.create', by: req.caller.user,

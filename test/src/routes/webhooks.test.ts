@@ -73,6 +73,21 @@ describe('webhooks', function () {
     expect((await api.post('/admin/webhooks/nope/resume')).status).to.equal(404);
   });
 
+  it('refuses a URL with credentials in it: they would be shown in the listing, the audit log and the stream, and never sent', async () => {
+    const rcv = await receiver();
+    const password = 'receiver-basic-pw-7731';
+    addSecret(password);
+    const url = new URL(rcv.url);
+    url.username = 'bot';
+    url.password = password;
+    const r = await api.post('/admin/webhooks', { url: url.toString(), secret: SECRET });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.type).to.equal('BadArgumentError');
+    expect(r.text).to.not.include(password);
+    expect(JSON.stringify((await must(api.get('/admin/webhooks'))).body)).to.not.include(password);
+    expect(JSON.stringify((await must(api.get('/admin/audit?kind=webhook&limit=1000'))).body)).to.not.include(password);
+  });
+
   it('POSTs each matching event, signed, with its id and type, in commit order', async () => {
     const rcv = await receiver();
     const all = (await must(api.post('/admin/webhooks', { url: rcv.url, secret: SECRET }))).body.id;
