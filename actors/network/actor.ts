@@ -41,6 +41,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         const { owner, access, vlan: wanted } = cmd.spec;
         // An admin-chosen id outside the pool is not reserved: several networks may share it.
         if (wanted !== null && !pool.contains(wanted)) {
+          if (cmd.overQuota) throw new HiltError('BlockedError', cmd.overQuota);
           return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false, pooled: false }] };
         }
         const vlan = pool.reserve(wanted);
@@ -48,6 +49,11 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
           throw wanted === null
             ? new HiltError('AllocationError', 'no free network id is left in the pool')
             : duplicate(`network id ${wanted}`);
+        }
+        // Decided here, after the name's own 409: the project could not know whether the name is taken.
+        if (cmd.overQuota) {
+          pool.release(vlan);
+          throw new HiltError('BlockedError', cmd.overQuota);
         }
         return {
           // An admin's chosen id of the pool is reserved there, but was not allocated by it.

@@ -21,7 +21,8 @@ export interface NetworkCreate {
 
 /** What the API's routes may send (a network for a project is created through the project). */
 export type NetworkPublicCommand =
-  | { type: 'network.create'; by: string; spec: NetworkCreate }
+  /** `overQuota`: the owning project owns its quota of networks; a new name is refused with this message */
+  | { type: 'network.create'; by: string; spec: NetworkCreate; overQuota?: string }
   | { type: 'network.delete'; by: string }
   | { type: 'network.revoke'; by: string; project: string };
 

@@ -74,9 +74,11 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
         powerOff: release?.powerOff ?? false,
       }))),
       'project.createNetwork': live((state, cmd, id) => {
+        // Every network this project owns is created through this mailbox (as nodes join it, above);
+        // the network refuses with the quota, after its own 409 of a name taken (a create committing).
         const limit = state.quota?.networks;
-        if (limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit) throw blocked(quotaReached(id, 'networks', limit));
-        return via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec }));
+        const overQuota = limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit ? quotaReached(id, 'networks', limit) : undefined;
+        return via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec, ...(overQuota ? { overQuota } : {}) }));
       }),
       'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
       'project.createHeadnode': live((_s, cmd, id) => via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg }))),

@@ -54,6 +54,18 @@ describe('quotas', function () {
     expect((await must(api.get('/project/pq/quota'))).body).to.deep.equal({ nodes: { limit: 2, used: 2 }, networks: { limit: 1, used: 1 } });
   });
 
+  it('the same network created twice at once with one slot left: one 200, and the other the name\'s 409, not the quota\'s', async () => {
+    await must(api.put('/project/twice'));
+    await must(api.put('/project/twice/quota', { networks: 1 }));
+    const as = await makeUser(api, 'quota-twice', 'quota-twice-pw', ['twice']);
+    // A client retrying a create it saw time out does this: the first may still be committing.
+    const rs = await Promise.all([0, 1, 2, 3].map(() => api.put('/network/twice-net', { owner: 'twice', access: 'twice', net_id: '' }, { as })));
+    expect(rs.map((r) => r.status).sort()).to.deep.equal([200, 409, 409, 409]);
+    for (const r of rs) if (r.status === 409) expect(r.body, r.text).to.deep.equal({ type: 'DuplicateError', msg: 'network twice-net already exists' });
+    // The quota still holds for another name.
+    expect((await api.put('/network/twice-net2', { owner: 'twice', access: 'twice', net_id: '' }, { as })).body.msg).to.equal('project twice has reached its quota of 1 network');
+  });
+
   it('a lowered quota evicts nothing; null removes a limit, an absent key leaves it', async () => {
     await must(api.put('/project/pq/quota', { nodes: 0 }));
     expect((await must(api.get('/project/pq/nodes'))).body).to.have.members(['q0', 'q1']);
