@@ -24,7 +24,8 @@
  * - feed(after) yields the events with position > after, oldest first, up to the newest one that
  *   is durable, read lazily (the event stream and webhooks read it). onCommit(listener) tells a
  *   listener of every commit this engine makes, in commit order, once durable, with positions.
- *   bounds() is the oldest position the stream may resume from and the newest durable one;
+ *   bounds() is the oldest position the stream may resume from and the newest durable one
+ *   (and, on a store restored from a backup, the run of positions it went on past);
  *   positionAt(time) is the position after which the events at or after `time` come (the
  *   order's positions follow the clock: the runtime stamps events as it commits them).
  * - history(query) yields the events of every key (under query.prefix), newest first: in the
@@ -93,6 +94,8 @@ export interface OrderBounds {
   first: number;
   /** the newest durable position (0: nothing stored) */
   last: number;
+  /** positions no event took, first and last (a store restored from a backup went on past them); none: no such run */
+  gap?: [number, number];
 }
 
 /** Told of each commit, in commit order, once durable: its events with their positions (never mutate them). */

@@ -482,7 +482,9 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async bounds(): Promise<OrderBounds> {
-    return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable };
+    // backup() set the floor RESTORE_GAP past every position the copy had given.
+    const gap: [number, number] | undefined = this.floor ? [this.floor - RESTORE_GAP + 1, this.floor] : undefined;
+    return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable, ...(gap ? { gap } : {}) };
   }
 
   onCommit(listener: CommitListener): () => void {

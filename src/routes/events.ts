@@ -78,15 +78,16 @@ async function startOf(app: FastifyInstance, req: FastifyRequest<{ Querystring: 
   return after;
 }
 
-/** What the API shows of a webhook: never its secret. */
-function shown(w: WebhookState, mark: DeliveryMark | undefined, last: number) {
+/** What the API shows of a webhook: never its secret. `gap`: positions no event took (bounds()), not counted in its backlog. */
+function shown(w: WebhookState, mark: DeliveryMark | undefined, last: number, gap?: [number, number]) {
   const cursor = mark?.cursor ?? 0;
+  const skipped = gap ? Math.max(0, Math.min(last, gap[1]) - Math.max(cursor, gap[0] - 1)) : 0;
   const iso = (t: number | null | undefined) => (t ? new Date(t).toISOString() : null);
   return {
     id: w.id, url: w.url, types: w.types, projects: w.projects, description: w.description,
     created_at: iso(w.createdAt), created_by: w.createdBy,
     state: w.failing ? 'failing' : 'delivering', failing_since: iso(w.failingSince), ...(w.failing ? { failing_reason: w.failing } : {}),
-    cursor: String(cursor), backlog: Math.max(0, last - cursor),
+    cursor: String(cursor), backlog: Math.max(0, last - cursor - skipped),
     last_success: iso(mark?.lastSuccess), last_error: mark?.lastError ?? null, consecutive_failures: mark?.failures ?? 0,
   };
 }
@@ -145,7 +146,8 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
   app.get('/admin/webhooks', { schema: S.listWebhooks }, async (req) => {
     requireAdmin(req.caller);
     const out = [];
-    for (const w of world.rm.webhooks.values()) out.push(shown(w, await app.hilt.webhooks.state(w.id), app.hilt.events.last));
+    const { gap } = await world.runtime.engine.bounds();
+    for (const w of world.rm.webhooks.values()) out.push(shown(w, await app.hilt.webhooks.state(w.id), app.hilt.events.last, gap));
     return out;
   });
 
@@ -153,7 +155,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     requireAdmin(req.caller);
     const w = world.rm.webhooks.get(req.params.id);
     if (!w) throw notFound(`webhook ${req.params.id}`);
-    return shown(w, await app.hilt.webhooks.state(w.id), app.hilt.events.last);
+    return shown(w, await app.hilt.webhooks.state(w.id), app.hilt.events.last, (await world.runtime.engine.bounds()).gap);
   });
 
   app.delete<{ Params: { id: string } }>('/admin/webhooks/:id', { schema: S.deleteWebhook }, async (req) => {

@@ -13,6 +13,8 @@ import { startTestServer, stopTestServer, TestServer, must, makeUser, makeNode, 
 import { keyFilePath } from '../../../src/secrets/at-rest';
 import { parseExposition, value } from '../../helpers/prometheus';
 import { findBin, testPostgres } from '../../helpers/postgres';
+import { Receiver } from '../../helpers/receiver';
+import { until } from '../../helpers/wait';
 
 describe('POST /admin/backup: online backup and restore', function () {
   this.timeout(120_000);
@@ -146,6 +148,42 @@ describe('POST /admin/backup: online backup and restore', function () {
     expect(existsSync(path), 'a half-written copy left where the backups are').to.equal(false);
     await must(ts.api.post('/admin/backup', { path }));
     expect(statSync(join(path, 'data.mdb')).size).to.be.above(0);
+  });
+
+  it('a webhook restored from a backup shows the events it has left to deliver as its backlog, not the gap its positions went past', async () => {
+    const rcv = await new Receiver().start();
+    const fast = { webhookRetryMinMs: 20, webhookRetryMaxMs: 100 };
+    const src = await startTestServer(fast);
+    let srcOpen = true;
+    let restored: TestServer | undefined;
+    try {
+      const { id } = (await must(src.api.post('/admin/webhooks', { url: rcv.url, secret: 'restore-webhook-secret-0123', types: ['project.created'] }))).body;
+      await must(src.api.put('/project/delivered-before'));
+      await rcv.until(() => rcv.delivered().length === 1);
+      // Waiting at the backup: the receiver is down for these two.
+      rcv.answer = () => 503;
+      await must(src.api.put('/project/waiting-1'));
+      await must(src.api.put('/project/waiting-2'));
+      await rcv.until(() => rcv.requests.length > 1);
+      const path = join(dir, 'with-webhook');
+      await must(src.api.post('/admin/backup', { path }));
+      copyFileSync(keyFilePath(src.config), join(path, 'secret.key'));
+      await stopTestServer(src);
+      srcOpen = false;
+      restored = await startTestServer(fast, {}, path);
+      const backlog = async () => Number((await must(restored!.api.get(`/admin/webhooks/${id}`))).body.backlog);
+      expect(await backlog(), 'the two events waiting, and the commits between').to.be.within(2, 10);
+      rcv.answer = () => 200;
+      await rcv.until(() => rcv.delivered().length === 3);
+      await until('the backlog to be delivered', async () => (await backlog()) === 0);
+      await must(restored.api.put('/project/after-restore'));
+      await rcv.until(() => rcv.delivered().length === 4);
+      await until('the backlog to be delivered again', async () => (await backlog()) === 0);
+    } finally {
+      if (restored) await stopTestServer(restored, false);
+      if (srcOpen) await stopTestServer(src);
+      await rcv.close();
+    }
   });
 
   it('says that the memory engine has nothing to copy', async () => {
