@@ -231,12 +231,17 @@ describe('backup and restore on PostgreSQL', function () {
       // Its restore: a new database, then hilt started on it.
       const target = await (await testPostgres()).createDatabase('hilt_restored');
       pgTool('pg_restore', ['--no-owner', '-d', target, dump]);
+      // The runbook's next step: event ids go on past a gap, never one the old database gave after the dump.
+      // (the old database's newest id, the change after the dump included)
+      const oldLast = (await ts.world.runtime.engine.bounds()).last;
+      pgTool('psql', ['-v', 'ON_ERROR_STOP=1', '-d', target, '-c', "SELECT setval('hilt_events_pos_seq', (SELECT coalesce(max(pos), 0) FROM hilt_events) + 4294967296)"]);
       // The dump holds no key: the restored service is given the service's own (docs/identity.md).
       restored = await startTestServer({ storage: 'postgres', databaseUrl: target, secretKeyFile: keyFilePath(ts.config) });
       expect((await must(restored.api.get('/projects'))).body).to.deep.equal(['before-dump']);
       expect((await must(restored.api.get('/node/n1'))).body.nics).to.have.length(1);
       await must(restored.api.put('/project/after-restore'));
       expect((await must(api.get('/projects'))).body).to.deep.equal(['before-dump', 'after-dump']);
+      expect((await restored.world.runtime.engine.bounds()).last).to.be.above(oldLast + 2 ** 32 - 1);
     } finally {
       if (restored) await stopTestServer(restored);
       await stopTestServer(ts);
