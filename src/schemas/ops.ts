@@ -9,7 +9,7 @@ const entry = {
   required: ['at', 'by', 'kind', 'name', 'sequenceNumber', 'call', 'event'],
   properties: {
     at: { type: 'string', format: 'date-time' },
-    by: { type: 'string', nullable: true, description: 'the acting user, or the service itself (switch, recovery, monitor, bootstrap, upgrade)' },
+    by: { type: 'string', nullable: true, description: 'the acting user, or the service itself (switch, recovery, monitor, bootstrap, upgrade, hilt: the tenant lifecycle)' },
     kind: { type: 'string', enum: KINDS },
     name: { type: 'string', description: 'the entity, as in /admin/actors/{kind}/{id}' },
     sequenceNumber: { type: 'integer', description: 'the event\'s number in the entity\'s journal' },
@@ -26,7 +26,7 @@ export const audit = {
     properties: {
       kind: { type: 'string', enum: KINDS, description: 'only this kind of object' },
       name: { type: 'string', minLength: 1, maxLength: 1600, description: 'only this object (with kind): one name, or <node>/<nic> and <switch>/<port> with / and % in each name escaped (%2F, %25)' },
-      user: { ...name, description: 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade)' },
+      user: { ...name, description: 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade, hilt)' },
       since: { ...time, description: 'only changes at or after this time (ISO 8601)' },
       until: { ...time, description: 'only changes before this time (ISO 8601)' },
       limit: { type: 'string', pattern: '^[1-9][0-9]{0,3}$', description: 'entries per page, 1 to 1000 (default 100)' },

@@ -129,9 +129,9 @@ export function adminCommands(program: Command, ctx: Ctx): void {
   driftReport('repair', 'Set every drifted port of a switch back to the configuration the service holds, then read it back');
 
   admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
-    .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user or headnode')
+    .option('--kind <kind>', 'only this kind: project, node, nic, port, switch, network, user, headnode or webhook')
     .option('--name <name...>', 'only this object (with --kind): its name, two for a nic or a port (<node> <nic>, <switch> <port>, as the audit prints them)')
-    .option('--by <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade); not --user, which names the caller')
+    .option('--by <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade, hilt); not --user, which names the caller')
     .option('--since <time>', 'only changes at or after this time (ISO 8601, e.g. 2026-01-31T12:00:00Z)')
     .option('--until <time>', 'only changes before this time (ISO 8601)')
     .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)', limitOf)
