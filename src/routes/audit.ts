@@ -51,6 +51,8 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
     requireAdmin(req.caller);
     const path = req.body.path;
     if (!isAbsolute(path)) throw badArgument('path must be absolute (a folder on the service\'s machine)');
+    // The file system calls would throw for it, which is no failure of the service's.
+    if (path.includes('\0')) throw badArgument('path must not hold a NUL character');
     const started = Date.now();
     try {
       await world.runtime.backup(path);

@@ -129,6 +129,12 @@ describe('POST /admin/backup: online backup and restore', function () {
     expect(value(m1, 'hilt_backups_total', { outcome: 'ok' })).to.equal(1);
   });
 
+  it('refuses a path with a NUL byte as the caller\'s mistake (400), not the service\'s (503)', async () => {
+    const r = await ts.api.post('/admin/backup', { path: join(dir, 'nul\u0000copy') });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.type).to.equal('BadArgumentError');
+  });
+
   it('a copy that fails midway (a full disk) leaves no folder behind: nothing that looks like a backup, and the same path works again', async () => {
     // The engine's LMDB environment, with its copy made to write half a file and fail as a full disk does.
     const root = (ts.world.runtime.engine as unknown as { root: { backup(path: string, compact: boolean): Promise<void> } }).root;
