@@ -5,7 +5,7 @@
  * way (pg_dump -Fc, pg_restore into a new database, hilt started on it) restores the service.
  */
 import { expect } from 'chai';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -213,6 +213,33 @@ describe('backup and restore on PostgreSQL', function () {
     expect(r.status, `${name}: ${r.stderr}`).to.equal(0);
   };
 
+  it('the nightly unit leaves no dump behind when pg_dump fails, and a whole one when it succeeds', async () => {
+    // Its ExecStart as systemd runs it: %% is %, $$ is $; the folder and the program are the test's.
+    const unit = readFileSync(join(__dirname, '../../../../deploy/hilt-backup-postgres.service'), 'utf8');
+    const line = unit.split('\n').find((l) => l.startsWith('ExecStart='))!;
+    const script = /^ExecStart=\/bin\/sh -c '(.*)'$/.exec(line)![1].replace(/%%/g, '%').replace(/\$\$/g, '$');
+    const ts = await startTestServer({ storage: 'postgres' });
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-pgunit-'));
+    try {
+      const run = (env: Record<string, string>) => spawnSync('/bin/sh', ['-c', script.replace(/\/var\/backups\/hilt/g, dir).replace('/usr/bin/pg_dump', findBin('pg_dump'))],
+        { encoding: 'utf8', timeout: 60_000, env: { ...process.env, PGCONNECT_TIMEOUT: '5', ...env } });
+      // The database cannot be reached (a port nothing listens on): the unit fails, and leaves nothing.
+      const down = run({ PGHOST: '127.0.0.1', PGPORT: '1', PGUSER: 'hilt', PGDATABASE: 'hilt' });
+      expect(down.status, down.stderr).to.not.equal(0);
+      expect(readdirSync(dir), 'a dump file left by a failed pg_dump').to.deep.equal([]);
+      const url = new URL(ts.config.databaseUrl!);
+      const ok = run({ PGHOST: url.searchParams.get('host')!, PGPORT: url.port, PGUSER: url.username, PGDATABASE: url.pathname.slice(1) });
+      expect(ok.status, ok.stderr).to.equal(0);
+      const files = readdirSync(dir);
+      expect(files).to.have.length(1);
+      expect(files[0]).to.match(/^hilt-\d{8}-\d{4}\.dump$/);
+      expect(statSync(join(dir, files[0])).size).to.be.above(0);
+    } finally {
+      await stopTestServer(ts);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers the online backup 409, saying what to do instead; pg_dump -Fc and pg_restore give a database hilt starts on', async () => {
     const ts = await startTestServer({ storage: 'postgres' });
     const dir = mkdtempSync(join(tmpdir(), 'hilt-pgdump-'));
@@ -236,7 +263,18 @@ describe('backup and restore on PostgreSQL', function () {
       await must(api.put('/project/after-dump'));
       // Its restore: a new database, then hilt started on it.
       const target = await (await testPostgres()).createDatabase('hilt_restored');
-      pgTool('pg_restore', ['--no-owner', '-d', target, dump]);
+      // A damaged dump (cut short: a disk that filled) restores nothing rather than a part:
+      // the runbook's pg_restore stops at the first error and runs in one transaction.
+      const RESTORE = ['--no-owner', '--exit-on-error', '--single-transaction'];
+      const cut = join(dir, 'cut.dump');
+      copyFileSync(dump, cut);
+      truncateSync(cut, Math.floor(statSync(cut).size * 0.95));
+      const half = await (await testPostgres()).createDatabase('hilt_half');
+      const bad = spawnSync(findBin('pg_restore'), [...RESTORE, '-d', half, cut], { encoding: 'utf8', timeout: 60_000 });
+      expect(bad.status, 'pg_restore of a damaged dump').to.not.equal(0);
+      const tables = spawnSync(findBin('psql'), ['-At', '-d', half, '-c', "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'hilt%'"], { encoding: 'utf8', timeout: 60_000 });
+      expect(tables.stdout.trim(), `tables a failed restore left: ${tables.stderr}`).to.equal('0');
+      pgTool('pg_restore', [...RESTORE, '-d', target, dump]);
       // The runbook's next step: event ids go on past a gap, never one the old database gave after the dump.
       // (the old database's newest id, the change after the dump included)
       const oldLast = (await ts.world.runtime.engine.bounds()).last;
