@@ -1,7 +1,7 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import * as S from '../schemas/switches';
-import { badArgument, duplicate, notFound } from '../errors';
-import { quote } from '../../lib/text';
+import { badArgument, duplicate, HiltError, notFound } from '../errors';
+import { quote, shortText } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
 import { requireAdmin, found, lookedUp } from './guard';
 import type { SwitchState } from '../../actors/switch/protocol';
@@ -107,9 +107,14 @@ export async function switchRoutes(app: FastifyInstance): Promise<void> {
     if (problem) throw badArgument(problem);
   };
 
-  app.post<{ Params: Port; Body: Record<string, unknown> }>('/switch/:switch/port/*', { schema: S.portAction, preValidation: checkActionBody }, async (req, reply) => {
-    const split = splitAction(req.params['*']);
-    if (!split) return reply.callNotFound();
+  // A path without a known action is no call at all: 404 before its body is read and before
+  // authentication, as for any unknown path (docs/api-conventions.md §1, Paths).
+  const knownAction = async (req: FastifyRequest<{ Params: Port }>) => {
+    if (!splitAction(req.params['*'])) throw new HiltError('NotFoundError', `no such call: POST ${shortText(req.url.split('?')[0], 64)}`);
+  };
+
+  app.post<{ Params: Port; Body: Record<string, unknown> }>('/switch/:switch/port/*', { schema: S.portAction, onRequest: knownAction, preValidation: checkActionBody }, async (req, reply) => {
+    const split = splitAction(req.params['*'])!;
     requireAdmin(req.caller);
     const s = sw(req.params.switch);
     const wire = port(s, split.port);

@@ -93,6 +93,16 @@ describe('switches and ports', () => {
       expect((await api.post('/switch/s1/port/gi1/0/3/detach_nic', { node: 'w1' })).status).to.equal(400);
       expect((await api.post('/switch/s1/port/gi1/0/3/bogus')).status).to.equal(404);
     });
+    it('answers 404 for a port action it does not know, whoever asks and whatever the body', async () => {
+      // An unknown path is a 404 before authentication (docs/api-conventions.md §1, Paths).
+      for (const as of [null, { user: 'admin', password: 'wrong' }]) {
+        const r = await api.post('/switch/s1/port/gi1/0/3/bogus', undefined, { as });
+        expect(r.status, r.text).to.equal(404);
+        expect(r.body.type).to.equal('NotFoundError');
+      }
+      expect((await api.post('/switch/s1/port/gi1/0/3/bogus', undefined, { raw: '{' })).status).to.equal(404);
+      expect((await api.post('/switch/s1/port/gi1/0/3', { node: 'w1', nic: 'eth0' }, { as: null })).status).to.equal(404);
+    });
     it('refuses to delete a wired port (409)', async () => {
       expect((await api.del('/switch/s1/port/gi1/0/3')).status).to.equal(409);
     });
