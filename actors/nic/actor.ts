@@ -4,7 +4,7 @@ import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
 import { newIncarnation, portId, splitId } from '../ids';
 import { own } from '../own';
-import { attachedTo } from '../../lib/text';
+import { attachedTo, quote } from '../../lib/text';
 import type { PortCommand, PortReplies } from '../port/protocol';
 import { operationTrace } from '../../hardware/op-trace';
 import { NATIVE, NetworkAction, NewAction, NicCommand, NicEvent, NicReplies, NicState, NicStatusRef } from './protocol';
@@ -126,7 +126,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         if (Object.values(state.networks).includes(cmd.network)) throw conflict(`network ${cmd.network} is already attached to nic ${state.name}`);
         if (own(state.networks, cmd.channel)) throw conflict(`channel ${cmd.channel} of nic ${state.name} is already in use`);
         if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
-          throw conflict(`channel ${cmd.channel} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
+          throw conflict(`channel ${quote(cmd.channel)} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
         }
         // HIL's rule on its Brocade and OS9 switches (checked here, where the nic's networks and
         // its one pending operation are serialized): a tagged network only beside a native one.

@@ -234,9 +234,13 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
         await refusedUnchanged(() => connect(alice, 'n1', 'eth0', { network: 'adm-pa', channel: 'vlan/native' }), 409);
       });
       it('409, never 400, when the channel is not one of the network\'s channels', async () => {
-        for (const channel of ['vlan/9', `vlan/${vl['pa-net']}`, 'vlan/*', 'garbage', '', 'VLAN/native', ' vlan/native', `vlan/0${vl.pub}`]) {
+        for (const channel of ['vlan/9', `vlan/${vl['pa-net']}`, 'vlan/*', 'garbage', '', 'VLAN/native', ' vlan/native', `vlan/0${vl.pub}`, `vlan/${'0'.repeat(100)}${vl.pub}`, 'x'.repeat(100_000)]) {
           await refusedUnchanged(() => connect(alice, 'n1', 'eth1', { network: 'pub', channel }), 409);
         }
+        // The refusal quotes a prefix of it only (docs/api-conventions.md §1, Names).
+        expect((await connect(alice, 'n1', 'eth1', { network: 'pub', channel: 'x'.repeat(100_000) })).body.msg).to.not.include('x'.repeat(65));
+        // Not a malformed request either: a long channel from a stranger is the stranger's 401.
+        await refusedUnchanged(() => connect(null, 'n1', 'eth1', { network: 'pub', channel: 'x'.repeat(100) }), 401);
       });
     });
 
