@@ -48,9 +48,6 @@ export const lookupName = {
 } as const;
 
 
-/** A string that is not a name but is bounded all the same (channels, net_id). */
-export const shortStr = (maxLength: number) => ({ type: 'string', maxLength }) as const;
-
 /** Adds the name formats to an Ajv instance (fastify's validator). */
 export function addNameFormats<A extends { addFormat(name: string, f: { type: 'string'; validate: (s: string) => boolean }): unknown }>(ajv: A): A {
   ajv.addFormat(NAME_FORMAT, { type: 'string', validate: isName });

@@ -1,8 +1,9 @@
-import { params, body, noBody, noQuery, name, shortStr, responses, done, lookupName } from './common';
+import { params, body, noBody, noQuery, name, str, responses, done, lookupName } from './common';
 
 export const createNetwork = {
   params: params('network'),
-  body: body(['owner', 'access', 'net_id'], { owner: lookupName, access: lookupName, net_id: shortStr(64) }),
+  // net_id's value is checked in the call's chain, after the name and authorization (docs/api-conventions.md §7).
+  body: body(['owner', 'access', 'net_id'], { owner: lookupName, access: lookupName, net_id: str }),
   querystring: noQuery,
   response: responses('change', { 200: done }, 404, 409),
 } as const;

@@ -24,6 +24,18 @@ describe('networks', () => {
     it('returns 409 for an existing name before any authorization', async () => {
       const r = await api.with(bob).put('/network/a-net', { owner: 'pb', access: 'pb', net_id: '' });
       expect(r.status).to.equal(409);
+      // Whatever the net_id: its value is checked in the chain, after the name (§7).
+      expect((await api.with(bob).put('/network/a-net', { owner: 'admin', access: '', net_id: '7'.repeat(100) })).status).to.equal(409);
+    });
+    it('checks a long net_id in the chain too: 401 to a project, 400 to an admin, 401 to a stranger', async () => {
+      const body = { owner: 'pa', access: 'pa', net_id: '1'.repeat(100) };
+      expect((await api.with(alice).put('/network/x', body)).status).to.equal(401);
+      expect((await api.with(null).put('/network/x', body)).status).to.equal(401);
+      expect((await api.with(alice).put('/network/x', { ...body, owner: 'admin', access: '' })).status).to.equal(401);
+      const r = await api.put('/network/x', { ...body, owner: 'admin', access: '' });
+      expect(r.status).to.equal(400);
+      expect(r.body.msg).to.not.include('1'.repeat(65));
+      expect((await api.get('/networks')).body).to.not.have.property('x');
     });
     it('returns 401 to a project asking for another owner, access or a net_id; 400 to an admin', async () => {
       for (const body of [{ owner: 'pa', access: 'pb', net_id: '' }, { owner: 'pa', access: 'pa', net_id: '5' }, { owner: 'pa', access: '', net_id: '' }]) {
