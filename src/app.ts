@@ -218,6 +218,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonObject);
+  // The catch-all parser takes every media type, but fastify refuses a Content-Type it cannot
+  // parse (empty, malformed) with 415 before any parser runs: the body is JSON whatever the
+  // header says (docs/api-conventions.md §2), so the header is not read at all.
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (req.headers['content-type'] !== undefined) delete req.headers['content-type'];
+    done();
+  });
 
   // The two hooks every call runs are written with callbacks, and answer at once on the common
   // path (a GET without a body; a remembered credential): a promise per hook and request was a

@@ -24,6 +24,18 @@ describe('HTTP conventions (docs/api-conventions.md §1-2)', () => {
     expect((await api.get('/node/ct1')).body.project).to.equal('ctype');
   });
 
+  it('parses a JSON body even under a Content-Type that is empty or not a media type', async () => {
+    await must(api.put('/project/ctype2'));
+    for (const [i, ct] of ['', '///', 'json', 'application/json; charset', ';'].entries()) {
+      const obm = { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'h', user: 'u', password: 'p' };
+      const r = await api.call('PUT', `/node/ctx${i}`, { raw: JSON.stringify({ obm }), headers: { 'content-type': ct } });
+      expect(r.status, `${JSON.stringify(ct)}: ${r.text}`).to.equal(200);
+      // and a bad body under it is the body's 400, a good one reaches the call's own checks
+      expect((await api.call('POST', '/project/ctype2/connect_node', { raw: '{"node":', headers: { 'content-type': ct } })).body.msg).to.match(/not valid UTF-8 JSON/);
+      expect((await api.call('POST', '/project/ctype2/connect_node', { raw: '{"node":"nope"}', headers: { 'content-type': ct } })).status).to.equal(404);
+    }
+  });
+
   it('treats an empty body as {} and rejects any key on calls without a body', async () => {
     expect((await api.call('PUT', '/project/empty', { raw: '' })).status).to.equal(200);
     const r = await api.put('/project/withkey', { x: 1 });
