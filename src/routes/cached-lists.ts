@@ -8,6 +8,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 /** Below this size compression is not worth a header. */
 const GZIP_MIN_BYTES = 4096;
 
+/** Does an Accept-Encoding header accept gzip? Listed, and not with q=0 (RFC 9110 §12.5.3). */
+function acceptsGzip(header: string | undefined): boolean {
+  const m = /(?:^|,)\s*(?:x-)?gzip\s*(;[^,]*)?(?:,|$)/i.exec(header ?? '');
+  return !!m && !/;\s*q\s*=\s*0(?:\.0*)?\s*$/i.test(m[1] ?? '');
+}
+
 interface Entry { json: Buffer; gzip?: Buffer }
 
 export class CachedLists<K extends string> {
@@ -19,7 +25,7 @@ export class CachedLists<K extends string> {
   send(key: K, req: FastifyRequest, reply: FastifyReply): FastifyReply {
     const entry = this.entry(key);
     reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
-    if (entry.json.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+    if (entry.json.length >= GZIP_MIN_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
       entry.gzip ??= gzipSync(entry.json, { level: 6 });
       return reply.header('content-encoding', 'gzip').send(entry.gzip);
     }

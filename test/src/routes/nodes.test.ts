@@ -145,6 +145,13 @@ describe('nodes and nics', () => {
       expect(plain.body).to.include('many-600');
       const gz = await api.get('/nodes/all', { headers: { 'accept-encoding': 'gzip' } });
       expect(JSON.parse(gunzipSync(gz.raw).toString('utf8'))).to.include('many-600');
+      // A client that says gzip is not acceptable (q=0, RFC 9110 §12.5.3) gets plain JSON.
+      for (const refuses of ['gzip;q=0', 'deflate, gzip; q=0.000', 'GZIP;Q=0, identity']) {
+        const r2 = await api.get('/nodes/all', { headers: { 'accept-encoding': refuses } });
+        expect(r2.headers['content-encoding'], refuses).to.equal(undefined);
+        expect(r2.body, refuses).to.include('many-600');
+      }
+      expect((await api.get('/nodes/all', { headers: { 'accept-encoding': 'gzip;q=0.5' } })).headers['content-encoding']).to.equal('gzip');
     });
     it('lists all or free nodes, without duplicates', async () => {
       const all = (await api.get('/nodes/all')).body as string[];
