@@ -76,8 +76,10 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post<{ Params: HH; Body: { network: string } }>('/headnode/:headnode/hnic/:hnic/connect_network', { schema: S.connectHnic }, async (req) => {
-    owned(req.caller, req.params.headnode);
+    const h = owned(req.caller, req.params.headnode);
     const { hnic } = req.params;
+    // §9: hnic 404 before network 404, also for a network name that no network can have.
+    found(h.hnics.find((x) => x.name === hnic), `hnic ${hnic} of headnode ${h.name}`);
     await world.headnodes.ask(req.params.headnode, { type: 'headnode.connectNetwork', by: req.caller.user, hnic, network: lookedUp('network', req.body.network) });
   });
 

@@ -141,6 +141,10 @@ describe('headnodes over HTTP (real QEMU + Open vSwitch)', function () {
 
     it('checks connect_network in order: hnic 404, network 404, admin-assigned id 400, no access 409', async () => {
       await refusedUnchanged('hn1', () => as(alice).post('/headnode/hn1/hnic/nope/connect_network', { network: 'nope' }), 404);
+      // The missing hnic answers first, whatever the network's name: even one no network can have.
+      for (const network of ['nope', '', 'n'.repeat(300)]) {
+        expect((await as(alice).post('/headnode/hn1/hnic/nope/connect_network', { network })).body.msg, network).to.match(/^hnic nope of headnode hn1 /);
+      }
       await refusedUnchanged('hn1', () => as(alice).post('/headnode/hn1/hnic/eth0/connect_network', { network: 'nope' }), 404);
       await refusedUnchanged('hn1', () => as(alice).post('/headnode/hn1/hnic/eth0/connect_network', { network: 'fixed' }), 400);
       // The headnode's project has no access to pb-net, even for an admin caller.
