@@ -3,7 +3,7 @@
  * Request handling order: parse body → validate (400) → authenticate (401) → route handler,
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
-import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, onRequestHookHandler } from 'fastify';
 import { LazyValidators } from './lazy-validation';
 import { HiltError, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
@@ -149,6 +149,11 @@ function recordTokenUse(world: World) {
   return (user: string, id: string, at: number) => void world.users.ask(user, { type: 'user.tokenUsed', by: user, id, at }).catch(() => undefined);
 }
 
+const dropContentType: onRequestHookHandler = (req, _reply, done) => {
+  if (req.headers['content-type'] !== undefined) delete req.headers['content-type'];
+  done();
+};
+
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Route validators compile at first use and in the background once serving (src/lazy-validation.ts).
   const validators = new LazyValidators();
@@ -201,7 +206,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const routeTable: RouteEntry[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url, schema: r.schema });
+    const methods = [r.method].flat();
+    for (const method of methods) routeTable.push({ method, url: r.url, schema: r.schema });
+    // The catch-all parser takes every media type, but fastify refuses a Content-Type it cannot
+    // parse (empty, malformed) with 415 before any parser runs: the body is JSON whatever the
+    // header says (docs/api-conventions.md §2), so the header is not read at all. Only on routes
+    // that may take a body: fastify reads no body of a GET, and a hook costs every read.
+    if (methods.some((m) => m !== 'GET' && m !== 'HEAD')) r.onRequest = [...[r.onRequest ?? []].flat(), dropContentType];
   });
   app.decorateRequest('caller', null as unknown as Caller);
   // Every answer counts, by the call's pattern (not its URL: names would make the labels unbounded).
@@ -218,13 +229,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonObject);
-  // The catch-all parser takes every media type, but fastify refuses a Content-Type it cannot
-  // parse (empty, malformed) with 415 before any parser runs: the body is JSON whatever the
-  // header says (docs/api-conventions.md §2), so the header is not read at all.
-  app.addHook('onRequest', (req, _reply, done) => {
-    if (req.headers['content-type'] !== undefined) delete req.headers['content-type'];
-    done();
-  });
 
   // The two hooks every call runs are written with callbacks, and answer at once on the common
   // path (a GET without a body; a remembered credential): a promise per hook and request was a
