@@ -26,11 +26,12 @@
  * commit of the next call that has none behind it (or the MAX_GROUP-th), which commits every
  * staged change at once. Each call is then answered by the commit's verdict on the ports it
  * changed. A call that fails leaves the changes of the calls before it staged (the driver took
- * its own out): they are committed before its session is dropped. The closing call of a batch
- * (endBatch) may be the next call too, though it has no change of its own: when nothing is
- * queued behind it, it commits the staged changes before it closes the session, so that a call
- * staged at the end of a batch is committed, or fails with the commit's reason, never left
- * waiting. A session closed with staged changes discards them, and their calls fail as having
+ * its failed change out): they are committed before its session is dropped, with any earlier
+ * change of the failed call itself still staged, so that call then counts as having sent it
+ * (its port is set back). The closing call of a batch (endBatch) may be the next call too,
+ * though it has no change of its own: when nothing is queued behind it, it commits the staged
+ * changes before it closes the session, so that a call staged at the end of a batch is
+ * committed, or fails with the commit's reason, never left waiting. A session closed with staged changes discards them, and their calls fail as having
  * sent nothing.
  *
  * Host keys: a session is opened with the fingerprint the switch actor has recorded (read from
@@ -300,10 +301,13 @@ export class SwitchSessions {
       await work(session);
       later = await this.commitOrWait(sw.name, session, progress, signal);
     } catch (err) {
-      // The earlier calls' staged changes go on without this call's (see the header).
+      // The earlier calls' staged changes go on (see the header).
       if (!signal.aborted && this.awaiting.has(sw.name)) {
-        progress.stop();
+        // The driver took out only the change that failed: one of this call's ports still
+        // staged may carry its earlier changes, which this commit applies as its own.
+        if (![...progress.ports].some((p) => session.uncommitted?.has(p))) progress.stop();
         await this.commit(sw.name, session).catch(noop);
+        progress.stop();
       }
       drop();
       throw err;

@@ -69,6 +69,22 @@ describe('Switch sessions with a candidate configuration (Junos, NVUE)', functio
         if (vendor === 'cumulus_nvue') expect(nvuePending(sim)).to.equal(false);
       });
 
+      it('an operation refused at its second change, whose first one the group\'s commit applies, is not said to have changed nothing', async () => {
+        // The driver takes out only the refused change; the operation's first change stays
+        // staged and is committed with the operation queued before it.
+        const out = await Promise.all([
+          settle(sessions.submit(info, (s) => s.addTagged(p1, 1001))),
+          settle(sessions.submit(info, async (s) => {
+            await s.addTagged(p2, 1002);
+            await s.addTagged(p2, 4095);
+          })),
+        ]);
+        expect(out[0]).to.equal(null);
+        expect(out[1]).to.be.instanceOf(SwitchError);
+        expect(sim.carried(p2), 'its first change went out with the commit').to.deep.equal({ native: null, tagged: [1002] });
+        expect(out[1]!.nothingSent, 'so the service sets its port back').to.equal(false);
+      });
+
       it('a refused commit fails every operation of its group, as having changed nothing', async () => {
         sim.faults.failCommit = true;
         const out = await Promise.all([
