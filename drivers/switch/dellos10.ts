@@ -39,8 +39,9 @@ export const DELL_OS10_TABLE: SwitchTable = {
   enterInterface: (port) => [`interface ${port}`],
   leave: ['end'],
   reset: (ctx) => {
-    const tagged = taggedOf(ctx.reading);
-    return ['switchport mode trunk', ...(tagged.length ? [`no switchport trunk allowed vlan ${formatVlanList(tagged)}`] : []), 'no switchport access vlan'];
+    // A list that covers every VLAN reads as "all", which names none to take off: take them all.
+    const tagged = ctx.reading?.allowed === 'all' ? '1-4093' : formatVlanList(taggedOf(ctx.reading));
+    return ['switchport mode trunk', ...(tagged !== 'none' ? [`no switchport trunk allowed vlan ${tagged}`] : []), 'no switchport access vlan'];
   },
   // The untagged VLAN of a trunk is its access VLAN: setting it replaces the old one.
   setNative: (vlan) => [`switchport access vlan ${vlan}`],

@@ -9,7 +9,7 @@ import { CliSwitchDriver } from '../../../../drivers/switch/ssh/driver';
 import { CliSession } from '../../../../drivers/switch/ssh/cli';
 import { SwitchError, SwitchLog } from '../../../../drivers/switch/types';
 import { SWITCH_DRIVERS } from '../../../../drivers/switch';
-import { simFor, VENDOR_CASES } from '../../../helpers/switch-sims';
+import { FABRIC_CASES, simFor, VENDOR_CASES } from '../../../helpers/switch-sims';
 import type { SwitchSim } from '../../../sim/switch/sim';
 
 const live = () => new AbortController().signal;
@@ -200,6 +200,23 @@ describe('SSH switch sessions against the simulators', function () {
     const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } }, AbortSignal.timeout(5000));
     expect(await s.getPortVlans('Ethernet1/5')).to.deep.equal({ native: 1, tagged: [], enabled: true });
     await s.close();
+  });
+
+  it('Dell OS10: takes a trunk an operator opened to every VLAN down to the one asked', async () => {
+    const c = FABRIC_CASES.find((x) => x.vendor === 'dellos10')!;
+    const sim = await simFor(c, { vlans: '1-4093' });
+    const port = c.ports[0]!;
+    // an uplink's configuration left on the port: `switchport trunk allowed vlan 1-4093`
+    Object.assign(sim.portState(port), { mode: 'trunk', access: 1, allowed: new Set(Array.from({ length: 4093 }, (_, i) => i + 1)) });
+    const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+    const driver = new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+    const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } }, live());
+    try {
+      await s.addTagged(port, 1001);
+      expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1001] });
+    } finally {
+      await s.close();
+    }
   });
 
   it('masks the password wherever the switch would echo it back in an error', async () => {
