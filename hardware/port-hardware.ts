@@ -103,6 +103,9 @@ const beyond = (config: PortConfig, after: PortConfig) => [...new Set(vlansOf(af
 /** Does the switch carry exactly `config`'s VLANs on the port (its administrative state aside)? */
 const carriesExactly = (actual: PortFound, config: PortConfig) => !actual.other?.length && sameConfig(actual, config);
 
+/** Does the switch say the port carries a VLAN `config` does not hold, or something the service never sets? */
+const carriesOther = (v: PortVlans, config: PortConfig) => !!v.other?.length || [v.native, ...v.tagged].some((x) => x !== null && !vlansOf(config).includes(x));
+
 /** Does the configuration carry any network? */
 const carries = (c: PortConfig) => c.native !== null || c.tagged.length > 0;
 
@@ -169,6 +172,11 @@ function work(change: PortChange, port: string, config: PortConfig, policy: Inac
   switch (change.kind) {
     case 'attach':
       return async (s) => {
+        // A port the service holds empty may still carry VLANs it never set (a trunk HIL left on
+        // every VLAN but those it removed), which a change of one VLAN would leave on it: such a
+        // port starts from a reset. Read first, so that a port carrying nothing else (empty, or
+        // this change already made by a process before a restart) gets no extra change.
+        if (!carries(config) && carriesOther(await s.getPortVlans(port), after)) await s.resetPort(port);
         await (change.native ? s.setNative(port, change.vlan) : s.addTagged(port, change.vlan));
         if (!carries(config)) await enable(s, port, wantedState(after, policy));
       };

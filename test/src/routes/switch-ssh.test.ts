@@ -193,6 +193,21 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
         expect(await nets(n('c'), 'eth0')).to.deep.equal({ [`vlan/${vlan['net-c']}`]: 'net-c' });
       });
 
+      it('a port HIL left a trunk of every VLAN but those it removed carries only the network connected to it', async () => {
+        const left = await simFor(c);
+        const lsw = `${sw}-hil`;
+        await must(api.put(`/switch/${lsw}`, registration(c, left)));
+        await must(api.put(`/switch/${lsw}/port/${p1}`));
+        await makeNode(api, n('e'), ['eth0']);
+        await must(api.post(`/switch/${lsw}/port/${p1}/connect_nic`, { node: n('e'), nic: 'eth0' }));
+        await must(api.post('/project/p/connect_node', { node: n('e') }));
+        // HIL's `switchport mode trunk` (a fresh trunk allows every VLAN), then a detach's `switchport trunk allowed vlan remove 3000`
+        const every = Array.from({ length: 4093 }, (_, i) => i + 1).filter((v) => v !== 3000);
+        Object.assign(left.portState(p1), { mode: 'trunk', allowed: new Set(every) });
+        await done(op(n('e'), 'eth0', 'connect_network', { network: 'net-b', channel: `vlan/${vlan['net-b']}` }));
+        expect(left.carried(p1)).to.deep.equal({ native: null, tagged: [vlan['net-b']] });
+      });
+
       it('answers the pager of a switch that keeps paging on', async () => {
         const paging = await simFor(c, { faults: { ignorePagingOff: true }, pageLines: 6 });
         const psw = `${sw}-paging`;
