@@ -13,7 +13,7 @@
  */
 import { sshSwitchEntry } from './ssh/driver';
 import { keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
-import { neighbor } from './wiring';
+import { headerColumns, neighbor } from './wiring';
 import type { LldpNeighbor } from './types';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
@@ -103,12 +103,14 @@ export const ARISTA_EOS_TABLE: SwitchTable = {
   adminState: {
     show: (port) => `show interfaces ${port} status`,
     // The Status column: `disabled` is a shut port (`errdisabled` is not: the switch shut it).
+    // Cut at the header's columns: the Name column before it is the port's description, free text.
     parse(output, port) {
       const key = eosPort(port);
-      const row = output.split('\n').map((l) => l.trim().split(/\s+/)).find((t) => eosPort(t[0] ?? '') === key);
+      const row = headerColumns(output, /^\s*Port\s+Name\s+Status\s/i).find((r) => eosPort(r[0] ?? '') === key);
       if (!row) throw new SwitchError(`no row for ${port}`);
-      if (row.includes('disabled')) return false;
-      if (row.some((t) => /^(connected|notconnect|errdisabled|inactive|monitoring|sfpAbsent|xcvrAbsent)$/i.test(t))) return true;
+      const status = row[2] ?? '';
+      if (status === 'disabled') return false;
+      if (/^(connected|notconnect|errdisabled|inactive|monitoring|sfpAbsent|xcvrAbsent)$/i.test(status)) return true;
       throw new SwitchError(`no status in "${row.join(' ')}"`);
     },
     set: (enabled) => [enabled ? 'no shutdown' : 'shutdown'],

@@ -14,6 +14,8 @@ export interface SimPort {
   allowed: Set<number> | 'all';
   /** administratively down (`shutdown`); a shut port learns no MAC and has no LLDP neighbour */
   shutdown: boolean;
+  /** the operator's `description` of the port, if any (EOS prints it in its status table) */
+  description?: string;
 }
 
 /** A port's LLDP neighbour as a simulator prints it. */

@@ -239,7 +239,14 @@ abstract class Cli implements SimVendor {
       port.shutdown = false;
       return;
     }
-    if (is(t[0], 'description', 4) || (is(t[0], 'no', 2) && is(t[1], 'description', 4))) return;
+    if (is(t[0], 'description', 4)) {
+      port.description = cmd.replace(/^\S+\s*/, '');
+      return;
+    }
+    if (is(t[0], 'no', 2) && is(t[1], 'description', 4)) {
+      delete port.description;
+      return;
+    }
     const no = is(t[0], 'no', 2);
     const s = no ? 1 : 0;
     if (!is(t[s], 'switchport', 2)) return this.invalid(sh, col(s));
@@ -637,8 +644,9 @@ class AristaEos extends Cli {
     const status = p.shutdown ? 'disabled' : this.linked(sh, name) ? 'connected' : 'notconnect';
     const vlan = !p.switchport ? 'routed' : p.mode === 'trunk' ? 'trunk' : String(p.access);
     await sh.page([
-      'Port       Name   Status       Vlan     Duplex Speed  Type            Flags Encapsulation',
-      `${this.short(name).padEnd(10)} ${''.padEnd(6)} ${status.padEnd(12)} ${vlan.padEnd(8)} full   10G    10GBASE-T`,
+      // EOS cuts the description to the Name column's width
+      'Port       Name             Status       Vlan     Duplex Speed  Type            Flags Encapsulation',
+      `${this.short(name).padEnd(10)} ${(p.description ?? '').slice(0, 16).padEnd(16)} ${status.padEnd(12)} ${vlan.padEnd(8)} full   10G    10GBASE-T`,
       '',
     ]);
     return true;

@@ -202,6 +202,23 @@ describe('SSH switch sessions against the simulators', function () {
     await s.close();
   });
 
+  it('Arista EOS: reads the administrative state from the Status column, whatever the port\'s description says', async () => {
+    const c = VENDOR_CASES.find((x) => x.vendor === 'arista_eos')!;
+    const sim = await simFor(c);
+    const port = c.ports[0]!;
+    sim.portState(port).description = 'disabled in rack';
+    const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+    const driver = new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+    const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } }, live());
+    try {
+      expect((await s.getPortVlans(port)).enabled).to.equal(true);
+      await s.setEnabled!(port, false);
+      expect(sim.isUp(port)).to.equal(false);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('Dell OS10: takes a trunk an operator opened to every VLAN down to the one asked', async () => {
     const c = FABRIC_CASES.find((x) => x.vendor === 'dellos10')!;
     const sim = await simFor(c, { vlans: '1-4093' });
