@@ -3,17 +3,25 @@
  * failure it was (the exit code follows from that: src/cli/output.ts).
  */
 
-import { request as httpRequest, IncomingMessage } from 'node:http';
+import { request as httpRequest, IncomingMessage, RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+
+/**
+ * Where a call goes: the endpoint's host, and the path as the CLI made it. Not a URL string: a
+ * URL parser drops `.` and `..` segments (even as %2E%2E), and names may be `.` or `..`.
+ */
+function target(base: URL, pathAndQuery: string): RequestOptions {
+  return { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/, '$1'), port: base.port, path: pathAndQuery };
+}
 
 /**
  * One HTTP exchange. node:http rather than fetch: fetch refuses ports it deems unsafe (6000,
  * 10080, …), and a service may well listen there.
  */
-function send(url: string, method: string, headers: Record<string, string>, payload?: string): Promise<{ res: { status: number; statusText: string }; text: string }> {
+function send(to: RequestOptions, method: string, headers: Record<string, string>, payload?: string): Promise<{ res: { status: number; statusText: string }; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const req = request(url, { method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
+    const request = to.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = request({ ...to, method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '' }, text: Buffer.concat(chunks).toString('utf8') }));
@@ -48,13 +56,17 @@ export interface Answer {
   body: unknown;
 }
 
-/** Each path segment percent-encoded: names may hold any character (a port's `/` becomes %2F). */
+/**
+ * Each path segment percent-encoded: names may hold any character (a port's `/` becomes %2F);
+ * a name `.` or `..` too, which would otherwise read as a step in the path.
+ */
 export function path(...segments: string[]): string {
-  return '/' + segments.map((s) => encodeURIComponent(s)).join('/');
+  return '/' + segments.map((s) => (/^\.\.?$/.test(s) ? s.replace(/\./g, '%2E') : encodeURIComponent(s))).join('/');
 }
 
 export class Client {
   private readonly base: string;
+  private readonly url: URL;
 
   /**
    * `endpoint`: HIL_ENDPOINT or --endpoint, e.g. http://127.0.0.1:5000 (a path after the host,
@@ -68,7 +80,13 @@ export class Client {
       throw new UsageError(`the endpoint "${endpoint}" is not a URL (e.g. http://127.0.0.1:5000)`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the endpoint "${endpoint}" must be an http:// or https:// URL`);
+    this.url = url;
     this.base = url.origin + url.pathname.replace(/\/+$/, '');
+  }
+
+  /** The path of a call behind the endpoint's own path (e.g. /v0). */
+  private prefixed(p: string): string {
+    return this.url.pathname.replace(/\/+$/, '') + p;
   }
 
   /** Asks for the caller's password now, if it must be asked for (before a command asks for another secret). */
@@ -82,7 +100,7 @@ export class Client {
 
   async call(method: string, p: string, body?: unknown, query?: Record<string, string | undefined>): Promise<Answer> {
     const qs = new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined)).toString();
-    const url = this.base + p + (qs ? `?${qs}` : '');
+    const to = target(this.url, this.prefixed(p) + (qs ? `?${qs}` : ''));
     const headers: Record<string, string> = { accept: 'application/json' };
     const authorization = await this.authorization();
     if (authorization) headers.authorization = authorization;
@@ -90,7 +108,7 @@ export class Client {
     let res: { status: number; statusText: string };
     let text: string;
     try {
-      ({ res, text } = await send(url, method, headers, body === undefined ? undefined : JSON.stringify(body)));
+      ({ res, text } = await send(to, method, headers, body === undefined ? undefined : JSON.stringify(body)));
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       throw new TransportError(`cannot reach ${this.base}: ${e.code ?? e.message}`);
@@ -116,12 +134,12 @@ export class Client {
    */
   async open(p: string, query: [string, string][], headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
     const qs = new URLSearchParams(query).toString();
-    const url = this.base + p + (qs ? `?${qs}` : '');
+    const to = target(this.url, this.prefixed(p) + (qs ? `?${qs}` : ''));
     const h: Record<string, string> = { ...headers };
     const authorization = await this.authorization();
     if (authorization) h.authorization = authorization;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { headers: h, signal }, resolve);
+      const req = (to.protocol === 'https:' ? httpsRequest : httpRequest)({ ...to, headers: h, signal }, resolve);
       req.on('error', (err: NodeJS.ErrnoException) => reject(new TransportError(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
       req.end();
     });

@@ -43,6 +43,18 @@ describe('hilt project and hilt network', function () {
       expect(r.stderr).to.match(/^hilt: ProjectMismatchError: /);
     });
 
+    it('names the server takes but a URL would not carry as they are: ".", "..", spaces, "%", "/", unicode', async () => {
+      // A URL parser drops "." and ".." segments (even %2E%2E): the call would go to another path.
+      const names = ['.', '..', 'a b', '50%', 'x/y', 'é-ü'];
+      for (const n of names) {
+        expect(await cli.ok('project', 'create', n), n).to.equal('');
+        await cli.ok('project', 'node', 'list', n);
+      }
+      expect((await api.get('/projects')).body).to.include.members(names);
+      for (const n of names) await cli.ok('project', 'delete', n);
+      expect((await api.get('/projects')).body).to.not.include.members(names);
+    });
+
     it('list-networks: the networks the project may use', async () => {
       await must(api.put('/network/pa-net', { owner: 'pa', access: 'pa', net_id: '' }));
       expect(rows(await cli.as({ as: alice })('project', 'list-networks', 'pa').then((r) => r.stdout))).to.deep.equal([['Networks'], ['pa-net']]);
