@@ -26,10 +26,13 @@ function line(e: StreamEvent): string {
 
 /**
  * Read one connection's events; resolves with the last id seen when it ends, and whether the
- * stream said it was caught up (`: live`) before `stopAtLive` ended it.
+ * stream said it was caught up (`: live`) before `stopAtLive` ended it. `opened` gets the
+ * server's time (its Date header) once the stream is open.
  */
-async function readStream(client: Client, query: [string, string][], lastId: string | undefined, print: (e: StreamEvent) => void, stopAtLive: boolean, signal: AbortSignal): Promise<{ lastId: string | undefined; live: boolean }> {
+async function readStream(client: Client, query: [string, string][], lastId: string | undefined, print: (e: StreamEvent) => void, stopAtLive: boolean, signal: AbortSignal, opened: (serverTime: string | undefined) => void): Promise<{ lastId: string | undefined; live: boolean }> {
   const res = await client.open('/events', query, { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) }, signal);
+  const date = res.headers.date ? Date.parse(res.headers.date) : NaN;
+  opened(Number.isNaN(date) ? undefined : new Date(date).toISOString());
   res.setEncoding('utf8');
   let buf = '';
   let live = false;
@@ -92,9 +95,16 @@ export function eventCommands(program: Command, ctx: Ctx): void {
         process.exit(0);
       });
       const client = c();
+      // A follow from now that drops before printing anything resumes from when the first
+      // connection opened (the server's time, to the second): from the reconnect, the events
+      // committed while it was down would be lost. Nothing was printed, so nothing repeats.
+      const fromNow = o.follow && lastId === undefined && o.since === undefined;
+      const opened = (serverTime: string | undefined) => {
+        if (fromNow && serverTime !== undefined && !query.some(([k]) => k === 'since')) query.push(['since', serverTime]);
+      };
       for (let attempt = 0; ;) {
         try {
-          const r = await readStream(client, lastId === undefined ? query : query.filter(([k]) => k !== 'since'), lastId, print, !o.follow, stop.signal);
+          const r = await readStream(client, lastId === undefined ? query : query.filter(([k]) => k !== 'since'), lastId, print, !o.follow, stop.signal, opened);
           if (r.lastId !== lastId) attempt = 0;
           lastId = r.lastId;
           if (!o.follow && r.live) return;

@@ -80,6 +80,43 @@ describe('hilt events and hilt admin webhook', function () {
     }
   });
 
+  it('--follow: a connection dropped before any event printed resumes from where the first began, not from the reconnect', async () => {
+    addCredentials(ADMIN.user, ADMIN.password);
+    const child = spawn(process.execPath, [CLI, 'events', '--follow', '--json', '--kind', 'node', '--name', 'gap0', '--name', 'gap1'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => child.on('close', r));
+    const names = () => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).name as string);
+    const until = async (cond: () => boolean, what: string) => {
+      const end = Date.now() + 15_000;
+      while (!cond()) {
+        if (Date.now() > end) throw new Error(`${what}: ${stdout} ${stderr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    try {
+      await until(() => ts.app.hilt.events.size === 1, 'the CLI connected');
+      for (const s of (ts.app.hilt.events as unknown as { streams: Set<Stream> }).streams) s.drop('buffer');
+      // Committed while the CLI waits to reconnect (its first pause is half a second).
+      for (let i = 0; i < 2; i++) await must(ts.api.put(`/node/gap${i}`, { obm: obm() }));
+      expect(ts.app.hilt.events.size, 'not reconnected yet').to.equal(0);
+      await until(() => ts.app.hilt.events.size === 1, 'the CLI reconnected');
+      await until(() => names().length === 2, 'the two events committed in the gap');
+      expect(names()).to.deep.equal(['gap0', 'gap1']);
+      child.kill('SIGINT');
+      expect(await exited).to.equal(0);
+    } finally {
+      child.kill('SIGKILL');
+      record(stdout, 'hilt events stdout');
+      record(stderr, 'hilt events stderr');
+    }
+  });
+
   it('admin webhook create, list, show, resume and delete', async () => {
     const rcv = await new Receiver().start();
     try {
