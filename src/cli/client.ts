@@ -74,12 +74,14 @@ export class Client {
    */
   constructor(endpoint: string, private readonly credentials: () => Promise<Credentials | null>) {
     let url: URL;
+    // An endpoint may hold a password (http://user:pw@host): errors show it without.
+    const shown = endpoint.replace(/^([^:/?#]+:\/\/[^/?#:@]*):[^/?#]*@/, '$1:***@');
     try {
       url = new URL(endpoint);
     } catch {
-      throw new UsageError(`the endpoint "${endpoint}" is not a URL (e.g. http://127.0.0.1:5000)`);
+      throw new UsageError(`the endpoint "${shown}" is not a URL (e.g. http://127.0.0.1:5000)`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the endpoint "${endpoint}" must be an http:// or https:// URL`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the endpoint "${shown}" must be an http:// or https:// URL`);
     this.url = url;
     this.base = url.origin + url.pathname.replace(/\/+$/, '');
   }

@@ -108,6 +108,15 @@ describe('hilt --wait and exit codes', function () {
       expect(bad.stderr).to.match(/not a URL/);
     });
 
+    it('2 for an endpoint that is no http URL, without echoing the password it holds', async () => {
+      for (const endpoint of ['htp://ops:endpoint-pw-4321@127.0.0.1:5000', 'http://ops:endpoint-pw-4321@127.0.0.1:bad']) {
+        const r = await hilt(endpoint, ['project', 'list']);
+        expect(r.code, endpoint).to.equal(2);
+        expect(r.stderr, endpoint).to.match(/endpoint/);
+        expect(r.stderr, endpoint).to.not.include('endpoint-pw-4321');
+      }
+    });
+
     it('0 for --help and --version, on stdout', async () => {
       const h = await cli.run('node', 'network', 'connect', '--help');
       expect(h.code).to.equal(0);
