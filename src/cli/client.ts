@@ -86,6 +86,12 @@ export class Client {
     this.base = url.origin + url.pathname.replace(/\/+$/, '');
   }
 
+  /** The user and password the endpoint holds (http://user:pw@host), if it does. */
+  get userInfo(): { user: string; password: string } | undefined {
+    if (!this.url.username) return undefined;
+    return { user: decodeURIComponent(this.url.username), password: decodeURIComponent(this.url.password) };
+  }
+
   /** The path of a call behind the endpoint's own path (e.g. /v0). */
   private prefixed(p: string): string {
     return this.url.pathname.replace(/\/+$/, '') + p;

@@ -1,7 +1,7 @@
 /** What every command needs: the client, built from the global options and the environment. */
 import { Command } from 'commander';
 import { Client } from './client';
-import { credentialsFor } from './credentials';
+import { credentialsFor, Identity } from './credentials';
 
 /** hilt's own default listen address (docs/operations.md, Settings): HIL's CLI had none. */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:5000';
@@ -19,7 +19,11 @@ export function context(program: Command, env: NodeJS.ProcessEnv = process.env):
       const endpoint = o.endpoint ?? env.HIL_ENDPOINT ?? DEFAULT_ENDPOINT;
       // --user names who calls; else a token ($HILT_TOKEN, $HIL_TOKEN), else $HIL_USERNAME.
       const token = o.user ? undefined : env.HILT_TOKEN || env.HIL_TOKEN || undefined;
-      const made: Client = new Client(endpoint, credentialsFor({ user: o.user ?? env.HIL_USERNAME, password: env.HIL_PASSWORD, token }, () => made.endpoint));
+      const id: Identity = { user: o.user ?? env.HIL_USERNAME, password: env.HIL_PASSWORD, token };
+      const made: Client = new Client(endpoint, credentialsFor(id, () => made.endpoint));
+      // Else the endpoint's own user and password (http://user:pw@host), which HIL's CLI sent
+      // through python-requests.
+      if (!id.user && !id.token && made.userInfo) Object.assign(id, made.userInfo);
       return (client = made);
     },
   };

@@ -8,8 +8,9 @@
  * form of HIL's earlier CLI, `node register <node> <obmtype> <host> <user> <password>`.
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, MOCK_SWITCH } from '../../helpers/server';
-import { cliFor } from '../../helpers/cli';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, MOCK_SWITCH } from '../../helpers/server';
+import { cliFor, hilt } from '../../helpers/cli';
+import { addCredentials } from '../../helpers/secrets';
 
 const PROJECT1 = 'foo';
 const NODE1 = 'dell-1';
@@ -142,5 +143,18 @@ describe('a script of HIL CLI invocations, run with hilt', function () {
     expect(ts.mockSwitch.port('sw0', 'gi1/0/2')).to.deep.equal({ native: null, tagged: [] });
     expect(ts.mockSwitch.port('sw0', 'gi1/0/1').tagged).to.include(3000);
     expect((await must(api.get('/switch/sw0/port/gi1/0/1'))).body.networks).to.deep.equal({ 'vlan/native': 'runway-net', 'vlan/3000': 'provider' });
+  });
+
+  it('the user and password of an HIL_ENDPOINT such as http://user:pw@host (HIL\'s CLI, through python-requests, sent them)', async () => {
+    await makeUser(api, 'url-user', 'url-pass@:/ 1', [], true);
+    addCredentials('url-user', 'url-pass@:/ 1');
+    await must(api.put('/project/url-project'));
+    const withCredentials = ts.url.replace('://', `://url-user:${encodeURIComponent('url-pass@:/ 1')}@`);
+    const r = await hilt(withCredentials, ['project', 'list', '--json'], { as: null });
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    expect(JSON.parse(r.stdout)).to.include('url-project');
+    // HIL_USERNAME and HIL_PASSWORD win, as requests' explicit auth won over the URL's.
+    const wrong = await hilt(ts.url.replace('://', '://url-user:wrong-pass@'), ['project', 'list'], {});
+    expect([wrong.code, wrong.stderr]).to.deep.equal([0, '']);
   });
 });
