@@ -48,9 +48,10 @@ export function networkCommands(program: Command, ctx: Ctx): void {
       });
     });
   network.command('list-attachments').description('List the nodes attached to a network (all, or those of --project)')
-    .argument('<network>').option('--project <project>', 'only the nodes of this project').option('--json', 'the server\'s JSON')
+    .argument('<network>').option('--project <project>', 'only the nodes of this project (all: every project\'s, as HIL\'s CLI took it)').option('--json', 'the server\'s JSON')
     .action(async (n: string, o: JsonOpts & { project?: string }) => {
-      const r = await c().get(path('network', n, 'attachments'), { project: o.project });
+      // HIL's CLI and client read the project `all` as no filter (its default); the server takes no project for that.
+      const r = await c().get(path('network', n, 'attachments'), { project: o.project === 'all' ? undefined : o.project });
       answer(wantsJson(o), r.text, () => {
         const b = r.body as Record<string, { nic: string; channel: string; project: string }>;
         const rows = Object.entries(b).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([node, a]) => [node, a.project, a.nic, a.channel]);

@@ -100,6 +100,8 @@ describe('hilt project and hilt network', function () {
       expect(rows(await cli.ok('network', 'list-attachments', 'w1'))).to.deep.equal([['Node', 'Project', 'NIC', 'Channel'], ['na', 'pa', 'eth0', 'vlan/native']]);
       expect(await cli.json('network', 'list-attachments', 'w1', '--project', 'pa')).to.deep.equal({ na: { nic: 'eth0', channel: 'vlan/native', project: 'pa' } });
       expect(rows(await cli.ok('network', 'list-attachments', 'w1', '--project', 'pb'))).to.deep.equal([['Node', 'Project', 'NIC', 'Channel']]);
+      // HIL's CLI and client took the project `all` for every project's attachments (its default).
+      expect(await cli.json('network', 'list-attachments', 'w1', '--project', 'all')).to.deep.equal({ na: { nic: 'eth0', channel: 'vlan/native', project: 'pa' } });
     });
 
     it('grant-access and revoke-access <network> <project>', async () => {
