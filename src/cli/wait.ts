@@ -30,6 +30,8 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 
 export interface WaitOptions {
   json?: boolean;
+  /** print nothing on stdout (the operation is a step of another command) */
+  quiet?: boolean;
   /** how often to ask, in ms */
   intervalMs?: number;
 }
@@ -60,7 +62,7 @@ export async function waitFor(client: Client, statusId: string, what: string, op
       if (a.status !== 'PENDING') {
         clear();
         if (!tty) process.stderr.write(`hilt: ${what}: ${a.status} after ${elapsed()}\n`);
-        answer(opts.json, r.text, () => actionTable(a, statusId));
+        if (!opts.quiet) answer(opts.json, r.text, () => actionTable(a, statusId));
         if (a.status === 'ERROR') throw new OperationFailed(`${what} failed: ${a.error ?? 'no reason given'}`);
         return;
       }

@@ -1,8 +1,26 @@
 /** hilt project …: HIL's `hil project` group (hil/cli/project.py). */
 import { Command } from 'commander';
-import { path } from '../client';
+import { ApiError, Client, path } from '../client';
+import { waitFor } from '../wait';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { answer, list } from '../output';
+
+interface NodeNics { nics: { label: string; networks: Record<string, string>; switch?: string | null; port?: string | null }[] }
+
+/** HIL's `project node remove --force`: every nic on a network has its port reverted, and each revert is waited for. */
+async function revertPorts(client: Client, node: string): Promise<void> {
+  const call = `GET ${path('node', node)}`;
+  const b = (await client.get(path('node', node))).body as NodeNics;
+  const ids: string[] = [];
+  for (const nic of b.nics) {
+    if (!Object.keys(nic.networks).length) continue;
+    // A member's node show has no wiring: only an admin can revert ports, as in HIL.
+    if (!nic.switch || !nic.port) throw new ApiError(401, 'AuthorizationError', `only an admin may force the removal of node ${node}: the port of its nic ${nic.label} is not shown to you`, call);
+    const r = await client.post(path('switch', nic.switch, 'port', nic.port, 'revert'));
+    ids.push((r.body as { status_id: string }).status_id);
+  }
+  for (const id of ids) await waitFor(client, id, `revert of a port of ${node}`, { quiet: true });
+}
 
 export function projectCommands(program: Command, ctx: Ctx): void {
   const c = () => ctx.client();
@@ -32,5 +50,9 @@ export function projectCommands(program: Command, ctx: Ctx): void {
   node.command('add').description('Add a node to a project').argument('<project>').argument('<node>')
     .action(async (p: string, n: string) => void (await c().post(path('project', p, 'connect_node'), { node: n })));
   node.command('remove').description('Remove a node from a project').argument('<project>').argument('<node>')
-    .action(async (p: string, n: string) => void (await c().post(path('project', p, 'detach_node'), { node: n })));
+    .option('--force', 'first revert the ports of its nics that are on networks and wait for that (admin: only admins see the ports)')
+    .action(async (p: string, n: string, o: { force?: boolean }) => {
+      if (o.force) await revertPorts(c(), n);
+      await c().post(path('project', p, 'detach_node'), { node: n });
+    });
 }

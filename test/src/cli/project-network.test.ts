@@ -122,4 +122,19 @@ describe('hilt project and hilt network', function () {
       expect(r.stderr).to.match(/BlockedError/);
     });
   });
+
+  describe('project node remove --force (HIL\'s)', () => {
+    it('reverts the ports of the node\'s nics that are on networks, waits for them, then removes the node', async () => {
+      const attached = await cli.run('project', 'node', 'remove', 'pa', 'na');
+      expect(attached.code, 'without --force, a node on a network stays').to.equal(1);
+      const asMember = await cli.as({ as: alice })('project', 'node', 'remove', 'pa', 'na', '--force');
+      expect(asMember.code, 'a member sees no ports to revert').to.equal(1);
+      expect((await api.get('/project/pa/nodes')).body).to.include('na');
+      const r = await cli.run('project', 'node', 'remove', 'pa', 'na', '--force');
+      expect([r.code, r.stdout], r.stderr).to.deep.equal([0, '']);
+      expect((await api.get('/network/w1/attachments')).body).to.deep.equal({});
+      expect((await api.get('/node/na')).body.nics[0].networks).to.deep.equal({});
+      expect((await api.get('/nodes/free')).body).to.include('na');
+    });
+  });
 });
