@@ -23,6 +23,7 @@ export function networkCommands(program: Command, ctx: Ctx): void {
   network.command('delete').description('Delete a network').argument('<network>')
     .action(async (n: string) => void (await c().del(path('network', n))));
   network.command('show').description('Display information about a network').argument('<network>').option('--json', 'the server\'s JSON')
+    .option('--jsonout', 'the same, as HIL\'s CLI spelled it')
     .action(async (n: string, o: JsonOpts) => {
       const r = await c().get(path('network', n));
       answer(wantsJson(o), r.text, () => {
@@ -37,7 +38,7 @@ export function networkCommands(program: Command, ctx: Ctx): void {
         ]);
       });
     });
-  network.command('list').description('List all networks').option('--json', 'the server\'s JSON')
+  network.command('list').description('List all networks').option('--json', 'the server\'s JSON').option('--jsonout', 'the same, as HIL\'s CLI spelled it')
     .action(async (o: JsonOpts) => {
       const r = await c().get('/networks');
       answer(wantsJson(o), r.text, () => {

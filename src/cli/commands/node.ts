@@ -85,6 +85,7 @@ export function nodeCommands(program: Command, ctx: Ctx): void {
     .addArgument(new Argument('<pool>', 'which nodes').choices(['free', 'all']))
     .addOption(new Option('-o, --output <format>', 'wide: also nics, pending operations, BMC driver, lease and metadata').choices(['wide']))
     .option('--json', 'the server\'s JSON (list_nodes: the names)')
+    .option('--jsonout', 'the same, as HIL\'s CLI spelled it')
     .action(async (pool: string, o: JsonOpts & { output?: string }) => {
       if (wantsJson(o)) return out((await c().get(path('nodes', pool))).text);
       let r;
@@ -102,7 +103,7 @@ export function nodeCommands(program: Command, ctx: Ctx): void {
     });
 
   node.command('show').description('Show node information').argument('<node>')
-    .option('--json', 'the server\'s JSON')
+    .option('--json', 'the server\'s JSON').option('--jsonout', 'the same, as HIL\'s CLI spelled it')
     .action(async (name: string, o: JsonOpts) => {
       const r = await c().get(path('node', name));
       answer(wantsJson(o), r.text, () => nodeTable(r.body as NodeBody));

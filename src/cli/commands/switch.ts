@@ -68,6 +68,7 @@ export function switchCommands(program: Command, ctx: Ctx): void {
   const sw = program.command('switch').description('Commands related to switch');
 
   sw.command('show').description('Display information about a switch').argument('<switch>').option('--json', 'the server\'s JSON')
+    .option('--jsonout', 'the same, as HIL\'s CLI spelled it')
     .action(async (s: string, o: JsonOpts) => {
       const r = await c().get(path('switch', s));
       answer(wantsJson(o), r.text, () => {
@@ -78,6 +79,7 @@ export function switchCommands(program: Command, ctx: Ctx): void {
     });
   sw.command('list').description('List all switches: driver, host, ports, and health (reachability, last error, last drift audit, failing ports)')
     .option('--json', 'the server\'s JSON (list_switches: the names)')
+    .option('--jsonout', 'the same, as HIL\'s CLI spelled it')
     .action(async (o: JsonOpts) => {
       if (wantsJson(o)) return out((await c().get('/switches')).text);
       let r;

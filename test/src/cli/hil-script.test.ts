@@ -157,4 +157,17 @@ describe('a script of HIL CLI invocations, run with hilt', function () {
     const wrong = await hilt(ts.url.replace('://', '://url-user:wrong-pass@'), ['project', 'list'], {});
     expect([wrong.code, wrong.stderr]).to.deep.equal([0, '']);
   });
+
+  it('HIL\'s --jsonout, on every command where one of its CLI\'s versions took it, prints what --json prints', async () => {
+    await hil('node', 'register', 'jo-node', 'mock', 'jo-bmc', 'ipmiuser', 'ipmipass');
+    await hil('switch', 'register', 'jo-switch', 'mock', 'jo-host', 'user', 'pass');
+    await hil('port', 'register', 'jo-switch', 'gi1/0/9');
+    await hil('project', 'create', 'jo-project');
+    await hil('network', 'create', 'jo-net', 'jo-project');
+    for (const args of [['node', 'list', 'all'], ['node', 'list', 'free'], ['node', 'show', 'jo-node'], ['network', 'list'], ['network', 'show', 'jo-net'],
+      ['switch', 'list'], ['switch', 'show', 'jo-switch'], ['port', 'show', 'jo-switch', 'gi1/0/9']]) {
+      const json = JSON.parse(await hil(...args, '--json'));
+      expect(JSON.parse(await hil(...args, '--jsonout')), args.join(' ')).to.deep.equal(json);
+    }
+  });
 });
