@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { context, DEFAULT_ENDPOINT, Ctx } from './context';
 import { nodeCommands } from './commands/node';
 import { projectCommands } from './commands/project';
@@ -46,7 +46,12 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   const ctx = context(program, env);
 
   program.command('serve').description('Start the service (configured by HILT_* variables: docs/operations.md, Settings)')
-    .action(async () => {
+    .argument('[port]', 'the port to listen on, as HIL\'s `hil serve PORT` took it (instead of HILT_PORT)', (v) => {
+      if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new InvalidArgumentError('a port number, 0 to 65535');
+      return v;
+    })
+    .action(async (port: string | undefined) => {
+      if (port !== undefined) process.env.HILT_PORT = port;
       const { runServe } = await import('../server');
       await runServe();
       // The service runs until a signal ends the process (src/server.ts).

@@ -74,4 +74,33 @@ describe('hilt serve', function () {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('serve PORT: the port as HIL\'s `hil serve PORT` took it, over HILT_PORT; a port that is no port is a usage error', async () => {
+    const bad = await hilt('http://127.0.0.1:9', ['serve', 'http']);
+    expect(bad.code).to.equal(2);
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-serve-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, [CLI, 'serve', String(port)], {
+      env: { PATH: process.env.PATH, HILT_HOST: '127.0.0.1', HILT_PORT: String(await freePort()), HILT_DATA_DIR: dir, HILT_ADMIN_PASSWORD: 'serve-pw', HILT_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      const deadline = Date.now() + 15_000;
+      while (!out.includes('hilt is ready')) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`hilt serve did not start:\n${out}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const r = await hilt(`http://127.0.0.1:${port}`, ['project', 'list', '--json'], { as: { user: 'admin', password: 'serve-pw' } });
+      expect([r.code, r.stdout.trim()]).to.deep.equal([0, '[]']);
+      child.kill('SIGTERM');
+      expect(await exited).to.equal(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
