@@ -18,13 +18,13 @@ function target(base: URL, pathAndQuery: string): RequestOptions {
  * One HTTP exchange. node:http rather than fetch: fetch refuses ports it deems unsafe (6000,
  * 10080, …), and a service may well listen there.
  */
-function send(to: RequestOptions, method: string, headers: Record<string, string>, payload?: string): Promise<{ res: { status: number; statusText: string }; text: string }> {
+function send(to: RequestOptions, method: string, headers: Record<string, string>, payload?: string): Promise<{ res: { status: number; statusText: string; type: string }; text: string }> {
   return new Promise((resolve, reject) => {
     const request = to.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = request({ ...to, method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '' }, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', type: res.headers['content-type'] ?? '' }, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -113,7 +113,7 @@ export class Client {
     const authorization = await this.authorization();
     if (authorization) headers.authorization = authorization;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: { status: number; statusText: string };
+    let res: { status: number; statusText: string; type: string };
     let text: string;
     try {
       ({ res, text } = await send(to, method, headers, body === undefined ? undefined : JSON.stringify(body)));
@@ -130,6 +130,8 @@ export class Client {
       }
     }
     const call = `${method} ${p}`;
+    // The service answers JSON (or a console's text): a page means the endpoint is something else (a web server, a proxy's page).
+    if (res.status >= 200 && res.status < 300 && /^text\/html\b/i.test(res.type)) throw new TransportError(`${this.base} answered ${call} with a web page, not the service's JSON: is it the service's address?`);
     if (res.status >= 200 && res.status < 300) return { status: res.status, text, body: parsed };
     const e = parsed as { type?: unknown; msg?: unknown } | undefined;
     if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.status, e.type, e.msg, call);

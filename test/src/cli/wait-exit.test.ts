@@ -134,6 +134,24 @@ describe('hilt --wait and exit codes', function () {
       expect(r.stderr).to.match(new RegExp(`^hilt: cannot reach http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`));
     });
 
+    it('3, and a plain reason, when the endpoint answers with a web page rather than the service\'s JSON', async () => {
+      const page = createServer((req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end('<!doctype html><title>welcome</title>');
+      });
+      await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+        for (const args of [['project', 'list'], ['node', 'show', 'n1'], ['node', 'network', 'connect', 'n1', 'eth0', 'net']]) {
+          const r = await hilt(url, args);
+          expect(r.code, args.join(' ')).to.equal(3);
+          expect(r.stderr, args.join(' ')).to.equal(`hilt: ${url} answered ${args[0] === 'project' ? 'GET /projects' : args.length === 3 ? 'GET /node/n1' : 'POST /node/n1/nic/eth0/connect_network'} with a web page, not the service's JSON: is it the service's address?\n`);
+        }
+      } finally {
+        await new Promise<void>((r) => page.close(() => r()));
+      }
+    });
+
     describe('3 for a 5xx answer', () => {
       let fake: Server;
       let url: string;
