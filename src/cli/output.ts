@@ -65,8 +65,14 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
-/** A call the server does not offer (an older server, or HIL's): the 404 of an unknown path. */
-export const notOffered = (err: unknown): boolean => err instanceof ApiError && err.status === 404 && /^no such call/.test(err.msg);
+/** A 404 without the service's error body: a web framework's page for an unknown path (HIL's Flask). */
+const bare404 = (err: ApiError): boolean => err.status === 404 && err.type === 'HTTP 404';
+
+/**
+ * A call the server does not offer (an older server, or HIL's): the 404 of an unknown path,
+ * hilt's (`no such call`) or one without an error body (HIL's answer for any unknown path).
+ */
+export const notOffered = (err: unknown): boolean => err instanceof ApiError && err.status === 404 && (/^no such call/.test(err.msg) || bare404(err));
 
 export function out(text: string): void {
   process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
@@ -87,7 +93,7 @@ export function note(text: string): void {
 export function report(err: unknown, endpoint?: string): number {
   if (err instanceof ApiError) {
     if (notOffered(err)) {
-      note(`the server${endpoint ? ` at ${endpoint}` : ''} does not offer ${err.call} (404 ${err.type}: ${err.msg})`);
+      note(`the server${endpoint ? ` at ${endpoint}` : ''} does not offer ${err.call} (404${bare404(err) ? '' : ` ${err.type}: ${err.msg}`})`);
     } else note(`${err.type}: ${err.msg}`);
     return err.status >= 500 ? EXIT.failed : EXIT.refused;
   }

@@ -8,8 +8,10 @@
  * form of HIL's earlier CLI, `node register <node> <obmtype> <host> <user> <password>`.
  */
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, MOCK_SWITCH } from '../../helpers/server';
-import { cliFor, hilt } from '../../helpers/cli';
+import { cliFor, hilt, rows } from '../../helpers/cli';
 import { addCredentials } from '../../helpers/secrets';
 
 const PROJECT1 = 'foo';
@@ -168,6 +170,32 @@ describe('a script of HIL CLI invocations, run with hilt', function () {
       ['switch', 'list'], ['switch', 'show', 'jo-switch'], ['port', 'show', 'jo-switch', 'gi1/0/9']]) {
       const json = JSON.parse(await hil(...args, '--json'));
       expect(JSON.parse(await hil(...args, '--jsonout')), args.join(' ')).to.deep.equal(json);
+    }
+  });
+
+  it('against a server with only HIL\'s calls, whose unknown paths get its web framework\'s HTML 404: lists fall back to the names, others say the call is not offered', async () => {
+    const hil = createServer((req, res) => {
+      const json: Record<string, string[]> = { '/nodes/all': ['n2', 'n1'], '/switches': ['s1'] };
+      if (req.method === 'GET' && req.url && json[req.url]) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify(json[req.url]));
+      }
+      res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n<p>The requested URL was not found on the server.</p>\n');
+    });
+    await new Promise<void>((r) => hil.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(hil.address() as AddressInfo).port}`;
+      const nodes = await hilt(url, ['node', 'list', 'all']);
+      expect([nodes.code, nodes.stderr]).to.deep.equal([0, '']);
+      expect(rows(nodes.stdout)).to.deep.equal([['All Nodes'], ['n1'], ['n2']]);
+      const switches = await hilt(url, ['switch', 'list']);
+      expect([switches.code, switches.stderr]).to.deep.equal([0, '']);
+      expect(rows(switches.stdout)).to.deep.equal([['Switches'], ['s1']]);
+      const on = await hilt(url, ['node', 'power', 'on', 'n1']);
+      expect([on.code, on.stderr]).to.deep.equal([1, `hilt: the server at ${url} does not offer POST /node/n1/power_on (404)\n`]);
+    } finally {
+      await new Promise<void>((r) => hil.close(() => r()));
     }
   });
 });
