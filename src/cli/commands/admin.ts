@@ -43,6 +43,12 @@ const limitOf = (v: string) => {
   return v;
 };
 
+/** A page of the audit log holds at most 1,000 entries (the service's limit, and the archive reader's). */
+const pageLimitOf = (v: string) => {
+  if (!/^[1-9][0-9]{0,3}$/.test(v) || Number(v) > 1000) throw new InvalidArgumentError('an integer from 1 to 1000');
+  return v;
+};
+
 interface PortVlans { native: number | null; tagged: number[]; other?: string[]; enabled?: boolean }
 interface DriftReport {
   switch: string;
@@ -134,7 +140,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .option('--by <user>', 'only changes by this user (or by the service: switch, recovery, monitor, bootstrap, upgrade, hilt); not --user, which names the caller')
     .option('--since <time>', 'only changes at or after this time (ISO 8601, e.g. 2026-01-31T12:00:00Z)')
     .option('--until <time>', 'only changes before this time (ISO 8601)')
-    .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)', limitOf)
+    .option('--limit <n>', 'entries per page, 1 to 1000 (default 100)', pageLimitOf)
     .option('--cursor <cursor>', 'go on from the page that printed it')
     .option('--all', 'every page, not only the first')
     .option('--json', 'the server\'s JSON (with --all: one page per line)')
@@ -171,7 +177,6 @@ export function adminCommands(program: Command, ctx: Ctx): void {
       }
     };
     const q = { kind: o.kind, name: auditName(o.kind, o.name), user: o.by, since: time('since', o.since), until: time('until', o.until), limit: Number(o.limit ?? 100) };
-    if (q.limit > 1000) throw new UsageError('--limit must be 1 to 1000');
     let read: Awaited<ReturnType<typeof readArchive>>;
     try {
       read = await readArchive(resolve(file));
