@@ -2,7 +2,7 @@
  * hilt networking-action …: HIL's `hil networking-action show` (hil/cli/misc.py), and lists of
  * operations: a node's, or every node's (the failed ones with --status ERROR).
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError, path } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { ago, answer, table } from '../output';
@@ -42,7 +42,10 @@ export function actionCommands(program: Command, ctx: Ctx): void {
   na.command('list').description('List network operations, newest first: a node\'s, or without a node every node\'s you may see (in flight, then the service\'s last 1,000 finished)')
     .argument('[node]')
     .addOption(new Option('--status <status>', 'only those with this status (ERROR: the failures)').choices(['PENDING', 'DONE', 'ERROR']))
-    .option('--limit <n>', 'at most this many, without a node (1 to 1000, default 100)')
+    .option('--limit <n>', 'at most this many, without a node (1 to 1000, default 100)', (v) => {
+      if (!/^[1-9][0-9]{0,3}$/.test(v) || Number(v) > 1000) throw new InvalidArgumentError('an integer from 1 to 1000');
+      return v;
+    })
     .option('--json', 'the server\'s JSON')
     .action(async (n: string | undefined, o: JsonOpts & { status?: string; limit?: string }) => {
       const r = n === undefined

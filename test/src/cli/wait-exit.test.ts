@@ -99,7 +99,7 @@ describe('hilt --wait and exit codes', function () {
     it('2 for usage errors: unknown command or option, missing argument, bad choice, no command', async () => {
       for (const args of [['nodes', 'list'], ['node', 'list'], ['node', 'list', 'busy'], ['node', 'show', 'n', '--bogus'], ['user', 'set-admin', 'u', 'root'], [],
         // A page of the audit log is at most 1,000 entries (a journal may be longer).
-        ['admin', 'audit', '--limit', '5000']]) {
+        ['admin', 'audit', '--limit', '5000'], ['networking-action', 'list', '--limit', 'all'], ['networking-action', 'list', '--limit', '1001']]) {
         const r = await cli.run(...args);
         expect(r.code, args.join(' ')).to.equal(2);
         expect(r.stdout, args.join(' ')).to.equal('');
