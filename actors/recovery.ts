@@ -6,7 +6,7 @@
  * composition of the world is actors/world.ts; this is what a start does with it.
  */
 import type { World } from './world';
-import { readModelKinds } from './readmodel-kinds';
+import { own, readModelKinds, type ReadModelKind } from './readmodel-kinds';
 import { Checkpointer, CheckpointOptions, LoadReport, loadCheckpoint } from './checkpoint';
 import { upgradeStorage, UpgradeSummary } from './persistence/upgrade';
 import { configFor, sameConfig } from './port/config';
@@ -58,11 +58,20 @@ export function upgrade(world: World): Promise<UpgradeSummary | null> {
  * before nics (an attachment is indexed with its node's project), switches before ports.
  */
 export async function rebuildReadModels(world: World): Promise<void> {
-  for (const k of readModelKinds(world)) {
-    await k.recoverAll((id, state) => {
-      if (state) k.commit(id, state);
-    });
-  }
+  for (const k of readModelKinds(world)) await rebuildKind(k);
+}
+
+/** Rebuild one kind's read model from the journal; returns how many entities it read. */
+export async function rebuildKind(k: ReadModelKind): Promise<number> {
+  let n = 0;
+  // A rebuilt state is as unseen as a decoded one: it shares names as a checkpoint's do, and
+  // holds its own copies of the text it took from the events (ReadModelKind.ownText), as its id
+  // does (a slice of its stored key otherwise, which the read model's map would keep).
+  await k.recoverAll((id, state) => {
+    n++;
+    if (state) k.commit(own(id), k.share ? k.share(id, k.ownText?.(state) ?? state) : state);
+  });
+  return n;
 }
 
 /**

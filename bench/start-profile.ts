@@ -14,7 +14,8 @@ import { performance } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 import { LmdbPersistenceEngine } from '../actors/persistence/lmdb';
 import { World } from '../actors/world';
-import { upgrade, repairPortRecords } from '../actors/recovery';
+import { upgrade, repairPortRecords, rebuildKind } from '../actors/recovery';
+import { readModelKinds } from '../actors/readmodel-kinds';
 import { loadCheckpoint } from '../actors/checkpoint';
 import { readManifest } from './seed';
 
@@ -56,22 +57,9 @@ async function main(): Promise<void> {
     await engine.close();
     return;
   }
-  const kinds = [
-    [world.projects, (id: string, s: never) => rm.commitProject(id, null, s)],
-    [world.nodes, (id: string, s: never) => rm.commitNode(id, null, s)],
-    [world.nics, (id: string, s: never) => rm.commitNic(id, null, s)],
-    [world.switches, (id: string, s: never) => rm.commitSwitch(id, null, s)],
-    [world.ports, (id: string, s: never) => rm.commitPort(id, null, s)],
-    [world.networks, (id: string, s: never) => rm.commitNetwork(id, null, s)],
-    [world.users, (id: string, s: never) => rm.commitUser(id, null, s)],
-  ] as const;
-  for (const [reg, commit] of kinds) {
-    let n = 0;
-    await (reg as { recoverAll(each: (id: string, state: unknown) => void): Promise<void> }).recoverAll((id, state) => {
-      if (state) commit(id, state as never);
-      n++;
-    });
-    lap(`${reg.kind} (${n})`);
+  for (const k of readModelKinds(world)) {
+    const n = await rebuildKind(k);
+    lap(`${k.kind} (${n})`);
   }
   await repairPortRecords(world);
   lap('repair ports');
