@@ -165,7 +165,7 @@ export class IpmitoolDriver implements ObmDriver {
 
   async powerCycle(fields: DriverFields, opts: { force?: boolean }, signal: AbortSignal): Promise<void> {
     const run = this.runner(fields, signal);
-    await run(['chassis', 'bootdev', 'pxe']);
+    await run(['chassis', 'bootdev', 'pxe'], BOOTDEV_SET);
     // A node that is off cannot be cycled: most BMCs refuse, so turn it on instead.
     const state = parsePowerStatus(await run(['chassis', 'power', 'status']));
     if (state === 'off') await run(['chassis', 'power', 'on']);
@@ -182,7 +182,7 @@ export class IpmitoolDriver implements ObmDriver {
 
   /** HIL's set_bootdev: `chassis bootdev <dev> options=persistent` (`disk` is what the BMC calls "default"). */
   async setBootDevice(fields: DriverFields, device: BootDevice, signal: AbortSignal): Promise<void> {
-    await this.runner(fields, signal)(['chassis', 'bootdev', device, 'options=persistent']);
+    await this.runner(fields, signal)(['chassis', 'bootdev', device, 'options=persistent'], BOOTDEV_SET);
   }
 
   private async powerTo(state: PowerState, fields: DriverFields, signal: AbortSignal): Promise<void> {
@@ -240,16 +240,16 @@ export class IpmitoolDriver implements ObmDriver {
    * the call's previous one, repeated once if the BMC said busy) and resolves with its stdout.
    * Throws ObmError at once for fields ipmitool could not use.
    */
-  private runner(fields: DriverFields, signal: AbortSignal): (cmd: string[]) => Promise<string> {
+  private runner(fields: DriverFields, signal: AbortSignal): (cmd: string[], confirmed?: RegExp) => Promise<string> {
     const target = validateObmInfo(fields);
     let lastEnd: number | undefined;
-    return async (cmd) => {
+    return async (cmd, confirmed) => {
       for (let attempt = 0; ; attempt++) {
         const gap = attempt ? Math.max(this.minIntervalMs, BUSY_RETRY_DELAY_MS) : this.minIntervalMs;
         const wait = lastEnd === undefined ? 0 : lastEnd + gap - Date.now();
         if (wait > 0) await pause(wait, undefined, { signal });
         try {
-          return await this.ipmitool(target, cmd, signal);
+          return await this.ipmitool(target, cmd, signal, confirmed);
         } catch (e) {
           if (attempt === 0 && e instanceof RetryableError && !signal.aborted) continue;
           throw e instanceof RetryableError ? e.obm : e;
@@ -262,9 +262,9 @@ export class IpmitoolDriver implements ObmDriver {
 
   /**
    * One ipmitool run, SIGKILLed when the signal aborts. Resolves with stdout; rejects with
-   * ObmError (or RetryableError wrapping one).
+   * ObmError (or RetryableError wrapping one), also when it exits 0 without printing `confirmed`.
    */
-  private ipmitool(target: Target, cmd: string[], signal: AbortSignal): Promise<string> {
+  private ipmitool(target: Target, cmd: string[], signal: AbortSignal, confirmed?: RegExp): Promise<string> {
     const { bmc, password } = target;
     const what = `BMC ${bmc.label}: ipmitool ${cmd.join(' ')}`;
     if (signal.aborted) return Promise.reject(new ObmError(`${what} not run: the call was stopped`));
@@ -281,13 +281,13 @@ export class IpmitoolDriver implements ObmDriver {
           (err, stdout, stderr) => {
             if (kill) signal.removeEventListener('abort', kill);
             if (signal.aborted) return reject(new ObmError(`${what} was killed: the call was stopped`));
-            if (!err) return resolve(stdout);
-            if (err.code === 'ENOENT') {
+            if (!err && (!confirmed || confirmed.test(stdout))) return resolve(stdout);
+            if (err?.code === 'ENOENT') {
               return reject(new ObmError(`ipmitool not found ("${this.ipmitoolPath}"): install the ipmitool package`));
             }
             const text = redact(stderr.trim() || stdout.trim()).split('\n').map((l) => l.trim()).filter(Boolean).join('; ');
             const known = IPMITOOL_KNOWN_ERRORS.find((k) => k.match.test(text));
-            const why = text || (err.signal ? `killed by ${err.signal}` : `exit code ${err.code}`);
+            const why = text || (!err ? 'no confirmation printed' : err.signal ? `killed by ${err.signal}` : `exit code ${err.code}`);
             const error = new ObmError(`${what} failed: ${why}${known ? ` (${known.hint})` : ''}`);
             reject(known?.retry ? new RetryableError(error) : error);
           });
@@ -301,6 +301,12 @@ export class IpmitoolDriver implements ObmDriver {
     });
   }
 }
+
+/**
+ * What `chassis bootdev` prints once the BMC took the setting: ipmitool exits 0 also when the BMC
+ * refused it ("Set Chassis Boot Parameter 5 failed" on stderr), so only this line tells.
+ */
+const BOOTDEV_SET = /Set Boot Device to/;
 
 const redactor = (password: string) => (s: string) => s.split(password).join('***');
 

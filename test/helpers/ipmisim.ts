@@ -45,6 +45,8 @@ export interface IpmiSim {
   clearLog(): void;
   /** Change the power state from outside, as a person pressing the button would. */
   setPower(on: boolean): void;
+  /** The BMC refuses to set the boot device (the hook fails, ipmi_sim answers an error completion code). */
+  refuseBoot(refuse: boolean): void;
   /** ipmi_sim's own output (banner, config errors). */
   output(): string;
   /** A BMC that stops answering (SIGSTOP), and comes back (SIGCONT). */
@@ -236,6 +238,7 @@ export async function startIpmiSim(opts: IpmiSimOptions): Promise<IpmiSim> {
       writeFileSync(join(stateDir, 'power.tmp'), on ? '1\n' : '0\n');
       renameSync(join(stateDir, 'power.tmp'), join(stateDir, 'power'));
     },
+    refuseBoot: (refuse) => (refuse ? writeFileSync(join(stateDir, 'refuse-boot'), '') : rmSync(join(stateDir, 'refuse-boot'), { force: true })),
     output: () => out,
     pause: () => void child.kill('SIGSTOP'),
     resume: () => void child.kill('SIGCONT'),

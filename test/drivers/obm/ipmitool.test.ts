@@ -177,6 +177,23 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
   });
 
   describe('failures', () => {
+    // ipmitool 1.8.19 prints "Set Chassis Boot Parameter 5 failed" and still exits 0 when the BMC
+    // refuses a boot setting: only its missing "Set Boot Device to" tells.
+    it('a BMC that refuses the boot device: setBootDevice fails with the BMC\'s reason', async () => {
+      sim.refuseBoot(true);
+      const { err } = await obmFailure(() => driver().setBootDevice(info(sim), 'pxe', LIVE));
+      expect(err.message).to.match(/chassis bootdev pxe options=persistent failed: .*Boot Parameter 5 failed/);
+      expect(sim.bootDevice()).to.equal('default');
+    });
+
+    it('a BMC that refuses PXE: powerCycle fails without powering the node on from its disk', async () => {
+      sim.refuseBoot(true);
+      const { err } = await obmFailure(() => driver().powerCycle(info(sim), {}, LIVE));
+      expect(err.message).to.match(/chassis bootdev pxe failed/);
+      expect(sim.powerState()).to.equal('off');
+      expect(sim.log()).not.to.include('set power 1');
+    });
+
     it('wrong password: ObmError with ipmitool\'s reason, fast, no retry, password not in the message', async () => {
       const spy = spyExec();
       const wrong = 'Wr0ngPass#77';

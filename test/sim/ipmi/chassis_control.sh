@@ -20,6 +20,8 @@ case "$op" in
       echo "$p:$v"
     done ;;
   set)
+    # A test makes the BMC refuse boot settings (as a real one may) with the file refuse-boot.
+    case " $* " in *" boot "*) [ -e "$STATE/refuse-boot" ] && { echo "boot settings refused"; exit 1; } ;; esac
     while [ $# -gt 0 ]; do
       p=$1; v=$2; shift 2
       case "$p" in
