@@ -116,6 +116,12 @@ export interface RedfishSim {
   refuseResets: string | null;
   /** Someone else changes the system just before the next PATCH arrives (its ETag goes stale). */
   changeBeforeNextPatch: boolean;
+  /**
+   * Resets answer 202 Accepted with a task monitor (`Location`), which answers 202 with the task
+   * `Running` for `polls` reads, then 200 with the task `Completed` (the reset done then) or,
+   * with `fail`, `Exception` and that message (nothing done). null: resets answer 204 at once.
+   */
+  resetTasks: { polls: number; fail: string | null } | null;
   /** Requests the server is holding (hung). */
   held(): number;
   stop(): Promise<void>;
@@ -402,6 +408,18 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     events.push(`boot ${s.BootSourceOverrideTarget} ${s.BootSourceOverrideEnabled}`);
   };
 
+  interface SimTask { system: SimSystem; body: Record<string, unknown>; polls: number; fail: string | null; state: string; messages: unknown[] }
+  const tasks = new Map<string, SimTask>();
+  let nextTask = 1;
+  const taskResource = (id: string) => {
+    const t = tasks.get(id)!;
+    return {
+      '@odata.type': '#Task.v1_7_1.Task', '@odata.id': `/redfish/v1/TaskService/Tasks/${id}`, Id: id, Name: 'Reset task',
+      TaskState: t.state, TaskStatus: t.state === 'Exception' ? 'Critical' : 'OK', Messages: t.messages,
+      TaskMonitor: `/redfish/v1/TaskService/TaskMonitors/${id}`,
+    };
+  };
+
   const send = (res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) => {
     const text = body === undefined ? '' : JSON.stringify(body);
     res.writeHead(status, {
@@ -516,8 +534,32 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     }
     if (s && sys![2] === '/Actions/ComputerSystem.Reset') {
       only('POST');
+      if (sim.resetTasks) {
+        const id = String(nextTask++);
+        const { polls, fail } = sim.resetTasks;
+        tasks.set(id, { system: s, body, polls, fail, state: 'Running', messages: [] });
+        events.push(`reset task ${id} ${String(body.ResetType)}`);
+        return send(res, 202, taskResource(id), { Location: `/redfish/v1/TaskService/TaskMonitors/${id}` });
+      }
       reset(s, body);
       return send(res, 204);
+    }
+    const monitor = /^\/redfish\/v1\/TaskService\/TaskMonitors\/([^/]+)$/.exec(path);
+    const task = monitor ? tasks.get(monitor[1]!) : undefined;
+    if (task) {
+      only('GET');
+      if (task.state === 'Running' && task.polls-- > 0) return send(res, 202, taskResource(monitor![1]!));
+      if (task.state === 'Running') {
+        if (task.fail === null) {
+          reset(task.system, task.body);
+          task.state = 'Completed';
+        } else {
+          task.state = 'Exception';
+          task.messages = [message('GeneralError', task.fail)];
+          events.push(`reset task ${monitor![1]} failed`);
+        }
+      }
+      return send(res, 200, taskResource(monitor![1]!));
     }
     if (s && sys![2] === '/ResetActionInfo' && opts.actionInfo) {
       only('GET');
@@ -574,6 +616,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     hang: false,
     refuseResets: null,
     changeBeforeNextPatch: false,
+    resetTasks: null,
     held: () => heldResponses.size,
     stop: async () => {
       running.delete(sim);

@@ -15,7 +15,9 @@
  *
  * Reset types are chosen among those the system advertises
  * (`ResetType@Redfish.AllowableValues`, or its `@Redfish.ActionInfo`); a system that advertises
- * none is taken to allow all. The boot override is a `PATCH` with `If-Match` when the BMC gave
+ * none is taken to allow all. A reset the BMC answers 202 (a task) is done only once its task
+ * says `Completed`: the call waits for it, and a task that ends otherwise is the call's failure.
+ * The boot override is a `PATCH` with `If-Match` when the BMC gave
  * an ETag (retried once with a fresh one after 412). The BMC's refusals come back with their
  * `@Message.ExtendedInfo` text.
  */
@@ -24,13 +26,17 @@ import type { DriverFields } from '../../registry';
 import { SCHEMA_BASE } from '../../schema';
 import { ObmError } from '../types';
 import type { BootDevice, ObmDriver, ObmDriverEntry, PowerState } from '../types';
-import { BmcCall, RedfishClient } from './client';
+import { BmcCall, RedfishClient, redfishMessages, type Reply } from './client';
 import { FIELDS_SCHEMA, parseBaseUrl, parseTarget } from './target';
 
 export type { RedfishFields } from './target';
 
 /** How often a `ForceOff` + `On` cycle looks whether the system is off yet. */
 const OFF_POLL_MS = 250;
+/** How often the task of an accepted reset is read. */
+const TASK_POLL_MS = 250;
+/** Task states (Redfish Task.TaskState) of a task not yet ended. */
+const TASK_RUNNING = ['New', 'Starting', 'Running', 'Pending', 'Suspended', 'Stopping', 'Service', 'Interrupted'];
 
 const ON_STATES = ['On', 'PoweringOn', 'Paused'];
 const OFF_STATES = ['Off', 'PoweringOff'];
@@ -183,6 +189,33 @@ async function reset(call: BmcCall, sys: System, type: string): Promise<void> {
   const what = `reset ${type}`;
   const reply = await call.request('POST', target, what, { ResetType: type });
   if (reply.status < 200 || reply.status >= 300) throw call.refused(what, reply);
+  if (reply.status === 202) await taskOutcome(call, reply, what);
+}
+
+/**
+ * A 202 only says the BMC took the request: the reset is a task whose monitor (`Location`, else
+ * the task's own `@odata.id`) says how it ended. It is read until the task is no longer running;
+ * the call's signal bounds the wait, like every request.
+ */
+async function taskOutcome(call: BmcCall, accepted: Reply, what: string): Promise<void> {
+  const monitor = call.odataId({ '@odata.id': accepted.headers.get('location') ?? undefined }) ?? call.odataId(accepted.json);
+  if (!monitor) return; // nothing to follow: the BMC's acceptance is all there is
+  let reply = accepted;
+  for (;;) {
+    const state = reply.json?.TaskState;
+    if (reply.status !== 202 && !(typeof state === 'string' && TASK_RUNNING.includes(state))) break;
+    await pause(TASK_POLL_MS, undefined, { signal: call.signal }).catch(() => undefined);
+    reply = await call.request('GET', monitor, `${what} (reading its task ${monitor})`);
+  }
+  if (reply.status < 200 || reply.status >= 300) throw call.refused(what, reply);
+  const state = reply.json?.TaskState;
+  if (state === undefined || state === 'Completed') return; // the operation's own answer, or the task done
+  const messages = Array.isArray(reply.json?.Messages)
+    ? (reply.json!.Messages as unknown[]).map((m) => (m && typeof m === 'object' ? (m as Record<string, unknown>).Message : undefined))
+      .filter((m): m is string => typeof m === 'string')
+    : [];
+  const said = [...messages, ...redfishMessages(reply.json)].join(' ');
+  throw call.error(what, `failed: its task ended ${call.bmcText(String(state))}${said ? `: ${call.bmcText(said)}` : ''}`);
 }
 
 /** Whether the system's Boot property allows `value` for `key` (a BMC that lists no values allows all). */

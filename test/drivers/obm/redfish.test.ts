@@ -345,6 +345,29 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(sim.system().PowerState).to.equal('On');
     });
 
+    it('a reset the BMC accepted as a task that then failed: the task\'s message, not a success', async () => {
+      sim.setPower('On');
+      sim.resetTasks = { polls: 2, fail: 'The power supply did not respond.' };
+      const { err } = await obmFailure(() => driver.powerOff(fields(sim), LIVE));
+      expect(err.message).to.equal(`BMC ${sim.url}: reset ForceOff failed: its task ended Exception: The power supply did not respond.`);
+      expect(sim.system().PowerState).to.equal('On');
+    });
+
+    it('a reset the BMC accepted as a task: the call waits for the task to complete', async () => {
+      sim.resetTasks = { polls: 2, fail: null };
+      await driver.powerCycle(fields(sim), {}, LIVE);
+      expect(sim.system().PowerState).to.equal('On');
+      expect(did(sim)).to.deep.equal(['boot Pxe Once', 'reset task 1 On', 'booted Pxe', 'reset On']);
+    });
+
+    it('a reset task that never ends: the call\'s signal stops the wait, as a failure', async () => {
+      sim.setPower('On');
+      sim.resetTasks = { polls: 1_000_000, fail: null };
+      const { err } = await obmFailure(() => driver.powerOff(fields(sim), AbortSignal.timeout(800)));
+      expect(err.message).to.match(/reset ForceOff .*stopped/);
+      expect(sim.system().PowerState).to.equal('On');
+    });
+
     it('nothing listening: the connection error', async () => {
       const port = sim.port;
       await sim.stop();
