@@ -43,7 +43,8 @@ export function applyHeadnode(state: HeadnodeState | null, e: HeadnodeEvent & St
     case 'HeadnodeDeleteRequested':
       return { ...state, status: 'deleting' };
     case 'HeadnodeDeleteFailed':
-      return { ...state, error: e.error };
+      // A failed delete powers the VM off (HeadnodeControl): its VNC port is free for another VM.
+      return { ...state, vncport: null, error: e.error };
     case 'HeadnodeDeleted':
       return null;
     default:

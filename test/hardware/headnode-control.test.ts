@@ -167,6 +167,20 @@ describe('HeadnodeControl (mock driver)', () => {
       expect((await ts.api.get('/headnode/h')).status).to.equal(404);
     });
 
+    it('shows no VNC port for a headnode whose failed delete powered its VM off (the port may be another VM\'s next)', async () => {
+      const driver = new HangingMock();
+      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300 }, { headnodeDriver: driver });
+      await must(ts.api.put('/project/p'));
+      await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+      await must(ts.api.post('/headnode/h/start'));
+      expect((await ts.api.get('/headnode/h')).body.vncport).to.be.a('number');
+      driver.hang.add('destroy');
+      expect((await ts.api.del('/headnode/h')).status).to.equal(502);
+      const h = await until('h recorded', async () => (await ts.api.get('/headnode/h')).body, (b) => b.error !== null, 2000);
+      expect(driver.vm('h')?.running).to.equal(false);
+      expect(h).to.include({ status: 'deleting', vncport: null });
+    });
+
     it('gives each operation its whole deadline once it has the headnode: one queued behind a slow one still runs', async () => {
       const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 600, mockHeadnodeDelayMs: 400 });
       await must(ts.api.put('/project/p'));
