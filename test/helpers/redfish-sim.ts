@@ -117,7 +117,7 @@ export interface RedfishSim {
   /** Someone else changes the system just before the next PATCH arrives (its ETag goes stale). */
   changeBeforeNextPatch: boolean;
   /**
-   * Resets answer 202 Accepted with a task monitor (`Location`), which answers 202 with the task
+   * Resets answer 202 Accepted with a task monitor (an absolute `Location`), which answers 202 with the task
    * `Running` for `polls` reads, then 200 with the task `Completed` (the reset done then) or,
    * with `fail`, `Exception` and that message (nothing done). null: resets answer 204 at once.
    */
@@ -539,7 +539,8 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
         const { polls, fail } = sim.resetTasks;
         tasks.set(id, { system: s, body, polls, fail, state: 'Running', messages: [] });
         events.push(`reset task ${id} ${String(body.ResetType)}`);
-        return send(res, 202, taskResource(id), { Location: `/redfish/v1/TaskService/TaskMonitors/${id}` });
+        // Absolute, as iDRAC writes it: a client must take it on the BMC's own origin.
+        return send(res, 202, taskResource(id), { Location: `${sim.url}/redfish/v1/TaskService/TaskMonitors/${id}` });
       }
       reset(s, body);
       return send(res, 204);

@@ -192,13 +192,24 @@ async function reset(call: BmcCall, sys: System, type: string): Promise<void> {
   if (reply.status === 202) await taskOutcome(call, reply, what);
 }
 
+/** The path of `location` (relative, or absolute on the BMC's own origin), else undefined. */
+function samePath(call: BmcCall, location: string | null): string | undefined {
+  if (!location) return undefined;
+  try {
+    const url = new URL(location, call.target.origin);
+    return url.origin === call.target.origin ? url.pathname + url.search : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A 202 only says the BMC took the request: the reset is a task whose monitor (`Location`, else
  * the task's own `@odata.id`) says how it ended. It is read until the task is no longer running;
  * the call's signal bounds the wait, like every request.
  */
 async function taskOutcome(call: BmcCall, accepted: Reply, what: string): Promise<void> {
-  const monitor = call.odataId({ '@odata.id': accepted.headers.get('location') ?? undefined }) ?? call.odataId(accepted.json);
+  const monitor = call.odataId({ '@odata.id': samePath(call, accepted.headers.get('location')) }) ?? call.odataId(accepted.json);
   if (!monitor) return; // nothing to follow: the BMC's acceptance is all there is
   let reply = accepted;
   for (;;) {
