@@ -84,7 +84,9 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
     if (native === null && u !== 'none') throw new SwitchError(`untagged "${String(u)}" is not a VLAN id`);
     return { mode: 'trunk', access: null, native, allowed };
   },
-  commit: { command: 'nv config apply -y', done: /applied/, discard: ['nv config detach'] },
+  // `Invalid config` is the apply's checks refusing the revision before it is written; a
+  // failure past them (a service that did not restart) leaves the switch applied in part
+  commit: { command: 'nv config apply -y', done: /applied/, partial: /Failure during apply|Unable to restart services/, discard: ['nv config detach'] },
   save: { command: 'nv config save', done: /(?:)/ },
   adminState: {
     // `"state": {"down": {}}` once `link state down` is applied (or `"admin-status": "down"`)

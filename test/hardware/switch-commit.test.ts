@@ -103,6 +103,20 @@ describe('Switch sessions with a candidate configuration (Junos, NVUE)', functio
     });
   }
 
+  it('NVUE: an apply that fails after its checks (the revision written in part) is not said to have changed nothing', async () => {
+    const c = FABRIC_CASES.find((x) => x.vendor === 'cumulus_nvue')!;
+    const sim = await simFor(c);
+    sim.faults.failApply = true;
+    const sessions = new SwitchSessions(() => new CliSwitchDriver(CUMULUS_NVUE_TABLE, { save: true, readyTimeoutMs: 5000 }), 5000);
+    const info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } };
+    const err = await settle(sessions.submit(info, (s) => s.addTagged(c.ports[0]!, 1001)));
+    expect(err).to.be.instanceOf(SwitchError);
+    expect(err!.message).to.match(/Failure during apply/);
+    expect(sim.carried(c.ports[0]!), 'the failed apply reached the port').to.deep.equal({ native: null, tagged: [1001] });
+    expect(err!.nothingSent, 'so the service sets the port back').to.equal(false);
+    expect(nvuePending(sim), 'nothing left pending').to.equal(false);
+  });
+
   it('Junos: a VLAN the switch has under a name of its own is used by that name, none defined beside it', async () => {
     const c = FABRIC_CASES.find((x) => x.vendor === 'junos')!;
     const sim = await simFor(c);

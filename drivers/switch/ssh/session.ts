@@ -320,18 +320,25 @@ export class TableSession extends PortOpSession {
       if (!c || !this.staged.size) return verdicts;
       const staged = new Map(this.staged);
       this.changesSent++;
+      let unconfirmed = false;
       try {
         const out = await this.cli.run(c.command);
-        if (!c.done.test(out)) throw new CliCommandError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): "${c.command}" did not confirm the commit: ${out.trim().split('\n').slice(-2).join(' / ')}`), c.command, []);
+        unconfirmed = !c.done.test(out);
+        const last = out.trim().split('\n').slice(-2);
+        if (unconfirmed) throw new CliCommandError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): "${c.command}" did not confirm the commit: ${last.join(' / ')}`), c.command, last);
       } catch (err) {
         if (!(err instanceof CliCommandError)) throw err;
-        // The switch refused it: its configuration is as it was. Leave nothing staged behind.
+        // Leave nothing staged behind.
         await this.discard().catch(() => this.cli.destroy());
         this.unstage();
         // Its reasons are the lines around the error (Junos prints the statement and why above it).
         const why = err.output.split('\n').map((l) => l.trim()).filter((l) => l && !/^\[edit\]$/.test(l)).slice(-8).join(' / ') || err.lines.join(' / ');
-        const text = `switch ${this.cli.target.name} (${this.cli.address}) refused "${c.command}": ${why}; nothing was applied (the staged changes were discarded)`;
-        throw new SwitchError(this.cli.mask(text), { nothingSent: true });
+        // Refused before anything was written, the switch's configuration is as it was; an
+        // unconfirmed commit, or one that failed half-way, may have changed ports.
+        if (!unconfirmed && !c.partial?.test(err.output)) {
+          throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}) refused "${c.command}": ${why}; nothing was applied (the staged changes were discarded)`), { nothingSent: true });
+        }
+        throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): "${c.command}" failed: ${why}; the switch may have applied part of the staged changes`));
       }
       this.inConfig = false;
       this.changed = true;

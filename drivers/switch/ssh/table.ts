@@ -60,6 +60,12 @@ export interface CommitTable {
   /** the command that applies the staged lines and leaves configuration mode (Junos `commit and-quit`), and what it prints on success */
   command: string;
   done: RegExp;
+  /**
+   * A refusal that may come after the switch wrote part of the change (NVUE's `Failure during
+   * apply`, past its checks): not one that left its configuration as it was. Absent: every
+   * refusal left it so (a Junos commit is all or nothing).
+   */
+  partial?: RegExp;
   /** the commands that throw every staged line away (and leave configuration mode), and the questions they ask */
   discard: string[];
   answers?: Array<{ question: RegExp; keys: string }>;

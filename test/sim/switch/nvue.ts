@@ -193,7 +193,7 @@ export class CumulusNvue extends ShellCli {
         }
         if (sim.opts.commitDelayMs) await new Promise((r) => setTimeout(r, sim.opts.commitDelayMs));
         const problems: string[] = [];
-        if (sim.faults.failCommit) problems.push('Unable to restart services: switchd.service (simulated fault)');
+        if (sim.faults.failCommit) problems.push('a check refused the revision (simulated fault)');
         for (const [n, p] of rev.ports) {
           if (!p.switchport) continue;
           const missing = p.allowed === 'all' ? [] : [...p.allowed].filter((v) => !rev.vlans.has(v));
@@ -209,6 +209,13 @@ export class CumulusNvue extends ShellCli {
         sim.vlans.clear();
         for (const v of rev.vlans) sim.vlans.add(v);
         pending.delete(sim);
+        // past its checks the revision is written to the switch: a service that fails to
+        // restart then leaves it applied in part, not undone
+        if (sim.faults.failApply) {
+          sh.line(`Failure during apply [rev_id: ${rev.id}]`);
+          sh.line('  Unable to restart services: switchd.service (simulated fault)');
+          return 1;
+        }
         sim.commits++;
         sh.line(`applied [rev_id: ${rev.id}]`);
         return 0;

@@ -43,6 +43,11 @@ export interface SimFaults {
   hangAfterChange?: number;
   /** refuse every commit / apply of a candidate configuration (Junos, NVUE), with the switch's own error */
   failCommit?: boolean;
+  /**
+   * NVUE: the next applies pass their checks, write the revision to the switch, then fail
+   * restarting a service (`Failure during apply`): the ports carry the revision all the same
+   */
+  failApply?: boolean;
 }
 
 export interface SimOptions {
