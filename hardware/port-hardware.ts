@@ -29,7 +29,8 @@
  * start) may have reached the port in the earlier process, so its failure is never taken for
  * harmless (`nothingSent`): its port is read and, unless it carries its record, set back. The
  * doubt is cleared (`PortDoubtCleared`) in a switch turn that confirmed the port: a set-back, a
- * revert or re-apply, a drift repair, or a read-back that matches; the marks and clears of one
+ * revert or re-apply, a drift repair, or a read-back that matches (where the switch only stages
+ * changes for a commit, once the commit applied them); the marks and clears of one
  * port are written in the order their switch turns came. While in doubt, the port is set back
  * again with backoff.
  *
@@ -195,6 +196,28 @@ function work(change: PortChange, port: string, config: PortConfig, policy: Inac
   }
 }
 
+/**
+ * A port's doubt cleared by a switch call's work: at once, in its switch turn, or, where the
+ * session only staged the port's change for a commit (Junos, NVUE), once the call succeeded,
+ * which it does only after the commit applied it (a refused commit must leave the port in doubt).
+ */
+class Confirmation {
+  private afterCommit = false;
+
+  constructor(private readonly confirm: () => void) {}
+
+  /** The work showed (or made) the port as its record, on session `s`. */
+  now(s: SwitchSession, port: string): void {
+    if (s.uncommitted?.has(port)) this.afterCommit = true;
+    else this.confirm();
+  }
+
+  /** The call succeeded. */
+  succeeded(): void {
+    if (this.afterCommit) this.confirm();
+  }
+}
+
 export class PortHardware {
   /** port id → the configuration its switch has, while the record of it is being written */
   private readonly unrecorded = new Map<string, Unrecorded>();
@@ -266,12 +289,13 @@ export class PortHardware {
     if (!sw) return { status: opts.repair ? 'failed' : 'unreadable', expected, actual: null, error: `switch ${port.switch} no longer exists` };
     let actual: PortFound | null = null;
     let repaired = false;
+    const confirmed = new Confirmation(() => this.confirm(id));
     const work: PortWork = async (s) => {
       if (!s.setEnabled) expected = config;
       actual = found(await s.getPortVlans(port.name));
       // Its VLANs read back as held, in this switch turn: a port in doubt is no longer (its
       // administrative state is the policy's, not a leak).
-      if (port.doubt && carriesExactly(actual, config)) this.confirm(id);
+      if (port.doubt && carriesExactly(actual, config)) confirmed.now(s, port.name);
       if (!opts.repair || matches(actual, expected)) return;
       await converge(s, port.name, actual, expected, this.policy);
       let after = found(await s.getPortVlans(port.name));
@@ -282,10 +306,11 @@ export class PortHardware {
         if (!matches(after, expected)) throw new SwitchError(`after re-applying, the switch has ${describe(after)}`);
       }
       repaired = true;
-      if (port.doubt && !carriesExactly(actual, config)) this.confirm(id);
+      if (port.doubt && !carriesExactly(actual, config)) confirmed.now(s, port.name);
     };
     try {
       await this.deps.sessions.submit(sw, work, { batch: opts.batch, what: opts.repair ? 'a port repair' : 'a port read-back' });
+      confirmed.succeeded();
     } catch (err) {
       return { status: opts.repair ? 'failed' : 'unreadable', expected, actual, error: (err as Error).message };
     }
@@ -383,13 +408,15 @@ export class PortHardware {
     const steps = work(change, port.name, current, this.policy);
     // A revert or re-apply sets the whole port: once done, in its switch turn, a port in doubt is no longer.
     const confirms = (change.kind === 'revert' || change.kind === 'reapply') && (!!port.doubt || this.doubtWrites.has(id));
+    const confirmed = new Confirmation(() => this.confirm(id));
     try {
-      await this.deps.sessions.submit(sw, confirms ? async (s) => { await steps(s); this.confirm(id); } : steps, {
+      await this.deps.sessions.submit(sw, confirms ? async (s) => { await steps(s); confirmed.now(s, port.name); } : steps, {
         onStart: (d) => {
           deadline = d;
           operationTrace.mark(node, 'switchTurn');
         },
       });
+      confirmed.succeeded();
       operationTrace.mark(node, 'applied');
     } catch (err) {
       // Nothing sent by this call; but a resumed operation may have reached the port before the
@@ -416,15 +443,19 @@ export class PortHardware {
     const id = portId(port.switch, port.name);
     this.mark(id);
     const reapply = `POST /admin/node/${port.wire?.node}/nic/${port.wire?.nic}/reapply`;
+    const confirmed = new Confirmation(() => this.confirm(id));
     const setBack: PortWork = async (s) => {
       // A resumed operation's port: whether an earlier process changed it is read first (a
       // switch that refuses every change may still be read, and need not be changed).
       if (!readFirst || !carriesExactly(found(await s.getPortVlans(port.name)), config)) await setConfig(s, port.name, config, this.policy);
-      // In this switch turn: after any doubt recorded for an earlier failure.
-      this.confirm(id);
+      // In this switch turn (or at its commit): after any doubt recorded for an earlier failure.
+      confirmed.now(s, port.name);
     };
     const outcome = this.deps.sessions.submit(sw, setBack, { what: `setting port ${port.name} back` }).then(
-      () => ({ said: 'the port was set back to the configuration the service holds', done: true }),
+      () => {
+        confirmed.succeeded();
+        return { said: 'the port was set back to the configuration the service holds', done: true };
+      },
       (e: Error) => ({ said: `setting the port back failed too (${e.message}); an admin can re-apply it (${reapply})`, done: false }),
     ).finally(() => this.unmark(id));
     const running = `the port is being set back to the configuration the service holds (until it is, the port is in doubt, and is set back again if that fails; an admin can re-apply it: ${reapply})`;
