@@ -7,7 +7,9 @@
  * switchport access vlan`), so it needs no dummy VLAN. A VLAN must exist before a port uses it:
  * `interface vlan <id>` (then `exit`) in configuration mode creates it, and does nothing to
  * one that exists. A factory port is an access port of VLAN 1: it is made an empty trunk
- * before its first change.
+ * before its first change. The running configuration leaves the default VLAN 1 out (a trunk
+ * without a `switchport access vlan` line is untagged in it) and says `no switchport access
+ * vlan` of a port without an untagged VLAN.
  */
 import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable } from './ssh/table';
@@ -57,10 +59,11 @@ export const DELL_OS10_TABLE: SwitchTable = {
     const routed = lines.includes('no switchport');
     const trunk = /^trunk$/i.test(value(/^switchport mode (\S+)$/) ?? '');
     const accessText = value(/^switchport access vlan (\d+)$/);
-    const access = accessText === undefined ? null : Number(accessText);
+    // The running configuration leaves the default out: no `switchport access vlan` line is the
+    // default VLAN 1, in trunk mode as in access mode; a port without one says `no switchport access vlan`.
+    const access = accessText !== undefined ? Number(accessText) : lines.includes('no switchport access vlan') ? null : 1;
     if (routed) return { mode: 'other', access: null, native: null, allowed: [] };
-    // An access port shows no `switchport access vlan` line for the default VLAN 1.
-    if (!trunk) return { mode: 'access', access: access ?? 1, native: null, allowed: [] };
+    if (!trunk) return { mode: 'access', access, native: null, allowed: [] };
     const tagged = parseVlanList(value(/^switchport trunk allowed vlan (.+)$/) ?? '');
     const allowed = tagged === 'all' ? tagged : [...new Set([...tagged, ...(access === null ? [] : [access])])].sort((a, b) => a - b);
     return { mode: 'trunk', access, native: access, allowed };

@@ -183,7 +183,10 @@ export class DellOs10 implements SimVendor {
     if (!p.switchport) lines.push(' no switchport');
     else {
       if (p.mode === 'trunk') lines.push(' switchport mode trunk');
-      if (p.access) lines.push(` switchport access vlan ${p.access}`);
+      // The running configuration leaves defaults out, as a replayable configuration must: the
+      // default untagged VLAN 1 prints nothing, in either mode, and no untagged VLAN says so.
+      if (!p.access) lines.push(' no switchport access vlan');
+      else if (p.access !== 1) lines.push(` switchport access vlan ${p.access}`);
       if (p.mode === 'trunk' && p.allowed !== 'all' && p.allowed.size) lines.push(` switchport trunk allowed vlan ${ranges(p.allowed)}`);
     }
     lines.push(' flowcontrol receive on', ' flowcontrol transmit off');

@@ -70,7 +70,10 @@ describe('fabric tables: the commands of each operation', () => {
       expect(r).to.deep.equal({ mode: 'trunk', access: 1001, native: 1001, allowed: [1001, 1002, 1004, 1005] });
       expect(portVlans(r)).to.deep.equal({ native: 1001, tagged: [1002, 1004, 1005] });
       expect(DELL_OS10_TABLE.parse('!\ninterface ethernet1/1/3\n no shutdown\n switchport access vlan 1', p, {})).to.deep.include({ mode: 'access', access: 1 });
-      expect(DELL_OS10_TABLE.parse('!\ninterface ethernet1/1/3\n switchport mode trunk', p, {})).to.deep.equal(trunk(null));
+      // the default VLAN 1 is left out of the running configuration, in trunk mode too
+      expect(DELL_OS10_TABLE.parse('!\ninterface ethernet1/1/3\n switchport mode trunk', p, {})).to.deep.equal({ mode: 'trunk', access: 1, native: 1, allowed: [1] });
+      expect(DELL_OS10_TABLE.parse('!\ninterface ethernet1/1/3\n switchport mode trunk\n no switchport access vlan', p, {})).to.deep.equal(trunk(null));
+      expect(DELL_OS10_TABLE.parse('!\ninterface ethernet1/1/3\n no shutdown', p, {})).to.deep.include({ mode: 'access', access: 1 });
       expect(DELL_OS10_TABLE.parse('!\ninterface ethernet1/1/3\n no switchport', p, {}).mode).to.equal('other');
       expect(() => DELL_OS10_TABLE.parse('% Error: Illegal parameter.', p, {})).to.throw(/no "interface/);
     });
