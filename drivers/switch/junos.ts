@@ -90,7 +90,12 @@ export const JUNOS_TABLE: SwitchTable = {
       if (v === 'all') all = true;
       else if (ids.has(v)) members.push(ids.get(v)!);
       else if (v === 'default') members.push(1);
-      else if (/^\d+(-\d+)?$/.test(v)) members.push(...(parseVlanList(v) as number[]));
+      else if (/^\d+(-\d+)?$/.test(v)) {
+        // a range may cover every VLAN (`1-4094`): that is `all`, not a list
+        const list = parseVlanList(v);
+        if (list === 'all') all = true;
+        else members.push(...list);
+      }
       else throw new SwitchError(`VLAN "${v}" is not defined on the switch`);
     }
     const trunk = esLines.includes('interface-mode trunk');

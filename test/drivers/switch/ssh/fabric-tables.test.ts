@@ -7,7 +7,7 @@
  * administrative state, learned MACs and LLDP neighbours in its own shapes.
  */
 import { expect } from 'chai';
-import { configCommands, planChange, PortOp, portVlans } from '../../../../drivers/switch/ssh/driver';
+import { configCommands, EVERY_VLAN, planChange, PortOp, portVlans } from '../../../../drivers/switch/ssh/driver';
 import type { PortReading, SwitchTable, TableContext } from '../../../../drivers/switch/ssh/table';
 import { DELL_OS10_TABLE, os10Port } from '../../../../drivers/switch/dellos10';
 import { SONIC_TABLE, vlanBrief } from '../../../../drivers/switch/sonic';
@@ -160,6 +160,10 @@ describe('fabric tables: the commands of each operation', () => {
       expect(JUNOS_TABLE.parse(out, p, ctx)).to.deep.equal(trunk(1001, 1001, 1002, 1005, 1006));
       expect(JUNOS_TABLE.parse(`${es}\n`, p, ctx)).to.deep.equal({ mode: 'access', access: 1, native: null, allowed: [] });
       expect(JUNOS_TABLE.parse(`${es} interface-mode trunk\n${es} vlan members all`, p, ctx).allowed).to.equal('all');
+      // every VLAN spelled as a range is "all" too, reported as such
+      const range = JUNOS_TABLE.parse(`${es} interface-mode trunk\n${es} vlan members 1-4094`, p, ctx);
+      expect(range.allowed).to.equal('all');
+      expect(portVlans(range)).to.deep.equal({ native: null, tagged: [], other: [EVERY_VLAN] });
       expect(JUNOS_TABLE.parse('', p, ctx).mode).to.equal('other');
       expect(() => JUNOS_TABLE.parse(`${es} interface-mode trunk\n${es} vlan members nosuch`, p, ctx)).to.throw(/VLAN "nosuch" is not defined/);
       expect(junosVlans('set vlans default vlan-id 1\nset vlans tenant-blue vlan-id 1002\nset vlans tenant-blue description x')).to.deep.equal(new Map([[1, 'default'], [1002, 'tenant-blue']]));
