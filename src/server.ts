@@ -34,7 +34,14 @@ export function youngGenerationNotice(execArgv: readonly string[], nodeOptions =
 export async function serve(): Promise<void> {
   const config = loadConfig();
   // On PostgreSQL a process may wait as a standby: it listens (503, /health) before it is active.
-  const svc = await startService(config, { logger: loggerOptions(config.logLevel), waitForActive: false });
+  // Printed once, on the terminal only: it is not a log line and is never stored in clear. It is
+  // printed as soon as the admin exists: a start that fails after that (its port taken) would
+  // otherwise leave a store whose only admin has a password nobody was ever shown.
+  const showPassword = (password: string) => process.stdout.write(
+    `\nhilt: created the bootstrap admin "${config.adminUser}" with password: ${password}\n` +
+      'hilt: this password is shown only now; set HILT_ADMIN_PASSWORD before the first start to choose it.\n\n',
+  );
+  const svc = await startService(config, { logger: loggerOptions(config.logLevel), waitForActive: false, onAdminCreated: showPassword });
   const logger = svc.log;
   // It listens from here on, a standby too: the warning is due now, not once it is active.
   const warning = plainHttpWarning(config);
@@ -59,13 +66,6 @@ export async function serve(): Promise<void> {
   if (svc.role !== 'active') logger.info({ url: svc.url, instance: svc.instance, database: safeUrl(config.databaseUrl), tls: !!config.tlsCert }, 'hilt is a standby');
   await svc.whenActive();
   if (stopping) return;
-  if (svc.generatedAdminPassword) {
-    // Printed once, on the terminal only: it is not a log line and is never stored in clear.
-    process.stdout.write(
-      `\nhilt: created the bootstrap admin "${config.adminUser}" with password: ${svc.generatedAdminPassword}\n` +
-        'hilt: this password is shown only now; set HILT_ADMIN_PASSWORD before the first start to choose it.\n\n',
-    );
-  }
   logger.info({ url: svc.url, instance: svc.instance, storage: config.storage, dataDir: config.dataDir, database: safeUrl(config.databaseUrl), vlanPool: config.vlanPool, tls: !!config.tlsCert }, 'hilt is ready');
 }
 

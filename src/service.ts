@@ -77,6 +77,8 @@ export interface ServiceDeps {
   waitForActive?: boolean;
   /** wraps the storage engine (tests inject storage faults) */
   wrapEngine?: (engine: PersistenceEngine) => PersistenceEngine;
+  /** told the generated password of the bootstrap admin as soon as it is created, before the start goes on */
+  onAdminCreated?: (password: string) => void;
 }
 
 /** The service's logger from the pino options the caller gives (`stream`: where lines go), else none. */
@@ -116,7 +118,10 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   let activeWaiters: (() => void)[] = [];
   const ctx: ActivationContext = {
     config, drivers, metrics, log, appLogger, retryAfterS, wrapEngine: deps.wrapEngine,
-    onAdminCreated: (password) => (generatedAdminPassword = password),
+    onAdminCreated: (password) => {
+      generatedAdminPassword = password;
+      deps.onAdminCreated?.(password);
+    },
   };
 
   function serve(a: Activation): void {

@@ -1,0 +1,39 @@
+/** The process's start and stop as an operator meets them: a real dist/src/server.js on real folders. */
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startServerProcess } from '../../helpers/process';
+import { Client } from '../../helpers/server';
+
+describe('the process: start and stop', function () {
+  this.timeout(60_000);
+  let dir: string;
+  const servers: Server[] = [];
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-start-')); });
+  afterEach(() => {
+    for (const s of servers.splice(0)) s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the generated admin password even when the first start then fails (its port taken)', async () => {
+    const port = await freePort();
+    const taken = createServer();
+    servers.push(taken);
+    await new Promise<void>((r) => taken.listen(port, '127.0.0.1', r));
+    const first = await startServerProcess({ HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock', HILT_PORT: String(port) }, {}, /failed to start/);
+    expect(await first.exited).to.equal(1);
+    expect(first.output()).to.include('EADDRINUSE');
+    const m = /created the bootstrap admin "admin" with password: (\S+)/.exec(first.output());
+    expect(m, first.output()).to.not.equal(null);
+
+    // The admin exists in the store from the failed start: the password shown then is its password.
+    const second = await startServerProcess({ HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock' });
+    expect(second.output()).to.not.include('created the bootstrap admin');
+    const api = new Client(second.url, { user: 'admin', password: m![1] });
+    expect((await api.get('/projects')).status).to.equal(200);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).to.equal(0);
+  });
+});
