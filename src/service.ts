@@ -29,6 +29,7 @@ import { Gate, Role } from './gate';
 import { Metrics } from './metrics';
 import { version } from './version';
 import { settledWithin } from '../lib/time';
+import { lockFolder } from './folder-lock';
 
 export type { Role } from './gate';
 
@@ -93,11 +94,19 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // The store holds BMC and switch credentials: the folder is the service's alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
+  // Before anything opens a store in the folder (the engine, the mock switch's own).
+  const unlock = config.storage === 'lmdb' ? await lockFolder(config.dataDir) : async () => undefined;
   const instance = config.instanceName ?? `${hostname()}:${process.pid}`;
   const appLogger = makeLogger(deps.logger);
   const log = appLogger ?? (pino({ level: 'silent' }) as FastifyBaseLogger);
   // Drivers first: a driver list that cannot work (two claiming one type) fails before storage opens.
-  const drivers = startDrivers(config, { ...deps.extraDrivers, ...(deps.headnodeDriver ? { headnode: deps.headnodeDriver } : {}) });
+  let drivers: Drivers;
+  try {
+    drivers = startDrivers(config, { ...deps.extraDrivers, ...(deps.headnodeDriver ? { headnode: deps.headnodeDriver } : {}) });
+  } catch (err) {
+    await unlock();
+    throw err;
+  }
   const candidate = leaseCandidate({ ...config, instanceName: instance });
   if (candidate && config.testFencingOnly) log.warn('HILT_TEST_FENCING_ONLY is set (tests only): this process does not notice by itself that it lost its lease, and its hardware calls are unguarded');
   const metrics: Metrics = new Metrics({ version: version(), storage: config.storage }, () => gate.role === 'active');
@@ -146,6 +155,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   if (!candidate) {
     const a = await activate(ctx, undefined, () => undefined).catch(async (err) => {
       await closeDrivers(drivers);
+      await unlock();
       throw err;
     });
     try {
@@ -153,6 +163,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     } catch (err) {
       await a.close();
       await closeDrivers(drivers);
+      await unlock();
       throw err;
     }
     serve(a);
@@ -208,6 +219,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       gate.server.closeAllConnections();
       await closed;
       await closeDrivers(drivers);
+      await unlock();
     },
   };
   if (deps.waitForActive !== false) await activeOnce;

@@ -36,4 +36,24 @@ describe('the process: start and stop', function () {
     second.child.kill('SIGTERM');
     expect(await second.exited).to.equal(0);
   });
+
+  it('refuses a second process on the data folder of a running one, and starts once that one is gone (kill -9 too)', async () => {
+    const env = { HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock', HILT_ADMIN_PASSWORD: 'lock-admin-pw' };
+    const first = await startServerProcess(env);
+    const api = new Client(first.url, { user: 'admin', password: 'lock-admin-pw' });
+    // The same folder under another path is the same folder.
+    const second = await startServerProcess({ ...env, HILT_DATA_DIR: `${dir}/.` }, {}, /failed to start|hilt is ready/);
+    expect(second.output()).to.not.include('hilt is ready');
+    expect(await second.exited).to.equal(1);
+    expect(second.output()).to.match(/hilt: failed to start: the data folder .* is in use by another hilt process/);
+    // The first one serves on, alone.
+    expect((await api.put('/project/p1')).status).to.equal(200);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const third = await startServerProcess(env);
+    const api3 = new Client(third.url, { user: 'admin', password: 'lock-admin-pw' });
+    expect((await api3.get('/projects')).body).to.deep.equal(['p1']);
+    third.child.kill('SIGTERM');
+    expect(await third.exited).to.equal(0);
+  });
 });
