@@ -101,9 +101,14 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
   let lifecycle: Lifecycle | undefined;
   let retention: Retention | undefined;
   let checkpointer: Checkpointer | undefined;
+  const calls = new CallsInFlight();
   const close = async () => {
     await retention?.close();
+    // The gate no longer hands this app new calls; its event streams and WebSockets end here.
     await app?.close();
+    // A call still being answered (a power call waiting on its BMC) gets its answer, not a
+    // reset connection, before what it uses closes.
+    await settledWithin(calls.drained(), closeBudgetMs(config));
     // Every console session's ipmitool is killed (by PID) before the process goes on.
     await consoles?.close();
     lifecycle?.close();
@@ -187,15 +192,37 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // headnode wait for its recovery.
     const headnodesRecovered = headnodes.recover();
     // @fastify/websocket listens for upgrades on the app's own server, which the Gate stands in for.
-    const upgrade: Activation['upgrade'] = upgradeHandler(app, handler);
+    const tracked = calls.track(handler);
+    const upgrade: Activation['upgrade'] = upgradeHandler(app, tracked);
     // Journal retention runs on the active process only: this activation's writes are fenced.
     // A checkpoint from before a pass's removals cannot be used (a start rebuilds): one is written after it.
     retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log, onRemoved: () => checkpointer?.due(), onRemoving: (upTo) => ui.events.removing(upTo) });
     retention.start();
-    return { app, world, headnodes, lifecycle, consoles, retention, headnodesRecovered, handler, upgrade, close };
+    return { app, world, headnodes, lifecycle, consoles, retention, headnodesRecovered, handler: tracked, upgrade, close };
   } catch (err) {
     await settledWithin(close(), closeBudgetMs(config));
     throw err;
+  }
+}
+
+/** The API's calls not answered yet, so that a stop can wait for them. */
+class CallsInFlight {
+  private open = 0;
+  private empty?: () => void;
+
+  track(handler: Activation['handler']): Activation['handler'] {
+    return (req, res) => {
+      this.open++;
+      // 'close' comes once per response: answered, or its connection gone.
+      res.once('close', () => {
+        if (--this.open === 0) this.empty?.();
+      });
+      handler(req, res);
+    };
+  }
+
+  drained(): Promise<void> {
+    return this.open ? new Promise((r) => (this.empty = r)) : Promise.resolve();
   }
 }
 

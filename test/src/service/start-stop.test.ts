@@ -1,11 +1,13 @@
 /** The process's start and stop as an operator meets them: a real dist/src/server.js on real folders. */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, Server } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { AddressInfo, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startServerProcess } from '../../helpers/process';
-import { Client } from '../../helpers/server';
+import { Client, REDFISH_OBM } from '../../helpers/server';
+import { sleep } from '../../../lib/time';
 
 describe('the process: start and stop', function () {
   this.timeout(60_000);
@@ -55,5 +57,26 @@ describe('the process: start and stop', function () {
     expect((await api3.get('/projects')).body).to.deep.equal(['p1']);
     third.child.kill('SIGTERM');
     expect(await third.exited).to.equal(0);
+  });
+
+  it('answers a call in flight at SIGTERM (a power call waiting on its BMC) before it exits, not with a reset connection', async () => {
+    // A BMC that takes 2 s over each answer.
+    const bmc = createHttpServer((_req, res) => void setTimeout(() => res.writeHead(404).end('{}'), 2000));
+    await new Promise<void>((r) => bmc.listen(0, '127.0.0.1', r));
+    const host = `http://127.0.0.1:${(bmc.address() as AddressInfo).port}`;
+    try {
+      const proc = await startServerProcess({ HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock', HILT_ADMIN_PASSWORD: 'stop-admin-pw' });
+      const api = new Client(proc.url, { user: 'admin', password: 'stop-admin-pw' });
+      expect((await api.put('/node/n1', { obm: { type: REDFISH_OBM, host, user: 'u', password: 'stop-bmc-pw' } })).status).to.equal(200);
+      const call = api.get('/node/n1/power_status').then((r) => r.status, (e: NodeJS.ErrnoException) => `${e.message} ${e.code ?? ''}`);
+      await sleep(500);
+      proc.child.kill('SIGTERM');
+      // The BMC's 404 is the call's answer: a 502 that says so.
+      expect(await call).to.equal(502);
+      expect(await proc.exited).to.equal(0);
+    } finally {
+      bmc.closeAllConnections();
+      bmc.close();
+    }
   });
 });
