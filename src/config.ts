@@ -274,13 +274,46 @@ export function trustProxyOption(v: string): boolean | number | string[] {
   return v.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+/**
+ * A file's value must have its setting's type (a count or a bound: an integer, 0 or more), as
+ * the environment's parsers demand: `"port": "abc"` would otherwise have listened on a Unix
+ * socket named abc, and a timeout of "ten" or null have bounded nothing.
+ */
+function fileValue(file: string, k: string, v: unknown): unknown {
+  const d = k === 'databaseTimeoutMs' ? 0 : (DEFAULTS as unknown as Record<string, unknown>)[k] ?? '';
+  const bad = (what: string) => new Error(`setting "${k}" in ${file} must be ${what}, got ${JSON.stringify(v)}`);
+  if (k === 'vlanPool') {
+    if (typeof v === 'string') return parseVlanPool(v);
+    if (!Array.isArray(v) || !v.every((r) => Array.isArray(r) && r.length === 2 && r.every(Number.isInteger))) throw bad('a VLAN pool ("1000-1999,3000-3099")');
+    return parseVlanPool(v.map((r: number[]) => r.join('-')).join(','));
+  }
+  if (k === 'baseImages') return v; // a list or a comma-separated string: imageNames() checks it
+  if (Array.isArray(d)) {
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw bad('a list of strings');
+  } else if (typeof d === 'number') {
+    if (typeof v !== 'number' || !(v >= 0) || (k !== 'journalRetentionDays' && !Number.isInteger(v))) throw bad('a number, 0 or more');
+  } else if (typeof v !== typeof d) {
+    throw bad(typeof d === 'boolean' ? 'true or false' : 'a string');
+  }
+  return v;
+}
+
+/** pino's levels (HILT_LOG_LEVEL). */
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cfg: Config = { ...DEFAULTS };
   if (env.HILT_CONFIG) {
-    const file = JSON.parse(readFileSync(env.HILT_CONFIG, 'utf8')) as Record<string, unknown>;
+    let file: Record<string, unknown>;
+    try {
+      file = JSON.parse(readFileSync(env.HILT_CONFIG, 'utf8')) as Record<string, unknown>;
+    } catch (err) {
+      throw new Error(`cannot read the settings file ${env.HILT_CONFIG} (HILT_CONFIG): ${(err as Error).message}`);
+    }
+    if (!file || typeof file !== 'object' || Array.isArray(file)) throw new Error(`the settings file ${env.HILT_CONFIG} (HILT_CONFIG) must hold a JSON object of settings`);
     for (const [k, v] of Object.entries(file)) {
       if (!(k in DEFAULTS) && !OPTIONAL_KEYS.includes(k)) throw new Error(`unknown setting "${k}" in ${env.HILT_CONFIG}`);
-      (cfg as unknown as Record<string, unknown>)[k] = k === 'vlanPool' && typeof v === 'string' ? parseVlanPool(v) : v;
+      (cfg as unknown as Record<string, unknown>)[k] = fileValue(env.HILT_CONFIG, k, v);
     }
   }
   if (env.HILT_HOST) cfg.host = env.HILT_HOST;
@@ -355,6 +388,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_OIDC_AUDITOR_GROUP) cfg.oidcAuditorGroup = env.HILT_OIDC_AUDITOR_GROUP;
   if (env.HILT_OIDC_PROJECT_PREFIX) cfg.oidcProjectPrefix = env.HILT_OIDC_PROJECT_PREFIX;
   if (env.HILT_SECRET_KEY_FILE) cfg.secretKeyFile = env.HILT_SECRET_KEY_FILE;
+  if (cfg.port > 65535) throw new Error(`HILT_PORT (port) must be a port number, 0 to 65535, got ${cfg.port}`);
+  oneOf('HILT_LOG_LEVEL', cfg.logLevel, LOG_LEVELS);
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('HILT_TLS_CERT and HILT_TLS_KEY go together: set both (HTTPS) or neither (plain HTTP)');
   if (cfg.loginMaxFailures < 1) throw new Error('HILT_LOGIN_MAX_FAILURES must be at least 1');
   // The file's values too.

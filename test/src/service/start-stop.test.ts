@@ -1,6 +1,6 @@
 /** The process's start and stop as an operator meets them: a real dist/src/server.js on real folders. */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { AddressInfo, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -77,6 +77,29 @@ describe('the process: start and stop', function () {
     } finally {
       bmc.closeAllConnections();
       bmc.close();
+    }
+  });
+
+  it('stops a start whose settings file or environment holds a malformed value, naming the setting, before it touches anything', async () => {
+    const file = join(dir, 'hilt.json');
+    const cases: [Record<string, unknown> | undefined, Record<string, string>, RegExp][] = [
+      // A port that is no number would have listened on a Unix socket named after it.
+      [{ port: 'abc' }, {}, /setting "port" in .*hilt\.json must be a number, 0 or more, got "abc"/],
+      [{ obmTimeoutMs: 'ten' }, {}, /setting "obmTimeoutMs" .* must be a number/],
+      [{ askTimeoutMs: null }, {}, /setting "askTimeoutMs" .* must be a number/],
+      [{ releasePowerOff: 'no' }, {}, /setting "releasePowerOff" .* must be true or false/],
+      [undefined, { HILT_PORT: '70000' }, /HILT_PORT \(port\) must be a port number, 0 to 65535, got 70000/],
+      [undefined, { HILT_LOG_LEVEL: 'verbose' }, /HILT_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"/],
+    ];
+    for (const [settings, env, message] of cases) {
+      if (settings) writeFileSync(file, JSON.stringify(settings));
+      const data = join(dir, 'data');
+      const proc = await startServerProcess({ HILT_DATA_DIR: data, HILT_HEADNODE_DRIVER: 'mock', ...(settings ? { HILT_CONFIG: file } : {}), ...env }, {}, /failed to start|hilt is ready/);
+      expect(proc.output(), JSON.stringify(settings ?? env)).to.not.include('hilt is ready');
+      expect(await proc.exited).to.equal(1);
+      expect(proc.output()).to.match(new RegExp(`^hilt: failed to start: ${message.source}`, 'm'));
+      // Refused before the data folder was made.
+      expect(existsSync(data)).to.equal(false);
     }
   });
 });
