@@ -10,6 +10,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { createSecureContext } from 'node:tls';
 import pino from 'pino';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from './config';
@@ -90,7 +91,28 @@ function makeLogger(logger: ServiceDeps['logger']): FastifyBaseLogger | undefine
   return (stream ? pino(opts, stream) : pino(opts)) as FastifyBaseLogger;
 }
 
+/** HTTPS's certificate and key, read and tried as a pair: a file that will not do is named with its setting. */
+function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
+  if (!config.tlsCert || !config.tlsKey) return undefined;
+  const read = (name: string, path: string) => {
+    try {
+      return readFileSync(path);
+    } catch (err) {
+      throw new Error(`cannot read ${name} ${path}: ${(err as Error).message}`);
+    }
+  };
+  const pair = { cert: read('HILT_TLS_CERT', config.tlsCert), key: read('HILT_TLS_KEY', config.tlsKey) };
+  try {
+    createSecureContext(pair);
+  } catch (err) {
+    throw new Error(`cannot serve HTTPS with HILT_TLS_CERT ${config.tlsCert} and HILT_TLS_KEY ${config.tlsKey}: ${(err as Error).message} (they must be PEM files: the certificate with its chain, and its unencrypted key)`);
+  }
+  return pair;
+}
+
 export async function startService(config: Config, deps: ServiceDeps = {}): Promise<Service> {
+  // HTTPS when the operator gives a certificate and its key (HILT_TLS_CERT, HILT_TLS_KEY).
+  const tls = readTls(config);
   // The store holds BMC and switch credentials: the folder is the service's alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
@@ -111,8 +133,6 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   if (candidate && config.testFencingOnly) log.warn('HILT_TEST_FENCING_ONLY is set (tests only): this process does not notice by itself that it lost its lease, and its hardware calls are unguarded');
   const metrics: Metrics = new Metrics({ version: version(), storage: config.storage }, () => gate.role === 'active');
 
-  // HTTPS when the operator gives a certificate and its key (HILT_TLS_CERT, HILT_TLS_KEY).
-  const tls = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
   const retryAfterS = Math.max(1, Math.ceil(config.leaseTtlMs / 1000));
   // A standby has no users to check an admin against: it shows its metrics only when they are open.
   const gate: Gate = new Gate({ instance, retryAfterS, tls, metrics: config.metricsOpen ? metrics : undefined });

@@ -88,6 +88,23 @@ describe('HTTPS', function () {
     }
   });
 
+  it('refuses a key that is not the certificate\'s, or a file it cannot read, naming the setting and the file', async () => {
+    const a = await makeCertificate(dir, 'pair-a');
+    const b = await makeCertificate(dir, 'pair-b');
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ HILT_TLS_CERT: a.certFile, HILT_TLS_KEY: b.keyFile }, /cannot serve HTTPS with HILT_TLS_CERT .*pair-a-cert\.pem and HILT_TLS_KEY .*pair-b-key\.pem: .*key values mismatch/],
+      // The two swapped.
+      [{ HILT_TLS_CERT: a.keyFile, HILT_TLS_KEY: a.certFile }, /cannot serve HTTPS with HILT_TLS_CERT .* and HILT_TLS_KEY .*: /],
+      [{ HILT_TLS_CERT: join(dir, 'none.pem'), HILT_TLS_KEY: a.keyFile }, /cannot read HILT_TLS_CERT .*none\.pem: ENOENT/],
+    ];
+    for (const [env, message] of cases) {
+      const p = await startServerProcess({ HILT_DATA_DIR: join(dir, 'bad-tls'), ...env }, {}, /failed to start|hilt is ready/);
+      expect(p.output()).to.not.include('hilt is ready');
+      expect(await p.exited).to.equal(1);
+      expect(p.output()).to.match(new RegExp(`^hilt: failed to start: ${message.source}`, 'm'));
+    }
+  });
+
   it('refuses to start with only one of the two', () => {
     expect(() => loadConfig({ HILT_TLS_CERT: '/x.pem' })).to.throw(/go together/);
     expect(() => loadConfig({ HILT_TLS_KEY: '/x.pem' })).to.throw(/go together/);
