@@ -73,7 +73,12 @@ export function leaseCandidate(settings: StorageSettings): LeaseCandidate | null
 export function openEngine(settings: StorageSettings, fencing: PostgresEngineOptions = {}): PersistenceEngine {
   switch (settings.storage) {
     case 'lmdb':
-      return new LmdbPersistenceEngine(settings.dataDir);
+      try {
+        return new LmdbPersistenceEngine(settings.dataDir);
+      } catch (err) {
+        // LMDB's own words name neither the folder nor the usual cause: a store first made by another user (root).
+        throw new Error(`cannot open the LMDB store in ${settings.dataDir} (HILT_DATA_DIR): ${(err as Error).message}; its data.mdb and lock.mdb must be files this process's user may read and write`);
+      }
     case 'memory':
       return new MemoryPersistenceEngine();
     case 'postgres':

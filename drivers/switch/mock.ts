@@ -36,7 +36,12 @@ export class MockSwitchDriver implements SwitchDriver {
   readonly sessionsOpened = new Map<string, number>();
 
   constructor(private readonly opts: MockSwitchOptions) {
-    this.db = open({ path: opts.path, noSubdir: false, noSync: true });
+    try {
+      this.db = open({ path: opts.path, noSubdir: false, noSync: true });
+    } catch (err) {
+      // Every start opens it: LMDB's own words would name neither the folder nor the usual cause (another user's files).
+      throw new Error(`cannot open the mock switches' store in ${opts.path}: ${(err as Error).message}; its data.mdb and lock.mdb must be files this process's user may read and write`);
+    }
     this.fail = new Set(opts.failPorts ?? []);
   }
 

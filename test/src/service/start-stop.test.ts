@@ -1,6 +1,6 @@
 /** The process's start and stop as an operator meets them: a real dist/src/server.js on real folders. */
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { AddressInfo, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -101,5 +101,22 @@ describe('the process: start and stop', function () {
       // Refused before the data folder was made.
       expect(existsSync(data)).to.equal(false);
     }
+  });
+
+  it('says which folder holds a store it cannot open, and what to check', async () => {
+    // A data file that is no file, as a data file another user owns is to the service.
+    mkdirSync(join(dir, 'data.mdb'));
+    const proc = await startServerProcess({ HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock' }, {}, /failed to start|hilt is ready/);
+    expect(proc.output()).to.not.include('hilt is ready');
+    expect(await proc.exited).to.equal(1);
+    expect(proc.output()).to.match(new RegExp(`^hilt: failed to start: cannot open the LMDB store in ${dir} \\(HILT_DATA_DIR\\): .*; its data.mdb and lock.mdb must be files this process's user may read and write`, 'm'));
+    // The mock switches' store, which every start opens, likewise.
+    rmSync(join(dir, 'data.mdb'), { recursive: true });
+    rmSync(join(dir, 'mock-switches'), { recursive: true });
+    mkdirSync(join(dir, 'mock-switches', 'data.mdb'), { recursive: true });
+    const again = await startServerProcess({ HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock' }, {}, /failed to start|hilt is ready/);
+    expect(again.output()).to.not.include('hilt is ready');
+    expect(await again.exited).to.equal(1);
+    expect(again.output()).to.match(new RegExp(`^hilt: failed to start: cannot open the mock switches' store in ${dir}/mock-switches: .*; its data.mdb and lock.mdb must be files`, 'm'));
   });
 });
