@@ -5,15 +5,16 @@
  */
 import { loadConfig, plainHttpWarning } from './config';
 import { startService } from './service';
-import { loggerOptions } from './redact';
+import { loggerOptions, REDACTED, SECRET_KEY } from './redact';
 
-/** The database URL without its password, for the log. */
+/** The database URL without its password, for the log: libpq's URLs may carry it as a parameter too (`?password=`). */
 function safeUrl(url: string | undefined): string | undefined {
   if (!url) return undefined;
   try {
     const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
+    if (u.password) u.password = REDACTED;
+    for (const k of [...u.searchParams.keys()]) if (SECRET_KEY.test(k)) u.searchParams.set(k, REDACTED);
+    return u.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
   } catch {
     return 'unparseable';
   }

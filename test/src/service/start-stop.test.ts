@@ -119,4 +119,16 @@ describe('the process: start and stop', function () {
     expect(await again.exited).to.equal(1);
     expect(again.output()).to.match(new RegExp(`^hilt: failed to start: cannot open the mock switches' store in ${dir}/mock-switches: .*; its data.mdb and lock.mdb must be files`, 'm'));
   });
+
+  it('logs the database URL without its password, in the URL\'s query too', async () => {
+    // libpq's URLs, and node-postgres's, also take the password as a parameter. Nothing listens on
+    // port 1: the process stands by, waiting for the database, and says so with the URL.
+    const url = 'postgres://hilt:userinfo-pw-4471@127.0.0.1:1/hilt?sslmode=disable&password=query-pw-8812';
+    const proc = await startServerProcess({ HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock', HILT_STORAGE: 'postgres', HILT_DATABASE_URL: url }, {}, /hilt is a standby/);
+    const line = proc.output().split('\n').find((l) => l.includes('hilt is a standby'))!;
+    expect(JSON.parse(line).database).to.equal('postgres://hilt:[redacted]@127.0.0.1:1/hilt?sslmode=disable&password=[redacted]');
+    expect(proc.output()).to.not.include('userinfo-pw-4471').and.to.not.include('query-pw-8812');
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).to.equal(0);
+  });
 });
