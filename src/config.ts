@@ -3,6 +3,7 @@
  * The environment wins over the file.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import type { VlanRange } from '../actors/network/pool';
 import { HEADNODE_DRIVERS } from '../drivers/headnode';
 import { IMAGE_NAME } from '../drivers/headnode/types';
@@ -301,6 +302,25 @@ function fileValue(file: string, k: string, v: unknown): unknown {
 /** pino's levels (HILT_LOG_LEVEL). */
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/**
+ * The trusted proxies as fastify reads them (addresses, address/prefix or address/netmask ranges,
+ * or the names loopback, linklocal, uniquelocal): refused here, naming the setting, rather than
+ * by fastify once the store is open.
+ */
+function checkTrustProxy(v: string): void {
+  const list = trustProxyOption(v);
+  if (!Array.isArray(list)) return;
+  for (const p of list) {
+    if (p === 'loopback' || p === 'linklocal' || p === 'uniquelocal') continue;
+    const [addr, bits, ...rest] = p.split('/');
+    const family = isIP(addr);
+    const prefixOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)) || (family === 4 && isIP(bits) === 4);
+    if (!family || rest.length || !prefixOk) {
+      throw new Error(`HILT_TRUST_PROXY (trustProxy) must be true, a hop count, or the proxies' addresses or ranges (address/prefix), comma-separated; "${p}" is none of them`);
+    }
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cfg: Config = { ...DEFAULTS };
   if (env.HILT_CONFIG) {
@@ -409,6 +429,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (typeof cfg.metricsOpen !== 'boolean') throw new Error('metricsOpen must be true or false');
   if (typeof cfg.trustProxy !== 'string') throw new Error('trustProxy must be a string (e.g. "127.0.0.1" or "1")');
+  checkTrustProxy(cfg.trustProxy);
   if (!Number.isInteger(cfg.uiSessionMinutes) || cfg.uiSessionMinutes < 1) throw new Error('uiSessionMinutes must be a positive integer');
   for (const k of ['eventsBufferBytes', 'eventsHeartbeatMs', 'eventsFlushMs', 'eventsWritesPerSecond', 'webhookTimeoutMs', 'webhookRetryMinMs', 'webhookRetryMaxMs', 'webhookFailAfterMs'] as const) {
     if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`${k} must be a positive integer`);

@@ -39,6 +39,7 @@ describe('configuration', () => {
   it('reads the operations settings: open metrics, the trusted proxy, the dashboard session\'s length', () => {
     expect(DEFAULTS).to.include({ metricsOpen: false, trustProxy: '', uiSessionMinutes: 480 });
     expect(loadConfig({ HILT_METRICS_OPEN: '1', HILT_TRUST_PROXY: '127.0.0.1', HILT_UI_SESSION_MINUTES: '30' })).to.include({ metricsOpen: true, trustProxy: '127.0.0.1', uiSessionMinutes: 30 });
+    for (const ok of ['true', '2', '127.0.0.1, ::1', 'loopback,127.0.0.0/8', '127.0.0.0/255.0.0.0', '::1/128']) expect(loadConfig({ HILT_TRUST_PROXY: ok }).trustProxy, ok).to.equal(ok);
     expect(loadConfig({ HILT_METRICS_OPEN: '0' }).metricsOpen).to.equal(false);
     expect(() => loadConfig({ HILT_METRICS_OPEN: 'yes' })).to.throw(/HILT_METRICS_OPEN must be 1 or 0/);
     expect(() => loadConfig({ HILT_UI_SESSION_MINUTES: '0' })).to.throw(/uiSessionMinutes/);

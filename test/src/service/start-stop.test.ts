@@ -90,6 +90,8 @@ describe('the process: start and stop', function () {
       [{ releasePowerOff: 'no' }, {}, /setting "releasePowerOff" .* must be true or false/],
       [undefined, { HILT_PORT: '70000' }, /HILT_PORT \(port\) must be a port number, 0 to 65535, got 70000/],
       [undefined, { HILT_LOG_LEVEL: 'verbose' }, /HILT_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"/],
+      [undefined, { HILT_TRUST_PROXY: '127.0.0.1, yes' }, /HILT_TRUST_PROXY \(trustProxy\) must be true, a hop count, or the proxies' addresses or ranges .*; "yes" is none of them/],
+      [undefined, { HILT_TRUST_PROXY: '127.0.0.0/40' }, /HILT_TRUST_PROXY .*"127\.0\.0\.0\/40" is none of them/],
     ];
     for (const [settings, env, message] of cases) {
       if (settings) writeFileSync(file, JSON.stringify(settings));
