@@ -20,6 +20,28 @@ describe('hilt events and hilt admin webhook', function () {
   });
   after(() => stopTestServer(ts));
 
+  /** `hilt events --follow --json ARGS` as a child process: what it printed, and a way to wait for it. */
+  const follow = (...args: string[]) => {
+    addCredentials(ADMIN.user, ADMIN.password);
+    const child = spawn(process.execPath, [CLI, 'events', '--follow', '--json', ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out = { stdout: '', stderr: '' };
+    child.stdout.on('data', (d) => (out.stdout += d));
+    child.stderr.on('data', (d) => (out.stderr += d));
+    const exited = new Promise<number | null>((r) => child.on('close', r));
+    const names = () => out.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).name as string);
+    const until = async (cond: () => boolean, what: string) => {
+      const end = Date.now() + 15_000;
+      while (!cond()) {
+        if (Date.now() > end) throw new Error(`${what}: ${out.stdout} ${out.stderr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    return { child, exited, names, until, out };
+  };
+
   it('prints the events there are, one line each (or JSON), and ends; filters; a refused cursor is exit 1', async () => {
     const t0 = new Date().toISOString();
     await must(ts.api.put('/project/ce'));
@@ -43,24 +65,7 @@ describe('hilt events and hilt admin webhook', function () {
   });
 
   it('--follow: prints changes as they are committed, resumes across dropped connections without loss or repeat, exits 0 on Ctrl-C', async () => {
-    addCredentials(ADMIN.user, ADMIN.password);
-    const child = spawn(process.execPath, [CLI, 'events', '--follow', '--json', '--kind', 'node'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((r) => child.on('close', r));
-    const names = () => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).name as string);
-    const until = async (cond: () => boolean, what: string) => {
-      const end = Date.now() + 15_000;
-      while (!cond()) {
-        if (Date.now() > end) throw new Error(`${what}: ${stdout} ${stderr}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
+    const { child, exited, names, until, out } = follow('--kind', 'node');
     try {
       await until(() => ts.app.hilt.events.size === 1, 'the CLI connected');
       for (let i = 0; i < 3; i++) await must(ts.api.put(`/node/cf${i}`, { obm: obm() }));
@@ -70,35 +75,18 @@ describe('hilt events and hilt admin webhook', function () {
       for (let i = 3; i < 6; i++) await must(ts.api.put(`/node/cf${i}`, { obm: obm() }));
       await until(() => names().length === 6, 'six events after the reconnect');
       expect(names()).to.deep.equal(['cf0', 'cf1', 'cf2', 'cf3', 'cf4', 'cf5']);
-      expect(stderr).to.match(/reconnecting after \d+/);
+      expect(out.stderr).to.match(/reconnecting after \d+/);
       child.kill('SIGINT');
       expect(await exited).to.equal(0);
     } finally {
       child.kill('SIGKILL');
-      record(stdout, 'hilt events stdout');
-      record(stderr, 'hilt events stderr');
+      record(out.stdout, 'hilt events stdout');
+      record(out.stderr, 'hilt events stderr');
     }
   });
 
   it('--follow: a connection dropped before any event printed resumes from where the first began, not from the reconnect', async () => {
-    addCredentials(ADMIN.user, ADMIN.password);
-    const child = spawn(process.execPath, [CLI, 'events', '--follow', '--json', '--kind', 'node', '--name', 'gap0', '--name', 'gap1'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((r) => child.on('close', r));
-    const names = () => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).name as string);
-    const until = async (cond: () => boolean, what: string) => {
-      const end = Date.now() + 15_000;
-      while (!cond()) {
-        if (Date.now() > end) throw new Error(`${what}: ${stdout} ${stderr}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
+    const { child, exited, names, until, out } = follow('--kind', 'node', '--name', 'gap0', '--name', 'gap1');
     try {
       await until(() => ts.app.hilt.events.size === 1, 'the CLI connected');
       for (const s of (ts.app.hilt.events as unknown as { streams: Set<Stream> }).streams) s.drop('buffer');
@@ -112,8 +100,8 @@ describe('hilt events and hilt admin webhook', function () {
       expect(await exited).to.equal(0);
     } finally {
       child.kill('SIGKILL');
-      record(stdout, 'hilt events stdout');
-      record(stderr, 'hilt events stderr');
+      record(out.stdout, 'hilt events stdout');
+      record(out.stderr, 'hilt events stderr');
     }
   });
 
