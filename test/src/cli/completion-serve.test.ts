@@ -1,6 +1,6 @@
 /** `hilt completion bash` in a real bash, and `hilt serve` as the service's process. */
 import { expect } from 'chai';
-import { execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,27 @@ describe('hilt completion bash', function () {
 
 describe('hilt serve', function () {
   this.timeout(30_000);
+
+  /** `hilt serve ARGS` on a data folder, HILT_PORT `envPort`: the child and what it printed. */
+  const serve = (dir: string, args: string[], envPort: number) => {
+    const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+      env: { PATH: process.env.PATH, HILT_HOST: '127.0.0.1', HILT_PORT: String(envPort), HILT_DATA_DIR: dir, HILT_ADMIN_PASSWORD: 'serve-pw', HILT_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const log = { text: '' };
+    child.stdout.on('data', (d) => (log.text += d));
+    child.stderr.on('data', (d) => (log.text += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    return { child, exited, log };
+  };
+  const ready = async (child: ChildProcess, log: { text: string }) => {
+    const deadline = Date.now() + 15_000;
+    while (!log.text.includes('hilt is ready')) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`hilt serve did not start:\n${log.text}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
   it('says how to give V8 its young generation only when neither its flags nor NODE_OPTIONS do', () => {
     expect(youngGenerationNotice([])).to.match(/^started without --max-semi-space-size/);
     expect(youngGenerationNotice(['--max-semi-space-size=32'])).to.equal(undefined);
@@ -46,29 +67,18 @@ describe('hilt serve', function () {
   it('starts the service as `npm start` does; the CLI talks to it; SIGTERM ends it cleanly', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hilt-serve-'));
     const port = await freePort();
-    const child = spawn(process.execPath, [CLI, 'serve'], {
-      env: { PATH: process.env.PATH, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_DATA_DIR: dir, HILT_ADMIN_PASSWORD: 'serve-pw', HILT_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const { child, exited, log } = serve(dir, [], port);
     try {
-      const deadline = Date.now() + 15_000;
-      while (!out.includes('hilt is ready')) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`hilt serve did not start:\n${out}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await ready(child, log);
       const url = `http://127.0.0.1:${port}`;
       const as = { user: 'admin', password: 'serve-pw' };
       expect((await hilt(url, ['project', 'create', 'served'], { as })).code).to.equal(0);
       expect(rows((await hilt(url, ['project', 'list'], { as })).stdout)).to.deep.equal([['Projects'], ['served']]);
       child.kill('SIGTERM');
       expect(await exited).to.equal(0);
-      expect(out).to.match(/shutting down/);
+      expect(log.text).to.match(/shutting down/);
       // Started without the young generation's flag (npm start's): it says how to give it.
-      expect(out).to.include('started without --max-semi-space-size').and.include('NODE_OPTIONS=--max-semi-space-size=32');
+      expect(log.text).to.include('started without --max-semi-space-size').and.include('NODE_OPTIONS=--max-semi-space-size=32');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
@@ -80,20 +90,9 @@ describe('hilt serve', function () {
     expect(bad.code).to.equal(2);
     const dir = mkdtempSync(join(tmpdir(), 'hilt-serve-'));
     const port = await freePort();
-    const child = spawn(process.execPath, [CLI, 'serve', String(port)], {
-      env: { PATH: process.env.PATH, HILT_HOST: '127.0.0.1', HILT_PORT: String(await freePort()), HILT_DATA_DIR: dir, HILT_ADMIN_PASSWORD: 'serve-pw', HILT_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const { child, exited, log } = serve(dir, [String(port)], await freePort());
     try {
-      const deadline = Date.now() + 15_000;
-      while (!out.includes('hilt is ready')) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`hilt serve did not start:\n${out}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await ready(child, log);
       const r = await hilt(`http://127.0.0.1:${port}`, ['project', 'list', '--json'], { as: { user: 'admin', password: 'serve-pw' } });
       expect([r.code, r.stdout.trim()]).to.deep.equal([0, '[]']);
       child.kill('SIGTERM');
