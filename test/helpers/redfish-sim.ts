@@ -122,6 +122,8 @@ export interface RedfishSim {
    * with `fail`, `Exception` and that message (nothing done). null: resets answer 204 at once.
    */
   resetTasks: { polls: number; fail: string | null } | null;
+  /** The same for a PATCH of the system (the boot override): applied when its task completes. */
+  patchTasks: { polls: number; fail: string | null } | null;
   /** Requests the server is holding (hung). */
   held(): number;
   stop(): Promise<void>;
@@ -408,7 +410,8 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     events.push(`boot ${s.BootSourceOverrideTarget} ${s.BootSourceOverrideEnabled}`);
   };
 
-  interface SimTask { system: SimSystem; body: Record<string, unknown>; polls: number; fail: string | null; state: string; messages: unknown[] }
+  /** `done`: what the task does when it completes; `what`: its name in the events. */
+  interface SimTask { done: () => void; what: string; polls: number; fail: string | null; state: string; messages: unknown[] }
   const tasks = new Map<string, SimTask>();
   let nextTask = 1;
   const taskResource = (id: string) => {
@@ -527,6 +530,12 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     if (s && sys![2] === undefined) {
       only('GET, PATCH');
       if (method === 'PATCH') {
+        if (sim.patchTasks) {
+          const id = String(nextTask++);
+          tasks.set(id, { done: () => patchSystem(s, req, body), what: 'boot task', ...sim.patchTasks, state: 'Running', messages: [] });
+          events.push(`boot task ${id}`);
+          return send(res, 202, taskResource(id), { Location: `${sim.url}/redfish/v1/TaskService/TaskMonitors/${id}` });
+        }
         patchSystem(s, req, body);
         return send(res, 204, undefined, etags ? { ETag: etagOf(s) } : {});
       }
@@ -537,7 +546,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
       if (sim.resetTasks) {
         const id = String(nextTask++);
         const { polls, fail } = sim.resetTasks;
-        tasks.set(id, { system: s, body, polls, fail, state: 'Running', messages: [] });
+        tasks.set(id, { done: () => reset(s, body), what: 'reset task', polls, fail, state: 'Running', messages: [] });
         events.push(`reset task ${id} ${String(body.ResetType)}`);
         // Absolute, as iDRAC writes it: a client must take it on the BMC's own origin.
         return send(res, 202, taskResource(id), { Location: `${sim.url}/redfish/v1/TaskService/TaskMonitors/${id}` });
@@ -552,12 +561,12 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
       if (task.state === 'Running' && task.polls-- > 0) return send(res, 202, taskResource(monitor![1]!));
       if (task.state === 'Running') {
         if (task.fail === null) {
-          reset(task.system, task.body);
+          task.done();
           task.state = 'Completed';
         } else {
           task.state = 'Exception';
           task.messages = [message('GeneralError', task.fail)];
-          events.push(`reset task ${monitor![1]} failed`);
+          events.push(`${task.what} ${monitor![1]} failed`);
         }
       }
       return send(res, 200, taskResource(monitor![1]!));
@@ -618,6 +627,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     refuseResets: null,
     changeBeforeNextPatch: false,
     resetTasks: null,
+    patchTasks: null,
     held: () => heldResponses.size,
     stop: async () => {
       running.delete(sim);

@@ -17,8 +17,8 @@
  * (`ResetType@Redfish.AllowableValues`, or its `@Redfish.ActionInfo`); a system that advertises
  * none is taken to allow all. A reset the BMC answers 202 (a task) is done only once its task
  * says `Completed`: the call waits for it, and a task that ends otherwise is the call's failure.
- * The boot override is a `PATCH` with `If-Match` when the BMC gave
- * an ETag (retried once with a fresh one after 412). The BMC's refusals come back with their
+ * The boot override is a `PATCH` (a task waited for the same way) with `If-Match` when the BMC
+ * gave an ETag (retried once with a fresh one after 412). The BMC's refusals come back with their
  * `@Message.ExtendedInfo` text.
  */
 import { setTimeout as pause } from 'node:timers/promises';
@@ -33,7 +33,7 @@ export type { RedfishFields } from './target';
 
 /** How often a `ForceOff` + `On` cycle looks whether the system is off yet. */
 const OFF_POLL_MS = 250;
-/** How often the task of an accepted reset is read. */
+/** How often the task of an accepted reset or boot override is read. */
 const TASK_POLL_MS = 250;
 /** Task states (Redfish Task.TaskState) of a task not yet ended. */
 const TASK_RUNNING = ['New', 'Starting', 'Running', 'Pending', 'Suspended', 'Stopping', 'Service', 'Interrupted'];
@@ -254,6 +254,8 @@ async function setBoot(call: BmcCall, sys: System, target: string | null, enable
   let current = sys;
   for (let attempt = 0; ; attempt++) {
     const reply = await call.request('PATCH', current.path, what, body, current.etag ? { 'If-Match': current.etag } : {});
+    // Accepted as a task, as a reset may be: a reset before it completed would boot the old way.
+    if (reply.status === 202) await taskOutcome(call, reply, what);
     if (reply.status >= 200 && reply.status < 300) return current;
     // Someone changed the system since it was read: read it again and repeat, once.
     if (reply.status === 412 && attempt === 0) {

@@ -360,6 +360,17 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(did(sim)).to.deep.equal(['boot Pxe Once', 'reset task 1 On', 'booted Pxe', 'reset On']);
     });
 
+    it('a boot override the BMC accepted as a task: the reset waits for it; one whose task failed is the call\'s failure, and no reset', async () => {
+      sim.patchTasks = { polls: 2, fail: null };
+      await driver.powerCycle(fields(sim), {}, LIVE);
+      expect(did(sim)).to.deep.equal(['boot task 1', 'boot Pxe Once', 'booted Pxe', 'reset On']);
+      sim.events.length = 0;
+      sim.patchTasks = { polls: 1, fail: 'The BIOS settings are locked.' };
+      const { err } = await obmFailure(() => driver.powerCycle(fields(sim), {}, LIVE));
+      expect(err.message).to.equal(`BMC ${sim.url}: boot override Pxe Once failed: its task ended Exception: The BIOS settings are locked.`);
+      expect(did(sim)).to.deep.equal(['boot task 2', 'boot task 2 failed']);
+    });
+
     it('a reset task that never ends: the call\'s signal stops the wait, as a failure', async () => {
       sim.setPower('On');
       sim.resetTasks = { polls: 1_000_000, fail: null };
