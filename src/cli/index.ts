@@ -23,6 +23,12 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  // A reader that stopped reading (`hilt events --follow | head -1`) wants no more: end quietly,
+  // as a Unix filter does, rather than with an unhandled EPIPE's stack.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+    throw err;
+  });
   void run(process.argv).then((code) => {
     // Let stdout drain (a pipe) before ending: keep-alive sockets must not hold the process.
     process.stdout.write('', () => process.exit(code));

@@ -105,6 +105,24 @@ describe('hilt events and hilt admin webhook', function () {
     }
   });
 
+  it('--follow into a reader that closes (as `| head -1`): ends quietly with 0 at the next event', async () => {
+    const { child, exited, names, until, out } = follow('--kind', 'node', '--name', 'pipe0', '--name', 'pipe1');
+    try {
+      await until(() => ts.app.hilt.events.size === 1, 'the CLI connected');
+      await must(ts.api.put('/node/pipe0', { obm: obm() }));
+      await until(() => names().length === 1, 'the first event');
+      // The reader goes away; the next event's line meets a closed pipe.
+      child.stdout.destroy();
+      await must(ts.api.put('/node/pipe1', { obm: obm() }));
+      expect(await exited, out.stderr).to.equal(0);
+      expect(out.stderr).to.not.match(/EPIPE|Error|at /);
+    } finally {
+      child.kill('SIGKILL');
+      record(out.stdout, 'hilt events stdout');
+      record(out.stderr, 'hilt events stderr');
+    }
+  });
+
   it('admin webhook create, list, show, resume and delete', async () => {
     const rcv = await new Receiver().start();
     try {
