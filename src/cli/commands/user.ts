@@ -1,13 +1,18 @@
 /** hilt user …: HIL's `hil user` group (hil/cli/user.py). */
 import { Argument, Command, Option } from 'commander';
-import { path } from '../client';
+import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
 import { answer, fields } from '../output';
 
 const ROLE = () => new Argument('<is_admin>', 'admin or regular').choices(['admin', 'regular']);
-/** HIL's two kinds of user, and the read-only auditor (docs/identity.md). */
-const CREATE_ROLE = () => new Argument('<role>', 'admin or regular, or auditor (reads what an admin reads, changes nothing)').choices(['admin', 'regular', 'auditor']);
+/**
+ * HIL's two kinds of user, and the read-only auditor (docs/identity.md). Checked in the action,
+ * not by commander, whose refusal quotes the value: with the arguments swapped that is the
+ * password. The choices stay listed for help and completion.
+ */
+const CREATE_ROLES = ['admin', 'regular', 'auditor'];
+const CREATE_ROLE = () => new Argument('<role>', 'admin or regular, or auditor (reads what an admin reads, changes nothing)').choices(CREATE_ROLES).argParser((v: string) => v);
 
 export function userCommands(program: Command, ctx: Ctx): void {
   const c = () => ctx.client();
@@ -15,6 +20,7 @@ export function userCommands(program: Command, ctx: Ctx): void {
 
   user.command('create').description('Create a user; a password of - is asked for').argument('<username>').argument('<password>').addArgument(CREATE_ROLE())
     .action(async (u: string, password: string, role: string) => {
+      if (!CREATE_ROLES.includes(role)) throw new UsageError('the role (after the password) must be admin, regular or auditor');
       const pw = await passwordArgument(password, `password of the new user ${u}`, () => ctx.client().login());
       // HIL's body for its two kinds; `role` (which goes alone) for an auditor.
       await c().put(path('auth', 'basic', 'user', u), role === 'auditor' ? { password: pw, role } : { password: pw, 'is-admin': role === 'admin' });

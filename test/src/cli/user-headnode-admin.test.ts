@@ -37,7 +37,11 @@ describe('hilt user, headnode, networking-action and admin', function () {
       expect((await cli.as({ as: { user: 'carol', password: 'carol-pw' } })('project', 'list')).code, 'an admin').to.equal(0);
       const bad = await cli.run('user', 'create', 'dave', 'pw', 'superuser');
       expect(bad.code).to.equal(2);
-      expect(bad.stderr).to.match(/superuser/);
+      expect(bad.stderr).to.match(/admin, regular or auditor/);
+      // The arguments swapped: the role's place holds the password, which the error must not repeat.
+      const swapped = await cli.run('user', 'create', 'erin', 'admin', 'erin-s3cret');
+      expect(swapped.code).to.equal(2);
+      expect(swapped.stderr).to.match(/admin, regular or auditor/).and.not.include('erin-s3cret');
     });
 
     it('project add|remove <user> <project>, set-admin <user> admin|regular, delete', async () => {
