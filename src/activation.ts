@@ -213,13 +213,16 @@ class CallsInFlight {
   track(handler: Activation['handler']): Activation['handler'] {
     return (req, res) => {
       this.open++;
-      // 'close' comes once per response: answered, or its connection gone.
-      res.once('close', () => {
-        if (--this.open === 0) this.empty?.();
-      });
+      // 'close' comes once per response: answered, or its connection gone. One listener shared
+      // by every response: no closure made per call.
+      res.on('close', this.closed);
       handler(req, res);
     };
   }
+
+  private readonly closed = () => {
+    if (--this.open === 0) this.empty?.();
+  };
 
   drained(): Promise<void> {
     return this.open ? new Promise((r) => (this.empty = r)) : Promise.resolve();
