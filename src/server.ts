@@ -32,8 +32,21 @@ export function youngGenerationNotice(execArgv: readonly string[], nodeOptions =
 }
 
 /** Starts the service and keeps it until SIGTERM or SIGINT, which close it and end the process. */
+/**
+ * The exit code of a start refused for its settings (sysexits' EX_CONFIG): deploy/hilt.service
+ * does not restart on it (RestartPreventExitStatus), as starting again cannot help.
+ */
+export const EXIT_SETTINGS = 78;
+
+class SettingsError extends Error {}
+
 export async function serve(): Promise<void> {
-  const config = loadConfig();
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    throw new SettingsError((err as Error).message);
+  }
   // On PostgreSQL a process may wait as a standby: it listens (503, /health) before it is active.
   // Printed once, on the terminal only: it is not a log line and is never stored in clear. It is
   // printed as soon as the admin exists: a start that fails after that (its port taken) would
@@ -70,11 +83,11 @@ export async function serve(): Promise<void> {
   logger.info({ url: svc.url, instance: svc.instance, storage: config.storage, dataDir: config.dataDir, database: safeUrl(config.databaseUrl), vlanPool: config.vlanPool, tls: !!config.tlsCert }, 'hilt is ready');
 }
 
-/** serve(), ending the process with 1 and the reason when the service cannot start. */
+/** serve(), ending the process with 1 (EXIT_SETTINGS for its settings) and the reason when the service cannot start. */
 export function runServe(): Promise<void> {
   return serve().catch((err) => {
     process.stderr.write(`hilt: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    process.exit(err instanceof SettingsError ? EXIT_SETTINGS : 1);
   });
 }
 

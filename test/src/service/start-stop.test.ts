@@ -98,7 +98,8 @@ describe('the process: start and stop', function () {
       const data = join(dir, 'data');
       const proc = await startServerProcess({ HILT_DATA_DIR: data, HILT_HEADNODE_DRIVER: 'mock', ...(settings ? { HILT_CONFIG: file } : {}), ...env }, {}, /failed to start|hilt is ready/);
       expect(proc.output(), JSON.stringify(settings ?? env)).to.not.include('hilt is ready');
-      expect(await proc.exited).to.equal(1);
+      // EX_CONFIG: the unit does not restart it (deploy/hilt.service).
+      expect(await proc.exited).to.equal(78);
       expect(proc.output()).to.match(new RegExp(`^hilt: failed to start: ${message.source}`, 'm'));
       // Refused before the data folder was made.
       expect(existsSync(data)).to.equal(false);
