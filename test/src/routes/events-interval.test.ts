@@ -50,8 +50,9 @@ describe('the event hub under a stream of commits', function () {
     const streams = Array.from({ length: n }, () => new Recorder());
     const from = hub.last;
     for (const r of streams) hub.open(r as unknown as ServerResponse, { user: 'admin', admin: true, projects: new Set() }, NO_FILTER, from);
-    // Let the replays (nothing to replay) finish and the streams go live.
-    await new Promise((r) => setTimeout(r, 50));
+    // The replays (nothing to replay) finish and the streams go live: a commit heard before that
+    // would be written at the replay's end, outside the flushes this test times.
+    while (!streams.every((r) => r.writes.some((w) => w.text.includes(': live')))) await new Promise((r) => setTimeout(r, 5));
     const end = performance.now() + ms;
     for (let i = 0; performance.now() < end; i++) await must(ts.api.put(`/node/${prefix}${i}`, { obm: obm() }));
     // The last flush.
