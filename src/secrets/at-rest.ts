@@ -258,7 +258,7 @@ export class SecretStore implements Credentials {
       // just before the switch of keys may commit after its object's rewrite, or create an
       // object the pass's list of keys did not have yet.
       // Every kind that holds credentials: one left out keeps values under a key the rotation then drops.
-      const registries: Record<CredentialKind, Pick<World['nodes'], 'storedIds'> & { rewrite(id: string, r: Reencode): Promise<number> }> = {
+      const registries: Record<CredentialKind, Pick<World['nodes'], 'storedIds' | 'liveActors'> & { rewrite(id: string, r: Reencode): Promise<number> }> = {
         node: world.nodes, switch: world.switches, webhook: world.webhooks,
       };
       let before: number;
@@ -267,7 +267,12 @@ export class SecretStore implements Credentials {
         for (const kind of CREDENTIAL_KINDS) {
           const reg = registries[kind];
           const r = this.reencoder(kind, count);
-          for (const id of await reg.storedIds()) count.values += await reg.rewrite(id, r);
+          // The live actors too, listed before the store's keys: one that sealed a value under the
+          // old key may not have committed it yet (a first registration is in no list of keys
+          // until then). Its rewrite waits in its mailbox behind that command, so it finds the
+          // value stored; an actor that stopped meanwhile had committed, so the store lists it.
+          const live = reg.liveActors().map((a) => a.id);
+          for (const id of new Set([...live, ...(await reg.storedIds())])) count.values += await reg.rewrite(id, r);
         }
       } while (count.resealed > before);
       const installed = await this.finishRotation(record);

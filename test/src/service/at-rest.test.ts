@@ -20,6 +20,7 @@ import { addSecret } from '../../helpers/secrets';
 import { keyFilePath } from '../../../src/secrets/at-rest';
 import { keyId, newKeyText, parseKey } from '../../../lib/sealed';
 import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
+import type { PersistenceEngine } from '../../../actors/persistence/engine';
 import { World } from '../../../actors/world';
 import { DEFAULTS } from '../../../src/config';
 
@@ -289,5 +290,60 @@ describe('credentials at rest', function () {
     const ok = await startTestServer({}, {}, ts.dataDir);
     await must(ok.api.get('/node/k1'));
     await stopTestServer(ok);
+  });
+});
+
+describe('key rotation and registrations in flight', function () {
+  this.timeout(60_000);
+
+  /** An engine that holds back the writes of one key until released. */
+  function holding(key: string) {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const reached = new Promise<void>((r) => (held = r));
+    const wrap = (engine: PersistenceEngine): PersistenceEngine => new Proxy(engine, {
+      get(target, prop, receiver) {
+        if (prop === 'persist') {
+          return async (events: Parameters<PersistenceEngine['persist']>[0]) => {
+            if (events.some((e) => e.key === key)) {
+              held();
+              await released;
+            }
+            return target.persist(events);
+          };
+        }
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    return { wrap, reached, release };
+  }
+
+  it('a registration sealed under the old key and committed after the rotation\'s pass is under the new key too', async () => {
+    const h = holding('node:race-1');
+    const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: h.wrap });
+    const api = ts.api;
+    const pw = 'race-bmc-Pw-Zr4';
+    addSecret(pw);
+    // Sealed under the old key in its decide; its commit waits.
+    const registering = api.put('/node/race-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } });
+    await h.reached;
+    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
+    const newText = newKeyText();
+    writeFileSync(newFile, newText, { mode: 0o600 });
+    const rotating = api.post('/admin/secret-key/rotate', { key_file: newFile });
+    // The rotation does not end while a value under the old key is on its way to the store.
+    await new Promise((r) => setTimeout(r, 300));
+    h.release();
+    await must(registering);
+    await must(rotating);
+    await must(api.post('/node/race-1/power_cycle'));
+    await ts.close();
+    const { ids } = await sealedKeyIds(ts.dataDir);
+    expect([...ids]).to.deep.equal([keyId(parseKey(newText)!)]);
+    const again = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir);
+    await must(again.api.post('/node/race-1/power_cycle'));
+    await stopTestServer(again);
   });
 });
