@@ -1,9 +1,10 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/networks';
-import { badArgument, duplicate, notFound, unauthorized } from '../errors';
+import { badArgument, duplicate, forbidden, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { requireAdmin, requireProject, found, isMember, lookedUp } from './guard';
 import type { Caller } from '../auth/basic';
+import { readsOnly } from '../auth/caller';
 import type { NetworkState } from '../../actors/network/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import type { Attachment } from '../../actors/readmodel';
@@ -24,6 +25,16 @@ function parseNetId(netId: string): number | null {
 /** May the caller manage the network as its owner (admin, or a member of the owning project)? */
 function isOwner(c: Caller, net: NetworkState): boolean {
   return c.isAdmin || (net.owner !== 'admin' && c.projects.includes(net.owner));
+}
+
+/**
+ * A change only the network's owner may make: a caller who only reads the owning project is
+ * known, and may only read (403, docs/identity.md); anyone else lacks the right (401).
+ */
+function requireOwner(c: Caller, net: NetworkState, refusal: string): void {
+  if (isOwner(c, net)) return;
+  if (net.owner !== 'admin' && readsOnly(c, net.owner)) throw forbidden(`read-only access to project ${net.owner}: this call changes its network ${net.name}`);
+  throw unauthorized(refusal);
 }
 
 /**
@@ -79,7 +90,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete<{ Params: W }>('/network/:network', { schema: S.deleteNetwork }, async (req) => {
     const n = net(req.params.network);
-    if (!isOwner(req.caller, n)) throw unauthorized(`only the owner of network ${n.name} may delete it`);
+    requireOwner(req.caller, n, `only the owner of network ${n.name} may delete it`);
     await world.networks.ask(n.name, { type: 'network.delete', by: req.caller.user });
   });
 
@@ -130,7 +141,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     const n = net(req.params.network);
     const { project } = req.params;
     found(rm.projects.get(project), `project ${project}`);
-    if (!isOwner(req.caller, n)) throw unauthorized(`only the owner of network ${n.name} may grant access to it`);
+    requireOwner(req.caller, n, `only the owner of network ${n.name} may grant access to it`);
     // Granting makes something refer to the project: serialize it through the project.
     await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name });
   });
@@ -141,6 +152,10 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     const c = req.caller;
     found(rm.projects.get(project), `project ${project}`);
     if (n.access.length && !isOwner(c, n) && !(n.access.includes(project) && isMember(c, project))) {
+      // A reader of the owner, or of the project it would revoke: known, and may only read.
+      if ((n.owner !== 'admin' && readsOnly(c, n.owner)) || (n.access.includes(project) && readsOnly(c, project))) {
+        throw forbidden(`read-only access: revoking project ${project}'s access to network ${n.name} is a change`);
+      }
       throw unauthorized(`you may not revoke access of project ${project} to network ${n.name}`);
     }
     if (!n.access.includes(project)) throw notFound(`access of project ${project} to network ${n.name}`);

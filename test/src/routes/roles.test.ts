@@ -179,6 +179,23 @@ describe('read-only roles against every route', () => {
     expect((await as(member).post('/project/rp2/connect_node', { node: 'rn2' })).status).to.equal(401);
   });
 
+  it('a reader of P who is a member of another project gets 403 for a change of P\'s networks, and changes nothing', async () => {
+    await makeUser(api, 'rnet', 'rnet-pw-1', ['rp2']);
+    await must(api.post('/auth/basic/user/rnet/add_project', { project: 'rp1', role: 'reader' }));
+    const mixed = as({ user: 'rnet', password: 'rnet-pw-1' });
+    const before = (await must(api.get('/network/rw1'))).body;
+    for (const [method, url] of [['DELETE', '/network/rw1'], ['PUT', '/network/rw1/access/rp2'], ['DELETE', '/network/rw1/access/rp1']]) {
+      const r = await mixed.call(method, url);
+      expect(r.status, `${method} ${url}: ${r.text}`).to.equal(403);
+      expect(r.body.type).to.equal('ForbiddenError');
+    }
+    expect((await must(api.get('/network/rw1'))).body).to.deep.equal(before);
+    // A project it cannot even read stays 401.
+    await must(api.put('/project/rp-other'));
+    await must(api.put('/network/rw-other', { owner: 'rp-other', access: 'rp-other', net_id: '' }));
+    expect((await mixed.call('DELETE', '/network/rw-other')).status).to.equal(401);
+  });
+
   it('shows a user\'s role and projects with roles: to an admin, an auditor, or the user itself', async () => {
     const shown = (await must(api.get('/auth/basic/user/rmixed'))).body;
     expect(shown).to.deep.equal({ name: 'rmixed', role: 'user', is_admin: false, projects: { rp2: 'member', rp1: 'reader' } });
