@@ -165,7 +165,7 @@ export class World {
         const node = (b ?? a)?.node;
         if (node !== undefined) for (const w of this.nicWatchers) w(node);
       });
-    this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports });
+    this.operations = new NetworkOperations({ rm, nics: this.nics, ports: this.ports, mayAct: opts.mayAct });
     this.audit = new SwitchAudit({ rm, ports: this.ports, sessions: this.sessions, switchInfo });
     this.wiring = new WiringCheck({ rm, sessions: this.sessions, switchInfo, inactivePorts: opts.inactivePorts, concurrency: opts.wiringConcurrency });
     this.nodes = rt.register(nodeBehavior({ rm, nics: below(this.nics), credentials }), (id, a, b) => {

@@ -44,6 +44,8 @@ export interface NetworkOperationsDeps {
   rm: ReadModel;
   nics: Asker<NicCommand, NicReplies>;
   ports: Asker<PortCommand, PortReplies> & { preload?(ids: Iterable<string>): Promise<void> };
+  /** false once this process may no longer act as the active one (its lease lost; absent: always may) */
+  mayAct?: () => boolean;
 }
 
 
@@ -122,7 +124,10 @@ export class NetworkOperations {
       }
     }
     operationTrace.mark(node, 'portAnswered');
-    if (this.closing) return false;
+    // A process that lost its lease records no outcome: its switch call may have been refused
+    // for that alone, and an ERROR committed while its token is still current would end an
+    // operation the next active process is to carry out. It stays PENDING and is resumed there.
+    if (this.closing || (this.deps.mayAct && !this.deps.mayAct())) return false;
     return this.record(node, action, error);
   }
 

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { Client as PgClient } from 'pg';
-import { must, startTestServer, stopTestServer, TestServer } from '../../helpers/server';
+import { finished, must, startTestServer, stopTestServer, TestServer } from '../../helpers/server';
 import { freshDatabase } from '../../helpers/postgres';
 import { loggerOptions } from '../../../src/redact';
 import { MockHeadnodeDriver } from '../../../drivers/headnode/mock';
@@ -145,5 +145,59 @@ describe('hardware calls of an active process deposed while they wait', function
     expect(r.body.msg).to.match(/fencing token \d+ is no longer the lease's/);
     expect(vms.calls).to.deep.equal(['create h']);
     expect(vms.vm('h')).to.include({ running: false, boots: 0 });
+  });
+});
+
+describe('a network operation of an active process that lost its lease before its switch turn', function () {
+  this.timeout(60_000);
+  let url: string;
+  let ts: TestServer | undefined;
+  const logs: string[] = [];
+  afterEach(async () => {
+    if (ts) await stopTestServer(ts);
+    ts = undefined;
+  });
+
+  it('stays PENDING (not ERROR) when the lease is lost with its token still current, and the next activation carries it out', async () => {
+    url = await freshDatabase();
+    ts = await startTestServer(
+      // The switch's login takes a while: the lease is lost while the operation waits for it.
+      { storage: 'postgres', databaseUrl: url, leaseTtlMs: 2000, instanceName: 'a', mockSwitchSessionDelayMs: 800 },
+      { extraDrivers: { obm: [recording] }, logger: loggerOptions('info', { write: (l: string) => void logs.push(l) }) },
+    );
+    const api = ts.api;
+    const bmc = ts.drivers.obm.driver(recording.type) as RecordingBmc;
+    await must(api.put('/project/p'));
+    await must(api.put('/node/n1', { obm: { type: recording.type, host: 'bmc-1', user: 'u', password: 'p' } }));
+    await must(api.put('/node/n1/nic/eth0', { macaddr: 'aa:bb:cc:dd:ee:01' }));
+    await must(api.put('/switch/sw', { type: 'http://schema.massopencloud.org/haas/v0/switches/mock', hostname: 'sw', username: 'u', password: 'p' }));
+    await must(api.put('/switch/sw/port/gi1/0/1'));
+    await must(api.post('/switch/sw/port/gi1/0/1/connect_nic', { node: 'n1', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'n1' }));
+    await must(api.put('/network/net', { owner: 'p', access: 'p', net_id: '' }));
+
+    // A power call at its BMC: the step-down waits for its answer before it closes the world.
+    bmc.gate.hold();
+    const power = api.post('/node/n1/power_off');
+    await until('the power call is at the BMC', () => bmc.calls.length === 1);
+    const accepted = await must(api.post('/node/n1/nic/eth0/connect_network', { network: 'net' }), 202);
+    const id = accepted.body.status_id as string;
+
+    // The lease's connection breaks (nobody else took the lease: its token is still current).
+    const admin = new PgClient({ connectionString: url });
+    await admin.connect();
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hilt a lease'");
+    await admin.end();
+    await until('a steps down', () => logs.some((l) => l.includes('"msg":"stepping down"')));
+    // The switch's login ends meanwhile; its change is refused by the lease guard.
+    await sleep(1500);
+    bmc.gate.release();
+    expect((await power).status).to.be.oneOf([200, 503]);
+
+    // The same process takes the lease again (nobody else wants it) and resumes what is pending.
+    await until('a is active again', async () => ts!.role === 'active' && (await api.get('/health', { as: null })).status === 200, 20_000);
+    const status = await finished(api, id);
+    expect(status.status, JSON.stringify(status)).to.equal('DONE');
+    expect(ts.mockSwitch.ports('sw')['gi1/0/1']?.native).to.be.a('number');
   });
 });
