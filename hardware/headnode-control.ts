@@ -41,6 +41,8 @@ export interface HeadnodeControlOptions {
   telemetry?: Telemetry;
   /** the driver's name in metrics (HILT_HEADNODE_DRIVER) */
   driverName?: string;
+  /** false once this process may no longer act as the active one (its lease lost; absent: always may) */
+  mayAct?: () => boolean;
 }
 
 /** What HeadnodeControl needs: the committed view and the headnode actors. */
@@ -188,6 +190,9 @@ export class HeadnodeControl {
     const state = this.world.rm.headnodes.get(name);
     if (!state) return;
     const booted = await this.boot(name, bootSpec(this.world, state), signal, (hnics) => this.driver.recover(name, hnics, signal));
+    // A process that lost its lease records no failure (its calls may have been refused for that
+    // alone): the headnode still should run, and the next active process brings it back.
+    if (booted.error !== null && this.opts.mayAct && !this.opts.mayAct()) throw new Error(`not recorded: this process no longer holds the lease (${booted.error})`);
     const vncport = booted.vncport;
     const error = booted.error && `could not bring the VM back after ${why}: ${booted.error}`;
     const by = 'recovery';

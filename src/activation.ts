@@ -160,7 +160,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     const vms = drivers.headnode;
     headnodes = new HeadnodeControl(world, mayAct ? guardHeadnode(vms.driver, mayAct, ctx.retryAfterS) : vms.driver, {
       baseImages: config.baseImages, checkMs: config.headnodeCheckMs, timeoutMs: config.headnodeTimeoutMs,
-      telemetry: metrics, driverName: vms.name,
+      telemetry: metrics, driverName: vms.name, mayAct,
     });
     let handler!: Activation['handler'];
     app = await buildApp({

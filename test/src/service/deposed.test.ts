@@ -201,3 +201,53 @@ describe('a network operation of an active process that lost its lease before it
     expect(ts.mockSwitch.ports('sw')['gi1/0/1']?.native).to.be.a('number');
   });
 });
+
+describe('a headnode VM being brought back when the activation that recovers it loses its lease', function () {
+  this.timeout(60_000);
+  let ts: TestServer | undefined;
+  const logs: string[] = [];
+  afterEach(async () => {
+    if (ts) await stopTestServer(ts);
+    ts = undefined;
+  });
+
+  /** The lease's connection breaks; nobody else took the lease: its token stays current. */
+  async function breakLease(url: string): Promise<void> {
+    const admin = new PgClient({ connectionString: url });
+    await admin.connect();
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hilt a lease'");
+    await admin.end();
+  }
+
+  it('stays running in the store, and the next activation brings it back', async () => {
+    const url = await freshDatabase();
+    const vms = new RecordingVms();
+    ts = await startTestServer(
+      { storage: 'postgres', databaseUrl: url, leaseTtlMs: 2000, instanceName: 'a' },
+      { headnodeDriver: vms, logger: loggerOptions('info', { write: (l: string) => void logs.push(l) }) },
+    );
+    const api = ts.api;
+    await must(api.put('/project/p'));
+    await must(api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+    await must(api.post('/headnode/h/start'));
+    const steppedDown = () => logs.filter((l) => l.includes('"msg":"stepping down"')).length;
+    const activations = () => logs.filter((l) => l.includes('"msg":"active: serving the API"')).length;
+
+    // A first blip: the next activation recovers the VM, whose disk step waits at the gate.
+    vms.gate.hold();
+    vms.calls.length = 0;
+    await breakLease(url);
+    await until('a is active again', () => activations() === 2, 20_000);
+    await until('the recovery is making the disk', () => vms.calls.includes('create h'));
+    // A second blip while it waits: the recovery's next call is refused by the lease guard.
+    await breakLease(url);
+    await until('a steps down again', () => steppedDown() === 2);
+    vms.gate.release();
+
+    await until('a is active a third time', () => activations() === 3, 20_000);
+    await ts.headnodesRecovered;
+    const r = await must(api.get('/headnode/h'));
+    expect(r.body.vncport, JSON.stringify(r.body)).to.be.a('number');
+    expect(vms.vm('h')).to.include({ running: true });
+  });
+});
