@@ -84,6 +84,9 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     fence: held.token,
     onFenced: (err) => {
       log.warn({ token: held.token, err: err.message }, 'the database refused a write: this process\'s fencing token is no longer the lease\'s');
+      // Another process holds the lease for sure: no more hardware calls from here on, whatever
+      // this process's own view of the lease (its renewals may not have told it yet).
+      held.lose('the database refused a write for this process\'s fencing token: another hilt process took the lease over');
       onTrouble(err.message);
     },
     onDoubt: (err) => {

@@ -251,3 +251,63 @@ describe('a headnode VM being brought back when the activation that recovers it 
     expect(vms.vm('h')).to.include({ running: true });
   });
 });
+
+describe('hardware calls of an active process whose write the database refused for its token', function () {
+  this.timeout(60_000);
+  let ts: TestServer | undefined;
+  let url: string;
+  const logs: string[] = [];
+  afterEach(async () => {
+    await sql(url, 'DELETE FROM test_hang_lease').catch(() => undefined);
+    if (ts) await stopTestServer(ts);
+    ts = undefined;
+  });
+
+  async function sql(u: string, text: string): Promise<void> {
+    const c = new PgClient({ connectionString: u });
+    await c.connect();
+    try {
+      await c.query(text);
+    } finally {
+      await c.end();
+    }
+  }
+
+  it('are refused at once, although the lease\'s own renewals have not told it yet', async () => {
+    url = await freshDatabase();
+    ts = await startTestServer(
+      { storage: 'postgres', databaseUrl: url, leaseTtlMs: 10_000, instanceName: 'a' },
+      { extraDrivers: { obm: [recording] }, logger: loggerOptions('info', { write: (l: string) => void logs.push(l) }) },
+    );
+    const bmc = ts.drivers.obm.driver(recording.type) as RecordingBmc;
+    const obm = { type: recording.type, host: 'bmc-shared', user: 'u', password: 'p' };
+    for (const n of ['n1', 'n2']) await must(ts.api.put(`/node/${n}`, { obm }));
+
+    // The lease's renewals hang (as on a connection whose packets are dropped), holding no lock.
+    await sql(url, `CREATE TABLE test_hang_lease (x int); INSERT INTO test_hang_lease VALUES (1);
+      CREATE FUNCTION test_hang() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        WHILE current_setting('application_name') = 'hilt a lease' AND EXISTS (SELECT 1 FROM test_hang_lease) LOOP PERFORM pg_sleep(0.05); END LOOP;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER test_hang BEFORE UPDATE ON hilt_lease FOR EACH STATEMENT EXECUTE FUNCTION test_hang();`);
+    await sleep(1500);
+
+    bmc.gate.hold();
+    const first = ts.api.post('/node/n1/power_off');
+    await until('the first call is at the BMC', () => bmc.calls.length === 1);
+    const queued = ts.api.post('/node/n2/power_cycle');
+    await sleep(50);
+    // Another process takes the lease over; this one's next write is refused for its token.
+    await sql(url, "UPDATE hilt_lease SET token = token + 1, holder = 'other', renewed_at = now()");
+    const late = await ts.api.put('/project/late');
+    expect(late.status, late.text).to.equal(503);
+    await until('the deposed process steps down', () => logs.some((l) => l.includes('"msg":"stepping down"')));
+    bmc.gate.release();
+
+    expect((await first).status).to.equal(200);
+    const r = await queued;
+    expect(r.status, r.text).to.equal(503);
+    expect(bmc.calls).to.deep.equal(['off bmc-shared']);
+  });
+});
