@@ -321,6 +321,22 @@ function checkTrustProxy(v: string): void {
   }
 }
 
+/**
+ * Whether PostgreSQL's client can read the URL, with the parser it uses itself (pg's own
+ * dependency, loaded only when a URL is given). A URL it cannot read fails every connection, the
+ * first as the last: the start must refuse it rather than stand by waiting for the database.
+ */
+function readableDatabaseUrl(url: string): boolean {
+  const pgPath = require.resolve('pg');
+  const { parse } = require(require.resolve('pg-connection-string', { paths: [pgPath] })) as { parse(url: string): unknown };
+  try {
+    parse(url);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cfg: Config = { ...DEFAULTS };
   if (env.HILT_CONFIG) {
@@ -421,6 +437,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(cfg.wiringConcurrency) || cfg.wiringConcurrency < 1) throw new Error('HILT_WIRING_CONCURRENCY must be a positive integer');
   if (cfg.storage === 'postgres' && !cfg.databaseUrl) throw new Error('HILT_STORAGE=postgres needs HILT_DATABASE_URL (postgres://user:password@host:port/database)');
   if (cfg.databaseUrl && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) throw new Error('HILT_DATABASE_URL must be a postgres:// or postgresql:// URL');
+  if (cfg.databaseUrl && !readableDatabaseUrl(cfg.databaseUrl)) {
+    // Its own words are not repeated: they may quote the URL, password included.
+    throw new Error('HILT_DATABASE_URL cannot be read as a URL: characters such as # / ? @ in the user name or password must be percent-encoded (# as %23, / as %2F), and a port must be a number up to 65535');
+  }
   // Renewals run every second at most: a shorter TTL would be lost to one slow renewal.
   if (cfg.leaseTtlMs < 1000) throw new Error(`HILT_LEASE_TTL_MS must be at least 1000, got ${cfg.leaseTtlMs}`);
   if (cfg.databasePoolSize < 1) throw new Error('HILT_DATABASE_POOL_SIZE must be at least 1');

@@ -78,6 +78,23 @@ describe('configuration', () => {
     expect(() => loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: 'postgres://x/y', HILT_DATABASE_TIMEOUT_MS: '50' })).to.throw(/HILT_DATABASE_TIMEOUT_MS must be an integer of at least 100/);
   });
 
+  it('refuses a database URL the PostgreSQL client cannot read, naming the setting and never the password', () => {
+    // Read at start only, it would leave the process a standby forever, "waiting for the database".
+    for (const bad of ['postgres://hilt:pa#ss@db.example/hilt', 'postgres://hilt:pa/ss@db.example/hilt', 'postgres://hilt@db.example:99999/hilt']) {
+      let err: Error | undefined;
+      try {
+        loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: bad });
+      } catch (e) {
+        err = e as Error;
+      }
+      expect(err?.message, bad).to.match(/HILT_DATABASE_URL cannot be read as a URL/);
+      expect(err!.message).to.not.include('pa#ss').and.to.not.include('pa/ss');
+    }
+    for (const ok of ['postgresql://hilt@/hilt?host=/var/run/postgresql', 'postgres://hilt:pa%23ss@db.example/hilt', 'postgres://hilt:pa ss@db.example:5432/hilt']) {
+      expect(loadConfig({ HILT_STORAGE: 'postgres', HILT_DATABASE_URL: ok }).databaseUrl, ok).to.equal(ok);
+    }
+  });
+
   it('reads the headnode settings from the file and the environment', () => {
     expect(DEFAULTS).to.include({ headnodeDriver: 'qemu', headnodeImagesDir: './images', ovsBridge: 'br-hilt', headnodeAccel: 'tcg', headnodeTimeoutMs: 120_000 });
     const file = join(dir, 'hn.json');
