@@ -140,12 +140,16 @@ export class LeaseCandidate {
       while (!signal?.aborted) {
         try {
           if (!client || broken) {
-            await client?.end().catch(() => undefined);
+            // Not waited for: a connection that stopped answering may never finish its goodbye.
+            client?.end().catch(() => undefined);
             broken = false;
-            client = await connect(this.settings, 'lease', () => (broken = true));
+            // Bounded on the client too: a connection whose packets are dropped answers nothing,
+            // not even the server's timeout, and would hold this candidate (and its close) for good.
+            const bound = Math.max(1000, this.opts.ttlMs);
+            client = await connect(this.settings, 'lease', () => (broken = true), { query_timeout: bound + 1000 });
             // Bounded waits: a takeover waits only for writes already in flight.
             await client.query(`SET lock_timeout = ${Math.max(100, this.opts.ttlMs)}`);
-            await client.query(`SET statement_timeout = ${Math.max(1000, this.opts.ttlMs)}`);
+            await client.query(`SET statement_timeout = ${bound}`);
           }
           const held = await this.tryAcquire(client);
           if (held) {
@@ -160,7 +164,8 @@ export class LeaseCandidate {
       }
       return null;
     } finally {
-      await client?.end().catch(() => undefined);
+      if (broken) client?.end().catch(() => undefined);
+      else await client?.end().catch(() => undefined);
     }
   }
 

@@ -3,6 +3,8 @@
  * writes by its token (hilt_write), against a real PostgreSQL the tests start.
  */
 import { expect } from 'chai';
+import { AddressInfo, connect as connectSocket, createServer, Socket } from 'node:net';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { FencedError, migrateDatabase, PostgresPersistenceEngine } from '../../../actors/persistence/postgres';
 import { HeldLease, LeaseCandidate, readLease } from '../../../actors/persistence/lease';
@@ -186,5 +188,82 @@ describe('PostgreSQL lease and fencing', () => {
     expect(b.held()).to.equal(true);
     await sleep(600);
     expect(b.held()).to.equal(false);
+  });
+});
+
+describe('PostgreSQL lease on a connection that stops answering', () => {
+  let url: string;
+  let socketDir: string;
+  const done: (() => void)[] = [];
+  beforeEach(async () => {
+    url = await freshDatabase();
+    socketDir = new URL(url).searchParams.get('host')!;
+    await migrateDatabase({ url });
+  });
+  afterEach(() => {
+    for (const d of done.splice(0)) d();
+  });
+
+  /**
+   * A TCP relay to the server's socket on loopback; hang() makes every connection open now stop
+   * passing anything either way (a database machine gone, a VIP moved away), without closing it,
+   * while new connections pass (the database answers at the URL again).
+   */
+  async function relay(): Promise<{ url: string; hang(): void; close(): void }> {
+    const open = new Set<{ a: Socket; b: Socket }>();
+    const server = createServer((a) => {
+      const b = connectSocket(join(socketDir, '.s.PGSQL.5432'));
+      const pair = { a, b };
+      open.add(pair);
+      a.pipe(b);
+      b.pipe(a);
+      const end = () => {
+        open.delete(pair);
+        a.destroy();
+        b.destroy();
+      };
+      a.on('error', end).on('close', end);
+      b.on('error', end).on('close', end);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const db = new URL(url).pathname;
+    return {
+      url: `postgresql://hilt@127.0.0.1:${port}${db}`,
+      hang() {
+        for (const { a, b } of open) {
+          a.unpipe(b);
+          b.unpipe(a);
+          a.pause();
+          b.pause();
+        }
+        open.clear();
+      },
+      close() {
+        server.close();
+      },
+    };
+  }
+
+  it('a standby whose connection hangs still takes the lease over, on a new connection', async function () {
+    this.timeout(30_000);
+    const r = await relay();
+    done.push(() => r.close());
+    const a = (await new LeaseCandidate({ url }, { holder: 'a', ttlMs: 1000 }).acquire())!;
+    done.push(() => a.lose('test over'));
+    const ctl = new AbortController();
+    done.push(() => ctl.abort());
+    const b = new LeaseCandidate({ url: r.url }, { holder: 'b', ttlMs: 1000, pollMs: 50 }).acquire(ctl.signal);
+    // b looks at the lease through the relay; then its connection stops answering.
+    await sleep(300);
+    r.hang();
+    await sleep(100);
+    a.lose('the holder went away');
+    const timer = setTimeout(() => ctl.abort(), 10_000);
+    const got = await b;
+    clearTimeout(timer);
+    expect(got, 'b took the lease over').to.not.equal(null);
+    got!.lose('test over');
+    expect((await readLease({ url })).holder).to.equal('b');
   });
 });
