@@ -48,6 +48,8 @@ export interface NetworkOperationsDeps {
   mayAct?: () => boolean;
 }
 
+/** How often an operation whose process may not act for the moment looks again. */
+const MAY_ACT_POLL_MS = 250;
 
 /** The port change an operation asks for; null when it cannot be carried out. */
 function changeOf(a: NetworkAction): PortChange | null {
@@ -124,10 +126,18 @@ export class NetworkOperations {
       }
     }
     operationTrace.mark(node, 'portAnswered');
-    // A process that lost its lease records no outcome: its switch call may have been refused
-    // for that alone, and an ERROR committed while its token is still current would end an
-    // operation the next active process is to carry out. It stays PENDING and is resumed there.
-    if (this.closing || (this.deps.mayAct && !this.deps.mayAct())) return false;
+    if (this.closing) return false;
+    // A process that may not act records no outcome: its switch call may have been refused for
+    // that alone, and an ERROR committed while its token is still current would end an operation
+    // the next active process is to carry out. Once it may act again (a renewal that came late)
+    // the operation is carried out again, as resumed (the call may have reached the port); once
+    // it steps down (close()) it stays PENDING and the next active process resumes it.
+    if (this.deps.mayAct && !this.deps.mayAct()) {
+      while (!this.closing && !this.deps.mayAct()) await sleep(MAY_ACT_POLL_MS);
+      if (this.closing) return false;
+      this.resumed.add(`${nicId(node, action.nic)}#${action.seq}`);
+      return this.carryOut(node, action);
+    }
     return this.record(node, action, error);
   }
 

@@ -93,6 +93,32 @@ describe('NetworkOperations (the runner of pending operations)', () => {
   });
 });
 
+describe('NetworkOperations while the process may not act for a moment (a lease renewal that came late)', () => {
+  let t: TestWorld;
+  let may = true;
+  beforeEach(async () => {
+    may = true;
+    t = testWorld({ mayAct: () => may });
+    await wiredNode(t.world, ['eth0']);
+  });
+  afterEach(() => t.close());
+
+  it('records no ERROR for the call the guard refused, and carries the operation out once the process may act again', async () => {
+    const { world } = t;
+    t.driver.hold();
+    await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+    may = false;
+    t.driver.release();
+    await sleep(300);
+    expect(world.rm.nic('n1', 'eth0')!.pending?.status, 'no outcome while it may not act').to.equal('PENDING');
+    may = true;
+    await settled(world);
+    expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1' });
+    expect(world.rm.nic('n1', 'eth0')!.actions.at(-1)?.status).to.equal('DONE');
+    expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [] });
+  });
+});
+
 describe('NetworkOperations after a restart', () => {
   it('resumes the operations still pending in the order they were accepted, not in the order the store lists their nics', async () => {
     const t = testWorld();

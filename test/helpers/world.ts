@@ -66,13 +66,14 @@ export interface TestWorld {
   close(): Promise<void>;
 }
 
-export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange[]; release?: ReleasePolicy; nativeFirst?: boolean; settleRetryMs?: number } = {}): TestWorld {
+export function testWorld(opts: { switchTimeoutMs?: number; vlanPool?: VlanRange[]; release?: ReleasePolicy; nativeFirst?: boolean; settleRetryMs?: number; mayAct?: () => boolean } = {}): TestWorld {
   const engine = new MemoryPersistenceEngine();
   const driver = new RecordingSwitch();
   const world = new World(engine, {
     vlanPool: opts.vlanPool ?? [[100, 199]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: opts.switchTimeoutMs ?? 2000,
     release: opts.release,
     settleRetryMs: opts.settleRetryMs,
+    mayAct: opts.mayAct,
     // the fake switch as a Brocade or OS9 one: a tagged VLAN only beside a native one
     switchNativeFirst: () => opts.nativeFirst ?? false,
   });
