@@ -149,6 +149,7 @@ export class World {
       settled: (id) => this.ports.ask(id, { type: 'port.settled', by: 'switch' }),
       settle: (id) => this.ports.ask(id, { type: 'port.settle', by: 'switch' }, { hardware: true }),
       inDoubt: (id) => !!rm.ports.get(id)?.doubt,
+      committed: (id) => rm.ports.get(id),
       settleRetryMs: opts.settleRetryMs,
       inactivePorts: opts.inactivePorts,
     });

@@ -20,6 +20,10 @@
  * set-back and a force-detach all start from it, and one writer per port always writes the
  * newest. A crash between the two records is repaired at the next start
  * (World.repairPortRecords): the nic records DONE only after the switch applied the change.
+ * A set-back or a repair reads the configuration it sets in its switch turn, not when it was
+ * queued: a force-detach meanwhile (no nic operation is pending then) took a VLAN off the
+ * record, and putting it back would leave it on the port of the node's next holder; nor does it
+ * clear a doubt when the record changed while it ran.
  *
  * A port in doubt (docs/actors.md, "Ports in doubt"): the switch may carry VLANs beyond its
  * record. A failed change whose set-back is not confirmed by the time the port answers (still
@@ -86,6 +90,8 @@ export interface PortHardwareDeps {
   settle(id: string): Promise<string | null>;
   /** Is the port in doubt (committed)? */
   inDoubt(id: string): boolean;
+  /** The port's committed state (absent: the state a call was given is taken as the latest). */
+  committed?(id: string): PortState | undefined;
   /** The first pause before a port in doubt is set back again (doubled each time, at most 5 minutes); default 1 s. */
   settleRetryMs?: number;
   /** HILT_INACTIVE_PORTS (default `shutdown`) */
@@ -245,6 +251,21 @@ export class PortHardware {
   }
 
   /**
+   * The configuration held for the port now, in a switch turn: a set-back or a repair queued
+   * earlier must not put back a VLAN that a force-detach has since taken off the record
+   * (`port.forget`, which says nothing to the switch).
+   */
+  private heldNow(id: string, queued: PortConfig): PortConfig {
+    const now = this.deps.committed?.(id);
+    return now ? this.current(now) : queued;
+  }
+
+  /** Is `config`, which a switch turn just set or read back, still what the service holds (no force-detach meanwhile)? */
+  private stillHeld(id: string, config: PortConfig): boolean {
+    return sameConfig(config, this.heldNow(id, config));
+  }
+
+  /**
    * Carry out `change` on the port: null when done, else why it failed. `resumed`: handed on
    * again at a start, so an earlier process may have carried it out already.
    */
@@ -276,10 +297,13 @@ export class PortHardware {
    */
   async check(port: PortState, opts: { repair: boolean; batch?: string; settle?: boolean }): Promise<PortCheck> {
     const id = portId(port.switch, port.name);
-    const config = this.current(port);
-    const up = wantedState(config, this.policy);
+    let config = this.current(port);
     // The state the policy wants; once the session shows a driver that cannot set it, none.
-    let expected: PortExpected = up === undefined ? config : { ...config, enabled: up };
+    const wanted = (c: PortConfig): PortExpected => {
+      const up = wantedState(c, this.policy);
+      return up === undefined ? c : { ...c, enabled: up };
+    };
+    let expected = wanted(config);
     // A set-back of a port in doubt goes before an operation pending (queued after it, it starts
     // from what the set-back leaves), never beside a change under way here.
     if (this.changing.has(id) || (!opts.settle && port.wire && this.deps.operationPending(port.wire))) {
@@ -291,11 +315,12 @@ export class PortHardware {
     let repaired = false;
     const confirmed = new Confirmation(() => this.confirm(id));
     const work: PortWork = async (s) => {
-      if (!s.setEnabled) expected = config;
+      config = this.heldNow(id, config);
+      expected = s.setEnabled ? wanted(config) : config;
       actual = found(await s.getPortVlans(port.name));
       // Its VLANs read back as held, in this switch turn: a port in doubt is no longer (its
       // administrative state is the policy's, not a leak).
-      if (port.doubt && carriesExactly(actual, config)) confirmed.now(s, port.name);
+      if (port.doubt && carriesExactly(actual, config) && this.stillHeld(id, config)) confirmed.now(s, port.name);
       if (!opts.repair || matches(actual, expected)) return;
       await converge(s, port.name, actual, expected, this.policy);
       let after = found(await s.getPortVlans(port.name));
@@ -306,7 +331,7 @@ export class PortHardware {
         if (!matches(after, expected)) throw new SwitchError(`after re-applying, the switch has ${describe(after)}`);
       }
       repaired = true;
-      if (port.doubt && !carriesExactly(actual, config)) confirmed.now(s, port.name);
+      if (port.doubt && !carriesExactly(actual, config) && this.stillHeld(id, config)) confirmed.now(s, port.name);
     };
     try {
       await this.deps.sessions.submit(sw, work, { batch: opts.batch, what: opts.repair ? 'a port repair' : 'a port read-back' });
@@ -445,11 +470,12 @@ export class PortHardware {
     const reapply = `POST /admin/node/${port.wire?.node}/nic/${port.wire?.nic}/reapply`;
     const confirmed = new Confirmation(() => this.confirm(id));
     const setBack: PortWork = async (s) => {
+      const target = this.heldNow(id, config);
       // A resumed operation's port: whether an earlier process changed it is read first (a
       // switch that refuses every change may still be read, and need not be changed).
-      if (!readFirst || !carriesExactly(found(await s.getPortVlans(port.name)), config)) await setConfig(s, port.name, config, this.policy);
+      if (!readFirst || !carriesExactly(found(await s.getPortVlans(port.name)), target)) await setConfig(s, port.name, target, this.policy);
       // In this switch turn (or at its commit): after any doubt recorded for an earlier failure.
-      confirmed.now(s, port.name);
+      if (this.stillHeld(id, target)) confirmed.now(s, port.name);
     };
     const outcome = this.deps.sessions.submit(sw, setBack, { what: `setting port ${port.name} back` }).then(
       () => {

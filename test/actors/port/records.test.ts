@@ -149,3 +149,58 @@ describe('port records written beside the nic\'s outcome', () => {
     }
   });
 });
+
+describe('a force-detach while a set-back or a repair of the port waits for the switch', () => {
+  it('the set-back, run late, does not put the forgotten VLAN back on the switch', async () => {
+    const t = testWorld({ switchTimeoutMs: 200 });
+    const world = t.world;
+    try {
+      await wiredNode(world);
+      await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+      await settled(world);
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: 100, tagged: [] });
+      // The switch stops answering: the tagged connect runs out of time, its set-back waits behind it.
+      t.driver.hold();
+      await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w2', channel: 'vlan/101' });
+      await settled(world);
+      expect(world.rm.nic('n1', 'eth0')!.actions.at(-1)!.status).to.equal('ERROR');
+      // The operator gives the switch up for dead and forgets w1 on the nic.
+      await world.nodes.ask('n1', { type: 'node.forceDetach', by, nic: 'eth0', network: 'w1' });
+      expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: null, tagged: [] });
+      // The switch comes back: the held call lands, then the set-back runs.
+      t.driver.release();
+      for (const deadline = Date.now() + 3000; world.rm.port('s1', 'gi1/0/1')!.doubt && Date.now() < deadline;) await sleep(10);
+      expect(world.rm.port('s1', 'gi1/0/1')!.doubt).to.equal(undefined);
+      await sleep(100);
+      // The port carries what the service holds for it: not w1's VLAN, which the node's next holder would get.
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal(world.rm.port('s1', 'gi1/0/1')!.config);
+      await world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' });
+      expect(t.driver.port('s1', 'gi1/0/1').native).to.equal(null);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a drift repair queued before it sets the port to what the service holds when its turn comes', async () => {
+    const t = testWorld();
+    const world = t.world;
+    try {
+      await wiredNode(world);
+      await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+      await settled(world);
+      // The port drifted; its repair waits on the switch behind another port's change.
+      t.driver.ports.set('s1/gi1/0/1', { native: null, tagged: [7] });
+      t.driver.hold();
+      await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth1', network: 'w2', channel: 'vlan/native' });
+      await sleep(20);
+      const repair = world.ports.ask(P, { type: 'port.check', by, repair: true }, { hardware: true });
+      await sleep(20);
+      await world.nodes.ask('n1', { type: 'node.forceDetach', by, nic: 'eth0', network: 'w1' });
+      t.driver.release();
+      expect(await repair).to.deep.include({ status: 'repaired', expected: { native: null, tagged: [] } });
+      expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+    } finally {
+      await t.close();
+    }
+  });
+});
