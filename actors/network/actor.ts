@@ -14,6 +14,9 @@ export interface NetworkDeps {
   vlanPool: VlanPool;
 }
 
+/** A port and the nic wired to it. */
+interface BlockedPort { port: string; switch: string; node: string; nic: string }
+
 export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Behavior<NetworkState, NetworkCommand, NetworkEvent, NetworkReplies> {
   /** A command on an existing network. */
   const live = needsEntity<NetworkState>((id) => notFound(`network ${id}`));
@@ -23,6 +26,20 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
     ...rm.attachmentsOf(id).map((a) => a.project), ...rm.hnicProjectsOn(id),
     ...rm.pendingConnectsTo(id).map((a) => a.project), ...uses.reservedBy(id),
   ];
+
+  /**
+   * A port in doubt that may carry the network's VLAN (hardware/port-hardware.ts), wired to a node
+   * of a project `of` picks: that node may be on the network until the port's set-back is confirmed.
+   */
+  function doubtedPortOf(vlan: number, of: (project: string) => boolean): BlockedPort | undefined {
+    for (const p of rm.portsInDoubtWith(vlan)) {
+      const project = p.wire && rm.nodes.get(p.wire.node)?.project;
+      if (p.wire && project && of(project)) return { port: p.name, switch: p.switch, node: p.wire.node, nic: p.wire.nic };
+    }
+    return undefined;
+  }
+  const mayCarry = (b: BlockedPort, vlan: number, id: string) => new HiltError('BlockedError',
+    `port ${b.port} of switch ${b.switch} (nic ${b.nic} of node ${b.node}) may still carry VLAN ${vlan} of network ${id} (a change failed after it may have reached the port; it is being set back)`);
 
   /** Persist a change while no node may reserve the network for a new connect (see uses.ts). */
   function locked(id: string, event: NetworkEvent): Decision<NetworkEvent> {
@@ -84,6 +101,9 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
           // A public network would become [P]: others attached to it would lose their access.
           throw new HiltError('BlockedError', `nodes or headnodes of other projects use public network ${id}`);
         }
+        // … or may be on it still: a port whose failed connect may have left its VLAN there.
+        const doubted = state.access.length ? undefined : doubtedPortOf(state.vlan, (p) => p !== cmd.project);
+        if (doubted) throw mayCarry(doubted, state.vlan, id);
         return locked(id, { type: 'AccessGranted', project: cmd.project });
       }),
       'network.revoke': live((state, cmd, id) => {
@@ -98,6 +118,9 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         if (rm.pendingConnectsTo(id).some((a) => a.project === cmd.project) || uses.reservedBy(id).includes(cmd.project)) {
           throw new HiltError('BlockedError', `a node of project ${cmd.project} has a pending connect to network ${id}`);
         }
+        // Otherwise the project's node may stay on the network it no longer has access to.
+        const doubted = doubtedPortOf(state.vlan, (p) => p === cmd.project);
+        if (doubted) throw mayCarry(doubted, state.vlan, id);
         return locked(id, { type: 'AccessRevoked', project: cmd.project });
       }),
     },

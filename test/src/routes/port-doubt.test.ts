@@ -107,4 +107,38 @@ describe('a switch port in doubt', function () {
     await cleared;
     await must(api.post('/project/p/detach_node', { node: 'n2' }));
   });
+
+  it('holds the revoke of a project whose node\'s port may carry the network\'s VLAN, and a grant of a public network that would shut that node\'s project out', async () => {
+    await makeNode(api, 'n3', ['eth0']);
+    await must(api.put('/switch/s1/port/gi1/0/4'));
+    await must(api.post('/switch/s1/port/gi1/0/4/connect_nic', { node: 'n3', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'n3' }));
+    await must(api.put('/project/q'));
+    await must(api.put('/network/x', { owner: 'admin', access: 'p', net_id: '' }));
+    await must(api.put('/network/y', { owner: 'admin', access: '', net_id: '' }));
+    const vx = ts.world.rm.networks.get('x')!.vlan;
+    const vy = ts.world.rm.networks.get('y')!.vlan;
+    // n3's connects to x and y failed after they may have reached its port, their set-back not confirmed:
+    // n3 (project p) may be on both networks.
+    const doubted = portId('s1', 'gi1/0/4');
+    await ts.world.ports.ask(doubted, { type: 'port.doubt', by: 'switch', vlans: [vx, vy] });
+
+    // Revoked, p could no longer use x while its node may still be on it.
+    const revoke = await api.del('/network/x/access/p');
+    expect(revoke.status).to.equal(409);
+    expect(revoke.body.type).to.equal('BlockedError');
+    expect(revoke.body.msg).to.match(new RegExp(`^port gi1/0/4 of switch s1 \\(nic eth0 of node n3\\) may still carry VLAN ${vx} of network x`));
+    // Granted to q alone, y would become q's while p's node may still be on it.
+    const grant = await api.put('/network/y/access/q');
+    expect(grant.status).to.equal(409);
+    expect(grant.body.type).to.equal('BlockedError');
+    expect((await must(api.get('/network/x'))).body.access).to.deep.equal(['p']);
+    expect((await must(api.get('/network/y'))).body.access).to.equal(null);
+
+    const cleared = committed(ts, `port:${doubted}`, 'PortDoubtCleared');
+    expect(await ts.world.ports.ask(doubted, { type: 'port.settle', by: 'switch' }, { hardware: true })).to.equal(null);
+    await cleared;
+    await must(api.del('/network/x/access/p'));
+    await must(api.put('/network/y/access/q'));
+  });
 });
