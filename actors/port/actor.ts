@@ -16,6 +16,7 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
     const [sw, port] = splitId(id);
     return `port ${port} of switch ${sw}`;
   };
+  const inDoubt = (id: string) => blocked(`${named(id)} is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
   /** A command on a registered port. */
   const live = needsEntity<PortState>((id) => notFound(named(id)));
   const wiredTo = (wire: Wire | null, cmd: { node: string; nic: string }) => !!wire && wire.node === cmd.node && wire.nic === cmd.nic;
@@ -33,11 +34,13 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
       'port.delete': live((state, _cmd, id) => {
         if (state.wire) throw blocked(`${named(id)} is connected to nic ${state.wire.nic} of node ${state.wire.node}`);
         // Its doubt would go with it, and the guards that hold its VLAN's network with the doubt.
-        if (state.doubt) throw blocked(`${named(id)} is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
+        if (state.doubt) throw inDoubt(id);
         return { events: [{ type: 'PortDeleted' }] };
       }),
       'port.wire': live((state, cmd, id) => {
         if (state.wire) throw duplicate(`a nic connection of ${named(id)}`);
+        // The nic's node would be on the VLANs the port may carry (another tenant's, once it is reserved).
+        if (state.doubt) throw inDoubt(id);
         return { events: [{ type: 'PortWired', node: cmd.node, nic: cmd.nic }] };
       }),
       'port.unwire': live((state, cmd, id) => {

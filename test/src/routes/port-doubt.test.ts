@@ -86,6 +86,25 @@ describe('a switch port in doubt', function () {
     await must(api.del('/switch/s1/port/gi1/0/1'));
   });
 
+  it('cannot be wired to another nic until a confirmed set-back clears it: that node would be on the VLAN it may carry', async () => {
+    await must(api.put('/switch/s1/port/gi1/0/5'));
+    await makeNode(api, 'n5', ['eth0']);
+    await must(api.post('/project/p/connect_node', { node: 'n5' }));
+    // The port's nic was deleted after a failed change; the port may still carry VLAN 3005.
+    const doubted = portId('s1', 'gi1/0/5');
+    await ts.world.ports.ask(doubted, { type: 'port.doubt', by: 'switch', vlans: [3005] });
+    const wire = await api.post('/switch/s1/port/gi1/0/5/connect_nic', { node: 'n5', nic: 'eth0' });
+    expect(wire.status).to.equal(409);
+    expect(wire.body.type).to.equal('BlockedError');
+    expect(wire.body.msg).to.match(/^port gi1\/0\/5 of switch s1 is in doubt/);
+    expect(ts.world.rm.port('s1', 'gi1/0/5')!.wire).to.equal(null);
+
+    const cleared = committed(ts, `port:${doubted}`, 'PortDoubtCleared');
+    expect(await ts.world.ports.ask(doubted, { type: 'port.settle', by: 'switch' }, { hardware: true })).to.equal(null);
+    await cleared;
+    await must(api.post('/switch/s1/port/gi1/0/5/connect_nic', { node: 'n5', nic: 'eth0' }));
+  });
+
   it('holds the release of a node whose nic of an earlier release is wired to two ports, the one in doubt not the indexed one', async () => {
     await makeNode(api, 'n2', ['eth0']);
     for (const p of ['gi1/0/2', 'gi1/0/3']) await must(api.put(`/switch/s1/port/${p}`));
