@@ -171,8 +171,10 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     return caller;
   }
 
+  // `projects`: the projects the caller changes (is a member of), which the page offers actions
+  // on; `reads`: those it only reads (a reader's), which a read's caller counts among its projects.
   const me = (c: Caller, csrf: string, expires: number) => ({
-    user: c.user, isAdmin: c.isAdmin, projects: c.projects, readOnly: !!c.readOnly, via: c.via?.kind ?? 'password', csrf, expiresAt: new Date(expires).toISOString(),
+    user: c.user, isAdmin: c.isAdmin, projects: (c.unwidened ?? c).projects, reads: c.projects.filter((p) => !(c.unwidened ?? c).projects.includes(p)), readOnly: !!c.readOnly, via: c.via?.kind ?? 'password', csrf, expiresAt: new Date(expires).toISOString(),
     features: { audit: c.isAdmin, health: c.isAdmin, switches: c.isAdmin, drift: c.isAdmin && app.hasRoute({ method: 'GET', url: DRIFT_ROUTE }) },
   });
 

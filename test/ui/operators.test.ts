@@ -296,6 +296,24 @@ describe('the dashboard for operators and tenants', function () {
       await page.browserContext().close();
     });
 
+    it('a reader of the node\'s project who is a member of another: reads its nodes, is offered no change on them', async () => {
+      await makeUser(api, 'rhea', 'rhea-pw-26', ['q']);
+      await must(api.post('/auth/basic/user/rhea/add_project', { project: 'p', role: 'reader' }));
+      const page = await freshPage(browser);
+      await login(page, ts.url, 'rhea', 'rhea-pw-26');
+      await page.waitForSelector('[data-table="nodes"] tbody td[data-col="name"]', WAIT);
+      expect(await column(page, 'nodes', 'name'), 'p\'s nodes, read').to.deep.equal(['f1', 'f2', 'n1', 'n2', 'o1']);
+      expect(await page.$$eval('[data-table="nodes"] tbody td.actions', (tds) => tds.map((t) => t.textContent))).to.deep.equal(['Reserve', 'Reserve', '', '', 'Release']);
+      await go(page, '#/node/n1', '#node-detail table');
+      expect(await page.$('#node-detail .action-bar'), 'no power, no release').to.equal(null);
+      expect(await page.$$eval('#node-detail button', (bs) => bs.map((b) => b.textContent)), 'no connect, no detach').to.deep.equal([]);
+      await go(page, '#/node/f1', '#node-detail .action-bar');
+      await page.click('#node-detail .action-bar button');
+      await page.waitForSelector('#form[open]', WAIT);
+      expect(await page.$$eval('#form-project option', (os) => os.map((o) => o.textContent)), 'reserved into its own project only').to.deep.equal(['q']);
+      await page.browserContext().close();
+    });
+
     it('an admin: registration forms, a port\'s revert and re-apply, a switch\'s repair', async () => {
       const page = await freshPage(browser);
       await login(page, ts.url, 'admin', 'admin-secret');
