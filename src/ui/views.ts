@@ -62,6 +62,9 @@ class Scope {
   }
 }
 
+/** The owner of a network the admin made (network_create's owner "admin"). */
+const ADMIN_OWNER = 'admin';
+
 const channelName = (c: string) => (c === NATIVE ? 'native' : c.replace(/^vlan\//, 'tagged '));
 const compare = (a: Cell, b: Cell): number => {
   if (a === b) return 0;
@@ -166,7 +169,8 @@ export class Views {
 
   private networkStates(s: Scope) {
     const rm = this.rm;
-    return [...rm.networks.values()].filter((n) => s.all || n.access.length === 0 || s.project(n.owner) || n.access.some((p) => s.project(p)));
+    // An admin-owned network's owner is "admin", which is no project even when one has that name.
+    return [...rm.networks.values()].filter((n) => s.all || n.access.length === 0 || (n.owner !== ADMIN_OWNER && s.project(n.owner)) || n.access.some((p) => s.project(p)));
   }
 
   nodes(caller: Caller): Row[] {
@@ -257,7 +261,7 @@ export class Views {
   networks(caller: Caller, usableBy?: string): Row[] {
     const rm = this.rm;
     const s = new Scope(caller);
-    const states = this.networkStates(s).filter((n) => usableBy === undefined || n.access.length === 0 || n.owner === usableBy || n.access.includes(usableBy));
+    const states = this.networkStates(s).filter((n) => usableBy === undefined || n.access.length === 0 || (n.owner !== ADMIN_OWNER && n.owner === usableBy) || n.access.includes(usableBy));
     return states.map((n) => {
       const attached = rm.attachmentsOf(n.name).filter((a) => s.project(a.project));
       const shown = attached.slice(0, 20).map((a) => `${a.node}/${a.nic} (${channelName(a.channel)})`).sort();

@@ -211,6 +211,25 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect((await m.post('/ui/api/action', { action: 'reapply', node: 'n1', nic: 'eth0' })).status).to.equal(401);
   });
 
+  it('shows a member of a project named "admin" no network the admin owns (the API does not either)', async () => {
+    await must(api.put('/project/admin'));
+    await must(api.put('/network/wa', { owner: 'admin', access: 'q', net_id: '' }));
+    const ada = await makeUser(api, 'ada', 'ada-pw', ['admin']);
+    expect((await api.with(ada).get('/network/wa')).status, 'show_network').to.equal(401);
+    const m = new Browser(api);
+    await must(m.login('ada', 'ada-pw'));
+    expect((await must(m.get('/ui/api/table/networks'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal([]);
+    expect((await must(m.get('/ui/api/table/networks?f.project=admin'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal([]);
+    expect((await must(m.get('/ui/api/summary'))).body.networks).to.equal(0);
+    // Nor is it offered to connect a node of project "admin" to (it is not that project's).
+    const b = new Browser(api);
+    await b.login('admin', 'admin-secret');
+    expect((await must(b.get('/ui/api/table/networks?f.project=admin'))).body.rows.map((r: { name: string }) => r.name)).to.deep.equal([]);
+    await must(api.del('/auth/basic/user/ada'));
+    await must(api.del('/network/wa'));
+    await must(api.del('/project/admin'));
+  });
+
   it('filters, sorts and pages its tables on the service; refuses bad paging', async () => {
     const b = new Browser(api);
     await b.login('admin', 'admin-secret');
