@@ -25,7 +25,7 @@ import { auditPage, parseTime } from '../audit';
 import { HiltError, badArgument, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { requireAdmin } from './guard';
-import { BridgeCall, dashboardAction } from '../ui/actions';
+import { BridgeCall, dashboardAction, enc } from '../ui/actions';
 import { UiHistory } from '../ui/history';
 import { pendingPerSwitch } from '../metrics';
 import { version } from '../version';
@@ -71,8 +71,6 @@ const CONSOLE_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-in
 
 /** A drift audit of a switch, once the switch drivers offer it (the dashboard links it when the route exists). */
 const DRIFT_ROUTE = '/admin/switch/:switch/drift';
-
-const enc = encodeURIComponent;
 
 /** The tables, and whether they are for admins only. */
 const TABLES: Record<string, { admin: boolean; rows: (v: Views, c: Caller, q: TableQuery) => ReturnType<Views['nodes']> }> = {

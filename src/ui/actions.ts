@@ -10,7 +10,18 @@ import { badArgument } from '../errors';
 
 export interface BridgeCall { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; payload?: object }
 
-const enc = encodeURIComponent;
+/**
+ * A name as one segment of the API call's path. A string that is not Unicode text (a lone
+ * surrogate, which JSON lets a body carry) has no percent-encoding: a 400, as the API answers
+ * such a path.
+ */
+export function enc(name: string): string {
+  try {
+    return encodeURIComponent(name);
+  } catch {
+    throw badArgument('a name in the action is not valid Unicode text');
+  }
+}
 
 /** The call of an action, or undefined when it is not one of these. */
 export function dashboardAction(b: Record<string, unknown>): BridgeCall | undefined {

@@ -179,6 +179,19 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect((await b.post('/ui/api/action', { action: 'wiring', switch: 'nope' })).status).to.equal(404);
   });
 
+  it('answers 400, not 500, to an action whose names are not Unicode text (a lone surrogate)', async () => {
+    const b = new Browser(api);
+    await must(b.login('admin', 'admin-secret'));
+    for (const body of [
+      { action: 'power_on', node: '\ud800' }, { action: 'reserve', node: 'spare', project: 'p\udfff' }, { action: 'token_revoke', id: '\ud800' },
+      { action: 'wiring', switch: '\ud800' }, { action: 'reapply', node: 'n1', nic: '\ud800' }, { action: 'revert', switch: 's1', port: '\ud800' },
+    ]) {
+      const r = await b.post('/ui/api/action', body);
+      expect(r.status, JSON.stringify(body)).to.equal(400);
+      expect(r.body.type).to.equal('BadArgumentError');
+    }
+  });
+
   it('cannot be used from outside to act as someone: the bridge header without the secret is ignored', async () => {
     for (const forged of ['x.YWRtaW4', 'YWRtaW4', '.YWRtaW4']) {
       const r = await api.with(null).get('/admin/audit', { headers: { 'x-hilt-ui-bridge': forged } });
