@@ -233,8 +233,11 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
         socket.close(4410, stream.refused);
         return;
       }
-      // The session ending (logout, expiry, a new password) disconnects the viewer too.
+      // The session ending (logout, expiry, a new password) disconnects the viewer too: at once
+      // when the sessions end it (logout, found over), else at the viewers' next check.
       serveStream(hilt, socket, stream.caller, stream.node, () => sessions.get(token) !== undefined);
+      const release = sessions.hold(token!, () => socket.close(4403, 'the dashboard session ended'));
+      socket.on('close', release);
     },
   });
 

@@ -15,6 +15,7 @@ import { UiSessions } from '../../../src/ui/sessions';
 import { ReadModel } from '../../../actors/readmodel';
 import { SseStream } from '../../helpers/sse';
 import { until } from '../../helpers/wait';
+import { watch } from '../../helpers/console-ws';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -125,6 +126,20 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect((await t.get('/ui/api/me')).status).to.equal(200);
     await must(api.del('/auth/basic/user/temp'));
     expect((await t.get('/ui/api/me')).status).to.equal(401);
+  });
+
+  it('disconnects the session\'s console viewers at logout, at once', async () => {
+    await must(api.put('/node/spare/console'));
+    const b = new Browser(api);
+    await must(b.login('admin', 'admin-secret'));
+    const w = await watch(ts.url, 'spare', null, { cookie: b.cookie, origin: ts.url }, '/ui/api');
+    await until('the banner', () => w.text().includes('mock serial console'));
+    await must(b.post('/ui/api/logout'));
+    // The viewers' periodic check (every 5 s) would find the session over too: not what this waits for.
+    const closed = await Promise.race([w.closed, sleep(250).then(() => undefined)]);
+    w.ws.close();
+    await must(api.del('/node/spare/console'));
+    expect(closed, 'closed with the logout').to.deep.equal({ code: 4403, reason: 'the dashboard session ended' });
   });
 
   it('ends a session at its expiry', async () => {
