@@ -42,7 +42,12 @@ async function main() {
     location.href = './';
     return;
   }
-  const { csrf } = await me.json();
+  const { csrf, isAdmin, projects, readOnly } = await me.json();
+  // Starting the recording is a change (the API's rule of PUT /node/<node>/console): offered to an
+  // admin, and to a member of the node's project; not to a reader, an auditor or a read-only token.
+  const detail = await fetch(`api/node/${encodeURIComponent(node)}`, { credentials: 'same-origin', cache: 'no-store' });
+  const project = detail.ok ? (await detail.json()).project : undefined;
+  const mayStart = detail.ok && !readOnly && (isAdmin || (!!project && projects.includes(project)));
   if (!reachedHere()) {
     status(`This page was opened from another site. Connect to the live console of ${node}? What you type goes to the node.`);
     await clicked($('connect'));
@@ -74,6 +79,10 @@ async function main() {
   };
 
   const offerStart = async (why) => {
+    if (!mayStart) {
+      status(`Disconnected: ${why}. Only a member of the node's project, or an admin, may start its recording.`);
+      return;
+    }
     status(`Disconnected: ${why}. Start recording the console of ${node} to watch it.`);
     for (;;) {
       await clicked($('start-recording'));

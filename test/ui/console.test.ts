@@ -41,7 +41,7 @@ describe('the dashboard\'s console view in a browser', function () {
     await must(api.post('/project/p/connect_node', { node: 'web1' }));
     await makeUser(api, 'pat', 'pat-pw', ['p']);
     // Nodes with the mock OBM's console (it prints a banner), recorded by nobody yet.
-    for (const n of ['m1', 'm2', 'm3']) {
+    for (const n of ['m1', 'm2', 'm3', 'm4']) {
       await must(api.put(`/node/${n}`, { obm: obm(`bmc-${n}`) }));
       await must(api.post('/project/p/connect_node', { node: n }));
     }
@@ -96,14 +96,14 @@ describe('the dashboard\'s console view in a browser', function () {
     expect(requests.some((u) => u.endsWith('/ui/xterm.js'))).to.equal(true);
   });
 
-  /** A new browser context (its own cookies) with pat logged in to the dashboard. */
-  async function loggedIn(): Promise<{ context: BrowserContext; page: Page }> {
+  /** A new browser context (its own cookies) with pat (or `user`) logged in to the dashboard. */
+  async function loggedIn(user = 'pat', password = 'pat-pw'): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.createBrowserContext();
     const p = await context.newPage();
     await p.goto(`${ts.url}/ui/`);
     await p.waitForSelector('#login-user', { visible: true, ...WAIT });
-    await p.type('#login-user', 'pat');
-    await p.type('#login-password', 'pat-pw');
+    await p.type('#login-user', user);
+    await p.type('#login-password', password);
     await p.click('#login-submit');
     await p.waitForSelector('#nav a', { visible: true, ...WAIT });
     return { context, page: p };
@@ -128,6 +128,23 @@ describe('the dashboard\'s console view in a browser', function () {
     expect(await statusOf(p)).to.include('Connected to the console of m1');
     expect(recording('m1')?.by).to.equal('pat');
     await context.close();
+  });
+
+  it('offers no "Start recording" to whom may not start it: a reader of the node\'s project (a member of another), an auditor', async () => {
+    await must(api.put('/project/q'));
+    await makeUser(api, 'rea', 'rea-pw', ['q']);
+    await must(api.post('/auth/basic/user/rea/add_project', { project: 'p', role: 'reader' }));
+    await must(api.put('/auth/basic/user/aud', { password: 'aud-pw', role: 'auditor' }));
+    for (const [user, password] of [['rea', 'rea-pw'], ['aud', 'aud-pw']]) {
+      const { context, page: p } = await loggedIn(user, password);
+      await p.goto(`${ts.url}/ui/console.html#m4`);
+      const status = await settled(p);
+      expect(status, user).to.include('the console is not recorded');
+      expect(await p.$eval('#start-recording', (b) => (b as HTMLElement).hidden), `${user}: no Start recording`).to.equal(true);
+      expect(status, user).to.include('Only a member of the node\'s project, or an admin, may start its recording');
+      await context.close();
+    }
+    expect(recording('m4')).to.equal(undefined);
   });
 
   describe('reached from another site', () => {
