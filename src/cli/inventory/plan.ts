@@ -12,6 +12,7 @@ import { DriverRegistry } from '../../../drivers/registry';
 import { SWITCH_DRIVERS } from '../../../drivers/switch';
 import { OBM_DRIVERS } from '../../../drivers/obm';
 import { HOST_KEY_FIELD, type SwitchDriverEntry } from '../../../drivers/switch/types';
+import { METADATA_MAX_LABELS } from '../../../actors/node/protocol';
 import { nameProblem } from '../../schemas/common';
 import { SECRET_KEY } from '../../redact';
 import { Inventory, Problem, Scalar, ServerInventory } from './model';
@@ -136,6 +137,9 @@ export function plan(inv: Inventory, server: ServerInventory, secrets: Secrets):
     }
     seenNode.set(n.name, n.line);
     const onServer = serverNodes.get(n.name);
+    // The service refuses a node's labels beyond the limit (node_register 400, node_set_metadata 409).
+    const labels = new Set([...Object.keys(onServer?.metadata ?? {}), ...Object.keys(n.metadata)]).size;
+    if (labels > METADATA_MAX_LABELS) bad(n.line, `node ${n.name}: ${labels} metadata labels, more than a node may have (${METADATA_MAX_LABELS})`);
     if (!n.obm.type) bad(n.line, `node ${n.name}: its BMC type (obm.type) is missing`);
     else if (onServer) {
       const given = withoutSecrets(n.obm.fields);

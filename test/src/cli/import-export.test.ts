@@ -291,6 +291,35 @@ x1,eth1,02:00:00:00:0b:01,sw-x,gi1/0/2,,,,${other},,${other}
     });
   }
 
+  it('a node beyond the metadata label limit is a problem of the check: nothing is added', async () => {
+    const labels = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `l${from + i}: v`).join(', ');
+    const f = file('labels.yaml', `switches:
+  - {name: sw-lab, type: mock, hostname: 127.0.0.1, username: admin, password: ${SW_PW}, ports: [gi1/0/1]}
+nodes:
+  - name: lab1
+    obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}
+    metadata: {${labels(101)}}
+`);
+    const before = await auditCount();
+    const r = await cli.run('import', f);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include(`${f}:4: node lab1: 101 metadata labels, more than a node may have (100)`);
+    expect(await auditCount(), 'nothing changed').to.equal(before);
+    expect((await api.get('/switch/sw-lab')).status, 'not half applied').to.equal(404);
+    // A registered node: its labels and the file's new ones together.
+    await must(api.put('/node/lab2', { obm: { type: MOCK_OBM, host: '127.0.0.1', user: 'bmc', password: BMC_PW }, metadata: Object.fromEntries(Array.from({ length: 99 }, (_, i) => [`l${i}`, 'v'])) }));
+    const g = file('labels2.yaml', `nodes:
+  - name: lab2
+    obm: {type: mock, host: 127.0.0.1, user: bmc}
+    metadata: {${labels(3, 98)}}
+    nics: [{name: eth0, macaddr: "02:00:00:00:0c:00"}]
+`);
+    const again = await cli.run('import', g);
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.include(`${g}:2: node lab2: 101 metadata labels, more than a node may have (100)`);
+    expect((await must(api.get('/node/lab2'))).body.nics, 'not half applied').to.deep.equal([]);
+  });
+
   it('a progress bar on a terminal', async () => {
     const many = `nodes:\n${Array.from({ length: 60 }, (_, i) => `  - {name: t${i}, obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}, nics: [{name: eth0, macaddr: "02:00:00:01:00:${i}"}]}`).join('\n')}\n`;
     const r = await onTerminal(['import', file('many.yaml', many)], { HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password });
