@@ -152,7 +152,7 @@ export function plan(inv: Inventory, server: ServerInventory, secrets: Secrets):
         if (String(now) !== String(value)) p.metadata.push({ node: n.name, label, value, line: n.line });
       }
     } else {
-      const fields: Record<string, unknown> = { ...n.obm.fields };
+      const fields = typed(obmRegistry.get(n.obm.type)?.fields ?? {}, { ...n.obm.fields });
       const missing = fields.password === undefined && secrets.bmcPassword === undefined;
       if (missing) bad(n.line, `node ${n.name}: its BMC password (obm.password) is missing (an export leaves secrets out: add it, or set HILT_IMPORT_BMC_PASSWORD)`);
       else if (fields.password === undefined) fields.password = secrets.bmcPassword;

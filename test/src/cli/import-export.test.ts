@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, stopTestServer, TestServer, Client, must, ADMIN, MOCK_OBM, MOCK_SWITCH, mockSwitch } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, ADMIN, MOCK_OBM, MOCK_SWITCH, REDFISH_OBM, mockSwitch } from '../../helpers/server';
 import { cliFor } from '../../helpers/cli';
 import { onTerminal } from '../../helpers/pty';
 import { addCredentials, addSecret } from '../../helpers/secrets';
@@ -318,6 +318,20 @@ nodes:
     expect(again.code).to.equal(1);
     expect(again.stderr).to.include(`${g}:2: node lab2: 101 metadata labels, more than a node may have (100)`);
     expect((await must(api.get('/node/lab2'))).body.nics, 'not half applied').to.deep.equal([]);
+  });
+
+  it('CSV: a BMC field the driver takes as a boolean (Redfish verify_tls) is converted, and its export imports again', async () => {
+    const f = file('redfish.csv', `node,nic,macaddr,switch,port,obm.type,obm.host,obm.user,obm.password,obm.verify_tls
+rf1,,,,,redfish,https://127.0.0.1:8443,bmc,${BMC_PW},false
+`);
+    const r = await cli.run('import', f);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.equal('added 1 node; 0 objects already registered as the file says\n');
+    const rf1 = (await must(api.get('/admin/inventory'))).body.nodes.find((n: { name: string }) => n.name === 'rf1');
+    expect(rf1.obm).to.deep.equal({ type: REDFISH_OBM, fields: { host: 'https://127.0.0.1:8443', user: 'bmc', verify_tls: false } });
+    const again = await cli.run('import', f);
+    expect([again.code, again.stderr]).to.deep.equal([0, '']);
+    expect(again.stdout).to.match(/^nothing to change/);
   });
 
   it('a progress bar on a terminal', async () => {
