@@ -67,5 +67,7 @@ function toCsv(inv: ServerInventory): string {
         ...(first ? nodeCells : nodeCells.map(() => '')), ...switchCells(x?.switch ?? null), ...(first ? meta : meta.map(() => ''))]);
     });
   }
-  return csvText([head, ...rows]);
+  // A reader trims what no quotes protect (src/cli/inventory/parse.ts): a name or value with a
+  // space at either end is quoted, so that it reads back as it is.
+  return csvText([head, ...rows], { quoted_match: /^\s|\s$/ });
 }

@@ -334,6 +334,18 @@ rf1,,,,,redfish,https://127.0.0.1:8443,bmc,${BMC_PW},false
     expect(again.stdout).to.match(/^nothing to change/);
   });
 
+  it('CSV: names and values with spaces at their ends round-trip through an export and an import', async () => {
+    await must(api.put('/node/%20sp1%20', { obm: { type: MOCK_OBM, host: '127.0.0.1', user: 'bmc', password: BMC_PW }, metadata: { rack: ' r1' } }));
+    await must(api.put('/node/%20sp1%20/nic/eth0%20', { macaddr: '02:00:00:00:0d:00' }));
+    const f = file('spaces.csv', await cli.ok('export', '--format', 'csv'));
+    const before = await auditCount();
+    const r = await cli.run('import', f);
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    expect(r.stdout).to.match(/^nothing to change/);
+    expect(await auditCount(), 'not one change').to.equal(before);
+    expect((await api.get('/node/sp1')).status).to.equal(404);
+  });
+
   it('a progress bar on a terminal', async () => {
     const many = `nodes:\n${Array.from({ length: 60 }, (_, i) => `  - {name: t${i}, obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}, nics: [{name: eth0, macaddr: "02:00:00:01:00:${i}"}]}`).join('\n')}\n`;
     const r = await onTerminal(['import', file('many.yaml', many)], { HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password });
