@@ -141,7 +141,9 @@ function fromCsv(text: string, file: string): Inventory {
     records = parseCsv(text, { columns: true, info: true, skip_empty_lines: true, trim: true, bom: true }) as typeof records;
   } catch (err) {
     const e = err as Error & { lines?: number };
-    throw new InventoryErrors(file, [{ line: e.lines ?? 0, message: `not CSV: ${e.message}` }]);
+    // csv-parse quotes what it read of the field (`value is "…"`, `got "…"`): it may be a password.
+    const message = e.message.replace(/, value is .*$/s, '').replace(/ got ".*?" at line/, ' at line');
+    throw new InventoryErrors(file, [{ line: e.lines ?? 0, message: `not CSV: ${message}` }]);
   }
   const problems: Problem[] = [];
   if (records.length) {

@@ -346,6 +346,25 @@ rf1,,,,,redfish,https://127.0.0.1:8443,bmc,${BMC_PW},false
     expect((await api.get('/node/sp1')).status).to.equal(404);
   });
 
+  it('a CSV the reader cannot parse: the error names the field and the line, never a password in it', async () => {
+    const pw = 'quoted-bmc-secret';
+    addSecret(pw);
+    const f = file('quote.csv', `node,nic,macaddr,switch,port,obm.type,obm.host,obm.user,obm.password
+q1,,,,,mock,127.0.0.1,bmc,${pw}"tail
+`);
+    const r = await cli.run('import', f);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.match(/quote\.csv:2: not CSV: Invalid Opening Quote: a quote is found on field "obm\.password" at line 2/);
+    expect(r.stdout + r.stderr).to.not.include(pw);
+    const g = file('quote2.csv', `node,nic,macaddr,switch,port,obm.type,obm.host,obm.user,obm.password
+q1,,,,,mock,127.0.0.1,bmc,"${pw}"x
+`);
+    const r2 = await cli.run('import', g);
+    expect(r2.code).to.equal(1);
+    expect(r2.stderr).to.match(/quote2\.csv:2: not CSV: Invalid Closing Quote/);
+    expect(r2.stdout + r2.stderr, 'not even a character after the quote').to.not.match(/got "x"/);
+  });
+
   it('a progress bar on a terminal', async () => {
     const many = `nodes:\n${Array.from({ length: 60 }, (_, i) => `  - {name: t${i}, obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}, nics: [{name: eth0, macaddr: "02:00:00:01:00:${i}"}]}`).join('\n')}\n`;
     const r = await onTerminal(['import', file('many.yaml', many)], { HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password });
