@@ -36,7 +36,8 @@ export function macRows(output: string, portOf: (token: string) => string | null
   for (const line of output.split('\n')) {
     const tokens = line.trim().split(/\s+/);
     const at = tokens.findIndex((t) => normalizeMac(t) !== null);
-    if (at < 0 || NOT_LEARNED.test(line)) continue;
+    // The entry's type follows its MAC in every family; before it may be a VLAN's name (Junos), any text.
+    if (at < 0 || NOT_LEARNED.test(tokens.slice(at + 1).join(' '))) continue;
     const mac = normalizeMac(tokens[at]!)!;
     if (isGroupMac(mac)) continue;
     const port = tokens.slice(at + 1).map(portOf).find((p) => p !== null);

@@ -276,6 +276,23 @@ describe('fabric tables: the commands of each operation', () => {
       expect(junosPort('irb.1001')).to.equal(null);
     });
 
+    it('Junos: a VLAN named by the operator (its name is the first column) does not hide the MACs learned on it', () => {
+      const macs = [
+        'MAC flags (S - static MAC, D - dynamic MAC, L - locally learned, P - Persistent static',
+        '',
+        'Ethernet switching table : 3 entries, 3 learned',
+        '   Vlan                MAC                 MAC         Age    Logical',
+        '   name                address             flags              interface',
+        '   storage-system      52:54:00:12:34:56   D             -   ge-0/0/1.0',
+        '   management          52:54:00:12:34:57   D             -   ge-0/0/2.0',
+        '   static-hosts        52:54:00:12:34:58   D             -   ge-0/0/3.0',
+      ].join('\n');
+      const w = wiringOf(JUNOS_TABLE, macs, '', ['ge-0/0/1', 'ge-0/0/2', 'ge-0/0/3']);
+      expect(w.get('ge-0/0/1')!.macs).to.deep.equal(['52:54:00:12:34:56']);
+      expect(w.get('ge-0/0/2')!.macs).to.deep.equal(['52:54:00:12:34:57']);
+      expect(w.get('ge-0/0/3')!.macs).to.deep.equal(['52:54:00:12:34:58']);
+    });
+
     it('NVUE: link state in JSON, staged; the mac-table JSON without the bridge\'s own; lldpctl keyvalue', () => {
       const a = CUMULUS_NVUE_TABLE.adminState!;
       expect(a.parse('{"admin-status": "down", "mtu": 9216, "state": {"down": {}}}', 'swp1')).to.equal(false);
