@@ -3,7 +3,7 @@
  * (`csv-parse`, a row per nic), into the model with the line of each object. Only the shape is
  * checked here; src/cli/inventory/check.ts checks names, drivers and references.
  */
-import { isMap, isSeq, LineCounter, parseDocument, Node as YamlNode, YAMLMap } from 'yaml';
+import { isMap, isScalar as isYamlScalar, isSeq, LineCounter, parseDocument, Node as YamlNode, YAMLMap } from 'yaml';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { dict } from '../../dict';
 import { SECRET_KEY } from '../../redact';
@@ -55,21 +55,30 @@ function fromYaml(text: string, file: string): Inventory {
     if (keys) for (const k of Object.keys(v)) if (!keys.includes(k)) problems.push({ line: lineOf(n), message: `${what}: unknown key ${JSON.stringify(k)} (known: ${keys.join(', ')})` });
     return v;
   };
-  const str = (v: Record<string, unknown>, k: string, what: string, line: number): string => {
+  /**
+   * A text field of the mapping `n` (whose plain value is `v`). A plain scalar that YAML reads as a
+   * number (`007`, `001122334455`, `1e5`) is taken as it is written: a name or a MAC address, not 7.
+   */
+  const str = (v: Record<string, unknown>, k: string, what: string, line: number, n?: YamlNode): string => {
     if (typeof v[k] !== 'string' && typeof v[k] !== 'number') {
       problems.push({ line, message: `${what}: ${k} ${v[k] === undefined ? 'is missing' : 'must be text'}` });
       return '';
     }
-    return String(v[k]);
+    return typeof v[k] === 'number' ? (writtenAs(n, k) ?? String(v[k])) : String(v[k]);
+  };
+  /** The source text of the plain number `k` of the mapping `n`, if it is one. */
+  const writtenAs = (n: YamlNode | undefined, k: string): string | undefined => {
+    const s = n && isMap(n) ? (n as YAMLMap).get(k, true) : undefined;
+    return isYamlScalar(s) && typeof s.value === 'number' && typeof s.source === 'string' ? s.source : undefined;
   };
 
   for (const n of list('switches')) {
     const line = lineOf(n);
     const v = object(n, 'a switch', null);
     if (!v) continue;
-    const name = str(v, 'name', 'a switch', line);
+    const name = str(v, 'name', 'a switch', line, n);
     const what = `switch ${name}`;
-    const type = str(v, 'type', what, line);
+    const type = str(v, 'type', what, line, n);
     const { name: _n, type: _t, ports, ...fields } = v;
     if (ports !== undefined && (!Array.isArray(ports) || !ports.every((p) => typeof p === 'string'))) problems.push({ line, message: `${what}: ports must be a list of port names` });
     inv.switches.push({ name, type: type && fullType(SWITCH_SCHEMA, type), fields, ports: Array.isArray(ports) ? ports.map(String) : [], line });
@@ -78,7 +87,7 @@ function fromYaml(text: string, file: string): Inventory {
     const line = lineOf(n);
     const v = object(n, 'a node', ['name', 'obm', 'metadata', 'nics']);
     if (!v) continue;
-    const name = str(v, 'name', 'a node', line);
+    const name = str(v, 'name', 'a node', line, n);
     const what = `node ${name}`;
     let obm: NodeSpec['obm'] = { type: '', fields: {} };
     if (!v.obm || typeof v.obm !== 'object' || Array.isArray(v.obm)) problems.push({ line, message: `${what}: obm must be a mapping with its type and fields` });
@@ -106,11 +115,11 @@ function fromYaml(text: string, file: string): Inventory {
           const xl = lineOf(x);
           const nv = object(x, `a nic of ${what}`, ['name', 'macaddr', 'switch', 'port']);
           if (!nv) continue;
-          const nic = str(nv, 'name', `a nic of ${what}`, xl);
+          const nic = str(nv, 'name', `a nic of ${what}`, xl, x);
           const nw = `nic ${nic} of ${what}`;
-          const macaddr = str(nv, 'macaddr', nw, xl);
-          const sw = nv.switch === undefined || nv.switch === null ? null : String(nv.switch);
-          const port = nv.port === undefined || nv.port === null ? null : String(nv.port);
+          const macaddr = str(nv, 'macaddr', nw, xl, x);
+          const sw = nv.switch === undefined || nv.switch === null ? null : (writtenAs(x, 'switch') ?? String(nv.switch));
+          const port = nv.port === undefined || nv.port === null ? null : (writtenAs(x, 'port') ?? String(nv.port));
           nics.push({ name: nic, macaddr, switch: sw, port, line: xl });
         }
       }

@@ -365,6 +365,19 @@ q1,,,,,mock,127.0.0.1,bmc,"${pw}"x
     expect(r2.stdout + r2.stderr, 'not even a character after the quote').to.not.match(/got "x"/);
   });
 
+  it('YAML: a name or MAC address written as digits is taken as written, not as the number it would be', async () => {
+    const f = file('digits.yaml', `nodes:
+  - name: 007
+    obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}
+    nics: [{name: 01, macaddr: 001122334455}, {name: eth1, macaddr: 1e2233445566}]
+`);
+    const r = await cli.run('import', f);
+    expect(r.code, r.stderr).to.equal(0);
+    const node = (await must(api.get('/admin/inventory'))).body.nodes.find((n: { name: string }) => n.name === '007');
+    expect(node, 'the node 007').to.not.equal(undefined);
+    expect(node.nics.map((x: { name: string; macaddr: string }) => [x.name, x.macaddr])).to.deep.equal([['01', '001122334455'], ['eth1', '1e2233445566']]);
+  });
+
   it('a progress bar on a terminal', async () => {
     const many = `nodes:\n${Array.from({ length: 60 }, (_, i) => `  - {name: t${i}, obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}, nics: [{name: eth0, macaddr: "02:00:00:01:00:${i}"}]}`).join('\n')}\n`;
     const r = await onTerminal(['import', file('many.yaml', many)], { HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password });
