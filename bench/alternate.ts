@@ -5,14 +5,14 @@
  * medians of the ratio and of the service's CPU per request are the figures.
  *
  *   node dist/bench/alternate.js <show|register> <worktree A> <worktree B> [rounds]
- *   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_NODES as for npm run bench; each worktree built)
+ *   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_NODES, BENCH_WARMUP_SECONDS as for npm run bench; each worktree built)
  *
  * A worktree may be written `DIR@FLAGS` (FLAGS: the service's node flags, spaces as commas, in
  * place of BENCH_NODE_FLAGS), so one build can alternate with itself under other V8 flags:
  *   node dist/bench/alternate.js show .@--max-semi-space-size=16 .@--max-semi-space-size=64
  */
 import { join } from 'node:path';
-import { Figure, paired, registerRequests, run, showRequests, startTarget } from './inventory';
+import { Figure, paired, registerRequests, run, showRequests, startTarget, WARMUP } from './inventory';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -34,14 +34,14 @@ async function round(scenario: string, spec: string): Promise<Round> {
       // The bare route gets the same-shape requests, built the same way (bench/inventory.ts says why).
       const bareShow = showRequests(NODES, t.bare);
       const show = showRequests(NODES);
-      await run('warm-up', { url: t.bare, duration: 1, requests: bareShow });
-      await run('warm-up', { url: t.hilt, duration: 1, requests: show });
+      await run('warm-up', { url: t.bare, duration: WARMUP, requests: bareShow });
+      await run('warm-up', { url: t.hilt, duration: WARMUP, requests: show });
       p = await paired(['bare', 'show_node'], () => ({ url: t.bare, duration: SECONDS, connections: CONNECTIONS, requests: bareShow }),
         () => ({ url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: show }), t.pid, 1);
     } else {
       const bareUrl = t.bare.replace(/\/bare$/, '');
-      await run('warm-up', { url: bareUrl, duration: 1, connections: CONNECTIONS, requests: registerRequests('b', '/bare') });
-      await run('warm-up', { url: t.hilt, duration: 1, connections: CONNECTIONS, requests: registerRequests('w') });
+      await run('warm-up', { url: bareUrl, duration: WARMUP, connections: CONNECTIONS, requests: registerRequests('b', '/bare') });
+      await run('warm-up', { url: t.hilt, duration: WARMUP, connections: CONNECTIONS, requests: registerRequests('w') });
       const reg = registerRequests('n');
       p = await paired(['bare PUT', 'node_register'], () => ({ url: bareUrl, duration: SECONDS, connections: CONNECTIONS, requests: registerRequests('c', '/bare') }),
         () => ({ url: t.hilt, duration: SECONDS, connections: CONNECTIONS, requests: reg }), t.pid, 1);

@@ -23,7 +23,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WRITE_CONNECTIONS = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 128);
 /** each warm-up before a measured run */
-const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+export const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 /** measured pairs (a bare round, then hilt's) per scenario: the figure is their median */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 process.env.BENCH_NODES = String(NODES); // the target process builds its reference payload from it

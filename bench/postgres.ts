@@ -6,7 +6,7 @@
  * BENCH_FAILOVERS), after kill -9 and after SIGSTOP (a machine gone: its session stays open, so
  * the standby waits for the lease's TTL).
  *
- *   npm run bench:postgres   (BENCH_NODES, BENCH_SECONDS, BENCH_FAILOVERS change the load)
+ *   npm run bench:postgres   (BENCH_NODES, BENCH_SECONDS, BENCH_FAILOVERS, BENCH_WARMUP_SECONDS change the load)
  *
  * PostgreSQL: the bench starts its own (initdb into a temporary folder, postgres as a child
  * process on a unix socket, fsync on: commits are durable as in production), or uses
@@ -16,7 +16,7 @@ import { spawn, ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run, startTarget, registerRequests, Figure, AUTH } from './inventory';
+import { run, startTarget, registerRequests, Figure, AUTH, WARMUP } from './inventory';
 import { newDatabase, startPostgres } from '../test/helpers/postgres';
 import { sleep } from '../lib/time';
 import { freePort } from '../test/helpers/ports';
@@ -41,8 +41,8 @@ async function writes(env: Record<string, string>, connections: number): Promise
   try {
     const bareUrl = t.bare.replace(/\/bare$/, '');
     const bareReq = () => registerRequests('b', '/bare');
-    await run('warm-up', { url: bareUrl, duration: 1, connections, requests: bareReq() });
-    await run('warm-up', { url: t.hilt, duration: 1, connections, requests: registerRequests('w') });
+    await run('warm-up', { url: bareUrl, duration: WARMUP, connections, requests: bareReq() });
+    await run('warm-up', { url: t.hilt, duration: WARMUP, connections, requests: registerRequests('w') });
     const b1 = await run('bare PUT', { url: bareUrl, connections, requests: bareReq() });
     const reg = await run('node_register', { url: t.hilt, connections, requests: registerRequests('n') });
     const b2 = await run('bare PUT', { url: bareUrl, connections, requests: bareReq() });
@@ -62,8 +62,8 @@ async function readsAndStart(env: Record<string, string>): Promise<{ show: Figur
     let bare: number;
     try {
       await run('seed', { url: t.hilt, amount: NODES, connections: Math.min(64, NODES), requests: registerRequests('n') });
-      await run('warm-up', { url: t.bare, duration: 1, connections: CONNECTIONS });
-      await run('warm-up', { url: `${t.hilt}/node/n1`, duration: 1, connections: CONNECTIONS });
+      await run('warm-up', { url: t.bare, duration: WARMUP, connections: CONNECTIONS });
+      await run('warm-up', { url: `${t.hilt}/node/n1`, duration: WARMUP, connections: CONNECTIONS });
       const b1 = await run('bare', { url: t.bare, connections: CONNECTIONS });
       let i = 0;
       show = await run('show_node', {

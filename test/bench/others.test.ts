@@ -35,7 +35,7 @@ describe('bench smoke runs: the other benches print their figures', function () 
 
   it('bench/postgres.ts: writes, reads and start on each engine, and failover times', async () => {
     const { code, out } = await runBench('postgres.js', {
-      BENCH_NODES: '10', BENCH_SECONDS: '0.5', BENCH_FAILOVERS: '1', BENCH_PAUSES: '1', BENCH_CONNECTIONS: '2', BENCH_WRITE_CONNECTIONS: '2',
+      BENCH_NODES: '10', BENCH_SECONDS: '0.5', BENCH_WARMUP_SECONDS: '0.2', BENCH_FAILOVERS: '1', BENCH_PAUSES: '1', BENCH_CONNECTIONS: '2', BENCH_WRITE_CONNECTIONS: '2',
     });
     expect(code, out).to.equal(0);
     const reg = out.split('\n').filter((l) => l.startsWith('node_register (durable)'));

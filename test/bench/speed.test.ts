@@ -75,7 +75,7 @@ describe('bench smoke runs: inventory and network operations print their figures
   it('bench/alternate.ts: two builds (here the same one twice) alternating, with the ratio and the CPU per request of each', async () => {
     const tree = join(__dirname, '..', '..', '..');
     for (const scenario of ['show', 'register']) {
-      const { code, out } = await runBench('alternate.js', { BENCH_NODES: '50', BENCH_SECONDS: '1', BENCH_CONNECTIONS: '4' }, [scenario, tree, tree, '1']);
+      const { code, out } = await runBench('alternate.js', { BENCH_NODES: '50', BENCH_SECONDS: '1', BENCH_WARMUP_SECONDS: '0.2', BENCH_CONNECTIONS: '4' }, [scenario, tree, tree, '1']);
       expect(code, out).to.equal(0);
       expect(out.match(/^round 1 .*: ratio [\d.]+, \d+ us CPU per request \(bare \d+\)$/gm), out).to.have.length(2);
       const summary = out.split('\n').find((l) => l.startsWith(`${tree}: ratio median`));
