@@ -103,7 +103,9 @@ async function serveWhileHeld(deps: StandbyDeps, held: HeldLease): Promise<void>
     }
     deps.serve(a);
     log.info({ instance: deps.instance, token: held.token }, 'active: serving the API');
-    const why = await Promise.race([held.lost, troubled.then(() => trouble!)]);
+    const ended = await Promise.race([held.lost, troubled.then(() => trouble!)]);
+    // A write refused for the token ends the lease too (src/activation.ts): the refusal says more.
+    const why = trouble ?? ended;
     if (signal.aborted) return;
     log.warn({ instance: deps.instance, token: held.token, why }, 'stepping down');
     await deps.stepDown('stepped down (the log says why); standing by');
