@@ -21,6 +21,8 @@ import { DeviceQueue } from './device-queue';
 import { bootSpec } from '../actors/headnode/actor';
 import type { BootSpec } from '../actors/headnode/protocol';
 import { instrument, NO_TELEMETRY, Telemetry } from '../actors/telemetry';
+import { sleep } from '../lib/time';
+import { MAY_ACT_POLL_MS } from './network-operations';
 
 /** The driver's calls, as metrics name them. */
 const DRIVER_CALLS = {
@@ -132,6 +134,7 @@ export class HeadnodeControl {
     // Queued now, before the first HTTP call can queue anything.
     const recovered = Promise.all([...this.world.rm.headnodes.keys()].map((name) =>
       this.queue.run(name, async (signal) => {
+        await this.untilMayAct(signal);
         const status = this.world.rm.headnodes.get(name)?.status;
         if (status === 'running') await this.revive(name, 'a restart of the service', signal);
         // created, stopped, died: a VM left running (e.g. by a crash during a start) goes.
@@ -175,6 +178,15 @@ export class HeadnodeControl {
     }
   }
 
+  /**
+   * A process that took the lease over moments ago waits until it may act (the process before it
+   * may still be acting: actors/persistence/lease.ts) before it brings back, stops or repairs a
+   * VM; one that lost the lease waits until it closes, and the next active process does it.
+   */
+  private async untilMayAct(signal: AbortSignal): Promise<void> {
+    while (this.opts.mayAct && !this.opts.mayAct() && !this.closed && !signal.aborted) await sleep(MAY_ACT_POLL_MS);
+  }
+
   /** Stop the monitor and wait for operations in progress; VMs keep running (recover adopts them). */
   async close(): Promise<void> {
     this.closed = true;
@@ -187,6 +199,7 @@ export class HeadnodeControl {
    * nothing of it runs and record why. Also finishes an interrupted start.
    */
   private async revive(name: string, why: string, signal: AbortSignal): Promise<void> {
+    await this.untilMayAct(signal);
     const state = this.world.rm.headnodes.get(name);
     if (!state) return;
     const booted = await this.boot(name, bootSpec(this.world, state), signal, (hnics) => this.driver.recover(name, hnics, signal));

@@ -49,7 +49,7 @@ export interface NetworkOperationsDeps {
 }
 
 /** How often an operation whose process may not act for the moment looks again. */
-const MAY_ACT_POLL_MS = 250;
+export const MAY_ACT_POLL_MS = 250;
 
 /** The port change an operation asks for; null when it cannot be carried out. */
 function changeOf(a: NetworkAction): PortChange | null {

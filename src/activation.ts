@@ -95,7 +95,9 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     },
   } : {});
   const engine = ctx.wrapEngine ? ctx.wrapEngine(opened) : opened;
-  const mayAct = held ? () => held.held() : undefined;
+  // Hardware calls: while the lease is held, and not before the process it was taken over from
+  // can no longer believe it holds it (actors/persistence/lease.ts).
+  const mayAct = held ? () => held.mayAct() : undefined;
 
   let world: World | undefined;
   let headnodes: HeadnodeControl | undefined;

@@ -40,7 +40,7 @@ function guardCalls<T extends object>(target: T, calls: readonly string[], check
 /** The refusal of a power call or a VM operation: 503, as a standby's, so the client retries at the active one. */
 export function notActive(retryAfterS: number): HiltError {
   return new HiltError('ServiceUnavailableError',
-    'this hilt process no longer holds the lease, so it makes no more hardware calls: nothing was sent; try again (the active process serves it)',
+    'this hilt process no longer holds the lease, or took it over moments ago from a process that may still be acting until its own lease runs out, so it makes no hardware call now: nothing was sent; try again (the active process serves it)',
     { retryAfter: retryAfterS });
 }
 

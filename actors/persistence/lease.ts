@@ -15,6 +15,12 @@
  *   later than a candidate can take it. It loses the lease when a renewal finds another token,
  *   when its renewing connection breaks, or when that validity runs out (renewals failing, or the
  *   process paused past it).
+ * - A candidate that takes the lease at once (its holder's session gone) makes no hardware call
+ *   until the holder's TTL since its last renewal has passed (`mayAct`): a session can end on the
+ *   database's side while its process still runs (a network partition, a proxy, a database
+ *   failover to a server that holds no advisory locks), and that process goes on acting until its
+ *   own clock tells it. The new active writes (fenced) meanwhile; its hardware calls wait or are
+ *   refused with a 503, as a deposed process's are.
  * - Safety does not rest on those clocks: every write carries the token and is refused in its own
  *   transaction once the token changed (actors/persistence/postgres-schema.ts, hilt_write).
  *
@@ -64,6 +70,8 @@ export class HeldLease {
     renewMs: number,
     sentAt: number,
     private readonly selfCheck = true,
+    /** performance.now() from which hardware calls may be made: when the previous holder's own view of its lease ends */
+    private readonly actsFrom = 0,
   ) {
     this.validUntil = sentAt + ttlMs;
     this.lost = new Promise((resolve) => this.lostWaiters.push(resolve));
@@ -75,6 +83,19 @@ export class HeldLease {
   /** Whether this process may still act as the active one (its own clock's view; writes are fenced regardless). */
   held(): boolean {
     return !this.ended && (!this.selfCheck || performance.now() < this.validUntil);
+  }
+
+  /**
+   * Whether this process may make hardware calls: it holds the lease, and the process it took the
+   * lease over from (its session gone) can no longer believe it holds it.
+   */
+  mayAct(): boolean {
+    return this.held() && performance.now() >= this.actsFrom;
+  }
+
+  /** How long, from now, before the previous holder's view of its lease ends (0 once it has). */
+  get holdOffMs(): number {
+    return Math.max(0, this.actsFrom - performance.now());
   }
 
   /** Why it was lost, once it was. */
@@ -171,15 +192,22 @@ export class LeaseCandidate {
 
   /** One look at the lease: take it if it lapsed or its holder's session is gone. */
   private async tryAcquire(client: Client): Promise<HeldLease | null> {
-    const { rows } = await client.query<{ token: number; lapsed: boolean }>(
-      `SELECT token, renewed_at < now() - ttl_ms * interval '1 millisecond' AS lapsed FROM hilt_lease WHERE id = 1`);
+    // `left`: how long the holder may still believe in the lease, by the database's clock (it counts
+    // its TTL from when it sent its last renewal, which the database saw later).
+    const { rows } = await client.query<{ token: number; lapsed: boolean; left: number | null }>(
+      `SELECT token, renewed_at < now() - ttl_ms * interval '1 millisecond' AS lapsed,
+              CASE WHEN renewed_at = '-infinity' THEN 0
+                   ELSE extract(epoch FROM renewed_at + ttl_ms * interval '1 millisecond' - now()) * 1000 END AS left
+       FROM hilt_lease WHERE id = 1`);
+    // Counted from the answer's arrival, which is after the database's now(): on the safe side.
+    const actsFrom = performance.now() + Math.max(0, Number(rows[0].left ?? 0));
     const { token, lapsed } = rows[0];
     if (lapsed) return this.takeOver(client, token, true);
     // The holder keeps an advisory lock on its renewing session: if it can be had, that session is gone.
     const free = (await client.query<{ free: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS free', [LEASE_LOCK_CLASS, lockKey(token)])).rows[0].free;
     if (!free) return null;
     try {
-      return await this.takeOver(client, token, false);
+      return await this.takeOver(client, token, false, actsFrom);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1, $2)', [LEASE_LOCK_CLASS, lockKey(token)]).catch(() => undefined);
     }
@@ -191,7 +219,7 @@ export class LeaseCandidate {
    * statement would otherwise leave two processes that each believe they hold it, both acting on
    * hardware, until the holder's next renewal.
    */
-  private async takeOver(client: Client, seen: number, lapsed: boolean): Promise<HeldLease | null> {
+  private async takeOver(client: Client, seen: number, lapsed: boolean, actsFrom = 0): Promise<HeldLease | null> {
     const sent = performance.now();
     // The new token's advisory lock is taken in the same statement: no candidate can see the
     // new token before its holder's lock exists.
@@ -202,7 +230,7 @@ export class LeaseCandidate {
       [this.opts.holder, this.opts.ttlMs, seen, LEASE_LOCK_CLASS, lapsed],
     );
     if (!rows.length) return null;
-    return new HeldLease(rows[0].token, client, this.opts.ttlMs, this.renewMs, sent, this.opts.selfCheck ?? true);
+    return new HeldLease(rows[0].token, client, this.opts.ttlMs, this.renewMs, sent, this.opts.selfCheck ?? true, actsFrom);
   }
 }
 

@@ -10,6 +10,7 @@ import { FencedError, migrateDatabase, PostgresPersistenceEngine } from '../../.
 import { HeldLease, LeaseCandidate, readLease } from '../../../actors/persistence/lease';
 import type { PersistedEvent } from '../../../actors/persistence/engine';
 import { freshDatabase } from '../../helpers/postgres';
+import { LEASE_LOCK_CLASS } from '../../../actors/persistence/postgres-schema';
 
 const ev = (key: string, seq: number, data: unknown): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt: Date.now() });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -265,5 +266,42 @@ describe('PostgreSQL lease on a connection that stops answering', () => {
     expect(got, 'b took the lease over').to.not.equal(null);
     got!.lose('test over');
     expect((await readLease({ url })).holder).to.equal('b');
+  });
+
+  it('a lease taken over at once (its holder\'s session gone) gives no hardware calls until the holder\'s own view of it ends', async function () {
+    this.timeout(30_000);
+    const r = await relay();
+    done.push(() => r.close());
+    // a holds the lease through the relay; then the database ends a's session while a, cut off,
+    // hears nothing of it (a partition, a proxy): a believes it holds the lease until its TTL.
+    const a = (await new LeaseCandidate({ url: r.url }, { holder: 'a', ttlMs: 2000, renewMs: 200 }).acquire())!;
+    done.push(() => a.lose('test over'));
+    await sleep(300);
+    r.hang();
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1", [LEASE_LOCK_CLASS]);
+    } finally {
+      await admin.end();
+    }
+    const ctl = new AbortController();
+    done.push(() => ctl.abort());
+    const timer = setTimeout(() => ctl.abort(), 10_000);
+    const b = await new LeaseCandidate({ url }, { holder: 'b', ttlMs: 2000, pollMs: 50 }).acquire(ctl.signal);
+    clearTimeout(timer);
+    expect(b, 'b took the lease over').to.not.equal(null);
+    done.push(() => b!.lose('test over'));
+    expect(a.held(), 'a still believes it holds the lease').to.equal(true);
+    expect(b!.held(), 'b holds it: its writes go through').to.equal(true);
+    expect(b!.holdOffMs, 'b waits for the rest of a\'s TTL').to.be.above(500);
+    // Never both: a acting by its own clock while b may act.
+    const deadline = Date.now() + 5000;
+    while (!b!.mayAct()) {
+      expect(a.held() && b!.mayAct(), 'a and b both acting').to.equal(false);
+      expect(Date.now(), 'b may act within the TTL').to.be.below(deadline);
+      await sleep(10);
+    }
+    expect(a.held(), 'a no longer believes it holds the lease once b acts').to.equal(false);
   });
 });
