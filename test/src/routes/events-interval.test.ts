@@ -86,7 +86,13 @@ describe('the event hub under a stream of commits', function () {
       expect(ids).to.deep.equal(few.positions);
       // Many more writes than the 20 streams got: the interval is flushMs.
       expect(writes.length).to.be.greaterThan(20);
-      for (const g of gaps(writes)) expect(g).to.be.greaterThan(8);
+      // Never two flushes back to back. Each gap is measured at this stream's write, which comes
+      // a little after its flush began (the other stream first; a loaded machine's pauses), so
+      // two gaps of a 10 ms interval can read 7.8 and 12.2 ms: the bound is half the interval.
+      // The next gap is longer by as much: the median is the interval.
+      const g = gaps(writes).sort((a, b) => a - b);
+      expect(g[0]).to.be.greaterThan(5);
+      expect(g[g.length >> 1]).to.be.greaterThan(9);
     }
   });
 });
