@@ -76,3 +76,15 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * Click what `selector` finds, found and clicked in one step in the page: the live views redraw
+ * as events arrive, which detaches an element handle taken before the click (page.click).
+ */
+export async function clickNow(page: Page, selector: string, wait: { timeout: number }): Promise<void> {
+  await page.waitForFunction((sel: string) => {
+    const el = document.querySelector<HTMLElement>(sel);
+    el?.click();
+    return !!el;
+  }, wait, selector);
+}

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { addSecret } from '../helpers/secrets';
 import type { Browser, Page } from 'puppeteer-core';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch } from '../helpers/server';
-import { closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
+import { clickNow, closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
 import { parseExposition, value } from '../helpers/prometheus';
 
 const WAIT = { timeout: 15_000 };
@@ -106,7 +106,7 @@ describe('the dashboard in a browser', function () {
     // Filter and sort, on the service.
     await page.select('#nodes-state', 'in use');
     await page.waitForFunction(() => document.querySelectorAll('[data-table="nodes"] tbody tr').length === 3, WAIT);
-    await page.click('[data-table="nodes"] th button.sort');
+    await clickNow(page, '[data-table="nodes"] th button.sort', WAIT);
     await page.waitForFunction(() => document.querySelector('[data-table="nodes"] tbody td')?.textContent === 'o1', WAIT);
     expect(await page.$eval('[data-table="nodes"] th', (th) => th.getAttribute('aria-sort'))).to.equal('descending');
     await page.type('#nodes-q', 'n2');
@@ -155,7 +155,7 @@ describe('the dashboard in a browser', function () {
     await visit('#/switches', '[data-table="ports"] tbody td[data-col="port"]');
     await waitForCell(page, 'ports', 's1', 'node', /^n1$/);
     // A switch's name narrows the ports to it.
-    await page.click('[data-table="switches"] tbody tr:nth-child(2) button.linkish');
+    await clickNow(page, '[data-table="switches"] tbody tr:nth-child(2) button.linkish', WAIT);
     await page.waitForFunction(() => [...document.querySelectorAll('[data-table="ports"] tbody td[data-col="switch"]')].every((td) => td.textContent === 's2'), WAIT);
     await screenshot(page, 'switches');
     await visit('#/headnodes', '[data-table="headnodes"] tbody td[data-col="vncport"]');
@@ -183,14 +183,14 @@ describe('the dashboard in a browser', function () {
     const button = '#node-detail button[data-action="reapply"]';
     await page.waitForSelector(button, WAIT);
     const before = ts.world.rm.nic('n1', 'eth0')!.lastSeq;
-    await page.click(button);
+    await clickNow(page, button, WAIT);
     await page.waitForSelector('#confirm[open]', WAIT);
     expect(await page.$eval('#confirm-text', (p) => p.textContent)).to.match(/^Re-apply the configuration the service holds to the switch port of nic eth0 of node n1/);
     await screenshot(page, 'confirm');
     await page.click('#confirm-cancel');
     await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Cancelled.', WAIT);
     expect(ts.world.rm.nic('n1', 'eth0')!.lastSeq).to.equal(before);
-    await page.click(button);
+    await clickNow(page, button, WAIT);
     await page.waitForSelector('#confirm[open]', WAIT);
     await page.click('#confirm-ok');
     await page.waitForFunction(() => /^Re-apply: queued/.test(document.getElementById('status')?.textContent ?? ''), WAIT);
@@ -243,7 +243,7 @@ describe('the dashboard in a browser', function () {
 
   /** Opens the confirmation with `button` and answers it; resolves once it has closed. */
   async function confirmWith(page: Page, button: string, answer: 'cancel' | 'ok', question: RegExp): Promise<void> {
-    await page.click(button);
+    await clickNow(page, button, WAIT);
     await page.waitForSelector('#confirm[open]', WAIT);
     expect(await page.$eval('#confirm-text', (p) => p.textContent)).to.match(question);
     await page.click(answer === 'ok' ? '#confirm-ok' : '#confirm-cancel');
@@ -425,7 +425,7 @@ describe('the dashboard with 10,000 nodes', function () {
     await page.waitForFunction(() => document.querySelector('[data-table="nodes"] .pager span')?.textContent === '1–1 of 1', WAIT);
     await page.$eval('#nodes-q', (i) => { (i as HTMLInputElement).value = ''; i.dispatchEvent(new Event('input')); });
     await page.waitForFunction((n) => document.querySelector('[data-table="nodes"] .pager span')?.textContent === `1–50 of ${n}`, WAIT, N);
-    await page.click('[data-table="nodes"] .pager button:last-child');
+    await clickNow(page, '[data-table="nodes"] .pager button:last-child', WAIT);
     await page.waitForFunction((n) => document.querySelector('[data-table="nodes"] .pager span')?.textContent === `51–100 of ${n}`, WAIT, N);
     await page.browserContext().close();
   });

@@ -11,23 +11,11 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'puppeteer-core';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, finished } from '../helpers/server';
-import { closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
+import { clickNow, closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
 
 const WAIT = { timeout: 15_000 };
 const DESKTOP = { width: 1400, height: 900 };
 const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true };
-
-/**
- * Click what `selector` finds, found and clicked in one step in the page: the live views redraw
- * as events arrive, which detaches an element handle taken before the click.
- */
-async function clickNow(page: Page, selector: string): Promise<void> {
-  await page.waitForFunction((sel: string) => {
-    const el = document.querySelector<HTMLElement>(sel);
-    el?.click();
-    return !!el;
-  }, WAIT, selector);
-}
 
 async function freshPage(browser: Browser, viewport: typeof DESKTOP | typeof PHONE = DESKTOP): Promise<Page> {
   const context = await browser.createBrowserContext();
@@ -115,7 +103,7 @@ describe('the dashboard for operators and tenants', function () {
       await page.select('#nodes-state', 'free');
       await page.waitForFunction(() => document.querySelectorAll('[data-table="nodes"] tbody td[data-col="name"]').length === 2, WAIT);
       expect(await column(page, 'nodes', 'name')).to.deep.equal(['f1', 'f2']);
-      await page.click('[data-table="nodes"] tbody tr:first-child td[data-col="name"] a');
+      await clickNow(page, '[data-table="nodes"] tbody tr:first-child td[data-col="name"] a', WAIT);
       await page.waitForSelector('#node-detail .action-bar', WAIT);
       expect(await page.$eval('#node-detail', (d) => d.textContent)).to.not.match(/does not exist/);
       expect(await buttons(page, '#node-detail .action-bar')).to.deep.equal(['Reserve']);
@@ -126,7 +114,7 @@ describe('the dashboard for operators and tenants', function () {
       const page = await freshPage(browser);
       await login(page, ts.url, 'admin', 'admin-secret', '#/switches');
       await page.waitForSelector('[data-table="switches"] tbody button.linkish', WAIT);
-      await page.click('[data-table="switches"] tbody button[aria-label="Show the ports of s2"]');
+      await clickNow(page, '[data-table="switches"] tbody button[aria-label="Show the ports of s2"]', WAIT);
       await page.waitForSelector('[data-table="ports"] .chip', WAIT);
       expect(await page.$eval('[data-table="ports"] .chip', (c) => c.textContent)).to.equal('Switch: s2 ✕');
       expect(await page.evaluate(() => location.hash)).to.equal('#/switches?ports.f.switch=s2');
@@ -137,9 +125,9 @@ describe('the dashboard for operators and tenants', function () {
       await page.waitForFunction(() => document.querySelectorAll('[data-table="ports"] tbody td[data-col="switch"]').length === 4, WAIT);
       expect(await page.$('[data-table="ports"] .chip'), 'no filter after leaving the view').to.equal(null);
       // The chip removes its filter.
-      await page.click('[data-table="switches"] tbody button[aria-label="Show the ports of s1"]');
+      await clickNow(page, '[data-table="switches"] tbody button[aria-label="Show the ports of s1"]', WAIT);
       await page.waitForSelector('[data-table="ports"] .chip', WAIT);
-      await page.click('[data-table="ports"] .chip');
+      await clickNow(page, '[data-table="ports"] .chip', WAIT);
       await page.waitForFunction(() => document.querySelectorAll('[data-table="ports"] tbody td[data-col="switch"]').length === 4 && !document.querySelector('[data-table="ports"] .chip'), WAIT);
       await page.browserContext().close();
     });
@@ -178,7 +166,7 @@ describe('the dashboard for operators and tenants', function () {
     expect(n2.power).to.equal('unknown');
     const card = await page.$$eval('.cards .card', (cs) => cs.filter((c) => c.querySelector('dt')!.textContent === 'Failures (24 h)').map((c) => [c.className, c.querySelector('a')?.getAttribute('href')])[0]);
     expect(card).to.deep.equal(['card bad', '#/operations?operations.f.status=ERROR']);
-    await page.click('.card.bad a');
+    await clickNow(page, '.card.bad a', WAIT);
     await page.waitForFunction(() => document.querySelectorAll('[data-table="operations"] tbody td[data-col="status"]').length > 0, WAIT);
     expect([...new Set(await column(page, 'operations', 'status'))]).to.deep.equal(['ERROR']);
     expect(await page.$eval('#operations-status', (s) => (s as HTMLSelectElement).value)).to.equal('ERROR');
@@ -188,7 +176,7 @@ describe('the dashboard for operators and tenants', function () {
     await go(page, '#/node/n2', '#node-detail table');
     expect(await page.$eval('#node-detail table tbody td[data-label="Last operation"]', (td) => td.textContent)).to.match(/^ERROR connect net-p.*failure injected/);
     await go(page, '#/switches', '[data-table="switches"] a.badge.bad');
-    await page.click('[data-table="switches"] a.badge.bad');
+    await clickNow(page, '[data-table="switches"] a.badge.bad', WAIT);
     await page.waitForFunction(() => {
       const cells = [...document.querySelectorAll('[data-table="ports"] tbody td[data-col="status"]')].map((t) => t.textContent ?? '');
       return cells.length === 1 && /^failinglast operation failed: .*gi1\/0\/9.*failure injected/.test(cells[0]);
@@ -205,21 +193,21 @@ describe('the dashboard for operators and tenants', function () {
       expect(await buttons(page, '#node-detail .action-bar')).to.deep.equal(['Release', 'Power on', 'Power off', 'Power cycle', 'Boot device…']);
       expect(await buttons(page, '#node-detail table')).to.deep.equal(['Connect…']);
       // Power on, confirmed.
-      await clickNow(page, '#node-detail .action-bar button:nth-of-type(2)');
+      await clickNow(page, '#node-detail .action-bar button:nth-of-type(2)', WAIT);
       await page.waitForSelector('#confirm[open]', WAIT);
       await page.click('#confirm-ok');
       await status(page, /^Power on: done\.$/);
       expect(ts.mockObm.state(ts.world.rm.nodes.get('n1')!.obm.fields.host as string).power).to.equal('on');
       await page.waitForFunction(() => /on/.test([...document.querySelectorAll('#node-detail .card')].find((c) => c.querySelector('dt')?.textContent === 'Power')?.querySelector('dd')?.textContent ?? ''), WAIT);
       // Boot device through its form.
-      await clickNow(page, '#node-detail .action-bar button:nth-of-type(5)');
+      await clickNow(page, '#node-detail .action-bar button:nth-of-type(5)', WAIT);
       await page.waitForSelector('#form[open]', WAIT);
       await page.select('#form-bootdev', 'disk');
       await page.click('#form-ok');
       await status(page, /^Boot device: done\.$/);
       expect(ts.mockObm.state(ts.world.rm.nodes.get('n1')!.obm.fields.host as string).bootdev).to.equal('disk');
       // Connect: the project's networks only; the native channel chosen.
-      await clickNow(page, '#node-detail table button');
+      await clickNow(page, '#node-detail table button', WAIT);
       await page.waitForSelector('#form[open]', WAIT);
       expect(await page.$$eval('#form-network option', (os) => os.map((o) => (o as HTMLOptionElement).value))).to.deep.equal(['net-p']);
       expect(await page.$eval('#form-channel', (s) => (s as HTMLSelectElement).value)).to.equal('native');
@@ -308,7 +296,7 @@ describe('the dashboard for operators and tenants', function () {
       expect(await page.$('#node-detail .action-bar'), 'no power, no release').to.equal(null);
       expect(await page.$$eval('#node-detail button', (bs) => bs.map((b) => b.textContent)), 'no connect, no detach').to.deep.equal([]);
       await go(page, '#/node/f1', '#node-detail .action-bar');
-      await page.click('#node-detail .action-bar button');
+      await clickNow(page, '#node-detail .action-bar button', WAIT);
       await page.waitForSelector('#form[open]', WAIT);
       expect(await page.$$eval('#form-project option', (os) => os.map((o) => o.textContent)), 'reserved into its own project only').to.deep.equal(['q']);
       await page.browserContext().close();
@@ -318,7 +306,7 @@ describe('the dashboard for operators and tenants', function () {
       const page = await freshPage(browser);
       await login(page, ts.url, 'admin', 'admin-secret');
       await page.waitForSelector('.action-bar[aria-label="Registration"] button', WAIT);
-      await page.click('.action-bar[aria-label="Registration"] button');
+      await clickNow(page, '.action-bar[aria-label="Registration"] button', WAIT);
       await page.waitForSelector('#form[open]', WAIT);
       await page.type('#form-node', 'formed');
       await page.select('#form-type', 'mock');
@@ -332,7 +320,7 @@ describe('the dashboard for operators and tenants', function () {
       await go(page, '#/switches', '[data-table="ports"] tbody td.actions');
       expect(await buttons(page, '[data-table="ports"] tbody tr:first-child td.actions')).to.deep.equal(['Revert', 'Re-apply']);
       const before = ts.world.rm.nic('n1', 'eth0')!.lastSeq;
-      await page.click('[data-table="ports"] tbody tr:first-child td.actions button:last-child');
+      await clickNow(page, '[data-table="ports"] tbody tr:first-child td.actions button:last-child', WAIT);
       await page.waitForSelector('#confirm[open]', WAIT);
       expect(await page.$eval('#confirm-text', (p) => p.textContent)).to.match(/^Re-apply the configuration the service holds to port gi1\/0\/1 of switch s1/);
       await page.click('#confirm-ok');
@@ -386,7 +374,7 @@ describe('the dashboard for operators and tenants', function () {
     expect(await page.$eval('#nodes-state', (s) => (s as HTMLSelectElement).value)).to.equal('free');
     await go(page, '#/node/n1', '#node-detail .action-bar');
     expect(await page.$$eval('nav.crumbs li', (ls) => ls.map((l) => l.textContent))).to.deep.equal(['Projects', 'Project p', 'Node n1']);
-    await page.click('nav.crumbs a[href="#/project/p"]');
+    await clickNow(page, 'nav.crumbs a[href="#/project/p"]', WAIT);
     await page.waitForSelector('[data-table="project-members"] tbody td[data-col="user"]', WAIT);
     expect(await column(page, 'project-members', 'user')).to.deep.equal(['pat']);
     expect(await page.$$eval('nav.crumbs li', (ls) => ls.map((l) => l.textContent))).to.deep.equal(['Projects', 'Project p']);
