@@ -12,6 +12,11 @@ export interface NetworkState {
   pooled: boolean;
 }
 
+/** The project that owns the network; none for the admin's ("admin" is no project, even when one has that name). */
+export function ownerProject(net: Pick<NetworkState, 'owner'>): string | undefined {
+  return net.owner === 'admin' ? undefined : net.owner;
+}
+
 export interface NetworkCreate {
   owner: string;
   access: string[];

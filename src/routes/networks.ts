@@ -5,7 +5,7 @@ import { quote } from '../../lib/text';
 import { requireAdmin, requireProject, found, isMember, lookedUp } from './guard';
 import type { Caller } from '../auth/basic';
 import { readsOnly } from '../auth/caller';
-import type { NetworkState } from '../../actors/network/protocol';
+import { ownerProject, type NetworkState } from '../../actors/network/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import type { Attachment } from '../../actors/readmodel';
 import { dict } from '../dict';
@@ -24,7 +24,14 @@ function parseNetId(netId: string): number | null {
 
 /** May the caller manage the network as its owner (admin, or a member of the owning project)? */
 function isOwner(c: Caller, net: NetworkState): boolean {
-  return c.isAdmin || (net.owner !== 'admin' && c.projects.includes(net.owner));
+  const owner = ownerProject(net);
+  return c.isAdmin || (owner !== undefined && c.projects.includes(owner));
+}
+
+/** Does the caller only read the project that owns the network? */
+function readsOwner(c: Caller, net: NetworkState): boolean {
+  const owner = ownerProject(net);
+  return owner !== undefined && readsOnly(c, owner);
 }
 
 /**
@@ -33,7 +40,7 @@ function isOwner(c: Caller, net: NetworkState): boolean {
  */
 function requireOwner(c: Caller, net: NetworkState, refusal: string): void {
   if (isOwner(c, net)) return;
-  if (net.owner !== 'admin' && readsOnly(c, net.owner)) throw forbidden(`read-only access to project ${net.owner}: this call changes its network ${net.name}`);
+  if (readsOwner(c, net)) throw forbidden(`read-only access to project ${net.owner}: this call changes its network ${net.name}`);
   throw unauthorized(refusal);
 }
 
@@ -153,7 +160,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     found(rm.projects.get(project), `project ${project}`);
     if (n.access.length && !isOwner(c, n) && !(n.access.includes(project) && isMember(c, project))) {
       // A reader of the owner, or of the project it would revoke: known, and may only read.
-      if ((n.owner !== 'admin' && readsOnly(c, n.owner)) || (n.access.includes(project) && readsOnly(c, project))) {
+      if (readsOwner(c, n) || (n.access.includes(project) && readsOnly(c, project))) {
         throw forbidden(`read-only access: revoking project ${project}'s access to network ${n.name} is a change`);
       }
       throw unauthorized(`you may not revoke access of project ${project} to network ${n.name}`);

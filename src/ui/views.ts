@@ -11,6 +11,7 @@ import type { RouteWorld } from '../../actors/world';
 import type { Caller } from '../auth/basic';
 import type { NetworkAction } from '../../actors/nic/protocol';
 import type { NodeState } from '../../actors/node/protocol';
+import { ownerProject } from '../../actors/network/protocol';
 import { NATIVE } from '../../actors/nic/protocol';
 import { portId } from '../../actors/ids';
 import { operationType } from '../../hardware/network-operations';
@@ -61,9 +62,6 @@ class Scope {
     return [...this.projects];
   }
 }
-
-/** The owner of a network the admin made (network_create's owner "admin"). */
-const ADMIN_OWNER = 'admin';
 
 const channelName = (c: string) => (c === NATIVE ? 'native' : c.replace(/^vlan\//, 'tagged '));
 const compare = (a: Cell, b: Cell): number => {
@@ -169,8 +167,7 @@ export class Views {
 
   private networkStates(s: Scope) {
     const rm = this.rm;
-    // An admin-owned network's owner is "admin", which is no project even when one has that name.
-    return [...rm.networks.values()].filter((n) => s.all || n.access.length === 0 || (n.owner !== ADMIN_OWNER && s.project(n.owner)) || n.access.some((p) => s.project(p)));
+    return [...rm.networks.values()].filter((n) => s.all || n.access.length === 0 || s.project(ownerProject(n)) || n.access.some((p) => s.project(p)));
   }
 
   nodes(caller: Caller): Row[] {
@@ -261,7 +258,7 @@ export class Views {
   networks(caller: Caller, usableBy?: string): Row[] {
     const rm = this.rm;
     const s = new Scope(caller);
-    const states = this.networkStates(s).filter((n) => usableBy === undefined || n.access.length === 0 || (n.owner !== ADMIN_OWNER && n.owner === usableBy) || n.access.includes(usableBy));
+    const states = this.networkStates(s).filter((n) => usableBy === undefined || n.access.length === 0 || ownerProject(n) === usableBy || n.access.includes(usableBy));
     return states.map((n) => {
       const attached = rm.attachmentsOf(n.name).filter((a) => s.project(a.project));
       const shown = attached.slice(0, 20).map((a) => `${a.node}/${a.nic} (${channelName(a.channel)})`).sort();
