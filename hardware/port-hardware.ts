@@ -233,6 +233,8 @@ export class PortHardware {
   private readonly changing = new Map<string, number>();
   /** port id → the last of its doubt records (marks and clears) in the order they were made */
   private readonly doubtWrites = new Map<string, Promise<void>>();
+  /** port id → how many doubts this process has marked on it (a read-back's clear needs none since it began) */
+  private readonly doubtMarks = new Map<string, number>();
   /** ports in doubt set back again with backoff by this process */
   private readonly retrying = new Set<string>();
   /** ends the retries' pauses at close */
@@ -313,8 +315,12 @@ export class PortHardware {
     if (!sw) return { status: opts.repair ? 'failed' : 'unreadable', expected, actual: null, error: `switch ${port.switch} no longer exists` };
     let actual: PortFound | null = null;
     let repaired = false;
-    const confirmed = new Confirmation(() => this.confirm(id));
+    // The port's doubts marked when the read began: a change that failed after it (a read answered
+    // past its deadline, when the switch went on to later calls) leaves a doubt the read cannot end.
+    let marks = 0;
+    const confirmed = new Confirmation(() => this.confirm(id, marks));
     const work: PortWork = async (s) => {
+      marks = this.doubtMarks.get(id) ?? 0;
       config = this.heldNow(id, config);
       expected = s.setEnabled ? wanted(config) : config;
       actual = found(await s.getPortVlans(port.name));
@@ -363,6 +369,7 @@ export class PortHardware {
    * clear written later (a confirmed set-back) is queued behind it.
    */
   private inDoubt(id: string, vlans: number[]): Promise<void> {
+    this.doubtMarks.set(id, (this.doubtMarks.get(id) ?? 0) + 1);
     return this.inOrder(id, async () => {
       for (let attempt = 0; !this.deps.stopping(); ) {
         try {
@@ -380,10 +387,13 @@ export class PortHardware {
   /**
    * The switch just showed (in its turn) that the port carries what the service holds: clear its
    * doubt, after every doubt record made before. Best effort: a port left in doubt is set back
-   * again (see retry).
+   * again (see retry). `marks`: the doubts marked when a read-back began; not cleared if one came since.
    */
-  private confirm(id: string): void {
-    void this.inOrder(id, () => this.deps.settled(id).catch(() => undefined));
+  private confirm(id: string, marks?: number): void {
+    void this.inOrder(id, async () => {
+      if (marks !== undefined && (this.doubtMarks.get(id) ?? 0) !== marks) return;
+      await this.deps.settled(id).catch(() => undefined);
+    });
   }
 
   private inOrder(id: string, write: () => Promise<void>): Promise<void> {

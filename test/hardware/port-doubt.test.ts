@@ -12,7 +12,7 @@ import { portId } from '../../actors/ids';
 import type { MemoryPersistenceEngine } from '../../actors/persistence/memory';
 import type { SwitchSession } from '../../drivers/switch/types';
 import { FAKE_SWITCH, RecordingSwitch, testWorld, wiredNode, settled, type TestWorld } from '../helpers/world';
-import { until } from '../helpers/wait';
+import { sleep, until } from '../helpers/wait';
 
 const by = 'admin';
 const PORT = portId('s1', 'gi1/0/1');
@@ -286,6 +286,50 @@ describe('ports in doubt', () => {
       await cleared;
       expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
       await until('the doubt cleared in the read model', () => !world.rm.portsInDoubt.size);
+    } finally {
+      await t.close();
+    }
+  });
+  it('a drift audit\'s read-back that ends after a later change failed on the port does not clear the doubt that change left', async () => {
+    const t = testWorld({ switchTimeoutMs: 100, settleRetryMs: 60_000 });
+    const world = t.world;
+    try {
+      await wiredNode(world);
+      await world.ports.ask(PORT, { type: 'port.doubt', by: 'switch', vlans: [150] });
+      // The audit's read of the port answers late, with what the port had when it was asked
+      // (nothing, its record); the connect's change is applied, then the switch hangs, and its
+      // set-back's login is refused.
+      let answer: () => void = () => undefined;
+      const answered = new Promise<void>((r) => (answer = r));
+      let reads = 0;
+      const open = t.driver.open.bind(t.driver);
+      t.driver.open = async (info) => {
+        const s = await open(info);
+        return {
+          ...s,
+          getPortVlans: async (p: string) => {
+            const v = await s.getPortVlans(p);
+            if (p === 'gi1/0/1' && reads++ === 0) await answered;
+            return v;
+          },
+          setNative: async (p: string, v: number) => {
+            await s.setNative(p, v);
+            t.driver.failLogin = 10;
+            await new Promise(() => undefined);
+          },
+        } as SwitchSession;
+      };
+      const audit = await world.audit.run('s1', { repair: false, by });
+      expect(audit.ports.find((p) => p.port === 'gi1/0/1')!.status).to.equal('unreadable');
+      // Started after the read: its failure leaves the port in doubt of VLAN 100 too.
+      const doubted = committed(t.engine, `port:${PORT}`, 'PortInDoubt');
+      await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+      await doubted;
+      expect(t.driver.port('s1', 'gi1/0/1').native).to.equal(100);
+      const cleared = committed(t.engine, `port:${PORT}`, 'PortDoubtCleared').then(() => true);
+      answer();
+      expect(await Promise.race([cleared, sleep(300).then(() => false)]), 'the doubt cleared by the stale read').to.equal(false);
+      expect(world.rm.ports.get(PORT)!.doubt!.vlans).to.deep.equal([100, 150]);
     } finally {
       await t.close();
     }

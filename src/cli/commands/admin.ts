@@ -131,7 +131,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
       const r = verb === 'drift' ? await c().get(`/admin${path('switch', sw, 'drift')}`) : await c().post(`/admin${path('switch', sw, 'repair')}`);
       answer(wantsJson(o), r.text, () => driftTable(r.body as DriftReport));
     });
-  driftReport('drift', 'Audit a switch: read back every registered port and compare it with the configuration the service holds (changes nothing)');
+  driftReport('drift', 'Audit a switch: read back every registered port and compare it with the configuration the service holds (changes nothing on the switch)');
   driftReport('repair', 'Set every drifted port of a switch back to the configuration the service holds, then read it back');
 
   admin.command('audit').description('The audit log: every change, newest first, with who made it and with which call (secrets redacted)')
