@@ -117,15 +117,22 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
     // lldpd's own view (Cumulus runs lldpd), one `lldp.<port>.<field>=value` line per field
     lldp: 'sudo lldpctl -f keyvalue',
     parseLldp(output) {
-      const by = new Map<string, Map<string, string>>();
+      // Every neighbour of a port prints the same keys; each starts with its `via` (or `rid`) line.
+      const blocks: Array<[string, Map<string, string>]> = [];
+      const last = new Map<string, Map<string, string>>();
       for (const line of output.split('\n')) {
         const m = /^lldp\.([^.=]+)\.([^=]+)=(.*)$/.exec(line.trim());
         if (!m) continue;
-        const f = by.get(m[1]!) ?? new Map<string, string>();
-        f.set(m[2]!, m[3]!.trim());
-        by.set(m[1]!, f);
+        const [, port, key] = m as unknown as [string, string, string];
+        let f = last.get(port);
+        if (!f || ((key === 'via' || key === 'rid') && f.has(key))) {
+          f = new Map<string, string>();
+          last.set(port, f);
+          blocks.push([port, f]);
+        }
+        if (!f.has(key)) f.set(key, m[3]!.trim());
       }
-      return [...by].flatMap(([port, f]) => {
+      return blocks.flatMap(([port, f]) => {
         const chassisId = f.get('chassis.mac') ?? f.get('chassis.local') ?? f.get('chassis.ip');
         const portId = f.get('port.mac') ?? f.get('port.ifname') ?? f.get('port.local');
         const systemName = f.get('chassis.name');

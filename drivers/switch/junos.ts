@@ -21,7 +21,14 @@ import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable, TableContext } from './ssh/table';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
-import { headerColumns, neighbor } from './wiring';
+import { headerColumns, macRows, neighbor, normalizeMac } from './wiring';
+
+/** A row of `show ethernet-switching table` whose flags (after the MAC, comma-separated) say `S`: a static MAC, configured by hand. */
+const staticRow = (line: string) => {
+  const tokens = line.trim().split(/\s+/);
+  const at = tokens.findIndex((t) => normalizeMac(t) !== null);
+  return at >= 0 && (tokens[at + 1] ?? '').split(',').includes('S');
+};
 
 /** One spelling of a Junos port, unit or not (`ge-0/0/1.0` → `ge-0/0/1`); null for anything else (`irb.1001`, `ae0`, `vme.0`). */
 export const junosPort = (name: string) => /^((?:ge|xe|et|mge)-\d+\/\d+\/\d+(?::\d+)?)(?:\.\d+)?$/.exec(name.trim())?.[1] ?? null;
@@ -112,6 +119,8 @@ export const JUNOS_TABLE: SwitchTable = {
   wiring: {
     // rows of VLAN name, MAC, flags, age, logical interface (`ge-0/0/1.0`)
     macTable: 'show ethernet-switching table',
+    // A static entry says what an operator configured, not which nic is on the cable.
+    parseMacs: (output) => macRows(output.split('\n').filter((l) => !staticRow(l)).join('\n'), (t) => (junosPort(t) ? t : null)),
     // Local Interface, Parent Interface, Chassis Id, Port info, System Name
     lldp: 'show lldp neighbors',
     parseLldp: (output) => headerColumns(output, /Local Interface\s+Parent Interface/i).flatMap((r) => {

@@ -293,6 +293,35 @@ describe('fabric tables: the commands of each operation', () => {
       expect(w.get('ge-0/0/3')!.macs).to.deep.equal(['52:54:00:12:34:58']);
     });
 
+    it('Junos: a static MAC (flag S, configured by hand) is no sign of the cable; one learned from traffic is', () => {
+      const macs = [
+        'MAC flags (S - static MAC, D - dynamic MAC, L - locally learned, P - Persistent static',
+        '',
+        'Ethernet switching table : 3 entries, 2 learned',
+        '   Vlan                MAC                 MAC         Age    Logical',
+        '   name                address             flags              interface',
+        '   hilt-1001           52:54:00:12:34:56   S             -   ge-0/0/1.0',
+        '   hilt-1001           52:54:00:12:34:57   D             -   ge-0/0/2.0',
+        '   hilt-1001           52:54:00:12:34:58   DL            -   ge-0/0/3.0',
+      ].join('\n');
+      const w = wiringOf(JUNOS_TABLE, macs, '', ['ge-0/0/1', 'ge-0/0/2', 'ge-0/0/3']);
+      expect(w.get('ge-0/0/1')!.macs).to.deep.equal([]);
+      expect(w.get('ge-0/0/2')!.macs).to.deep.equal(['52:54:00:12:34:57']);
+      expect(w.get('ge-0/0/3')!.macs).to.deep.equal(['52:54:00:12:34:58']);
+    });
+
+    it('NVUE: lldpctl keyvalue with two neighbours on one port keeps both, each with its own fields', () => {
+      const lldp = [
+        'lldp.swp2.via=LLDP', 'lldp.swp2.rid=1', 'lldp.swp2.chassis.mac=52:54:00:aa:bb:01', 'lldp.swp2.chassis.name=node-b', 'lldp.swp2.port.ifname=eno1',
+        'lldp.swp2.via=LLDP', 'lldp.swp2.rid=2', 'lldp.swp2.chassis.mac=52:54:00:aa:bb:02', 'lldp.swp2.port.ifname=eno2',
+      ].join('\n');
+      const w = wiringOf(CUMULUS_NVUE_TABLE, '{}', lldp, ['swp2']);
+      expect(w.get('swp2')!.lldp).to.deep.equal([
+        { chassisId: '52:54:00:aa:bb:01', portId: 'eno1', systemName: 'node-b' },
+        { chassisId: '52:54:00:aa:bb:02', portId: 'eno2' },
+      ]);
+    });
+
     it('NVUE: link state in JSON, staged; the mac-table JSON without the bridge\'s own; lldpctl keyvalue', () => {
       const a = CUMULUS_NVUE_TABLE.adminState!;
       expect(a.parse('{"admin-status": "down", "mtu": 9216, "state": {"down": {}}}', 'swp1')).to.equal(false);
