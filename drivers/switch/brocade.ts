@@ -26,6 +26,9 @@ const LLDP_NS = 'urn:brocade.com:mgmt:brocade-lldp-ext';
 /** Pages of a wiring table read at most (a page holds the switch's own count of rows). */
 const MAX_PAGES = 200;
 
+/** A table the switch still has more of after MAX_PAGES: a verdict on part of it could be wrong, so none is given. */
+const tooLong = (what: string) => new SwitchError(`the switch's ${what} has more than ${MAX_PAGES} pages (or its paging does not end): not read`);
+
 /** A VDX port as read: the contract's reading plus what the reset needs. */
 export interface BrocadeReading extends RestReading {
   switchport: boolean;
@@ -132,7 +135,8 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
     const type = ctx.interfaceType.toLowerCase();
     const macs = new Map<string, string[]>();
     let last: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
+    for (let page = 0; ; page++) {
+      if (page === MAX_PAGES) throw tooLong('MAC address table');
       const input = last ? [el('last-mac-address-details', [el('last-mac-address', last)])] : [];
       const out = doc(await send({ method: 'POST', path: '/rest/operational-state/get-mac-address-table', body: el('get-mac-address-table', input), read: true }), 'output', MAC_NS);
       const rows = out.children.filter((c) => c.name === 'mac-address-table');
@@ -149,7 +153,8 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
     }
     const lldp: Array<{ port: string; neighbor: LldpNeighbor }> = [];
     let lastIndex: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
+    for (let page = 0; ; page++) {
+      if (page === MAX_PAGES) throw tooLong('LLDP neighbour table');
       const input = lastIndex ? [el('last-rcvd-ifindex', lastIndex)] : [];
       const out = doc(await send({ method: 'POST', path: '/rest/operational-state/get-lldp-neighbor-detail', body: el('get-lldp-neighbor-detail', input), read: true }), 'output', LLDP_NS);
       const rows = out.children.filter((c) => c.name === 'lldp-neighbor-detail');

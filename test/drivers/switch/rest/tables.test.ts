@@ -122,6 +122,17 @@ describe('Brocade VDX table', () => {
       '101/0/13': { macs: [], lldp: [] },
     });
   });
+
+  it('fails, rather than answer part of the MAC table, when the switch never stops saying it has more', async () => {
+    const MAC = 'urn:brocade.com:mgmt:brocade-mac-address-table';
+    let n = 0;
+    const err = await BROCADE_TABLE.wiring(['101/0/10'], async () => {
+      const mac = `5254.00aa.${(++n).toString(16).padStart(4, '0')}`;
+      return reply(200, `<output xmlns="${MAC}"><mac-address-table><vlanid>1001</vlanid><mac-address>${mac}</mac-address><mac-type>dynamic</mac-type><forwarding-interface><interface-type>tengigabitethernet</interface-type><interface-name>101/0/10</interface-name></forwarding-interface></mac-address-table><has-more>true</has-more></output>`);
+    }, ctx).then(() => null, (e: Error) => e);
+    expect(err, 'a MAC table cut short is no answer').to.be.instanceOf(Error);
+    expect(err!.message).to.match(/more than \d+ pages/);
+  });
 });
 
 describe('Dell OS9 table', () => {
