@@ -212,7 +212,9 @@ function fromCsv(text: string, file: string): Inventory {
       else if (k.startsWith('metadata.')) merge(n.metadata, k.slice(9), v, `node ${name}`, line);
     }
     n.obm.type = (typed.type as string | undefined) ?? '';
-    if (r.nic) n.nics.push({ name: r.nic, macaddr: r.macaddr ?? '', switch: sw || null, port: r.port || null, line });
+    // An empty cell is an empty MAC address (the API takes any text, and an export writes it so).
+    if (r.nic && r.macaddr === undefined) problems.push({ line, message: `nic ${r.nic} of node ${name}: macaddr is missing (the file has no macaddr column)` });
+    else if (r.nic) n.nics.push({ name: r.nic, macaddr: r.macaddr, switch: sw || null, port: r.port || null, line });
     else if (r.port) problems.push({ line, message: `node ${name}: a port without a nic` });
   }
   if (problems.length) throw new InventoryErrors(file, problems);

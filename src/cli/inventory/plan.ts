@@ -171,7 +171,6 @@ export function plan(inv: Inventory, server: ServerInventory, secrets: Secrets):
         continue;
       }
       seenNic.set(x.name, x.line);
-      if (!x.macaddr) bad(x.line, `${what}: its MAC address (macaddr) is missing`);
       const had = serverNics.get(x.name);
       if (had && had.macaddr !== x.macaddr) bad(x.line, `${what} exists with MAC address ${had.macaddr}, not ${x.macaddr} (an import does not change a nic)`);
       else if (had) p.unchanged++;

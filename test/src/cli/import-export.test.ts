@@ -386,4 +386,33 @@ q1,,,,,mock,127.0.0.1,bmc,"${pw}"x
     expect(r.output).to.include('\r\x1b[K');
     expect(r.output).to.include('added 60 nodes, 60 nics');
   });
+
+  it('a nic registered with an empty MAC address (the API takes any text) round-trips: export, import into the same and an empty service', async () => {
+    await must(api.put('/node/em1', { obm: { type: MOCK_OBM, host: '127.0.0.1', user: 'bmc', password: BMC_PW } }));
+    await must(api.put('/node/em1/nic/eth0', { macaddr: '' }));
+    for (const format of ['yaml', 'csv']) {
+      const first = await cli.ok('export', '--format', format);
+      const f = file(`empty-mac.${format}`, first);
+      const same = await cli.run('import', f);
+      expect([same.code, same.stderr], format).to.deep.equal([0, '']);
+      expect(same.stdout).to.match(/^nothing to change/);
+      const empty = await startTestServer();
+      try {
+        const again = cliFor(empty.url);
+        const r = await again.as({ env: { HILT_IMPORT_BMC_PASSWORD: BMC_PW, HILT_IMPORT_SWITCH_PASSWORD: SW_PW } })('import', f);
+        expect(r.code, r.stderr).to.equal(0);
+        expect((await must(empty.api.get('/node/em1'))).body.nics.map((x: { label: string; macaddr: string }) => [x.label, x.macaddr])).to.deep.equal([['eth0', '']]);
+        expect(await again.ok('export', '--format', format)).to.equal(first);
+      } finally {
+        await stopTestServer(empty);
+      }
+    }
+    // A file that gives no MAC address at all is still refused: a YAML nic without the key, a CSV without the column.
+    const noKey = await cli.run('import', file('no-mac.yaml', `nodes:\n  - name: em2\n    obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}\n    nics: [{name: eth0}]\n`));
+    expect(noKey.code).to.equal(1);
+    expect(noKey.stderr).to.match(/no-mac\.yaml:4: nic eth0 of node em2: macaddr is missing/);
+    const noColumn = await cli.run('import', file('no-mac.csv', `node,nic,obm.type,obm.host,obm.user,obm.password\nem2,eth0,mock,127.0.0.1,bmc,${BMC_PW}\n`));
+    expect(noColumn.code).to.equal(1);
+    expect(noColumn.stderr).to.match(/no-mac\.csv:2: nic eth0 of node em2: .*macaddr.* is missing/);
+  });
 });
