@@ -101,8 +101,8 @@ export class HeadnodeControl {
       // An interrupted start was just finished: that is what the caller asked for.
       if (repaired && this.world.rm.headnodes.get(name)?.status === 'running') return;
       const spec = await this.world.headnodes.ask(name, { type: 'headnode.beginStart', by });
-      const { vncport, error } = await this.boot(name, spec, signal, (hnics) => this.driver.start(name, hnics, signal));
-      await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
+      const { vncport, error, mayRun } = await this.boot(name, spec, signal, (hnics) => this.driver.start(name, hnics, signal));
+      await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error, mayRun });
       if (error !== null) throw new HiltError('HeadnodeError', `starting headnode ${name}: ${error}`);
     });
   }
@@ -110,7 +110,9 @@ export class HeadnodeControl {
   /** headnode_stop: a forced power off. */
   stop(name: string, by: string): Promise<void> {
     return this.chain(name, 'stopping the VM', async (signal, repaired) => {
-      if (repaired && this.world.rm.headnodes.get(name)?.status === 'stopped') return;
+      // `created`: the power-off a failed first start owed was just done.
+      const status = repaired ? this.world.rm.headnodes.get(name)?.status : undefined;
+      if (status === 'stopped' || status === 'created') return;
       await this.world.headnodes.ask(name, { type: 'headnode.beginStop', by });
       await this.finishStop(name, by, signal);
     });
@@ -153,8 +155,8 @@ export class HeadnodeControl {
 
   /**
    * Check every running VM; one whose process is gone is recorded as died, its leftovers
-   * removed. A headnode left starting or stopping with nothing queued was interrupted: the
-   * queue's repair finishes it.
+   * removed. A headnode left starting or stopping with nothing queued was interrupted, or owes
+   * the power-off a failed start could not do: the queue's repair finishes it (retried each check).
    */
   checkAll(): void {
     for (const h of this.world.rm.headnodes.values()) {
@@ -206,11 +208,11 @@ export class HeadnodeControl {
     // A process that lost its lease records no failure (its calls may have been refused for that
     // alone): the headnode still should run, and the next active process brings it back.
     if (booted.error !== null && this.opts.mayAct && !this.opts.mayAct()) throw new Error(`not recorded: this process no longer holds the lease (${booted.error})`);
-    const vncport = booted.vncport;
+    const { vncport, mayRun } = booted;
     const error = booted.error && `could not bring the VM back after ${why}: ${booted.error}`;
     const by = 'recovery';
-    if (state.status === 'starting') await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error });
-    else await this.world.headnodes.ask(name, { type: 'headnode.observed', by, running: error === null, vncport, error });
+    if (state.status === 'starting') await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error, mayRun });
+    else await this.world.headnodes.ask(name, { type: 'headnode.observed', by, running: error === null, vncport, error, mayRun });
   }
 
   /**
@@ -242,26 +244,35 @@ export class HeadnodeControl {
     }, 'deleting');
   }
 
-  /** Make the disk, then `run` (start or recover); on failure nothing of the VM keeps running. */
+  /**
+   * Make the disk, then `run` (start or recover); on failure the VM is powered off, and when
+   * that fails too the outcome says it may still run (`mayRun`), so it is never recorded as off.
+   */
   private async boot(
     name: string, spec: BootSpec, signal: AbortSignal, run: (hnics: BootSpec['hnics']) => Promise<{ vncport: number | null }>,
-  ) {
+  ): Promise<{ vncport: number | null; error: string | null; mayRun: boolean }> {
     try {
       await this.driver.create(name, spec.baseImg, signal);
-      return { vncport: (await run(spec.hnics)).vncport, error: null };
+      return { vncport: (await run(spec.hnics)).vncport, error: null, mayRun: false };
     } catch (err) {
-      await this.forceOff(name);
-      return { vncport: null, error: errorText(err) };
+      const offError = await this.forceOff(name);
+      if (offError === null) return { vncport: null, error: errorText(err), mayRun: false };
+      return { vncport: null, error: `${errorText(err)}; powering the VM off failed too: ${offError}`, mayRun: true };
     }
   }
 
   /**
-   * Best effort: after a failure nothing of the VM may keep running unrecorded. It has a budget
-   * of its own because the failure may be the operation's signal running out.
+   * After a failure nothing of the VM may keep running unrecorded: the reason a power-off failed,
+   * or null. It has a budget of its own because the failure may be the operation's signal running out.
    */
-  private async forceOff(name: string): Promise<void> {
-    await this.driver.stop(name, this.budget(`powering off headnode ${name}`))
-      .catch((err) => this.log?.warn({ err, headnode: name }, 'could not power off a failed headnode VM'));
+  private async forceOff(name: string): Promise<string | null> {
+    try {
+      await this.driver.stop(name, this.budget(`powering off headnode ${name}`));
+      return null;
+    } catch (err) {
+      this.log?.warn({ err, headnode: name }, 'could not power off a failed headnode VM');
+      return errorText(err);
+    }
   }
 
   /** Run the driver call, record its outcome with `command`; a failure is a 502 HeadnodeError. */

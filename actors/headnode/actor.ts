@@ -35,6 +35,9 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
     if (state.status === 'created') return;
     if (state.status === 'deleting') throw conflict(`headnode ${id} is being deleted`);
     if (state.status === 'starting') throw conflict(`headnode ${id} is being started: its hnics can no longer change`);
+    if (state.status === 'stopping' && !state.frozen) {
+      throw conflict(`headnode ${id} failed to start and its VM may still run (${state.error}): its hnics change once a stop, start or delete has powered it off`);
+    }
     throw conflict(`headnode ${id} has been started: its hnics and networks can no longer change`);
   }
 
@@ -92,7 +95,8 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
       }),
       'headnode.endStart': live((state, cmd) => {
         if (state.status !== 'starting') return { events: [] };
-        return { events: [cmd.error === null ? { type: 'HeadnodeStarted', vncport: cmd.vncport } : { type: 'HeadnodeStartFailed', error: cmd.error }] };
+        if (cmd.error === null) return { events: [{ type: 'HeadnodeStarted', vncport: cmd.vncport }] };
+        return { events: [cmd.mayRun ? { type: 'HeadnodeStartFailed', error: cmd.error, mayRun: true } : { type: 'HeadnodeStartFailed', error: cmd.error }] };
       }),
       'headnode.beginStop': live((state, _cmd, id) => {
         if (state.status !== 'running') {
@@ -116,7 +120,10 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
       }),
       'headnode.observed': live((state, cmd) => {
         if (state.status !== 'running') return { events: [] };
-        if (!cmd.running) return { events: [{ type: 'HeadnodeDied', error: cmd.error ?? 'the VM is no longer running' }] };
+        if (!cmd.running) {
+          const error = cmd.error ?? 'the VM is no longer running';
+          return { events: [cmd.mayRun ? { type: 'HeadnodeDied', error, mayRun: true } : { type: 'HeadnodeDied', error }] };
+        }
         return { events: cmd.vncport !== state.vncport ? [{ type: 'HeadnodeStarted', vncport: cmd.vncport }] : [] };
       }),
     },

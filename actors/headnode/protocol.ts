@@ -5,6 +5,7 @@
  * Lifecycle (status):
  *   created ──start──▶ starting ──▶ running ──stop──▶ stopping ──▶ stopped ──start──▶ starting …
  *      │                  │ failed: back to created (never ran) or stopped       running ──▶ died (the VM exited by itself)
+ *      │                  │ failed, and powering the VM off failed too: stopping (the power-off is owed)
  *      └─ any state ──delete──▶ deleting ──▶ (gone)                               died ──start──▶ starting …
  * The transitional states (starting, stopping, deleting) are recorded before the hardware is
  * touched, so that after a crash the service knows what it was doing and finishes it
@@ -54,13 +55,14 @@ export type HeadnodeInternalCommand =
   | { type: 'headnode.create'; by: string; project: string; baseImg: string }
   /** HeadnodeControl: record the intent (replies with the BootSpec for a start), then the outcome */
   | { type: 'headnode.beginStart'; by: string }
-  | { type: 'headnode.endStart'; by: string; vncport: number | null; error: string | null }
+  /** mayRun: the start failed and so did powering the VM off, so it may still run */
+  | { type: 'headnode.endStart'; by: string; vncport: number | null; error: string | null; mayRun?: boolean }
   | { type: 'headnode.beginStop'; by: string }
   | { type: 'headnode.endStop'; by: string; error: string | null }
   | { type: 'headnode.beginDelete'; by: string }
   | { type: 'headnode.endDelete'; by: string; error: string | null }
   /** HeadnodeControl's monitor and recovery: what the driver found */
-  | { type: 'headnode.observed'; by: string; running: boolean; vncport: number | null; error: string | null };
+  | { type: 'headnode.observed'; by: string; running: boolean; vncport: number | null; error: string | null; mayRun?: boolean };
 
 export interface HeadnodeReplies {
   'headnode.create': void;
@@ -86,11 +88,12 @@ export type HeadnodeEvent =
   | { type: 'HnicNetworkDetached'; hnic: string }
   | { type: 'HeadnodeStartRequested' }
   | { type: 'HeadnodeStarted'; vncport: number | null }
-  | { type: 'HeadnodeStartFailed'; error: string }
+  /** mayRun: the VM could not be powered off after the failure (absent in older events: it was) */
+  | { type: 'HeadnodeStartFailed'; error: string; mayRun?: true }
   | { type: 'HeadnodeStopRequested' }
   | { type: 'HeadnodeStopped' }
   | { type: 'HeadnodeStopFailed'; error: string }
-  | { type: 'HeadnodeDied'; error: string }
+  | { type: 'HeadnodeDied'; error: string; mayRun?: true }
   | { type: 'HeadnodeDeleteRequested' }
   | { type: 'HeadnodeDeleteFailed'; error: string }
   | { type: 'HeadnodeDeleted' };

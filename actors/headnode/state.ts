@@ -30,16 +30,21 @@ export function applyHeadnode(state: HeadnodeState | null, e: HeadnodeEvent & St
     case 'HeadnodeStarted':
       return { ...state, status: 'running', frozen: true, vncport: e.vncport, error: null };
     case 'HeadnodeStartFailed':
-      // A headnode that never ran stays modifiable.
+      // A VM that could not be powered off may still run on its hnics' VLANs: `stopping` keeps
+      // them and has the power-off retried (HeadnodeControl). A headnode that never ran stays modifiable.
+      if (e.mayRun) return { ...state, status: 'stopping', vncport: null, error: e.error };
       return { ...state, status: state.frozen ? 'stopped' : 'created', vncport: null, error: e.error };
     case 'HeadnodeStopRequested':
       return { ...state, status: 'stopping' };
     case 'HeadnodeStopped':
+      // A headnode that never ran is stopped only after a failed first start (the power-off it
+      // owed): it ends as that start left it, changeable, with the start's reason.
+      if (!state.frozen) return { ...state, status: 'created', vncport: null };
       return { ...state, status: 'stopped', vncport: null, error: null };
     case 'HeadnodeStopFailed':
       return { ...state, status: 'running', error: e.error };
     case 'HeadnodeDied':
-      return { ...state, status: 'died', vncport: null, error: e.error };
+      return { ...state, status: e.mayRun ? 'stopping' : 'died', vncport: null, error: e.error };
     case 'HeadnodeDeleteRequested':
       return { ...state, status: 'deleting' };
     case 'HeadnodeDeleteFailed':

@@ -7,7 +7,7 @@ import { startTestServer, must, type TestServer } from '../helpers/server';
 import { MockHeadnodeDriver } from '../../drivers/headnode/mock';
 import type { HeadnodeStatus, HnicSpec } from '../../drivers/headnode/types';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../../lib/time';
 
 async function until<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -26,9 +26,11 @@ const aborted = (signal: AbortSignal) => new Promise<never>((_, reject) => {
 
 /** A mock driver whose chosen calls do their work and then never end by themselves. */
 class HangingMock extends MockHeadnodeDriver {
-  readonly hang = new Set<'start' | 'destroy'>();
+  /** boot: the start hangs before booting the VM; start: after */
+  readonly hang = new Set<'boot' | 'start' | 'destroy'>();
 
   override async start(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    if (this.hang.has('boot')) await sleep(5000, signal);
     const booted = await super.start(name, hnics, signal);
     if (this.hang.has('start')) await aborted(signal); // the VM runs, the call hangs
     return booted;
@@ -37,6 +39,27 @@ class HangingMock extends MockHeadnodeDriver {
   override async destroy(name: string, signal: AbortSignal): Promise<void> {
     if (this.hang.has('destroy')) await aborted(signal);
     return super.destroy(name, signal);
+  }
+}
+
+/** A mock driver whose start boots the VM and then fails, and whose power-off can fail. */
+class FailingMock extends MockHeadnodeDriver {
+  failStart = false;
+  /** how many power-offs fail from now on */
+  stopFailures = 0;
+
+  override async start(name: string, hnics: HnicSpec[], signal: AbortSignal): Promise<HeadnodeStatus> {
+    const booted = await super.start(name, hnics, signal);
+    if (this.failStart) throw new Error('the guest did not come up');
+    return booted;
+  }
+
+  override async stop(name: string, signal: AbortSignal): Promise<void> {
+    if (this.stopFailures > 0) {
+      this.stopFailures--;
+      throw new Error('QMP does not answer');
+    }
+    return super.stop(name, signal);
   }
 }
 
@@ -110,21 +133,66 @@ describe('HeadnodeControl (mock driver)', () => {
     expect((await api.get('/headnode/a%2Fb')).body.networks).to.deep.equal({ c: 'w' });
   });
 
+  it('a failed start whose power-off fails too is not recorded as stopped: it holds its networks until a power-off works', async () => {
+    const driver = new FailingMock();
+    const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0 }, { headnodeDriver: driver });
+    const api = ts.api;
+    await must(api.put('/project/p'));
+    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+    await must(api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+    await must(api.put('/headnode/h/hnic/eth0'));
+    await must(api.post('/headnode/h/hnic/eth0/connect_network', { network: 'w' }));
+    driver.failStart = true;
+    driver.stopFailures = 1;
+    const r = await api.post('/headnode/h/start');
+    expect(r.status).to.equal(502);
+    expect(r.body.msg).to.match(/did not come up.*powering .* off failed.*QMP does not answer/);
+    expect(driver.vm('h')?.running).to.equal(true); // the stray VM, on w's VLAN
+    const h = (await api.get('/headnode/h')).body;
+    expect(h).to.include({ status: 'stopping', vncport: null });
+    expect(h.error).to.match(/QMP does not answer/);
+    // Its hnic keeps w: neither detached nor deleted while the VM may run on w's VLAN.
+    expect((await api.post('/headnode/h/hnic/eth0/detach_network')).status).to.equal(409);
+    expect((await api.del('/network/w')).status).to.equal(409);
+    // The next VM operation powers it off first, then starts it.
+    driver.failStart = false;
+    await must(api.post('/headnode/h/start'));
+    expect((await api.get('/headnode/h')).body.status).to.equal('running');
+    expect(driver.vm('h')?.boots).to.equal(2);
+  });
+
+  it('the monitor retries the power-off a failed start owes, and a headnode that never ran is changeable again', async () => {
+    const driver = new FailingMock();
+    const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 50 }, { headnodeDriver: driver });
+    await must(ts.api.put('/project/p'));
+    await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+    driver.failStart = true;
+    driver.stopFailures = 1;
+    expect((await ts.api.post('/headnode/h/start')).status).to.equal(502);
+    const h = await until('h off', async () => (await ts.api.get('/headnode/h')).body, (b) => b.status !== 'stopping', 5000);
+    expect(h).to.include({ status: 'created', vncport: null });
+    expect(h.error).to.match(/did not come up/); // the start's reason, as after any failed first start
+    expect(driver.vm('h')?.running).to.equal(false);
+    await must(ts.api.put('/headnode/h/hnic/eth0'));
+  });
+
   describe('with HILT_HEADNODE_TIMEOUT_MS', () => {
     it('answers 502 at the deadline of a start that outlasts it, and records the start as failed', async () => {
-      // Every mock VM operation takes 5 s: far beyond the deadline.
-      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300, mockHeadnodeDelayMs: 5000 });
+      // A start takes 5 s: far beyond the deadline (the power-off after it is quick).
+      const driver = new HangingMock();
+      driver.hang.add('boot');
+      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300 }, { headnodeDriver: driver });
       await must(ts.api.put('/project/p'));
       await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
       const [r, ms] = await timed(ts.api.post('/headnode/h/start'));
       expect(r.status).to.equal(502);
       expect(r.body).to.deep.equal({ type: 'HeadnodeError', msg: 'headnode h: starting the VM did not finish within 300 ms' });
       expect(ms).to.be.within(290, 1000);
-      // The driver's delay ended at the deadline, and the power-off after it had 300 ms of its
+      // The driver's wait ended at the deadline, and the power-off after it had 300 ms of its
       // own: the outcome is recorded well before the 5 s a driver ignoring its signal would take.
       const h = await settled(ts, 'h', 2000);
       expect(h).to.include({ status: 'created', vncport: null, error: 'headnode h: starting the VM did not finish within 300 ms' });
-      expect((ts.headnodes.driver as MockHeadnodeDriver).vm('h')).to.include({ running: false, boots: 0 });
+      expect(driver.vm('h')).to.include({ running: false, boots: 0 });
       await must(ts.api.put('/headnode/h/hnic/eth0')); // a first start that failed leaves it changeable
     });
 
