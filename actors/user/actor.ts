@@ -23,7 +23,12 @@ export function userBehavior(): Behavior<UserState, UserCommand, UserEvent, User
         return { events: [{ type: 'UserCreated', passwordHash: cmd.passwordHash, isAdmin: cmd.isAdmin, ...(cmd.auditor ? { auditor: true } : {}) }] };
       },
       'user.delete': live(() => ({ events: [{ type: 'UserDeleted' }] })),
-      'user.setAdmin': live((_state, cmd) => ({ events: [{ type: 'UserAdminSet', isAdmin: cmd.isAdmin }] })),
+      // HIL's admin flag alone (docs/identity.md): false on a user that is no admin changes
+      // nothing, so an auditor (shown with is_admin false) stays one; `user.setRole` ends that.
+      'user.setAdmin': live((state, cmd) => {
+        if (!cmd.isAdmin && !state.isAdmin) return { events: [] };
+        return { events: [{ type: 'UserAdminSet', isAdmin: cmd.isAdmin }] };
+      }),
       'user.setRole': live((_state, cmd) => ({ events: [{ type: 'UserRoleSet', role: cmd.role }] })),
       'user.join': live((state, cmd, id) => {
         if (inProject(state, cmd.project)) throw duplicate(`membership of user ${id} in project ${cmd.project}`);

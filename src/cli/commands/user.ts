@@ -38,7 +38,7 @@ export function userCommands(program: Command, ctx: Ctx): void {
     .action(async (u: string, role: string) => void (await c().patch(path('auth', 'basic', 'user', u), { role })));
   user.command('delete').description('Delete a user').argument('<username>')
     .action(async (u: string) => void (await c().del(path('auth', 'basic', 'user', u))));
-  user.command('set-admin').description('Make a user an admin, or a regular user').argument('<username>').addArgument(ROLE())
+  user.command('set-admin').description('Make a user an admin, or an admin a regular user (an auditor stays one: set-role)').argument('<username>').addArgument(ROLE())
     .action(async (u: string, role: string) => void (await c().patch(path('auth', 'basic', 'user', u), { is_admin: role === 'admin' })));
 
   const project = user.command('project').description('Add users to projects, remove them');

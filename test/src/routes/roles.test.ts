@@ -223,4 +223,21 @@ describe('read-only roles against every route', () => {
     expect((await api.call('PATCH', '/auth/basic/user/rrole', { body: {} })).status).to.equal(400);
     expect((await api.call('PATCH', `/auth/basic/user/${ADMIN.user}`, { body: { role: 'user' } })).status).to.equal(409);
   });
+
+  it('is_admin changes only the admin flag: false leaves an auditor an auditor (what GET shows, sent back, changes nothing)', async () => {
+    await must(api.put('/auth/basic/user/raud2', { password: 'raud2-pw-12', role: 'auditor' }));
+    const shown = (await must(api.get('/auth/basic/user/raud2'))).body;
+    expect(shown).to.include({ role: 'auditor', is_admin: false });
+    await must(api.call('PATCH', '/auth/basic/user/raud2', { body: { is_admin: shown.is_admin } }));
+    expect((await must(api.get('/auth/basic/user/raud2'))).body).to.include({ role: 'auditor', is_admin: false });
+    const raud2 = as({ user: 'raud2', password: 'raud2-pw-12' });
+    expect((await raud2.get('/admin/audit')).status).to.equal(200); // still reads what an admin reads
+    expect((await raud2.put('/project/rp8')).status).to.equal(403);
+    // The role is what ends it; an admin made a user with is_admin false is a user.
+    await must(api.call('PATCH', '/auth/basic/user/raud2', { body: { role: 'user' } }));
+    expect((await must(api.get('/auth/basic/user/raud2'))).body.role).to.equal('user');
+    await must(api.call('PATCH', '/auth/basic/user/raud2', { body: { is_admin: true } }));
+    await must(api.call('PATCH', '/auth/basic/user/raud2', { body: { is_admin: false } }));
+    expect((await must(api.get('/auth/basic/user/raud2'))).body).to.include({ role: 'user', is_admin: false });
+  });
 });
