@@ -15,8 +15,9 @@
  *   engine compact its files so that no freed page keeps a copy, and logs how many.
  * - A rotation records where both keys are before it starts, seals with the new key from then
  *   on, re-encodes every node and switch in its actor's mailbox (no event slips in under the old
- *   key), records the new key, and installs it as HILT_SECRET_KEY_FILE. Interrupted, the next
- *   start reads both files from the record and finishes it.
+ *   key), records the new key, and installs it (the key read when it began) as
+ *   HILT_SECRET_KEY_FILE. Interrupted, the next start reads both files from the record and
+ *   finishes it; it refuses when the new key is in none of them.
  */
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -86,6 +87,8 @@ export class SecretStore implements Credentials {
     private readonly engine: PersistenceEngine,
     private readonly log: Log,
     private record: KeyRecord | undefined,
+    /** a rotation's new key, as read and checked: what finishing it installs (never its file read again) */
+    private newKey?: Buffer,
   ) {}
 
   /** The key id credentials are sealed under now. */
@@ -109,23 +112,32 @@ export class SecretStore implements Credentials {
       log.warn({ keyFile: file }, 'made a new secret key for the credentials at rest: keep a copy of this file apart from the backups (docs/identity.md)');
     }
     if (statSync(file).mode & 0o077) log.warn({ keyFile: file }, 'the secret key file can be read by other users than the service\'s: chmod 600 it');
-    const keyring = new Keyring(readKeyFile(file));
+    const configured = readKeyFile(file);
+    const keyring = new Keyring(configured);
     if (record?.type === 'SecretKeyInUse' && record.kid !== keyring.current) {
       throw new Error(`the secret key in ${file} (key ${keyring.current}) is not the key the stored credentials are encrypted under (key ${record.kid}): refusing to start rather than send a wrong password to a BMC or switch. Set HILT_SECRET_KEY_FILE to the file of key ${record.kid}`);
     }
+    let newKey: Buffer | undefined;
     if (record?.type === 'SecretKeyRotating') {
       // Interrupted: both keys, from the files the record names; prepare() finishes it.
       if (keyring.current !== record.from && keyring.current !== record.to) {
         throw new Error(`the secret key in ${file} (key ${keyring.current}) is neither key of the interrupted rotation from ${record.from} to ${record.to}`);
       }
+      const keys = [configured];
       for (const other of [record.fromFile, record.toFile]) {
         const key = readKeyFile(other);
         if (keyId(key) !== record.from && keyId(key) !== record.to) throw new Error(`the key file ${other} of the interrupted key rotation no longer holds its key`);
         keyring.add(key);
+        keys.push(key);
+      }
+      newKey = keys.find((k) => keyId(k) === record.to);
+      // Some credentials are already under the new key: without it they would not open.
+      if (!newKey) {
+        throw new Error(`the new key ${record.to} of the interrupted key rotation is in none of its files: ${record.toFile} holds another key. Put the file of key ${record.to} back at ${record.toFile}; credentials are already encrypted under it`);
       }
       keyring.use(record.to);
     }
-    return new SecretStore(keyring, file, drivers, engine, log, record);
+    return new SecretStore(keyring, file, drivers, engine, log, record, newKey);
   }
 
   /**
@@ -220,8 +232,10 @@ export class SecretStore implements Credentials {
     this.keyring.drop(r.from);
     if (readKeyIdOr(this.file) === r.to) return true;
     try {
-      // From now on a start reads the new key from the configured file.
-      writeKeyFile(this.file, readFileSync(r.toFile, 'utf8'));
+      // From now on a start reads the new key from the configured file: the key checked when the
+      // rotation began, not what its file holds by now (it may have been replaced meanwhile).
+      if (!this.newKey || keyId(this.newKey) !== r.to) throw new Error(`key ${r.to} is not held`);
+      writeKeyFile(this.file, `${this.newKey.toString('base64')}\n`);
       return true;
     } catch (err) {
       this.log.warn({ keyFile: this.file, newKeyFile: r.toFile, err: (err as Error).message }, 'could not install the new secret key as the key file: install it by hand (or point HILT_SECRET_KEY_FILE to it) before the next start');
@@ -248,11 +262,13 @@ export class SecretStore implements Credentials {
     if (!pending && to === this.keyring.current) throw new HiltError('IllegalStateError', `the credentials are already under key ${to}`);
     this.rotating = true;
     try {
-      const record = pending ?? { type: 'SecretKeyRotating' as const, from: this.keyring.current, to, fromFile: this.file, toFile: newFile };
-      // Recorded first: a start after a crash knows both files and finishes the rotation.
-      if (!pending) await this.setRecord(record);
+      const record = pending ? { ...pending, toFile: newFile } : { type: 'SecretKeyRotating' as const, from: this.keyring.current, to, fromFile: this.file, toFile: newFile };
+      // Recorded first: a start after a crash knows both files and finishes the rotation (again
+      // when run with another file of the same key: the first may no longer hold it).
+      if (!pending || pending.toFile !== newFile) await this.setRecord(record);
       this.keyring.add(key);
       this.keyring.use(to);
+      this.newKey = key;
       const count: ResealCount = { sealed: 0, resealed: 0, values: 0 };
       // Again until a pass finds nothing under the old key: a call that sealed its credential
       // just before the switch of keys may commit after its object's rewrite, or create an

@@ -320,6 +320,88 @@ describe('key rotation and registrations in flight', function () {
     return { wrap, reached, release };
   }
 
+  /** An engine whose next rewrite fails once `failNext` is set (a rotation that fails midway). */
+  function failingRewrite() {
+    const state = { failNext: false };
+    const wrap = (engine: PersistenceEngine): PersistenceEngine => new Proxy(engine, {
+      get(target, prop, receiver) {
+        if (prop === 'rewrite') {
+          return async (changes: Parameters<PersistenceEngine['rewrite']>[0]) => {
+            if (state.failNext) {
+              state.failNext = false;
+              throw new Error('the disk is full');
+            }
+            return target.rewrite(changes);
+          };
+        }
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    return { state, wrap };
+  }
+
+  it('a rotation run again with another file holding its key installs that key, not what the first file holds by then', async () => {
+    const f = failingRewrite();
+    const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: f.wrap });
+    const api = ts.api;
+    const pw = 'rerun-bmc-Pw-Qe8';
+    addSecret(pw);
+    await must(api.put('/node/rr-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-newkey-'));
+    // No key in the file, or the key in use already: refused, nothing recorded.
+    const bad = await api.post('/admin/secret-key/rotate', { key_file: join(dir, 'missing.key') });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.msg).to.match(/cannot read the secret key file/);
+    expect((await api.post('/admin/secret-key/rotate', { key_file: keyFilePath(ts.config) })).status).to.equal(409);
+    const first = join(dir, 'first.key');
+    const newText = newKeyText();
+    const newId = keyId(parseKey(newText)!);
+    writeFileSync(first, newText, { mode: 0o600 });
+    f.state.failNext = true;
+    const failed = await api.post('/admin/secret-key/rotate', { key_file: first });
+    expect(failed.status).to.equal(503);
+    // The operator keeps the key elsewhere and makes another key where the first file was.
+    const second = join(dir, 'second.key');
+    writeFileSync(second, newText, { mode: 0o600 });
+    writeFileSync(first, newKeyText(), { mode: 0o600 });
+    const r = await must(api.post('/admin/secret-key/rotate', { key_file: second }));
+    expect(r.body).to.include({ key_id: newId, installed: true });
+    // The configured file holds the key the credentials are under.
+    expect(keyId(parseKey(readFileSync(keyFilePath(ts.config), 'utf8'))!)).to.equal(newId);
+    await must(api.post('/node/rr-1/power_cycle'));
+    await ts.close();
+    const again = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir);
+    await must(again.api.post('/node/rr-1/power_cycle'));
+    await stopTestServer(again);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a start that finds an interrupted rotation\'s new key file without its key refuses, naming the file and the key', async () => {
+    const f = failingRewrite();
+    const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: f.wrap });
+    const pw = 'interrupted-bmc-Pw-Lk3';
+    addSecret(pw);
+    await must(ts.api.put('/node/ir-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
+    const oldText = readFileSync(keyFilePath(ts.config), 'utf8');
+    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
+    const newText = newKeyText();
+    writeFileSync(newFile, newText, { mode: 0o600 });
+    f.state.failNext = true;
+    expect((await ts.api.post('/admin/secret-key/rotate', { key_file: newFile })).status).to.equal(503);
+    await ts.close();
+    // The new key's file now holds the old key: the new one is nowhere.
+    writeFileSync(newFile, oldText, { mode: 0o600 });
+    const err = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir).then(() => null, (e: Error) => e);
+    expect(err?.message).to.include(newFile).and.include(keyId(parseKey(newText)!));
+    // Given back, the start finishes the rotation and the credential still opens.
+    writeFileSync(newFile, newText, { mode: 0o600 });
+    const again = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir);
+    await must(again.api.post('/node/ir-1/power_cycle'));
+    expect(keyId(parseKey(readFileSync(keyFilePath(again.config), 'utf8'))!)).to.equal(keyId(parseKey(newText)!));
+    await stopTestServer(again);
+  });
+
   it('a registration sealed under the old key and committed after the rotation\'s pass is under the new key too', async () => {
     const h = holding('node:race-1');
     const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: h.wrap });
