@@ -44,6 +44,14 @@ const EVENTS_PAGE = 500;
  * for the copy's own later events (etcd bumps its revision on a restore for the same reason).
  */
 const RESTORE_GAP = 2 ** 32;
+/**
+ * A restore also starts at or above this many positions per millisecond of the clock: the
+ * same backup restored twice (two copies of it) would otherwise give the same ids twice, and
+ * a consumer of the first restore would skip the second's events. The first restore would
+ * have to give a thousand ids a millisecond on average to reach the second's first (hilt's
+ * commits are far slower); 1,000 × the time stays below 2^53 until the 23rd century.
+ */
+const RESTORE_IDS_PER_MS = 1_000;
 
 /**
  * The storage contract on one LMDB environment (a folder: `data.mdb` and `lock.mdb`) with these
@@ -115,6 +123,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private durable: number;
   /** positions up to this one belong to a timeline before a restore: no stream resumes there */
   private readonly floor: number;
+  /** the positions the last restore went on past (none: never restored) */
+  private readonly gap?: [number, number];
   /** the highest position prune() removed (meta `pruned`): streams resume only after it */
   private pruned: number;
   private readonly commits = new CommitOrder();
@@ -128,7 +138,20 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
+    const restoredFrom = this.metaDb.get('restoreFrom') as number | undefined;
+    if (restoredFrom !== undefined) {
+      // The first open of a backup's copy: a restore. Its floor is fixed before any event takes
+      // a position, and durable at once (a crash before it has given none).
+      const floor = Math.max(restoredFrom + RESTORE_GAP, Date.now() * RESTORE_IDS_PER_MS);
+      this.root.transactionSync(() => {
+        this.metaDb.putSync('restoreFloor', floor);
+        this.metaDb.putSync('restoreGap', [restoredFrom + 1, floor]);
+        this.metaDb.removeSync('restoreFrom');
+      });
+    }
     this.floor = (this.metaDb.get('restoreFloor') as number | undefined) ?? 0;
+    // A store a release before restoreGap restored went on exactly RESTORE_GAP past its copy's last.
+    this.gap = (this.metaDb.get('restoreGap') as [number, number] | undefined) ?? (this.floor ? [this.floor - RESTORE_GAP + 1, this.floor] : undefined);
     this.pruned = (this.metaDb.get('pruned') as number | undefined) ?? 0;
     // Positions retention removed are never given again, even the newest ones.
     const last = Math.max(this.lastOrdered(), this.floor, this.pruned);
@@ -482,8 +505,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   async bounds(): Promise<OrderBounds> {
-    // backup() set the floor RESTORE_GAP past every position the copy had given.
-    const gap: [number, number] | undefined = this.floor ? [this.floor - RESTORE_GAP + 1, this.floor] : undefined;
+    const gap = this.gap;
     return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable, ...(gap ? { gap } : {}) };
   }
 
@@ -512,7 +534,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       await this.root.backup(path, true);
       // It holds what the store holds (BMC and switch credentials): the service's alone.
       chmodSync(join(path, 'data.mdb'), 0o600);
-      // A start on the copy is a restore: its positions go on past a gap (see RESTORE_GAP).
+      // The first start on a copy of it is a restore: its positions go on past a gap, fixed
+      // then (see RESTORE_GAP and RESTORE_IDS_PER_MS), above every one the copy had given.
       const copy = open({ path, noSubdir: false, maxDbs: 16 });
       try {
         const order = copy.openDB<[string, number], number>({ name: 'order' });
@@ -520,7 +543,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
         let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
         for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
         top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0, (meta.get('pruned') as number | undefined) ?? 0);
-        await meta.put('restoreFloor', top + RESTORE_GAP);
+        await meta.put('restoreFrom', top);
       } finally {
         await copy.close();
       }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
@@ -161,6 +161,56 @@ describe('LMDB engine: beyond the contract', () => {
       expect((await all(restored.history({}))).map((e) => e.key)).to.deep.equal(['b:1', 'a:2', 'a:1']);
     } finally {
       await restored.close();
+    }
+  });
+
+  it('restoring the same backup twice never gives an id again: the second restore goes on above every id of the first', async () => {
+    const engine = new LmdbPersistenceEngine(tempDir(), { mapSizeGb: 1 });
+    const backup = join(tempDir(), 'backup');
+    try {
+      await engine.persist([ev('a:1', 1, 1), ev('a:2', 1, 2)]);
+      await engine.backup(backup);
+    } finally {
+      await engine.close();
+    }
+    // Each restore starts on a copy of the backup, which stays untouched (docs/operations.md).
+    const restore = (path: string) => {
+      cpSync(backup, path, { recursive: true });
+      return new LmdbPersistenceEngine(path, { mapSizeGb: 1 });
+    };
+    const firstPath = join(tempDir(), 'first');
+    const first = restore(firstPath);
+    let given: number[];
+    try {
+      await first.persist([ev('b:1', 1, 3)]);
+      await first.persist([ev('b:2', 1, 4), ev('b:3', 1, 5)]);
+      given = (await all(first.feed(2))).map((e) => e.position!);
+    } finally {
+      await first.close();
+    }
+    // The first restored store reopened is no new restore: its ids go on from its own.
+    const reopened = new LmdbPersistenceEngine(firstPath, { mapSizeGb: 1 });
+    try {
+      await reopened.persist([ev('b:4', 1, 6)]);
+      const [e] = await all(reopened.feed(given[2]));
+      expect(e.position).to.equal(given[2] + 1);
+      given.push(e.position!);
+    } finally {
+      await reopened.close();
+    }
+    await new Promise((r) => setTimeout(r, 5));
+    const second = restore(join(tempDir(), 'second'));
+    try {
+      const b = await second.bounds();
+      // Every id the first restore gave is before the second's first: a cursor of it is answered 410.
+      expect(b.first).to.be.above(Math.max(...given));
+      expect(b.gap).to.deep.equal([3, b.first - 1]);
+      await second.persist([ev('c:1', 1, 7)]);
+      const fed = await all(second.feed(2));
+      expect(fed.map((e) => e.key)).to.deep.equal(['c:1']);
+      expect(fed[0].position).to.be.above(Math.max(...given));
+    } finally {
+      await second.close();
     }
   });
 

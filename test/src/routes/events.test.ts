@@ -528,4 +528,45 @@ describe('GET /events after a restore from a backup (LMDB)', function () {
     await stopTestServer(restored);
     await stopTestServer(live);
   });
+
+  it('answers 410 to an id the first restore of a backup gave, once a second restore of the same backup wrote past it', async () => {
+    const { cpSync, copyFileSync, existsSync, mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const live = await startTestServer({ storage: 'lmdb' });
+    await must(live.api.put('/node/before-backup', { obm: obm() }));
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-restore-'));
+    const backup = join(dir, 'backup');
+    await must(live.api.post('/admin/backup', { path: backup }));
+    if (existsSync(join(live.dataDir, 'secret.key'))) copyFileSync(join(live.dataDir, 'secret.key'), join(backup, 'secret.key'));
+    await stopTestServer(live);
+    // Each restore a copy of the untouched backup (docs/operations.md).
+    const restore = (name: string) => {
+      cpSync(backup, join(dir, name), { recursive: true });
+      return startTestServer({ storage: 'lmdb' }, {}, join(dir, name));
+    };
+    const first = await restore('first');
+    const s = new SseStream(`${first.url}/events?kind=node`, { as: ADMIN });
+    await s.answered();
+    await must(first.api.put('/node/first-a', { obm: obm() }));
+    await must(first.api.put('/node/first-b', { obm: obm() }));
+    await s.count(2);
+    s.close();
+    const seen = s.events.at(-1)!.id;
+    await stopTestServer(first);
+    const second = await restore('second');
+    for (const n of ['second-a', 'second-b', 'second-c']) await must(second.api.put(`/node/${n}`, { obm: obm() }));
+    // The first restore's consumer comes back: told its id is gone, not given the rest after a reused id.
+    const back = new SseStream(`${second.url}/events?kind=node`, { as: ADMIN, lastEventId: seen });
+    expect(await back.answered(), back.events.map((e) => `${e.id} ${e.data.name}`).join(', ')).to.equal(410);
+    await back.ended;
+    const oldest = Number(JSON.parse(back.body).oldest);
+    expect(oldest).to.be.above(Number(seen));
+    const all = new SseStream(`${second.url}/events?kind=node&after=${oldest - 1}`, { as: ADMIN });
+    await all.count(3);
+    expect(all.events.map((e) => e.data.name)).to.deep.equal(['second-a', 'second-b', 'second-c']);
+    all.close();
+    await stopTestServer(second);
+    rmSync(dir, { recursive: true, force: true });
+  });
 });
