@@ -183,9 +183,11 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
     if (!(await holds(engine, header))) return no(`the store no longer holds its last event (position ${header.position})`);
     // Journal retention removed events after it (a deletion among them, maybe): the replay
     // below would not see them, and an object deleted since would come back. bounds().first
-    // is past the highest position removed (engine contract); with the event at the header's
-    // position still held, it is above position + 1 only then.
-    if ((await engine.bounds()).first - 1 > header.position) return no(`journal retention removed events after it (position ${header.position})`);
+    // is past the highest position removed (engine contract), unless a restore's gap put it
+    // further (then `removed` says); with the event at the header's position still held, it is
+    // above position + 1 only then.
+    const bounds = await engine.bounds();
+    if ((bounds.removed ?? bounds.first - 1) > header.position) return no(`journal retention removed events after it (position ${header.position})`);
     // Every string decoded on its own: msgpackr's native extraction (and its string bundles)
     // give substrings of one string per frame, each of which keeps that whole string alive as
     // long as the state holding it (a nic's MAC, a port's id: tens of MiB at 100,000 nodes).
@@ -249,6 +251,12 @@ async function holds(engine: PersistenceEngine, h: Header): Promise<boolean> {
 async function eventAt(engine: PersistenceEngine, position: number): Promise<PersistedEvent | undefined> {
   if (position <= 0) return undefined;
   for await (const e of engine.feed(position - 1)) return e.position === position ? e : undefined;
+  return undefined;
+}
+
+/** The newest event at or below a position, if any. */
+async function newestEvent(engine: PersistenceEngine, position: number): Promise<PersistedEvent | undefined> {
+  for await (const e of engine.history({ before: position + 1 })) return e;
   return undefined;
 }
 
@@ -324,10 +332,12 @@ export class Checkpointer implements CommitTracking {
     if (!engine.checkpoints || opts.everyEvents <= 0) return undefined;
     const { last } = await engine.bounds();
     const c = new Checkpointer(world, opts, since);
-    const e = await eventAt(engine, last);
+    // The newest event: at `last`, or below it when no event took `last` (a store restored
+    // from a backup and not written since ends in its gap); without it no checkpoint is written.
+    const e = (await eventAt(engine, last)) ?? (await newestEvent(engine, last));
     // Set unless something committed meanwhile (then the watermark has its own).
     if (e && !c.last) {
-      c.position = last;
+      c.position = e.position!;
       c.last = { key: e.key, seq: e.sequenceNumber, createdAt: e.createdAt };
     }
     return c;

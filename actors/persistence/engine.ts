@@ -96,6 +96,8 @@ export interface OrderBounds {
   last: number;
   /** positions no event took, first and last (a store restored from a backup went on past them); none: no such run */
   gap?: [number, number];
+  /** with a gap: the highest position prune() removed (0: none), which `first` no longer tells */
+  removed?: number;
 }
 
 /** Told of each commit, in commit order, once durable: its events with their positions (never mutate them). */

@@ -506,7 +506,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
 
   async bounds(): Promise<OrderBounds> {
     const gap = this.gap;
-    return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable, ...(gap ? { gap } : {}) };
+    return { first: Math.max(this.floor, this.pruned) + 1, last: this.durable, ...(gap ? { gap, removed: this.pruned } : {}) };
   }
 
   onCommit(listener: CommitListener): () => void {
