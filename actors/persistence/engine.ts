@@ -56,7 +56,9 @@
  * Optional (an engine without them says so: the service answers that it cannot):
  * - backup(path) writes a consistent copy of the whole store while writes go on: it holds every
  *   event whose persist() resolved before backup() was called. `path` must not exist; it
- *   becomes a data folder this engine opens as it is (a restore is a start on the copy). An
+ *   becomes a data folder this engine opens as it is (a restore is a start on the copy: the
+ *   first one moves its positions past a gap, above every one any earlier start on a copy of
+ *   the same backup could have given). An
  *   engine without it tells the operator what to do instead (noBackup).
  * - stats() tells the size of the store (metrics).
  */

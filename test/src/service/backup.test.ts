@@ -304,14 +304,29 @@ describe('backup and restore on PostgreSQL', function () {
       // The runbook's next step: event ids go on past a gap, never one the old database gave after the dump.
       // (the old database's newest id, the change after the dump included)
       const oldLast = (await ts.world.runtime.engine.bounds()).last;
-      pgTool('psql', ['-v', 'ON_ERROR_STOP=1', '-d', target, '-c', "SELECT setval('hilt_events_pos_seq', (SELECT coalesce(max(pos), 0) FROM hilt_events) + 4294967296)"]);
+      // The runbook's command (docs/operations.md), word for word.
+      const ops = readFileSync(join(__dirname, '../../../../docs/operations.md'), 'utf8');
+      const setval = /psql -h db\.example -U hilt -d hilt_restored -c "(SELECT setval\('hilt_events_pos_seq'.*)"$/m.exec(ops)![1];
+      pgTool('psql', ['-v', 'ON_ERROR_STOP=1', '-d', target, '-c', setval]);
       // The dump holds no key: the restored service is given the service's own (docs/identity.md).
       restored = await startTestServer({ storage: 'postgres', databaseUrl: target, secretKeyFile: keyFilePath(ts.config) });
       expect((await must(restored.api.get('/projects'))).body).to.deep.equal(['before-dump']);
       expect((await must(restored.api.get('/node/n1'))).body.nics).to.have.length(1);
       await must(restored.api.put('/project/after-restore'));
       expect((await must(api.get('/projects'))).body).to.deep.equal(['before-dump', 'after-dump']);
-      expect((await restored.world.runtime.engine.bounds()).last).to.be.above(oldLast + 2 ** 32 - 1);
+      const firstRestore = (await restored.world.runtime.engine.bounds()).last;
+      expect(firstRestore).to.be.above(oldLast + 2 ** 32 - 1);
+      await stopTestServer(restored);
+      restored = undefined;
+      // The same dump restored again: its ids go on above every one the first restore gave.
+      const again = await (await testPostgres()).createDatabase('hilt_restored_again');
+      pgTool('pg_restore', [...RESTORE, '-d', again, dump]);
+      pgTool('psql', ['-v', 'ON_ERROR_STOP=1', '-d', again, '-c', setval]);
+      restored = await startTestServer({ storage: 'postgres', databaseUrl: again, secretKeyFile: keyFilePath(ts.config) });
+      await must(restored.api.put('/project/after-second-restore'));
+      const [e] = (await must(restored.api.get('/admin/audit?kind=project&limit=1'))).body.entries;
+      expect(e.name).to.equal('after-second-restore');
+      expect((await restored.world.runtime.engine.bounds()).last).to.be.above(firstRestore);
     } finally {
       if (restored) await stopTestServer(restored);
       await stopTestServer(ts);
