@@ -76,10 +76,14 @@ export const closeBudgetMs = (config: Config): number => config.askTimeoutMs + 5
 /**
  * Activate on a fresh engine. `held`: the lease on PostgreSQL (none on the embedded engines);
  * `onTrouble` is told when the database refuses a write for the lease's token or a commit's
- * outcome is in doubt (the caller steps down).
+ * outcome is in doubt (the caller steps down). `signal`: the service closes; the activation
+ * stops at its next step (nothing more is started) and closes what it opened.
  */
-export async function activate(ctx: ActivationContext, held: HeldLease | undefined, onTrouble: (why: string) => void): Promise<Activation> {
+export async function activate(ctx: ActivationContext, held: HeldLease | undefined, onTrouble: (why: string) => void, signal?: AbortSignal): Promise<Activation> {
   const { config, drivers, metrics, log } = ctx;
+  const goOn = () => {
+    if (signal?.aborted) throw new Error('the service is closing: the activation stopped');
+  };
   const opened = openEngine(config, held ? {
     fence: held.token,
     onFenced: (err) => {
@@ -127,6 +131,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
   try {
     // The key of the credentials at rest, checked against the store's (src/secrets/at-rest.ts).
     const secrets = await SecretStore.open(engine, config, drivers, log);
+    goOn();
     world = new World(engine, {
       vlanPool: config.vlanPool, idleMs: config.actorIdleMs, askTimeoutMs: config.askTimeoutMs,
       switchDriverFor: (type) => drivers.switches.driver(type), mayAct,
@@ -145,7 +150,9 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     });
     const { upgraded, repairedPorts } = recovered;
     checkpointer = recovered.checkpointer;
+    goOn();
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
+    goOn();
 
     const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
     // Serial consoles: every node that records gets its session back; the logs of the others go.
@@ -173,6 +180,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       // The gate listens; the app only handles what the gate hands it.
       serverFactory: (h) => ((handler = h), createServer()),
     });
+    goOn();
     const ui = app.hilt;
     const rm = world.rm;
     await metrics.attach({
@@ -203,6 +211,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     // A checkpoint from before a pass's removals cannot be used (a start rebuilds): one is written after it.
     retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log, onRemoved: () => checkpointer?.due(), onRemoving: (upTo) => ui.events.removing(upTo) });
     retention.start();
+    goOn();
     return { app, world, headnodes, lifecycle, consoles, retention, headnodesRecovered, handler: tracked, upgrade, close };
   } catch (err) {
     await settledWithin(close(), closeBudgetMs(config));

@@ -145,6 +145,8 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   let becameActive!: () => void;
   const activeOnce = new Promise<void>((r) => (becameActive = r));
   let activeWaiters: (() => void)[] = [];
+  /** the standby loop (on PostgreSQL): close() waits for it to end */
+  let loop: Promise<void> = Promise.resolve();
   const ctx: ActivationContext = {
     config, drivers, metrics, log, appLogger, retryAfterS, wrapEngine: deps.wrapEngine,
     onAdminCreated: (password) => {
@@ -198,9 +200,9 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
     });
     url = await gate.listen(config.host, config.port);
     gate.standby('waiting for the lease');
-    void standBy({
+    loop = standBy({
       config, log, gate, candidate, instance, signal: closing.signal,
-      activate: (held, onTrouble) => activate(ctx, held, onTrouble),
+      activate: (held, onTrouble, signal) => activate(ctx, held, onTrouble, signal),
       serve, stepDown,
       failed: () => metrics.detach(),
       holding: (held) => (lease = held),
@@ -231,6 +233,9 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
       closing.abort();
       const closed = gate.close();
       gate.standby('shutting down');
+      // An activation under way stops at its next step and closes what it opened; a step-down
+      // finishes closing its activation; a lease just taken is released. Bounded as a step-down.
+      if (!(await settledWithin(loop, closeBudgetMs(config)))) log.error('the activation under way did not stop in time; closing anyway');
       const a = current;
       current = undefined;
       if (a) await a.close();

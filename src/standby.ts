@@ -21,9 +21,9 @@ export interface StandbyDeps {
   candidate: LeaseCandidate;
   /** this process's name (lease, logs) */
   instance: string;
-  /** aborts when the service closes */
+  /** aborts when the service closes: the loop ends (an activation under way stops and closes itself) */
   signal: AbortSignal;
-  activate(held: HeldLease, onTrouble: (why: string) => void): Promise<Activation>;
+  activate(held: HeldLease, onTrouble: (why: string) => void, signal: AbortSignal): Promise<Activation>;
   /** serve an activation's API */
   serve(a: Activation): void;
   /** stop serving the current activation and close it */
@@ -96,17 +96,20 @@ async function serveWhileHeld(deps: StandbyDeps, held: HeldLease): Promise<void>
     wake();
   };
   try {
-    const a = await deps.activate(held, onTrouble);
+    const a = await deps.activate(held, onTrouble, signal);
     if (trouble || !held.held()) {
       await a.close();
       throw new Error(trouble ?? held.reason ?? 'the lease was lost while activating');
     }
     deps.serve(a);
     log.info({ instance: deps.instance, token: held.token }, 'active: serving the API');
-    const ended = await Promise.race([held.lost, troubled.then(() => trouble!)]);
+    // The service's close ends the loop here; it closes the activation it serves itself.
+    let onAbort!: () => void;
+    const closing = new Promise<string>((r) => signal.addEventListener('abort', (onAbort = () => r('closing')), { once: true }));
+    const ended = await Promise.race([held.lost, troubled.then(() => trouble!), closing]).finally(() => signal.removeEventListener('abort', onAbort));
+    if (signal.aborted) return;
     // A write refused for the token ends the lease too (src/activation.ts): the refusal says more.
     const why = trouble ?? ended;
-    if (signal.aborted) return;
     log.warn({ instance: deps.instance, token: held.token, why }, 'stepping down');
     await deps.stepDown('stepped down (the log says why); standing by');
   } catch (err) {

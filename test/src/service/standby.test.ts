@@ -13,6 +13,8 @@ import { SwitchSessions } from '../../../hardware/switch-sessions';
 import { RecordingSwitch } from '../../helpers/world';
 import { parseExposition, parseWithPrometheusClient, value } from '../../helpers/prometheus';
 import { LEASE_LOCK_CLASS } from '../../../actors/persistence/postgres-schema';
+import { readLease } from '../../../actors/persistence/lease';
+import type { PersistenceEngine } from '../../../actors/persistence/engine';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -239,6 +241,47 @@ describe('active/standby on PostgreSQL, in one process', () => {
     expect((await new Client(ts.url, { user: 'u1', password: 'wrong' }).get('/nodes/all')).status).to.equal(401);
     expect((await new Client(ts.url, ADMIN).get('/nodes/all')).body).to.deep.equal(['n1']);
     await stopTestServer(ts);
+  });
+
+  it('a close while it takes over stops the activation: what it opened is closed before close() returns, and nothing touches the store after', async () => {
+    const a = await startTestServer(pg('a'));
+    await must(a.api.put('/project/p'));
+    // The standby's activation stops at its first read of the store until the test lets it go on.
+    let reached!: () => void;
+    const atRead = new Promise<void>((r) => (reached = r));
+    let letGo!: () => void;
+    const go = new Promise<void>((r) => (letGo = r));
+    let closed = false;
+    let callsAfterClose: string[] | undefined;
+    const wrap = (engine: PersistenceEngine): PersistenceEngine => new Proxy(engine, {
+      get(t, prop) {
+        const v = Reflect.get(t, prop, t);
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          callsAfterClose?.push(String(prop));
+          if (prop === 'close') closed = true;
+          if (prop !== 'journal') return v.apply(t, args);
+          reached();
+          return (async function* () {
+            await go;
+            yield* v.apply(t, args) as AsyncIterable<unknown>;
+          })();
+        };
+      },
+    });
+    const b = await startTestServer(pg('b'), { waitForActive: false, wrapEngine: wrap });
+    await stopTestServer(a);
+    await atRead;
+    const closing = b.close();
+    setTimeout(letGo, 300);
+    await closing;
+    callsAfterClose = [];
+    expect(closed, 'the activation\'s store was closed before close() returned').to.equal(true);
+    await sleep(500);
+    expect(callsAfterClose, 'store calls after close()').to.deep.equal([]);
+    expect(b.role).to.equal('standby');
+    // The lease was released: another process takes over at once.
+    expect((await readLease({ url })).renewedAgoMs).to.equal(null);
   });
 });
 
