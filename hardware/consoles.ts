@@ -46,6 +46,7 @@ export const CLOSE = {
   stopped: { code: 4410, reason: 'the node\'s console is no longer recorded' },
   slow: { code: 4429, reason: 'the viewer fell too far behind the console\'s output' },
   shutdown: { code: 1001, reason: 'the service is stopping' },
+  notActive: { code: 4503, reason: 'this hilt process is no longer the active one: connect again (the active one serves the console)' },
 } as const;
 
 /** A viewer further behind than this is disconnected (a console prints at most ~11 KiB/s at 115200 baud). */
@@ -99,6 +100,7 @@ export class Consoles {
   private readonly ending = new Map<string, Promise<void>>();
   private readonly retryMs: number;
   private closed = false;
+  private closing?: Promise<void>;
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly opts: ConsolesOptions) {
@@ -219,14 +221,21 @@ export class Consoles {
     return out;
   }
 
-  /** The service stops: every session ends (its child gone), every viewer is told; the logs stay. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * The service stops, or this process lost its lease (`why`): every session ends (its child
+   * gone), every viewer is told; the logs stay. A second call waits for the first.
+   */
+  close(why: { code: number; reason: string } = CLOSE.shutdown): Promise<void> {
+    this.closing ??= this.shutdown(why);
+    return this.closing;
+  }
+
+  private async shutdown(why: { code: number; reason: string }): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
     const all = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(all.map((s) => this.end(s, CLOSE.shutdown)));
+    await Promise.all(all.map((s) => this.end(s, why)));
     await this.logs.close();
   }
 

@@ -27,7 +27,7 @@ import type { PersistenceEngine } from '../actors/persistence/engine';
 import { PowerControl } from '../hardware/power';
 import { Lifecycle } from './lifecycle';
 import { HeadnodeControl } from '../hardware/headnode-control';
-import { Consoles } from '../hardware/consoles';
+import { CLOSE, Consoles } from '../hardware/consoles';
 import { SecretStore } from './secrets/at-rest';
 import { shortText } from '../lib/text';
 import { settledWithin } from '../lib/time';
@@ -162,6 +162,12 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     const viewers = consoles;
     world.userWatchers.push(() => viewers.recheck());
     consoles.start();
+    // A session reaches the node's BMC, and a viewer may type into it: it ends as soon as the lease
+    // is lost, not only once the step-down has answered the calls still in flight.
+    if (held) {
+      const ending = consoles;
+      void held.lost.then(() => ending.close(CLOSE.notActive));
+    }
     // The tenant lifecycle (docs/lifecycle.md): release power-offs, maintenance notices and
     // lease expiries still pending in storage are resumed here, before the API serves.
     lifecycle = new Lifecycle(world, { config, power, telemetry: metrics, mayAct });

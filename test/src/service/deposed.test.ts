@@ -6,12 +6,13 @@
  */
 import { expect } from 'chai';
 import { Client as PgClient } from 'pg';
-import { finished, must, startTestServer, stopTestServer, TestServer } from '../../helpers/server';
+import { ADMIN, finished, must, startTestServer, stopTestServer, TestServer } from '../../helpers/server';
+import { watch } from '../../helpers/console-ws';
 import { freshDatabase } from '../../helpers/postgres';
 import { loggerOptions } from '../../../src/redact';
 import { MockHeadnodeDriver } from '../../../drivers/headnode/mock';
 import type { HeadnodeStatus, HnicSpec } from '../../../drivers/headnode/types';
-import type { ObmDriver, ObmDriverEntry, PowerState } from '../../../drivers/obm/types';
+import type { ConsoleIo, ConsoleLink, ObmDriver, ObmDriverEntry, PowerState } from '../../../drivers/obm/types';
 import type { DriverFields } from '../../../drivers/registry';
 import { until, sleep } from '../../helpers/wait';
 
@@ -43,6 +44,20 @@ class RecordingBmc implements ObmDriver {
   powerOn = (f: DriverFields) => this.call('on', f);
   setBootDevice = (f: DriverFields) => this.call('bootdev', f);
   powerStatus = async (f: DriverFields): Promise<PowerState> => (await this.call('status', f), 'on');
+  /** console sessions: opened at once (not at the gate), their ends recorded */
+  async openConsole(f: DriverFields, io: ConsoleIo): Promise<ConsoleLink> {
+    this.calls.push(`console ${f.host}`);
+    let open = true;
+    return {
+      write: () => undefined,
+      close: () => {
+        if (!open) return;
+        open = false;
+        this.calls.push(`console closed ${f.host}`);
+        queueMicrotask(() => io.ended('closed'));
+      },
+    };
+  }
 }
 
 const recording: ObmDriverEntry<RecordingBmc> = {
@@ -125,6 +140,30 @@ describe('hardware calls of an active process deposed while they wait', function
     expect(r.body.msg).to.match(/no longer holds the lease/);
     expect(r.headers['retry-after']).to.equal('2');
     expect(bmc.calls).to.deep.equal(['off bmc-shared']);
+  });
+
+  it('a console session ends as soon as the lease is lost, not once the step-down has closed the rest', async () => {
+    ts = await start({ extraDrivers: { obm: [recording] } });
+    const bmc = ts.drivers.obm.driver(recording.type) as RecordingBmc;
+    for (const n of ['n1', 'n2']) await must(ts.api.put(`/node/${n}`, { obm: { type: recording.type, host: `bmc-${n}`, user: 'u', password: 'p' } }));
+    await must(ts.api.put('/node/n1/console'));
+    await until('the console session is open', () => bmc.calls.includes('console bmc-n1'));
+    const viewer = await watch(ts.url, 'n1', ADMIN);
+
+    // A power call at another BMC: the step-down waits for its answer before it closes the activation.
+    bmc.gate.hold();
+    const power = ts.api.post('/node/n2/power_off');
+    await until('the power call is at its BMC', () => bmc.calls.includes('off bmc-n2'));
+    try {
+      await takeOver();
+      await until('the console session ends', () => bmc.calls.includes('console closed bmc-n1'), 1500);
+      const closed = await viewer.closed;
+      expect(closed.code).to.equal(4503);
+      expect(closed.reason).to.match(/no longer the active one/);
+    } finally {
+      bmc.gate.release();
+    }
+    expect((await power).status).to.be.oneOf([200, 503]);
   });
 
   it('a headnode start whose disk was being made when the lease went boots nothing, and powers nothing off', async () => {
