@@ -92,6 +92,10 @@ export function connectionConfig(settings: PostgresSettings, role: string): Pool
 /** How much later than the server's statement_timeout a read gives up on the client (the server's answer is the clearer one). */
 const CLIENT_GRACE_MS = 1000;
 
+/** Bound on compact()'s VACUUM FULL, which rewrites every row of the store (once, at a start). */
+export const COMPACT_TIMEOUT_MS = 60 * 60_000;
+const COMPACTED_TABLES = 'hilt_events, hilt_snapshots, hilt_checkpoint_parts';
+
 /** Open a connection of its own (the writer's, the lease's), with an error handler so a broken one never crashes the process. */
 export async function connect(settings: PostgresSettings, role: string, onBroken?: (err: Error) => void, extra: Partial<PoolConfig> = {}): Promise<Client> {
   const client = new Client({ ...connectionConfig(settings, role), ...extra });
@@ -285,10 +289,27 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     return { events: Number(rows[0]?.events ?? 0), keys: Number(rows[0]?.keys ?? 0) };
   }
 
-  /** A table's old row versions stay in its files until VACUUM FULL writes it anew (at start only: it locks the table). */
+  /**
+   * A table's old row versions stay in its files until VACUUM FULL writes it anew (at start only:
+   * it locks the tables). It rewrites the whole store, which takes far longer than a read or a
+   * commit on a large one: it runs on a connection of its own, bounded by COMPACT_TIMEOUT_MS
+   * rather than timeoutMs, and waits for its locks no longer than timeoutMs (everything else
+   * queues behind a waiting exclusive lock, e.g. while a pg_dump runs).
+   */
   async compact(): Promise<void> {
-    const client = await this.writerClient();
-    await client.query('VACUUM FULL hilt_events, hilt_snapshots, hilt_checkpoint_parts');
+    const t = this.settings.timeoutMs;
+    const t0 = Date.now();
+    let client: Client | undefined;
+    try {
+      client = await connect(this.settings, 'compaction', undefined, { query_timeout: COMPACT_TIMEOUT_MS + CLIENT_GRACE_MS });
+      await client.query(`SET statement_timeout = ${COMPACT_TIMEOUT_MS}`);
+      if (t) await client.query(`SET lock_timeout = ${t}`);
+      await client.query(`VACUUM FULL ${COMPACTED_TABLES}`);
+    } catch (err) {
+      throw new Error(`compacting the store (VACUUM FULL ${COMPACTED_TABLES}) failed after ${Date.now() - t0} ms: ${(err as Error).message}`);
+    } finally {
+      await client?.end().catch(() => undefined);
+    }
   }
 
   private submit(w: Omit<Write, 'resolve' | 'reject'>): Promise<void> {

@@ -206,6 +206,22 @@ describe('PostgreSQL engine', () => {
     }
   });
 
+  it('compacts a store larger than one read or commit may take: VACUUM FULL is not bound by timeoutMs, and the engine writes after it', async () => {
+    await sql(url, `INSERT INTO hilt_events (key, seq, created_at, data)
+                    SELECT 'bulk:' || (i / 100), i % 100, 0, json_build_object('pad', repeat('x', 200)) FROM generate_series(1, 200000) AS i`);
+    const bounded = new PostgresPersistenceEngine({ url, poolSize: 1, timeoutMs: 100 });
+    try {
+      const t0 = Date.now();
+      await bounded.compact();
+      // Longer than the bound: the store is large enough for this test to show it.
+      expect(Date.now() - t0).to.be.above(100);
+      await bounded.persist([ev('node:v', 1, 'one')]);
+      expect(await bounded.head('node:v')).to.equal(1);
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it('keeps the newest of several snapshots of one key written in one batch', async () => {
     await Promise.all([5, 9, 7].map((seq) => engine.takeSnapshot({ key: 's', sequenceNumber: seq, data: { seq }, createdAt: seq })));
     expect((await engine.latestSnapshot('s'))?.data).to.deep.equal({ seq: 9 });

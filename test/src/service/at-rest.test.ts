@@ -202,6 +202,30 @@ describe('credentials at rest', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a compaction that fails after the sealing does not stop the start: the log says so, and the credentials work', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-rest-nocompact-'));
+    const engine = new LmdbPersistenceEngine(dir);
+    const world = new World(engine, { vlanPool: DEFAULTS.vlanPool });
+    await world.nodes.ask('n-plain', { type: 'node.register', by: 'old', obm: { type: MOCK_OBM, fields: { host: 'h', user: 'u', password: 'plain-bmc-Pw2' } } });
+    await world.close();
+    await engine.close();
+    const logs: string[] = [];
+    const failing = (e: PersistenceEngine): PersistenceEngine => new Proxy(e, {
+      get(target, prop, receiver) {
+        if (prop === 'compact') return () => Promise.reject(new Error('compacting the store failed (injected)'));
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const ts = await startTestServer({}, { wrapEngine: failing, logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } }, dir);
+    const line = logs.map((l) => JSON.parse(l)).find((l) => /could not be compacted/.test(l.msg));
+    expect(line, 'the log says the compaction failed').to.include({ level: 50, err: 'compacting the store failed (injected)' });
+    expect(line.sealed).to.be.at.least(1);
+    expect(line.msg).to.match(/may still hold copies/);
+    await must(ts.api.post('/node/n-plain/power_cycle'));
+    await stopTestServer(ts);
+  });
+
   it('rotates the key while calls go on: nothing is lost, every credential is under the new key, which a restart reads', async () => {
     const ts = await startTestServer();
     const api = ts.api;
