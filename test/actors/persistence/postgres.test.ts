@@ -222,6 +222,23 @@ describe('PostgreSQL engine', () => {
     }
   });
 
+  it('a compaction that cannot have its locks within timeoutMs fails, saying what failed and why', async () => {
+    const bounded = new PostgresPersistenceEngine({ url, poolSize: 1, timeoutMs: 300 });
+    const locker = new Client({ connectionString: url });
+    try {
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE hilt_snapshots IN ACCESS SHARE MODE');
+      const t0 = Date.now();
+      const err = await bounded.compact().then(() => undefined, (e: Error) => e);
+      expect(err?.message).to.match(/^compacting the store \(VACUUM FULL hilt_events, hilt_snapshots, hilt_checkpoint_parts\) failed after \d+ ms: .*lock timeout/);
+      expect(Date.now() - t0).to.be.below(3000);
+    } finally {
+      await locker.end().catch(() => undefined);
+      await bounded.close();
+    }
+  });
+
   it('keeps the newest of several snapshots of one key written in one batch', async () => {
     await Promise.all([5, 9, 7].map((seq) => engine.takeSnapshot({ key: 's', sequenceNumber: seq, data: { seq }, createdAt: seq })));
     expect((await engine.latestSnapshot('s'))?.data).to.deep.equal({ seq: 9 });
