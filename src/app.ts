@@ -3,7 +3,7 @@
  * Request handling order: parse body → validate (400) → authenticate (401) → route handler,
  * whose checks follow the per-call orders of docs/api-conventions.md.
  */
-import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, onRequestHookHandler } from 'fastify';
+import Fastify, { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, onRequestHookHandler, RawRequestDefaultExpression } from 'fastify';
 import { LazyValidators } from './lazy-validation';
 import { HiltError, statusOf, ERROR_STATUS } from './errors';
 import { Authenticator, Caller } from './auth/basic';
@@ -180,6 +180,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
     // A request node's HTTP parser refuses (bad request line, header too large) gets our body too.
     clientErrorHandler: clientError,
+    // A dashboard action is routed by the path the dashboard made (src/ui/bridge.ts): the
+    // inject's URL parser drops `.` and `..` segments, which may be names.
+    rewriteUrl(this: FastifyInstance, req: RawRequestDefaultExpression) {
+      return (req.headers[BRIDGE_HEADER] !== undefined ? this.hilt.bridge.path(req.headers[BRIDGE_HEADER]) : undefined) ?? req.url!;
+    },
   } as FastifyServerOptions);
 
   const metrics = opts.metrics ?? new Metrics({ version: 'unknown', storage: opts.config.storage });

@@ -601,7 +601,7 @@ const VIEWS = {
       return async () => {
         let n;
         try {
-          n = await api(`node/${encodeURIComponent(name)}`);
+          n = await api(`node?name=${encodeURIComponent(name)}`); // not a path segment: a browser drops a `.` or `..` one
         } catch (err) {
           box.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message));
           return;

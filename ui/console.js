@@ -45,7 +45,7 @@ async function main() {
   const { csrf, isAdmin, projects, readOnly } = await me.json();
   // Starting the recording is a change (the API's rule of PUT /node/<node>/console): offered to an
   // admin, and to a member of the node's project; not to a reader, an auditor or a read-only token.
-  const detail = await fetch(`api/node/${encodeURIComponent(node)}`, { credentials: 'same-origin', cache: 'no-store' });
+  const detail = await fetch(`api/node?name=${encodeURIComponent(node)}`, { credentials: 'same-origin', cache: 'no-store' });
   const project = detail.ok ? (await detail.json()).project : undefined;
   const mayStart = detail.ok && !readOnly && (isAdmin || (!!project && projects.includes(project)));
   if (!reachedHere()) {
@@ -62,7 +62,8 @@ async function main() {
   });
 
   const connect = () => {
-    const url = new URL(`api/node/${encodeURIComponent(node)}/console/stream`, location.href);
+    // A node `.` or `..` in the query: a URL drops such a path segment (even as %2E%2E).
+    const url = new URL(/^\.\.?$/.test(node) ? `api/console/stream?node=${node}` : `api/node/${encodeURIComponent(node)}/console/stream`, location.href);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     ws = new WebSocket(url);
     ws.binaryType = 'arraybuffer';

@@ -207,18 +207,20 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   // must be the dashboard's (no CSRF token: a WebSocket cannot carry the header). It never
   // starts the recording: the page's "Start recording" is the action console_start, with the
   // CSRF token. A console not recorded is refused after the upgrade, with close code 4410 and
-  // its reason, which the page shows (a refused handshake tells a page nothing).
+  // its reason, which the page shows (a refused handshake tells a page nothing). Also at
+  // /ui/api/console/stream?node=<node>: a browser drops a `.` or `..` path segment, which may be a node's name.
   const streams = new WeakMap<FastifyRequest, { caller: Caller; node: NodeState } | { refused: string }>();
-  app.route<{ Params: { node: string } }>({
+  const streamedNode = (req: FastifyRequest<{ Params: { node?: string }; Querystring: Record<string, string> }>) => req.params.node ?? nodeParam(req.query, 'node');
+  for (const url of ['/ui/api/node/:node/console/stream', '/ui/api/console/stream']) app.route<{ Params: { node?: string }; Querystring: Record<string, string> }>({
     method: 'GET',
-    url: '/ui/api/node/:node/console/stream',
+    url,
     preHandler: async (req) => {
       if (!req.ws) throw badArgument('this is a WebSocket: connect with "Connection: Upgrade" and "Upgrade: websocket"');
       if (req.headers.origin === undefined) throw unauthorized('a console connection must come from the dashboard itself');
       sameOrigin(req);
       const caller = session(req);
       try {
-        streams.set(req, { caller, node: await prepareStream(hilt, caller, req.params.node, { mayStart: false }) });
+        streams.set(req, { caller, node: await prepareStream(hilt, caller, streamedNode(req), { mayStart: false }) });
       } catch (err) {
         // Refused because the console is not recorded (the route's look, or the node actor's in turn).
         if (!(err instanceof HiltError) || err.type !== 'ForbiddenError') throw err;
@@ -267,7 +269,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   // The caller's API tokens (docs/identity.md), read through the API as the session's caller.
   app.get('/ui/api/tokens', async (req, reply) => {
     const caller = session(req);
-    const r = await app.inject({ method: 'GET', url: '/auth/tokens', headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller) } });
+    const r = await app.inject({ method: 'GET', url: '/auth/tokens', headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller, '/auth/tokens') } });
     reply.code(r.statusCode).type('application/json');
     return r.body;
   });
@@ -325,11 +327,14 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     return page(t.rows(views, c, q), q);
   });
 
-  app.get<{ Params: { node: string } }>('/ui/api/node/:node', async (req) => {
-    const detail = views.node(session(req), req.params.node);
-    if (!detail) throw notFound(`node ${quote(req.params.node)}`);
+  const nodeDetail = (req: FastifyRequest, name: string) => {
+    const detail = views.node(session(req), name);
+    if (!detail) throw notFound(`node ${quote(name)}`);
     return detail;
-  });
+  };
+  app.get<{ Params: { node: string } }>('/ui/api/node/:node', async (req) => nodeDetail(req, req.params.node));
+  // The same with the name in the query: a browser drops a `.` or `..` path segment (even as %2E%2E).
+  app.get<{ Querystring: Record<string, string> }>('/ui/api/node', async (req) => nodeDetail(req, nodeParam(req.query, 'name')));
 
   // The pictures over time (admins): health and network operations per switch, the last hour and day.
   app.get('/ui/api/history', async (req) => {
@@ -394,11 +399,18 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
     const r = await app.inject({
       method: call.method, url: call.url, payload: call.payload,
-      headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller), ...(call.payload ? { 'content-type': 'application/json' } : {}) },
+      headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller, call.url), ...(call.payload ? { 'content-type': 'application/json' } : {}) },
     });
     reply.code(r.statusCode).type('application/json');
     return r.body === '' ? 'null' : r.body;
   });
+}
+
+/** A name given in the query (the node's, where a path segment cannot be `.` or `..`): exactly once, not empty. */
+function nodeParam(q: Record<string, unknown>, key: string): string {
+  const v = onlyKeys(q, new Set([key]))[key];
+  if (!v) throw badArgument(`the query parameter ${key} (the node's name) is missing`);
+  return v;
 }
 
 function intParam(name: string, v: string, min: number, max: number): number {

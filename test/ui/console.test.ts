@@ -9,10 +9,10 @@
  * site (one on localhost, the service being on 127.0.0.1) connects only after a click.
  */
 import { expect } from 'chai';
-import { createServer, Server } from 'node:http';
+import { createServer, request, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM, ADMIN, basic } from '../helpers/server';
 import { closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools } from '../helpers/ipmisim';
 import { startSerialLine, SerialLine } from '../helpers/serial-line';
@@ -127,6 +127,32 @@ describe('the dashboard\'s console view in a browser', function () {
     await p.waitForFunction(() => (document.querySelector('.xterm-rows')?.textContent ?? '').includes('mock serial console of bmc-m1'), WAIT);
     expect(await statusOf(p)).to.include('Connected to the console of m1');
     expect(recording('m1')?.by).to.equal('pat');
+    await context.close();
+  });
+
+  it('works for a node named "..", which the browser would drop from a path: its page, its console, "Start recording"', async () => {
+    // Registered with the path as is (a URL parser would make /node/%2E%2E the root).
+    const raw = (method: string, path: string, body: unknown) => new Promise<number>((resolve, reject) => {
+      const u = new URL(ts.url);
+      const req = request({ hostname: u.hostname, port: u.port, path, method, headers: { authorization: basic(ADMIN), 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+    expect(await raw('PUT', '/node/%2E%2E', { obm: obm('bmc-dots') })).to.equal(200);
+    expect(await raw('POST', '/project/p/connect_node', { node: '..' })).to.equal(200);
+    const { context, page: p } = await loggedIn();
+    await p.goto(`${ts.url}/ui/#/node/..`);
+    await p.waitForSelector('#node-console', { visible: true, ...WAIT });
+    await Promise.all([p.waitForNavigation(WAIT), p.click('#node-console')]);
+    expect(await settled(p)).to.include('the console is not recorded');
+    // Offered: the page read the node (its project is pat's).
+    await p.waitForSelector('#start-recording', { visible: true, ...WAIT });
+    await p.click('#start-recording');
+    await p.waitForFunction(() => (document.querySelector('.xterm-rows')?.textContent ?? '').includes('mock serial console of bmc-dots'), WAIT);
+    expect(recording('..')?.by).to.equal('pat');
     await context.close();
   });
 

@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpsRequest } from 'node:https';
 import { makeCertificate } from '../../helpers/redfish-sim';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Res } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Res, ADMIN, basic, obm } from '../../helpers/server';
+import { request as httpRequest } from 'node:http';
+import WebSocket from 'ws';
 import { UiSessions } from '../../../src/ui/sessions';
 import { ReadModel } from '../../../actors/readmodel';
 import { SseStream } from '../../helpers/sse';
@@ -205,6 +207,56 @@ describe('the dashboard over HTTP (/ui)', function () {
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.body.type).to.equal('BadArgumentError');
     }
+  });
+
+  it('acts on nodes and projects named "." and "..", which a URL parser would drop from the path, and on nothing else', async () => {
+    // The API takes such names (any of A-Za-z0-9._-): sent with the path as is (%2E), never through a URL parser.
+    const raw = (method: string, path: string, body?: unknown) => new Promise<Res>((resolve, reject) => {
+      const u = new URL(ts.url);
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = httpRequest({ hostname: u.hostname, port: u.port, path, method, headers: { authorization: basic(ADMIN), ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, text, raw: Buffer.concat(chunks), body: /^application\/json/.test(res.headers['content-type'] ?? '') ? JSON.parse(text) : undefined, headers: res.headers });
+        });
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+    await must(raw('PUT', '/project/%2E%2E'));
+    const b = new Browser(api);
+    await must(b.login('admin', 'admin-secret'));
+    for (const [name, enc] of [['.', '%2E'], ['..', '%2E%2E']]) {
+      await must(b.post('/ui/api/action', { action: 'register_node', node: name, obm: obm() }));
+      await must(b.post('/ui/api/action', { action: 'register_nic', node: name, nic: 'eth0', macaddr: 'de:ad:be:ef:00:09' }));
+      await must(b.post('/ui/api/action', { action: 'reserve', node: name, project: '..' }));
+      await must(b.post('/ui/api/action', { action: 'boot_device', node: name, bootdev: 'pxe' }));
+      const shown = (await must(raw('GET', `/node/${enc}`))).body;
+      expect(shown, name).to.deep.include({ name, project: '..' });
+      expect(shown.nics.map((n: { label: string }) => n.label), name).to.deep.equal(['eth0']);
+      // The dashboard's own read of the node (the browser cannot send such a segment either).
+      expect((await must(b.get(`/ui/api/node?name=${enc}`))).body.name, name).to.equal(name);
+      // Its live console, recorded by the dashboard's action and watched by the query's name.
+      await must(b.post('/ui/api/action', { action: 'console_start', node: name }));
+      const ws = new WebSocket(`${ts.url.replace(/^http/, 'ws')}/ui/api/console/stream?node=${enc}`, { headers: { cookie: b.cookie, origin: ts.url } });
+      let got = '';
+      ws.on('message', (d: Buffer) => (got += d.toString('latin1')));
+      await until(`the banner of ${name}`, () => got.includes('mock serial console'));
+      ws.close();
+      expect((await must(raw('GET', `/node/${enc}/console`))).text, name).to.include('mock serial console');
+      await must(raw('DELETE', `/node/${enc}/console`));
+      await must(b.post('/ui/api/action', { action: 'release', node: name, project: '..' }));
+    }
+    // Nothing else was touched: no node named after the call's next segment, and the other nodes as they were.
+    const names = (await must(api.get('/nodes/all'))).body as string[];
+    expect(names.filter((n) => !['n1', 'n2', 'spare', '.', '..'].includes(n))).to.deep.equal([]);
+    for (const enc of ['%2E', '%2E%2E']) {
+      await must(raw('DELETE', `/node/${enc}/nic/eth0`));
+      await must(raw('DELETE', `/node/${enc}`));
+    }
+    await must(raw('DELETE', '/project/%2E%2E'));
   });
 
   it('cannot be used from outside to act as someone: the bridge header without the secret is ignored', async () => {
