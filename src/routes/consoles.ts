@@ -133,7 +133,8 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
     // HIL's answer when nothing is recorded.
     if (!node.console) throw notFound(`the console log for ${node.name}`);
     const log = await consoles.read(node.name);
-    return reply.type('text/plain; charset=utf-8').send(log ?? Buffer.alloc(0));
+    // What the node printed (a password prompt's neighbourhood, keys): kept in no cache.
+    return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-store').send(log ?? Buffer.alloc(0));
   });
 
   app.put<{ Params: N }>('/node/:node/console', { schema: S.startConsole }, async (req) => {

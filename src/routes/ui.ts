@@ -130,12 +130,16 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     route.config = { ...(route.config as object), public: true } as RouteOptions['config'];
     route.schema = { ...(route.schema ?? {}), hide: true };
   });
+  const tls = !!hilt.config.tlsCert;
   app.addHook('onSend', async (_req, reply, payload) => {
     if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CSP);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    // HTTPS from now on, when this service serves it itself (built-in TLS: every request came
+    // over it). Never over plain HTTP; behind a TLS proxy the proxy sends it (docs/operations.md).
+    if (tls) reply.header('strict-transport-security', 'max-age=31536000');
     return payload;
   });
 

@@ -79,6 +79,7 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect(page.text).to.include('<script type="module" src="app.js"></script>');
     expect(page.headers['content-security-policy']).to.include("default-src 'none'").and.include("script-src 'self'").and.include("frame-ancestors 'none'");
     expect(page.headers['x-frame-options']).to.equal('DENY');
+    expect(page.headers['strict-transport-security'], 'over plain HTTP').to.equal(undefined);
     const js = await api.with(null).get('/ui/app.js');
     expect(js.headers['content-type']).to.match(/^text\/javascript/);
     const again = await api.with(null).get('/ui/app.js', { headers: { 'if-none-match': String(js.headers.etag) } });
@@ -87,6 +88,34 @@ describe('the dashboard over HTTP (/ui)', function () {
     // Beside the API: not under /v0, not in its description.
     expect((await api.get('/v0/ui/')).status).to.equal(404);
     expect(Object.keys((await must(api.get('/openapi.json'))).body.paths).filter((p) => p.startsWith('/ui'))).to.deep.equal([]);
+  });
+
+  it('keeps in no cache what shows a secret or a console\'s output: every answer of its API, the API\'s console log; its static pages are revalidated', async () => {
+    const b = new Browser(api);
+    await must(b.login('admin', 'admin-secret'));
+    const created = await must(b.post('/ui/api/action', { action: 'token_create', description: 'cache check' }));
+    expect(created.body.token, 'the answer holds the secret').to.be.a('string');
+    expect(created.headers['cache-control']).to.equal('no-store');
+    for (const path of ['/ui/api/me', '/ui/api/tokens', '/ui/api/node/n1', '/ui/api/node?name=n1', '/ui/api/table/nodes', '/ui/api/table/nope']) {
+      expect((await b.get(path)).headers['cache-control'], path).to.equal('no-store');
+    }
+    await must(b.post('/ui/api/action', { action: 'token_revoke', id: created.body.id }));
+    await must(api.put('/node/spare/console'));
+    try {
+      const log = await must(api.get('/node/spare/console'));
+      expect(log.text).to.include('mock serial console');
+      expect(log.headers['cache-control'], 'the console log').to.equal('no-store');
+    } finally {
+      await must(api.del('/node/spare/console'));
+    }
+    // The pages are the same for every user and node (no output in them: it comes over the
+    // WebSocket): cached, but asked again each time (no-cache with an ETag).
+    for (const path of ['/ui/', '/ui/console.html']) {
+      const page = await api.with(null).get(path);
+      expect(page.headers['cache-control'], path).to.equal('no-cache');
+      expect(page.headers.etag, path).to.be.a('string');
+      expect(page.text).to.not.include('mock serial console');
+    }
   });
 
   it('logs in with hilt\'s users: an HttpOnly, SameSite=Strict session cookie for /ui that expires; a wrong password gets none', async () => {
@@ -468,17 +497,22 @@ describe('the dashboard\'s session cookie over HTTPS', function () {
     try {
       expect(ts.url).to.match(/^https:/);
       const ca = readFileSync(certFile);
-      const r = await new Promise<{ status: number; cookie: string }>((resolve, reject) => {
-        const body = JSON.stringify({ user: 'admin', password: 'admin-secret' });
-        const req = httpsRequest(`${ts.url}/ui/api/login`, { method: 'POST', ca, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const call = (method: string, path: string, body?: string) => new Promise<{ status: number; cookie: string; hsts: unknown }>((resolve, reject) => {
+        const req = httpsRequest(`${ts.url}${path}`, { method, ca, headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
           res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: String([res.headers['set-cookie']].flat()[0]) }));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: String([res.headers['set-cookie']].flat()[0]), hsts: res.headers['strict-transport-security'] }));
         });
         req.on('error', reject);
         req.end(body);
       });
+      const r = await call('POST', '/ui/api/login', JSON.stringify({ user: 'admin', password: 'admin-secret' }));
       expect(r.status).to.equal(200);
       expect(r.cookie).to.match(/^hilt_ui=/).and.match(/; Secure(;|$)/).and.match(/; HttpOnly(;|$)/);
+      // HTTPS from now on: on the page, its assets, its API, its refusals.
+      for (const [method, path] of [['POST', '/ui/api/login'], ['GET', '/ui/'], ['GET', '/ui/console.html'], ['GET', '/ui/app.js'], ['GET', '/ui/api/me']]) {
+        const a = method === 'POST' ? r : await call(method, path);
+        expect(a.hsts, path).to.equal('max-age=31536000');
+      }
     } finally {
       await stopTestServer(ts);
     }
@@ -495,6 +529,12 @@ describe('the dashboard\'s session cookie over HTTPS', function () {
       // Without HILT_TRUST_PROXY the header is anyone's to send: ignored, plain HTTP is plain.
       expect(await loginCookie(direct.api, { 'x-forwarded-proto': 'https' })).to.not.match(/Secure/);
       expect(await loginCookie(direct.api)).to.not.match(/Secure/);
+      // No HSTS from hilt over plain HTTP, nor behind the proxy (the proxy sends it: docs/operations.md).
+      for (const [ts, headers] of [[proxied, { 'x-forwarded-proto': 'https' }], [proxied, {}], [direct, {}]] as const) {
+        const page = await ts.api.with(null).get('/ui/', { headers });
+        expect(page.status).to.equal(200);
+        expect(page.headers['strict-transport-security']).to.equal(undefined);
+      }
     } finally {
       await stopTestServer(proxied);
       await stopTestServer(direct);
