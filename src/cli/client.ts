@@ -14,11 +14,18 @@ function target(base: URL, pathAndQuery: string): RequestOptions {
   return { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/, '$1'), port: base.port, path: pathAndQuery };
 }
 
+/** How long a call may wait without a byte from the server by default: longer than the service's slowest call (a headnode start, HILT_HEADNODE_TIMEOUT_MS: 2 minutes). */
+export const DEFAULT_TIMEOUT_S = 180;
+
+/** The server sent nothing for the timeout (the request is destroyed with it). */
+class Silent extends Error {}
+
 /**
  * One HTTP exchange. node:http rather than fetch: fetch refuses ports it deems unsafe (6000,
- * 10080, …), and a service may well listen there.
+ * 10080, …), and a service may well listen there. `timeoutMs` bounds each wait for the server
+ * (connecting, its answer, each part of its body); 0: none.
  */
-function send(to: RequestOptions, method: string, headers: Record<string, string>, payload?: string): Promise<{ res: { status: number; statusText: string; type: string }; text: string }> {
+function send(to: RequestOptions, method: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number): Promise<{ res: { status: number; statusText: string; type: string }; text: string }> {
   return new Promise((resolve, reject) => {
     const request = to.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = request({ ...to, method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
@@ -27,6 +34,7 @@ function send(to: RequestOptions, method: string, headers: Record<string, string
       res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', type: res.headers['content-type'] ?? '' }, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
+    if (timeoutMs > 0) req.setTimeout(timeoutMs, () => req.destroy(new Silent()));
     req.on('error', reject);
     req.end(payload);
   });
@@ -72,7 +80,11 @@ export class Client {
    * `endpoint`: HIL_ENDPOINT or --endpoint, e.g. http://127.0.0.1:5000 (a path after the host,
    * such as /v0, is kept in front of every call).
    */
-  constructor(endpoint: string, private readonly credentials: () => Promise<Credentials | null>) {
+  /**
+   * `timeoutS`: how long a call waits for the server (--timeout, HILT_TIMEOUT) before it fails;
+   * 0: no limit. A stream once open (the events, a console) is not bounded by it.
+   */
+  constructor(endpoint: string, private readonly credentials: () => Promise<Credentials | null>, readonly timeoutS = DEFAULT_TIMEOUT_S) {
     let url: URL;
     // An endpoint may hold a password (http://user:pw@host): errors show it without.
     const shown = endpoint.replace(/^([^:/?#]+:\/\/[^/?#:@]*):[^/?#]*@/, '$1:***@');
@@ -90,6 +102,11 @@ export class Client {
   get userInfo(): { user: string; password: string } | undefined {
     if (!this.url.username) return undefined;
     return { user: decodeURIComponent(this.url.username), password: decodeURIComponent(this.url.password) };
+  }
+
+  /** The failure of a call the server did not answer in time (exit code 3, as an unreachable server). */
+  silent(call: string): TransportError {
+    return new TransportError(`${this.base} did not answer ${call} within ${this.timeoutS} s (--timeout or HILT_TIMEOUT sets the limit in seconds; 0: none)`);
   }
 
   /** The path of a call behind the endpoint's own path (e.g. /v0). */
@@ -116,8 +133,9 @@ export class Client {
     let res: { status: number; statusText: string; type: string };
     let text: string;
     try {
-      ({ res, text } = await send(to, method, headers, body === undefined ? undefined : JSON.stringify(body)));
+      ({ res, text } = await send(to, method, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutS * 1000));
     } catch (err) {
+      if (err instanceof Silent) throw this.silent(`${method} ${p}`);
       const e = err as NodeJS.ErrnoException;
       throw new TransportError(`cannot reach ${this.base}: ${e.code ?? e.message}`);
     }
@@ -140,7 +158,8 @@ export class Client {
 
   /**
    * A GET whose answer is read as it comes (the event stream): the open response once its status
-   * is 200, else the error as call() throws it. `signal` ends it.
+   * is 200, else the error as call() throws it. `signal` ends it. The timeout bounds the wait for
+   * the answer's head only: a quiet stream is not cut.
    */
   async open(p: string, query: [string, string][], headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
     const qs = new URLSearchParams(query).toString();
@@ -149,8 +168,12 @@ export class Client {
     const authorization = await this.authorization();
     if (authorization) h.authorization = authorization;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = (to.protocol === 'https:' ? httpsRequest : httpRequest)({ ...to, headers: h, signal }, resolve);
-      req.on('error', (err: NodeJS.ErrnoException) => reject(new TransportError(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+      const req = (to.protocol === 'https:' ? httpsRequest : httpRequest)({ ...to, headers: h, signal }, (res) => {
+        req.setTimeout(0);
+        resolve(res);
+      });
+      if (this.timeoutS > 0) req.setTimeout(this.timeoutS * 1000, () => req.destroy(new Silent()));
+      req.on('error', (err: NodeJS.ErrnoException) => reject(err instanceof Silent ? this.silent(`GET ${p}`) : new TransportError(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
       req.end();
     });
     if (res.statusCode === 200) return res;

@@ -21,6 +21,7 @@ import { inventoryCommands } from './commands/inventory';
 import { tokenCommands } from './commands/token';
 import { bashCompletion } from './completion';
 import { out } from './output';
+import { DEFAULT_TIMEOUT_S } from './client';
 
 function version(): string {
   try {
@@ -40,9 +41,10 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
     .description('hilt: a bare-metal allocation service speaking HIL\'s REST API, and its command line (HIL\'s `hil` commands)')
     .version(version())
     .option('--endpoint <url>', `the service to call (default: $HIL_ENDPOINT, else ${DEFAULT_ENDPOINT})`)
+    .option('--timeout <seconds>', `how long a call waits for the server before it fails with exit code 3 (default: $HILT_TIMEOUT, else ${DEFAULT_TIMEOUT_S}; 0: no limit); an open stream (events --follow, a console) is not cut`)
     .option('--user <name>', 'the user to call as (default: $HIL_USERNAME); the password is $HIL_PASSWORD, or asked for on a terminal. Without --user, a token in $HILT_TOKEN (or $HIL_TOKEN) is sent instead')
     .addHelpText('after', '\nExit codes: 0 success; 1 the server refused the call (4xx); 2 a usage error; 3 the server, its hardware or the\n'
-      + 'connection failed (5xx, unreachable, a network operation that ended in ERROR).');
+      + 'connection failed (5xx, unreachable, no answer within the timeout, a network operation that ended in ERROR).');
   const ctx = context(program, env);
 
   program.command('serve').description('Start the service (configured by HILT_* variables: docs/operations.md, Settings)')

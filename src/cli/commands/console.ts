@@ -68,7 +68,8 @@ export function streamUrl(client: Client, node: string): string {
  */
 export async function attach(client: Client, node: string, term: Terminal): Promise<void> {
   const authorization = await client.authorization();
-  const ws = new WebSocket(streamUrl(client, node), { headers: authorization ? { authorization } : {}, perMessageDeflate: false });
+  // The timeout bounds the handshake only: a quiet console stays attached.
+  const ws = new WebSocket(streamUrl(client, node), { headers: authorization ? { authorization } : {}, perMessageDeflate: false, ...(client.timeoutS > 0 ? { handshakeTimeout: client.timeoutS * 1000 } : {}) });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('unexpected-response', (_req, res) => {
@@ -86,7 +87,7 @@ export async function attach(client: Client, node: string, term: Terminal): Prom
           : new ApiError(status, `HTTP ${status}`, text.trim().slice(0, 500), `GET ${path('node', node, 'console', 'stream')}`));
       });
     });
-    ws.once('error', (err: NodeJS.ErrnoException) => reject(new TransportError(`cannot reach ${client.endpoint}: ${err.code ?? err.message}`)));
+    ws.once('error', (err: NodeJS.ErrnoException) => reject(/handshake has timed out/.test(err.message) ? client.silent(`GET ${path('node', node, 'console', 'stream')}`) : new TransportError(`cannot reach ${client.endpoint}: ${err.code ?? err.message}`)));
   });
 
   const raw = !!term.input.isTTY && typeof term.input.setRawMode === 'function';

@@ -66,6 +66,18 @@ describe('hilt node console', function () {
     expect(r.stderr).to.match(/AuthorizationError: this call needs access to project tp/);
   });
 
+  it('attach stays attached through a silence longer than the timeout (HILT_TIMEOUT bounds the handshake only)', async () => {
+    const env = { HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password, HILT_TIMEOUT: '1' };
+    const run = onTerminal(['node', 'console', 'attach', 'n1'], env, [{ expect: '[connected', send: '' }]);
+    await until('a viewer', () => ts.consoles.viewerCount() === 1);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(ts.consoles.viewerCount(), 'still attached after 2.5 quiet seconds').to.equal(1);
+    await must(api.del('/node/n1/console'));
+    const r = await run;
+    expect(r.code, r.output).to.equal(3);
+    expect(r.output).to.include('no longer recorded (4410)');
+  });
+
   it('attach ends with exit 3 and the reason when the server closes the console', async () => {
     const env = { HIL_ENDPOINT: ts.url, HIL_USERNAME: ADMIN.user, HIL_PASSWORD: ADMIN.password };
     const run = onTerminal(['node', 'console', 'attach', 'n1'], env, [{ expect: '[connected', send: '' }]);
