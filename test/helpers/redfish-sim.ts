@@ -88,6 +88,8 @@ export interface SimSystem {
   version: number;
 }
 
+export interface SimTasks { polls: number; fail: string | null; noContent?: boolean }
+
 export interface SimRequest { method: string; path: string; auth: 'token' | 'basic' | 'none' }
 
 export interface RedfishSim {
@@ -120,10 +122,12 @@ export interface RedfishSim {
    * Resets answer 202 Accepted with a task monitor (an absolute `Location`), which answers 202 with the task
    * `Running` for `polls` reads, then 200 with the task `Completed` (the reset done then) or,
    * with `fail`, `Exception` and that message (nothing done). null: resets answer 204 at once.
+   * `noContent`: once the task ended, however it ended, the monitor answers 204 once and 404
+   * after, as OpenBMC's bmcweb does; the task itself stays readable at its `@odata.id`.
    */
-  resetTasks: { polls: number; fail: string | null } | null;
+  resetTasks: SimTasks | null;
   /** The same for a PATCH of the system (the boot override): applied when its task completes. */
-  patchTasks: { polls: number; fail: string | null } | null;
+  patchTasks: SimTasks | null;
   /** Requests the server is holding (hung). */
   held(): number;
   stop(): Promise<void>;
@@ -411,7 +415,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
   };
 
   /** `done`: what the task does when it completes; `what`: its name in the events. */
-  interface SimTask { done: () => void; what: string; polls: number; fail: string | null; state: string; messages: unknown[] }
+  interface SimTask extends SimTasks { done: () => void; what: string; state: string; messages: unknown[]; gave204?: boolean }
   const tasks = new Map<string, SimTask>();
   let nextTask = 1;
   const taskResource = (id: string) => {
@@ -545,8 +549,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
       only('POST');
       if (sim.resetTasks) {
         const id = String(nextTask++);
-        const { polls, fail } = sim.resetTasks;
-        tasks.set(id, { done: () => reset(s, body), what: 'reset task', polls, fail, state: 'Running', messages: [] });
+        tasks.set(id, { done: () => reset(s, body), what: 'reset task', ...sim.resetTasks, state: 'Running', messages: [] });
         events.push(`reset task ${id} ${String(body.ResetType)}`);
         // Absolute, as iDRAC writes it: a client must take it on the BMC's own origin.
         return send(res, 202, taskResource(id), { Location: `${sim.url}/redfish/v1/TaskService/TaskMonitors/${id}` });
@@ -558,6 +561,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     const task = monitor ? tasks.get(monitor[1]!) : undefined;
     if (task) {
       only('GET');
+      if (task.gave204) throw errors.missing(rawPath);
       if (task.state === 'Running' && task.polls-- > 0) return send(res, 202, taskResource(monitor![1]!));
       if (task.state === 'Running') {
         if (task.fail === null) {
@@ -569,7 +573,16 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
           events.push(`${task.what} ${monitor![1]} failed`);
         }
       }
+      if (task.noContent) {
+        task.gave204 = true;
+        return send(res, 204);
+      }
       return send(res, 200, taskResource(monitor![1]!));
+    }
+    const taskPath = /^\/redfish\/v1\/TaskService\/Tasks\/([^/]+)$/.exec(path);
+    if (taskPath && tasks.has(taskPath[1]!)) {
+      only('GET');
+      return send(res, 200, taskResource(taskPath[1]!));
     }
     if (s && sys![2] === '/ResetActionInfo' && opts.actionInfo) {
       only('GET');

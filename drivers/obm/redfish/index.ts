@@ -206,17 +206,28 @@ function samePath(call: BmcCall, location: string | null): string | undefined {
 /**
  * A 202 only says the BMC took the request: the reset is a task whose monitor (`Location`, else
  * the task's own `@odata.id`) says how it ended. It is read until the task is no longer running;
- * the call's signal bounds the wait, like every request.
+ * the call's signal bounds the wait, like every request. A monitor whose last answer shows no
+ * task has the task itself read, when a task was shown.
  */
 async function taskOutcome(call: BmcCall, accepted: Reply, what: string): Promise<void> {
   const monitor = call.odataId({ '@odata.id': samePath(call, accepted.headers.get('location')) }) ?? call.odataId(accepted.json);
   if (!monitor) return; // nothing to follow: the BMC's acceptance is all there is
   let reply = accepted;
+  // The task resource, as a task the BMC showed (accepted, or running) names itself.
+  let task: string | undefined;
   for (;;) {
     const state = reply.json?.TaskState;
+    if (state !== undefined) task = call.odataId(reply.json) ?? task;
     if (reply.status !== 202 && !(typeof state === 'string' && TASK_RUNNING.includes(state))) break;
     await pause(TASK_POLL_MS, undefined, { signal: call.signal }).catch(() => undefined);
     reply = await call.request('GET', monitor, `${what} (reading its task ${monitor})`);
+  }
+  if (reply.status < 200 || reply.status >= 300) throw call.refused(what, reply);
+  if (reply.json?.TaskState === undefined && task && task !== monitor) {
+    // The monitor's answer without a task: OpenBMC's is a 204 however the task ended, so the
+    // task itself says how; one already gone leaves the monitor's answer.
+    const read = await call.request('GET', task, `${what} (reading its task ${task})`);
+    if (read.status !== 404) reply = read;
   }
   if (reply.status < 200 || reply.status >= 300) throw call.refused(what, reply);
   const state = reply.json?.TaskState;

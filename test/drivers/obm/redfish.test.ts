@@ -353,6 +353,20 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(sim.system().PowerState).to.equal('On');
     });
 
+    it('a task whose monitor answers 204 however the task ended (OpenBMC): the task\'s own end decides', async () => {
+      sim.setPower('On');
+      sim.resetTasks = { polls: 1, fail: 'The power supply did not respond.', noContent: true };
+      const { err } = await obmFailure(() => driver.powerOff(fields(sim), LIVE));
+      expect(err.message).to.equal(`BMC ${sim.url}: reset ForceOff failed: its task ended Exception: The power supply did not respond.`);
+      expect(sim.system().PowerState).to.equal('On');
+      sim.resetTasks = { polls: 1, fail: null, noContent: true };
+      await driver.powerOff(fields(sim), LIVE);
+      expect(sim.system().PowerState).to.equal('Off');
+      sim.patchTasks = { polls: 0, fail: 'The BIOS settings are locked.', noContent: true };
+      const boot = await obmFailure(() => driver.setBootDevice(fields(sim), 'pxe', LIVE));
+      expect(boot.err.message).to.equal(`BMC ${sim.url}: boot override Pxe Continuous failed: its task ended Exception: The BIOS settings are locked.`);
+    });
+
     it('a reset the BMC accepted as a task: the call waits for the task to complete', async () => {
       sim.resetTasks = { polls: 2, fail: null };
       await driver.powerCycle(fields(sim), {}, LIVE);
