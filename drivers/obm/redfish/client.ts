@@ -72,6 +72,9 @@ function spellings(secret: string): string[] {
   return json === secret ? [secret] : [secret, json];
 }
 
+/** What HTTP basic authentication sends for a target: `user:password` in base64. */
+const basicCredentials = (t: Target) => Buffer.from(`${t.user}:${t.password}`, 'utf8').toString('base64');
+
 /** The messages of a Redfish error body (`error.@Message.ExtendedInfo[].Message`, else `error.message`). */
 export function redfishMessages(json: Record<string, unknown> | undefined): string[] {
   const error = json?.error as Record<string, unknown> | undefined;
@@ -155,7 +158,8 @@ export class BmcCall {
     // a wrong password never rides on a session another node opened with the right one.
     this.key = `${target.origin}\n${target.user}\n${sha256(target.password)}`;
     this.dispatcher = client.agent(target.tls);
-    this.secrets = spellings(target.password);
+    // The basic authentication header too: a BMC's error page may quote the request's headers.
+    this.secrets = [...spellings(target.password), basicCredentials(target)];
   }
 
   /**
@@ -264,7 +268,7 @@ export class BmcCall {
   }
 
   private basic(): Record<string, string> {
-    return { Authorization: `Basic ${Buffer.from(`${this.target.user}:${this.target.password}`, 'utf8').toString('base64')}` };
+    return { Authorization: `Basic ${basicCredentials(this.target)}` };
   }
 
   private auth(login: Login): Record<string, string> {

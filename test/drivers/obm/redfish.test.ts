@@ -447,6 +447,30 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
         ['a password with a newline, quoted as it came', 'Line\nS3cr3t-Pa55', () => 'no user operator with password Line\nS3cr3t-Pa55'],
         ['a password with a tab, quoted in the JSON body', 'Tab\tS3cr3t-Pa55', (body) => `Body was: ${body}`],
       ];
+      it('keeps out the basic authentication header a BMC without sessions quotes', async () => {
+        const password = 'S3cr3t-Pa55w0rd-XYZ';
+        const basic = Buffer.from(`operator:${password}`).toString('base64');
+        let seen = '';
+        const s2 = http.createServer((req, res) => {
+          seen = req.headers.authorization ?? seen;
+          res.setHeader('content-type', req.url === '/redfish/v1/' ? 'application/json' : 'text/plain');
+          if (req.url === '/redfish/v1/') return res.end(JSON.stringify({ Systems: { '@odata.id': '/redfish/v1/Systems' } }));
+          res.statusCode = 400;
+          res.end(`Bad request. Headers: Authorization: ${req.headers.authorization ?? ''}`);
+        });
+        await new Promise<void>((r) => s2.listen(0, '127.0.0.1', r));
+        const d = new RedfishDriver();
+        try {
+          const host = `http://127.0.0.1:${(s2.address() as AddressInfo).port}`;
+          const { err } = await obmFailure(() => d.powerStatus({ host, user: 'operator', password }, LIVE));
+          expect(seen).to.equal(`Basic ${basic}`);
+          expect(err.message).to.match(/refused \(HTTP 400\): Bad request\. Headers: Authorization: /);
+          expect(err.message).to.not.include(basic.slice(0, 12), err.message);
+        } finally {
+          await d.close(AbortSignal.timeout(1000));
+          await new Promise((r) => s2.close(r));
+        }
+      });
       for (const [what, password, answer] of cases) {
         it(`keeps no part of ${what}`, async () => {
           page = answer;
