@@ -116,6 +116,8 @@ export interface RedfishSim {
   hang: boolean;
   /** Refuse every reset (409) with this ExtendedInfo message. */
   refuseResets: string | null;
+  /** Answer every reset 401, valid session or not (an account without the privilege, on a BMC that says 401 for it). */
+  unauthorizedResets: boolean;
   /** Someone else changes the system just before the next PATCH arrives (its ETag goes stale). */
   changeBeforeNextPatch: boolean;
   /**
@@ -547,6 +549,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     }
     if (s && sys![2] === '/Actions/ComputerSystem.Reset') {
       only('POST');
+      if (sim.unauthorizedResets) throw errors.unauthorized(rawPath);
       if (sim.resetTasks) {
         const id = String(nextTask++);
         tasks.set(id, { done: () => reset(s, body), what: 'reset task', ...sim.resetTasks, state: 'Running', messages: [] });
@@ -638,6 +641,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     expireSessions: () => { sessions.clear(); events.push('sessions expired'); },
     hang: false,
     refuseResets: null,
+    unauthorizedResets: false,
     changeBeforeNextPatch: false,
     resetTasks: null,
     patchTasks: null,

@@ -4,8 +4,8 @@
  *
  * - Authentication: a Redfish session (`POST` of `{UserName, Password}` to the service root's
  *   `Links.Sessions`, then `X-Auth-Token`), kept per BMC and user for the next calls, made anew
- *   when the BMC answers 401 (it timed out or was deleted on the BMC), and deleted when the
- *   service stops. A BMC without a session service gets HTTP basic authentication instead.
+ *   (the old one deleted) when the BMC answers 401 (it timed out or was deleted on the BMC),
+ *   and deleted when the service stops. A BMC without a session service gets HTTP basic authentication instead.
  * - Sessions are state, not a queue: the service's device queue runs one call per BMC at a
  *   time, so two calls never log in to one BMC at once.
  * - Every request carries the call's AbortSignal: at the call's deadline it is cancelled and
@@ -223,11 +223,24 @@ export class BmcCall {
     let reply = await this.send(method, path, what, { body, headers, auth: this.auth(login) });
     if (reply.status === 401 && login.token) {
       this.client.remember(this.key, undefined);
+      await this.logout(login);
       login = await this.login();
       reply = await this.send(method, path, what, { body, headers, auth: this.auth(login) });
     }
     if (reply.status === 401) throw this.refused(what, reply, `the BMC refused the credentials of ${this.target.user}`);
     return reply;
+  }
+
+  /**
+   * Deletes a session given up after a 401, whatever the outcome: usually it timed out already,
+   * but a BMC that answers 401 for what the account may not do keeps it alive, and a small
+   * BMC's few sessions would fill up with ones nobody uses.
+   */
+  private async logout(login: Login): Promise<void> {
+    if (!login.location) return;
+    try {
+      await this.send('DELETE', login.location, 'logout', { auth: { 'X-Auth-Token': login.token! } });
+    } catch { /* the call's own request says what is wrong */ }
   }
 
   /** A GET that must answer a JSON object. */

@@ -244,6 +244,21 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(sim.system().PowerState).to.equal('On');
     });
 
+    it('deletes a session it gives up after a 401: a BMC that keeps refusing a request is not filled with live sessions', async () => {
+      const s2 = await start({ maxSessions: 3 });
+      try {
+        s2.unauthorizedResets = true;
+        for (let i = 0; i < 4; i++) {
+          const { err } = await obmFailure(() => driver.powerOn(fields(s2), LIVE));
+          expect(err.message).to.match(/reset On refused \(HTTP 401\)/);
+        }
+        expect(s2.activeSessions()).to.equal(1);
+        s2.unauthorizedResets = false;
+        await driver.powerOn(fields(s2), LIVE);
+        expect(s2.system().PowerState).to.equal('On');
+      } finally { await s2.stop(); }
+    });
+
     it('deletes its sessions when closed', async () => {
       await driver.powerStatus(fields(sim), LIVE);
       expect(sim.activeSessions()).to.equal(1);
