@@ -77,6 +77,11 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
       }),
       'node.release': live((state, cmd, id) => {
         if (state.project !== cmd.project) throw new HiltError('ProjectMismatchError', `node ${id} does not belong to project ${cmd.project}`);
+        // An expiry's release, decided here in turn: the project may have released the node and
+        // reserved it again since the expiry looked, and that new reservation is not the lease's.
+        if (cmd.expiredLease !== undefined && (state.lease?.expiresAt !== cmd.expiredLease || !state.lease.expired)) {
+          throw conflict(`the lease of node ${id} that passed at ${new Date(cmd.expiredLease).toISOString()} no longer holds it`);
+        }
         // Safe to read from the committed view: a nic gains a network or a pending operation
         // only through this mailbox, and an outcome only ever ends a pending one.
         const attached = rm.nicsOf(id).flatMap((n) => Object.values(n.networks));

@@ -89,9 +89,10 @@ export type NodeInternalCommand =
   | { type: 'node.assign'; by: string; project: string; overQuota?: string }
   /**
    * project_detach_node: leave `project`, into the maintenance pool's project when `into` is set
-   * (never free in between), and with a power-off to follow when `powerOff`.
+   * (never free in between), and with a power-off to follow when `powerOff`. `expiredLease`: a
+   * lease's expiry releases, only while the lease ending then is the node's and has passed.
    */
-  | { type: 'node.release'; by: string; project: string; into: string | null; powerOff: boolean }
+  | { type: 'node.release'; by: string; project: string; into: string | null; powerOff: boolean; expiredLease?: number }
   /** from the lease runner: the lease ending at `expiresAt` has passed */
   | { type: 'node.leaseExpired'; by: string; expiresAt: number }
   /**

@@ -72,6 +72,7 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
         type: 'node.release', by: cmd.by, project: id,
         into: release?.maintenanceProject !== undefined && release.maintenanceProject !== id ? release.maintenanceProject : null,
         powerOff: release?.powerOff ?? false,
+        ...(cmd.expiredLease !== undefined ? { expiredLease: cmd.expiredLease } : {}),
       }))),
       'project.createNetwork': live((state, cmd, id) => {
         // Every network this project owns is created through this mailbox (as nodes join it, above);

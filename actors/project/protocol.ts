@@ -26,7 +26,8 @@ export type ProjectCommand =
   | { type: 'project.create'; by: string }
   | { type: 'project.delete'; by: string }
   | { type: 'project.connectNode'; by: string; node: string }
-  | { type: 'project.detachNode'; by: string; node: string }
+  /** `expiredLease`: sent by a lease's expiry (src/lifecycle/leases.ts), see node.release */
+  | { type: 'project.detachNode'; by: string; node: string; expiredLease?: number }
   | { type: 'project.createNetwork'; by: string; network: string; spec: NetworkCreate }
   | { type: 'project.grantNetwork'; by: string; network: string }
   | { type: 'project.createHeadnode'; by: string; headnode: string; baseImg: string }

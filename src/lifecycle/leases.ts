@@ -186,9 +186,12 @@ export class LeaseExpiry {
           continue;
         }
         try {
-          await projects.ask(lease.project, { type: 'project.detachNode', by: SYSTEM_USER, node: id });
+          // The node releases it only while this lease still holds it, decided in its mailbox.
+          await projects.ask(lease.project, { type: 'project.detachNode', by: SYSTEM_USER, node: id, expiredLease: lease.expiresAt });
           return;
         } catch (err) {
+          // Released (and maybe reserved again) by its project meanwhile: nothing left to do.
+          if (!holds()) return;
           // A call that raced the expiry (a pending operation, an attachment) is met on the next round.
           if (!(err instanceof HiltError) || (err.type !== 'BlockedError' && err.type !== 'ServiceUnavailableError')) {
             trouble('could not release the node', err);

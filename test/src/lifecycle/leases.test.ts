@@ -241,6 +241,45 @@ describe('leases', function () {
     });
   });
 
+  describe('expiry racing the project\'s own release and new reservation', () => {
+    it('an expiry never releases a node its project released and reserved again meanwhile', async () => {
+      const t = testWorld();
+      const by = 'admin';
+      const e = new LeaseExpiry({ rm: t.world.rm, nodes: t.world.nodes, projects: t.world.projects, telemetry: NO_LIFECYCLE_TELEMETRY, log: { info() {}, warn() {} } });
+      try {
+        await wiredNode(t.world);
+        // The moment the lease passes, a member releases the node and another reserves it again:
+        // both calls reach the project's mailbox before the expiry's release does.
+        const raced: Promise<unknown>[] = [];
+        t.world.nodeWatchers.push((_id, prev, next) => {
+          if (next?.lease?.expired && !prev?.lease?.expired) {
+            raced.push(t.world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' }));
+            raced.push(t.world.projects.ask('p', { type: 'project.connectNode', by, node: 'n1' }));
+          }
+        });
+        t.world.nodeWatchers.push(e.watchNode);
+        t.world.nicWatchers.push(e.watchNic);
+        e.start();
+        await t.world.nodes.ask('n1', { type: 'node.setLease', by, project: null, expiresAt: Date.now() });
+        await until('the member\'s calls were made', () => raced.length === 2, 2000);
+        await Promise.all(raced);
+        await until('the expiry has ended', () => !e.expiring.has('n1'), 5000);
+        const node = t.world.rm.nodes.get('n1')!;
+        expect(node.project, 'the new reservation holds').to.equal('p');
+        expect(node.lease, 'the new reservation has no lease').to.equal(undefined);
+        const releases: string[] = [];
+        for await (const j of t.world.nodes.journal('n1', 1000)) {
+          const ev = j.data as { type: string; by: string };
+          if (ev.type === 'NodeReleased') releases.push(ev.by);
+        }
+        expect(releases, 'releases of the node').to.deep.equal([by]);
+      } finally {
+        e.close();
+        await t.close();
+      }
+    });
+  });
+
   describe('expiry, the runner on a world of actors', () => {
     const by = 'admin';
     let t: TestWorld;
