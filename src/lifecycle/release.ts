@@ -8,11 +8,12 @@
  * guard refused (src/lease-guard.ts: this process could not act for a moment, nothing reached
  * the BMC) stays pending and is tried again every RETRY_MS, for as long as the node is where
  * the release put it and no other power call reached its BMC since; otherwise it is recorded as
- * failed. After a restart, every power-off still pending in storage is carried out (rule 7).
+ * failed. After a restart, every power-off still pending in storage is carried out (rule 7),
+ * unless a new tenant holds the node by then: that one is recorded as failed (resumeAll).
  *
  * Release hooks: code that must act on every release registers one (`hooks`). Serial consoles
  * stop and delete the node's console log there. A hook runs once per release, and again after a
- * restart for a release whose power-off was still pending; it must be idempotent and quick to
+ * restart for a release whose power-off was still pending (its node not taken since); it must be idempotent and quick to
  * start (it is not waited for), and its failure is logged, never fatal.
  */
 import type { Asker } from '../../actors/runtime';
@@ -32,6 +33,13 @@ export interface ReleaseDeps {
   telemetry: LifecycleTelemetry;
   log: LifecycleLog;
 }
+
+/**
+ * The node is no longer where the release of `since` put it: free, or in the maintenance pool
+ * (whose notice carries the release's time). Only a reservation moves it on without a release
+ * of its own, which would have replaced the power-off.
+ */
+const changedHands = (node: NodeState, since: number) => node.project !== null && node.maintenance?.since !== since;
 
 /** The pause before a power-off the lease guard refused is tried again. */
 const RETRY_MS = 1000;
@@ -57,12 +65,25 @@ export class ReleaseRunner {
     this.released(next);
   };
 
-  /** After a start: every release whose power-off is still pending. */
+  /**
+   * After a start: every release whose power-off is still pending. One whose node a new tenant
+   * holds now is not carried out (the earlier process may have powered it off before the new
+   * tenant powered it on: nothing says which came last) but recorded as failed, so flagged.
+   */
   resumeAll(): void {
     for (const [id, due] of this.deps.rm.releasePowerOffs) {
       const node = this.deps.rm.nodes.get(id);
-      if (node && due.status === 'pending') this.released(node);
+      if (!node || due.status !== 'pending') continue;
+      if (changedHands(node, due.since)) void this.abandon(node, due.since);
+      else this.released(node);
     }
+  }
+
+  private async abandon(node: NodeState, since: number): Promise<void> {
+    const error = `not carried out at a start: node ${node.name} changed hands since its release (project ${node.project} may have powered it on)`;
+    this.deps.telemetry.releasePowerOff('error');
+    this.deps.log.warn({ node: node.name, err: error }, 'a released node is not powered off: it is flagged in GET /admin/nodes/attention until a power-off succeeds');
+    await recordOutcome(() => this.deps.nodes.ask(node.name, { type: 'node.powerOffEnded', by: SYSTEM_USER, since, error }), this.stop.signal);
   }
 
   close(): void {

@@ -232,6 +232,55 @@ describe('release: power-off and release hooks', function () {
     });
   });
 
+  describe('a power-off still pending at a start', () => {
+    const SINCE = 2000;
+    let reached: string[];
+    let hooked: string[];
+    let outcomes: { node: string; since?: number; error: string | null }[];
+
+    /** Resumes the pending power-offs of `states` as a start does. */
+    function resume(...states: NodeState[]): ReleaseRunner {
+      reached = [];
+      hooked = [];
+      outcomes = [];
+      const nodes = new Map(states.map((n) => [n.name, n]));
+      const rm = { nodes, releasePowerOffs: new Map(states.map((n) => [n.name, n.releasePowerOff!])) } as unknown as ReadModel;
+      const power = {
+        off: async (_obm: unknown, who: Asker) => {
+          who.recheck?.();
+          reached.push(who.node!.name);
+        },
+        seen: () => undefined,
+      } as unknown as PowerControl;
+      const asker = { ask: async (id: string, cmd: NodeCommand) => { if (cmd.type === 'node.powerOffEnded') outcomes.push({ node: id, since: cmd.since, error: cmd.error }); } };
+      const runner = new ReleaseRunner({ rm, nodes: asker as never, power, telemetry: NO_LIFECYCLE_TELEMETRY, log: NO_LOG });
+      runner.hooks.push((n) => void hooked.push(n.name));
+      runner.resumeAll();
+      return runner;
+    }
+    const pending = { status: 'pending', since: SINCE } as const;
+    const base = { incarnation: 'i1', obm: { type: 'mock', fields: {} }, releasePowerOff: pending };
+
+    it('is carried out where the release left the node (free, or in the maintenance pool); not, and recorded as failed, once a new tenant holds it', async () => {
+      const runner = resume(
+        { ...base, name: 'free', project: null },
+        { ...base, name: 'pool', project: 'maint', maintenance: { from: 'p1', since: SINCE, attempts: 0 } },
+        // Released, then reserved by p2 before the outcome was recorded: p2 may have powered it on.
+        { ...base, name: 'taken', project: 'p2' },
+      );
+      try {
+        await until('every outcome is recorded', () => outcomes.length === 3, 5000);
+        expect(reached.sort(), 'power-offs that reached the BMC').to.deep.equal(['free', 'pool']);
+        expect(hooked.sort(), 'release hooks').to.deep.equal(['free', 'pool']);
+        const taken = outcomes.find((o) => o.node === 'taken')!;
+        expect(taken.since).to.equal(SINCE);
+        expect(taken.error).to.match(/changed hands/);
+      } finally {
+        runner.close();
+      }
+    });
+  });
+
   describe('an operator\'s power-off', () => {
     it('ends the failed release power-off it saw, not a newer one a release left pending meanwhile', async () => {
       const t = testWorld();
