@@ -18,8 +18,11 @@ export interface Frame {
   text: string;
 }
 
-/** Who reads a stream: what they may see. */
-export interface Viewer { user: string; admin: boolean; projects: ReadonlySet<string> }
+/**
+ * Who reads a stream: what they may see. `from`: per project, the position of its creation; an
+ * event before it concerns an earlier project of that name (deleted since), not the viewer's.
+ */
+export interface Viewer { user: string; admin: boolean; projects: ReadonlySet<string>; from?: ReadonlyMap<string, number> }
 
 /** The filters of a stream: each empty set lets everything through. */
 export interface Filter { kinds: Set<string>; names: Set<string>; projects: Set<string>; types: Set<string> }
@@ -35,7 +38,7 @@ export function frameOf(entry: HistoryEntry): Frame & { event: StreamEvent } {
 }
 
 export function visible(f: Frame, viewer: Viewer): boolean {
-  return viewer.admin || f.projects.some((p) => viewer.projects.has(p));
+  return viewer.admin || f.projects.some((p) => viewer.projects.has(p) && f.position >= (viewer.from?.get(p) ?? 0));
 }
 
 export function matches(e: Frame, filter: Filter): boolean {
@@ -93,6 +96,6 @@ export class Flush {
 /** What decides the frames a stream wants and their text: who reads it, its filters, its naming. */
 export function streamKey(viewer: Viewer, filter: Filter, named: boolean): string {
   const set = (xs: ReadonlySet<string>) => JSON.stringify([...xs].sort());
-  const who = viewer.admin ? '*' : set(viewer.projects);
+  const who = viewer.admin ? '*' : JSON.stringify([...viewer.projects].sort().map((p) => [p, viewer.from?.get(p) ?? 0]));
   return `${named ? 1 : 0}|${who}|${set(filter.kinds)}|${set(filter.names)}|${set(filter.projects)}|${set(filter.types)}`;
 }

@@ -287,7 +287,42 @@ export class EventHub {
     return entry && frameOf(entry);
   }
 
+  /**
+   * Per project name, the position of its newest creation (heard, or read from its journal):
+   * a project deleted and created again under its name is another project, and its members see
+   * none of the earlier one's events (Viewer.from).
+   */
+  private readonly created = new Map<string, number>();
+
+  private creation(project: string, position: number): void {
+    if (position > (this.created.get(project) ?? -1)) this.created.set(project, position);
+  }
+
+  /** Learn where each of these projects was created, for those not known yet (before a stream opens). */
+  async learnCreations(projects: Iterable<string>): Promise<void> {
+    for (const p of projects) {
+      if (this.created.has(p)) continue;
+      let at = 0;
+      for await (const e of this.runtime.engine.events(`project:${p}`)) {
+        if ((e.data as { type?: string }).type === 'ProjectCreated') at = e.position ?? 0;
+      }
+      // A creation heard meanwhile is newer: max.
+      this.creation(p, at);
+    }
+  }
+
+  /**
+   * Where each project's events begin for a viewer. One not learned (joined while the stream was
+   * being opened) begins now: its earlier events are for the next connection.
+   */
+  viewer(user: string, admin: boolean, projects: readonly string[]): Viewer {
+    return { user, admin, projects: new Set(projects), from: new Map(projects.map((p) => [p, this.created.get(p) ?? this.last + 1])) };
+  }
+
   private committed(events: readonly PersistedEvent[]): void {
+    for (const e of events) {
+      if (e.key.startsWith('project:') && (e.data as { type?: string }).type === 'ProjectCreated') this.creation(e.key.slice('project:'.length), e.position ?? 0);
+    }
     if (!this.streams.size && !this.onFrame) {
       // No stream listens: no frame is made (a commit would pay for describing its events for
       // nobody). A stream opened later reads what came before it from the journal; the ring goes

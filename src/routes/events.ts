@@ -11,7 +11,7 @@ import { parseTime } from '../audit';
 import { requireAdmin } from './guard';
 import type { ServerResponse } from 'node:http';
 import { callerNow, forRead, type Caller } from '../auth/caller';
-import type { Filter, Stream, Viewer } from '../events/hub';
+import type { EventHub, Filter, Stream, Viewer } from '../events/hub';
 import type { RouteWorld } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
 import type { DeliveryMark } from '../events/webhooks';
@@ -26,10 +26,13 @@ function set(v: Multi): Set<string> {
   return new Set([v ?? []].flat().flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean));
 }
 
-/** What a caller may see of the stream: an auditor all of it, a project's reader its events (docs/identity.md). */
-export function viewerOf(c: Caller): Viewer {
+/**
+ * What a caller may see of the stream: an auditor all of it, a project's reader its events
+ * (docs/identity.md), each project's from its creation (learned by EventHub.learnCreations).
+ */
+export function viewerOf(hub: EventHub, c: Caller): Viewer {
   const r = forRead(c);
-  return { user: r.user, admin: r.isAdmin, projects: new Set(r.projects) };
+  return hub.viewer(r.user, r.isAdmin, r.projects);
 }
 
 /** When the caller's credentials end by themselves (a token's or an OpenID Connect token's expiry); undefined: never. */
@@ -98,6 +101,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: EventsQuery }>('/events', { schema: S.events }, async (req, reply) => {
     const hub = app.hilt.events;
     const filter: Filter = { kinds: set(req.query.kind), names: set(req.query.name), projects: set(req.query.project), types: set(req.query.type) };
+    await hub.learnCreations(forRead(req.caller).projects);
     const after = await startOf(app, req, reply);
     if (after === undefined) return reply;
     // The caller's rights as they are now, not as they were before the wait for the store: a
@@ -116,7 +120,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     });
     // How long a client waits before it reconnects (EventSource's own default is 3 s).
     res.write('retry: 1000\n: hilt event stream\n\n');
-    const stream = hub.open(res, viewerOf(caller), filter, after);
+    const stream = hub.open(res, viewerOf(hub, caller), filter, after);
     endAtExpiry(stream, res, expiryOf(world.rm, caller));
     return reply;
   });

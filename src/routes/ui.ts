@@ -301,8 +301,8 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
    * with, a session found over).
    */
   app.get('/ui/api/events', async (req, reply) => {
-    session(req);
     const hub = hilt.events;
+    await hub.learnCreations(forRead(session(req)).projects);
     const header = req.headers['last-event-id'] ?? (req.query as { after?: unknown }).after;
     const id = typeof header === 'string' && /^[0-9]{1,16}$/.test(header) ? Number(header) : undefined;
     const after = id !== undefined && id <= hub.last && id >= (await hilt.world.runtime.engine.bounds()).first - 1 ? id : hub.last;
@@ -312,7 +312,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-accel-buffering': 'no' });
     reply.raw.write('retry: 2000\n\n');
-    const stream = hub.open(reply.raw, viewerOf(c), NO_FILTER, after, false);
+    const stream = hub.open(reply.raw, viewerOf(hub, c), NO_FILTER, after, false);
     // It ends with the session: at logout or when the session is found over (the sessions hold
     // it), at the session's expiry, and at the expiry of the token it was opened with, as GET
     // /events ends a token's stream.

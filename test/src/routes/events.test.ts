@@ -406,6 +406,39 @@ describe('GET /events', function () {
     }
   });
 
+  it('never replays to the members of a project the events of an earlier, deleted project of the same name', async () => {
+    const { last: before } = await ts.world.runtime.engine.bounds();
+    await sleep(5);
+    const t0 = new Date().toISOString();
+    // The first project "reuse": a node, a private network, a member; then all of it gone.
+    await must(api.put('/project/reuse'));
+    const old = await makeUser(api, 'reuse-old', 'reuse-old-pw', ['reuse']);
+    await must(api.put('/node/reuse-n1', { obm: obm() }));
+    await must(api.with(old).post('/project/reuse/connect_node', { node: 'reuse-n1' }));
+    await must(api.put('/node/reuse-n1/metadata/first-tenant', { value: 'private' }));
+    await must(api.with(old).put('/network/reuse-first-net', { owner: 'reuse', access: 'reuse', net_id: '' }));
+    await must(api.with(old).del('/network/reuse-first-net'));
+    await must(api.with(old).post('/project/reuse/detach_node', { node: 'reuse-n1' }));
+    await must(api.del('/project/reuse'));
+    // Another project under the name, another member.
+    await must(api.put('/project/reuse'));
+    const created = (await ts.world.runtime.engine.bounds()).last;
+    const fresh = await makeUser(api, 'reuse-new', 'reuse-new-pw', ['reuse']);
+    await must(api.put('/project/reuse-end'));
+    for (const query of [`?after=${before}`, `?since=${t0}`]) {
+      const s = open(query, fresh);
+      expect(await s.answered(), query).to.equal(200);
+      await s.until(() => s.comments.includes('live'));
+      const text = JSON.stringify(s.events);
+      expect(text, query).to.not.include('reuse-first-net');
+      expect(text, query).to.not.include('first-tenant');
+      expect(s.events.filter((e) => Number(e.id) < created).map((e) => `${e.id} ${e.event} ${e.data.name}`), query).to.deep.equal([]);
+      // The new project's own events are there: its creation, its member joining.
+      expect(s.events.map((e) => e.event), query).to.include.members(['project.created', 'project.user_added']);
+      s.close();
+    }
+  });
+
   it('refuses bad input with 400, and callers without credentials with 401', async () => {
     for (const q of ['?after=abc', '?after=-1', '?since=yesterday', '?after=1&since=2026-01-01T00:00:00Z', '?color=red', '?after=', `?kind=${'x'.repeat(5000)}`]) {
       const r = await api.get(`/events${q}`);
