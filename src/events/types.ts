@@ -109,6 +109,17 @@ export const EVENT_TYPES: Record<StoredType, string> = {
   WebhookResumed: 'webhook.resumed',
 };
 
+const NAMES = new Set(Object.values(EVENT_TYPES));
+const PREFIXES = new Set([...NAMES].map((t) => t.split('.')[0]));
+
+/**
+ * Whether a type filter (`?type=`, a webhook's `types`) names a type events have: a name of the
+ * table, or `<prefix>.*` of one. Anything else would match nothing, silently (a typo).
+ */
+export function knownTypeFilter(t: string): boolean {
+  return NAMES.has(t) || (t.endsWith('.*') && PREFIXES.has(t.slice(0, -2)));
+}
+
 /** `NodeMetadataSet` of kind node → `node.metadata_set`; the kind's own name is dropped from the front. */
 export function typeName(kind: string, type: string): string {
   const known = (EVENT_TYPES as Record<string, string>)[type];

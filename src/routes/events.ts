@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import * as S from '../schemas/events';
 import { badArgument, notFound, unauthorized, ErrorType } from '../errors';
 import { parseTime } from '../audit';
+import { knownTypeFilter } from '../events/types';
+import { quote } from '../../lib/text';
 import { requireAdmin } from './guard';
 import type { ServerResponse } from 'node:http';
 import { callerNow, forRead, type Caller } from '../auth/caller';
@@ -20,10 +22,22 @@ type Multi = string | string[] | undefined;
 interface EventsQuery { after?: string; since?: string; kind?: Multi; name?: Multi; project?: Multi; type?: Multi }
 
 const CURSOR = /^[0-9]{1,16}$/;
+/** How far ahead of the service's clock `since` may be (it then starts now). */
+const SINCE_LEEWAY_MS = 60_000;
 
 /** A repeatable, comma-separated filter as a set (empty: no filter). */
 function set(v: Multi): Set<string> {
   return new Set([v ?? []].flat().flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean));
+}
+
+/** A type or kind no event has would match nothing, silently: a 400 names the mistake. */
+function checkFilters(world: RouteWorld, types: Iterable<string>, kinds: Iterable<string> = []): void {
+  for (const t of types) {
+    if (!knownTypeFilter(t)) throw badArgument(`no event type ${quote(t)} (docs/events.md, Event types; <kind>.* for all of a kind)`);
+  }
+  for (const k of kinds) {
+    if (!world.runtime.registry(k)) throw badArgument(`no kind ${quote(k)} (known: ${world.runtime.kindNames().join(', ')})`);
+  }
 }
 
 /**
@@ -64,6 +78,9 @@ async function startOf(app: FastifyInstance, req: FastifyRequest<{ Querystring: 
   if (lastId !== undefined && !CURSOR.test(lastId)) throw badArgument('Last-Event-ID must be an event id this stream gave');
   if (lastId === undefined && q.after !== undefined && q.since !== undefined) throw badArgument('give after or since, not both');
   const since = q.since !== undefined ? parseTime('since', q.since) : undefined;
+  // A later time would start the stream now, with the events before it. A minute's leeway for
+  // clocks: `hilt events --follow` reconnects with the time one process gave, maybe to another.
+  if (since !== undefined && since > Date.now() + SINCE_LEEWAY_MS) throw badArgument(`since ${q.since} is in the future (the service's clock says ${new Date().toISOString()}): give a past time, or none to start now`);
   const cursor = lastId ?? q.after;
   if (cursor === undefined) return since !== undefined ? world.runtime.engine.positionAt(since) : hub.last;
   const after = Number(cursor);
@@ -101,6 +118,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: EventsQuery }>('/events', { schema: S.events }, async (req, reply) => {
     const hub = app.hilt.events;
     const filter: Filter = { kinds: set(req.query.kind), names: set(req.query.name), projects: set(req.query.project), types: set(req.query.type) };
+    checkFilters(world, filter.types, filter.kinds);
     await hub.learnCreations(forRead(req.caller).projects);
     const after = await startOf(app, req, reply);
     if (after === undefined) return reply;
@@ -138,6 +156,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     // The URL is shown (the listing, the audit log, the stream) and deliveries never send them:
     // the receiver checks X-Hilt-Signature instead.
     if (url.username || url.password) throw badArgument('url must not hold credentials (user:password@): a receiver authenticates deliveries by their X-Hilt-Signature');
+    checkFilters(world, b.types ?? []);
     const id = `wh-${randomBytes(6).toString('hex')}`;
     await world.webhooks.ask(id, {
       type: 'webhook.create', by: req.caller.user,

@@ -445,6 +445,18 @@ describe('GET /events', function () {
       expect(r.status, q).to.equal(400);
       expect(r.body.type, q).to.equal('BadArgumentError');
     }
+    // A filter that names no event type or kind would match nothing, silently, forever (a typo).
+    for (const q of ['?type=node.regstered', '?type=nodes.*', '?type=node.registered,bogus', '?type=*', '?kind=nodes', '?kind=node&kind=bogus']) {
+      const r = await api.get(`/events${q}`);
+      expect(r.status, q).to.equal(400);
+      expect(r.body.type, q).to.equal('BadArgumentError');
+    }
+    // A start in the future: the stream would send the events committed before it.
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const f = await api.get(`/events?since=${future}`);
+    expect(f.status, 'since in the future').to.equal(400);
+    expect(f.body.type).to.equal('BadArgumentError');
+    expect(f.body.msg).to.match(/future/);
     const h = open('', ADMIN, 'not-an-id');
     expect(await h.answered()).to.equal(400);
     const r = await api.call('GET', '/events', { raw: '{"a":1}' });

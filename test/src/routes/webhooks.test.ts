@@ -43,6 +43,8 @@ describe('webhooks', function () {
     for (const bad of [
       { url: 'ftp://127.0.0.1/x', secret: SECRET }, { url: 'not a url', secret: SECRET }, { url: rcv.url, secret: 'short' },
       { url: rcv.url }, { url: rcv.url, secret: SECRET, color: 'red' }, { url: rcv.url, secret: SECRET, types: 'node.registered' },
+      // A type no event has would deliver nothing, silently (a typo).
+      { url: rcv.url, secret: SECRET, types: ['node.regstered'] }, { url: rcv.url, secret: SECRET, types: ['nodes.*'] },
     ]) {
       const r = await api.post('/admin/webhooks', bad);
       expect(r.status, JSON.stringify(bad)).to.equal(400);
