@@ -437,6 +437,12 @@ describe('GET /events', function () {
       expect(s.events.map((e) => e.event), query).to.include.members(['project.created', 'project.user_added']);
       s.close();
     }
+    // The first project's member, gone with it, resumes from the same cursor: nothing of either.
+    const gone = open(`?after=${before}`, old);
+    expect(await gone.answered()).to.equal(200);
+    await gone.until(() => gone.comments.includes('live'));
+    expect(gone.events.map((e) => `${e.id} ${e.event} ${e.data.name}`)).to.deep.equal([]);
+    gone.close();
   });
 
   it('refuses bad input with 400, and callers without credentials with 401', async () => {
