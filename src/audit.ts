@@ -178,8 +178,14 @@ export function decodeCursor(cursor: string): number {
 }
 
 /** An ISO 8601 date-time (or a date) as ms since the epoch; a 400 naming the parameter otherwise. */
+/** Date.parse takes 2026-02-30 for March 2: the day must be one of its month. */
+function realDay(v: string): boolean {
+  const [y, m, d] = v.slice(0, 10).split('-').map(Number);
+  return new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d;
+}
+
 export function parseTime(name: string, v: string): number {
-  const t = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/.test(v) ? Date.parse(v) : NaN;
+  const t = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/.test(v) && realDay(v) ? Date.parse(v) : NaN;
   if (Number.isNaN(t)) throw badArgument(`${name} must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z`);
   return t;
 }

@@ -446,7 +446,7 @@ describe('GET /events', function () {
   });
 
   it('refuses bad input with 400, and callers without credentials with 401', async () => {
-    for (const q of ['?after=abc', '?after=-1', '?since=yesterday', '?after=1&since=2026-01-01T00:00:00Z', '?color=red', '?after=', `?kind=${'x'.repeat(5000)}`]) {
+    for (const q of ['?after=abc', '?after=-1', '?since=yesterday', '?since=2026-02-30T00:00:00Z', '?since=2025-02-29', '?after=1&since=2026-01-01T00:00:00Z', '?color=red', '?after=', `?kind=${'x'.repeat(5000)}`]) {
       const r = await api.get(`/events${q}`);
       expect(r.status, q).to.equal(400);
       expect(r.body.type, q).to.equal('BadArgumentError');
