@@ -16,8 +16,9 @@
  * - at start, every node that records gets its session again and every other log is deleted;
  *   at stop, every session ends and every viewer is told.
  *
- * Viewers are checked again on every user and node commit and every few seconds: one who may no
- * longer see the node is disconnected at once.
+ * Viewers are checked again on every user and node commit, every few seconds, and at the expiry
+ * of a viewer's credentials (src/routes/consoles.ts): one who may no longer see the node is
+ * disconnected at once.
  */
 import { join } from 'node:path';
 import type { ReadModel } from '../actors/readmodel';

@@ -17,6 +17,25 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Runs `fn` once the clock (Date.now) reaches `at`; the function returned cancels it. A timer
+ * may fire a little early by Date.now, and takes at most 2^31-1 ms: it is set again until `at`.
+ */
+export function onceAt(at: number, fn: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    const wait = at - Date.now();
+    if (wait <= 0) {
+      timer = undefined;
+      fn();
+      return;
+    }
+    timer = setTimeout(arm, Math.min(wait, 2 ** 31 - 1));
+  };
+  if (at !== Infinity) arm();
+  return () => clearTimeout(timer);
+}
+
 /** `work`'s value if it settles within `ms`, else `otherwise`; the work goes on either way. */
 export function within<T>(work: Promise<T>, ms: number, otherwise: T): Promise<T> {
   if (ms <= 0) return Promise.resolve(otherwise);

@@ -21,7 +21,9 @@ import { driverName } from '../../actors/telemetry';
 import { callerNow, type Caller } from '../auth/caller';
 import type { NodeState } from '../../actors/node/protocol';
 import type { Hilt } from '../app';
-import type { Viewer } from '../../hardware/consoles';
+import { CLOSE, type Viewer } from '../../hardware/consoles';
+import { expiryOf } from './events';
+import { onceAt } from '../../lib/time';
 
 type N = { node: string };
 
@@ -84,9 +86,10 @@ export async function prepareStream(hilt: Hilt, caller: Caller, name: string, op
 
 /**
  * Serves an upgraded connection as a viewer of the node's console. `stillValid`: more of what
- * must hold (the dashboard's session), checked with the access each time viewers are checked.
+ * must hold (the dashboard's session), checked with the access each time viewers are checked;
+ * `endsAt`: when that ends by itself (the session's expiry).
  */
-export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node: NodeState, stillValid: () => boolean = () => true): void {
+export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node: NodeState, stillValid: () => boolean = () => true, endsAt = Infinity): void {
   const { consoles, config } = hilt;
   const allowed = () => stillValid() && maySee(hilt, caller, node);
   const viewer: Viewer = {
@@ -101,10 +104,18 @@ export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node:
     backlog: () => socket.bufferedAmount,
     close: (code, reason) => socket.close(code, reason),
   };
+  // Access lost while the connection was set up (a token revoked while the attach was recorded):
+  // the viewers' check ran before this one was among them, so it is checked here, before any output.
+  if (!allowed()) {
+    socket.close(CLOSE.accessLost.code, CLOSE.accessLost.reason);
+    return;
+  }
   if (!consoles.attach(node.name, viewer)) {
     socket.close(4410, 'the node\'s console is not recorded');
     return;
   }
+  // A token's (or the session's) expiry ends the viewer then, not at the viewers' periodic check.
+  const unarm = onceAt(Math.min(endsAt, expiryOf(hilt.world.rm, caller) ?? Infinity), () => consoles.recheck(node.name));
   let told = false;
   socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -112,7 +123,10 @@ export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node:
     told = true;
     viewer.send(Buffer.from(`\r\n[hilt] what you type is not sent to the node (HILT_CONSOLE_INPUT=${config.consoleInput})\r\n`));
   });
-  socket.on('close', () => consoles.detach(node.name, viewer));
+  socket.on('close', () => {
+    unarm();
+    consoles.detach(node.name, viewer);
+  });
 }
 
 /** A browser's page on another site must not reach the console with the user's cached credentials. */

@@ -10,6 +10,7 @@ import { badArgument, notFound, unauthorized, ErrorType } from '../errors';
 import { parseTime } from '../audit';
 import { knownTypeFilter } from '../events/types';
 import { quote } from '../../lib/text';
+import { onceAt } from '../../lib/time';
 import { requireAdmin } from './guard';
 import type { ServerResponse } from 'node:http';
 import { callerNow, forRead, type Caller } from '../auth/caller';
@@ -60,10 +61,7 @@ export function expiryOf(rm: RouteWorld['rm'], c: Caller): number | undefined {
 /** End a stream when its caller's credentials expire. */
 export function endAtExpiry(stream: Stream, res: ServerResponse, at: number | undefined): void {
   if (at === undefined) return;
-  // setTimeout takes at most 2^31-1 ms: a longer life is checked again then.
-  const wait = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
-  const timer = setTimeout(() => (Date.now() >= at ? stream.drop('access') : endAtExpiry(stream, res, at)), wait);
-  res.on('close', () => clearTimeout(timer));
+  res.on('close', onceAt(at, () => stream.drop('access')));
 }
 
 /**

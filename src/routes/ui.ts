@@ -241,7 +241,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       }
       // The session ending (logout, expiry, a new password) disconnects the viewer too: at once
       // when the sessions end it (logout, found over), else at the viewers' next check.
-      serveStream(hilt, socket, stream.caller, stream.node, () => sessions.get(token) !== undefined);
+      serveStream(hilt, socket, stream.caller, stream.node, () => sessions.get(token) !== undefined, req.ui!.expires);
       const release = sessions.hold(token!, () => socket.close(4403, 'the dashboard session ended'));
       socket.on('close', release);
     },

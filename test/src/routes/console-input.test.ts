@@ -5,7 +5,8 @@
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
-import { until } from '../../helpers/wait';
+import { sleep, until } from '../../helpers/wait';
+import { addSecret } from '../../helpers/secrets';
 import { watch } from '../../helpers/console-ws';
 import { prepareStream } from '../../../src/routes/consoles';
 import { forRead, userCaller } from '../../../src/auth/caller';
@@ -153,5 +154,70 @@ describe('a reader connecting to a console while a member stops its recording', 
     const m = await watch(ts.url, 'm1', mia);
     expect(hilt.world.rm.nodes.get('m1')!.console?.by).to.equal('mia');
     m.ws.close();
+  });
+});
+
+describe('a viewer of the live console whose token ends', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  const mia = { user: 'mia', password: 'mia-pw' };
+  before(async () => {
+    ts = await startTestServer({});
+    await must(ts.api.put('/project/p'));
+    await must(ts.api.put('/node/m1', { obm: obm('bmc-m1') }));
+    await must(ts.api.post('/project/p/connect_node', { node: 'm1' }));
+    await makeUser(ts.api, mia.user, mia.password, ['p']);
+    await must(ts.api.with(mia).call('PUT', '/node/m1/console'));
+  });
+  after(() => stopTestServer(ts));
+
+  const token = async (body: object) => {
+    const made = (await must(ts.api.with(mia).post('/auth/tokens', body))).body as { id: string; token: string; expires_at: string };
+    addSecret(made.token);
+    return made;
+  };
+
+  it('is disconnected within a second of the token\'s expiry (the API\'s stream and the dashboard\'s), not at the next periodic check', async () => {
+    // Two tokens ending 2.5 s apart: whatever the phase of the viewers' check every 5 s, it comes
+    // 2.5 s or more after one of the two expiries.
+    const first = await token({ expires_in: 2 });
+    await sleep(500);
+    const second = await token({ expires_in: 4 });
+    const login = await must(ts.api.call('POST', '/ui/api/login', { as: null, body: { token: second.token } }));
+    const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const viewers = [
+      { what: 'the first token', expires: first.expires_at, w: await watch(ts.url, 'm1', null, { authorization: `Bearer ${first.token}` }) },
+      { what: 'the second token', expires: second.expires_at, w: await watch(ts.url, 'm1', null, { authorization: `Bearer ${second.token}` }) },
+      { what: 'the second token\'s dashboard session', expires: second.expires_at, w: await watch(ts.url, 'm1', null, { cookie, origin: ts.url }, '/ui/api') },
+    ];
+    const ends = viewers.map(({ w }) => w.closed.then((c) => ({ ...c, at: Date.now() })));
+    for (const { w } of viewers) await until('the banner', () => w.text().includes('mock serial console of bmc-m1'));
+    for (const [i, { what, expires }] of viewers.entries()) {
+      const end = await ends[i];
+      expect(end.code, what).to.equal(4403);
+      expect(end.at - Date.parse(expires), `${what}: ms from its expiry to its disconnection`).to.be.within(0, 1000);
+    }
+  });
+
+  it('a token revoked while its viewer connects is never sent the console', async () => {
+    const made = await token({});
+    // The revocation commits while the route waits for the node actor to record the attach.
+    const nodes = ts.app.hilt.world.nodes as unknown as { ask: (id: string, cmd: { type: string }, ...rest: unknown[]) => Promise<unknown> };
+    const ask = nodes.ask;
+    nodes.ask = async (id, cmd, ...rest) => {
+      if (cmd.type === 'node.attachConsole') {
+        nodes.ask = ask;
+        await must(ts.api.with(mia).del(`/auth/tokens/${made.id}`));
+      }
+      return ask.call(nodes, id, cmd, ...rest);
+    };
+    try {
+      const w = await watch(ts.url, 'm1', null, { authorization: `Bearer ${made.token}` });
+      const end = await w.closed;
+      expect(end.code).to.equal(4403);
+      expect(w.text(), 'the console\'s recent log').to.not.include('mock serial console');
+    } finally {
+      nodes.ask = ask;
+    }
   });
 });
