@@ -14,7 +14,8 @@ import type { TokenGrant, UserState } from '../../actors/user/protocol';
 
 /** How the caller proved who it is: enough to derive its rights again from the current state. */
 export type Via =
-  | { kind: 'password' }
+  /** `passwordHash`: the stored hash the password matched (kept in memory only): the user made again, with a new password, is not this caller */
+  | { kind: 'password'; passwordHash?: string }
   | { kind: 'token'; id: string }
   /** an OpenID Connect token: its rights come from its claims, until it expires */
   | { kind: 'oidc'; expiresAt: number };
@@ -39,12 +40,13 @@ export interface Caller {
 /** What a user may do with its password (or a dashboard session of it). */
 export function userCaller(u: UserState): Caller {
   const readerOf = u.readerOf ?? [];
-  if (u.auditor) return { user: u.name, isAdmin: false, projects: [], auditor: true, reads: [...u.projects, ...readerOf], readOnly: true, via: { kind: 'password' } };
+  const via: Via = { kind: 'password', passwordHash: u.passwordHash };
+  if (u.auditor) return { user: u.name, isAdmin: false, projects: [], auditor: true, reads: [...u.projects, ...readerOf], readOnly: true, via };
   return {
     user: u.name, isAdmin: u.isAdmin, projects: u.projects, reads: readerOf,
     // Only reads to its name: nothing it could change.
     readOnly: !u.isAdmin && u.projects.length === 0 && readerOf.length > 0,
-    via: { kind: 'password' },
+    via,
   };
 }
 
@@ -87,7 +89,7 @@ export const readsOnly = (c: Caller, project: string): boolean => !c.isAdmin && 
 
 /**
  * The caller as it is now (a call that waited, e.g. for a BMC, is checked again when its turn
- * comes): undefined when its user, its token or its OpenID Connect token is gone. `read`: the
+ * comes): undefined when its user, its password, its token or its OpenID Connect token is gone. `read`: the
  * rights of a read; else the caller's own, even when `c` is a read's widened caller.
  */
 export function callerNow(rm: ReadModel, c: Caller, read = false): Caller | undefined {
@@ -102,7 +104,7 @@ export function callerNow(rm: ReadModel, c: Caller, read = false): Caller | unde
     if (via.kind === 'token') {
       const t = u.tokens?.find((g) => g.id === via.id);
       now = t && t.expiresAt > Date.now() ? tokenCaller(u, t) : undefined;
-    } else {
+    } else if (via.passwordHash === undefined || via.passwordHash === u.passwordHash) {
       now = userCaller(u);
     }
   }

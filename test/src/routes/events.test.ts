@@ -401,6 +401,16 @@ describe('GET /events', function () {
       during(() => must(api.del('/auth/basic/user/er-eve')));
       const gone = open(`?after=${(await bounds()).last}`, eve);
       expect(await gone.answered(), 'eve deleted while her stream was being opened').to.equal(401);
+
+      // A new password (the user made again, in the same project): the old one opens nothing.
+      const fay = await makeUser(api, 'er-fay', 'er-fay-pw', ['er-b']);
+      expect((await api.with(fay).get('/project/er-b/nodes')).status).to.equal(200);
+      during(async () => {
+        await must(api.del('/auth/basic/user/er-fay'));
+        await makeUser(api, 'er-fay', 'er-fay-new-pw', ['er-b']);
+      });
+      const old = open(`?after=${(await bounds()).last}`, fay);
+      expect(await old.answered(), 'fay\'s old password, changed while her stream was being opened').to.equal(401);
     } finally {
       engine.bounds = bounds;
     }
