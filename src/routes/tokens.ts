@@ -9,15 +9,20 @@ import * as S from '../schemas/tokens';
 import { badArgument, forbidden, notFound } from '../errors';
 import { found, requireAdmin } from './guard';
 import { newToken } from '../auth/tokens';
-import type { Caller } from '../auth/caller';
+import { isUser, type Caller } from '../auth/caller';
 import type { TokenGrant } from '../../actors/user/protocol';
 
 const DEFAULT_SECONDS = 86_400;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Token management is for the service's own users, and never by a token that may only read. */
-function ownUser(c: Caller, what: string): void {
-  if (c.via?.kind === 'oidc') throw forbidden(`an OpenID Connect caller has no API tokens here (${what}): its identity provider issues its tokens`);
+/**
+ * Token management is for the service's own users, and never by a token that may only read. An
+ * OpenID Connect caller has no tokens of its own; `others`: the call is about another user's
+ * tokens, which an OpenID Connect admin (or auditor, to list) manages as any admin does (a
+ * leaked token must be revocable whoever the admins are).
+ */
+function ownUser(c: Caller, what: string, others = false): void {
+  if (c.via?.kind === 'oidc' && !others) throw forbidden(`an OpenID Connect caller has no API tokens here (${what}): its identity provider issues its tokens`);
   if (c.via?.kind === 'token' && c.readOnly) throw forbidden(`a read-only token cannot ${what}`);
 }
 
@@ -57,9 +62,10 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Querystring: { user?: string } }>('/auth/tokens', { schema: S.listTokens }, async (req) => {
     const c = req.caller;
-    ownUser(c, 'list tokens');
+    ownUser(c, 'list tokens', req.query.user !== undefined);
     const user = req.query.user ?? c.user;
-    if (user !== c.user) requireAdmin(c);
+    // An OpenID Connect caller's name is not the database user's of that name (isUser).
+    if (user !== c.user || c.via?.kind === 'oidc') requireAdmin(c);
     const u = found(rm.users.get(user), `user ${user}`);
     const now = Date.now();
     return (u.tokens ?? []).map((t) => shown(user, t, now));
@@ -67,10 +73,10 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete<{ Params: { id: string } }>('/auth/tokens/:id', { schema: S.revokeToken, config: { selfService: true } }, async (req) => {
     const c = req.caller;
-    ownUser(c, 'revoke tokens');
+    ownUser(c, 'revoke tokens', c.isAdmin);
     const owner = rm.tokenOwners.get(req.params.id);
     // Another user's token is not even said to exist.
-    if (owner === undefined || (owner !== c.user && !c.isAdmin)) throw notFound(`token ${req.params.id}`);
+    if (owner === undefined || (!isUser(c, owner) && !c.isAdmin)) throw notFound(`token ${req.params.id}`);
     await world.users.ask(owner, { type: 'user.revokeToken', by: c.user, id: req.params.id });
     auth.tokenUses.forget(req.params.id);
     req.log.info({ user: owner, token: req.params.id, by: c.user }, 'API token revoked');

@@ -120,6 +120,23 @@ describe('OpenID Connect bearer tokens', function () {
     expect((await admin.get('/auth/tokens')).status).to.equal(403);
   });
 
+  it('an OpenID Connect admin lists and revokes a database user\'s tokens (a leaked one must be revocable); a member may not', async () => {
+    await must(api.put('/auth/basic/user/on-tok', { password: 'on-tok-pw-1', 'is-admin': false }));
+    const owner = api.with({ user: 'on-tok', password: 'on-tok-pw-1' });
+    const made = (await must(owner.post('/auth/tokens', { description: 'leaked' }))).body as { id: string; token: string };
+    addSecret(made.token);
+    expect((await api.with({ token: made.token }).get('/auth/tokens')).status, 'the token works').to.equal(200);
+    const member = await as(rsa, { preferred_username: 'on-tok', groups: ['hilt-project-op1'] });
+    expect((await member.get('/auth/tokens?user=on-tok')).status).to.equal(401);
+    expect((await member.del(`/auth/tokens/${made.id}`)).status, 'its namesake is not the owner').to.equal(403);
+    const admin = await as(rsa, { preferred_username: 'oidc-admin', groups: ['hilt-admins'] });
+    const listed = await must(admin.get('/auth/tokens?user=on-tok'));
+    expect(listed.body.map((t: { id: string }) => t.id)).to.deep.equal([made.id]);
+    await must(admin.del(`/auth/tokens/${made.id}`));
+    expect((await api.with({ token: made.token }).get('/auth/tokens')).status, 'revoked').to.equal(401);
+    expect((await must(owner.get('/auth/tokens'))).body).to.deep.equal([]);
+  });
+
   it('a user of the database with the same name is another identity: its record is not the OpenID Connect user\'s to read, nor its own to spare', async () => {
     await must(api.put('/auth/basic/user/on-bob', { password: 'on-bob-pw-1', 'is-admin': true }));
     await must(api.post('/auth/basic/user/on-bob/add_project', { project: 'op2' }));
