@@ -146,13 +146,17 @@ export interface WiringTable {
 }
 
 /**
- * `Key: value` lines of a `show … switchport` output. A line that starts with white space and
- * holds no `Key:` continues the value before it (long VLAN lists wrap). Keys are matched
- * without case and without inner double spaces.
+ * `Key: value` lines of a `show … switchport` output. A line that holds no `Key:` and starts
+ * with white space, or with a digit, comma or hyphen (a VLAN list wrapped flush at column 0,
+ * or with the comma leading the next line), continues the value before it: long VLAN lists
+ * wrap, and a continuation dropped is a VLAN on the port that is never read. Keys are matched
+ * without case and without inner double spaces; the first of a repeated key counts.
  */
 export function keyValues(output: string): Map<string, string> {
   const out = new Map<string, string>();
   let last: string | undefined;
+  /** the key's first occurrence is the one being read (a repeat's continuation joins nothing) */
+  let first = false;
   for (const line of output.split('\n')) {
     if (!line.trim()) {
       last = undefined;
@@ -161,9 +165,14 @@ export function keyValues(output: string): Map<string, string> {
     const m = /^\s*([A-Za-z][^:]*?)\s*:\s?(.*)$/.exec(line);
     if (m) {
       last = m[1]!.replace(/\s+/g, ' ').toLowerCase();
-      if (!out.has(last)) out.set(last, m[2]!.trim());
-    } else if (last && /^\s/.test(line)) {
-      out.set(last, `${out.get(last)},${line.trim()}`);
+      first = !out.has(last);
+      if (first) out.set(last, m[2]!.trim());
+    } else if (last && /^(\s|[\d,-])/.test(line)) {
+      if (!first) continue;
+      const prev = out.get(last)!;
+      const next = line.trim();
+      // Broken at a separator, the pieces join as they are; between two items, with a comma.
+      out.set(last, /[,-]$/.test(prev) || /^[,-]/.test(next) || !prev ? `${prev}${next}` : `${prev},${next}`);
     }
   }
   return out;

@@ -23,6 +23,8 @@ export function parseVlanList(text: string): VlanList {
   const clean = text.replace(/\([^)]*\)/g, ' ').replace(/\s*-\s*/g, '-').trim();
   if (clean === '' || /^none$/i.test(clean)) return [];
   if (/^all$/i.test(clean)) return 'all';
+  // A list that starts or ends in a separator was cut (a wrapped line lost): VLANs would go unread.
+  if (/^[,-]|[,-]$/.test(clean)) throw new VlanListError(`"${text.trim()}" is cut short (it starts or ends in a separator)`);
   const out = new Set<number>();
   for (const token of clean.split(/[\s,]+/).filter(Boolean)) {
     const m = /^(\d+)(?:-(\d+))?$/.exec(token);

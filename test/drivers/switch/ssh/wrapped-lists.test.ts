@@ -1,0 +1,94 @@
+/**
+ * A port's VLANs read from `show … switchport` whatever way the switch wraps a long allowed
+ * list: a property over random VLAN sets, wrapped at random widths at a list separator, each
+ * continuation line indented, flush at column 0, or led by the comma. Every VLAN on the port
+ * must be read, and none that is not: one missed is a VLAN a removal skips (another tenant's
+ * network left on the port).
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { SwitchTable, TableContext } from '../../../../drivers/switch/ssh/table';
+import { NEXUS_TABLE } from '../../../../drivers/switch/nexus';
+import { ARISTA_EOS_TABLE } from '../../../../drivers/switch/arista-eos';
+import { DELL_N3000_TABLE } from '../../../../drivers/switch/delln3000';
+import { POWERCONNECT_TABLE } from '../../../../drivers/switch/powerconnect55xx';
+import { formatVlanList } from '../../../../drivers/switch/vlans';
+
+type Style = 'indent' | 'flush' | 'leading-comma';
+
+/** `key` and the list as ranges over lines of at most `width` characters, broken at commas only. */
+function wrapped(key: string, list: number[], width: number, style: Style, indent: number): string[] {
+  const parts = formatVlanList(list).split(',');
+  const pad = style === 'indent' ? ' '.repeat(indent) : '';
+  const lines: string[] = [];
+  let cur = `${key}${parts[0]}`;
+  for (const p of parts.slice(1)) {
+    if (`${cur},${p}`.length > width) {
+      lines.push(style === 'leading-comma' ? cur : `${cur},`);
+      cur = style === 'leading-comma' ? `${pad},${p}` : `${pad}${p}`;
+    } else cur = `${cur},${p}`;
+  }
+  lines.push(cur);
+  return lines;
+}
+
+interface Vendor { table: SwitchTable; port: string; ctx: TableContext; output(allowed: string[]): string }
+
+const VENDORS: Record<string, Vendor> = {
+  nexus: {
+    table: NEXUS_TABLE, port: 'Ethernet1/3', ctx: { dummyVlan: 3999 },
+    output: (allowed) => ['Name: Ethernet1/3', '  Switchport: Enabled', '  Operational Mode: trunk', '  Access Mode VLAN: 1 (default)',
+      '  Trunking Native Mode VLAN: 3999 (VLAN3999)', ...allowed, '  Pruning VLANs Enabled: 2-1001', '  Voice VLAN: none', ''].join('\n'),
+  },
+  arista_eos: {
+    table: ARISTA_EOS_TABLE, port: 'Ethernet3', ctx: {},
+    output: (allowed) => ['Name: Et3', 'Switchport: Enabled', 'Administrative Mode: trunk', 'Operational Mode: trunk', 'Access Mode VLAN: 1 (default)',
+      'Trunking Native Mode VLAN: 1 (default)', 'Administrative Native VLAN tagging: enabled', ...allowed, 'Static Trunk Groups:',
+      'Dynamic Trunk Groups:', 'Source interface filtering: enabled', ''].join('\n'),
+  },
+  powerconnect55xx: {
+    table: POWERCONNECT_TABLE, port: 'gi1/0/3', ctx: {},
+    output: (allowed) => ['Name: gi1/0/3', 'Switchport: enable', 'Administrative Mode: trunk', 'Operational Mode: down', 'Access Mode VLAN: 1',
+      'Trunking Native Mode VLAN: none', ...allowed, 'General PVID: 1', '', 'Classification rules:', ''].join('\n'),
+  },
+  delln3000: {
+    table: DELL_N3000_TABLE, port: 'gi1/0/3', ctx: { dummyVlan: 3999 },
+    output: (allowed) => ['', 'Port: Gi1/0/3', 'VLAN Membership Mode: Trunk Mode', 'Access Mode VLAN: 1 (default)', 'Trunking Mode Native VLAN: 3999',
+      'Trunking Mode Native VLAN Tagging: Disabled', ...allowed, 'Private VLAN Host Association: none', 'Protected: Disabled', ''].join('\n'),
+  },
+};
+
+const KEYS: Record<string, string> = {
+  nexus: '  Trunking VLANs Allowed: ', arista_eos: 'Trunking VLANs Enabled: ', powerconnect55xx: 'Trunking VLANs Enabled: ', delln3000: 'Trunking Mode VLANs Enabled: ',
+};
+
+/** A VLAN set of 1 to 300 VLANs, often with runs (ranges), never every VLAN. */
+const vlanSet = fc.array(fc.tuple(fc.integer({ min: 2, max: 4090 }), fc.integer({ min: 0, max: 4 })), { minLength: 1, maxLength: 300 })
+  .map((xs) => [...new Set(xs.flatMap(([v, run]) => Array.from({ length: run + 1 }, (_, i) => v + i)))].sort((a, b) => a - b));
+
+describe('switch tables: a long allowed list, however the switch wraps it', () => {
+  for (const [name, v] of Object.entries(VENDORS)) {
+    it(`${name}: reads every VLAN of the list, and none beside`, () => {
+      fc.assert(fc.property(vlanSet, fc.integer({ min: 40, max: 100 }), fc.constantFrom<Style>('indent', 'flush', 'leading-comma'), fc.integer({ min: 1, max: 30 }),
+        (list, width, style, indent) => {
+          const out = v.output(wrapped(KEYS[name]!, list, width, style, indent));
+          const r = v.table.parse(out, v.port, v.ctx);
+          expect(r.mode).to.equal('trunk');
+          expect(r.allowed).to.deep.equal(list);
+        }), { numRuns: 300 });
+    });
+  }
+
+  it('Nexus: a list wrapped flush at column 0 (as NX-OS prints past 80 columns)', () => {
+    const out = VENDORS.nexus!.output(['  Trunking VLANs Allowed: 1001-1003,1005,1010-1012,1020,1030,1040,1050,1060,1070,', '1080,2000-2002']);
+    expect(NEXUS_TABLE.parse(out, 'Ethernet1/3', { dummyVlan: 3999 }).allowed).to.deep.equal(
+      [1001, 1002, 1003, 1005, 1010, 1011, 1012, 1020, 1030, 1040, 1050, 1060, 1070, 1080, 2000, 2001, 2002]);
+  });
+
+  it('refuses a list cut short (it ends in a separator): some VLANs would go unread', () => {
+    const out = VENDORS.arista_eos!.output(['Trunking VLANs Enabled: 1001-1003,1005,']);
+    expect(() => ARISTA_EOS_TABLE.parse(out, 'Ethernet3', {})).to.throw(/cut short|not a VLAN/);
+    const cut = VENDORS.nexus!.output(['  Trunking VLANs Allowed: 1001-']);
+    expect(() => NEXUS_TABLE.parse(cut, 'Ethernet1/3', { dummyVlan: 3999 })).to.throw(/cut short|not a VLAN/);
+  });
+});
