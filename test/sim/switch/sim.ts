@@ -66,6 +66,11 @@ export interface SimOptions {
   loginDelayMs?: number;
   /** lines per page while paging is on (default 24) */
   pageLines?: number;
+  /**
+   * How a long VLAN list wraps in `show … switchport`: continuation lines indented (default),
+   * flush at column 0, or with the comma leading the next line (firmware differ)
+   */
+  listWrap?: 'indent' | 'flush' | 'leading-comma';
   /** a login banner (MOTD) instead of the vendor's, sent on its own a moment before the first prompt */
   banner?: string;
   /** sudo asks for the user's password (once per session) on the Linux-based switches */

@@ -13,6 +13,10 @@ import { ARISTA_EOS_TABLE } from '../../../../drivers/switch/arista-eos';
 import { DELL_N3000_TABLE } from '../../../../drivers/switch/delln3000';
 import { POWERCONNECT_TABLE } from '../../../../drivers/switch/powerconnect55xx';
 import { formatVlanList } from '../../../../drivers/switch/vlans';
+import { CliSwitchDriver } from '../../../../drivers/switch/ssh/driver';
+import { SWITCH_DRIVERS } from '../../../../drivers/switch';
+import { simFor, VENDOR_CASES } from '../../../helpers/switch-sims';
+import type { SimPort } from '../../../sim/switch/model';
 
 type Style = 'indent' | 'flush' | 'leading-comma';
 
@@ -91,4 +95,31 @@ describe('switch tables: a long allowed list, however the switch wraps it', () =
     const cut = VENDORS.nexus!.output(['  Trunking VLANs Allowed: 1001-']);
     expect(() => NEXUS_TABLE.parse(cut, 'Ethernet1/3', { dummyVlan: 3999 })).to.throw(/cut short|not a VLAN/);
   });
+});
+
+describe('SSH switch sessions: a long allowed list over SSH, however the simulator wraps it', function () {
+  this.timeout(30_000);
+  const NONE: Record<string, SimPort['native']> = { nexus: 3999, delln3000: 3999, powerconnect55xx: 'none', arista_eos: 'tag' };
+  // Every other VLAN from 1002 to 1198 (99 items, over several lines), the last one a tenant's.
+  const many = Array.from({ length: 99 }, (_, i) => 1002 + 2 * i);
+
+  for (const c of VENDOR_CASES) {
+    for (const listWrap of ['indent', 'flush', 'leading-comma'] as const) {
+      it(`${c.vendor}, continuation lines ${listWrap}: reads every VLAN, and removes one past the wrap`, async () => {
+        const sim = await simFor(c, { listWrap, vlans: '1-4093' });
+        const port = c.ports[1]!;
+        Object.assign(sim.portState(port), { mode: 'trunk', native: NONE[c.vendor], allowed: new Set(many) });
+        const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+        const driver = new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+        const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } }, new AbortController().signal);
+        try {
+          expect((await s.getPortVlans(port)).tagged).to.deep.equal(many);
+          await s.removeTagged(port, 1198);
+          expect(sim.carried(port).tagged).to.deep.equal(many.slice(0, -1));
+        } finally {
+          await s.close(AbortSignal.timeout(5000));
+        }
+      });
+    }
+  }
 });
