@@ -146,11 +146,18 @@ export interface WiringTable {
 }
 
 /**
+ * A log message a terminal with `terminal monitor` on prints between two lines of a command's
+ * output: `%FACILITY-5-MNEMONIC:` (NX-OS, EOS), `%LINK-I-Up:` (PowerConnect), `<189> … %% …` (DNOS6).
+ */
+const LOG_LINE = /%[A-Z][A-Z0-9_]*-(?:[0-7]|[A-Z])-[A-Za-z0-9_]+:|^\s*<\d+>|%% /;
+
+/**
  * `Key: value` lines of a `show … switchport` output. A line that holds no `Key:` and starts
- * with white space, or with a digit, comma or hyphen (a VLAN list wrapped flush at column 0,
- * or with the comma leading the next line), continues the value before it: long VLAN lists
- * wrap, and a continuation dropped is a VLAN on the port that is never read. Keys are matched
- * without case and without inner double spaces; the first of a repeated key counts.
+ * with white space, or holds nothing but a VLAN list's digits, commas and hyphens (a list
+ * wrapped flush at column 0, or with the comma leading the next line), continues the value
+ * before it: long VLAN lists wrap, and a continuation dropped is a VLAN on the port that is
+ * never read. Log messages are skipped, wherever they fall. Keys are matched without case and
+ * without inner double spaces; the first of a repeated key counts.
  */
 export function keyValues(output: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -162,12 +169,13 @@ export function keyValues(output: string): Map<string, string> {
       last = undefined;
       continue;
     }
+    if (LOG_LINE.test(line)) continue;
     const m = /^\s*([A-Za-z][^:]*?)\s*:\s?(.*)$/.exec(line);
     if (m) {
       last = m[1]!.replace(/\s+/g, ' ').toLowerCase();
       first = !out.has(last);
       if (first) out.set(last, m[2]!.trim());
-    } else if (last && /^(\s|[\d,-])/.test(line)) {
+    } else if (last && (/^\s/.test(line) || /^[\d,-][\d,\s-]*$/.test(line))) {
       if (!first) continue;
       const prev = out.get(last)!;
       const next = line.trim();

@@ -71,6 +71,8 @@ export interface SimOptions {
    * flush at column 0, or with the comma leading the next line (firmware differ)
    */
   listWrap?: 'indent' | 'flush' | 'leading-comma';
+  /** a log message (`terminal monitor`) the switch prints in every long output: inside a wrapped VLAN list if there is one */
+  logLine?: string;
   /** a login banner (MOTD) instead of the vendor's, sent on its own a moment before the first prompt */
   banner?: string;
   /** sudo asks for the user's password (once per session) on the Linux-based switches */
@@ -359,6 +361,14 @@ export class Shell {
 
   /** Output in pages while paging is on: the pager waits for a key (`q` stops). */
   async page(lines: string[]): Promise<void> {
+    const log = this.sim.opts.logLine;
+    lines = lines.flatMap((l) => l.split('\n'));
+    if (log !== undefined && lines.length > 2) {
+      // Inside a wrapped list if there is one (the worst place for a reader), else half-way.
+      const inList = lines.findIndex((l, j) => j > 0 && (/,$/.test(lines[j - 1]!) || /^\s*,/.test(l)));
+      const at = inList > 0 ? inList : lines.length >> 1;
+      lines = [...lines.slice(0, at), log, ...lines.slice(at)];
+    }
     const per = this.sim.pageLines - 1;
     if (!this.paging || lines.length <= per) {
       for (const l of lines) this.line(l);

@@ -377,7 +377,7 @@ abstract class Cli implements SimVendor {
    * indented by `indent`; SimOptions.listWrap prints them flush at column 0 instead, or with
    * the comma leading the next line.
    */
-  wrapList(sh: Shell, list: number[], width: number, indent: number): string {
+  wrapList(sh: Shell, list: number[], width: number, indent: number, key = 0): string {
     const style = sh.sim.opts.listWrap ?? 'indent';
     const pad = style === 'indent' ? ' '.repeat(indent) : '';
     const parts = ranges(list).split(',');
@@ -385,7 +385,8 @@ abstract class Cli implements SimVendor {
     let cur = '';
     for (const p of parts) {
       const next = cur ? `${cur},${p}` : p;
-      if (next.length > width && cur) {
+      // the first line starts after the key (`key` characters), the others after their padding
+      if (next.length + (lines.length ? pad.length : key) > width && cur) {
         lines.push(style === 'leading-comma' ? cur : `${cur},`);
         cur = style === 'leading-comma' ? `,${p}` : p;
       } else cur = next;
@@ -463,8 +464,8 @@ class Nexus extends Cli {
     if (!name) return this.invalid(sh, this.column(t.join(' '), t, 1));
     const p = sh.sim.ports.get(name);
     if (!p) return this.noInterface(sh, this.column(t.join(' '), t, 2));
-    // NX-OS wraps the list at 80 columns (the key's 26 included)
-    const allowed = p.allowed === 'all' ? '1-4094' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 54, 4) : 'none';
+    // NX-OS wraps the list at 80 columns
+    const allowed = p.allowed === 'all' ? '1-4094' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 80, 4, 26) : 'none';
     await sh.page([
       `Name: ${name}`,
       `  Switchport: ${p.switchport ? 'Enabled' : 'Disabled'}`,
@@ -618,8 +619,8 @@ class AristaEos extends Cli {
     const p = sh.sim.ports.get(name)!;
     const mode = p.mode === 'trunk' ? 'trunk' : 'static access';
     const native = p.native === 'tag' ? 1 : (p.native as number);
-    // EOS wraps the list at 80 columns too (the key's 24 included)
-    const allowed = p.allowed === 'all' ? 'ALL' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 56, 24) : 'NONE';
+    // EOS wraps the list at 80 columns too
+    const allowed = p.allowed === 'all' ? 'ALL' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 80, 0, 24) : 'NONE';
     const vlan = (v: number) => (v === 1 ? '1 (default)' : `${v} (VLAN${String(v).padStart(4, '0')})`);
     await sh.page([
       `Name: ${this.short(name)}`,
@@ -794,7 +795,7 @@ class PowerConnect extends DellCli {
     if (!name || !sh.sim.ports.has(name)) return this.invalid(sh);
     const p = sh.sim.ports.get(name)!;
     const native = p.native === 'none' ? 'none' : `${p.native}`;
-    const allowed = p.allowed === 'all' ? '1-4094' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 40, 24) : 'none';
+    const allowed = p.allowed === 'all' ? '1-4094' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 64, 24, 24) : 'none';
     await sh.page([
       `Name: ${name}`,
       'Switchport: enable',
@@ -959,7 +960,7 @@ class DellN3000 extends DellCli {
     const p = sh.sim.ports.get(name)!;
     const def = (v: number) => (v === 1 ? '1 (default)' : `${v}`);
     const native = p.native as number;
-    const allowed = p.allowed === 'all' ? 'All' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 50, 29) : 'none';
+    const allowed = p.allowed === 'all' ? 'All' : p.allowed.size ? this.wrapList(sh, [...p.allowed], 79, 29, 29) : 'none';
     const member = p.mode === 'trunk'
       ? `(${native}),${p.allowed === 'all' ? `1-${this.vlanMax}` : ranges([...p.allowed].filter((v) => v !== native)) || 'none'}`
       : `(${p.access})`;

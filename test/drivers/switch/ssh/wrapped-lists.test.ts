@@ -83,6 +83,26 @@ describe('switch tables: a long allowed list, however the switch wraps it', () =
     });
   }
 
+  // What a terminal with log messages on (`terminal monitor`) may show between two lines of output.
+  const LOG_LINES = [
+    '2026 Jan  1 12:00:00 switch %ETHPORT-5-IF_UP: Interface Ethernet1/5 is up in mode trunk',
+    'Jan  1 12:00:00 switch Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet5 (server 7), changed state to up',
+    '01-Jan-2026 12:00:00 %LINK-I-Up:  gi1/0/5',
+    '%LINK-W-Down:  gi1/0/5',
+    '<189> Jan 1 12:00:00 10.0.0.1-1 TRAPMGR[trapTask]: traputil.c(721) 31 %% Link Up: Gi1/0/5',
+  ];
+  for (const [name, v] of Object.entries(VENDORS)) {
+    it(`${name}: a log message printed between two lines of the output changes nothing`, () => {
+      fc.assert(fc.property(vlanSet, fc.integer({ min: 40, max: 100 }), fc.constantFrom<Style>('indent', 'flush', 'leading-comma'), fc.constantFrom(...LOG_LINES), fc.nat(),
+        (list, width, style, log, at) => {
+          const lines = v.output(wrapped(KEYS[name]!, list, width, style, 4)).split('\n');
+          const i = 1 + (at % (lines.length - 1));
+          const out = [...lines.slice(0, i), log, ...lines.slice(i)].join('\n');
+          expect(v.table.parse(out, v.port, v.ctx).allowed).to.deep.equal(list);
+        }), { numRuns: 300 });
+    });
+  }
+
   it('Nexus: a list wrapped flush at column 0 (as NX-OS prints past 80 columns)', () => {
     const out = VENDORS.nexus!.output(['  Trunking VLANs Allowed: 1001-1003,1005,1010-1012,1020,1030,1040,1050,1060,1070,', '1080,2000-2002']);
     expect(NEXUS_TABLE.parse(out, 'Ethernet1/3', { dummyVlan: 3999 }).allowed).to.deep.equal(
@@ -97,8 +117,14 @@ describe('switch tables: a long allowed list, however the switch wraps it', () =
   });
 });
 
-describe('SSH switch sessions: a long allowed list over SSH, however the simulator wraps it', function () {
+describe('SSH switch sessions: a long allowed list over SSH, however the simulator wraps it, with a log message in it', function () {
   this.timeout(30_000);
+  const LOGS: Record<string, string> = {
+    nexus: '2026 Jan  1 12:00:00 switch %ETHPORT-5-IF_UP: Interface Ethernet1/5 is up in mode trunk',
+    arista_eos: 'Jan  1 12:00:00 switch Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet5, changed state to up',
+    powerconnect55xx: '%LINK-W-Down:  gi1/0/5',
+    delln3000: '<189> Jan 1 12:00:00 10.0.0.1-1 TRAPMGR[trapTask]: traputil.c(721) 31 %% Link Up: Gi1/0/5',
+  };
   const NONE: Record<string, SimPort['native']> = { nexus: 3999, delln3000: 3999, powerconnect55xx: 'none', arista_eos: 'tag' };
   // Every other VLAN from 1002 to 1198 (99 items, over several lines), the last one a tenant's.
   const many = Array.from({ length: 99 }, (_, i) => 1002 + 2 * i);
@@ -106,7 +132,8 @@ describe('SSH switch sessions: a long allowed list over SSH, however the simulat
   for (const c of VENDOR_CASES) {
     for (const listWrap of ['indent', 'flush', 'leading-comma'] as const) {
       it(`${c.vendor}, continuation lines ${listWrap}: reads every VLAN, and removes one past the wrap`, async () => {
-        const sim = await simFor(c, { listWrap, vlans: '1-4093' });
+        // A log message in the middle of every output, too (for the list below: between its lines).
+        const sim = await simFor(c, { listWrap, vlans: '1-4093', logLine: LOGS[c.vendor] });
         const port = c.ports[1]!;
         Object.assign(sim.portState(port), { mode: 'trunk', native: NONE[c.vendor], allowed: new Set(many) });
         const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
