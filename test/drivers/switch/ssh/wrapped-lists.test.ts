@@ -117,7 +117,7 @@ describe('switch tables: a long allowed list, however the switch wraps it', () =
   });
 });
 
-describe('SSH switch sessions: a long allowed list over SSH, however the simulator wraps it, with a log message in it', function () {
+describe('SSH switch sessions: a long allowed list over SSH, however the simulator wraps it, with a log message and pager prompts in it', function () {
   this.timeout(30_000);
   const LOGS: Record<string, string> = {
     nexus: '2026 Jan  1 12:00:00 switch %ETHPORT-5-IF_UP: Interface Ethernet1/5 is up in mode trunk',
@@ -132,8 +132,8 @@ describe('SSH switch sessions: a long allowed list over SSH, however the simulat
   for (const c of VENDOR_CASES) {
     for (const listWrap of ['indent', 'flush', 'leading-comma'] as const) {
       it(`${c.vendor}, continuation lines ${listWrap}: reads every VLAN, and removes one past the wrap`, async () => {
-        // A log message in the middle of every output, too (for the list below: between its lines).
-        const sim = await simFor(c, { listWrap, vlans: '1-4093', logLine: LOGS[c.vendor] });
+        // A log message inside the wrapped list, and a pager every 4 lines (the command turning it off is refused).
+        const sim = await simFor(c, { listWrap, vlans: '1-4093', logLine: LOGS[c.vendor], pageLines: 5, faults: { ignorePagingOff: true } });
         const port = c.ports[1]!;
         Object.assign(sim.portState(port), { mode: 'trunk', native: NONE[c.vendor], allowed: new Set(many) });
         const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
