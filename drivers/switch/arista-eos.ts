@@ -12,7 +12,7 @@
  * for one that exists) and never removes one.
  */
 import { sshSwitchEntry } from './ssh/driver';
-import { keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
+import { keyValues, leadingVlan, PortReading, samePort, SwitchTable } from './ssh/table';
 import { headerColumns, neighbor } from './wiring';
 import type { LldpNeighbor } from './types';
 import { parseVlanList } from './ssh/vlans';
@@ -87,6 +87,7 @@ export const ARISTA_EOS_TABLE: SwitchTable = {
   parse(output, port): PortReading {
     const kv = keyValues(output);
     if (!kv.has('name')) throw new SwitchError(`no "Name:" line for ${port}`);
+    samePort(kv.get('name')!, port, eosPort);
     const mode = kv.get('administrative mode') ?? '';
     const allowed = kv.get('trunking vlans enabled');
     if (allowed === undefined) throw new SwitchError('no "Trunking VLANs Enabled:" line');

@@ -9,7 +9,7 @@
  * Commands on VLAN lists print a warning about large numbers of VLANs: not an error.
  */
 import { sshSwitchEntry } from './ssh/driver';
-import { dellAdminState, dellPort, keyValues, leadingVlan, PortReading, SwitchTable, TableContext } from './ssh/table';
+import { dellAdminState, dellPort, keyValues, leadingVlan, PortReading, samePort, SwitchTable, TableContext } from './ssh/table';
 import { fixedWidthTable, neighbor } from './wiring';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
@@ -55,6 +55,7 @@ export const DELL_N3000_TABLE: SwitchTable = {
   parse(output, port, ctx): PortReading {
     const kv = keyValues(output);
     if (!kv.has('port')) throw new SwitchError(`no "Port:" line for ${port}`);
+    samePort(kv.get('port')!, port, dellPort);
     const mode = kv.get('vlan membership mode') ?? '';
     const native = leadingVlan(kv.get('trunking mode native vlan'));
     const allowed = kv.get('trunking mode vlans enabled');

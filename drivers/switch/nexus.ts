@@ -9,7 +9,7 @@
  * allowed list and carries nothing, as HIL's docs ask: `no vlan <dummy>` on the switch).
  */
 import { sshSwitchEntry } from './ssh/driver';
-import { keyValues, leadingVlan, PortReading, SwitchTable, TableContext } from './ssh/table';
+import { keyValues, leadingVlan, PortReading, samePort, SwitchTable, TableContext } from './ssh/table';
 import { keyValueBlocks, neighbor } from './wiring';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
@@ -52,6 +52,7 @@ export const NEXUS_TABLE: SwitchTable = {
   parse(output, port, ctx): PortReading {
     const kv = keyValues(output);
     if (!kv.has('name')) throw new SwitchError(`no "Name:" line for ${port}`);
+    samePort(kv.get('name')!, port, nexusPort);
     const mode = kv.get('operational mode') ?? '';
     const native = leadingVlan(kv.get('trunking native mode vlan'));
     const allowed = kv.get('trunking vlans allowed');

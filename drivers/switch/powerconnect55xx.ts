@@ -7,7 +7,7 @@
  * Every VLAN used must exist on the switch: the session makes it in `vlan database` first.
  */
 import { sshSwitchEntry } from './ssh/driver';
-import { dellAdminState, dellPort, keyValues, leadingVlan, PortReading, SwitchTable } from './ssh/table';
+import { dellAdminState, dellPort, keyValues, leadingVlan, PortReading, samePort, SwitchTable } from './ssh/table';
 import { fixedWidthTable, neighbor } from './wiring';
 import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
@@ -40,6 +40,7 @@ export const POWERCONNECT_TABLE: SwitchTable = {
   parse(output, port): PortReading {
     const kv = keyValues(output);
     if (!kv.has('name')) throw new SwitchError(`no "Name:" line for ${port}`);
+    samePort(kv.get('name')!, port, dellPort);
     const mode = kv.get('administrative mode') ?? '';
     const allowed = kv.get('trunking vlans enabled') ?? kv.get('trunking vlans');
     if (allowed === undefined) throw new SwitchError('no "Trunking VLANs Enabled:" line');

@@ -186,6 +186,16 @@ export function keyValues(output: string): Map<string, string> {
   return out;
 }
 
+/**
+ * The output names the port asked about (by `key`, the family's one spelling of a port): another
+ * port's settings, or output that is not this command's (a session out of step with its
+ * prompts), must never pass for this port's.
+ */
+export function samePort(shown: string, port: string, key: (name: string) => string | null): void {
+  const k = key(port);
+  if (!k || key(shown) !== k) throw new SwitchError(`the output is for port "${shown}", not ${port}`);
+}
+
 /** The leading VLAN id of a value such as `1012 (VLAN1012)`, `1 (default)`; null for `none`, empty or words. */
 export function leadingVlan(value: string | undefined): number | null {
   const m = /^\s*(\d+)/.exec(value ?? '');

@@ -244,6 +244,20 @@ describe('switch tables: reading a port back', () => {
     expect(ARISTA_EOS_TABLE.parse(out('trunk', '1001 (VLAN1001)', 'disabled', '1001-1002,1005'), 'Ethernet1', {})).to.deep.equal({ mode: 'trunk', access: 1, native: 1001, allowed: [1001, 1002, 1005] });
   });
 
+  it('refuses the settings of another port (a session out of step with its prompts reads the previous command\'s output)', () => {
+    const nexus = 'Name: Ethernet1/2\n  Switchport: Enabled\n  Operational Mode: trunk\n  Trunking Native Mode VLAN: 1001 (VLAN1001)\n  Trunking VLANs Allowed: 1001\n';
+    expect(() => NEXUS_TABLE.parse(nexus, 'Ethernet1/12', { dummyVlan: 3999 })).to.throw(/for port "Ethernet1\/2", not Ethernet1\/12/);
+    expect(NEXUS_TABLE.parse(nexus, 'ethernet1/2', { dummyVlan: 3999 }).allowed).to.deep.equal([1001]);
+    const eos = 'Name: Et2\nSwitchport: Enabled\nAdministrative Mode: trunk\nTrunking Native Mode VLAN: 1 (default)\nTrunking VLANs Enabled: 1001\n';
+    expect(() => ARISTA_EOS_TABLE.parse(eos, 'Ethernet1', {})).to.throw(/for port "Et2", not Ethernet1/);
+    expect(ARISTA_EOS_TABLE.parse(eos, 'Ethernet2', {}).allowed).to.deep.equal([1001]);
+    const pc = 'Name: gi1/0/2\nSwitchport: enable\nAdministrative Mode: trunk\nTrunking Native Mode VLAN: none\nTrunking VLANs Enabled: 1001\n';
+    expect(() => POWERCONNECT_TABLE.parse(pc, 'gi1/0/12', {})).to.throw(/for port "gi1\/0\/2", not gi1\/0\/12/);
+    const n3000 = 'Port: Gi1/0/2\nVLAN Membership Mode: Trunk Mode\nTrunking Mode Native VLAN: 3999\nTrunking Mode VLANs Enabled: 1001\n';
+    expect(() => DELL_N3000_TABLE.parse(n3000, 'gi1/0/1', { dummyVlan: 3999 })).to.throw(/for port "Gi1\/0\/2", not gi1\/0\/1/);
+    expect(DELL_N3000_TABLE.parse(n3000, 'gi1/0/2', { dummyVlan: 3999 }).allowed).to.deep.equal([1001]);
+  });
+
   it('refuses output it cannot read, saying what is missing', () => {
     expect(() => NEXUS_TABLE.parse('% Invalid interface format', 'Ethernet9/9', { dummyVlan: 3999 })).to.throw(/no "Name:" line/);
     expect(() => ARISTA_EOS_TABLE.parse('Name: Et1\nSwitchport: Enabled\n', 'Ethernet1', {})).to.throw(/Trunking VLANs Enabled/);
