@@ -70,6 +70,7 @@ export const ARISTA_EOS_TABLE: SwitchTable = {
     pager: /--More--\s*$/,
     // `% Invalid input`, `% Incomplete command`, `% Ambiguous command`
     errors: [/^% /],
+    echoes: true,
   },
   configure: 'configure terminal',
   enterInterface: (port) => [`interface ${port}`],

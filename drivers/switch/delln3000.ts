@@ -27,6 +27,7 @@ export const DELL_N3000_TABLE: SwitchTable = {
     // `Could not configure pvid.`, `Interface not in Trunk Mode.`, `VLAN ID not found.`
     errors: [/^% /, /\bERROR\b/, /^Error/, /^Could not /, /^Interface not in /, /^VLAN ID not found/, /^Failed/],
     legacyAlgorithms: true,
+    echoes: true,
   },
   configure: 'configure',
   enterInterface: (port) => [`interface ${port}`],

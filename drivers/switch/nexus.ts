@@ -34,6 +34,7 @@ export const NEXUS_TABLE: SwitchTable = {
     // `% Invalid command at '^' marker.`, `% Invalid number, range is (1:4094) at '^' marker.`, `ERROR: …`
     errors: [/^% /, /^ERROR:/, /^Error:/],
     legacyAlgorithms: true,
+    echoes: true,
   },
   configure: 'configure terminal',
   enterInterface: (port) => [`interface ${port}`],

@@ -23,6 +23,7 @@ export const POWERCONNECT_TABLE: SwitchTable = {
     // `% Unrecognized command`, `% Wrong number of parameters or invalid range, size or characters entered`
     errors: [/^% [A-Za-z]/],
     legacyAlgorithms: true,
+    echoes: true,
   },
   configure: 'configure',
   enterInterface: (port) => [`interface ${port}`],

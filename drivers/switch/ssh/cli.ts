@@ -69,6 +69,12 @@ export interface CliDialect {
   exitStatus?: boolean;
   /** A question any command may ask that is answered with the login password (`[sudo] password for admin:`). */
   passwordQuestion?: RegExp;
+  /**
+   * The CLI echoes every command line it reads: a prompt that comes before the echo is one
+   * printed again after a log message (synchronous logging), not the end of the command, which
+   * would otherwise leave every later command with the output of the one before.
+   */
+  echoes?: boolean;
 }
 
 export interface CliOptions {
@@ -465,6 +471,11 @@ export class CliSession {
       for (;;) {
         await this.expect([this.prompt, ...pending.map((a) => a.question), ...(pw ? [pw] : [])], `the prompt after "${command}"`, opts.signal);
         raw += this.lastMatch;
+        if (this.prompt.test(raw) && this.dialect.echoes && !cleanOutput(raw).includes(line)) {
+          this.log?.debug({ switch: this.target.name }, this.mask(`a prompt before the echo of "${command}" (printed again after a log message?): skipped`));
+          raw = '';
+          continue;
+        }
         if (this.prompt.test(raw)) break;
         if (pw?.test(this.lastMatch)) {
           // sudo asks for the login password (once: a second question means it was refused)

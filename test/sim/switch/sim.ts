@@ -41,6 +41,11 @@ export interface SimFaults {
   ignoreChanges?: number;
   /** apply the next interface configuration command, then stop answering; one per session, this many sessions (a switch that hangs half-way through a change) */
   hangAfterChange?: number;
+  /**
+   * A switch with synchronous logging: the next this many prompts are followed, a moment later,
+   * by a log message and the prompt printed again, while the CLI waits for a command
+   */
+  reprintPrompt?: number;
   /** refuse every commit / apply of a candidate configuration (Junos, NVUE), with the switch's own error */
   failCommit?: boolean;
   /**
@@ -404,6 +409,15 @@ export class Shell {
       // A prompt always starts a line: that is how clients find it.
       if (!this.atLineStart) this.print('\n');
       this.print(this.prompt());
+      if (sim.faults.reprintPrompt) {
+        sim.faults.reprintPrompt--;
+        this.flush();
+        await new Promise((r) => setTimeout(r, 20));
+        this.print(`\n${sim.opts.logLine ?? '%LINK-I-Up:  port 5'}\n${this.prompt()}`);
+        this.flush();
+        // as a switch does: what it sends goes out before it reads the next command
+        await new Promise((r) => setTimeout(r, 5));
+      }
       const line = await this.readLine();
       if (sim.commandDelayMs) {
         this.flush();

@@ -150,3 +150,30 @@ describe('SSH switch sessions: a long allowed list over SSH, however the simulat
     }
   }
 });
+
+describe('SSH switch sessions: a prompt printed again after a log message (synchronous logging)', function () {
+  this.timeout(30_000);
+  for (const c of VENDOR_CASES) {
+    it(`${c.vendor}: is not taken for the end of the next command, whose output stays its own`, async () => {
+      const sim = await simFor(c, { vlans: '1-4093' });
+      const [a, b, d] = [c.ports[0]!, c.ports[1]!, c.ports[2]!];
+      for (const [p, v] of [[a, 1001], [b, 1002], [d, 1003]] as const) Object.assign(sim.portState(p), { mode: 'trunk', native: 'none', allowed: new Set([v]) });
+      if (c.vendor !== 'powerconnect55xx') for (const p of [a, b, d]) sim.portState(p).native = c.vendor === 'arista_eos' ? 'tag' : 3999;
+      const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+      const driver = new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+      const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password, ...c.extra } }, new AbortController().signal);
+      try {
+        expect((await s.getPortVlans(a)).tagged).to.deep.equal([1001]);
+        // The prompts after the next reads are printed again, a moment after the command's end.
+        sim.faults.reprintPrompt = 3;
+        expect((await s.getPortVlans(b)).tagged).to.deep.equal([1002]);
+        expect((await s.getPortVlans(d)).tagged).to.deep.equal([1003]);
+        await s.addTagged(a, 1004);
+        expect(sim.carried(a).tagged).to.deep.equal([1001, 1004]);
+        expect((await s.getPortVlans(a)).tagged).to.deep.equal([1001, 1004]);
+      } finally {
+        await s.close(AbortSignal.timeout(5000));
+      }
+    });
+  }
+});
