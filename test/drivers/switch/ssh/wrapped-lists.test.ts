@@ -3,7 +3,9 @@
  * list: a property over random VLAN sets, wrapped at random widths at a list separator, each
  * continuation line indented, flush at column 0, or led by the comma. Every VLAN on the port
  * must be read, and none that is not: one missed is a VLAN a removal skips (another tenant's
- * network left on the port).
+ * network left on the port). Then over SSH against the simulators: the same lists with a log
+ * message inside them and the pager between their lines, and prompts printed again after a log
+ * message (synchronous logging), which must not put the session out of step with its commands.
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
