@@ -8,23 +8,27 @@
  * run still going (the service closes a session at a call's deadline). No queue, no timer of
  * its own: the service's device queue runs one call per switch at a time and bounds each.
  *
- * How a port's VLANs map onto OVSDB's `tag`, `trunks` and `vlan_mode` (every change writes all
- * three, so a port never keeps a combination the service did not choose):
+ * How a port's VLANs map onto OVSDB's `tag`, `trunks`, `vlan_mode` and `protected` (every change
+ * writes all four, so a port never keeps a combination the service did not choose):
  *
- * | service holds           | vlan_mode         | tag | trunks   |
- * |-------------------------|-------------------|-----|----------|
- * | nothing                 | `trunk`           | —   | `[4095]` |
- * | native N                | `access`          | N   | —        |
- * | tagged T…               | `trunk`           | —   | T…       |
- * | native N and tagged T…  | `native-untagged` | N   | T…       |
+ * | service holds           | vlan_mode         | tag | trunks   | protected |
+ * |-------------------------|-------------------|-----|----------|-----------|
+ * | nothing                 | `trunk`           | —   | `[4095]` | true      |
+ * | native N                | `access`          | N   | —        | false     |
+ * | tagged T…               | `trunk`           | —   | T…       | false     |
+ * | native N and tagged T…  | `native-untagged` | N   | T…       | false     |
  *
  * OVS's `trunks` means "every VLAN" when empty, in each mode but `access` (HIL's driver left
  * ports with only a native VLAN, and reset ports, on every VLAN). A port with no VLAN therefore
- * trunks the dead VLAN 4095 only (802.1Q reserves it; OpenStack's OVS agent parks ports on it
- * too): untagged frames are dropped (they would be VLAN 0, not trunked). 0 and 4095 are not
- * usable VLANs here, nor is 4096. Reading back (`get Port <p> tag trunks vlan_mode`) reverses
- * the table; what it cannot say (a trunk of every VLAN, `native-tagged`, `dot1q-tunnel`, an
- * access port without a tag) is reported in `other`, so the drift audit flags it. Each change
+ * trunks the dead VLAN 4095 only (802.1Q reserves it): untagged frames are dropped (they would
+ * be VLAN 0, not trunked). But ovs-vswitchd switches frames tagged 4095 like any VLAN's, so
+ * every port with no VLAN would share it with every other one, across projects: such ports are
+ * `protected`, and OVS forwards nothing between two protected ports. 0 and 4095 are not
+ * usable VLANs here, nor is 4096. Reading back (`get Port <p> tag trunks vlan_mode protected`)
+ * reverses the table (`protected` only matters beside VLAN 4095); what it cannot say (a trunk of
+ * every VLAN, `native-tagged`, `dot1q-tunnel`, an access port without a tag, VLAN 4095 on a port
+ * that is not protected or carries other VLANs too) is reported in `other`, so the drift audit
+ * flags it. Each change
  * reads the port first and writes the whole result: applied twice, it changes nothing. Then it
  * reads the port again, in a run of its own (so from the database, not from its own
  * transaction): a port that does not carry what was written (another writer came between) fails
@@ -41,7 +45,7 @@ import type { PortVlans, SwitchDriver, SwitchDriverEntry, SwitchInfo, SwitchSess
 import { SwitchError } from './types';
 import { formatVlanList } from './vlans';
 
-/** The VLAN that a port with no VLAN trunks: nothing else ever carries it. */
+/** The VLAN that a port with no VLAN trunks (protected: no frame passes between two such ports). */
 export const DEAD_VLAN = 4095;
 
 /**
@@ -68,8 +72,8 @@ export function ovsdbRemote(setting: string | undefined): string | undefined {
   return `unix:${path.resolve(file)}`;
 }
 
-/** The three columns as ovs-vsctl prints them: `100` or `[]`; `[200, 300]` or `[]`; `trunk` or `[]`. */
-export interface OvsColumns { tag: number | null; trunks: number[]; vlanMode: string | null }
+/** The columns as ovs-vsctl prints them: `100` or `[]`; `[200, 300]` or `[]`; `trunk` or `[]`; `true` or `false`. */
+export interface OvsColumns { tag: number | null; trunks: number[]; vlanMode: string | null; protected: boolean }
 
 function parseSet(text: string): string[] {
   const t = text.trim();
@@ -77,13 +81,19 @@ function parseSet(text: string): string[] {
   return inner.split(',').map((x) => x.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
 }
 
-export function parseColumns(tag: string, trunks: string, vlanMode: string): OvsColumns {
+export function parseColumns(tag: string, trunks: string, vlanMode: string, protectedPort: string): OvsColumns {
   const ints = (xs: string[], what: string) => xs.map((x) => {
     if (!/^\d+$/.test(x)) throw new SwitchError(`unexpected ${what} "${x}" in OVSDB`);
     return Number(x);
   });
   const [t] = ints(parseSet(tag), 'tag');
-  return { tag: t ?? null, trunks: ints(parseSet(trunks), 'trunk').sort((a, b) => a - b), vlanMode: parseSet(vlanMode)[0] ?? null };
+  if (protectedPort !== 'true' && protectedPort !== 'false') throw new SwitchError(`unexpected protected "${protectedPort}" in OVSDB`);
+  return {
+    tag: t ?? null,
+    trunks: ints(parseSet(trunks), 'trunk').sort((a, b) => a - b),
+    vlanMode: parseSet(vlanMode)[0] ?? null,
+    protected: protectedPort === 'true',
+  };
 }
 
 /** What the port carries, in the service's terms (the table in the header, read backwards). */
@@ -116,6 +126,10 @@ export function toPortVlans(c: OvsColumns): PortVlans {
       native = c.tag;
       tagged = trunked;
   }
+  if (mode !== 'access' && c.trunks.includes(DEAD_VLAN)) {
+    if (mode !== 'trunk' || c.trunks.length > 1) other.push(`trunks the dead VLAN ${DEAD_VLAN} beside other VLANs`);
+    else if (!c.protected) other.push(`shares the dead VLAN ${DEAD_VLAN} with every other port that carries no VLAN (protected false)`);
+  }
   if (native === 0) {
     other.push('untagged frames on VLAN 0 (tag 0)');
     native = null;
@@ -131,9 +145,10 @@ export function toPortVlans(c: OvsColumns): PortVlans {
 export function columnsFor(v: { native: number | null; tagged: number[] }): string[] {
   for (const vlan of [...(v.native === null ? [] : [v.native]), ...v.tagged]) checkVlan(vlan);
   const tagged = [...new Set(v.tagged)].filter((t) => t !== v.native).sort((a, b) => a - b);
-  if (v.native === null) return ['tag=[]', `trunks=[${(tagged.length ? tagged : [DEAD_VLAN]).join(',')}]`, 'vlan_mode=trunk'];
-  if (!tagged.length) return [`tag=${v.native}`, 'trunks=[]', 'vlan_mode=access'];
-  return [`tag=${v.native}`, `trunks=[${tagged.join(',')}]`, 'vlan_mode=native-untagged'];
+  if (v.native === null && !tagged.length) return ['tag=[]', `trunks=[${DEAD_VLAN}]`, 'vlan_mode=trunk', 'protected=true'];
+  if (v.native === null) return ['tag=[]', `trunks=[${tagged.join(',')}]`, 'vlan_mode=trunk', 'protected=false'];
+  if (!tagged.length) return [`tag=${v.native}`, 'trunks=[]', 'vlan_mode=access', 'protected=false'];
+  return [`tag=${v.native}`, `trunks=[${tagged.join(',')}]`, 'vlan_mode=native-untagged', 'protected=false'];
 }
 
 function checkVlan(vlan: number): void {
@@ -219,14 +234,14 @@ class OvsSession implements SwitchSession {
   private async read(port: string): Promise<OvsColumns> {
     let lines: string[];
     try {
-      lines = await this.run([['port-to-br', port], ['get', 'Port', port, 'tag', 'trunks', 'vlan_mode']]);
+      lines = await this.run([['port-to-br', port], ['get', 'Port', port, 'tag', 'trunks', 'vlan_mode', 'protected']]);
     } catch (err) {
       if (/no port named/.test((err as Error).message)) throw new SwitchError(`port ${port} is not on Open vSwitch bridge ${this.bridge} (it does not exist)`);
       throw err;
     }
-    if (lines.length !== 4) throw new SwitchError(`unexpected answer from ovs-vsctl about port ${port}: ${JSON.stringify(lines)}`);
+    if (lines.length !== 5) throw new SwitchError(`unexpected answer from ovs-vsctl about port ${port}: ${JSON.stringify(lines)}`);
     if (lines[0] !== this.bridge) throw new SwitchError(`port ${port} is on Open vSwitch bridge ${lines[0]}, not on this switch's bridge ${this.bridge}`);
-    return parseColumns(lines[1], lines[2], lines[3]);
+    return parseColumns(lines[1], lines[2], lines[3], lines[4]);
   }
 
   /**

@@ -28,6 +28,13 @@ export interface PrivateOvs {
   env: NodeJS.ProcessEnv;
   /** Run ovs-vsctl against this OVS; resolves with trimmed stdout. */
   vsctl(args: string[]): Promise<string>;
+  /** Run ovs-appctl against this OVS's ovs-vswitchd (e.g. `ofproto/trace`); resolves with trimmed stdout. */
+  appctl(args: string[]): Promise<string>;
+  /**
+   * The ports of the bridge that ovs-vswitchd would send a broadcast frame received on `port`
+   * to (`ofproto/trace` of its forwarding, the bridge's own port included), `vlan`: its 802.1Q tag.
+   */
+  floodsTo(port: string, vlan: number | null): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -216,6 +223,15 @@ export async function startPrivateOvs(opts: { bridge?: string; lockTimeoutMs?: n
   const db = path.join(dir, 'conf.db');
   const bridge = opts.bridge ?? `hbr${randomBytes(4).toString('hex')}`;
   const vsctl = (args: string[]) => run('ovs-vsctl', [`--db=unix:${dbSock}`, '--timeout=10', ...args], env);
+  const appctl = (args: string[]) => run('ovs-appctl', ['-t', inst.ctl, ...args], env);
+  const floodsTo = async (port: string, vlan: number | null) => {
+    // dpif/show lines: `    <name> <ofport>/<datapath port>: (<type>)`; the trace ends with the datapath actions.
+    const byDp = new Map<string, string>();
+    for (const m of (await appctl(['dpif/show'])).matchAll(/^\s+(\S+) \d+\/(\d+):/gm)) byDp.set(m[2]!, m[1]!);
+    const flow = `in_port=${port},dl_src=02:00:00:00:00:01,dl_dst=ff:ff:ff:ff:ff:ff${vlan === null ? '' : `,dl_vlan=${vlan}`}`;
+    const actions = /^Datapath actions: (.*)$/m.exec(await appctl(['ofproto/trace', bridge, flow]))?.[1] ?? '';
+    return actions.split(',').filter((a) => /^\d+$/.test(a.trim())).map((a) => byDp.get(a.trim()) ?? `datapath port ${a.trim()}`).sort();
+  };
 
   let server: ChildProcess | undefined;
   let vswitchd: ChildProcess | undefined;
@@ -276,5 +292,5 @@ export async function startPrivateOvs(opts: { bridge?: string; lockTimeoutMs?: n
     await stop();
     throw e;
   }
-  return { dir, bridge, dbSock, env, vsctl, stop };
+  return { dir, bridge, dbSock, env, vsctl, appctl, floodsTo, stop };
 }

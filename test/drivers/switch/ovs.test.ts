@@ -11,19 +11,19 @@ import { columnsFor, ovs, ovsdbRemote, parseColumns, toPortVlans, OVS_NAME, OvsS
 import { DriverRegistry } from '../../../drivers/registry';
 import { SwitchError } from '../../../drivers/switch/types';
 
-const read = (tag: string, trunks: string, mode: string) => toPortVlans(parseColumns(tag, trunks, mode));
+const read = (tag: string, trunks: string, mode: string, prot = 'false') => toPortVlans(parseColumns(tag, trunks, mode, prot));
 
 describe('Open vSwitch driver: columns, names and settings', () => {
-  it('writes each configuration as one combination of tag, trunks and vlan_mode, never an empty trunk list outside access mode', () => {
-    expect(columnsFor({ native: null, tagged: [] })).to.deep.equal(['tag=[]', 'trunks=[4095]', 'vlan_mode=trunk']);
-    expect(columnsFor({ native: 100, tagged: [] })).to.deep.equal(['tag=100', 'trunks=[]', 'vlan_mode=access']);
-    expect(columnsFor({ native: null, tagged: [300, 200, 300] })).to.deep.equal(['tag=[]', 'trunks=[200,300]', 'vlan_mode=trunk']);
-    expect(columnsFor({ native: 100, tagged: [200] })).to.deep.equal(['tag=100', 'trunks=[200]', 'vlan_mode=native-untagged']);
+  it('writes each configuration as one combination of tag, trunks, vlan_mode and protected, never an empty trunk list outside access mode', () => {
+    expect(columnsFor({ native: null, tagged: [] })).to.deep.equal(['tag=[]', 'trunks=[4095]', 'vlan_mode=trunk', 'protected=true']);
+    expect(columnsFor({ native: 100, tagged: [] })).to.deep.equal(['tag=100', 'trunks=[]', 'vlan_mode=access', 'protected=false']);
+    expect(columnsFor({ native: null, tagged: [300, 200, 300] })).to.deep.equal(['tag=[]', 'trunks=[200,300]', 'vlan_mode=trunk', 'protected=false']);
+    expect(columnsFor({ native: 100, tagged: [200] })).to.deep.equal(['tag=100', 'trunks=[200]', 'vlan_mode=native-untagged', 'protected=false']);
     for (const bad of [0, 4095, 4096]) expect(() => columnsFor({ native: bad, tagged: [] })).to.throw(SwitchError, /cannot be used on Open vSwitch/);
   });
 
   it('reads back what it writes, and the dead VLAN as nothing', () => {
-    expect(read('[]', '[4095]', 'trunk')).to.deep.equal({ native: null, tagged: [] });
+    expect(read('[]', '[4095]', 'trunk', 'true')).to.deep.equal({ native: null, tagged: [] });
     expect(read('100', '[]', 'access')).to.deep.equal({ native: 100, tagged: [] });
     expect(read('[]', '[200, 300]', 'trunk')).to.deep.equal({ native: null, tagged: [200, 300] });
     expect(read('100', '[200]', 'native-untagged')).to.deep.equal({ native: 100, tagged: [200] });
@@ -39,7 +39,14 @@ describe('Open vSwitch driver: columns, names and settings', () => {
     expect(read('5', '[6]', 'trunk')).to.deep.equal({ native: null, tagged: [6], other: ['tag 5 ignored by OVS (vlan_mode trunk)'] });
     expect(read('[]', '[0, 9]', 'trunk')).to.deep.equal({ native: null, tagged: [9], other: ['untagged frames on VLAN 0 (trunks 0)'] });
     expect(read('5', '[6]', 'dot1q-tunnel').other).to.deep.equal(['vlan_mode dot1q-tunnel']);
-    expect(() => parseColumns('abc', '[]', '[]')).to.throw(SwitchError, /unexpected tag/);
+    expect(() => parseColumns('abc', '[]', '[]', 'false')).to.throw(SwitchError, /unexpected tag/);
+    expect(() => parseColumns('[]', '[]', '[]', '[]')).to.throw(SwitchError, /unexpected protected/);
+    // VLAN 4095 is shared by every port that trunks it: only a protected port with nothing else may.
+    expect(read('[]', '[4095]', 'trunk')).to.deep.equal({ native: null, tagged: [], other: ['shares the dead VLAN 4095 with every other port that carries no VLAN (protected false)'] });
+    expect(read('[]', '[100, 4095]', 'trunk', 'true')).to.deep.equal({ native: null, tagged: [100], other: ['trunks the dead VLAN 4095 beside other VLANs'] });
+    expect(read('100', '[4095]', 'native-untagged', 'true').other).to.deep.equal(['trunks the dead VLAN 4095 beside other VLANs']);
+    // A protected port with VLANs only keeps apart from ports with none: nothing to report.
+    expect(read('100', '[]', 'access', 'true')).to.deep.equal({ native: 100, tagged: [] });
   });
 
   it('takes HILT_OVS_DB as a socket path or as unix:PATH', () => {
@@ -92,7 +99,7 @@ describe('Open vSwitch driver: columns, names and settings', () => {
       const d = new OvsSwitchDriver({ db: '/run/test/db.sock', timeoutMs: 4_000, vsctlPath: standIn('kill -ALRM $$') });
       const s = await d.open(info, new AbortController().signal);
       const err = await s.getPortVlans('p1').catch((e) => e);
-      expect(err.message).to.equal('ovs-vsctl port-to-br p1 -- get Port p1 tag trunks vlan_mode: gave up after 2 s (--timeout) waiting for the database at unix:/run/test/db.sock or for ovs-vswitchd');
+      expect(err.message).to.equal('ovs-vsctl port-to-br p1 -- get Port p1 tag trunks vlan_mode protected: gave up after 2 s (--timeout) waiting for the database at unix:/run/test/db.sock or for ovs-vswitchd');
       const missing = await new OvsSwitchDriver({ timeoutMs: 4_000, vsctlPath: path.join(dir, 'nothing-here') }).open(info, new AbortController().signal).catch((e) => e);
       expect(missing.message).to.match(/nothing-here not found \(is Open vSwitch installed\?\)/);
     });

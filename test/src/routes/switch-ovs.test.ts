@@ -91,6 +91,45 @@ describe('Open vSwitch switches over HTTP (real Open vSwitch)', function () {
     expect(await networks('on1')).to.deep.equal({});
   });
 
+  it('keeps the ports of nics with no network apart: no frame of one reaches another (ovs-vswitchd\'s own forwarding)', async () => {
+    // Ports 7 and 8: a network attached and detached (the service wrote "no VLAN"); port 9 on ow.
+    // A switch of their own on the same bridge: the other tests count ovs1's ports.
+    await must(api.put('/switch/ovs2', { type: OVS_SWITCH, ovs_bridge: ovs.bridge }));
+    for (const n of [7, 8, 9]) {
+      await ovs.vsctl(['add-port', ovs.bridge, port(n), '--', 'set', 'Interface', port(n), 'type=internal']);
+      await must(api.put(`/switch/ovs2/port/${port(n)}`));
+      await makeNode(api, `on${n}`, ['eth0']);
+      await must(api.post(`/switch/ovs2/port/${port(n)}/connect_nic`, { node: `on${n}`, nic: 'eth0' }));
+      await must(api.post('/project/op/connect_node', { node: `on${n}` }));
+    }
+    for (const n of [7, 8]) {
+      expect(await op(`/node/on${n}/nic/eth0/connect_network`, { network: 'ot', channel: `vlan/${vlan.t}` })).to.include({ status: 'DONE' });
+      expect(await op(`/node/on${n}/nic/eth0/detach_network`, { network: 'ot' })).to.include({ status: 'DONE' });
+    }
+    expect(await op('/node/on9/nic/eth0/connect_network', { network: 'ow' })).to.include({ status: 'DONE' });
+    // Tagged with the VLAN every port without a network trunks, untagged, or tagged with a
+    // tenant's VLAN: it reaches neither the other port without a network nor a tenant's port.
+    // (Ports the service never set, as ovs-vsctl add-port left them, trunk every VLAN.)
+    for (const v of [4095, null, vlan.w, vlan.t]) {
+      for (const [from, to] of [[7, 8], [8, 7]]) {
+        const reached = await ovs.floodsTo(port(from), v);
+        expect(reached, `VLAN ${v} from ${port(from)}`).not.to.include.any.members([port(to), port(9)]);
+      }
+    }
+    // A port the service holds empty whose neighbours could hear it reads back as drift.
+    await ovs.vsctl(['set', 'Port', port(8), 'protected=false']);
+    const audit = await must(api.get('/admin/switch/ovs2/drift'));
+    const p8 = audit.body.ports.find((p: { port: string }) => p.port === port(8));
+    expect(p8).to.deep.include({ status: 'drifted', actual: { native: null, tagged: [], other: ['shares the dead VLAN 4095 with every other port that carries no VLAN (protected false)'] } });
+    await must(api.post('/admin/switch/ovs2/repair'));
+    expect(await ovs.vsctl(['get', 'Port', port(8), 'protected'])).to.equal('true');
+    // A port that gets a network is no longer protected: it talks with its VLAN's other ports.
+    expect(await op('/node/on8/nic/eth0/connect_network', { network: 'ow' })).to.include({ status: 'DONE' });
+    expect(await ovs.vsctl(['get', 'Port', port(8), 'protected'])).to.equal('false');
+    expect(await ovs.floodsTo(port(8), null)).to.include(port(9));
+    expect(await op('/node/on8/nic/eth0/detach_network', { network: 'ow' })).to.include({ status: 'DONE' });
+  });
+
   it('reverts a port (port_revert): every network off the port and the nic', async () => {
     const p = port(2);
     await op('/node/on2/nic/eth0/connect_network', { network: 'ow' });
