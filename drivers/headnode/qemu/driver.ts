@@ -300,12 +300,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       await writeState(this.layout.stateFile(name), st);
 
       await this.ovs.plug(taps, true, signal);
-
-      const [, status] = (await qmpSession(qmp, [{ execute: 'cont' }, { execute: 'query-status' }], signal)) as [
-        unknown,
-        { running?: boolean; status?: string },
-      ];
-      if (status?.running !== true) throw new HeadnodeError(`headnode ${name}: QEMU status is ${status?.status} after cont`);
+      await this.release(name, qmp, signal);
       return { running: true, vncport };
     } catch (e) {
       // Leave nothing half-started behind. SIGKILL needs no waiting, so it happens even when the
@@ -328,6 +323,15 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
     }
   }
 
+  /** Let the guest of a VM started paused (-S) run, once its hnics are on their VLANs. */
+  private async release(name: string, qmp: string, signal: AbortSignal): Promise<void> {
+    const [, status] = (await qmpSession(qmp, [{ execute: 'cont' }, { execute: 'query-status' }], signal)) as [
+      unknown,
+      { running?: boolean; status?: string },
+    ];
+    if (status?.running !== true) throw new HeadnodeError(`headnode ${name}: QEMU status is ${status?.status} after cont`);
+  }
+
   /**
    * Bring the headnode to "running with these hnics": adopt a healthy running VM (re-applying its
    * OVS ports), otherwise kill whatever is left and boot it.
@@ -339,7 +343,7 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
       if (await alive(st)) {
         const sameNics =
           st.hnics.length === hnics.length && st.hnics.every((t, i) => t.hnic === hnics[i]!.name);
-        let q: { running: boolean; vncport: number | null } | null = null;
+        let q: Awaited<ReturnType<typeof qmpRunning>> | null = null;
         try {
           q = await qmpRunning(st.qmp, signal, WEDGED_MS);
         } catch {
@@ -348,13 +352,16 @@ export class QemuHeadnodeDriver implements HeadnodeDriver {
         }
         const vncOk = q?.vncport != null && (await vncAnswers(q.vncport, signal));
         // A guest that is paused (by an operator, or by QEMU on a full disk) is adopted as it
-        // is: only a VM whose QMP or VNC does not answer is killed and booted again.
+        // is: only a VM whose QMP or VNC does not answer is killed and booted again. One still
+        // in `prelaunch` never ran: its start was cut (the service died) before its hnics were
+        // all on their VLANs, so it is let run only after they are, as a boot does.
         if (q && vncOk && sameNics && st.bridge === this.bridge) {
           const taps = st.hnics.map((t, i) => ({ ...t, vlan: hnics[i]!.vlan }));
           await this.ovs.plug(taps, false, signal);
           st.hnics = taps;
           st.vncport = q.vncport;
           await writeState(this.layout.stateFile(name), st);
+          if (q.status === 'prelaunch') await this.release(name, st.qmp, signal);
           this.owned.add(name);
           return { running: true, vncport: q.vncport };
         }

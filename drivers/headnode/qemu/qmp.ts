@@ -91,15 +91,15 @@ export function qmpSession(sock: string, cmds: QmpCommand[], signal: AbortSignal
   });
 }
 
-/** QMP says the guest runs; returns the VNC port QEMU actually listens on. */
+/** QMP says the guest runs (and its run state: `prelaunch` before the first `cont`); returns the VNC port QEMU actually listens on. */
 export async function qmpRunning(
   sock: string, signal: AbortSignal, answerMs?: number,
-): Promise<{ running: boolean; vncport: number | null }> {
+): Promise<{ running: boolean; status: string | null; vncport: number | null }> {
   const cmds = [{ execute: 'query-status' }, { execute: 'query-vnc' }];
   const [status, vnc] = (await qmpSession(sock, cmds, signal, { answerMs })) as [
     { running?: boolean; status?: string },
     { enabled?: boolean; service?: string },
   ];
   const port = vnc?.enabled && vnc.service ? Number.parseInt(vnc.service, 10) : NaN;
-  return { running: status?.running === true, vncport: Number.isFinite(port) ? port : null };
+  return { running: status?.running === true, status: status?.status ?? null, vncport: Number.isFinite(port) ? port : null };
 }

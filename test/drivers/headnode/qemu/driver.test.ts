@@ -2,7 +2,7 @@
  * QemuHeadnodeDriver against real QEMU (TCG, 64 MiB, empty disk: SeaBIOS + iPXE) and a private
  * Open vSwitch (netdev datapath). These tests FAIL, never skip, when QEMU or OVS is missing.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
@@ -350,6 +350,42 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     await waitGone(pid);
     expect(await driver.isAlive('hnP', within())).to.equal(false);
     await driver.destroy('hnP', within());
+  });
+
+  it('a VM whose start a crash cut before its guest ran is let run when adopted, not left frozen yet reported running', async () => {
+    // The service dies (kill -9) while putting the taps on OVS: QEMU, started paused (-S), outlives it.
+    const dir = await fsp.mkdtemp(path.join(tmp, 'crash-'));
+    const mark = path.join(dir, 'hang.pid');
+    const wrapper = path.join(dir, 'ovs-vsctl');
+    fs.writeFileSync(wrapper, `#!/bin/sh\nfor a; do if [ "$a" = add-port ]; then echo $$ > '${mark}.tmp'; mv '${mark}.tmp' '${mark}'; exec sleep 600; fi; done\nexec ovs-vsctl "$@"\n`, { mode: 0o755 });
+    await driver.create('hnC', 'base-headnode', within());
+    const hnics: HnicSpec[] = [{ name: 'eth0', vlan: 300 }];
+    const opts = { imagesDir, stateDir, bridge: ovs.bridge, ovsDbSock: ovs.dbSock, ovsVsctlPath: wrapper };
+    const script = path.join(dir, 'start.js');
+    fs.writeFileSync(script, `const { QemuHeadnodeDriver } = require(${JSON.stringify(require.resolve('../../../../drivers/headnode/qemu'))});\n`
+      + `new QemuHeadnodeDriver(${JSON.stringify(opts)}).start('hnC', ${JSON.stringify(hnics)}, new AbortController().signal);\n`);
+    const child = spawn(process.execPath, [script], { stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!fs.existsSync(mark)) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error('the start never reached OVS');
+        await sleep(50);
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+      if (fs.existsSync(mark)) process.kill(Number(fs.readFileSync(mark, 'utf8')), 'SIGKILL');
+    }
+    const sock = driver.qmpSocketPath('hnC');
+    expect(await qmp(sock, 'query-status')).to.include({ status: 'prelaunch' });
+    // The next start (the service finishing the interrupted one) answers running: so it must be.
+    const st = await driver.start('hnC', hnics, within());
+    expect(st.running).to.equal(true);
+    expect(await qmp(sock, 'query-status')).to.include({ running: true, status: 'running' });
+    expect(await driver.status('hnC', within())).to.deep.equal(st);
+    expect(await tag(driver.tapName('hnC', 'eth0'))).to.equal('300');
+    await driver.destroy('hnC', within());
   });
 
   it('a QEMU that no state file records (a crash right after spawning it) is killed before the next boot', async () => {
