@@ -85,6 +85,31 @@ describe('Switch sessions with a candidate configuration (Junos, NVUE)', functio
         expect(out[1]!.nothingSent, 'so the service sets its port back').to.equal(false);
       });
 
+      it('a change whose line fails otherwise than by a refusal (no exit status, a sudo question) is taken out too: the group\'s commit does not carry its first lines', async () => {
+        // The port's last line fails without the switch's refusal (the tool printed no exit
+        // status): the lines before it, already in the candidate, must not ride on the commit
+        // of the call staged before it.
+        const last = vendor === 'junos' ? `set interfaces ${p2} native-vlan-id 1002` : `nv set interface ${p2} bridge domain br_default untagged 1002`;
+        const patched = new CliSwitchDriver(table, { save: true, readyTimeoutMs: 5000 });
+        const open = patched.open.bind(patched);
+        patched.open = async (...a) => {
+          const s = await open(...a) as unknown as { cli: { run(c: string, o?: object): Promise<string> } };
+          const run = s.cli.run.bind(s.cli);
+          s.cli.run = (c, o) => (c === last ? Promise.reject(new SwitchError(`"${c}" printed no exit status`)) : run(c, o));
+          return s as never;
+        };
+        sessions = new SwitchSessions(() => patched, 5000);
+        const out = await Promise.all([
+          settle(sessions.submit(info, (s) => s.addTagged(p1, 1001))),
+          settle(sessions.submit(info, (s) => s.setNative(p2, 1002))),
+        ]);
+        expect(out[0]).to.equal(null);
+        expect(out[1]).to.be.instanceOf(SwitchError);
+        expect(sim.carried(p1)).to.deep.equal({ native: null, tagged: [1001] });
+        expect(sim.portState(p2), 'none of the failed change reached the port').to.deep.equal(sim.vendor.newPort());
+        if (vendor === 'cumulus_nvue') expect(nvuePending(sim)).to.equal(false);
+      });
+
       it('a refused commit fails every operation of its group, as having changed nothing', async () => {
         sim.faults.failCommit = true;
         const out = await Promise.all([

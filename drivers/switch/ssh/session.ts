@@ -10,7 +10,8 @@
  * On a table with a candidate configuration (`commit`: Junos, NVUE) a change is staged instead:
  * its lines go into the candidate, the reading it must leave is kept, and `commit` later applies
  * every staged change at once and reads each staged port back. A staged change the switch
- * refuses is taken out again (the candidate is discarded and the earlier changes staged anew),
+ * refuses, or one of whose lines fails otherwise while the session lives, is taken out again
+ * (the candidate is discarded and the earlier changes staged anew),
  * so a failed operation never rides on the next commit. Logging out discards whatever is still
  * staged: nothing uncommitted is left behind on the switch (NVUE keeps a user's pending
  * revision across sessions).
@@ -250,7 +251,7 @@ export class TableSession extends PortOpSession {
     await this.send(commands, { from: first, to: first + lines.length });
   }
 
-  /** Stage a change in the candidate configuration; a refused line takes the whole change out again. */
+  /** Stage a change in the candidate configuration; a refused (or failed) line takes the whole change out again. */
   private async stage(port: string, lines: string[], create: { vlans: number[]; lines: string[] }, expected: Staged): Promise<void> {
     await this.setup();
     await this.enterConfig();
@@ -258,8 +259,10 @@ export class TableSession extends PortOpSession {
     try {
       await this.send(commands);
     } catch (err) {
-      if (!(err instanceof CliCommandError)) throw err;
-      await this.restage(err);
+      // Not only a refusal: a line whose outcome is unknown (no exit status, a sudo question)
+      // leaves the lines before it in the candidate, and the commit of the changes staged
+      // before it would carry them. A session that is gone took its candidate with it.
+      if (this.cli.alive) await this.restage(err as Error);
       throw err;
     }
     this.stagedCommands.push(commands);
