@@ -58,8 +58,10 @@ export const JUNOS_TABLE: SwitchTable = {
     pagingOff: ['set cli screen-length 0'],
     pager: /---\(more(?: \d+%)?\)---\s*$/,
     // `syntax error.` under a caret line, `unknown command.`, `error: configuration check-out failed`,
-    // `error: configuration database locked by: …`; `warning: statement not found` is no error
-    errors: [/^error:/i, /^syntax error/, /^unknown command/, /^missing argument/, /^invalid (?:value|interface|numeric)/i],
+    // `error: configuration database locked by: …`; `warning: statement not found` is no error.
+    // A line refused by the parser has the caret under it whatever its words (`Value 4095 is not
+    // within range (1..4094) at '4095'` has no `error:`): the caret line alone is a refusal.
+    errors: [/^error:/i, /^syntax error/, /^unknown command/, /^missing argument/, /^invalid (?:value|interface|numeric)/i, /^Value .* is not within range/i, /^\^$/],
   },
   configure: 'configure private',
   fromConfig: (command) => `run ${command}`,

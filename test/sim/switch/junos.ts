@@ -5,8 +5,8 @@
  * statements a driver uses, `commit [and-quit]` with its check (a VLAN member that is not
  * defined, two VLANs with one id, an access port with two members) and Junos' error block,
  * `exit` asking about uncommitted changes, `run`, `| display set`, `| no-more`, `set cli
- * screen-length 0` (else the `---(more)---` pager), and `syntax error.` / `unknown command.`
- * under a caret.
+ * screen-length 0` (else the `---(more)---` pager), and `syntax error.` / `unknown command.` /
+ * `Value 4095 is not within range (1..4094) at '4095'` under a caret.
  *
  * The committed configuration is the sim's port state (model.ts SimPort: no `switchport` = no
  * `family ethernet-switching`; an access port of `access`; a trunk's `allowed` members and its
@@ -226,12 +226,16 @@ export class Junos implements SimVendor {
 
   private edit(sh: Shell, c: Candidate, cmd: string, set: boolean, a: string[]): void {
     const bad = (i: number) => this.refuse(sh, cmd, cmd.indexOf(a[i] ?? '', cmd.indexOf(' ')), 'syntax error.');
+    // a number out of its range: the caret under it, and Junos' own words (no `error:` prefix)
+    const range = (i: number) => this.refuse(sh, cmd, cmd.lastIndexOf(a[i]!), `Value ${a[i]} is not within range (1..4094) at '${a[i]}'`);
+    const vlanId = (i: number) => /^\d+$/.test(a[i] ?? '') && (Number(a[i]) < 1 || Number(a[i]) > 4094);
     const notFound = () => sh.line('warning: statement not found');
     if (a[0] === 'vlans') {
       const name = a[1];
       if (!name) return bad(1);
       if (set) {
-        if (a[2] !== 'vlan-id' || !/^\d+$/.test(a[3] ?? '') || Number(a[3]) < 1 || Number(a[3]) > 4094 || a.length !== 4) return bad(2);
+        if (a[2] === 'vlan-id' && a.length === 4 && vlanId(3)) return range(3);
+        if (a[2] !== 'vlan-id' || !/^\d+$/.test(a[3] ?? '') || a.length !== 4) return bad(2);
         c.vlans.set(name, Number(a[3]));
       } else if (!c.vlans.delete(name)) return notFound();
       c.changed = true;
@@ -244,6 +248,7 @@ export class Junos implements SimVendor {
     const rest = a.slice(2);
     if (rest[0] === 'native-vlan-id') {
       if (set) {
+        if (rest.length === 2 && vlanId(3)) return range(3);
         if (!/^\d+$/.test(rest[1] ?? '') || rest.length !== 2) return bad(3);
         p.native = Number(rest[1]);
       } else if (p.native === null) return notFound();

@@ -148,6 +148,15 @@ describe('fabric tables: the commands of each operation', () => {
       expect(JUNOS_TABLE.save).to.equal(undefined);
     });
 
+    it('takes a caret line for a refusal whatever the words under it; a warning is none', () => {
+      const refused = (l: string) => JUNOS_TABLE.dialect.errors.some((re) => re.test(l.trim()));
+      expect(refused('                                          ^')).to.equal(true);
+      expect(refused("Value 4095 is not within range (1..4094) at '4095'")).to.equal(true);
+      expect(refused('error: configuration check-out failed')).to.equal(true);
+      expect(refused('warning: statement not found')).to.equal(false);
+      expect(refused('commit complete')).to.equal(false);
+    });
+
     it('reads set-form configuration: names, numbers, ranges, all, default; a factory port is an access port of VLAN default', () => {
       const out = [
         'set interfaces ge-0/0/1 native-vlan-id 1001',
