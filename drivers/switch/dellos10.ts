@@ -62,9 +62,14 @@ export const DELL_OS10_TABLE: SwitchTable = {
     // The running configuration leaves the default out: no `switchport access vlan` line is the
     // default VLAN 1, in trunk mode as in access mode; a port without one says `no switchport access vlan`.
     const access = accessText !== undefined ? Number(accessText) : lines.includes('no switchport access vlan') ? null : 1;
+    // a member of a port-channel (` channel-group 10 mode active`, ` no switchport`) carries the channel's VLANs
+    const channel = value(/^channel-group (\d+)\b/);
+    if (channel !== undefined) return { mode: 'other', access: null, native: null, allowed: [], other: [`member of port-channel${channel} (carries its VLANs)`] };
     if (routed) return { mode: 'other', access: null, native: null, allowed: [] };
     if (!trunk) return { mode: 'access', access, native: null, allowed: [] };
-    const tagged = parseVlanList(value(/^switchport trunk allowed vlan (.+)$/) ?? '');
+    // every line of the list (`switchport trunk allowed vlan` adds to it), not only the first
+    const lists = lines.map((l) => /^switchport trunk allowed vlan (.+)$/.exec(l)?.[1]).filter((x): x is string => x !== undefined);
+    const tagged = parseVlanList(lists.join(','));
     const allowed = tagged === 'all' ? tagged : [...new Set([...tagged, ...(access === null ? [] : [access])])].sort((a, b) => a - b);
     return { mode: 'trunk', access, native: access, allowed };
   },

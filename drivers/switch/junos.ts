@@ -87,6 +87,9 @@ export const JUNOS_TABLE: SwitchTable = {
   parse(output, p, ctx): PortReading {
     const prefix = `set interfaces ${p} `;
     const lines = output.split('\n').map((l) => l.trim()).filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
+    // a member of an aggregated interface carries the bundle's VLANs (`ae0`'s), not its own
+    const bundle = lines.map((l) => /^(?:gig)?ether-options 802\.3ad (\S+)/.exec(l)?.[1]).find(Boolean);
+    if (bundle) return { mode: 'other', access: null, native: null, allowed: [], other: [`member of ${bundle} (carries its VLANs)`] };
     const esLines = lines.filter((l) => l.startsWith('unit 0 family ethernet-switching')).map((l) => l.slice('unit 0 family ethernet-switching'.length).trim());
     if (!esLines.length) return { mode: 'other', access: null, native: null, allowed: [] };
     const ids = new Map([...(ctx.vlans ?? new Map<number, string>())].map(([id, n]) => [n, id]));

@@ -39,6 +39,7 @@ export const EVERY_VLAN = 'trunk allows every VLAN';
  * driver reports an empty trunk list).
  */
 export function portVlans(r: PortReading): PortVlans {
+  if (r.other?.length) return { ...portVlans({ ...r, other: undefined }), other: [...r.other] };
   if (r.mode === 'access') return { native: r.access, tagged: [] };
   if (r.mode !== 'trunk') return { native: null, tagged: [] };
   if (r.allowed === 'all') return { native: r.native, tagged: [], other: [EVERY_VLAN] };

@@ -161,6 +161,10 @@ export class TableSession extends PortOpSession {
   protected change(port: string, op: PortOp): Promise<void> {
     return this.call(async () => {
       const before = this.readings.get(port) ?? (await this.read(port));
+      // A port whose VLANs are not its own (a bundle member's are the bundle's): no change of
+      // its switchport settings makes it carry what is asked, and on a candidate configuration
+      // the commit refused for it would fail the other changes staged with it.
+      if (before.other?.length) throw this.fail(port, `is a ${before.other.join(', ')}: take it out first; nothing was sent`);
       const plan = planChange(this.table, this.context(port), op, before);
       if (!plan) return;
       const create = await this.vlansToCreate(plan.vlans);

@@ -22,6 +22,12 @@ export interface PortReading {
   native: number | null;
   /** the trunk's allowed list as printed (it holds the native VLAN when that one carries traffic) */
   allowed: VlanList;
+  /**
+   * What the port carries that the fields above cannot say, in the switch's terms (a member of
+   * a link aggregation carries the bundle's VLANs, whatever its own settings): said as
+   * PortVlans.other, so that it never reads as an empty port. The session changes no such port.
+   */
+  other?: string[];
 }
 
 /** What a table's templates may use beside the port and VLAN. */

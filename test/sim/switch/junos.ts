@@ -172,8 +172,10 @@ export class Junos implements SimVendor {
     const n = vlanNames(sim);
     const vlans = [...n].filter(([id]) => sim.vlans.has(id)).sort((a, b) => a[1].localeCompare(b[1])).map(([id, name]) => `set vlans ${name} vlan-id ${id}`);
     const iface = (name: string) => {
-      const j = toJ(sim.ports.get(name)!, n);
+      const sp = sim.ports.get(name)!;
+      const j = toJ(sp, n);
       const out: string[] = j.disable ? [`set interfaces ${name} disable`] : [];
+      if (sp.lag) return [...out, `set interfaces ${name} ether-options 802.3ad ${sp.lag}`];
       if (!j.family) return out;
       const es = `set interfaces ${name} unit 0 family ethernet-switching`;
       if (j.native !== null) out.push(`set interfaces ${name} native-vlan-id ${j.native}`);
@@ -344,7 +346,8 @@ export class Junos implements SimVendor {
       const members = [...j.members].flatMap((m) => resolve(m)!);
       const all = j.members.has('all');
       const shutdown = j.disable;
-      sim.ports.set(name, !j.family
+      const lag = sim.ports.get(name)!.lag;
+      sim.ports.set(name, lag ? { ...sim.ports.get(name)!, shutdown } : !j.family
         ? { switchport: false, mode: 'access', access: 1, native: 'none', allowed: new Set(), shutdown }
         : j.mode === 'trunk'
           ? { switchport: true, mode: 'trunk', access: 1, native: j.native ?? 'none', allowed: all ? 'all' : new Set(members), shutdown }

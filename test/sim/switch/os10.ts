@@ -180,7 +180,8 @@ export class DellOs10 implements SimVendor {
     const p = name ? sh.sim.ports.get(name) : undefined;
     if (!name || !p) return this.error(sh, 'Illegal parameter.');
     const lines = ['!', `interface ${name}`, p.shutdown ? ' shutdown' : ' no shutdown'];
-    if (!p.switchport) lines.push(' no switchport');
+    if (p.lag) lines.push(` channel-group ${p.lag} mode active`, ' no switchport');
+    else if (!p.switchport) lines.push(' no switchport');
     else {
       if (p.mode === 'trunk') lines.push(' switchport mode trunk');
       // The running configuration leaves defaults out, as a replayable configuration must: the

@@ -77,6 +77,18 @@ describe('fabric tables: the commands of each operation', () => {
       expect(DELL_OS10_TABLE.parse('!\ninterface ethernet1/1/3\n no switchport', p, {}).mode).to.equal('other');
       expect(() => DELL_OS10_TABLE.parse('% Error: Illegal parameter.', p, {})).to.throw(/no "interface/);
     });
+
+    it('reads a member of a port-channel as carrying the channel\'s VLANs, never as an empty port', () => {
+      const out = ['!', 'interface ethernet1/1/3', ' no shutdown', ' channel-group 10 mode active', ' no switchport', ' flowcontrol receive on'].join('\n');
+      const r = DELL_OS10_TABLE.parse(out, p, {});
+      expect(r.mode).to.equal('other');
+      expect(portVlans(r).other).to.deep.equal(['member of port-channel10 (carries its VLANs)']);
+    });
+
+    it('reads every `switchport trunk allowed vlan` line of the port (each adds to the list)', () => {
+      const out = ['!', 'interface ethernet1/1/3', ' switchport mode trunk', ' no switchport access vlan', ' switchport trunk allowed vlan 1002,1004-1005', ' switchport trunk allowed vlan 2001'].join('\n');
+      expect(DELL_OS10_TABLE.parse(out, p, {})).to.deep.equal(trunk(null, 1002, 1004, 1005, 2001));
+    });
   });
 
   describe('SONiC', () => {
@@ -176,6 +188,14 @@ describe('fabric tables: the commands of each operation', () => {
       expect(JUNOS_TABLE.parse('', p, ctx).mode).to.equal('other');
       expect(() => JUNOS_TABLE.parse(`${es} interface-mode trunk\n${es} vlan members nosuch`, p, ctx)).to.throw(/VLAN "nosuch" is not defined/);
       expect(junosVlans('set vlans default vlan-id 1\nset vlans tenant-blue vlan-id 1002\nset vlans tenant-blue description x')).to.deep.equal(new Map([[1, 'default'], [1002, 'tenant-blue']]));
+    });
+
+    it('reads a member of an aggregated interface as carrying the bundle\'s VLANs, never as an empty port', () => {
+      for (const opt of ['ether-options', 'gigether-options']) {
+        const r = JUNOS_TABLE.parse(`set interfaces ge-0/0/1 ${opt} 802.3ad ae0`, p, ctx);
+        expect(r.mode).to.equal('other');
+        expect(portVlans(r)).to.deep.equal({ native: null, tagged: [], other: ['member of ae0 (carries its VLANs)'] });
+      }
     });
   });
 

@@ -236,6 +236,31 @@ describe('SSH switch sessions against the simulators', function () {
     }
   });
 
+  for (const [vendor, lag, member] of [['junos', 'ae0', 'ae0'], ['dellos10', '10', 'port-channel10']] as const) {
+    it(`${vendor}: reads a member of a link aggregation as carrying the bundle's VLANs, and changes it not at all`, async () => {
+      const c = FABRIC_CASES.find((x) => x.vendor === vendor)!;
+      const sim = await simFor(c);
+      const port = c.ports[0]!;
+      sim.portState(port).lag = lag;
+      const entry = SWITCH_DRIVERS.find((e) => e.type === c.type)!;
+      const driver = new CliSwitchDriver((entry.create({ settings: {} as never }) as CliSwitchDriver).table, { save: false, readyTimeoutMs: 5000 });
+      const s = await driver.open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } }, live());
+      try {
+        // not an empty port: the drift audit must see what it carries
+        expect(await s.getPortVlans(port)).to.deep.include({ native: null, tagged: [], other: [`member of ${member} (carries its VLANs)`] });
+        const before = sim.received.length;
+        for (const change of [() => s.addTagged(port, 1001), () => s.resetPort(port)]) {
+          const err = await rejected(change());
+          expect(err.message).to.match(new RegExp(`port ${port} is a member of ${member}`));
+        }
+        expect(sim.received.slice(before).filter((l) => /^(set|delete|switchport|no switchport|configure|interface)/.test(l)), 'nothing sent').to.deep.equal([]);
+        expect(s.changesSent).to.equal(0);
+      } finally {
+        await s.close();
+      }
+    });
+  }
+
   it('masks the password wherever the switch would echo it back in an error', async () => {
     const c = VENDOR_CASES.find((x) => x.vendor === 'arista_eos')!;
     const sim = await simFor(c, { faults: { failConfig: true } });
