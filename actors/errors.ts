@@ -47,4 +47,6 @@ export const badArgument = (msg: string) => new HiltError('BadArgumentError', ms
 export const unauthorized = (msg = 'you do not have permission for this call') => new HiltError('AuthorizationError', msg);
 export const forbidden = (msg: string) => new HiltError('ForbiddenError', msg);
 export const conflict = (msg: string) => new HiltError('IllegalStateError', msg);
+/** The node is in no project, or its project may not use the network (HIL's class for both). */
+export const projectMismatch = (msg: string) => new HiltError('ProjectMismatchError', msg);
 

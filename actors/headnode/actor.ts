@@ -1,5 +1,5 @@
 import { Behavior, needsEntity } from '../runtime';
-import { duplicate, notFound, conflict, badArgument } from '../errors';
+import { duplicate, notFound, conflict, badArgument, projectMismatch } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
 import type { BootSpec, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies, HeadnodeState, Hnic } from './protocol';
@@ -69,7 +69,7 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
         if (!net.dynamic) throw badArgument(`network ${cmd.network} has an id assigned by an administrator; headnodes take only networks with an allocated id`);
         modifiable(state, id);
         if (net.access.length && !net.access.includes(state.project)) {
-          throw conflict(`project ${state.project} has no access to network ${cmd.network}`);
+          throw projectMismatch(`project ${state.project} has no access to network ${cmd.network}`);
         }
         if (h.network === cmd.network) return { events: [] };
         // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).

@@ -1,5 +1,5 @@
 import { Behavior, Decision, needsEntity } from '../runtime';
-import { HiltError, duplicate, notFound, conflict } from '../errors';
+import { HiltError, duplicate, notFound } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from './uses';
 import type { VlanPool } from './pool';
@@ -65,7 +65,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         if (vlan === null) {
           throw wanted === null
             ? new HiltError('AllocationError', 'no free network id is left in the pool')
-            : duplicate(`network id ${wanted}`);
+            : new HiltError('BlockedError', `network id ${wanted} is in use by another network`);
         }
         // Decided here, after the name's own 409: the project could not know whether the name is taken.
         if (cmd.overQuota) {
@@ -108,7 +108,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
       }),
       'network.revoke': live((state, cmd, id) => {
         if (!state.access.includes(cmd.project)) throw notFound(`access of project ${cmd.project} to network ${id}`);
-        if (state.owner === cmd.project) throw conflict(`project ${cmd.project} owns network ${id}`);
+        if (state.owner === cmd.project) throw new HiltError('BlockedError', `project ${cmd.project} owns network ${id}`);
         if (rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {
           throw new HiltError('BlockedError', `a node of project ${cmd.project} is attached to network ${id}`);
         }

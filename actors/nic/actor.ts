@@ -1,5 +1,5 @@
 import { Asker, Behavior, Decision, needsEntity } from '../runtime';
-import { duplicate, notFound, blocked, conflict } from '../errors';
+import { duplicate, notFound, blocked, conflict, projectMismatch } from '../errors';
 import type { ReadModel, PortRef } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
 import { newIncarnation, portId, splitId } from '../ids';
@@ -39,7 +39,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
   }
 
   function idle(state: NicState): void {
-    if (state.pending) throw conflict(`nic ${state.name} of node ${state.node} already has a pending network operation`);
+    if (state.pending) throw blocked(`nic ${state.name} of node ${state.node} already has a pending network operation`);
   }
 
   /** Record the operation as pending (durable before the caller's 202), then hand it on. */
@@ -121,10 +121,10 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         const net = rm.networks.get(cmd.network);
         if (!net) throw notFound(`network ${cmd.network}`);
         if (net.access.length && !net.access.includes(cmd.project)) {
-          throw conflict(`project ${cmd.project} has no access to network ${cmd.network}`);
+          throw projectMismatch(`project ${cmd.project} has no access to network ${cmd.network}`);
         }
-        if (Object.values(state.networks).includes(cmd.network)) throw conflict(`network ${cmd.network} is already attached to nic ${state.name}`);
-        if (own(state.networks, cmd.channel)) throw conflict(`channel ${cmd.channel} of nic ${state.name} is already in use`);
+        if (Object.values(state.networks).includes(cmd.network)) throw blocked(`network ${cmd.network} is already attached to nic ${state.name}`);
+        if (own(state.networks, cmd.channel)) throw blocked(`channel ${cmd.channel} of nic ${state.name} is already in use`);
         if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
           throw conflict(`channel ${quote(cmd.channel)} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
         }
@@ -165,7 +165,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         return queue(state, cmd.seq, { type: 'reapply_port', channel: '', newNetwork: null }, port);
       }),
       'nic.forceDetach': live(async (state, cmd, id) => {
-        if (state.pending) throw conflict(`${named(state)} has a pending network operation`);
+        if (state.pending) throw blocked(`${named(state)} has a pending network operation`);
         const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
         if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
         // The port forgets the VLAN first: a port that holds less than its nic is safe, one

@@ -1,5 +1,5 @@
 import { Asker, Behavior, Decision, needsEntity } from '../runtime';
-import { HiltError, duplicate, notFound, blocked, conflict, forbidden, unauthorized } from '../errors';
+import { HiltError, duplicate, notFound, blocked, conflict, forbidden, projectMismatch, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
 import { attachedTo, counted, listed } from '../../lib/text';
@@ -112,7 +112,7 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
       }),
       'node.connectNetwork': live((state, cmd, id) => {
         // docs/api-conventions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
-        if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+        if (!state.project) throw projectMismatch(`node ${id} is free: it belongs to no project`);
         stillAuthorized(state, id, cmd.project);
         refuseExpired(state, id);
         return viaNic(nics.ask(nicOf(id, cmd.nic), {
@@ -120,7 +120,7 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
         }));
       }),
       'node.detachNetwork': live((state, cmd, id) => {
-        if (!state.project) throw conflict(`node ${id} is free: it belongs to no project`);
+        if (!state.project) throw projectMismatch(`node ${id} is free: it belongs to no project`);
         stillAuthorized(state, id, cmd.project);
         return viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.detach', by: cmd.by, seq: nextSeq(id), network: cmd.network }));
       }),

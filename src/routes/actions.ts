@@ -6,7 +6,7 @@
 import { FastifyInstance } from 'fastify';
 import { findFirstFormatStatus, findStatus, listStatuses } from '../../actors/nic/history';
 import * as S from '../schemas/actions';
-import { badArgument, conflict, notFound } from '../errors';
+import { badArgument, notFound, projectMismatch } from '../errors';
 import { requireAdmin, requireProject, found, lookedUp } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
@@ -62,7 +62,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     found(rm.nic(node.name, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
     found(rm.networks.get(lookedUp('network', req.body.network)), `network ${req.body.network}`);
     // §8: a free node is a 409 before authorization, for admins too.
-    if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
+    if (!node.project) throw projectMismatch(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
     const ref = await world.nodes.ask(node.name, {
       type: 'node.connectNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic,
@@ -75,7 +75,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     found(rm.networks.get(lookedUp('network', req.body.network)), `network ${req.body.network}`);
     found(rm.nic(node.name, req.params.nic), `nic ${req.params.nic} of node ${node.name}`);
-    if (!node.project) throw conflict(`node ${node.name} is free: it belongs to no project`);
+    if (!node.project) throw projectMismatch(`node ${node.name} is free: it belongs to no project`);
     requireProject(req.caller, node.project);
     const ref = await world.nodes.ask(node.name, {
       type: 'node.detachNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic, network: req.body.network,

@@ -37,7 +37,7 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     await create('chosen', spec(150));
     expect(world.rm.networks.get('chosen')).to.include({ vlan: 150, dynamic: false, pooled: true });
     const taken = await refusal(create('again', spec(150)));
-    expect([taken.type, taken.message]).to.deep.equal(['DuplicateError', 'network id 150 already exists']);
+    expect([taken.type, taken.message]).to.deep.equal(['BlockedError', 'network id 150 is in use by another network']);
     await create('out1', spec(5));
     await create('out2', spec(5));
     expect([world.rm.networks.get('out1')!.pooled, world.rm.networks.get('out2')!.pooled]).to.deep.equal([false, false]);
@@ -171,7 +171,7 @@ describe('NetworkActor (VLAN pool, access, reservations; without HTTP)', () => {
     await wiredNode(world);
     await world.projects.ask('q', { type: 'project.create', by });
     await create('shared', spec(null, 'admin', ['p', 'q']));
-    expect((await refusal(revoke('w1', 'p'))).type).to.equal('IllegalStateError'); // p owns w1
+    expect((await refusal(revoke('w1', 'p'))).type).to.equal('BlockedError'); // p owns w1
     expect((await refusal(revoke('shared', 'x'))).type).to.equal('NotFoundError');
     t.driver.hold();
     await connect('eth0', 'shared');

@@ -44,7 +44,7 @@ describe('NicActor (node → nic → port, without HTTP)', () => {
     t.driver.hold();
     await connect('eth0', 'w1');
     const err = await refusal(connect('eth0', 'w2', 'vlan/101'));
-    expect(err.type).to.equal('IllegalStateError');
+    expect(err.type).to.equal('BlockedError');
     expect(err.message).to.match(/already has a pending network operation/);
     const other = await connect('eth1', 'w2', 'vlan/101');
     expect(other.seq).to.equal(2);
@@ -208,7 +208,7 @@ describe('NicActor on a switch that carries a tagged VLAN only beside a native o
     t.driver.hold();
     await connect('w1');
     const err = await refusal(connect('w2', 'vlan/101'));
-    expect(err.type).to.equal('IllegalStateError');
+    expect(err.type).to.equal('BlockedError');
     expect(err.message).to.match(/already has a pending network operation/);
     t.driver.release();
     await settled(world);

@@ -43,7 +43,7 @@ describe('NodeActor (project → node → nic, without HTTP)', () => {
   it('refuses a caller authorized through a project the node has left (401), and any operation on a free node (409)', async () => {
     await world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' });
     expect((await refusal(world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: null, nic: 'eth0', network: 'w1', channel: 'vlan/native' }))).type)
-      .to.equal('IllegalStateError');
+      .to.equal('ProjectMismatchError');
     await world.projects.ask('q', { type: 'project.create', by });
     await world.projects.ask('q', { type: 'project.connectNode', by, node: 'n1' });
     expect((await refusal(world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' }))).type)
