@@ -39,18 +39,34 @@ export function headerCase(header: string): string {
   }).join(' ');
 }
 
+/**
+ * The borders of HIL's PrettyTable tables, in ASCII: scripts of HIL's CLI cut rows at `|` and
+ * skip the `+---+` rules.
+ */
+const BORDERS = {
+  top: '-', 'top-mid': '+', 'top-left': '+', 'top-right': '+',
+  bottom: '-', 'bottom-mid': '+', 'bottom-left': '+', 'bottom-right': '+',
+  left: '|', 'left-mid': '+', mid: '-', 'mid-mid': '+', right: '|', 'right-mid': '+', middle: '|',
+};
+
 /** A table; headers in bold on a terminal only, so that piped output carries no escape codes. */
 export function table(rawHead: string[], rows: Cell[][]): string {
   const head = rawHead.map(headerCase);
   const tty = !!process.stdout.isTTY;
   // No rule between rows (as HIL's PrettyTable): a multi-line cell stays readable.
-  const t = new Table({ head, style: { head: tty ? ['bold'] : [], border: [], compact: true } });
+  const t = new Table({ head, chars: BORDERS, style: { head: tty ? ['bold'] : [], border: [], compact: true } });
   for (const r of rows) t.push(r.map(cell));
   return t.toString();
 }
 
-/** One column of names, sorted (the order of a list carries no meaning: docs/api-conventions.md §1). */
-export const list = (title: string, names: unknown): string => table([title], [...(names as string[])].sort().map((n) => [n]));
+/**
+ * One column of names, sorted (the order of a list carries no meaning: docs/api-conventions.md §1),
+ * under a header that counts them, as HIL's CLI printed its lists (`Projects (2)`).
+ */
+export const list = (title: string, names: unknown): string => {
+  const sorted = [...(names as string[])].sort();
+  return table([`${title} (${sorted.length})`], sorted.map((n) => [n]));
+};
 
 /** Every key-value table (show, a queued operation, its final status) has these two headers. */
 export const fields = (rows: Cell[][]): string => table(['Field', 'Value'], rows);

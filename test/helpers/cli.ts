@@ -78,9 +78,9 @@ export function cliFor(endpoint: string, defaults: CliOpts = {}) {
   return { run, as, ok, json };
 }
 
-/** The rows of a table as cells (borders and the header rule dropped). */
+/** The rows of a table as cells (borders and rules dropped), as a script cuts them at `|`. */
 export function rows(table: string): string[][] {
   return table.split('\n')
-    .filter((l) => l.startsWith('│'))
-    .map((l) => l.slice(1, -1).split('│').map((c) => c.trim()));
+    .filter((l) => l.startsWith('|'))
+    .map((l) => l.slice(1, -1).split('|').map((c) => c.trim()));
 }

@@ -73,7 +73,7 @@ describe('hilt serve', function () {
       const url = `http://127.0.0.1:${port}`;
       const as = { user: 'admin', password: 'serve-pw' };
       expect((await hilt(url, ['project', 'create', 'served'], { as })).code).to.equal(0);
-      expect(rows((await hilt(url, ['project', 'list'], { as })).stdout)).to.deep.equal([['Projects'], ['served']]);
+      expect(rows((await hilt(url, ['project', 'list'], { as })).stdout)).to.deep.equal([['Projects (1)'], ['served']]);
       child.kill('SIGTERM');
       expect(await exited).to.equal(0);
       expect(log.text).to.match(/shutting down/);

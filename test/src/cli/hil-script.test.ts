@@ -188,10 +188,10 @@ describe('a script of HIL CLI invocations, run with hilt', function () {
       const url = `http://127.0.0.1:${(hil.address() as AddressInfo).port}`;
       const nodes = await hilt(url, ['node', 'list', 'all']);
       expect([nodes.code, nodes.stderr]).to.deep.equal([0, '']);
-      expect(rows(nodes.stdout)).to.deep.equal([['All Nodes'], ['n1'], ['n2']]);
+      expect(rows(nodes.stdout)).to.deep.equal([['All Nodes (2)'], ['n1'], ['n2']]);
       const switches = await hilt(url, ['switch', 'list']);
       expect([switches.code, switches.stderr]).to.deep.equal([0, '']);
-      expect(rows(switches.stdout)).to.deep.equal([['Switches'], ['s1']]);
+      expect(rows(switches.stdout)).to.deep.equal([['Switches (1)'], ['s1']]);
       const on = await hilt(url, ['node', 'power', 'on', 'n1']);
       expect([on.code, on.stderr]).to.deep.equal([1, `hilt: the server at ${url} does not offer POST /node/n1/power_on (404)\n`]);
     } finally {

@@ -24,7 +24,7 @@ describe('hilt project and hilt network', function () {
       await cli.ok('project', 'create', 'pb');
       await cli.ok('project', 'create', 'gone');
       await cli.ok('project', 'delete', 'gone');
-      expect(rows(await cli.ok('project', 'list'))).to.deep.equal([['Projects'], ['pa'], ['pb']]);
+      expect(rows(await cli.ok('project', 'list'))).to.deep.equal([['Projects (2)'], ['pa'], ['pb']]);
       expect((await cli.json('project', 'list')).sort()).to.deep.equal(['pa', 'pb']);
       alice = await makeUser(api, 'alice', 'pw-a', ['pa']);
     });
@@ -34,7 +34,7 @@ describe('hilt project and hilt network', function () {
       await makeNode(api, 'nb', ['eth0']);
       await cli.ok('project', 'node', 'add', 'pa', 'na');
       await cli.ok('project', 'node', 'add', 'pa', 'nb');
-      expect(rows(await cli.ok('project', 'node', 'list', 'pa'))).to.deep.equal([['Nodes'], ['na'], ['nb']]);
+      expect(rows(await cli.ok('project', 'node', 'list', 'pa'))).to.deep.equal([['Nodes (2)'], ['na'], ['nb']]);
       await cli.ok('project', 'node', 'remove', 'pa', 'nb');
       expect(await cli.json('project', 'node', 'list', 'pa')).to.deep.equal(['na']);
       expect((await api.get('/nodes/free')).body).to.include('nb');
@@ -57,7 +57,7 @@ describe('hilt project and hilt network', function () {
 
     it('list-networks: the networks the project may use', async () => {
       await must(api.put('/network/pa-net', { owner: 'pa', access: 'pa', net_id: '' }));
-      expect(rows(await cli.as({ as: alice })('project', 'list-networks', 'pa').then((r) => r.stdout))).to.deep.equal([['Networks'], ['pa-net']]);
+      expect(rows(await cli.as({ as: alice })('project', 'list-networks', 'pa').then((r) => r.stdout))).to.deep.equal([['Networks (1)'], ['pa-net']]);
       expect(await cli.json('project', 'list-networks', 'pa')).to.deep.equal(['pa-net']);
     });
   });

@@ -59,6 +59,6 @@ describe('hilt on a terminal', function () {
     expect(r.code, r.output).to.equal(0);
     expect(r.output).to.match(/\r\x1b\[K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] connect tn eth0 to tw: PENDING \d+\.\ds/);
     expect(r.output, 'no plain progress lines on a terminal').to.not.include('hilt: waiting for');
-    expect(r.output).to.match(/Status\s+│ DONE/);
+    expect(r.output).to.match(/Status\s+\| DONE/);
   });
 });

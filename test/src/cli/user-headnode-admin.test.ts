@@ -48,7 +48,7 @@ describe('hilt user, headnode, networking-action and admin', function () {
       const bob = cli.as({ as: { user: 'bob', password: 'bob-pw' } });
       expect((await bob('project', 'node', 'list', 'p')).code).to.equal(1);
       await cli.ok('user', 'project', 'add', 'bob', 'p');
-      expect(rows((await bob('project', 'node', 'list', 'p')).stdout)).to.deep.equal([['Nodes'], ['n1']]);
+      expect(rows((await bob('project', 'node', 'list', 'p')).stdout)).to.deep.equal([['Nodes (1)'], ['n1']]);
       await cli.ok('user', 'project', 'remove', 'bob', 'p');
       expect((await bob('project', 'node', 'list', 'p')).code).to.equal(1);
       await cli.ok('user', 'set-admin', 'bob', 'admin');
@@ -64,7 +64,7 @@ describe('hilt user, headnode, networking-action and admin', function () {
 
   describe('headnode', () => {
     it('create, list, list-images, nic create|delete, network connect|detach, show, start, stop, delete', async () => {
-      expect(rows(await cli.ok('headnode', 'list-images'))).to.deep.equal([['Images'], ['base-headnode']]);
+      expect(rows(await cli.ok('headnode', 'list-images'))).to.deep.equal([['Images (1)'], ['base-headnode']]);
       expect(await cli.json('headnode', 'list-images')).to.deep.equal(['base-headnode']);
       await cli.ok('headnode', 'create', 'h1', 'p', 'base-headnode');
       expect(rows(await cli.ok('headnode', 'list', 'p')).map((r) => r.slice(0, 2))).to.deep.equal([['Headnode', 'State'], ['h1', 'created']]);
@@ -145,7 +145,9 @@ describe('hilt user, headnode, networking-action and admin', function () {
       expect(j.slice(1).map((r) => r[3])).to.deep.equal(['NodeAssigned', 'NodeRegistered']);
       expect((await cli.json('admin', 'journal', 'nic', 'n1', 'eth0', '--limit', '1'))).to.have.length(1);
       expect((await cli.run('admin', 'journal', 'node', 'n1', '--limit', '0')).code).to.equal(2);
-      expect(rows(await cli.ok('admin', 'extensions')).map((r) => r[0])).to.include.members(['Extensions', 'hilt.auth.database', 'hilt.switches.mock']);
+      const ext = rows(await cli.ok('admin', 'extensions')).map((r) => r[0]);
+      expect(ext[0]).to.equal(`Extensions (${ext.length - 1})`);
+      expect(ext).to.include.members(['hilt.auth.database', 'hilt.switches.mock']);
     });
 
     it('reapply <node> <nic> (--wait) and force-detach <node> <nic> <network>', async () => {
