@@ -34,6 +34,8 @@ export interface WaitOptions {
   quiet?: boolean;
   /** how often to ask, in ms */
   intervalMs?: number;
+  /** give up at this time (ms since the epoch), saying so with `why` (exit code 3); the operation goes on */
+  deadline?: { at: number; why: string };
 }
 
 /**
@@ -66,6 +68,7 @@ export async function waitFor(client: Client, statusId: string, what: string, op
         if (a.status === 'ERROR') throw new OperationFailed(`${what} failed: ${a.error ?? 'no reason given'}`);
         return;
       }
+      if (opts.deadline && Date.now() >= opts.deadline.at) throw new OperationFailed(`${what}: still ${a.status} after ${opts.deadline.why}`);
       if (tty) process.stderr.write(`\r\x1b[K${FRAMES[frame++ % FRAMES.length]} ${what}: ${a.status} ${elapsed()}`);
       else if (a.status !== last) process.stderr.write(`hilt: ${what}: ${a.status} (${elapsed()})\n`);
       last = a.status;

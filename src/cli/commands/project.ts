@@ -1,14 +1,26 @@
 /** hilt project …: HIL's `hil project` group (hil/cli/project.py). */
 import { Command } from 'commander';
-import { ApiError, Client, path } from '../client';
+import { ApiError, Client, path, UsageError } from '../client';
 import { waitFor } from '../wait';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { answer, list } from '../output';
 
 interface NodeNics { nics: { label: string; networks: Record<string, string>; switch?: string | null; port?: string | null }[] }
 
-/** HIL's `project node remove --force`: every nic on a network has its port reverted, and each revert is waited for. */
-async function revertPorts(client: Client, node: string): Promise<void> {
+/** HIL_TIMEOUT: how long HIL's CLI waited for the reverts of `--force`, in seconds (unset: no limit here). */
+function hilTimeout(): number | undefined {
+  const v = process.env.HIL_TIMEOUT;
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d{1,7}(\.\d{1,3})?$/.test(v)) throw new UsageError(`HIL_TIMEOUT must be a number of seconds, got "${v}"`);
+  return Number(v);
+}
+
+/**
+ * HIL's `project node remove --force`: every nic on a network has its port reverted, and each
+ * revert is waited for, all within HIL_TIMEOUT seconds when it is set.
+ */
+async function revertPorts(client: Client, project: string, node: string): Promise<void> {
+  const limit = hilTimeout();
   const call = `GET ${path('node', node)}`;
   const b = (await client.get(path('node', node))).body as NodeNics;
   const ids: string[] = [];
@@ -19,7 +31,8 @@ async function revertPorts(client: Client, node: string): Promise<void> {
     const r = await client.post(path('switch', nic.switch, 'port', nic.port, 'revert'));
     ids.push((r.body as { status_id: string }).status_id);
   }
-  for (const id of ids) await waitFor(client, id, `revert of a port of ${node}`, { quiet: true });
+  const deadline = limit === undefined ? undefined : { at: Date.now() + limit * 1000, why: `${limit} s (HIL_TIMEOUT); the node stays in project ${project}` };
+  for (const id of ids) await waitFor(client, id, `revert of a port of ${node}`, { quiet: true, deadline });
 }
 
 export function projectCommands(program: Command, ctx: Ctx): void {
@@ -52,7 +65,7 @@ export function projectCommands(program: Command, ctx: Ctx): void {
   node.command('remove').description('Remove a node from a project').argument('<project>').argument('<node>')
     .option('--force', 'first revert the ports of its nics that are on networks and wait for that (admin: only admins see the ports)')
     .action(async (p: string, n: string, o: { force?: boolean }) => {
-      if (o.force) await revertPorts(c(), n);
+      if (o.force) await revertPorts(c(), p, n);
       await c().post(path('project', p, 'detach_node'), { node: n });
     });
 }

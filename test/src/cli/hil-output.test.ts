@@ -72,4 +72,35 @@ describe('hilt output as scripts of HIL\'s CLI parse it', function () {
       await new Promise<void>((r) => hil.close(() => r()));
     }
   });
+
+  it('project node remove --force waits for the ports\' reverts at most HIL_TIMEOUT seconds, as HIL\'s CLI did, and then leaves the node in its project', async () => {
+    const calls: string[] = [];
+    const hil = createServer((req, res) => {
+      calls.push(`${req.method} ${req.url}`);
+      const reply = (body: unknown) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === '/node/n9') return reply({ name: 'n9', project: 'p9', nics: [{ label: 'eth0', macaddr: 'aa', networks: { 'vlan/native': 'w9' }, switch: 's9', port: 'gi1' }], metadata: {} });
+      if (req.url === '/switch/s9/port/gi1/revert') return reply({ status_id: 'st-9' });
+      // A revert that never ends: a switch that stopped answering.
+      if (req.url === '/networking_action/st-9') return reply({ status: 'PENDING', node: 'n9', nic: 'eth0', type: 'revert_port', channel: '', new_network: null });
+      res.writeHead(500);
+      res.end();
+    });
+    await new Promise<void>((r) => hil.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(hil.address() as AddressInfo).port}`;
+      const t0 = Date.now();
+      const r = await hilt(url, ['project', 'node', 'remove', 'p9', 'n9', '--force'], { env: { HIL_TIMEOUT: '1' } });
+      expect(Date.now() - t0).to.be.below(10_000);
+      expect(r.code).to.equal(3);
+      expect(r.stderr).to.match(/\nhilt: revert of a port of n9: still PENDING after 1 s \(HIL_TIMEOUT\); the node stays in project p9\n$/);
+      expect(calls).to.not.include('POST /project/p9/detach_node');
+      const bad = await hilt(url, ['project', 'node', 'remove', 'p9', 'n9', '--force'], { env: { HIL_TIMEOUT: 'soon' } });
+      expect([bad.code, bad.stderr]).to.deep.equal([2, 'hilt: HIL_TIMEOUT must be a number of seconds, got "soon"\n']);
+    } finally {
+      await new Promise<void>((r) => hil.close(() => r()));
+    }
+  });
 });
