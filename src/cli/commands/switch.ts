@@ -74,7 +74,8 @@ export function switchCommands(program: Command, ctx: Ctx): void {
       answer(wantsJson(o), r.text, () => {
         const b = r.body as { name: string; ports: string[]; host_key?: string | null };
         const key: [string, string][] = b.host_key !== undefined ? [['Host key', b.host_key ?? 'none yet (recorded at the first login)']] : [];
-        return fields([['Name', b.name], ['Ports', [...b.ports].sort().join('\n')], ...key]);
+        // None for no ports, as HIL's CLI printed it.
+        return fields([['Name', b.name], ['Ports', b.ports.length ? [...b.ports].sort().join('\n') : 'None'], ...key]);
       });
     });
   sw.command('list').description('List all switches: driver, host, ports, and health (reachability, last error, last drift audit, failing ports)')

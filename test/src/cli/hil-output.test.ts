@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { startTestServer, stopTestServer, TestServer, must, makeNode } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, must, makeNode, mockSwitch } from '../../helpers/server';
 import { cliFor, hilt, rows } from '../../helpers/cli';
 
 /** The cells of a table as a shell script cuts them: `awk -F'|'` on the lines that start with `|`. */
@@ -51,6 +51,11 @@ describe('hilt output as scripts of HIL\'s CLI parse it', function () {
     expect(cut(await cli.ok('headnode', 'list-images'))).to.deep.equal([['Images (1)'], ['base-headnode']]);
     // The test helper reads tables the same way.
     expect(rows(await cli.ok('project', 'list'))).to.deep.equal([['Projects (2)'], ['pa'], ['pb']]);
+  });
+
+  it('switch show: a switch without ports has Ports None, as HIL\'s CLI printed it', async () => {
+    await must(ts.api.put('/switch/bare', mockSwitch));
+    expect(cut(await cli.ok('switch', 'show', 'bare'))).to.deep.equal([['Field', 'Value'], ['Name', 'bare'], ['Ports', 'None']]);
   });
 
   it('against a server with only HIL\'s calls: node list and switch list print HIL\'s counted lists', async () => {
