@@ -20,7 +20,7 @@ import { lifecycleCommands } from './commands/lifecycle';
 import { inventoryCommands } from './commands/inventory';
 import { tokenCommands } from './commands/token';
 import { bashCompletion } from './completion';
-import { out } from './output';
+import { note, out } from './output';
 import { DEFAULT_TIMEOUT_S } from './client';
 
 function version(): string {
@@ -59,6 +59,10 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
       // The service runs until a signal ends the process (src/server.ts).
       await new Promise<never>(() => undefined);
     });
+
+  // HIL ran its network operations in a second daemon; a deployment that still starts it is told why it need not.
+  program.command('serve_networks').description('HIL\'s networking daemon: nothing to run, `hilt serve` carries out network operations itself')
+    .action(() => note('serve_networks has nothing to do: `hilt serve` carries out network operations itself'));
 
   nodeCommands(program, ctx);
   projectCommands(program, ctx);

@@ -102,4 +102,10 @@ describe('hilt serve', function () {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('serve_networks, HIL\'s networking daemon: nothing to run (serve carries operations out), said on stderr, exit 0', async () => {
+    const r = await hilt('http://127.0.0.1:9', ['serve_networks']);
+    expect([r.code, r.stdout]).to.deep.equal([0, '']);
+    expect(r.stderr).to.equal('hilt: serve_networks has nothing to do: `hilt serve` carries out network operations itself\n');
+  });
 });
