@@ -17,7 +17,9 @@
  * persist call at a time, so one bad write (e.g. a sequence number already stored) fails only
  * its own caller. A batch whose connection broke before the answer may or may not have
  * committed: its callers get an error (`OutcomeUnknownError`) and `onDoubt` tells the service,
- * which steps down and rebuilds from the database rather than guess.
+ * which steps down and rebuilds from the database rather than guess. The engine writes nothing
+ * more after that (later commits would take positions above the doubted one's and could commit
+ * before it: a reader of positions would miss it).
  *
  * Reads go through a pool of connections. Start-up reads in bulk (`recoverAll`): per chunk of
  * keys, one query for their heads and latest snapshots, one for the events after the snapshots.
@@ -171,11 +173,14 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   private writer?: Promise<Client>;
   private fenced?: FencedError;
   /**
-   * A commit's outcome is unknown: it may still commit, at positions below those of commits
-   * acknowledged after it, which a checkpoint's watermark would pass. No checkpoint is written
-   * from here on: the next activation starts from an earlier one or rebuilds.
+   * A commit's outcome is unknown: it may still commit (its server session may be waiting on a
+   * lock), at the positions it took. Any later commit would take higher ones and could commit
+   * first: a reader of positions (the event stream, a webhook's cursor, a checkpoint's
+   * watermark) would pass the doubted ones and miss them. So nothing more is written from here
+   * on: the next activation's takeover changes the lease's token, which waits for the doubted
+   * commit's lock on the lease row, and writes after it.
    */
-  private doubted = false;
+  private doubt?: OutcomeUnknownError;
   private closed = false;
   private idle?: () => void;
   private readonly recoveries: { key: string; resolve(s: StoredEntity): void; reject(err: Error): void }[] = [];
@@ -200,7 +205,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
     this.checkpoints = new PostgresCheckpointSlot({
       pool: this.pool, writer: () => this.writerClient(),
       reader: () => connect(settings, 'checkpoint', undefined, settings.timeoutMs ? { statement_timeout: settings.timeoutMs } : {}),
-      fence: opts.fence ?? null, fenced: () => !!this.fenced || this.doubted,
+      fence: opts.fence ?? null, fenced: () => !!this.fenced || !!this.doubt,
     });
   }
 
@@ -230,6 +235,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
    */
   async rewrite(changes: Rewrite): Promise<void> {
     if (this.fenced) throw this.fenced;
+    if (this.doubt) throw this.afterDoubt();
     if (!changes.events.length && !changes.snapshots.length) return;
     // The checkpoint describes the data before: cleared in the same transaction, and a write of
     // one captured before is refused.
@@ -265,6 +271,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
    */
   async prune(expired: Expiry[]): Promise<PruneResult> {
     if (this.fenced) throw this.fenced;
+    if (this.doubt) throw this.afterDoubt();
     if (!expired.length) return { events: 0, keys: 0 };
     const client = await this.writerClient();
     const { rows } = await client.query<{ fenced: boolean; events: number; keys: number }>(
@@ -314,6 +321,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
 
   private submit(w: Omit<Write, 'resolve' | 'reject'>): Promise<void> {
     if (this.fenced) return Promise.reject(this.fenced);
+    if (this.doubt) return Promise.reject(this.afterDoubt());
     if (this.closed) return Promise.reject(new Error('the storage engine is closed'));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ ...w, resolve, reject });
@@ -354,6 +362,8 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   /** Commit a batch in one transaction; answer each write. */
   private async commit(batch: Write[]): Promise<void> {
     if (this.fenced) return batch.forEach((w) => w.reject(this.fenced!));
+    // Queued behind the doubted commit: refused (see `doubt`).
+    if (this.doubt) return batch.forEach((w) => w.reject(this.afterDoubt()));
     let client: Client;
     try {
       client = await this.writerClient();
@@ -389,11 +399,16 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
       // not (a server still waiting on a lock may commit it later; a takeover waits for it).
       if (this.writer && (await this.writer.catch(() => undefined)) === client) this.writer = undefined;
       client.end().catch(() => undefined);
-      this.doubted = true;
       const doubt = new OutcomeUnknownError(`a commit got no answer from the database (its connection broke, or ${this.settings.timeoutMs ?? '∞'} ms passed); its outcome is unknown: ${(err as Error).message}`);
+      this.doubt = doubt;
       for (const w of batch) w.reject(doubt);
       this.opts.onDoubt?.(doubt);
     }
+  }
+
+  /** The refusal of a write after a commit in doubt (nothing of it was sent). */
+  private afterDoubt(): Error {
+    return new Error('not written: an earlier commit\'s outcome is unknown, and a later one could commit before it in the store\'s order; this process steps down');
   }
 
   private params(batch: Write[]): [number | null, string | null, string | null] {

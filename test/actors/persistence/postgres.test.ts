@@ -55,6 +55,11 @@ async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; 
 
 const ev = (key: string, seq: number, data: unknown): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt: 1_700_000_000_000 + seq });
 
+/** A write the engine refuses, sending nothing, once a commit's outcome is unknown. */
+async function expectRefused(write: Promise<void>): Promise<void> {
+  expect((await write.then(() => undefined, (e: Error) => e))?.message).to.match(/^not written: an earlier commit's outcome is unknown/);
+}
+
 async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
@@ -137,8 +142,9 @@ describe('PostgreSQL engine', () => {
       // The database went on with it: "unknown" was the honest answer.
       await new Promise((r) => setTimeout(r, 300));
       expect(await engine.head('node:d')).to.equal(2);
-      // The next write reconnects.
-      await cut.persist([ev('node:d', 3, 'three')]);
+      // Nothing more from this engine (the service steps down); a new one writes after it.
+      await expectRefused(cut.persist([ev('node:d', 3, 'three')]));
+      await engine.persist([ev('node:d', 3, 'three')]);
       expect(await engine.head('node:d')).to.equal(3);
     } finally {
       await cut.close();
@@ -198,8 +204,46 @@ describe('PostgreSQL engine', () => {
       // Its server session was still waiting for the lock: it committed once it had it.
       await new Promise((r) => setTimeout(r, 300));
       expect(await engine.head('node:w')).to.equal(2);
-      await bounded.persist([ev('node:w', 3, 'three')]);
+      await expectRefused(bounded.persist([ev('node:w', 3, 'three')]));
+      await engine.persist([ev('node:w', 3, 'three')]);
       expect(await engine.head('node:w')).to.equal(3);
+    } finally {
+      await locker.end().catch(() => undefined);
+      await bounded.close();
+    }
+  });
+
+  it('after a commit in doubt commits nothing more: a later commit would take positions above the doubted one\'s, which may still commit after it', async () => {
+    const bounded = new PostgresPersistenceEngine({ url, poolSize: 1, timeoutMs: 500 });
+    const locker = new Client({ connectionString: url });
+    const told: number[] = [];
+    bounded.onCommit((events) => told.push(...events.map((e) => e.position!)));
+    const positions = async () => (await all(engine.feed(0))).map((e) => e.position!);
+    try {
+      await bounded.persist([ev('node:s', 1, 'one')]);
+      await bounded.takeSnapshot({ key: 'node:s', sequenceNumber: 1, data: 1, createdAt: 1 });
+      await locker.connect();
+      await locker.query('BEGIN');
+      // Holds the doubted commit up after it took its positions (snapshots are written after events).
+      await locker.query("SELECT 1 FROM hilt_snapshots WHERE key = 'node:s' FOR UPDATE");
+      const doubted = Promise.allSettled([
+        bounded.persist([ev('node:a', 1, 'a')]),
+        bounded.takeSnapshot({ key: 'node:s', sequenceNumber: 2, data: 2, createdAt: 2 }),
+      ]);
+      await new Promise((r) => setTimeout(r, 100));
+      // Queued while the first commit is in flight: the next batch.
+      const later = bounded.persist([ev('node:b', 1, 'b')]);
+      expect((await doubted).map((r) => r.status === 'rejected' && r.reason instanceof OutcomeUnknownError)).to.deep.equal([true, true]);
+      await expectRefused(later);
+      // A reader resuming after the newest position it saw must not miss any committed later.
+      const seen = await positions();
+      await locker.query('COMMIT');
+      await new Promise((r) => setTimeout(r, 300));
+      const after = (await positions()).filter((p) => !seen.includes(p));
+      const top = Math.max(0, ...seen, ...told);
+      expect(after.filter((p) => p < top), 'positions committed below one already seen').to.deep.equal([]);
+      expect(await engine.head('node:a')).to.equal(1);
+      await expectRefused(bounded.persist([ev('node:c', 1, 'c')]));
     } finally {
       await locker.end().catch(() => undefined);
       await bounded.close();
