@@ -15,7 +15,8 @@
  *
  * A batch the database refuses (an error answer: nothing of it committed) is retried one
  * persist call at a time, so one bad write (e.g. a sequence number already stored) fails only
- * its own caller. A batch whose connection broke before the answer may or may not have
+ * its own caller. A batch whose connection broke before the answer (or whose answer is an error
+that ends the session, which may come after the commit) may or may not have
  * committed: its callers get an error (`OutcomeUnknownError`) and `onDoubt` tells the service,
  * which steps down and rebuilds from the database rather than guess. The engine writes nothing
  * more after that (later commits would take positions above the doubted one's and could commit
@@ -159,6 +160,14 @@ const HISTORY_PAGE = 200;
 interface EventRow { key: string; seq: number; created_at: number; tags: string[] | null; data: unknown; pos?: number }
 
 const toEvent = (r: EventRow): PersistedEvent => ({ data: r.data, sequenceNumber: r.seq, key: r.key, tags: r.tags ?? [], createdAt: r.created_at, position: r.pos });
+
+/**
+ * An error that ends the session (FATAL: the server terminated it, or a pooler in between lost
+ * its server connection) says nothing of the transaction: it may come after the commit. Class 08
+ * and 57P0x by code too, as the severity's text may be translated.
+ */
+export const endsSession = (err: DatabaseError): boolean =>
+  err.severity === 'FATAL' || err.severity === 'PANIC' || !!err.code?.startsWith('08') || !!err.code?.startsWith('57P0');
 
 /** The mark that keeps the highest position prune() removed. */
 const PRUNED_MARK = 'hilt.pruned';
@@ -388,15 +397,15 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
         this.opts.onFenced?.(this.fenced);
         return;
       }
-      if (err instanceof DatabaseError) {
+      if (err instanceof DatabaseError && !endsSession(err)) {
         // The database refused the transaction: none of it committed. One at a time, so only
         // the write that cannot commit fails.
         if (batch.length === 1) return batch[0].reject(err);
         for (const w of batch) await this.commit([w]);
         return;
       }
-      // The connection broke, or no answer came in time: the transaction may have committed or
-      // not (a server still waiting on a lock may commit it later; a takeover waits for it).
+      // The connection broke, or no answer came in time, or the session ended with an error that
+      // may have come after the commit: the transaction may have committed or not (a server still waiting on a lock may commit it later; a takeover waits for it).
       if (this.writer && (await this.writer.catch(() => undefined)) === client) this.writer = undefined;
       client.end().catch(() => undefined);
       const doubt = new OutcomeUnknownError(`a commit got no answer from the database (its connection broke, or ${this.settings.timeoutMs ?? '∞'} ms passed); its outcome is unknown: ${(err as Error).message}`);

@@ -19,7 +19,7 @@ import { freshDatabase, sql, testPostgres } from '../../helpers/postgres';
  * stall (the database's answers on the open connections stop coming, as over a network that
  * drops packets; new connections work).
  */
-async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; stall(): void; close(): Promise<void> }> {
+async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; stall(): void; fatalAfterAnswer(): void; close(): Promise<void> }> {
   const pg = await testPostgres();
   const dir = mkdtempSync(join(tmpdir(), 'hilt-pgproxy-'));
   const sockets = new Set<Socket>();
@@ -38,6 +38,28 @@ async function cuttableProxy(): Promise<{ url(db: string): string; cut(): void; 
   return {
     url: (db) => pg.url(db).replace(encodeURIComponent(pg.socketDir), encodeURIComponent(dir)),
     cut: () => { for (const s of sockets) s.destroy(); },
+    // The database's next complete answer (up to ReadyForQuery: the transaction is over) never
+    // reaches the client: a FATAL error does, then the connection ends (as a pooler says that
+    // its server connection broke).
+    fatalAfterAnswer: () => {
+      for (const [upstream, client] of answers) {
+        upstream.unpipe(client);
+        let got = Buffer.alloc(0);
+        upstream.on('data', (chunk: Buffer) => {
+          got = Buffer.concat([got, chunk]);
+          const z = got.length - 6;
+          if (z < 0 || got[z] !== 0x5a || got.readInt32BE(z + 1) !== 5) return;
+          const fields = Buffer.from('SFATAL\0VFATAL\0C08P01\0Mserver conn crashed?\0\0');
+          const head = Buffer.alloc(5);
+          head.write('E');
+          head.writeInt32BE(fields.length + 4, 1);
+          client.end(Buffer.concat([head, fields]));
+          upstream.destroy();
+        });
+        upstream.resume();
+      }
+      answers.clear();
+    },
     stall: () => {
       for (const [upstream, client] of answers) {
         upstream.unpipe(client);
@@ -148,6 +170,25 @@ describe('PostgreSQL engine', () => {
       expect(await engine.head('node:d')).to.equal(3);
     } finally {
       await cut.close();
+      await proxy.close();
+    }
+  });
+
+  it('a FATAL error in answer to a commit leaves its outcome unknown (the session ended, maybe after the commit): no retry, the service is told', async () => {
+    const proxy = await cuttableProxy();
+    let doubt: Error | undefined;
+    const relayed = new PostgresPersistenceEngine({ url: proxy.url(new URL(url).pathname.slice(1)), poolSize: 1 }, { onDoubt: (e) => (doubt = e) });
+    try {
+      await relayed.persist([ev('node:f', 1, 'one')]);
+      proxy.fatalAfterAnswer();
+      const err = await relayed.persist([ev('node:f', 2, 'two')]).then(() => undefined, (e: Error) => e);
+      // It did commit: "refused" would have been a lie, which the actor would believe.
+      expect(await engine.head('node:f')).to.equal(2);
+      expect(err).to.be.instanceOf(OutcomeUnknownError);
+      expect(err?.message).to.match(/server conn crashed/);
+      expect(doubt).to.equal(err);
+    } finally {
+      await relayed.close();
       await proxy.close();
     }
   });
