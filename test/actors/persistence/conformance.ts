@@ -241,6 +241,13 @@ export function engineConformance(
       expect(await after(25)).to.deep.equal([30, 30, 40, 40, 50, 50]);
       expect(await after(0)).to.deep.equal(fed.map((e) => e.createdAt));
       expect(await after(51)).to.deep.equal([]);
+      // One millisecond over several commits, keys sorting against their order: the instant's
+      // lowest position counts, not that of its first key.
+      await engine.persist([at('z:1', 1, 60)]);
+      await engine.persist([at('a:1', 1, 60), at('m:1', 1, 60)]);
+      await engine.persist([at('b:1', 1, 61)]);
+      expect((await all(engine.feed(await engine.positionAt(60)))).map((e) => e.key)).to.deep.equal(['z:1', 'a:1', 'm:1', 'b:1']);
+      expect((await all(engine.history({ since: 60, until: 61 }))).map((e) => e.key)).to.deep.equal(['m:1', 'a:1', 'z:1']);
     });
 
     it('keeps marks beside the journal, outside it', async () => {
