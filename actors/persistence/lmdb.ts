@@ -138,7 +138,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
     // Read by history(); a failure is reported there.
     this.indexed.catch(() => undefined);
-    const restoredFrom = this.metaDb.get('restoreFrom') as number | undefined;
+    const restoredFrom = (this.metaDb.get('restoreFrom') as number | undefined) ?? this.earlierReleasesRestore();
     if (restoredFrom !== undefined) {
       // The first open of a backup's copy: a restore. Its floor is fixed before any event takes
       // a position, and durable at once (a crash before it has given none).
@@ -171,6 +171,19 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       this.ordered.catch(() => undefined);
     }
     this.durable = this.nextPosition - 1;
+  }
+
+  /**
+   * A copy of a backup an earlier release made (it fixed the floor, `restoreFloor`, when it wrote
+   * the backup, and no gap) that has given no position since: restored as a backup of this
+   * release is, from the position the backup ended at, so that two copies of it never give the
+   * same ids. Nothing above the old floor was given, so moving it changes no id.
+   */
+  private earlierReleasesRestore(): number | undefined {
+    const floor = this.metaDb.get('restoreFloor') as number | undefined;
+    if (floor === undefined || this.metaDb.get('restoreGap') !== undefined) return undefined;
+    const given = Math.max(this.lastOrdered(), (this.metaDb.get('pruned') as number | undefined) ?? 0, (this.metaDb.get('legacyEvents') as number | undefined) ?? 0);
+    return given <= floor ? floor - RESTORE_GAP : undefined;
   }
 
   private lastOrdered(): number {

@@ -216,6 +216,53 @@ describe('LMDB engine: beyond the contract', () => {
     }
   });
 
+  it('a backup an earlier release made (its floor fixed in the backup) restored twice never gives an id again either', async () => {
+    const engine = new LmdbPersistenceEngine(tempDir(), { mapSizeGb: 1 });
+    const backup = join(tempDir(), 'backup');
+    try {
+      await engine.persist([ev('a:1', 1, 1), ev('a:2', 1, 2)]);
+      await engine.backup(backup);
+    } finally {
+      await engine.close();
+    }
+    // As releases before restoreFrom wrote a backup: the floor (its last position + 2^32) in it.
+    const raw = open({ path: backup, maxDbs: 16 });
+    const meta = raw.openDB({ name: 'meta' });
+    await meta.put('restoreFloor', (meta.get('restoreFrom') as number) + 2 ** 32);
+    await meta.remove('restoreFrom');
+    await raw.close();
+    const restore = (name: string) => {
+      const path = join(tempDir(), name);
+      cpSync(backup, path, { recursive: true });
+      return path;
+    };
+    const ids: number[] = [];
+    for (const name of ['first', 'second']) {
+      const path = restore(name);
+      const copy = new LmdbPersistenceEngine(path, { mapSizeGb: 1 });
+      try {
+        await copy.persist([ev(`${name}:1`, 1, 3)]);
+        const [e] = await all(copy.feed(2));
+        ids.push(e.position!);
+      } finally {
+        await copy.close();
+      }
+      // Reopened, the copy is no new restore: its ids go on from its own.
+      const again = new LmdbPersistenceEngine(path, { mapSizeGb: 1 });
+      try {
+        await again.persist([ev(`${name}:2`, 1, 4)]);
+        const fed = await all(again.feed(ids[ids.length - 1]));
+        expect(fed.map((e) => e.position)).to.deep.equal([ids[ids.length - 1] + 1]);
+        ids.push(fed[0].position!);
+      } finally {
+        await again.close();
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // The second copy's ids are above every id of the first.
+    expect(ids[2]).to.be.above(ids[1]);
+  });
+
   it('backs up only the pages in use: a value rewrite() replaced is in no backup', async () => {
     const dir = tempDir();
     const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
