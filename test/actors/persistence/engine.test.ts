@@ -57,6 +57,18 @@ const FIXTURE_V2 = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', '
 
 describe('LMDB engine: beyond the contract', () => {
   const ev = (key: string, seq: number, createdAt: number): PersistedEvent => ({ key, sequenceNumber: seq, data: { seq }, tags: [], createdAt });
+  /** A backup of a store holding two events (positions 1 and 2). */
+  async function backupOfTwo(): Promise<string> {
+    const engine = new LmdbPersistenceEngine(tempDir(), { mapSizeGb: 1 });
+    const backup = join(tempDir(), 'backup');
+    try {
+      await engine.persist([ev('a:1', 1, 1), ev('a:2', 1, 2)]);
+      await engine.backup(backup);
+    } finally {
+      await engine.close();
+    }
+    return backup;
+  }
   const all = async <T>(it: AsyncIterable<T>) => {
     const out: T[] = [];
     for await (const x of it) out.push(x);
@@ -165,14 +177,7 @@ describe('LMDB engine: beyond the contract', () => {
   });
 
   it('restoring the same backup twice never gives an id again: the second restore goes on above every id of the first', async () => {
-    const engine = new LmdbPersistenceEngine(tempDir(), { mapSizeGb: 1 });
-    const backup = join(tempDir(), 'backup');
-    try {
-      await engine.persist([ev('a:1', 1, 1), ev('a:2', 1, 2)]);
-      await engine.backup(backup);
-    } finally {
-      await engine.close();
-    }
+    const backup = await backupOfTwo();
     // Each restore starts on a copy of the backup, which stays untouched (docs/operations.md).
     const restore = (path: string) => {
       cpSync(backup, path, { recursive: true });
@@ -217,14 +222,7 @@ describe('LMDB engine: beyond the contract', () => {
   });
 
   it('a backup an earlier release made (its floor fixed in the backup) restored twice never gives an id again either', async () => {
-    const engine = new LmdbPersistenceEngine(tempDir(), { mapSizeGb: 1 });
-    const backup = join(tempDir(), 'backup');
-    try {
-      await engine.persist([ev('a:1', 1, 1), ev('a:2', 1, 2)]);
-      await engine.backup(backup);
-    } finally {
-      await engine.close();
-    }
+    const backup = await backupOfTwo();
     // As releases before restoreFrom wrote a backup: the floor (its last position + 2^32) in it.
     const raw = open({ path: backup, maxDbs: 16 });
     const meta = raw.openDB({ name: 'meta' });
