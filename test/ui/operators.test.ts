@@ -217,9 +217,12 @@ describe('the dashboard for operators and tenants', function () {
       await status(page, /^Connect eth0 to net-p: done\.$/);
       expect(ts.world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'net-p' });
       // Detach, confirmed.
-      await page.waitForFunction(() => [...document.querySelectorAll('#node-detail table button')].some((b) => b.textContent === 'Detach net-p'), WAIT);
-      const detach = await page.$$('#node-detail table button');
-      for (const b of detach) if ((await b.evaluate((x) => x.textContent)) === 'Detach net-p') await b.click();
+      // Found and clicked in one step in the page: the live stream may redraw the table in between.
+      await page.waitForFunction(() => {
+        const b = [...document.querySelectorAll<HTMLElement>('#node-detail table button')].find((x) => x.textContent === 'Detach net-p');
+        b?.click();
+        return !!b;
+      }, WAIT);
       await page.waitForSelector('#confirm[open]', WAIT);
       await page.click('#confirm-ok');
       await status(page, /^Detach: done\.$/);

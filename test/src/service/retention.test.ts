@@ -437,8 +437,10 @@ describe('journal retention: a deleted object with a long journal', function () 
     expect(await engine.head(key)).to.equal(0);
     expect(await engine.latestSnapshot(key), 'the deletion\'s snapshot goes with the last chunk').to.equal(undefined);
     await must(ts.api.get('/projects'));
-    // A chunk (500 events read, archived, removed) takes tens of ms at most; the whole journal at once, over half a second.
-    expect(worst, 'the longest the event loop was held (ms)').to.be.below(250);
+    // A chunk (500 events read, archived, removed) takes tens of ms at most; the whole journal at
+    // once, over half a second on a quiet machine. The bound leaves room for a loaded one (CI runs
+    // three lines of tests at once: 307 ms was seen there).
+    expect(worst, 'the longest the event loop was held (ms)').to.be.below(450);
     const archived = (await readArchive(join(archiveDir, readdirSync(archiveDir)[0]))).entries.filter((e) => e.name === 'old');
     expect(archived.map((e) => e.sequenceNumber)).to.deep.equal(events.map((e) => e.sequenceNumber));
   });
