@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole suite (`npm test`, after the build), as two lines of work side by side:
-#   - in the foreground, the LMDB run of every test but the benches' smoke runs and the browser's;
-#   - in the background, the PostgreSQL run, then those benches and browser tests (on LMDB).
+#   - in the foreground, the LMDB run of every test but the benches' smoke runs, the browser's and
+#     the randomized model and fuzz tests;
+#   - in the background, the PostgreSQL run, then those (on LMDB).
 # Most of each run waits (simulators, switch and BMC timeouts, child processes starting), so two
 # lines together take far less than one after the other on a 2-core machine; the benches and the
 # browser tests go to the second line because the PostgreSQL run alone ends well before the LMDB
@@ -16,14 +17,14 @@ log=$(mktemp -t hilt-test-second.XXXXXX)
   npm run --silent test:postgres
   pg_rc=$?
   echo
-  echo "=== the benches' smoke runs and the browser tests (LMDB) ==="
+  echo "=== the benches' smoke runs, the browser tests and the randomized tests (LMDB) ==="
   npm run --silent test:lmdb-tail
   tail_rc=$?
   echo "PostgreSQL run: exit $pg_rc; benches and browser tests: exit $tail_rc"
   [ "$pg_rc" -eq 0 ] && [ "$tail_rc" -eq 0 ]
 ) >"$log" 2>&1 &
 second=$!
-npx mocha --ignore 'dist/test/bench/**' --ignore 'dist/test/ui/**'
+npx mocha --ignore 'dist/test/bench/**' --ignore 'dist/test/ui/**' --ignore 'dist/test/fuzz/**'
 lmdb_rc=$?
 wait "$second"
 second_rc=$?
