@@ -91,7 +91,7 @@ describe('switch tables: a long allowed list, however the switch wraps it', () =
     'Jan  1 12:00:00 switch Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet5 (server 7), changed state to up',
     '01-Jan-2026 12:00:00 %LINK-I-Up:  gi1/0/5',
     '%LINK-W-Down:  gi1/0/5',
-    '<189> Jan 1 12:00:00 10.0.0.1-1 TRAPMGR[trapTask]: traputil.c(721) 31 %% Link Up: Gi1/0/5',
+    '<189> Jan 1 12:00:00 127.0.0.1-1 TRAPMGR[trapTask]: traputil.c(721) 31 %% Link Up: Gi1/0/5',
   ];
   for (const [name, v] of Object.entries(VENDORS)) {
     it(`${name}: a log message printed between two lines of the output changes nothing`, () => {
@@ -125,7 +125,7 @@ describe('SSH switch sessions: a long allowed list over SSH, however the simulat
     nexus: '2026 Jan  1 12:00:00 switch %ETHPORT-5-IF_UP: Interface Ethernet1/5 is up in mode trunk',
     arista_eos: 'Jan  1 12:00:00 switch Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet5, changed state to up',
     powerconnect55xx: '%LINK-W-Down:  gi1/0/5',
-    delln3000: '<189> Jan 1 12:00:00 10.0.0.1-1 TRAPMGR[trapTask]: traputil.c(721) 31 %% Link Up: Gi1/0/5',
+    delln3000: '<189> Jan 1 12:00:00 127.0.0.1-1 TRAPMGR[trapTask]: traputil.c(721) 31 %% Link Up: Gi1/0/5',
   };
   const NONE: Record<string, SimPort['native']> = { nexus: 3999, delln3000: 3999, powerconnect55xx: 'none', arista_eos: 'tag' };
   // Every other VLAN from 1002 to 1198 (99 items, over several lines), the last one a tenant's.
