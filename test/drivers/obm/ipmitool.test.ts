@@ -321,11 +321,11 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     }
 
     it('parses host, host:port, [v6]:port and bare IPv6', () => {
-      expect(parseBmcHost('10.0.0.5')).to.deep.equal({ address: '10.0.0.5', port: 623, label: '10.0.0.5:623' });
+      expect(parseBmcHost('127.0.0.5')).to.deep.equal({ address: '127.0.0.5', port: 623, label: '127.0.0.5:623' });
       expect(parseBmcHost('bmc-7.lab.example:6230')).to.deep.equal({ address: 'bmc-7.lab.example', port: 6230, label: 'bmc-7.lab.example:6230' });
-      expect(parseBmcHost('[fe80::1]:700')).to.deep.equal({ address: 'fe80::1', port: 700, label: '[fe80::1]:700' });
-      expect(parseBmcHost('[2001:db8::5]')).to.deep.equal({ address: '2001:db8::5', port: 623, label: '[2001:db8::5]:623' });
-      expect(parseBmcHost('2001:db8::5')).to.deep.equal({ address: '2001:db8::5', port: 623, label: '[2001:db8::5]:623' });
+      expect(parseBmcHost('[::1]:700')).to.deep.equal({ address: '::1', port: 700, label: '[::1]:700' });
+      expect(parseBmcHost('[::ffff:127.0.0.5]')).to.deep.equal({ address: '::ffff:127.0.0.5', port: 623, label: '[::ffff:127.0.0.5]:623' });
+      expect(parseBmcHost('::ffff:127.0.0.5')).to.deep.equal({ address: '::ffff:127.0.0.5', port: 623, label: '[::ffff:127.0.0.5]:623' });
     });
 
     it('rejects bad constructor options', () => {
@@ -408,8 +408,8 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
     });
 
     it('names a node\'s BMC by host and port, with the default port, and asks for calls to be paced', () => {
-      expect(ipmi.device({ host: '10.0.0.5', user: 'u', password: 'p' })).to.equal('10.0.0.5:623');
-      expect(ipmi.device({ host: '[fe80::1]:700', user: 'u', password: 'p' })).to.equal('[fe80::1]:700');
+      expect(ipmi.device({ host: '127.0.0.5', user: 'u', password: 'p' })).to.equal('127.0.0.5:623');
+      expect(ipmi.device({ host: '[::1]:700', user: 'u', password: 'p' })).to.equal('[::1]:700');
       expect(ipmi.pacing).to.deep.equal({ minIntervalMs: 100, minRunMs: 50 });
     });
 

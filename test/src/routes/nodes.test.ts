@@ -15,7 +15,7 @@ describe('nodes and nics', () => {
 
   describe('PUT /node/:node', () => {
     it('registers a node with an ipmi or a mock OBM; the node is free', async () => {
-      await must(api.put('/node/reg-ipmi', { obm: obm('10.0.0.1', IPMI_OBM) }));
+      await must(api.put('/node/reg-ipmi', { obm: obm('127.0.0.1:6231', IPMI_OBM) }));
       await must(api.put('/node/reg-mock', { obm: obm('bmc:623', MOCK_OBM) }));
       expect((await api.get('/nodes/free')).body).to.include.members(['reg-ipmi', 'reg-mock']);
       expect((await api.get('/node/reg-ipmi')).body).to.deep.equal({ name: 'reg-ipmi', project: null, nics: [] });
