@@ -271,3 +271,46 @@ export const configured = (p: PortState) => p.config.native !== null || p.config
 /** Newest finished first, then newest accepted. */
 const newestFirst = (a: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>, b: Pick<NetworkAction, 'finishedAt' | 'acceptedAt'>) =>
   (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || b.acceptedAt - a.acceptedAt;
+
+/** Which view of a node an answer is: an admin's shows the wiring, a project member's does not. */
+export type NodeView = 'admin' | 'member';
+
+/**
+ * Each node's show_node answers, as the JSON text sent (src/routes/node-answer.ts), until a
+ * commit changes what they show: the node, one of its nics, or a port wired to one of them.
+ * Making the answer and its JSON was a third of a read's cost at 100,000 nodes (bench/README.md,
+ * Issue 27, eleventh round). Bounded by `maxChars`: a set that would pass it empties the cache
+ * first, so memory stays bounded whatever is read, at worst by one refill.
+ */
+export class NodeAnswers {
+  private readonly byNode = new Map<string, { admin?: string; member?: string }>();
+  private chars = 0;
+
+  constructor(private readonly maxChars: number) {}
+
+  get(node: string, view: NodeView): string | undefined {
+    return this.byNode.get(node)?.[view];
+  }
+  set(node: string, view: NodeView, text: string): void {
+    if (this.chars + text.length > this.maxChars) this.clear();
+    let e = this.byNode.get(node);
+    if (!e) this.byNode.set(node, (e = {}));
+    this.chars += text.length - (e[view]?.length ?? 0);
+    e[view] = text;
+  }
+  /** A commit changed something a node's answers show. */
+  forget(node: string): void {
+    if (!this.byNode.size) return; // the common case at a start: 906,000 commits, nothing cached
+    const e = this.byNode.get(node);
+    if (!e) return;
+    this.chars -= (e.admin?.length ?? 0) + (e.member?.length ?? 0);
+    this.byNode.delete(node);
+  }
+  get size(): number {
+    return this.byNode.size;
+  }
+  clear(): void {
+    this.byNode.clear();
+    this.chars = 0;
+  }
+}

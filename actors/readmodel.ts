@@ -14,10 +14,10 @@ import type { UserState } from './user/protocol';
 import type { HeadnodeState } from './headnode/protocol';
 import type { WebhookState } from './webhook/protocol';
 import { nicId, portId, splitId } from './ids';
-import { configured, NicsByNode, RecentOperations, registrationOrder, SetIndex, WiringIndex } from './readmodel-indexes';
+import { configured, NicsByNode, NodeAnswers, RecentOperations, registrationOrder, SetIndex, WiringIndex } from './readmodel-indexes';
 
-export { configured, NicsByNode, RecentOperations, SetIndex, WiringIndex } from './readmodel-indexes';
-export type { FinishedOperation, PortRef } from './readmodel-indexes';
+export { configured, NicsByNode, NodeAnswers, RecentOperations, SetIndex, WiringIndex } from './readmodel-indexes';
+export type { FinishedOperation, NodeView, PortRef } from './readmodel-indexes';
 
 function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: string, value: V, add: boolean): void {
   let m = index.get(key);
@@ -47,6 +47,11 @@ export class ReadModel {
   readonly nodesByProject = new SetIndex();
   /** bumped on every node commit: lets list responses be cached until the next change */
   nodesVersion = 0;
+  /**
+   * node → its show_node answers as sent, until a commit of it, of one of its nics or of a port
+   * wired to it (64 Mi characters at most: about 150,000 nodes' admin answers)
+   */
+  readonly nodeAnswers = new NodeAnswers(64 * 2 ** 20);
   /** the tenant lifecycle (docs/lifecycle.md): node → its lease */
   readonly leases = new Map<string, Lease>();
   /** node → its release power-off, while pending or failed */
@@ -114,7 +119,7 @@ export class ReadModel {
 
   /** Empty every map and index (a start that gave up on a checkpoint half-way rebuilds from nothing). */
   clear(): void {
-    for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof NicsByNode || v instanceof WiringIndex || v instanceof RecentOperations) v.clear();
+    for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof NicsByNode || v instanceof WiringIndex || v instanceof RecentOperations || v instanceof NodeAnswers) v.clear();
     this.nodesVersion++;
     this.wiredPorts = 0;
     this.nicDeletions++;
@@ -127,6 +132,7 @@ export class ReadModel {
 
   commitNode(id: string, prev: NodeState | null, next: NodeState | null): void {
     this.nodesVersion++;
+    this.nodeAnswers.forget(id);
     if (prev?.project) this.nodesByProject.delete(prev.project, id);
     this.freeNodes.delete(id);
     indexed(this.leases, id, next?.lease);
@@ -143,6 +149,8 @@ export class ReadModel {
   }
 
   commitNic(id: string, prev: NicState | null, next: NicState | null): void {
+    if (prev) this.nodeAnswers.forget(prev.node);
+    if (next) this.nodeAnswers.forget(next.node);
     this.indexNic(id, prev, false);
     this.indexNic(id, next, true);
     if (next && !prev) {
@@ -208,12 +216,14 @@ export class ReadModel {
     // 400,000 wired ports, and each id made and looked up cost a probe of the 400,000 nics.
     if (prev?.wire) {
       const { node, nic } = prev.wire;
+      this.nodeAnswers.forget(node);
       this.wiring.delete(node, nic);
       if (this.wiredWithoutNic.size) this.wiredWithoutNic.delete(nicId(node, nic));
       this.wiredPorts--;
     }
     if (next?.wire) {
       const { node, nic } = next.wire;
+      this.nodeAnswers.forget(node);
       this.wiring.set(node, nic, next);
       if (!this.nicsByNode.states(node).some((x) => x.name === nic)) this.wiredWithoutNic.add(nicId(node, nic));
       this.wiredPorts++;

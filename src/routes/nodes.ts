@@ -3,6 +3,7 @@ import * as S from '../schemas/nodes';
 import { badArgument, duplicate, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { CachedLists } from './cached-lists';
+import { nodeAnswer } from './node-answer';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
 import { callerNow, isRead } from '../auth/caller';
@@ -133,25 +134,10 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
 
   // Not async: a read of the read model answers in the same turn, without a promise (the most
   // frequent call; fastify sends what a handler returns, and what it throws, at once).
-  app.get<{ Params: N }>('/node/:node', { schema: S.showNode }, (req) => {
+  app.get<{ Params: N }>('/node/:node', { schema: S.showNode }, (req, reply) => {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     if (node.project) requireProject(req.caller, node.project);
-    const admin = req.caller.isAdmin;
-    return {
-      name: node.name,
-      project: node.project,
-      nics: rm.nicsOf(node.name).map((nic) => {
-        const out: Record<string, unknown> = { label: nic.name, macaddr: nic.macaddr, networks: nic.networks };
-        if (admin) {
-          // Wiring is for operators only (docs/api-conventions.md §5).
-          const port = rm.wiring.get(node.name, nic.name);
-          out.port = port?.port ?? null;
-          out.switch = port?.switch ?? null;
-        }
-        return out;
-      }),
-      ...(node.metadata ? { metadata: node.metadata } : {}),
-    };
+    return reply.type('application/json; charset=utf-8').send(nodeAnswer(rm, node, req.caller.isAdmin ? 'admin' : 'member'));
   });
 
 }

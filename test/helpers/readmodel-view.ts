@@ -5,6 +5,7 @@
  */
 import { nicId } from '../../actors/ids';
 import type { ReadModel } from '../../actors/readmodel';
+import { nodeAnswer, nodeAnswerObject } from '../../src/routes/node-answer';
 
 export const sorted = <T>(xs: Iterable<T>) => [...xs].sort();
 const byKey = <V>(entries: Iterable<[string | number, V]>) => Object.fromEntries([...entries].sort(([a], [b]) => String(a).localeCompare(String(b))));
@@ -23,6 +24,8 @@ export function indexes(rm: ReadModel) {
     wired: { ports: rm.wiredPorts, withoutNic: sorted(rm.wiredWithoutNic) },
     networksByAccess: set(rm.networksByAccess), networksByOwner: set(rm.networksByOwner), pooledVlans: byKey(rm.pooledVlans),
     membersByProject: set(rm.membersByProject), headnodesByProject: set(rm.headnodesByProject), hnicsByNetwork: nested(rm.hnicsByNetwork),
+    // Read through the cache, which this fills: the next comparison finds any answer a commit left stale.
+    nodeAnswers: byKey([...rm.nodes.values()].flatMap((n) => (['admin', 'member'] as const).map((v) => [`${n.name} ${v}`, nodeAnswer(rm, n, v)] as [string, string]))),
   };
 }
 
@@ -67,6 +70,7 @@ export function derived(rm: ReadModel) {
     headnodesByProject: group([...rm.headnodes.values()].map((h) => [h.project, h.name])),
     hnicsByNetwork: nestedOf([...rm.headnodes.values()].flatMap((h) => h.hnics.filter((x) => x.network).map((x) =>
       [x.network!, nicId(h.name, x.name), h.project] as [string, string, string]))),
+    nodeAnswers: byKey([...rm.nodes.values()].flatMap((n) => (['admin', 'member'] as const).map((v) => [`${n.name} ${v}`, JSON.stringify(nodeAnswerObject(rm, n, v))] as [string, string]))),
   };
 }
 
