@@ -17,6 +17,10 @@
  * unsetting its last VLAN returns it to that; its untagged VLAN defaults to the bridge's (1).
  * So a port with nothing left leaves the bridge, and a port without a native VLAN says
  * `untagged none`.
+ *
+ * A bond member is no bridge port (its bond is), so its own bridge domain reads `{}`, as an
+ * empty port's: the session first reads the applied configuration (`nv config show -o json`),
+ * where each bond lists its members (`interface bond1 bond member swp1`).
  */
 import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable, TableContext } from './ssh/table';
@@ -34,6 +38,45 @@ function jsonObject(output: string): Record<string, unknown> {
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new SwitchError('not a JSON object');
   return doc as Record<string, unknown>;
+}
+
+/** `swp1-4`, `swp1-2,5-6`, `swp1s0-3`, `swp3` → each name (NVUE writes ranges in the keys of its configuration). */
+export function nvueNames(text: string): string[] {
+  const out: string[] = [];
+  let prefix = '';
+  for (const part of text.split(',').map((x) => x.trim())) {
+    const m = /^(.*?)(\d+)(?:-(\d+))?$/.exec(part);
+    if (!m) {
+      out.push(part);
+      continue;
+    }
+    if (m[1]) prefix = m[1];
+    const lo = Number(m[2]);
+    const hi = Math.min(Number(m[3] ?? m[2]), lo + 4095);
+    for (let i = lo; i <= hi; i++) out.push(`${prefix}${i}`);
+  }
+  return out;
+}
+
+/** `nv config show -o json` (a header, then the `set` tree; its layout unverified, so read tolerantly) → the bond that has `port` as a member, or null. */
+export function nvueBondOf(output: string, port: string): string | null {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(output.trim());
+  } catch {
+    throw new SwitchError(`not JSON: ${output.trim().slice(0, 80)}`);
+  }
+  const trees = (Array.isArray(doc) ? doc : [doc]).map((x) => (x && typeof x === 'object' ? ((x as { set?: unknown }).set ?? x) : undefined));
+  const sets = trees.filter((t): t is { interface?: Record<string, { bond?: { member?: Record<string, unknown> } }> } => !!t && typeof t === 'object' && 'interface' in t);
+  // a configuration without interfaces is not one this parser knows: never read as "no bond"
+  if (!sets.length) throw new SwitchError('no "interface" in the applied configuration');
+  for (const t of sets) {
+    for (const [name, i] of Object.entries(t.interface ?? {})) {
+      const members = Object.keys(i?.bond?.member ?? {});
+      if (members.some((m) => nvueNames(m).includes(port))) return name;
+    }
+  }
+  return null;
 }
 
 const swp = (name: string) => (/^swp\d+(s\d+)?$/.test(name.trim()) ? name.trim() : null);
@@ -88,6 +131,7 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
   // failure past them (a service that did not restart) leaves the switch applied in part
   commit: { command: 'nv config apply -y', done: /applied/, partial: /Failure during apply|Unable to restart services/, discard: ['nv config detach'] },
   save: { command: 'nv config save', done: /(?:)/ },
+  bundle: { show: () => 'nv config show -o json', parse: nvueBondOf },
   adminState: {
     // `"state": {"down": {}}` once `link state down` is applied (or `"admin-status": "down"`)
     show: (port) => `nv show interface ${port} link -o json`,

@@ -9,6 +9,10 @@
  * its rows of `show vlan brief`. A VLAN must exist before a port joins it: the session reads the
  * switch's VLANs once and creates a missing one (`config vlan add <vlan>`); none is ever deleted.
  * CONFIG_DB changes are live; `config save -y` writes the startup file once per session.
+ *
+ * A PortChannel member is in no VLAN of its own (its PortChannel is, and `config vlan member
+ * add` refuses it): `show vlan brief` does not list it, so the session first reads the port's
+ * row of `show interfaces status`, whose Vlan cell names the PortChannel of a member.
  */
 import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable } from './ssh/table';
@@ -47,6 +51,15 @@ export function vlanBrief(output: string): Map<number, Map<string, 'tagged' | 'u
     out.get(vlan)!.set(r[ports]!, /^untagged$/i.test(r[tagging] ?? '') ? 'untagged' : 'tagged');
   }
   return out;
+}
+
+/** The port's cell of a `show interfaces status` column (found by its header). */
+function statusCell(output: string, p: string, header: RegExp, name: string): string {
+  const { headers, rows } = fixedWidthTable(output);
+  const col = headers.findIndex((h) => header.test(h));
+  const row = rows.find((r) => r[0] === p);
+  if (col < 0 || !row) throw new SwitchError(col < 0 ? `no "${name}" column` : `no row for ${p}`);
+  return row[col] ?? '';
 }
 
 export const SONIC_TABLE: SwitchTable = {
@@ -95,16 +108,21 @@ export const SONIC_TABLE: SwitchTable = {
     return { mode: 'trunk', access: null, native, allowed: allowed.sort((a, b) => a - b) };
   },
   save: { command: 'sudo config save -y', done: /config_db\.json/ },
+  bundle: {
+    show: (p) => `show interfaces status ${p}`,
+    // the Vlan cell: `trunk` (in a VLAN), `routed`, or a member's PortChannel (`PortChannel0001`)
+    parse: (output, p) => {
+      const v = statusCell(output, p, /^vlan$/i, 'Vlan');
+      return /^PortChannel\S*$/i.test(v) ? v : null;
+    },
+  },
   adminState: {
     // Interface, Lanes, Speed, MTU, FEC, Alias, Vlan, Oper, Admin, …
     show: (p) => `show interfaces status ${p}`,
     parse(output, p) {
-      const { headers, rows } = fixedWidthTable(output);
-      const col = headers.findIndex((h) => /^admin$/i.test(h));
-      const row = rows.find((r) => r[0] === p);
-      if (col < 0 || !row) throw new SwitchError(col < 0 ? 'no "Admin" column' : `no row for ${p}`);
-      if (!/^(up|down)$/i.test(row[col] ?? '')) throw new SwitchError(`Admin "${row[col]}" is neither up nor down`);
-      return /^up$/i.test(row[col]!);
+      const v = statusCell(output, p, /^admin$/i, 'Admin');
+      if (!/^(up|down)$/i.test(v)) throw new SwitchError(`Admin "${v}" is neither up nor down`);
+      return /^up$/i.test(v);
     },
     set: (enabled, p) => [`sudo config interface ${enabled ? 'startup' : 'shutdown'} ${port(p)}`],
   },

@@ -27,7 +27,7 @@
  */
 import { PortVlans, PortWiring, SwitchError, SwitchLog } from '../types';
 import { CliCommandError, CliSession } from './cli';
-import type { AdminStateTable, PortReading, SwitchTable, TableContext, WiringTable } from './table';
+import type { AdminStateTable, BundleTable, PortReading, SwitchTable, TableContext, WiringTable } from './table';
 import { macRows, wiringByPort } from '../wiring';
 import { configCommands, describe, opText, planChange, PortOp, portVlans, sameList } from './plan';
 import { VlanListError } from './vlans';
@@ -214,6 +214,12 @@ export class TableSession extends PortOpSession {
 
   /** The port's reading, fresh from the switch. */
   private async read(port: string): Promise<PortReading> {
+    const bundle = this.table.bundle && (await this.bundleOf(port, this.table.bundle));
+    if (bundle) {
+      const member: PortReading = { mode: 'other', access: null, native: null, allowed: [], other: [`member of ${bundle} (carries its VLANs)`] };
+      this.readings.set(port, member);
+      return member;
+    }
     const show = this.table.show(port);
     const vt = this.table.vlans;
     // The VLANs first, unless the port's own command lists them too (SONiC's `show vlan brief`).
@@ -236,6 +242,17 @@ export class TableSession extends PortOpSession {
     }
     this.readings.set(port, reading);
     return reading;
+  }
+
+  /** The link aggregation the port is a member of, fresh from the switch, or null. */
+  private async bundleOf(port: string, t: BundleTable): Promise<string | null> {
+    const show = t.show(port);
+    const output = await this.cli.run(this.inConfig && this.table.fromConfig ? this.table.fromConfig(show) : show);
+    try {
+      return t.parse(output, port);
+    } catch (err) {
+      throw new SwitchError(this.cli.mask(`switch ${this.cli.target.name} (${this.cli.address}): cannot tell whether port ${port} is in a link aggregation from "${show}": ${(err as Error).message}`));
+    }
   }
 
   /** The session's setup, once, before its first change. */

@@ -114,10 +114,24 @@ export interface SwitchTable {
   readonly vlans?: VlanTable;
   /** A candidate configuration that takes effect at a commit (see CommitTable). */
   readonly commit?: CommitTable;
+  /**
+   * Link-aggregation membership, on families whose port reading does not show it (SONiC, NVUE: a
+   * member is simply in no VLAN there): read before the port, a member reads as such
+   * (PortReading.other) and is never changed.
+   */
+  readonly bundle?: BundleTable;
   /** The port's administrative state (ports shut while they carry nothing); absent: the family leaves ports as they are. */
   readonly adminState?: AdminStateTable;
   /** The switch's learned MACs and LLDP neighbours (wiring validation); absent: the family cannot tell. */
   readonly wiring?: WiringTable;
+}
+
+/** How a family tells that a port is a member of a link aggregation (see SwitchTable.bundle). */
+export interface BundleTable {
+  /** The command that shows it: `show interfaces status Ethernet0`. */
+  show(port: string): string;
+  /** Its output → the bundle the port is a member of, or null; throws (saying what it could not read) on an output it does not understand. */
+  parse(output: string, port: string): string | null;
 }
 
 /** How a family shows and sets a port's administrative state. */

@@ -16,7 +16,7 @@ export interface SimPort {
   shutdown: boolean;
   /** the operator's `description` of the port, if any (EOS prints it in its status table) */
   description?: string;
-  /** a member of this link aggregation (Junos `ae0`, OS10 port-channel `10`), set by a test: it carries the bundle's VLANs, not its own */
+  /** a member of this link aggregation (Junos `ae0`, OS10 port-channel `10`, SONiC `PortChannel0001`, NVUE bond `bond1`), set by a test: it carries the bundle's VLANs, not its own */
   lag?: string;
 }
 

@@ -10,7 +10,10 @@
  * (`switchport`), its VLANs (`allowed`, `all` when it has no `vlan` setting) and its untagged VLAN
  * (`native`: a number, the bridge's 1 by default, or `none`). The bridge's VLANs are the sim's
  * `vlans`. A factory port is in the bridge with every VLAN and VLAN 1 untagged (the trap the
- * driver must undo); unsetting a port's last VLAN returns it to `all`.
+ * driver must undo); unsetting a port's last VLAN returns it to `all`. A bond member (`lag`,
+ * e.g. `bond1`) is no bridge port (its bond is): its bridge domain shows `{}`, the applied
+ * configuration (`nv config show -o json`) lists it under its bond's `bond member`, and an apply
+ * that puts it in the bridge is refused.
  */
 import { ShellCli, Status } from './shell-cli';
 import type { CarriedVlans, SimPort } from './model';
@@ -64,7 +67,7 @@ export class CumulusNvue extends ShellCli {
   }
 
   carried(sim: SwitchSim, p: SimPort): CarriedVlans {
-    if (!p.switchport) return { native: null, tagged: [] };
+    if (!p.switchport || p.lag) return { native: null, tagged: [] };
     const vlans = p.allowed === 'all' ? [...sim.vlans] : [...p.allowed];
     const native = typeof p.native === 'number' && vlans.includes(p.native) ? p.native : null;
     return { native, tagged: vlans.filter((v) => v !== native).sort((a, b) => a - b) };
@@ -182,6 +185,10 @@ export class CumulusNvue extends ShellCli {
       case 'save':
         sim.saves++;
         return 0;
+      case 'show':
+        if (a.slice(1).join(' ') !== '-o json') return this.invalid(sh, 'this simulator shows JSON only (-o json)');
+        sh.line(JSON.stringify(this.appliedConfig(sim), null, 2));
+        return 0;
       case 'apply': {
         if (!a.includes('-y') && !a.includes('--assume-yes')) {
           sh.print('Are you sure? [y/N] ');
@@ -195,7 +202,10 @@ export class CumulusNvue extends ShellCli {
         const problems: string[] = [];
         if (sim.faults.failCommit) problems.push('a check refused the revision (simulated fault)');
         for (const [n, p] of rev.ports) {
-          if (!p.switchport) continue;
+          const applied = sim.ports.get(n)!;
+          const bridged = (x: SimPort) => JSON.stringify([x.switchport, x.native, x.allowed === 'all' ? 'all' : [...x.allowed].sort()]);
+          if (p.lag && bridged(p) !== bridged(applied)) problems.push(`interface ${n}: a member of bond ${p.lag} cannot be in bridge domain br_default`);
+          if (!p.switchport || p.lag) continue;
           const missing = p.allowed === 'all' ? [] : [...p.allowed].filter((v) => !rev.vlans.has(v));
           if (missing.length) problems.push(`interface ${n}: vlan ${missing.join(',')} is not in bridge domain br_default`);
           if (typeof p.native === 'number' && !rev.vlans.has(p.native)) problems.push(`interface ${n}: untagged ${p.native} is not in bridge domain br_default`);
@@ -250,7 +260,7 @@ export class CumulusNvue extends ShellCli {
       const rest = w.slice(2).join(' ');
       if (rest === 'link') return out({ 'admin-status': p.shutdown ? 'down' : 'up', mtu: 9216, speed: 'auto', state: { [p.shutdown ? 'down' : 'up']: {} } });
       if (rest === 'bridge domain br_default') {
-        if (!p.switchport) return out({});
+        if (!p.switchport || p.lag) return out({});
         return out({
           learning: 'on',
           stp: { 'admin-edge': 'off', 'auto-edge': 'on', 'bpdu-filter': 'off', 'bpdu-guard': 'off', network: 'off', restrrole: 'off' },
@@ -261,6 +271,30 @@ export class CumulusNvue extends ShellCli {
     }
     sh.line('Error: The requested item does not exist.');
     return 1;
+  }
+
+  /** `nv config show -o json`: the header, then the applied configuration's `set` tree (the parts this simulator models) */
+  private appliedConfig(sim: SwitchSim): unknown {
+    const interfaces: Record<string, Record<string, unknown>> = {};
+    for (const [n, p] of sim.ports) {
+      const i: Record<string, unknown> = {};
+      if (p.lag) {
+        const bond = (interfaces[p.lag] ??= { bond: { member: {} }, bridge: { domain: { br_default: {} } }, type: 'bond' });
+        (bond.bond as { member: Record<string, unknown> }).member[n] = {};
+      } else if (p.switchport) {
+        const d: Record<string, unknown> = {};
+        if (p.native !== 1) d.untagged = p.native;
+        if (p.allowed !== 'all') d.vlan = Object.fromEntries([...p.allowed].sort((x, y) => x - y).map((v) => [String(v), {}]));
+        i.bridge = { domain: { br_default: d } };
+      }
+      if (p.shutdown) i.link = { state: { down: {} } };
+      if (Object.keys(i).length) interfaces[n] = { ...i, type: 'swp' };
+    }
+    const vlan = Object.fromEntries([...sim.vlans].sort((x, y) => x - y).map((v) => [String(v), {}]));
+    return [
+      { header: { model: 'VX', 'nvue-api-version': 'nvue_v1', 'rev-id': 1.0, version: 'Cumulus Linux 5.9.0' } },
+      { set: { bridge: { domain: { br_default: { vlan } } }, interface: interfaces } },
+    ];
   }
 
   /** `lldpctl -f keyvalue` (lldpd, Cumulus' LLDP daemon): one `lldp.<port>.<field>=value` line per field */

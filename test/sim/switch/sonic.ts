@@ -6,7 +6,10 @@
  * save [-y]`, each `config` needing root (`sudo`). Changes are live (CONFIG_DB).
  *
  * A port's state (model.ts SimPort): a trunk whose allowed set is its VLAN memberships and whose
- * native is its untagged one (`none` when it has none); a factory port is in no VLAN.
+ * native is its untagged one (`none` when it has none); a factory port is in no VLAN. A member of
+ * a PortChannel (`lag`, e.g. `PortChannel0001`) is in no VLAN of its own (the PortChannel is):
+ * `show vlan brief` does not list it, `show interfaces status` names its PortChannel in the Vlan
+ * column, and `config vlan member add` refuses it (`Error: Ethernet0 is part of portchannel!`).
  */
 import { grid, ShellCli, Status } from './shell-cli';
 import { ranges, SimPort } from './model';
@@ -140,6 +143,7 @@ export class SonicCli extends ShellCli {
     const allowed = p.allowed as Set<number>;
     if (verb === 'add') {
       if (allowed.has(v)) return this.usage(sh, cmd, `${name} is already a member of Vlan${v}`);
+      if (p.lag) return this.usage(sh, cmd, `${name} is part of portchannel!`);
       if (untagged && typeof p.native === 'number') return this.usage(sh, cmd, `${name} is already untagged member of Vlan${p.native}`);
       if (this.ignored(sh)) return 0;
       allowed.add(v);
@@ -194,7 +198,8 @@ export class SonicCli extends ShellCli {
       }
       const rows = names.map((n) => {
         const p = sh.sim.ports.get(n)!;
-        const vlan = p.allowed !== 'all' && p.allowed.size ? 'trunk' : 'routed';
+        // intfutil: a PortChannel member's Vlan cell is its PortChannel's name
+        const vlan = p.lag ?? (p.allowed !== 'all' && p.allowed.size ? 'trunk' : 'routed');
         return [n, ranges([0, 1, 2, 3].map((x) => Number(n.slice(8)) + x)), '100G', '9100', 'rs', `etp${Number(n.slice(8)) / 4 + 1}`, vlan, 'down', p.shutdown ? 'down' : 'up', 'N/A', 'N/A'];
       });
       const head = ['Interface', 'Lanes', 'Speed', 'MTU', 'FEC', 'Alias', 'Vlan', 'Oper', 'Admin', 'Type', 'Asym PFC'];

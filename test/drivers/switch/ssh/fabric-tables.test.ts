@@ -128,6 +128,23 @@ describe('fabric tables: the commands of each operation', () => {
       expect(SONIC_TABLE.parse(moved, p, {})).to.deep.equal(trunk(null, 2000));
       expect(() => SONIC_TABLE.parse('Error: something', p, {})).to.throw(/no "VLAN ID"/);
     });
+
+    it('tells a PortChannel member by the Vlan cell of show interfaces status (show vlan brief does not list it)', () => {
+      // tabulate's simple format: right-aligned cells under a dashed rule
+      const status = (vlan: string) => {
+        const rows = [['Interface', 'Lanes', 'Speed', 'MTU', 'FEC', 'Alias', 'Vlan', 'Oper', 'Admin', 'Type', 'Asym PFC'], ['Ethernet8', '9,10,11,12', '100G', '9100', 'rs', 'etp3', vlan, 'down', 'up', 'N/A', 'N/A']];
+        const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+        const line = (r: string[]) => r.map((c, i) => c.padStart(w[i]!)).join('  ');
+        return [line(rows[0]!), w.map((x) => '-'.repeat(x)).join('  '), line(rows[1]!)].join('\n');
+      };
+      const b = SONIC_TABLE.bundle!;
+      expect(b.show(p)).to.equal('show interfaces status Ethernet8');
+      expect(b.parse(status('PortChannel0001'), p)).to.equal('PortChannel0001');
+      expect(b.parse(status('trunk'), p)).to.equal(null);
+      expect(b.parse(status('routed'), p)).to.equal(null);
+      expect(() => b.parse(status('trunk'), 'Ethernet4')).to.throw(/no row for Ethernet4/);
+      expect(() => b.parse('Error: Invalid interface name Ethernet8', p)).to.throw(/no "Vlan" column/);
+    });
   });
 
   describe('Juniper Junos', () => {
@@ -232,6 +249,21 @@ describe('fabric tables: the commands of each operation', () => {
       expect(CUMULUS_NVUE_TABLE.parse('{"learning": "on", "vlan": {"all": {}}}', p, {})).to.deep.equal({ mode: 'trunk', access: null, native: 1, allowed: 'all' });
       expect(portVlans(CUMULUS_NVUE_TABLE.parse('{"stp": {}}', p, {}))).to.deep.equal({ native: 1, tagged: [], other: ['trunk allows every VLAN'] });
       expect(() => CUMULUS_NVUE_TABLE.parse('Error: The requested item does not exist.', p, {})).to.throw(/not JSON/);
+    });
+
+    it('tells a bond member from the applied configuration, member ranges included; an unknown layout is an error, never "no bond"', () => {
+      const config = (interfaces: unknown) => JSON.stringify([{ header: { model: 'VX', 'rev-id': 1.0 } }, { set: { bridge: { domain: { br_default: {} } }, interface: interfaces } }]);
+      const b = CUMULUS_NVUE_TABLE.bundle!;
+      expect(b.show(p)).to.equal('nv config show -o json');
+      expect(b.parse(config({ bond1: { bond: { member: { swp3: {} } }, type: 'bond' }, swp1: { type: 'swp' } }), p)).to.equal('bond1');
+      expect(b.parse(config({ bond2: { bond: { member: { 'swp1-4': {} } } } }), p)).to.equal('bond2');
+      expect(b.parse(config({ bond2: { bond: { member: { 'swp1,swp5-6': {} } } } }), p)).to.equal(null);
+      expect(b.parse(config({ bond3: { bond: { member: { 'swp49s0-3': {} } } } }), 'swp49s2')).to.equal('bond3');
+      expect(b.parse(config({ swp3: { bridge: { domain: { br_default: {} } } } }), p)).to.equal(null);
+      // the set tree alone, as another release may print it
+      expect(b.parse(JSON.stringify({ interface: { bond1: { bond: { member: { swp3: {} } } } } }), p)).to.equal('bond1');
+      expect(() => b.parse(JSON.stringify([{ header: {} }]), p)).to.throw(/no "interface"/);
+      expect(() => b.parse('Error: Permission denied', p)).to.throw(/not JSON/);
     });
   });
 
