@@ -8,7 +8,10 @@
  * port back from the applied configuration (`nv show interface <port> bridge domain br_default
  * -o json`). The pending revision belongs to the user and outlives the session, so the session
  * detaches any left over before its first change, and after a refused apply or at logout with
- * changes unapplied (`nv config detach`). `nv config save` once per session that changed the
+ * changes unapplied (`nv config detach`). Every login as the user shares it, and the CLI has no
+ * revision of one's own to stage in (only the REST API creates one and stages by its id): so
+ * before the apply the session reads the pending changes (`nv config diff -o json`) and applies
+ * nothing if they touch anything beyond its staged ports and the bridge VLANs it made. `nv config save` once per session that changed the
  * switch (recent releases save on apply already).
  *
  * Ports join the VLAN-aware bridge `br_default`, whose VLAN list must hold every VLAN a port
@@ -79,6 +82,50 @@ export function nvueBondOf(output: string, port: string): string | null {
   return null;
 }
 
+/**
+ * `nv config diff -o json` (the pending revision against the applied one: a list of `set` /
+ * `unset` trees) → what it changes beyond the staged ports and the bridge VLANs the session made.
+ */
+export function nvueForeign(output: string, staged: { ports: string[]; vlans: number[] }): string[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(output.trim() || '[]');
+  } catch {
+    throw new SwitchError(`not JSON: ${output.trim().slice(0, 80)}`);
+  }
+  const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
+  const keys = (x: unknown) => (isObject(x) ? Object.keys(x) : []);
+  const out: string[] = [];
+  for (const part of Array.isArray(doc) ? doc : [doc]) {
+    if (!isObject(part)) throw new SwitchError('not a list of set/unset changes');
+    for (const [verb, tree] of Object.entries(part)) {
+      if (verb === 'header') continue;
+      if (!isObject(tree)) {
+        out.push(verb);
+        continue;
+      }
+      for (const [top, sub] of Object.entries(tree)) {
+        if (top === 'interface' && isObject(sub)) {
+          for (const n of Object.keys(sub).flatMap(nvueNames)) if (!staged.ports.includes(n)) out.push(`${verb} interface ${n}`);
+          continue;
+        }
+        // the bridge's VLAN list only, and only the VLANs the staged changes make
+        const domain = isObject(sub) ? sub.domain : undefined;
+        const br = isObject(domain) ? domain.br_default : undefined;
+        if (top !== 'bridge' || keys(sub).join() !== 'domain' || keys(domain).join() !== 'br_default' || keys(br).join() !== 'vlan') {
+          out.push(`${verb} ${top}`);
+          continue;
+        }
+        for (const k of keys((br as Record<string, unknown>).vlan)) {
+          const list = /^[\d,-]+$/.test(k) ? parseVlanList(k) : 'all';
+          if (list === 'all' || list.some((v) => !staged.vlans.includes(v))) out.push(`${verb} bridge domain br_default vlan ${k}`);
+        }
+      }
+    }
+  }
+  return [...new Set(out)];
+}
+
 const swp = (name: string) => (/^swp\d+(s\d+)?$/.test(name.trim()) ? name.trim() : null);
 
 const bd = (ctx: TableContext) => {
@@ -129,7 +176,11 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
   },
   // `Invalid config` is the apply's checks refusing the revision before it is written; a
   // failure past them (a service that did not restart) leaves the switch applied in part
-  commit: { command: 'nv config apply -y', done: /applied/, partial: /Failure during apply|Unable to restart services/, discard: ['nv config detach'] },
+  commit: {
+    command: 'nv config apply -y', done: /applied/, partial: /Failure during apply|Unable to restart services/, discard: ['nv config detach'],
+    // the pending revision is the user's, shared with every other login as that user
+    check: { command: 'nv config diff -o json', foreign: nvueForeign },
+  },
   save: { command: 'nv config save', done: /(?:)/ },
   bundle: { show: () => 'nv config show -o json', parse: nvueBondOf },
   adminState: {

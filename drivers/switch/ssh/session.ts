@@ -27,7 +27,7 @@
  */
 import { PortVlans, PortWiring, SwitchError, SwitchLog } from '../types';
 import { CliCommandError, CliSession } from './cli';
-import type { AdminStateTable, BundleTable, PortReading, SwitchTable, TableContext, WiringTable } from './table';
+import type { AdminStateTable, BundleTable, CommitTable, PortReading, SwitchTable, TableContext, WiringTable } from './table';
 import { macRows, wiringByPort } from '../wiring';
 import { configCommands, describe, opText, planChange, PortOp, portVlans, sameList } from './plan';
 import { VlanListError } from './vlans';
@@ -58,6 +58,8 @@ export class TableSession extends PortOpSession {
   private readonly staged = new Map<string, Staged>();
   /** the commands of each staged change, in order: staged anew after one is taken out */
   private stagedCommands: string[][] = [];
+  /** the VLANs the staged changes make (on a candidate configuration) */
+  private stagedVlans = new Set<number>();
 
   constructor(readonly table: SwitchTable, readonly cli: CliSession, readonly ctx: TableContext, readonly save: boolean, readonly log?: SwitchLog) {
     super();
@@ -287,6 +289,7 @@ export class TableSession extends PortOpSession {
       throw err;
     }
     this.stagedCommands.push(commands);
+    for (const v of create.vlans) this.stagedVlans.add(v);
     const was = this.staged.get(port);
     this.staged.set(port, { reading: expected.reading ?? was?.reading, enabled: expected.enabled ?? was?.enabled });
     this.uncommitted!.add(port);
@@ -335,6 +338,7 @@ export class TableSession extends PortOpSession {
     this.staged.clear();
     this.uncommitted?.clear();
     this.stagedCommands = [];
+    this.stagedVlans.clear();
   }
 
   commit(): Promise<Map<string, string>> {
@@ -343,6 +347,7 @@ export class TableSession extends PortOpSession {
       const verdicts = new Map<string, string>();
       if (!c || !this.staged.size) return verdicts;
       const staged = new Map(this.staged);
+      if (c.check) await this.checkCandidate(c.check);
       this.changesSent++;
       let unconfirmed = false;
       try {
@@ -382,6 +387,23 @@ export class TableSession extends PortOpSession {
       for (const [port, why] of verdicts) verdicts.set(port, this.fail(port, why).message);
       return verdicts;
     });
+  }
+
+  /** The candidate holds only what this session staged; else it is discarded and the commit refused. */
+  private async checkCandidate(check: NonNullable<CommitTable['check']>): Promise<void> {
+    const where = `switch ${this.cli.target.name} (${this.cli.address})`;
+    let why: string | undefined;
+    try {
+      const foreign = check.foreign(await this.cli.run(check.command), { ports: [...this.staged.keys()], vlans: [...this.stagedVlans] });
+      if (foreign.length) why = `the pending revision holds changes this session did not stage (another login as the same user?): ${foreign.slice(0, 8).join(', ')}${foreign.length > 8 ? ', …' : ''}`;
+    } catch (err) {
+      if (!(err instanceof SwitchError)) throw err;
+      why = `cannot tell what the pending revision holds from "${check.command}": ${err.message}`;
+    }
+    if (why === undefined) return;
+    await this.discard().catch(() => this.cli.destroy());
+    this.unstage();
+    throw new SwitchError(this.cli.mask(`${where}: ${why}; nothing was applied (the staged changes were discarded, any others with them)`), { nothingSent: true });
   }
 
   /**

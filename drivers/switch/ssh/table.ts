@@ -74,6 +74,14 @@ export interface CommitTable {
   partial?: RegExp;
   /** the commands that throw every staged line away (and leave configuration mode), and the questions they ask */
   discard: string[];
+  /**
+   * A look at the candidate just before the commit, where others can add to it (NVUE's pending
+   * revision is the user's, shared by every login as that user): the command, and its output →
+   * what the candidate holds beyond the session's staged ports and the VLANs it made for them.
+   * Anything there, or an output it cannot read, and the commit is not run (the candidate is
+   * discarded): the session never applies what it did not stage.
+   */
+  check?: { command: string; foreign(output: string, staged: { ports: string[]; vlans: number[] }): string[] };
   answers?: Array<{ question: RegExp; keys: string }>;
 }
 

@@ -3,7 +3,8 @@
  * `cumulus_nvue` driver: bash at `cumulus@switch:mgmt:~$`, `nv set|unset` into a pending
  * revision that belongs to the user and outlives the session, `nv config apply [-y]` (asks
  * `Are you sure? [y/N]` without -y; refuses a port VLAN the bridge lacks with `Invalid config
- * [rev_id: N]`), `nv config detach|diff|save`, and `nv show … -o json` of the applied
+ * [rev_id: N]`), `nv config detach|diff|save` (`diff -o json`: the pending revision's `set` and
+ * `unset` trees), `nv config show -o json`, and `nv show … -o json` of the applied
  * configuration.
  *
  * A port's applied state (model.ts SimPort): in the VLAN-aware bridge `br_default` or not
@@ -180,6 +181,10 @@ export class CumulusNvue extends ShellCli {
         pending.delete(sim);
         return 0;
       case 'diff':
+        if (a.slice(1).join(' ') === '-o json') {
+          sh.line(JSON.stringify(rev ? this.revisionDiff(sim, rev) : [], null, 2));
+          return 0;
+        }
         if (rev) sh.line(`- set:\n    interface: {}  # revision ${rev.id}`);
         return 0;
       case 'save':
@@ -271,6 +276,30 @@ export class CumulusNvue extends ShellCli {
     }
     sh.line('Error: The requested item does not exist.');
     return 1;
+  }
+
+  /** `nv config diff -o json`: the pending revision against the applied configuration, as `set` and `unset` trees */
+  private revisionDiff(sim: SwitchSim, rev: Revision): unknown[] {
+    const set: Record<string, Record<string, unknown>> = {};
+    const unset: Record<string, Record<string, unknown>> = {};
+    const bridgeOf = (p: SimPort) => ({ ...(p.native !== 1 ? { untagged: p.native } : {}), ...(p.allowed !== 'all' ? { vlan: Object.fromEntries([...p.allowed].map((v) => [String(v), {}])) } : {}) });
+    for (const [n, p] of rev.ports) {
+      const was = sim.ports.get(n)!;
+      if (p.switchport !== was.switchport || p.native !== was.native || JSON.stringify(bridgeOf(p)) !== JSON.stringify(bridgeOf(was))) {
+        if (p.switchport) (set.interface ??= {})[n] = { bridge: { domain: { br_default: bridgeOf(p) } } };
+        else (unset.interface ??= {})[n] = { bridge: { domain: { br_default: {} } } };
+      }
+      if (p.shutdown !== was.shutdown) {
+        const i = ((set.interface ??= {})[n] ??= {}) as Record<string, unknown>;
+        i.link = { state: { [p.shutdown ? 'down' : 'up']: {} } };
+      }
+    }
+    const vlans = (from: Set<number>, to: Set<number>) => Object.fromEntries([...to].filter((v) => !from.has(v)).map((v) => [String(v), {}]));
+    const added = vlans(sim.vlans, rev.vlans);
+    const removed = vlans(rev.vlans, sim.vlans);
+    if (Object.keys(added).length) set.bridge = { domain: { br_default: { vlan: added } } };
+    if (Object.keys(removed).length) unset.bridge = { domain: { br_default: { vlan: removed } } };
+    return [...(Object.keys(set).length ? [{ set }] : []), ...(Object.keys(unset).length ? [{ unset }] : [])];
   }
 
   /** `nv config show -o json`: the header, then the applied configuration's `set` tree (the parts this simulator models) */

@@ -265,6 +265,23 @@ describe('fabric tables: the commands of each operation', () => {
       expect(() => b.parse(JSON.stringify([{ header: {} }]), p)).to.throw(/no "interface"/);
       expect(() => b.parse('Error: Permission denied', p)).to.throw(/not JSON/);
     });
+
+    it('finds in the pending revision what the session did not stage: other interfaces, other bridge VLANs, anything else', () => {
+      const check = CUMULUS_NVUE_TABLE.commit!.check!;
+      expect(check.command).to.equal('nv config diff -o json');
+      const staged = { ports: ['swp3', 'swp4'], vlans: [1001, 1002] };
+      const diff = (...parts: unknown[]) => JSON.stringify(parts);
+      const ours = { interface: { swp3: { bridge: { domain: { br_default: { vlan: { '1001': {} }, untagged: 1001 } } } }, swp4: { link: { state: { down: {} } } } }, bridge: { domain: { br_default: { vlan: { '1001-1002': {} } } } } };
+      expect(check.foreign(diff({ set: ours }, { unset: { interface: { swp3: { bridge: { domain: { br_default: { vlan: { '1003': {} } } } } } } } }), staged)).to.deep.equal([]);
+      expect(check.foreign('[]', staged)).to.deep.equal([]);
+      expect(check.foreign('', staged)).to.deep.equal([]);
+      expect(check.foreign(diff({ set: { ...ours, interface: { ...ours.interface, 'swp5-6': {} } } }), staged)).to.deep.equal(['set interface swp5', 'set interface swp6']);
+      expect(check.foreign(diff({ set: { bridge: { domain: { br_default: { vlan: { '2000': {} } } } } } }), staged)).to.deep.equal(['set bridge domain br_default vlan 2000']);
+      expect(check.foreign(diff({ unset: { bridge: { domain: { br_default: { vlan: { '1002': {} }, stp: {} } } } } }), staged)).to.deep.equal(['unset bridge']);
+      expect(check.foreign(diff({ set: { system: { hostname: 'x' } } }), staged)).to.deep.equal(['set system']);
+      expect(() => check.foreign('Error: Permission denied', staged)).to.throw(/not JSON/);
+      expect(() => check.foreign('["set"]', staged)).to.throw(/not a list of set\/unset/);
+    });
   });
 
   describe('administrative state and wiring, in each family\'s shapes', () => {

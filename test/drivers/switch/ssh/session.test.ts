@@ -11,6 +11,8 @@ import { SwitchError, SwitchLog } from '../../../../drivers/switch/types';
 import { SWITCH_DRIVERS } from '../../../../drivers/switch';
 import { FABRIC_CASES, simFor, VENDOR_CASES } from '../../../helpers/switch-sims';
 import type { SwitchSim } from '../../../sim/switch/sim';
+import { nvuePending } from '../../../sim/switch/nvue';
+import { CUMULUS_NVUE_TABLE } from '../../../../drivers/switch/cumulus-nvue';
 
 const live = () => new AbortController().signal;
 const rejected = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: Error) => e);
@@ -260,6 +262,36 @@ describe('SSH switch sessions against the simulators', function () {
       }
     });
   }
+
+  it('cumulus_nvue: a change another login as the same user staged in the shared pending revision is not applied with ours', async () => {
+    const c = FABRIC_CASES.find((x) => x.vendor === 'cumulus_nvue')!;
+    const sim = await simFor(c);
+    const [p1, p2] = c.ports as [string, string];
+    const table = CUMULUS_NVUE_TABLE;
+    const s = await new CliSwitchDriver(table, { save: false, readyTimeoutMs: 5000 }).open({ name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } }, live());
+    const other = await CliSession.open({ name: 'sw', host: '127.0.0.1', port: Number(sim.address.split(':')[1]), username: sim.username, password: sim.password }, table.dialect, live());
+    try {
+      await s.setNative(p1, 1001);
+      // an operator logged in as the same user, half-way through a change of their own
+      await other.run(`nv set interface ${p2} bridge domain br_default vlan 2000`);
+      await other.run('nv set bridge domain br_default vlan 2000');
+      const err = await rejected(s.commit!());
+      expect(err).to.be.instanceOf(SwitchError);
+      expect(err.message).to.match(/pending revision holds changes this session did not stage.*interface swp2/);
+      expect((err as SwitchError).nothingSent).to.equal(true);
+      expect(sim.commits, 'nothing applied').to.equal(0);
+      expect(sim.carried(p2), 'the other login\'s change not applied').to.deep.equal(c.fresh);
+      expect(sim.carried(p1)).to.deep.equal(c.fresh);
+      expect(nvuePending(sim), 'nothing left pending for the next apply').to.equal(false);
+      // the next batch, without the other login's lines, is applied
+      await s.setNative(p1, 1001);
+      expect([...(await s.commit!()).values()]).to.deep.equal([]);
+      expect(sim.carried(p1)).to.deep.equal({ native: 1001, tagged: [] });
+    } finally {
+      other.destroy();
+      await s.close();
+    }
+  });
 
   it('masks the password wherever the switch would echo it back in an error', async () => {
     const c = VENDOR_CASES.find((x) => x.vendor === 'arista_eos')!;
