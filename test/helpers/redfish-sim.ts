@@ -23,7 +23,8 @@
  * Failure modes: a wrong password (401 at login), `hang` (requests are read and never
  * answered), `refuseResets` (every reset refused with the given ExtendedInfo text), a reduced
  * `resetTypes` list (e.g. a BMC without `ForceRestart`), `expireSessions()` (the BMC forgot its
- * sessions, as after a session timeout).
+ * sessions, as after a session timeout), `loginDelayMs` (a login answered late, its session
+ * already made).
  *
  * What the BMC was told is in `events` (`login admin`, `reset ForceRestart`, `boot Pxe Once`,
  * `booted Pxe`, `logout 3`...) and every request in `requests`.
@@ -130,6 +131,8 @@ export interface RedfishSim {
   resetTasks: SimTasks | null;
   /** The same for a PATCH of the system (the boot override): applied when its task completes. */
   patchTasks: SimTasks | null;
+  /** Answer a login this many ms after its session was made (a slow BMC); 0: at once. */
+  loginDelayMs: number;
   /** Requests the server is holding (hung). */
   held(): number;
   stop(): Promise<void>;
@@ -494,6 +497,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
       issued.push(s.token);
       logins++;
       events.push(`login ${UserName}`);
+      if (sim.loginDelayMs) await new Promise((r) => setTimeout(r, sim.loginDelayMs));
       return send(res, 201, sessionResource(s), { 'X-Auth-Token': s.token, Location: `/redfish/v1/SessionService/Sessions/${s.id}` });
     }
     needAuth();
@@ -643,6 +647,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     refuseResets: null,
     unauthorizedResets: false,
     changeBeforeNextPatch: false,
+    loginDelayMs: 0,
     resetTasks: null,
     patchTasks: null,
     held: () => heldResponses.size,

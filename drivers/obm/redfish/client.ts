@@ -89,6 +89,13 @@ export function redfishMessages(json: Record<string, unknown> | undefined): stri
 export class RedfishClient {
   private readonly logins = new Map<string, Login>();
   private readonly agents = new Map<string, Agent>();
+  /**
+   * Logins under way: close waits for their answers, which carry the tokens of sessions the BMC
+   * has made (cut short, such a session would stay on the BMC, out of reach, until it times out).
+   */
+  private readonly loggingIn = new Set<Promise<unknown>>();
+  /** close() began: no more logins */
+  closed = false;
 
   /** The dispatcher for a node's TLS settings (one per distinct setting, shared by its BMCs). */
   agent(tls: Target['tls']): { key: string; agent: Agent } {
@@ -122,11 +129,27 @@ export class RedfishClient {
     return [...this.logins.entries()].filter(([, l]) => l.token).map(([k]) => k.split('\n')[0]!);
   }
 
+  /** @internal for BmcCall: a login, tracked until it ends */
+  track<T>(login: Promise<T>): Promise<T> {
+    this.loggingIn.add(login);
+    void login.catch(() => undefined).finally(() => this.loggingIn.delete(login));
+    return login;
+  }
+
   /**
    * Logs out of every session (DELETE of each), all BMCs at once, each bounded by `signal`, then
-   * closes every connection. A BMC that does not answer keeps its session until it times out.
+   * closes every connection. Logins under way are waited for first (within `signal` too), so a
+   * power call running at shutdown leaves no session behind. A BMC that does not answer keeps its
+   * session until it times out.
    */
   async close(signal: AbortSignal): Promise<void> {
+    this.closed = true;
+    if (this.loggingIn.size && !signal.aborted) {
+      let onAbort!: () => void;
+      const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true }));
+      await Promise.race([Promise.allSettled([...this.loggingIn]), aborted]);
+      signal.removeEventListener('abort', onAbort);
+    }
     const logins = [...this.logins.entries()];
     this.logins.clear();
     await Promise.allSettled(logins.map(async ([key, login]) => {
@@ -188,6 +211,11 @@ export class BmcCall {
   async login(): Promise<Login> {
     const known = this.client.loginOf(this.key);
     if (known) return known;
+    if (this.client.closed) throw this.error('login', 'not sent: the service is stopping');
+    return this.client.track(this.newLogin());
+  }
+
+  private async newLogin(): Promise<Login> {
     let root = await this.send('GET', '/redfish/v1/', 'reading the service root');
     // The service root must be readable without credentials; some BMCs want them anyway.
     if (root.status === 401) root = await this.send('GET', '/redfish/v1/', 'reading the service root', { auth: this.basic() });

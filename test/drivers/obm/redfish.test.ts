@@ -268,6 +268,34 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(sim.events.at(-1)).to.equal('logout 1');
     });
 
+    it('closed while a call is logging in: waits for the login\'s answer and deletes that session too', async () => {
+      sim.loginDelayMs = 400;
+      const call = driver.powerStatus(fields(sim), LIVE).catch((e: Error) => e);
+      while (!sim.events.includes('login root')) await new Promise((r) => setTimeout(r, 10));
+      await driver.close(AbortSignal.timeout(2000));
+      await call;
+      expect(sim.logins).to.equal(1);
+      expect(sim.activeSessions()).to.equal(0);
+      expect(sim.logouts).to.equal(1);
+    });
+
+    it('closed while a call is logging in to a BMC that never answers: close ends within its bound', async () => {
+      sim.hang = true;
+      const call = driver.powerStatus(fields(sim), AbortSignal.timeout(5000)).catch((e: Error) => e);
+      while (sim.held() === 0) await new Promise((r) => setTimeout(r, 10));
+      const t0 = Date.now();
+      await driver.close(AbortSignal.timeout(300));
+      expect(Date.now() - t0).to.be.below(1000);
+      expect(await call).to.be.instanceOf(ObmError);
+    });
+
+    it('once closed, logs in no more: a call after close leaves no session on the BMC', async () => {
+      await driver.close(AbortSignal.timeout(2000));
+      const { err } = await obmFailure(() => driver.powerStatus(fields(sim), LIVE));
+      expect(err.message).to.match(/the service is stopping/);
+      expect(sim.activeSessions()).to.equal(0);
+    });
+
     it('keeps one session per user and password: a wrong password never rides on a good session', async () => {
       await driver.powerStatus(fields(sim), LIVE);
       const { err } = await obmFailure(() => driver.powerOn(fields(sim, { password: 'not-the-password' }), LIVE));
