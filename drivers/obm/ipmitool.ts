@@ -14,6 +14,7 @@ import type { ChildProcess, ExecFileException, ExecFileOptionsWithStringEncoding
 import { setTimeout as pause } from 'node:timers/promises';
 import type { DriverFields } from '../registry';
 import { requiredStrings, SCHEMA_BASE } from '../schema';
+import { parseHostPort } from '../host';
 import { ObmError } from './types';
 import type { BootDevice, ConsoleIo, ConsoleLink, ObmDriver, ObmDriverEntry, PowerState } from './types';
 import { activateSol } from './ipmi-sol';
@@ -74,9 +75,6 @@ export interface BmcAddress {
   label: string;
 }
 
-const HOSTNAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_.])?$/;
-const IPV6 = /^[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?$/;
-
 /** The ipmi driver's registration fields (a type, not an interface: it is a DriverFields record). */
 export type IpmiFields = {
   /** BMC address, optionally `host:port` (IPMI default port 623). */
@@ -93,25 +91,9 @@ export type IpmiFields = {
  */
 export function parseBmcHost(host: unknown): BmcAddress {
   if (typeof host !== 'string' || host === '') throw new ObmError('invalid OBM info: host must be a non-empty string');
-  let address: string;
-  let portText: string | undefined;
-  const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(host);
-  if (bracketed) {
-    address = bracketed[1]!;
-    portText = bracketed[2];
-    if (!address.includes(':') || !IPV6.test(address)) throw new ObmError(`invalid OBM info: host "${host}" is not an IPv6 address`);
-  } else if (host.split(':').length > 2) {
-    address = host; // bare IPv6: its colons are not a port separator
-    if (!IPV6.test(address)) throw new ObmError(`invalid OBM info: host "${host}" is not a host name or address`);
-  } else {
-    [address, portText] = host.split(':') as [string, string | undefined];
-    if (!HOSTNAME.test(address)) throw new ObmError(`invalid OBM info: host "${host}" is not a host name or address`);
-  }
-  let port = 623;
-  if (portText !== undefined) {
-    port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
-    if (!(port >= 1 && port <= 65535)) throw new ObmError(`invalid OBM info: port in "${host}" must be 1-65535`);
-  }
+  const where = parseHostPort(host, 623);
+  if (typeof where === 'string') throw new ObmError(`invalid OBM info: host ${where}`);
+  const { host: address, port } = where;
   const label = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
   return { address, port, label };
 }

@@ -74,6 +74,8 @@ export interface RedfishSimOptions {
   etags?: boolean;
   /** Sessions the BMC holds at once (default 4). */
   maxSessions?: number;
+  /** The loopback address to listen on (default 127.0.0.1). */
+  address?: '127.0.0.1' | '::1';
 }
 
 export interface SimSystem {
@@ -94,7 +96,7 @@ export interface SimTasks { polls: number; fail: string | null; noContent?: bool
 export interface SimRequest { method: string; path: string; auth: 'token' | 'basic' | 'none' }
 
 export interface RedfishSim {
-  /** `https://127.0.0.1:PORT` (or http://), the driver's `host` */
+  /** `https://127.0.0.1:PORT` or `https://[::1]:PORT` (or http://), the driver's `host` */
   url: string;
   port: number;
   /** PEM of the self-signed certificate (empty without TLS): what `ca_cert` needs */
@@ -140,7 +142,7 @@ export interface RedfishSim {
 
 const run = promisify(execFile);
 
-/** A self-signed certificate for 127.0.0.1 (and localhost), made now in `dir`; the key never leaves it. */
+/** A self-signed certificate for 127.0.0.1 (and ::1, localhost), made now in `dir`; the key never leaves it. */
 export async function makeCertificate(dir: string, name = 'bmc'): Promise<{ keyFile: string; certFile: string }> {
   const keyFile = join(dir, `${name}-key.pem`);
   const certFile = join(dir, `${name}-cert.pem`);
@@ -148,7 +150,7 @@ export async function makeCertificate(dir: string, name = 'bmc'): Promise<{ keyF
     await run('openssl', [
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
       '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', `/CN=hilt test ${name}`,
-      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-addext', 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost',
     ], { timeout: 20_000 });
   } catch (e) {
     throw new Error(`could not make a test certificate with openssl (Debian package openssl, listed in .ci/apt-packages): ${(e as Error).message}`);
@@ -617,12 +619,12 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
   server.on('tlsClientError', () => undefined);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(0, opts.address ?? '127.0.0.1', () => resolve());
   });
   const port = (server.address() as { port: number }).port;
 
   const sim: RedfishSim = {
-    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://${opts.address === '::1' ? '[::1]' : '127.0.0.1'}:${port}`,
     port,
     certPem,
     certFile,

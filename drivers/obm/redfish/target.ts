@@ -5,6 +5,7 @@
 import type { DriverFields } from '../../registry';
 import { ObmError } from '../types';
 import { caCertProblem } from '../../tls';
+import { isUrlHost } from '../../host';
 
 /** The fields as stored (a type, not an interface: it is a DriverFields record). */
 export type RedfishFields = {
@@ -87,6 +88,7 @@ export function parseBaseUrl(host: unknown): URL {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') invalid(`host "${host}" must start with https:// or http://`);
   if (url.username || url.password) invalid('host must not carry credentials: give them as user and password');
   if (!url.hostname) invalid(`host "${host}" names no BMC`);
+  if (!isUrlHost(url)) invalid(`host "${host}": "${url.hostname}" is not a host name or address`);
   if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
     invalid(`host "${host}" must be the base URL only (scheme, name and port); the driver finds /redfish/v1 itself`);
   }

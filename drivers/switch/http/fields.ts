@@ -6,6 +6,7 @@
  */
 import type { DriverFields } from '../../registry';
 import { caCertProblem } from '../../tls';
+import { isUrlHost } from '../../host';
 import type { HttpTarget } from './session';
 
 export const REST_FIELDS = {
@@ -37,6 +38,7 @@ export function parseBaseUrl(hostname: unknown, example: string): URL | string {
   }
   if (url.username || url.password) return 'hostname must not carry credentials: give them as username and password';
   if (!url.hostname) return `hostname ${JSON.stringify(hostname)} names no switch`;
+  if (!isUrlHost(url)) return `hostname ${JSON.stringify(hostname)}: ${JSON.stringify(url.hostname)} is not a host name or address`;
   if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
     return `hostname ${JSON.stringify(hostname)} must be the base URL only (scheme, name and port), e.g. ${example}`;
   }

@@ -168,9 +168,10 @@ export class CliSession {
     this.log = opts.log;
   }
 
-  /** `host:port` */
+  /** `host:port`, or `[v6]:port` */
   get address(): string {
-    return `${this.target.host}:${this.target.port}`;
+    const { host, port } = this.target;
+    return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   }
 
   /** A command is in progress. */

@@ -10,6 +10,7 @@
  * end of each batch.
  */
 import { SCHEMA_BASE } from '../../schema';
+import { parseHostPort } from '../../host';
 import type { DriverFields } from '../../registry';
 import { HOST_KEY_FIELD, SessionContext, SwitchDriver, SwitchDriverEntry, SwitchError, SwitchInfo, SwitchSession } from '../types';
 import { CliSession } from './cli';
@@ -36,20 +37,11 @@ export interface CliDriverOptions {
   retryDelayMs?: number;
 }
 
-/** `host`, `host:port`, `[v6]` or `[v6]:port` (default port 22). */
+/** `host`, `host:port`, a bare IPv6 address, `[v6]` or `[v6]:port` (default port 22). */
 export function parseHostname(text: unknown): { host: string; port: number } | string {
   if (typeof text !== 'string' || !text) return 'hostname must be a non-empty string';
-  let host: string;
-  let port: string | undefined;
-  const v6 = /^\[([0-9A-Fa-f:.]+)\](?::(.*))?$/.exec(text);
-  if (v6) [, host, port] = v6 as unknown as [string, string, string | undefined];
-  else if (text.split(':').length > 2) return `hostname "${text}": an IPv6 address takes brackets, as [addr]:port`;
-  else [host, port] = text.split(':') as [string, string | undefined];
-  if (!v6 && !/^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_.])?$/.test(host)) return `hostname "${text}" is not a host name or address`;
-  if (port === undefined) return { host, port: 22 };
-  const n = /^\d{1,5}$/.test(port) ? Number(port) : NaN;
-  if (!(n >= 1 && n <= 65535)) return `hostname "${text}": the port must be 1-65535`;
-  return { host, port: n };
+  const where = parseHostPort(text, 22);
+  return typeof where === 'string' ? `hostname ${where}` : where;
 }
 
 export class CliSwitchDriver implements SwitchDriver {

@@ -70,12 +70,14 @@ export interface RestSimOptions {
   tls?: boolean;
   /** listen here (default 0: an ephemeral port) */
   port?: number;
+  /** the loopback address to listen on (default 127.0.0.1) */
+  address?: '127.0.0.1' | '::1';
   /** answer every request after this long (a switch's REST service takes milliseconds) */
   latencyMs?: number;
 }
 
 export class RestSwitchSim<P extends SimPortBase = SimPortBase> {
-  /** `http(s)://127.0.0.1:PORT`: the registration's hostname */
+  /** `http(s)://127.0.0.1:PORT` (or `[::1]`): the registration's hostname */
   url = '';
   /** PEM of the certificate (TLS only): what `ca_cert` needs */
   certPem = '';
@@ -152,10 +154,11 @@ export class RestSwitchSim<P extends SimPortBase = SimPortBase> {
     server.on('tlsClientError', (_err: Error, socket: Socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.opts.port ?? 0, '127.0.0.1', () => resolve());
+      server.listen(this.opts.port ?? 0, this.opts.address ?? '127.0.0.1', () => resolve());
     });
     this.server = server;
-    this.url = `${this.opts.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const host = this.opts.address === '::1' ? '[::1]' : '127.0.0.1';
+    this.url = `${this.opts.tls ? 'https' : 'http'}://${host}:${(server.address() as { port: number }).port}`;
     return this;
   }
 

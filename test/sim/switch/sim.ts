@@ -57,8 +57,10 @@ export interface SimFaults {
 
 export interface SimOptions {
   vendor: VendorName;
-  /** TCP port on 127.0.0.1; 0 (default) picks a free one */
+  /** TCP port; 0 (default) picks a free one */
   port?: number;
+  /** the loopback address to listen on (default 127.0.0.1) */
+  address?: '127.0.0.1' | '::1';
   username?: string;
   password?: string;
   /** the prompt's name (default: the vendor's factory default, `switch` or `console`) */
@@ -138,9 +140,9 @@ export class SwitchSim {
     this.newKey();
   }
 
-  /** `127.0.0.1:<port>`, once started */
+  /** `127.0.0.1:<port>` (or `[::1]:<port>`), once started */
   get address(): string {
-    return `127.0.0.1:${this.port}`;
+    return this.opts.address === '::1' ? `[::1]:${this.port}` : `127.0.0.1:${this.port}`;
   }
 
   /** A port's settings by the name the service registers (any spelling the CLI takes). */
@@ -213,7 +215,7 @@ export class SwitchSim {
     const server = (this.server = new Server({ hostKeys: [this.privateKey] }, (conn) => this.accept(conn)));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
+      server.listen(port, this.opts.address ?? '127.0.0.1', () => {
         this.port = (server.address() as AddressInfo).port;
         resolve();
       });

@@ -41,6 +41,12 @@ describe('REST switch drivers over HTTP, against their simulators', function () 
     await refused({ ...base, hostname: '127.0.0.1:8080' }, /must start with https:\/\/ or http:\/\//);
     await refused({ ...base, hostname: 'http://127.0.0.1/rest' }, /must be the base URL only/);
     await refused({ ...base, hostname: 'http://admin:pw@127.0.0.1' }, /must not carry credentials/);
+    // a URL parser takes these; no resolver would
+    for (const hostname of ['http://sw(1)', 'https://sw+1:8888', 'https://sw..example']) {
+      const r = await api.put('/switch/bad', { ...base, hostname });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body).to.deep.equal({ type: 'BadArgumentError', msg: `hostname "${hostname}": "${new URL(hostname).hostname}" is not a host name or address` });
+    }
     await refused({ ...base, interface_type: 'Ethernet' }, /interface_type "Ethernet" is not one of GigabitEthernet, TenGigabitEthernet/);
     await refused({ ...base, type: os9.type, interface_type: 'FortyGigabitEthernet' }, /is not one of .*fortyGigE/);
     const { interface_type: _i, ...noType } = base;

@@ -42,6 +42,7 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
     await refused(noDummy, /dummy_vlan is required/);
     await refused({ ...base, hostname: '127.0.0.1:99999' }, /port must be 1-65535/);
     await refused({ ...base, hostname: 'a b' }, /not a host name or address/);
+    for (const hostname of ['sw(1)', 'sw+1', 'sw/1', 'sw..example', '[::1]:x', ':::::']) await refused({ ...base, hostname }, /not a host name or address|IPv6|port must be/);
     await refused({ ...base, password: 7 }, /password must be a string/);
     // Typed as lines at the in-band login and to sudo: a newline would type a command.
     for (const [field, value] of [['username', 'admin\nconfigure'], ['username', 'admin\u007f'], ['password', 'pw\rreload'], ['password', 'pw\tx']]) {
@@ -54,6 +55,11 @@ describe('SSH switch drivers over HTTP, against their simulators', function () {
     // HIL's clients may send the dummy VLAN as a string
     await must(api.put('/switch/ok-nexus', { ...base, dummy_vlan: '3999' }));
     await must(api.del('/switch/ok-nexus'));
+    // an IPv6 management address, bare (port 22) or with a port
+    for (const hostname of ['::1', '[::1]:2222', '0:0:0:0:0:0:0:1']) {
+      await must(api.put('/switch/ok-nexus', { ...base, hostname }));
+      await must(api.del('/switch/ok-nexus'));
+    }
   });
 
   for (const c of VENDOR_CASES) {
