@@ -16,6 +16,10 @@ import type { SwitchDriver, SwitchDriverEntry } from '../../drivers/switch/types
 import { simFor, SSH_CASES } from '../helpers/switch-sims';
 import { REST_CASES, restRegistration, restSimFor } from '../helpers/rest-switch-sims';
 import { startRedfishSim } from '../helpers/redfish-sim';
+import { startIpmiSim } from '../helpers/ipmisim';
+import { startSerialLine } from '../helpers/serial-line';
+import { until } from '../helpers/wait';
+import { IpmitoolDriver } from '../../drivers/obm/ipmitool';
 
 const live = () => new AbortController().signal;
 const entryOf = (type: string) => SWITCH_DRIVERS.find((e) => e.type === type) as SwitchDriverEntry<SwitchDriver>;
@@ -71,6 +75,23 @@ describe('drivers and their devices\' addresses', function () {
       } finally {
         await d.close(AbortSignal.timeout(2000));
         await sim.stop();
+      }
+    });
+    it('ipmi: the serial console (SOL) of a BMC at [::1]:port carries the node\'s output', async () => {
+      const line = await startSerialLine();
+      const sim = await startIpmiSim({ user: 'hilt', password: 'Ipmi-v6-pw', address: '::1', solPort: line.port });
+      let out = '';
+      let link: { close(): void } | undefined;
+      try {
+        expect(sim.host).to.match(/^\[::1\]:\d+$/);
+        link = await new IpmitoolDriver().openConsole({ host: sim.host, user: 'hilt', password: 'Ipmi-v6-pw' },
+          { data: (b) => void (out += b.toString('latin1')), ended: () => undefined }, AbortSignal.timeout(20_000));
+        await line.write('hello over v6\r\n');
+        await until('the console carried the line', () => out.includes('hello over v6'), 10_000);
+      } finally {
+        link?.close();
+        await sim.stop();
+        await line.close();
       }
     });
   });
