@@ -16,7 +16,8 @@
  * - `hilt_heads`     key → last seq                         written in the same transaction
  * - `hilt_snapshots` key → seq, created_at, data           the latest snapshot of each key
  * - `hilt_lease`     one row: the fencing token, its holder, when it was last renewed
- * - `hilt_marks`     name → value, small values beside the journal (a webhook's cursor)
+ * - `hilt_marks`     name → value, small values beside the journal (a webhook's cursor, the
+ *                    highest position retention removed, the gap of the last restore)
  * - `hilt_checkpoint` one row: the generation of the read model's checkpoint that is current;
  *   `hilt_checkpoint_parts` (gen, part) → bytes, its parts (actors/persistence/postgres-checkpoint.ts)
  * and indexes of the journal by time (all keys; per kind) for positionAt(), and by position
@@ -231,14 +232,55 @@ export const MIGRATIONS: readonly Migration[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
 
-export interface MigrationResult { from: number; to: number }
+export interface MigrationResult {
+  from: number;
+  to: number;
+  /** this start found the database restored (see noteRestore): the event ids it went on past, first and last */
+  restoreGap?: [number, number];
+}
+
+/** The mark that keeps the highest position prune() removed. */
+export const PRUNED_MARK = 'hilt.pruned';
+/** The mark that keeps the positions the last restore went on past, [first, last] (bounds().gap). */
+export const RESTORE_GAP_MARK = 'hilt.restoreGap';
+/**
+ * How far ahead of every position given the sequence must be to be a restore: the runbook's
+ * setval moves it at least 2^32 ahead (docs/operations.md); no run of hilt burns half of that.
+ */
+const RESTORE_AHEAD = 2 ** 31;
+
+/**
+ * A restore (pg_restore, then the runbook's setval) leaves the positions' sequence far ahead of
+ * every position the database gave: the ids the old database gave after the dump are in
+ * between. Recorded at the first start (before any write, under the schema lock), as LMDB records
+ * its restore, so that a stream or webhook cursor from there is answered 410 for good, also once
+ * new events are written past it. A start that finds it recorded already changes nothing.
+ */
+async function noteRestore(client: ClientBase): Promise<[number, number] | undefined> {
+  const { rows } = await client.query<{ top: string; given: string }>(
+    `SELECT (s.last_value - CASE WHEN s.is_called THEN 0 ELSE 1 END)::text AS top,
+            GREATEST((SELECT max(pos) FROM hilt_events), (SELECT (value::text)::bigint FROM hilt_marks WHERE name = $1),
+                     (SELECT (value->>1)::bigint FROM hilt_marks WHERE name = $2), 0)::text AS given
+     FROM hilt_events_pos_seq s`, [PRUNED_MARK, RESTORE_GAP_MARK]);
+  const top = Number(rows[0].top);
+  const given = Number(rows[0].given);
+  if (top - given < RESTORE_AHEAD) return undefined;
+  const gap: [number, number] = [given + 1, top];
+  await client.query(
+    `INSERT INTO hilt_marks (name, value) VALUES ($1, $2::json) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, token = NULL`,
+    [RESTORE_GAP_MARK, JSON.stringify(gap)]);
+  return gap;
+}
 
 /** The database was migrated by a newer release: this one must not touch it. */
 export class SchemaTooNewError extends Error {
   override name = 'SchemaTooNewError';
 }
 
-/** Bring the database's schema to this release's version, once, whoever else starts at the same time. */
+/**
+ * Bring the database's schema to this release's version, once, whoever else starts at the same
+ * time; and record a restore (noteRestore) before any process writes.
+ */
 export async function migrate(client: ClientBase): Promise<MigrationResult> {
   await client.query('BEGIN');
   try {
@@ -255,8 +297,9 @@ export async function migrate(client: ClientBase): Promise<MigrationResult> {
       await client.query(m.sql);
       await client.query('INSERT INTO hilt_schema (version, description) VALUES ($1, $2)', [m.version, m.description]);
     }
+    const restoreGap = await noteRestore(client);
     await client.query('COMMIT');
-    return { from, to: SCHEMA_VERSION };
+    return { from, to: SCHEMA_VERSION, ...(restoreGap ? { restoreGap } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;

@@ -40,7 +40,7 @@ that ends the session, which may come after the commit) may or may not have
 import { Client, DatabaseError, Pool, PoolConfig, QueryResultRow, types as pgTypes } from 'pg';
 import { CommitOrder } from './engine';
 import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener, Rewrite, Expiry, PruneResult } from './engine';
-import { FENCED_SQLSTATE, migrate, MigrationResult } from './postgres-schema';
+import { FENCED_SQLSTATE, migrate, MigrationResult, PRUNED_MARK, RESTORE_GAP_MARK } from './postgres-schema';
 import { CLEAR_CHECKPOINT, PostgresCheckpointSlot } from './postgres-checkpoint';
 
 /** A write refused because this process no longer holds the lease. */
@@ -168,9 +168,6 @@ const toEvent = (r: EventRow): PersistedEvent => ({ data: r.data, sequenceNumber
  */
 export const endsSession = (err: DatabaseError): boolean =>
   err.severity === 'FATAL' || err.severity === 'PANIC' || !!err.code?.startsWith('08') || !!err.code?.startsWith('57P0');
-
-/** The mark that keeps the highest position prune() removed. */
-const PRUNED_MARK = 'hilt.pruned';
 
 /** Events read per query of feed(). */
 const FEED_PAGE = 500;
@@ -570,12 +567,17 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   }
 
   async bounds(): Promise<OrderBounds> {
-    const { rows }: { rows: { first: number | null; last: number | null; pruned: number | null }[] } = await this.read(
+    const { rows }: { rows: { first: number | null; last: number | null; pruned: number | null; gap: [number, number] | null }[] } = await this.read(
       `SELECT (SELECT pos FROM hilt_events ORDER BY pos LIMIT 1) AS first, (SELECT pos FROM hilt_events ORDER BY pos DESC LIMIT 1) AS last,
-              (SELECT (value::text)::bigint FROM hilt_marks WHERE name = $1) AS pruned`, [PRUNED_MARK], 'hilt_bounds_pruned');
+              (SELECT (value::text)::bigint FROM hilt_marks WHERE name = $1) AS pruned,
+              (SELECT value FROM hilt_marks WHERE name = $2) AS gap`, [PRUNED_MARK, RESTORE_GAP_MARK], 'hilt_bounds_gap');
     const pruned = Number(rows[0]?.pruned ?? 0);
-    // Everything gone: the stream goes on after the last position removed.
-    const last = Math.max(Number(rows[0]?.last ?? 0), pruned);
+    const gap = rows[0]?.gap ?? undefined;
+    // Everything gone: the stream goes on after the last position removed. Restored and not
+    // written since: after the gap (migrate() recorded it; the sequence is past it).
+    const last = Math.max(Number(rows[0]?.last ?? 0), pruned, gap?.[1] ?? 0);
+    // A restore's gap: no stream resumes before its end (as on LMDB), `removed` says what retention removed.
+    if (gap) return { first: Math.max(gap[1], pruned) + 1, last, gap, removed: pruned };
     return { first: Math.max(Number(rows[0]?.first ?? 1), pruned + 1), last };
   }
 

@@ -370,6 +370,22 @@ describe('PostgreSQL engine', () => {
     expect(prefixRange('')).to.deep.equal(['', null]);
     expect(prefixRange('a\u{10ffff}')).to.deep.equal(['a\u{10ffff}', 'b']);
   });
+  it('records a restore at the next start: a sequence moved far past every position (the runbook\'s setval) is a gap no stream resumes in, recorded once', async () => {
+    await engine.persist([ev('node:a', 1, 0), ev('node:a', 2, 0), ev('node:b', 1, 0)]);
+    // Positions a failed batch took and never used are no restore.
+    await sql(url, "SELECT setval('hilt_events_pos_seq', 1000)");
+    expect((await migrateDatabase({ url })).restoreGap).to.equal(undefined);
+    const top = 3 + 2 ** 32;
+    await sql(url, "SELECT setval('hilt_events_pos_seq', $1)", [top]);
+    expect((await migrateDatabase({ url })).restoreGap).to.deep.equal([4, top]);
+    expect(await engine.bounds()).to.deep.equal({ first: top + 1, last: top, gap: [4, top], removed: 0 });
+    // Another start, before any write and after: nothing new to record.
+    expect((await migrateDatabase({ url })).restoreGap).to.equal(undefined);
+    await engine.persist([ev('node:a', 3, 0)]);
+    expect((await migrateDatabase({ url })).restoreGap).to.equal(undefined);
+    expect(await engine.bounds()).to.deep.equal({ first: top + 1, last: top + 1, gap: [4, top], removed: 0 });
+    expect((await all(engine.feed(top))).map((e) => e.position)).to.deep.equal([top + 1]);
+  });
 });
 
 describe('PostgreSQL schema migrations', () => {

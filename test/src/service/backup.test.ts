@@ -9,11 +9,12 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { startTestServer, stopTestServer, TestServer, must, makeUser, makeNode, obm } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, makeNode, obm, ADMIN } from '../../helpers/server';
 import { keyFilePath } from '../../../src/secrets/at-rest';
 import { parseExposition, value } from '../../helpers/prometheus';
 import { findBin, testPostgres } from '../../helpers/postgres';
 import { Receiver } from '../../helpers/receiver';
+import { SseStream } from '../../helpers/sse';
 import { until } from '../../helpers/wait';
 
 describe('POST /admin/backup: online backup and restore', function () {
@@ -327,9 +328,79 @@ describe('backup and restore on PostgreSQL', function () {
       const [e] = (await must(restored.api.get('/admin/audit?kind=project&limit=1'))).body.entries;
       expect(e.name).to.equal('after-second-restore');
       expect((await restored.world.runtime.engine.bounds()).last).to.be.above(firstRestore);
+      // A client of the first restore comes back: told its id is gone, not resumed after it.
+      const back = new SseStream(`${restored.url}/events`, { as: ADMIN, lastEventId: String(firstRestore) });
+      expect(await back.answered()).to.equal(410);
+      await back.ended;
     } finally {
       if (restored) await stopTestServer(restored);
       await stopTestServer(ts);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('after the runbook\'s restore, an id of the lost changes answers 410 also once the restored database is written past it, and a webhook\'s backlog is not the gap', async () => {
+    const rcv = await new Receiver().start();
+    const fast = { storage: 'postgres' as const, webhookRetryMinMs: 20, webhookRetryMaxMs: 100 };
+    const ts = await startTestServer(fast);
+    const dir = mkdtempSync(join(tmpdir(), 'hilt-pggap-'));
+    let restored: TestServer | undefined;
+    let tsOpen = true;
+    try {
+      const api = ts.api;
+      const { id } = (await must(api.post('/admin/webhooks', { url: rcv.url, secret: 'restore-webhook-secret-0123', types: ['project.created'] }))).body;
+      await must(api.put('/project/delivered-before'));
+      await rcv.until(() => rcv.delivered().length === 1);
+      // Waiting at the dump: the receiver is down for this one.
+      rcv.answer = () => 503;
+      await must(api.put('/project/waiting'));
+      const dump = join(dir, 'hilt.dump');
+      pgTool('pg_dump', ['-Fc', '-f', dump, '-d', ts.config.databaseUrl!]);
+      // The lost changes: a client of the stream saw them.
+      await must(api.put('/project/lost'));
+      const s = new SseStream(`${ts.url}/events?after=0&kind=project`, { as: ADMIN });
+      await s.count(3);
+      s.close();
+      const lostId = s.events.find((e) => e.data.name === 'lost')!.id;
+      // Its data folder kept: the restored service is given the service's key (docs/identity.md).
+      await stopTestServer(ts, false);
+      tsOpen = false;
+      // The runbook (docs/operations.md): pg_restore into a new database, its setval, start.
+      const target = await (await testPostgres()).createDatabase('hilt_restored');
+      pgTool('pg_restore', ['--no-owner', '--exit-on-error', '--single-transaction', '-d', target, dump]);
+      const ops = readFileSync(join(__dirname, '../../../../docs/operations.md'), 'utf8');
+      const setval = /psql -h db\.example -U hilt -d hilt_restored -c "(SELECT setval\('hilt_events_pos_seq'.*)"$/m.exec(ops)![1];
+      pgTool('psql', ['-v', 'ON_ERROR_STOP=1', '-d', target, '-c', setval]);
+      restored = await startTestServer({ ...fast, databaseUrl: target, secretKeyFile: keyFilePath(ts.config) });
+      // The restored database written to: its new ids are above the lost one.
+      await must(restored.api.put('/project/after-restore'));
+      for (const opts of [{ lastEventId: lostId }, { query: `&after=${lostId}` }]) {
+        const gone = new SseStream(`${restored.url}/events?kind=project${opts.query ?? ''}`, { as: ADMIN, lastEventId: opts.lastEventId });
+        expect(await gone.answered(), gone.events.map((e) => `${e.id} ${e.data.name}`).join(', ')).to.equal(410);
+        await gone.ended;
+        const oldest = Number(JSON.parse(gone.body).oldest);
+        expect(oldest).to.be.above(Number(lostId));
+        const fresh = new SseStream(`${restored.url}/events?kind=project&after=${oldest - 1}`, { as: ADMIN });
+        await fresh.count(1);
+        expect(fresh.events.map((e) => e.data.name)).to.deep.equal(['after-restore']);
+        fresh.close();
+      }
+      // The webhook goes on from its cursor of the dump: its backlog counts events, not the gap.
+      const backlog = async () => Number((await must(restored!.api.get(`/admin/webhooks/${id}`))).body.backlog);
+      expect(await backlog(), 'the event waiting, the one after the restore, and the commits between').to.be.within(2, 10);
+      rcv.answer = () => 200;
+      await rcv.until(() => rcv.delivered().length === 3);
+      await until('the backlog to be delivered', async () => (await backlog()) === 0);
+      // The store knows the run of ids the restore went on past (GET /admin/webhooks reads it too).
+      const { gap } = await restored.world.runtime.engine.bounds();
+      expect(gap).to.be.an('array');
+      expect(gap![0]).to.be.at.most(Number(lostId));
+      expect(gap![1]).to.be.at.least(Number(lostId));
+    } finally {
+      if (restored) await stopTestServer(restored);
+      if (tsOpen) await stopTestServer(ts);
+      await rcv.close();
+      rmSync(ts.dataDir, { recursive: true, force: true });
       rmSync(dir, { recursive: true, force: true });
     }
   });
