@@ -16,7 +16,7 @@ import { spawn, ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run, startTarget, registerRequests, Figure, AUTH, WARMUP } from './inventory';
+import { run, startTarget, registerRequests, showRequests, Figure, AUTH, WARMUP } from './inventory';
 import { newDatabase, startPostgres } from '../test/helpers/postgres';
 import { sleep } from '../lib/time';
 import { freePort } from '../test/helpers/ports';
@@ -65,11 +65,7 @@ async function readsAndStart(env: Record<string, string>): Promise<{ show: Figur
       await run('warm-up', { url: t.bare, duration: WARMUP, connections: CONNECTIONS });
       await run('warm-up', { url: `${t.hilt}/node/n1`, duration: WARMUP, connections: CONNECTIONS });
       const b1 = await run('bare', { url: t.bare, connections: CONNECTIONS });
-      let i = 0;
-      show = await run('show_node', {
-        url: t.hilt, connections: CONNECTIONS,
-        requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/node/n${(i = (i * 7919 + 1) % NODES)}` }) }],
-      });
+      show = await run('show_node', { url: t.hilt, connections: CONNECTIONS, requests: showRequests(NODES) });
       const b2 = await run('bare', { url: t.bare, connections: CONNECTIONS });
       bare = (b1.rps + b2.rps) / 2;
     } finally {

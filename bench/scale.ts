@@ -26,7 +26,7 @@ import { Command } from 'commander';
 import { Pool } from 'undici';
 import { ADMIN, defaultCounts, folderBytes, nicName, nodeName, networkName, projectName, readManifest, reservedNodes, seed, switchName, type SeedManifest } from './seed';
 import { newDatabase, startPostgres, type TestPostgres } from '../test/helpers/postgres';
-import { paired, run as runLoad, showRequests, spawnNode } from './inventory';
+import { paired, run as runLoad, scatterStep, showRequests, spawnNode } from './inventory';
 
 const AUTH = 'Basic ' + Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64');
 const OBM = JSON.stringify({ obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'localhost', user: 'u', password: 'p' } });
@@ -219,10 +219,11 @@ async function measureSize(folder: string, m: SeedManifest, o: ScaleOptions, env
     await load({ url: `${t.bare}/bare`, connections: c, seconds: Math.min(1, s) });
     await load({ url: `${t.hilt}/node/${m.lastNode}`, connections: c, seconds: Math.min(1, s) });
     const bareGet1 = checked('bare GET', await load({ url: `${t.bare}/bare`, connections: c, seconds: s }));
-    let r = 1;
+    let r = 0;
+    const step = scatterStep(m.nodes);
     const show = checked('show_node', await load({
       url: t.hilt, connections: c, seconds: s,
-      requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/node/${nodeName((r = (r * 7919 + 1) % m.nodes))}` }) }],
+      requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/node/${nodeName((r = (r + step) % m.nodes))}` }) }],
     }));
     const free = checked('list free nodes', await load({ url: `${t.hilt}/nodes/free`, connections: c, seconds: s }));
     let pr = 0;
@@ -542,8 +543,9 @@ async function main(): Promise<void> {
           const bare = showRequests(m.nodes, `${t.bare}/bare`);
           const show = showRequests(m.nodes);
           const load = (url: string, requests: typeof show) => ({ url, connections: o.connections, duration: o.seconds, requests });
-          await runLoad('warm-up', { ...load(t.bare, bare), duration: 1 });
-          await runLoad('warm-up', { ...load(t.hilt, show), duration: 1 });
+          // Each node read once before the rounds: a service that has run a while has read them all.
+          await runLoad('warm-up', { url: t.bare, connections: o.connections, amount: m.nodes, requests: bare });
+          await runLoad('warm-up', { url: t.hilt, connections: o.connections, amount: m.nodes, requests: show });
           const p = await paired(['bare GET, same shape', 'show_node'], () => load(t.bare, bare), () => load(t.hilt, show), t.pid, o.rounds);
           if (p.bare.errors + p.bare.non2xx + p.hilt.errors + p.hilt.non2xx) throw new Error('requests failed: the figures are not valid');
           console.log(`${m.nodes} nodes, ${o.connections} connections, ${o.rounds} pairs of ${o.seconds} s: show_node ratio median ${p.ratio.toFixed(2)} (${p.ratios.map((x) => x.toFixed(2)).join(', ')}); `
