@@ -279,20 +279,22 @@ export type NodeView = 'admin' | 'member';
  * Each node's show_node answers, as the JSON text sent (src/routes/node-answer.ts), until a
  * commit changes what they show: the node, one of its nics, or a port wired to one of them.
  * Making the answer and its JSON was a third of a read's cost at 100,000 nodes (bench/README.md,
- * Issue 27, eleventh round). Bounded by `maxChars`: a set that would pass it empties the cache
- * first, so memory stays bounded whatever is read, at worst by one refill.
+ * Issue 27, eleventh round). Bounded by `limit` characters (HILT_ANSWER_CACHE_MIB; 0 keeps
+ * none): a set that would pass it empties the cache first, so memory stays bounded whatever is
+ * read, at worst by one refill.
  */
 export class NodeAnswers {
   private readonly byNode = new Map<string, { admin?: string; member?: string }>();
   private chars = 0;
 
-  constructor(private readonly maxChars: number) {}
+  constructor(public limit: number) {}
 
   get(node: string, view: NodeView): string | undefined {
     return this.byNode.get(node)?.[view];
   }
   set(node: string, view: NodeView, text: string): void {
-    if (this.chars + text.length > this.maxChars) this.clear();
+    if (text.length > this.limit) return;
+    if (this.chars + text.length > this.limit) this.clear();
     let e = this.byNode.get(node);
     if (!e) this.byNode.set(node, (e = {}));
     this.chars += text.length - (e[view]?.length ?? 0);

@@ -49,7 +49,8 @@ export class ReadModel {
   nodesVersion = 0;
   /**
    * node → its show_node answers as sent, until a commit of it, of one of its nics or of a port
-   * wired to it (64 Mi characters at most: about 150,000 nodes' admin answers)
+   * wired to it (a bound the service sets from HILT_ANSWER_CACHE_MIB: 64 MiB holds about 150,000
+   * nodes' admin answers)
    */
   readonly nodeAnswers = new NodeAnswers(64 * 2 ** 20);
   /** the tenant lifecycle (docs/lifecycle.md): node → its lease */

@@ -140,6 +140,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
       inactivePorts: config.inactivePorts, wiringConcurrency: config.wiringConcurrency,
       release: { maintenanceProject: config.maintenanceUrl !== undefined ? config.maintenanceProject : undefined, powerOff: config.releasePowerOff },
     });
+    world.rm.nodeAnswers.limit = config.answerCacheMiB * 2 ** 20;
     // Plaintext credentials an earlier release stored are sealed once the data is in the current format.
     const recovered = await recoverWorld(world, () => secrets.prepare(), {
       everyEvents: config.checkpointEvents,

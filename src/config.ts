@@ -133,6 +133,11 @@ export interface Config extends DriverSettings {
    * events committed since the last one, and at a clean stop (0: none; every start rebuilds from the journal)
    */
   checkpointEvents: number;
+  /**
+   * the read model's cache of show_node answers as sent, in MiB (one byte a character; 0: none):
+   * read every node of a large site and it holds them all (docs/operations.md)
+   */
+  answerCacheMiB: number;
 }
 
 export const CONSOLE_INPUT = ['members', 'admins', 'none'] as const;
@@ -196,6 +201,7 @@ export const DEFAULTS: Config = {
   oidcProjectPrefix: 'hilt-project-',
   journalRetentionDays: 365,
   checkpointEvents: 20_000,
+  answerCacheMiB: 64,
 };
 
 /** Is `host` a loopback address or name (127.0.0.0/8, ::1, localhost)? */
@@ -389,6 +395,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_JOURNAL_RETENTION_DAYS) cfg.journalRetentionDays = days('HILT_JOURNAL_RETENTION_DAYS', env.HILT_JOURNAL_RETENTION_DAYS);
   if (env.HILT_ARCHIVE_DIR) cfg.archiveDir = env.HILT_ARCHIVE_DIR;
   if (env.HILT_CHECKPOINT_EVENTS) cfg.checkpointEvents = int('HILT_CHECKPOINT_EVENTS', env.HILT_CHECKPOINT_EVENTS);
+  if (env.HILT_ANSWER_CACHE_MIB) cfg.answerCacheMiB = int('HILT_ANSWER_CACHE_MIB', env.HILT_ANSWER_CACHE_MIB);
   if (env.HILT_METRICS_OPEN) cfg.metricsOpen = flag('HILT_METRICS_OPEN', env.HILT_METRICS_OPEN);
   if (env.HILT_TRUST_PROXY !== undefined) cfg.trustProxy = env.HILT_TRUST_PROXY.trim();
   if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);

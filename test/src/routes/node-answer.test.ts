@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { NodeAnswers } from '../../../actors/readmodel';
+import { loadConfig } from '../../../src/config';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, mockSwitch, finished } from '../../helpers/server';
 
 describe('show_node answers kept until a change', () => {
@@ -86,6 +87,24 @@ describe('show_node answers kept until a change', () => {
     expect((await member.get('/node/kn1')).status).to.equal(401);
   });
 
+  it('HILT_ANSWER_CACHE_MIB sets the bound: 0 keeps no answer, and the answers are the same', async () => {
+    await must(api.get('/node/kn1'));
+    expect(ts.world.rm.nodeAnswers.size).to.equal(1);
+    const none = await startTestServer({ answerCacheMiB: 0 });
+    try {
+      await must(none.api.put('/node/kz', { obm: obm() }));
+      await must(none.api.put('/node/kz/nic/eth0', { macaddr: 'de:ad:be:ef:00:09' }));
+      const r = await must(none.api.get('/node/kz'));
+      expect(r.body).to.deep.equal({ name: 'kz', project: null, nics: [{ label: 'eth0', macaddr: 'de:ad:be:ef:00:09', networks: {}, port: null, switch: null }] });
+      expect(none.world.rm.nodeAnswers.size).to.equal(0);
+    } finally {
+      await stopTestServer(none);
+    }
+    expect(loadConfig({ HILT_ANSWER_CACHE_MIB: '0' }).answerCacheMiB).to.equal(0);
+    expect(loadConfig({}).answerCacheMiB).to.equal(64);
+    expect(() => loadConfig({ HILT_ANSWER_CACHE_MIB: '-1' })).to.throw('HILT_ANSWER_CACHE_MIB must be a non-negative integer');
+  });
+
   it('keeps at most its bound: a set that would pass it empties the cache first', () => {
     const c = new NodeAnswers(10);
     c.set('a', 'admin', 'aaaa');
@@ -99,5 +118,10 @@ describe('show_node answers kept until a change', () => {
     expect([c.get('d', 'admin'), c.size]).to.deep.equal(['d'.repeat(10), 1]);
     c.set('d', 'admin', 'e'.repeat(10));
     expect([c.get('d', 'admin'), c.size]).to.deep.equal(['e'.repeat(10), 1]);
+    c.set('f', 'admin', 'f'.repeat(11));
+    expect([c.get('f', 'admin'), c.get('d', 'admin')]).to.deep.equal([undefined, 'e'.repeat(10)]);
+    const off = new NodeAnswers(0);
+    off.set('a', 'admin', 'a');
+    expect([off.get('a', 'admin'), off.size]).to.deep.equal([undefined, 0]);
   });
 });
