@@ -168,7 +168,7 @@ export class Retention {
       }
       if (!slice.length) break;
       for (let i = 0; i < slice.length; i++) {
-        await this.expire(slice[i], cutoff, hold, expired);
+        await this.expire(slice[i], expired);
         if (i % 32 === 31) await yieldToRequests();
       }
       const done = await this.prune(expired);
@@ -185,9 +185,9 @@ export class Retention {
   /**
    * If this event ends a life that may go, note its key and sequence number (and, for a node, its
    * nics'). The event is before the webhooks' hold, and so is what goes with it: the key's earlier
-   * events; a nic's deletion found through its node is taken only when it is before the hold too.
+   * events, and a nic's deletions found through its node (they came before its deletion).
    */
-  private async expire(e: PersistedEvent, cutoff: number, hold: number, expired: Map<string, number>): Promise<void> {
+  private async expire(e: PersistedEvent, expired: Map<string, number>): Promise<void> {
     const colon = e.key.indexOf(':');
     if (colon < 0) return;
     const kind = e.key.slice(0, colon);
@@ -202,15 +202,20 @@ export class Retention {
     }
     note(expired, e.key, e.sequenceNumber);
     if (kind === 'node') {
-      // The nics kept for this registration's statuses: their lives that ended before the cutoff.
-      const live = rm.nodes.get(id)?.incarnation;
+      // The nics kept for this registration's statuses: their lives ended before this deletion
+      // (a node is deleted without nics), so before the cutoff and the hold as it is. Read oldest
+      // first up to it, never into a later registration's life (years of operations, maybe),
+      // yielding now and then: a long journal holds no request up.
+      const engine = this.world.runtime.engine;
       for (const nic of await this.world.nics.storedIds(childPrefix(id))) {
-        for await (const j of this.world.nics.journal(nic, Number.MAX_SAFE_INTEGER)) {
-          const d = j.data as { type?: string; nodeIncarnation?: string };
-          if (d.type !== 'NicDeleted' || j.createdAt >= cutoff || j.position! >= hold || (live !== undefined && d.nodeIncarnation === live)) continue;
-          note(expired, `nic:${nic}`, j.sequenceNumber);
-          break;
+        let upTo = 0;
+        let read = 0;
+        for await (const j of engine.events(`nic:${nic}`)) {
+          if (j.position! > e.position!) break;
+          if ((j.data as { type?: string }).type === 'NicDeleted') upTo = j.sequenceNumber;
+          if (++read % 256 === 0) await yieldToRequests();
         }
+        if (upTo) note(expired, `nic:${nic}`, upTo);
       }
     }
   }

@@ -548,3 +548,60 @@ describe('journal retention and webhooks: nothing a webhook has not delivered is
     expect((await show(id)).state).to.equal('delivering');
   });
 });
+
+/**
+ * A node deleted and registered again, its nic too: when the first deletion expires, the pass
+ * looks for that registration's nic deletions in the nic's journal, whose current life may be
+ * long (years of network operations). That look must not hold requests up for the whole journal.
+ */
+describe('journal retention: a node registered again whose nic has a long journal', function () {
+  this.timeout(180_000);
+  let ts: TestServer;
+  let archiveDir: string;
+  before(async () => {
+    ts = await startTestServer();
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  it('keeps requests waiting no longer than a chunk while it looks for the old registration\'s nic deletions', async () => {
+    const engine = ts.world.runtime.engine;
+    await makeNode(ts.api, 'rr', ['eth0']);
+    await must(ts.api.del('/node/rr/nic/eth0'));
+    await must(ts.api.del('/node/rr'));
+    await sleep(20);
+    const cutoff = Date.now();
+    await sleep(20);
+    await makeNode(ts.api, 'rr', ['eth0']);
+    // The new life's operations, written as its actor would have (an outcome of no operation changes nothing).
+    const key = 'nic:rr/eth0';
+    const head = await engine.head(key);
+    const N = 150_000;
+    const at = Date.now();
+    const events: PersistedEvent[] = [];
+    for (let s = 1; s <= N; s++) events.push({ key, sequenceNumber: head + s, createdAt: at, tags: [], data: { type: 'NetworkActionFailed', seq: 1e9, error: 'x', by: 'switch', at } });
+    for (let i = 0; i < events.length; i += 10_000) await engine.persist(events.slice(i, i + 10_000));
+
+    let worst = 0;
+    let last = performance.now();
+    const sampler = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 5);
+    let report;
+    try {
+      report = await new Retention(ts.world, { days: 1, archiveDir, now: () => cutoff + DAY }).pass();
+    } finally {
+      clearInterval(sampler);
+    }
+    // node rr's first life (registered, deleted) and its nic's (registered, deleted)
+    expect(report).to.include({ keys: 2, events: 4 });
+    expect(await engine.head(key)).to.equal(head + N);
+    expect((await must(ts.api.get('/node/rr'))).body.nics.map((n: { label: string }) => n.label)).to.deep.equal(['eth0']);
+    expect(worst, 'the longest the event loop was held (ms)').to.be.below(250);
+  });
+});
