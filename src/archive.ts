@@ -127,6 +127,7 @@ export interface ArchiveRead {
 
 /**
  * The entries of an archive file, in the order they were written, each once (by position). A
+ * file of another format (not gzip, or lines that are no entries) is refused (thrown). A
  * member that does not read to its end (a crash while it was written, damage) is stepped over:
  * the reading goes on at the next gzip member header after it, and `skipped` counts what was
  * left out. A torn member's entries were never removed from the store: a later member holds them.
@@ -137,6 +138,7 @@ export async function readArchive(file: string): Promise<ArchiveRead> {
   const entries: ArchivedEntry[] = [];
   const skipped = { bytes: 0, members: 0 };
   let torn = false;
+  let members = 0;
   for (let at = 0; at < buf.length;) {
     const member = memberAt(buf, at);
     if (!member) {
@@ -150,22 +152,38 @@ export async function readArchive(file: string): Promise<ArchiveRead> {
       at = next;
       continue;
     }
+    const start = at;
     at = member.end;
-    for (const line of member.text.split('\n')) {
-      if (!line) continue;
-      let e: ArchivedEntry;
-      try {
-        e = JSON.parse(line) as ArchivedEntry;
-      } catch {
-        torn = true;
-        continue;
-      }
+    members++;
+    const lines = member.text.split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      if (!lines[i]) continue;
+      // A member that reads whole (its CRC checked) holds what was written: a line that is no
+      // entry is no damage, the file is of another format.
+      const e = entryOf(lines[i]);
+      if (!e) throw new Error(`line ${i + 1} of the gzip member at byte ${start} is not an entry of the archive (a JSON audit entry with its position)`);
       if (seen.has(e.position)) continue;
       seen.add(e.position);
       entries.push(e);
     }
   }
+  // Nothing read, and not even the start of a gzip member (a torn first append's): another format.
+  if (!members && buf.length && !(buf[0] === MAGIC[0] && (buf.length < 2 || buf[1] === MAGIC[1]))) {
+    throw new Error('it is not gzip data (an archive file is gzip: YYYY-MM.jsonl.gz)');
+  }
   return { entries, torn, skipped };
+}
+
+/** A line as an archived entry, or undefined when it is none. */
+function entryOf(line: string): ArchivedEntry | undefined {
+  let e: unknown;
+  try {
+    e = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const x = e as Partial<ArchivedEntry> | null;
+  return x && typeof x === 'object' && Number.isSafeInteger(x.position) && typeof x.at === 'string' && typeof x.kind === 'string' ? (x as ArchivedEntry) : undefined;
 }
 
 /** A gzip member's first bytes: its magic and the deflate method. */

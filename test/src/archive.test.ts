@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
 import { ArchiveWriter, ArchivedEntry, archiveFileOf, archivePage, readArchive } from '../../src/archive';
+import { hilt } from '../helpers/cli';
 
 const entry = (position: number, at = '2026-11-02T10:00:00.000Z', name = `n${position}`): ArchivedEntry => ({
   position, at, by: 'admin', kind: 'node', name, sequenceNumber: 1, call: 'node_register', event: { type: 'NodeRegistered' },
@@ -124,6 +125,37 @@ describe('the archive of journal retention', () => {
     read = await readArchive(file);
     expect(read.skipped).to.deep.equal({ bytes: bad.length, members: 1 });
     expect(read.entries.map((e) => e.position)).to.deep.equal([...positions(1, 10), ...positions(21, 30)]);
+  });
+
+  it('refuses a file of another format (not gzip, or gzip of lines that are no archive entries) rather than reading it as an empty archive', async () => {
+    const plain = join(dir, 'audit.jsonl');
+    writeFileSync(plain, range(1, 3).map((e) => JSON.stringify(e)).join('\n') + '\n');
+    await readArchive(plain).then(() => expect.fail('read'), (err: Error) => expect(err.message).to.match(/not gzip/));
+    const log = join(dir, 'syslog.gz');
+    writeFileSync(log, gzipSync(Buffer.from('Nov  2 10:00:00 host sshd[1]: hello\n')));
+    await readArchive(log).then(() => expect.fail('read'), (err: Error) => expect(err.message).to.match(/line 1 .*is not an entry/));
+    const other = join(dir, 'other.jsonl.gz');
+    writeFileSync(other, gzipSync(Buffer.from('{"foo":1}\n')));
+    await readArchive(other).then(() => expect.fail('read'), (err: Error) => expect(err.message).to.match(/line 1 .*is not an entry/));
+    // The command line: a clear error and exit 2, nothing on stdout; a missing file the same.
+    for (const f of [plain, log, other, join(dir, 'none.jsonl.gz')]) {
+      const r = await hilt('http://127.0.0.1:9', ['admin', 'audit', '--archive', f]);
+      expect(r.code, f).to.equal(2);
+      expect(r.stdout, f).to.equal('');
+      expect(r.stderr, f).to.match(/cannot read .* as an archive of journal retention/);
+    }
+    // An empty file (an append not begun) and a torn first append (one under way) read as an archive with nothing yet.
+    const empty = join(dir, 'empty.jsonl.gz');
+    writeFileSync(empty, '');
+    expect((await readArchive(empty)).entries).to.deep.equal([]);
+    const writing = join(dir, 'writing.jsonl.gz');
+    writeFileSync(writing, tornMember(range(1, 50)));
+    const read = await readArchive(writing);
+    expect(read.entries).to.deep.equal([]);
+    expect(read.skipped.members).to.equal(1);
+    const r = await hilt('http://127.0.0.1:9', ['admin', 'audit', '--archive', writing]);
+    expect(r.code).to.equal(0);
+    expect(r.stderr).to.match(/an append under way/);
   });
 
   it('pages newest first with the audit\'s filters and cursor', () => {

@@ -184,9 +184,9 @@ export function adminCommands(program: Command, ctx: Ctx): void {
       throw new UsageError(`cannot read ${file} as an archive of journal retention: ${(err as Error).message}`);
     }
     if (read.skipped.bytes) {
-      process.stderr.write(`${file}: stepped over ${read.skipped.bytes} bytes that do not read as gzip (${read.skipped.members} torn or damaged member${read.skipped.members === 1 ? '' : 's'}; a crash in the middle of an append leaves one): `
+      process.stderr.write(`${file}: stepped over ${read.skipped.bytes} bytes that do not read as gzip (${read.skipped.members} torn or damaged member${read.skipped.members === 1 ? '' : 's'}; a crash in the middle of an append leaves one, and so does an append under way): `
         + 'its entries were still in the store then, so a later member or the next pass holds them\n');
-    } else if (read.torn) process.stderr.write(`${file}: some lines do not read as JSON: they were left out\n`);
+    }
     return (cursor: string | undefined) => {
       let page;
       try {
