@@ -26,7 +26,7 @@ export { Filter, Frame, NO_FILTER, Viewer } from './frames';
 export interface HubOptions {
   /** a stream's unread bytes at most; past it the stream is dropped */
   bufferBytes: number;
-  /** a comment line on every stream this often, so that proxies and clients see it is alive */
+  /** a comment line on every stream this often, so that proxies and clients see it is alive (with the stream's position as id) */
   heartbeatMs: number;
   /** the newest events kept in memory for streams that resume just behind (the rest from the journal): at most this many… */
   ringSize: number;
@@ -163,6 +163,16 @@ export class Stream {
     socket.write(chunked ? shared.chunk() : shared.body());
   }
 
+  /**
+   * The heartbeat, with the stream's position as its id (a block without data: an EventSource
+   * takes the id and dispatches nothing): a client that wants few events resumes from where the
+   * stream is, not from the last event it got, which journal retention may have passed since
+   * (a 410, though it missed nothing). Everything up to `last` is written or not wanted.
+   */
+  beat(): void {
+    this.write(`id: ${this.last}\n: heartbeat\n\n`);
+  }
+
   write(text: string | Buffer): void {
     if (this.ended || this.behind(this.res.writableLength)) return;
     this.res.write(text);
@@ -265,7 +275,7 @@ export class EventHub {
     const { last } = await this.runtime.engine.bounds();
     this.last = Math.max(this.last, last);
     this.heartbeat = setInterval(() => {
-      for (const s of this.streams) s.write(': heartbeat\n\n');
+      for (const s of this.streams) s.beat();
     }, this.opts.heartbeatMs);
     this.heartbeat.unref();
   }

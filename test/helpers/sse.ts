@@ -11,6 +11,8 @@ export interface SseEvent { id: string; event: string; data: any }
 export class SseStream {
   readonly events: SseEvent[] = [];
   readonly comments: string[] = [];
+  /** the id an EventSource would resume from: the last one of any block, with data or not (the spec's last event ID) */
+  lastId?: string;
   status = 0;
   headers: IncomingMessage['headers'] = {};
   /** the body of a non-200 answer */
@@ -64,6 +66,7 @@ export class SseStream {
         else if (line.startsWith('event: ')) e.event = line.slice(7);
         else if (line.startsWith('data: ')) (data ??= []).push(line.slice(6));
       }
+      if (e.id !== undefined) this.lastId = e.id;
       if (!data) continue;
       const parsed = JSON.parse(data.join('\n'));
       // Copies, not slices: a slice would keep the whole chunk it came from alive.

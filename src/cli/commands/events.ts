@@ -48,7 +48,12 @@ async function readStream(client: Client, query: [string, string][], lastId: str
           const e = JSON.parse(data) as StreamEvent;
           print(e);
           lastId = e.id;
-        } else if (/^: live$/m.test(block)) {
+        } else {
+          // A heartbeat carries the stream's position: the events up to it were printed or not wanted.
+          const id = /^id: (\d+)$/m.exec(block);
+          if (id) lastId = id[1];
+        }
+        if (!data && /^: live$/m.test(block)) {
           live = true;
           if (stopAtLive) {
             res.destroy();

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { request } from 'node:http';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished, ADMIN, basic, committed, TEST_STORAGE } from '../../helpers/server';
 import { Receiver } from '../../helpers/receiver';
+import { SseStream } from '../../helpers/sse';
 import { addSecret } from '../../helpers/secrets';
 import type { World } from '../../../actors/world';
 import { cliFor, rows } from '../../helpers/cli';
@@ -603,5 +604,44 @@ describe('journal retention: a node registered again whose nic has a long journa
     expect(await engine.head(key)).to.equal(head + N);
     expect((await must(ts.api.get('/node/rr'))).body.nics.map((n: { label: string }) => n.label)).to.deep.equal(['eth0']);
     expect(worst, 'the longest the event loop was held (ms)').to.be.below(250);
+  });
+});
+
+/**
+ * A filtered stream is live and missed nothing, yet the last event it got is older than what a
+ * pass removed (events it did not want): its client's reconnect must resume, not be answered 410.
+ */
+describe('journal retention and a filtered stream that is live', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let archiveDir: string;
+  before(async () => {
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+    ts = await startTestServer({ archiveDir, journalRetentionDays: 1 / DAY, eventsHeartbeatMs: 100 });
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  it('moves the client\'s last id on with the heartbeats, so that its reconnect after a pass resumes', async () => {
+    const url = `${ts.url}/events?kind=project`;
+    const stream = new SseStream(url, { as: ADMIN });
+    await stream.until(() => stream.comments.includes('live'), 5000);
+    await must(ts.api.put('/project/fq'));
+    await stream.count(1, 5000);
+    // Events it does not want, deleted, then removed by a pass while it is live.
+    await makeNode(ts.api, 'fq-node');
+    await must(ts.api.del('/node/fq-node'));
+    const deleted = Date.now();
+    while (Date.now() <= deleted + 1) await sleep(1);
+    const report = await ts.retention.pass();
+    expect(report.events).to.be.above(0);
+    await sleep(300);
+    expect(stream.endedAt, 'a live stream is not ended by a pass').to.equal(0);
+    stream.close();
+    const again = new SseStream(url, { as: ADMIN, lastEventId: stream.lastId });
+    expect(await again.answered(5000), again.body).to.equal(200);
+    again.close();
   });
 });
