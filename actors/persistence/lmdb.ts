@@ -97,9 +97,54 @@ export function prefixEnd(prefix: string): string {
   return prefix + '\u{10FFFF}\u{10FFFF}';
 }
 
+/**
+ * lmdb-js's error for a write whose transaction failed (a full disk, a write error): every write
+ * of that transaction is rejected with it, and it carries the cause as `commitError`, a promise
+ * of its own that is rejected too.
+ */
+function isCommitFailure(reason: unknown): reason is Error & { commitError: Promise<unknown> } {
+  return reason instanceof Error && typeof (reason as { commitError?: { catch?: unknown } }).commitError?.catch === 'function';
+}
+
+/**
+ * When a transaction fails, lmdb-js also rejects promises of its own that nobody holds (the
+ * event turn's batch, and each failure's `commitError`). Node would take those for unhandled
+ * rejections and end the process, so one refused commit (a full disk) would kill the service
+ * after it answered 503, instead of only failing the writes it held. Those, and only those, are
+ * let go here; any other unhandled rejection ends the process as without this listener.
+ */
+function letCommitFailuresGo(reason: unknown): void {
+  if (isCommitFailure(reason)) {
+    reason.commitError.catch(() => undefined);
+    return;
+  }
+  // Node raises an unhandled rejection only while nobody listens: this listener changes nothing there.
+  if (process.listenerCount('unhandledRejection') === 1) throw reason;
+}
+
+/** How long a failed write waits for lmdb-js to say why (see handled()). */
+const COMMIT_ERROR_WAIT_MS = 1_000;
+
+/**
+ * A write that failed with its transaction fails with the cause (a full disk: `File too large`,
+ * `No space left on device`) instead of lmdb-js's "see commitError", its commitError handled.
+ */
+function handled<T>(p: Promise<T>): Promise<T> {
+  return p.catch(async (err: unknown) => {
+    if (!isCommitFailure(err)) throw err;
+    // Rejected once the write thread reports the failure, at once or nearly (bounded all the same).
+    let timer: NodeJS.Timeout | undefined;
+    const cause = await Promise.race([
+      err.commitError.then(() => undefined, (c: unknown) => c),
+      new Promise((r) => { timer = setTimeout(r, COMMIT_ERROR_WAIT_MS); }),
+    ]).finally(() => clearTimeout(timer));
+    throw cause instanceof Error ? new Error(`the commit failed: ${cause.message}`, { cause }) : err;
+  });
+}
+
 /** The write's durable-on-disk promise (see the class comment). */
 function flushed(p: Promise<unknown>): Promise<unknown> {
-  return (p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p;
+  return handled((p as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? p);
 }
 
 export class LmdbPersistenceEngine implements PersistenceEngine {
@@ -167,7 +212,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
         this.metaDb.put('legacyEvents', legacy);
       }
       this.nextPosition = Math.max(last, legacy) + 1;
-      this.ordered = legacy ? this.indexed.then(() => this.orderLegacy()) : this.metaDb.put('ordered', 1).then(() => undefined);
+      this.ordered = legacy ? this.indexed.then(() => this.orderLegacy()) : flushed(this.metaDb.put('ordered', 1)).then(() => undefined);
       this.ordered.catch(() => undefined);
     }
     this.durable = this.nextPosition - 1;
@@ -217,6 +262,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   }
 
   private openEnvironment(): void {
+    if (!process.listeners('unhandledRejection').includes(letCommitFailuresGo)) process.on('unhandledRejection', letCommitFailuresGo);
     // noSubdir: false: `path` is always a folder. lmdb-js would otherwise take a path whose last
     // part has an extension (`/var/lib/hilt.d`) for a file and fail to open it.
     this.root = open({ path: this.path, noSubdir: false, mapSize: (this.opts.mapSizeGb ?? 16) * 1024 ** 3, maxDbs: 16, separateFlushed: true, overlappingSync: false });
@@ -242,7 +288,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       if (!chunk.length) break;
       let last: Promise<unknown> = Promise.resolve();
       for (const { key, value } of chunk) last = this.index(key[0], key[1], value.createdAt);
-      await last;
+      await flushed(last);
       start = chunk[chunk.length - 1].key;
     }
     // Stopped by close(): the next open goes on (again from the start; entries are idempotent).
@@ -384,11 +430,11 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
 
   async takeSnapshot(snapshot: PersistedSnapshot): Promise<void> {
     // A slower, older snapshot must never replace a newer one.
-    await this.snapshotsDb.transaction(() => {
+    await flushed(this.snapshotsDb.transaction(() => {
       const cur = this.snapshotsDb.get(snapshot.key);
       if (cur && cur.sequenceNumber >= snapshot.sequenceNumber) return;
       this.snapshotsDb.put(snapshot.key, { data: escapeKeys(snapshot.data), sequenceNumber: snapshot.sequenceNumber, createdAt: snapshot.createdAt });
-    });
+    }));
   }
 
   async head(key: string): Promise<number> {
@@ -556,7 +602,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
         let top = (meta.get('restoreFloor') as number | undefined) ?? 0;
         for (const k of order.getKeys({ reverse: true, limit: 1 })) top = Math.max(top, k as number);
         top = Math.max(top, (meta.get('legacyEvents') as number | undefined) ?? 0, (meta.get('pruned') as number | undefined) ?? 0);
-        await meta.put('restoreFrom', top);
+        await flushed(meta.put('restoreFrom', top));
       } finally {
         await copy.close();
       }
