@@ -1,13 +1,17 @@
 /** The process's start and stop as an operator meets them: a real dist/src/server.js on real folders. */
 import { expect } from 'chai';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
 import { AddressInfo, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startServerProcess } from '../../helpers/process';
 import { Client, REDFISH_OBM } from '../../helpers/server';
+import { recordProcessOutput } from '../../helpers/secrets';
 import { sleep } from '../../../lib/time';
+
+const SERVER = join(__dirname, '..', '..', '..', 'src', 'server.js');
 
 describe('the process: start and stop', function () {
   this.timeout(60_000);
@@ -52,11 +56,46 @@ describe('the process: start and stop', function () {
     expect((await api.put('/project/p1')).status).to.equal(200);
     first.child.kill('SIGKILL');
     await first.exited;
+    // Its socket file is left behind; nobody answers on it.
+    expect(existsSync(join(dir, '.hilt.sock'))).to.equal(true);
     const third = await startServerProcess(env);
     const api3 = new Client(third.url, { user: 'admin', password: 'lock-admin-pw' });
     expect((await api3.get('/projects')).body).to.deep.equal(['p1']);
     third.child.kill('SIGTERM');
     expect(await third.exited).to.equal(0);
+  });
+
+  it('refuses a second process on the folder from another network namespace (a container sharing the folder)', async function () {
+    // A network namespace of its own, its loopback up: root only, else skipped.
+    const probe = spawnSync('unshare', ['-n', 'ip', 'link', 'set', 'lo', 'up']);
+    if (probe.status !== 0) this.skip();
+    const env = { HILT_DATA_DIR: dir, HILT_HEADNODE_DRIVER: 'mock', HILT_ADMIN_PASSWORD: 'lock-admin-pw' };
+    const first = await startServerProcess(env);
+    const port = await freePort();
+    const second = spawn('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$1"', process.execPath, SERVER], {
+      env: { ...process.env, ...env, HILT_HOST: '127.0.0.1', HILT_PORT: String(port), HILT_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const take = (d: Buffer) => {
+      recordProcessOutput(d.toString(), 'a server process\'s output');
+      out += d.toString();
+    };
+    second.stdout!.on('data', take);
+    second.stderr!.on('data', take);
+    const exited = new Promise<number | null>((r) => second.once('close', (code) => r(code)));
+    for (const deadline = Date.now() + 15_000; !/hilt is ready/.test(out) && second.exitCode === null && Date.now() < deadline;) await sleep(20);
+    if (second.exitCode === null) second.kill('SIGKILL');
+    expect(out).to.not.include('hilt is ready');
+    expect(out).to.match(/the data folder .* is in use by another hilt process/);
+    expect(await exited).to.equal(1);
+    // The first one serves on, alone.
+    const api = new Client(first.url, { user: 'admin', password: 'lock-admin-pw' });
+    expect((await api.put('/project/p1')).status).to.equal(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).to.equal(0);
+    // A stop removes its socket file.
+    expect(existsSync(join(dir, '.hilt.sock'))).to.equal(false);
   });
 
   it('answers a call in flight at SIGTERM (a power call waiting on its BMC) before it exits, not with a reset connection', async () => {
