@@ -3,8 +3,8 @@
 // the load they put on the bench's machine is that of a good load generator (the system calls of
 // reading), not a JavaScript runtime's per-read work. On a real site the consumers run elsewhere.
 //
-// Every byte of every stream is read; each connection counts the frames it gets (the "\nid: "
-// that opens each one: JSON data lines cannot hold a newline) and the first `timed` connections
+// Every byte of every stream is read; each connection counts the frames it gets (the "\ndata: "
+// of each one: JSON data lines cannot hold a newline; a heartbeat has an id but no data) and the first `timed` connections
 // also take each frame's delay, from its `at` (RFC 3339, UTC, milliseconds) to the moment it was
 // read, while measuring is on.
 //
@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-static const char ID[] = "\nid: ";
-static const size_t ID_LEN = sizeof(ID) - 1;
+static const char DATA[] = "\ndata: ";
+static const size_t DATA_LEN = sizeof(DATA) - 1;
 static const char AT[] = "\"at\":\"";
 static const size_t AT_LEN = sizeof(AT) - 1;
 static const size_t STAMP_LEN = 24;  // 2026-11-27T01:36:04.123Z
@@ -82,16 +82,16 @@ static void scan(Conn &c, const char *data, size_t len, long long now) {
   const char *end = data + len;
   const char *from = data;
   const char *hit;
-  while ((hit = (const char *)memmem(from, end - from, ID, ID_LEN))) {
+  while ((hit = (const char *)memmem(from, end - from, DATA, DATA_LEN))) {
     if (timing) {
       const char *at = (const char *)memmem(hit, end - hit, AT, AT_LEN);
       if (!at || at + AT_LEN + STAMP_LEN > end) break;
       delays.push_back((int)(now - stamp_ms(at + AT_LEN)));
     }
     c.received++;
-    from = hit + ID_LEN;
+    from = hit + DATA_LEN;
   }
-  const char *keep = hit ? hit : std::max(from, end - (ID_LEN - 1));
+  const char *keep = hit ? hit : std::max(from, end - (DATA_LEN - 1));
   if (keep < data) keep = data;
   c.kept.assign(keep, end - keep);
 }
@@ -206,7 +206,7 @@ int main(int argc, char **argv) {
           fputs("ready\n", stdout);
           fflush(stdout);
         }
-        // The blank line's "\n" makes the first frame's "id: " a marker like the others'.
+        // Every frame's "data: " follows its "id: " line's "\n".
         len -= (end + 3) - data;
         data = end + 3;
       }
