@@ -56,10 +56,21 @@ export async function api(path, { method = 'GET', body } = {}) {
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
   if (!r.ok) {
     const err = new ApiError(r.status, data);
-    if (r.status === 401 && path !== 'login' && state.me) loggedOut('Your session has ended: log in again.');
+    // A 401 is also the API's answer to a missing right (an action): the page says the session
+    // ended only when the service says so, never while it is live (anyone could reload it).
+    if (r.status === 401 && path !== 'login' && state.me && (path === 'me' || !(await sessionLive()))) loggedOut('Your session has ended: log in again.');
     throw err;
   }
   return data;
+}
+
+/** Does the service still serve this page's session? (a failure to ask: assume it does) */
+async function sessionLive() {
+  try {
+    return (await fetch('api/me', { headers: { accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' })).status !== 401;
+  } catch {
+    return true;
+  }
 }
 
 export const query = (params) => {
@@ -855,7 +866,12 @@ $('login-form').addEventListener('submit', async (ev) => {
 });
 
 $('logout').addEventListener('click', async () => {
-  try { await api('logout', { method: 'POST' }); } catch { /* logged out anyway */ }
+  try {
+    await api('logout', { method: 'POST' });
+  } catch (err) {
+    // Logged out only once the service ended the session (or it had ended): else it stays live.
+    if (await sessionLive()) { say(`Could not log out: ${err.message}. Try again.`); return; }
+  }
   loggedOut('You are logged out.');
 });
 
