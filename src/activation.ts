@@ -70,6 +70,14 @@ export interface ActivationContext {
   onAdminCreated(password: string): void;
 }
 
+/**
+ * The first start on a restored store acts on the hardware its backup names (pending network
+ * operations carried out, ports' records set, release power-offs resumed): a service still
+ * running on the original would have the same switches and BMCs undone under it.
+ */
+export const restoredWarning = (gap: [number, number]): string =>
+  `this store was restored from a backup: it now acts on the switches, BMCs and headnode VMs the backup names (network operations pending in it are carried out, power-offs resumed). The service on the original store must be stopped: two services on the same hardware undo each other's changes. Event ids go on after ${gap[1]}; an id from before (a stream's Last-Event-ID) is answered 410`;
+
 /** Bound on closing an activation that failed or stepped down: a hung database must not keep us. */
 export const closeBudgetMs = (config: Config): number => config.askTimeoutMs + 5000;
 
@@ -99,6 +107,8 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     },
   } : {});
   const engine = ctx.wrapEngine ? ctx.wrapEngine(opened) : opened;
+  // Before anything acts on hardware. (PostgreSQL's restore is noted by prepareSchema.)
+  if (opened.restored) log.warn({ gap: opened.restored }, restoredWarning(opened.restored));
   // Hardware calls: while the lease is held, and not before the process it was taken over from
   // can no longer believe it holds it (actors/persistence/lease.ts).
   const mayAct = held ? () => held.mayAct() : undefined;

@@ -7,7 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config';
-import type { Activation } from './activation';
+import { restoredWarning, type Activation } from './activation';
 import type { Gate } from './gate';
 import { prepareStorage, SchemaTooNewError } from '../actors/persistence';
 import type { HeldLease, LeaseCandidate } from '../actors/persistence/lease';
@@ -38,7 +38,7 @@ export interface StandbyDeps {
 export async function prepareSchema(config: Config, log: FastifyBaseLogger): Promise<void> {
   const migrated = await prepareStorage(config);
   if (migrated && migrated.from !== migrated.to) log.info(migrated, `created or migrated the database schema from version ${migrated.from} to ${migrated.to}`);
-  if (migrated?.restoreGap) log.warn({ gap: migrated.restoreGap }, `the database was restored from a backup: event ids go on after ${migrated.restoreGap[1]}; an id from before (a stream's Last-Event-ID) is answered 410`);
+  if (migrated?.restoreGap) log.warn({ gap: migrated.restoreGap }, restoredWarning(migrated.restoreGap));
 }
 
 /**

@@ -55,7 +55,8 @@
  *
  * Optional (an engine without them says so: the service answers that it cannot):
  * - backup(path) writes a consistent copy of the whole store while writes go on: it holds every
- *   event whose persist() resolved before backup() was called. `path` must not exist; it
+ *   event whose persist() resolved before backup() was called. `path` must not exist, nor be
+ *   inside the store's own folder; nothing is at `path` until the copy is whole. It
  *   becomes a data folder this engine opens as it is (a restore is a start on the copy: the
  *   first one moves its positions past a gap, above every one any earlier start on a copy of
  *   the same backup could have given). An
@@ -209,6 +210,8 @@ export interface PersistenceEngine {
   backup?(path: string): Promise<void>;
   /** without backup(): why, and what the operator does instead (the answer to POST /admin/backup) */
   readonly noBackup?: string;
+  /** set when this open was the first on a backup's copy (the restore): the positions it went on past */
+  readonly restored?: [number, number];
   /** optional: the store's size */
   stats?(): Promise<StorageStats>;
   /** optional: where the read model's checkpoint is kept (without it, every start rebuilds from the journal) */

@@ -6,12 +6,14 @@
  * Over 500 lines on purpose: it is one engine of the contract, checked as a whole by
  * the conformance kit (test/actors/persistence/conformance.ts).
  */
-import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { open, RootDatabase, Database } from 'lmdb';
 import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder, Expiry, PruneResult } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 import { FileCheckpointSlot } from './checkpoint-file';
+import { HiltError } from '../errors';
+import { quote } from '../../lib/text';
 
 /** `p`: the event's position in the commit order (absent only until an older store is ordered) */
 interface StoredEvent { data: unknown; createdAt: number; tags?: string[]; p?: number }
@@ -176,6 +178,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   private closing = false;
   /** the read model's checkpoint, a file in the folder (dropped by rewrite(); backup() copies only data.mdb) */
   readonly checkpoints: FileCheckpointSlot;
+  /** set when this open was the first on a backup's copy: the restore, and the gap it fixed */
+  readonly restored?: [number, number];
 
   constructor(private readonly path: string, private readonly opts: { mapSizeGb?: number } = {}) {
     this.openEnvironment();
@@ -193,6 +197,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
         this.metaDb.putSync('restoreGap', [restoredFrom + 1, floor]);
         this.metaDb.removeSync('restoreFrom');
       });
+      this.restored = [restoredFrom + 1, floor];
     }
     this.floor = (this.metaDb.get('restoreFloor') as number | undefined) ?? 0;
     // A store a release before restoreGap restored went on exactly RESTORE_GAP past its copy's last.
@@ -583,19 +588,29 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
   /**
    * LMDB's own copy (mdb_env_copy2) under one read transaction: consistent, and writers go on
    * meanwhile (pages they free cannot be reused until it ends, so the store may grow a little).
+   * Written as `<path>.partial` and renamed to `path` once whole: a process killed midway
+   * leaves no half copy at `path`, only a folder whose name says what it is.
    */
   async backup(path: string): Promise<void> {
+    this.refuseInside(path);
     if (existsSync(path)) throw new Error(`${path} exists already`);
-    mkdirSync(path, { mode: 0o700 });
+    const partial = `${path}.partial`;
+    try {
+      mkdirSync(partial, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      throw new HiltError('DuplicateError', `${quote(partial)} exists: a backup to ${quote(path)} is under way, or one was interrupted (remove that folder)`);
+    }
     try {
       // Compacting: only the pages in use, so no freed page (a value sealed under a key since
       // rotated away, a plaintext an upgrade sealed: docs/identity.md) reaches a backup.
-      await this.root.backup(path, true);
+      await this.root.backup(partial, true);
       // It holds what the store holds (BMC and switch credentials): the service's alone.
-      chmodSync(join(path, 'data.mdb'), 0o600);
+      chmodSync(join(partial, 'data.mdb'), 0o600);
       // The first start on a copy of it is a restore: its positions go on past a gap, fixed
       // then (see RESTORE_GAP and RESTORE_IDS_PER_MS), above every one the copy had given.
-      const copy = open({ path, noSubdir: false, maxDbs: 16 });
+      // Its commit syncs data.mdb, the copied pages with it.
+      const copy = open({ path: partial, noSubdir: false, maxDbs: 16 });
       try {
         const order = copy.openDB<[string, number], number>({ name: 'order' });
         const meta = copy.openDB<unknown, string>({ name: 'meta' });
@@ -606,11 +621,36 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       } finally {
         await copy.close();
       }
+      renameSync(partial, path);
     } catch (err) {
-      // The folder is ours (made above): a half-written copy left there would be taken for a
-      // backup (the newest one, by its name) and would keep its path from being used again.
-      rmSync(path, { recursive: true, force: true });
+      // The folder is ours (made above): a half-written copy left there would keep the path
+      // from being used again.
+      rmSync(partial, { recursive: true, force: true });
       throw err;
+    }
+    // The rename itself durable before the answer says the backup is there.
+    const fd = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * A backup in the data folder is lost with it (a failed disk), and a restore moves the
+   * folder away; at `archive` it would be where retention writes, at `compact.tmp` removed.
+   */
+  private refuseInside(path: string): void {
+    let target: string;
+    try {
+      target = join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return; // a parent that does not exist: mkdir says so
+    }
+    const rel = relative(realpathSync(this.path), target);
+    if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) {
+      throw new HiltError('BadArgumentError', `the folder ${quote(path)} is inside the data folder ${quote(this.path)}: a backup there is lost with it, and a restore moves it away. Back up to a folder outside it (on another disk, ideally)`);
     }
   }
 

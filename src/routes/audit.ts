@@ -44,7 +44,7 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
 
   /**
    * The copy is written by the service's process, on its machine, into a new folder `path`
-   * (absolute; it must not exist; its parent must). Writes go on meanwhile; the copy holds every
+   * (absolute, outside the data folder; it must not exist; its parent must). Writes go on meanwhile; the copy holds every
    * change acknowledged before the call. A restore is a start with HILT_DATA_DIR on the copy.
    */
   app.post<{ Body: { path: string } }>('/admin/backup', { schema: S.backup }, async (req) => {

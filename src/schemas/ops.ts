@@ -46,7 +46,7 @@ export const audit = {
 export const backup = {
   summary: 'An online backup: a consistent copy of the store into a new folder',
   querystring: noQuery,
-  body: body(['path'], { path: { ...str, minLength: 1, maxLength: 4096, description: 'an absolute path on the service\'s machine; must not exist' } }),
+  body: body(['path'], { path: { ...str, minLength: 1, maxLength: 4096, description: 'an absolute path on the service\'s machine, outside the data folder; must not exist' } }),
   response: responses('change', {
     200: {
       type: 'object',

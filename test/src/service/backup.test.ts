@@ -5,7 +5,7 @@
  * way (pg_dump -Fc, pg_restore into a new database, hilt started on it) restores the service.
  */
 import { expect } from 'chai';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -157,6 +157,56 @@ describe('POST /admin/backup: online backup and restore', function () {
     expect(statSync(join(path, 'data.mdb')).size).to.be.above(0);
   });
 
+  it('a copy under way is not at its path: a crash midway (kill -9, a power loss) leaves nothing there that looks like a backup', async () => {
+    const root = (ts.world.runtime.engine as unknown as { root: { backup(path: string, compact: boolean): Promise<void> } }).root;
+    const copy = root.backup;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let copying!: () => void;
+    const copyStarted = new Promise<void>((r) => (copying = r));
+    root.backup = async function (this: unknown, path: string, compact: boolean) {
+      // Half a copy written, then the process is "killed": nothing more happens until released.
+      await copy.call(this, path, compact);
+      truncateSync(join(path, 'data.mdb'), Math.floor(statSync(join(path, 'data.mdb')).size / 2));
+      copying();
+      await held;
+      mkdirSync(`${path}.again`);
+      await copy.call(this, `${path}.again`, compact);
+      renameSync(join(`${path}.again`, 'data.mdb'), join(path, 'data.mdb'));
+      rmSync(`${path}.again`, { recursive: true, force: true });
+    };
+    const path = join(dir, 'under-way');
+    let call: Promise<{ status: number; text: string; body: { type?: string; msg?: string } }> | undefined;
+    try {
+      call = ts.api.post('/admin/backup', { path });
+      await copyStarted;
+      expect(existsSync(join(path, 'data.mdb')), 'a half-written data.mdb at the backup\'s path').to.equal(false);
+      // A second backup to the same path meanwhile is refused, saying why.
+      const twice = await ts.api.post('/admin/backup', { path });
+      expect(twice.status, twice.text).to.equal(409);
+      expect(twice.body.msg).to.match(/under way|interrupted/);
+      release();
+      const r = await call;
+      expect(r.status, r.text).to.equal(200);
+    } finally {
+      release();
+      await call;
+      root.backup = copy;
+    }
+    expect(existsSync(join(path, 'data.mdb'))).to.equal(true);
+    expect(statSync(join(path, 'data.mdb')).mode & 0o777).to.equal(0o600);
+    expect(readdirSync(dir).filter((n) => n.startsWith('under-way')), 'nothing but the copy').to.deep.equal(['under-way']);
+  });
+
+  it('refuses a path inside the data folder (400): a copy there is lost with the folder, and a restore moves it away', async () => {
+    for (const path of [join(ts.config.dataDir, 'backup'), join(ts.config.dataDir, 'archive')]) {
+      const r = await ts.api.post('/admin/backup', { path });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.msg).to.match(/data folder/);
+      expect(existsSync(path)).to.equal(false);
+    }
+  });
+
   it('a webhook restored from a backup shows the events it has left to deliver as its backlog, not the gap its positions went past', async () => {
     const rcv = await new Receiver().start();
     const fast = { webhookRetryMinMs: 20, webhookRetryMaxMs: 100 };
@@ -204,7 +254,7 @@ describe('POST /admin/backup: online backup and restore', function () {
     } finally {
       await stopTestServer(src);
     }
-    const lines: { msg: string; why?: string }[] = [];
+    const lines: { msg: string; why?: string; level: number }[] = [];
     const logger = { level: 'info', stream: { write: (l: string) => void lines.push(JSON.parse(l)) } };
     const startedFrom = () => lines.filter((l) => /^(loaded the read model|rebuilt the read model)/.test(l.msg)).map((l) => l.msg.split(' ')[0]);
     for (let i = 0; i < 3; i++) {
@@ -217,6 +267,11 @@ describe('POST /admin/backup: online backup and restore', function () {
     }
     // The first start on the copy rebuilds (a backup holds no checkpoint); the next ones load the one it wrote.
     expect(startedFrom()).to.deep.equal(['rebuilt', 'loaded', 'loaded']);
+    // The restore acts on the hardware the backup names (pending operations, ports, power-offs):
+    // its first start says so, loudly, once; a service still running on the original must stop.
+    const restores = lines.filter((l) => /restored from a backup/.test(l.msg));
+    expect(restores.map((l) => l.level), 'one warning, at the first start on the copy').to.deep.equal([40]);
+    expect(restores[0].msg).to.match(/switches/).and.to.match(/BMC/).and.to.match(/original/);
   });
 
   it('says that the memory engine has nothing to copy', async () => {
