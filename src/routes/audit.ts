@@ -9,7 +9,7 @@ import * as S from '../schemas/ops';
 import { requireAdmin } from './guard';
 import { auditPage, parseTime } from '../audit';
 import { badArgument, HiltError } from '../errors';
-import { quote } from '../../lib/text';
+import { quote, shortText } from '../../lib/text';
 
 /** Why a path cannot become the backup's folder, by the error the file system gave. */
 const PATH_REFUSALS: Record<string, string> = {
@@ -66,7 +66,8 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
       const refusal = PATH_REFUSALS[e.code ?? ''];
       if (refusal) throw badArgument(`the folder ${where} cannot be made: ${refusal}`);
       req.log.error({ err: e, path }, 'online backup failed');
-      throw new HiltError('ServiceUnavailableError', `the backup to ${where} failed (${e.code ?? 'see the log'})`);
+      // lmdb-js's errors carry the system's message (No space left on device) but no code.
+      throw new HiltError('ServiceUnavailableError', `the backup to ${where} failed: ${shortText(e.message ?? String(err), 200)}`);
     }
     metrics.backup(true, (Date.now() - started) / 1000);
     req.log.info({ path, ms: Date.now() - started }, 'online backup written');
