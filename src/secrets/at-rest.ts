@@ -125,7 +125,13 @@ export class SecretStore implements Credentials {
       }
       const keys = [configured];
       for (const other of [record.fromFile, record.toFile]) {
-        const key = readKeyFile(other);
+        let key: Buffer;
+        try {
+          key = readKeyFile(other);
+        } catch (err) {
+          // A backup taken while a rotation ran, restored after its files moved on, lands here.
+          throw new Error(`${(err as Error).message}: the store's credentials are in a key rotation from key ${record.from} to key ${record.to}, some under each; put the files of both keys back at ${record.fromFile} and ${record.toFile} (the start finishes the rotation)`);
+        }
         if (keyId(key) !== record.from && keyId(key) !== record.to) throw new Error(`the key file ${other} of the interrupted key rotation no longer holds its key`);
         keyring.add(key);
         keys.push(key);

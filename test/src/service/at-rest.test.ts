@@ -426,6 +426,29 @@ describe('key rotation and registrations in flight', function () {
     await stopTestServer(again);
   });
 
+  it('a start that cannot read a file an interrupted rotation names (a backup taken while it ran, restored) says which keys it needs, and why', async () => {
+    const f = failingRewrite();
+    const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: f.wrap });
+    const pw = 'midrotation-bmc-Pw-Q8z';
+    addSecret(pw);
+    await must(ts.api.put('/node/mr-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
+    const oldId = keyId(parseKey(readFileSync(keyFilePath(ts.config), 'utf8'))!);
+    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
+    const newText = newKeyText();
+    writeFileSync(newFile, newText, { mode: 0o600 });
+    f.state.failNext = true;
+    expect((await ts.api.post('/admin/secret-key/rotate', { key_file: newFile })).status).to.equal(503);
+    await ts.close();
+    // The new key's file was removed (the rotation's copy of it is what a restore needs).
+    rmSync(newFile);
+    const err = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir).then(() => null, (e: Error) => e);
+    expect(err?.message).to.include(newFile).and.include(oldId).and.include(keyId(parseKey(newText)!)).and.match(/rotation/);
+    writeFileSync(newFile, newText, { mode: 0o600 });
+    const again = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir);
+    await must(again.api.post('/node/mr-1/power_cycle'));
+    await stopTestServer(again);
+  });
+
   it('a registration sealed under the old key and committed after the rotation\'s pass is under the new key too', async () => {
     const h = holding('node:race-1');
     const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: h.wrap });
