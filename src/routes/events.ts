@@ -134,6 +134,11 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       // A proxy must pass each event on at once (nginx buffers otherwise).
       'x-accel-buffering': 'no',
     });
+    // HEAD: the headers only. A stream would never send them (node drops a HEAD answer's writes).
+    if (req.method === 'HEAD') {
+      res.end();
+      return reply;
+    }
     // How long a client waits before it reconnects (EventSource's own default is 3 s).
     res.write('retry: 1000\n: hilt event stream\n\n');
     const stream = hub.open(res, viewerOf(hub, caller), filter, after);

@@ -311,6 +311,11 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     const c = session(req);
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-accel-buffering': 'no' });
+    // HEAD: the headers only (as GET /events).
+    if (req.method === 'HEAD') {
+      reply.raw.end();
+      return reply;
+    }
     reply.raw.write('retry: 2000\n\n');
     const stream = hub.open(reply.raw, viewerOf(hub, c), NO_FILTER, after, false);
     // It ends with the session: at logout or when the session is found over (the sessions hold

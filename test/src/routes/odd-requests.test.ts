@@ -1,0 +1,78 @@
+/**
+ * Odd but well-formed HTTP the fuzz tests (test/fuzz/routes.test.ts) do not send: HEAD on the
+ * event streams, a body on a request that asks to switch protocols, calls no route serves.
+ * Each gets a prompt answer with the API's error body where it is an error, and changes nothing.
+ */
+import { expect } from 'chai';
+import { connect } from 'node:net';
+import { request } from 'node:http';
+import { startTestServer, stopTestServer, TestServer, Client, ADMIN, must, basic } from '../../helpers/server';
+
+interface Answer { status: number; headers: Record<string, string | string[] | undefined>; text: string }
+
+/** One request; rejects when no answer has ended within `ms`. */
+function send(url: string, method: string, headers: Record<string, string>, ms = 2000): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    req.setTimeout(ms, () => req.destroy(new Error(`no answer to ${method} ${url} within ${ms} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Raw bytes on a socket; resolves with what came back once the service closed the connection. */
+function raw(url: string, text: string, ms = 2000): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(port), '127.0.0.1', () => s.write(text));
+    let got = '';
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`the connection was not closed within ${ms} ms; got ${JSON.stringify(got.slice(0, 300))}`));
+    }, ms);
+    s.on('data', (d) => (got += d));
+    s.on('error', reject);
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve(got);
+    });
+  });
+}
+
+describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', function () {
+  let ts: TestServer;
+  let api: Client;
+  before(async () => {
+    ts = await startTestServer();
+    api = ts.api;
+  });
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+  });
+
+  it('answers HEAD /events at once with the stream\'s headers, and opens no stream', async () => {
+    for (const path of ['/events', '/v0/events']) {
+      const a = await send(ts.url + path, 'HEAD', { authorization: basic(ADMIN) });
+      expect(a.status, path).to.equal(200);
+      expect(a.headers['content-type'], path).to.match(/^text\/event-stream/);
+      expect(a.text, path).to.equal('');
+    }
+    expect(ts.app.hilt.events.size, 'streams open').to.equal(0);
+    // Its checks are GET's: bad input is still a 400, no credentials a 401.
+    expect((await send(`${ts.url}/events?since=x`, 'HEAD', { authorization: basic(ADMIN) })).status).to.equal(400);
+    expect((await send(`${ts.url}/events`, 'HEAD', {})).status).to.equal(401);
+  });
+
+  it('answers HEAD /ui/api/events at once, and opens no stream', async () => {
+    const login = await must(api.call('POST', '/ui/api/login', { as: null, body: { user: ADMIN.user, password: ADMIN.password } }));
+    const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const a = await send(`${ts.url}/ui/api/events`, 'HEAD', { cookie });
+    expect(a.status).to.equal(200);
+    expect(a.headers['content-type']).to.match(/^text\/event-stream/);
+    expect(ts.app.hilt.events.size, 'streams open').to.equal(0);
+  });
+});
