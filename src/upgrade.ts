@@ -22,6 +22,15 @@ export function upgradeHandler(app: FastifyInstance, handler: Handler) {
     res.shouldKeepAlive = false;
     res.assignSocket(socket as Socket);
     res.once('finish', () => socket.destroy());
+    // node has stopped parsing this request: its body would never reach the call, which would
+    // then run without it (or refuse a length that does not match). Refused instead.
+    const length = req.headers['content-length'];
+    if ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined) {
+      const body = JSON.stringify({ type: 'BadArgumentError', msg: 'a request that asks to switch protocols (Upgrade) cannot carry a body here: send it without the Upgrade header' });
+      res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
     handler(req, res);
   };
 }

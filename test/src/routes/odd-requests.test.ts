@@ -75,4 +75,24 @@ describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', fu
     expect(a.headers['content-type']).to.match(/^text\/event-stream/);
     expect(ts.app.hilt.events.size, 'streams open').to.equal(0);
   });
+
+  it('refuses a body on a call that asks to switch protocols (curl --http2 on http://), which would reach the call without it; nothing changes', async () => {
+    const head = (path: string) => `PUT ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(ADMIN)}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n`;
+    const body = '{"zz":1}';
+    const answers = [
+      await raw(ts.url, `${head('/project/upg-length')}Content-Length: ${body.length}\r\n\r\n${body}`),
+      await raw(ts.url, `${head('/project/upg-chunked')}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`),
+    ];
+    for (const a of answers) {
+      expect(a, a).to.match(/^HTTP\/1\.1 400 /);
+      const msg = JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4));
+      expect(msg.type).to.equal('BadArgumentError');
+      expect(msg.msg).to.match(/Upgrade/);
+    }
+    const projects = (await must(api.get('/projects'))).body as string[];
+    expect(projects.filter((p) => p.startsWith('upg-'))).to.deep.equal([]);
+    // Without a body the upgrade is ignored and the call served.
+    expect(await raw(ts.url, `${head('/project/upg-empty')}\r\n`)).to.match(/^HTTP\/1\.1 200 /);
+    expect((await must(api.get('/projects'))).body).to.include('upg-empty');
+  });
 });
