@@ -251,7 +251,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', (req, _reply, done) => {
     const config = req.routeOptions.config as { public?: boolean; selfService?: boolean } | undefined;
-    if (config?.public) return done();
+    // No route: the 404 comes before any credential is checked, as HIL's did (the calls are
+    // public in the API description anyway), and costs no scrypt.
+    if (config?.public || req.routeOptions.url === undefined) return done();
     // What this call may do (src/auth/caller.ts): a read sees what the caller may read; a
     // read-only caller changes nothing, but may manage its own tokens (routes/tokens.ts says which).
     const admit = (caller: Caller) => {

@@ -95,4 +95,18 @@ describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', fu
     expect(await raw(ts.url, `${head('/project/upg-empty')}\r\n`)).to.match(/^HTTP\/1\.1 200 /);
     expect((await must(api.get('/projects'))).body).to.include('upg-empty');
   });
+
+  it('answers an unknown path or method 404 whoever calls, without checking credentials (docs/api-conventions.md, Paths)', async () => {
+    const failures = ts.app.hilt.auth.throttle.size;
+    const callers = [null, { user: ADMIN.user, password: 'wrong' }, { user: 'nobody', password: 'x' }, ADMIN];
+    for (const who of callers) {
+      for (const [method, path] of [['GET', '/no/such/call'], ['OPTIONS', '/projects'], ['DELETE', '/projects'], ['GET', '/v0'], ['GET', '/projects/']]) {
+        const r = await api.with(who).call(method, path);
+        expect(r.status, `${method} ${path} as ${who?.user ?? 'nobody'}`).to.equal(404);
+        expect(r.body.type).to.equal('NotFoundError');
+      }
+    }
+    // No login was checked, so none failed.
+    expect(ts.app.hilt.auth.throttle.size).to.equal(failures);
+  });
 });
