@@ -74,7 +74,11 @@ export async function rejectGetBody(req: FastifyRequest): Promise<void> {
 
 /** What node's HTTP parser refuses, answered with the error body (or nothing, when the socket cannot take it). */
 export function clientError(err: Error & { code?: string }, socket: import('node:net').Socket): void {
-  if (!socket.writable || (err.code === 'ECONNRESET')) {
+  // A request before the bad one is still being answered (pipelining): an answer written now
+  // would be read as that request's, which may have changed something. The client sees the
+  // connection cut instead, and no answer for what it sent.
+  const answering = (socket as { _httpMessage?: unknown })._httpMessage != null;
+  if (!socket.writable || err.code === 'ECONNRESET' || answering) {
     socket.destroy();
     return;
   }
