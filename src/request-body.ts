@@ -60,7 +60,37 @@ export function parseJsonObject(_req: FastifyRequest, raw: Buffer, done: (err: E
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return done(badArgument('the request body must be a JSON object'));
   const twice = duplicateKey(text);
   if (twice !== null) return done(badArgument(`the request body has the key ${quote(twice)} more than once`));
+  if (SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(value)) {
+    return done(badArgument('the request body holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair): it is not Unicode text, and could not be stored as given'));
+  }
   done(null, value);
+}
+
+/** What a lone surrogate in a valid UTF-8 body must have been written as (a cheap first look). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether a key or string of a parsed body is a lone surrogate: it has no UTF-8 form, so storage
+ * would keep U+FFFD instead (LMDB) or refuse the change (PostgreSQL's json). Without recursion:
+ * bodies may nest deeper than the stack.
+ */
+function holdsLoneSurrogate(value: object): boolean {
+  const todo: unknown[] = [value];
+  while (todo.length) {
+    const v = todo.pop();
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return true;
+    } else if (Array.isArray(v)) {
+      for (const x of v) todo.push(x);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        if (LONE_SURROGATE.test(k)) return true;
+        todo.push(x);
+      }
+    }
+  }
+  return false;
 }
 
 /** A GET must not carry a body (docs/api-conventions.md §2); fastify does not read GET bodies, so look. */

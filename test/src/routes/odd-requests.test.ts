@@ -108,6 +108,36 @@ describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', fu
     }
   });
 
+  it('refuses a body whose strings hold a lone surrogate (400, before authentication): it has no UTF-8 form, so it could not be stored as given', async () => {
+    await must(api.put('/node/sur', { obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'h', user: 'u', password: 'p' } }));
+    const before = (await must(api.get('/node/sur'))).text;
+    const cases: [string, string, string][] = [
+      ['PUT', '/node/sur/nic/eth0', '{"macaddr":"a\\ud800b"}'],
+      ['PUT', '/node/sur/metadata/rack', '{"value":"r\\udfff"}'],
+      ['PUT', '/node/sur/metadata/rack', '{"value":"\\udc00\\ud800"}'],
+      ['PUT', '/node/sur2', '{"obm":{"type":"http://schema.massopencloud.org/haas/v0/obm/mock","host":"h","user":"u","password":"p\\uD83D"}}'],
+      ['PUT', '/node/sur3', '{"obm":{"type":"http://schema.massopencloud.org/haas/v0/obm/mock","host":"h","user":"u","password":"p"},"metadata":{"k\\ud800":1}}'],
+      ['PUT', '/auth/basic/user/sur', '{"password":"pw\\ud800"}'],
+      ['POST', '/auth/tokens', '{"description":"d\\ud800"}'],
+    ];
+    for (const [method, path, raw] of cases) {
+      for (const as of [undefined, null]) {
+        const r = await api.call(method, path, { raw, as });
+        expect(r.status, `${method} ${path} ${raw}: ${r.text}`).to.equal(400);
+        expect(r.body.type).to.equal('BadArgumentError');
+        expect(r.body.msg).to.match(/surrogate/);
+      }
+    }
+    expect((await must(api.get('/node/sur'))).text).to.equal(before);
+    expect((await api.get('/node/sur2')).status).to.equal(404);
+    expect((await api.get('/auth/basic/user/sur')).status).to.equal(404);
+    expect((await must(api.get('/auth/tokens'))).body).to.deep.equal([]);
+    // A pair is one character (U+1F600), an escaped backslash before "ud800" no escape at all.
+    await must(api.put('/node/sur/nic/eth0', undefined, { raw: '{"macaddr":"\\ud83d\\ude00 \\\\ud800"}' }));
+    const nic = (await must(api.get('/node/sur'))).body.nics[0];
+    expect(nic.macaddr).to.equal('😀 \\ud800');
+  });
+
   it('answers an unknown path or method 404 whoever calls, without checking credentials (docs/api-conventions.md, Paths)', async () => {
     const failures = ts.app.hilt.auth.throttle.size;
     const callers = [null, { user: ADMIN.user, password: 'wrong' }, { user: 'nobody', password: 'x' }, ADMIN];
