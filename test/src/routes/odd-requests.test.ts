@@ -136,6 +136,9 @@ describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', fu
     await must(api.put('/node/sur/nic/eth0', undefined, { raw: '{"macaddr":"\\ud83d\\ude00 \\\\ud800"}' }));
     const nic = (await must(api.get('/node/sur'))).body.nics[0];
     expect(nic.macaddr).to.equal('😀 \\ud800');
+    // Other odd text is kept verbatim: controls, a BOM.
+    await must(api.put('/node/sur/nic/eth1', { macaddr: 'a\u001b[31m\ufeff' }));
+    expect((await must(api.get('/node/sur'))).body.nics.find((n: { label: string }) => n.label === 'eth1').macaddr).to.equal('a\u001b[31m\ufeff');
   });
 
   it('answers an unknown path or method 404 whoever calls, without checking credentials (docs/api-conventions.md, Paths)', async () => {
