@@ -128,6 +128,12 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         if (cmd.channel !== NATIVE && cmd.channel !== `vlan/${net.vlan}`) {
           throw conflict(`channel ${quote(cmd.channel)} is not legal for network ${cmd.network} (vlan/native or vlan/${net.vlan})`);
         }
+        // Admin networks may share an id (§7), but a port cannot carry one VLAN both untagged and
+        // tagged: the switch would merge the two, and detaching one would take the other's VLAN away.
+        const clash = Object.entries(state.networks).find(([, w]) => rm.networks.get(w)?.vlan === net.vlan);
+        if (clash) {
+          throw blocked(`VLAN ${net.vlan} of network ${cmd.network} is already on ${named(state)}, through network ${clash[1]} on channel ${clash[0]}`);
+        }
         // HIL's rule on its Brocade and OS9 switches (checked here, where the nic's networks and
         // its one pending operation are serialized): a tagged network only beside a native one.
         if (cmd.channel !== NATIVE && !own(state.networks, NATIVE) && nativeFirst?.(port.switch)) {
