@@ -87,6 +87,18 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
       'nic.delete': live((state, cmd, id) => {
         if (Object.keys(state.networks).length) throw blocked(`${named(state)} is attached to ${attachedTo(Object.values(state.networks))}`);
         if (state.pending) throw blocked(`${named(state)} has a pending network operation`);
+        // A node in a project cannot be unwired (§6), and deleting its nic would unwire it: the
+        // release, which looks for ports in doubt wired to the node, would then let the node pass
+        // to another tenant while its cable is in a port that may carry this project's VLAN. The
+        // node's mailbox sends this, so its project cannot change meanwhile.
+        if (rm.nodes.get(state.node)?.project) {
+          for (const pid of rm.portsInDoubt) {
+            const port = rm.ports.get(pid);
+            if (port?.doubt && port.wire?.node === state.node && port.wire.nic === state.name) {
+              throw blocked(`port ${port.name} of switch ${port.switch} (${named(state)}) is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
+            }
+          }
+        }
         const events: NicEvent[] = [{ type: 'NicDeleted', incarnation: state.incarnation, nodeIncarnation: state.nodeIncarnation }];
         // Deleting a wired nic frees its port (the port owns that fact). The nic's deletion is
         // committed first and the port freed after it, before the answer: a crash between the

@@ -160,4 +160,31 @@ describe('a switch port in doubt', function () {
     await must(api.del('/network/x/access/p'));
     await must(api.put('/network/y/access/q'));
   });
+
+  it('holds the deletion of a nic of a node in a project while its port is in doubt: the release would no longer see the port', async () => {
+    await makeNode(api, 'n4', ['eth0']);
+    await must(api.put('/switch/s1/port/gi1/0/6'));
+    await must(api.post('/switch/s1/port/gi1/0/6/connect_nic', { node: 'n4', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'n4' }));
+    await must(api.put('/network/z', { owner: 'p', access: 'p', net_id: '' }));
+    const vz = ts.world.rm.networks.get('z')!.vlan;
+    // n4's connect to z failed after it may have reached its port, the set-back not confirmed.
+    const doubted = portId('s1', 'gi1/0/6');
+    await ts.world.ports.ask(doubted, { type: 'port.doubt', by: 'switch', vlans: [vz] });
+
+    // Deleted, the nic would take the port's wiring with it, and n4 could then pass to another
+    // project while its cable is still in a port that may carry p's VLAN.
+    const del = await api.del('/node/n4/nic/eth0');
+    expect(del.status, del.text).to.equal(409);
+    expect(del.body.type).to.equal('BlockedError');
+    expect(del.body.msg).to.match(/^port gi1\/0\/6 of switch s1 \(nic eth0 of node n4\) is in doubt/);
+    expect(ts.world.rm.ports.get(doubted)!.wire).to.deep.equal({ node: 'n4', nic: 'eth0' });
+    expect((await api.post('/project/p/detach_node', { node: 'n4' })).status).to.equal(409);
+
+    const cleared = committed(ts, `port:${doubted}`, 'PortDoubtCleared');
+    expect(await ts.world.ports.ask(doubted, { type: 'port.settle', by: 'switch' }, { hardware: true })).to.equal(null);
+    await cleared;
+    await must(api.del('/node/n4/nic/eth0'));
+    await must(api.post('/project/p/detach_node', { node: 'n4' }));
+  });
 });
