@@ -5,7 +5,9 @@
  * signature. The issuer's keys come from its discovery document's `jwks_uri` (or
  * HILT_OIDC_JWKS_URL), over HTTPS only (HILT_OIDC_CA_FILE: the CA of its certificate), and are
  * kept; a token whose key id is unknown has them fetched again, at most once a minute (a key
- * rotation at the issuer is picked up; a flood of made-up key ids costs one fetch a minute).
+ * rotation at the issuer is picked up; a flood of made-up key ids costs one fetch a minute), and
+ * so do keys ten minutes old (a key the issuer withdrew stops being accepted; an issuer that
+ * cannot be reached then leaves the kept keys in use, tried again a minute later).
  *
  * The caller is the user claim (HILT_OIDC_USER_CLAIM); its rights come from the groups claim:
  * the admin group, the auditor group, `<prefix><P>` (a member of P) and `<prefix><P>-readers`
@@ -41,6 +43,8 @@ export interface OidcOptions {
   now?: () => number;
   /** keys are fetched again at most this often (default a minute) */
   refetchMs?: number;
+  /** keys kept this long are fetched again before a token is checked (default ten minutes) */
+  maxAgeMs?: number;
 }
 
 const ALGORITHMS = ['RS256', 'ES256'];
@@ -56,8 +60,11 @@ export class OidcVerifier implements BearerVerifier {
   private readonly agent: Agent;
   private readonly now: () => number;
   private readonly refetchMs: number;
+  private readonly maxAgeMs: number;
   private keys?: ReturnType<typeof createLocalJWKSet>;
   private lastFetch = -Infinity;
+  /** when the kept keys were fetched */
+  private fetchedAt = -Infinity;
   private fetching?: Promise<void>;
   /** fetches of the keys so far (metrics and tests) */
   fetches = 0;
@@ -65,6 +72,7 @@ export class OidcVerifier implements BearerVerifier {
   constructor(private readonly s: OidcSettings, private readonly rm: ReadModel, opts: OidcOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.refetchMs = opts.refetchMs ?? 60_000;
+    this.maxAgeMs = opts.maxAgeMs ?? 10 * 60_000;
     this.agent = new (undici().Agent)({ connect: { ...(s.oidcCaFile ? { ca: readFileSync(s.oidcCaFile) } : {}), timeout: FETCH_TIMEOUT_MS }, headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS });
   }
 
@@ -89,6 +97,9 @@ export class OidcVerifier implements BearerVerifier {
       requiredClaims: ['exp'], currentDate: new Date(this.now()),
     };
     if (!this.keys) await this.fetchKeys(RETRY_EMPTY_MS);
+    // Kept too long: a key the issuer withdrew must not stay good for as long as no token names
+    // an unknown key id. A failed fetch keeps the keys (the issuer down is no reason to refuse).
+    else if (this.now() - this.fetchedAt >= this.maxAgeMs) await this.fetchKeys(this.refetchMs).catch(() => false);
     if (!this.keys) throw new OidcRefusal('the issuer\'s keys could not be fetched');
     try {
       return (await jose().jwtVerify(token, this.keys, opts)).payload;
@@ -114,6 +125,7 @@ export class OidcVerifier implements BearerVerifier {
       const jwks = await this.getJson(url) as JSONWebKeySet;
       if (!jwks || !Array.isArray(jwks.keys)) throw new OidcRefusal(`${url} is not a JWK set`);
       this.keys = jose().createLocalJWKSet(jwks);
+      this.fetchedAt = this.now();
     })();
     try {
       await this.fetching;

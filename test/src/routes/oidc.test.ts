@@ -273,6 +273,32 @@ describe('OidcVerifier: the issuer\'s keys', function () {
     }
   });
 
+  it('a key the issuer no longer publishes is refused once the kept keys are ten minutes old (fetched again then, at most once a minute)', async () => {
+    const issuer = await startIssuer('aud-z');
+    const k1 = await issuer.newKey('ES256');
+    issuer.published.push(k1);
+    let clock = Date.now();
+    const v = new OidcVerifier({ ...DEFAULTS, oidcIssuer: issuer.url, oidcAudience: 'aud-z', oidcCaFile: issuer.caFile }, new ReadModel(), { now: () => clock });
+    const token = () => issuer.token(k1, { preferred_username: 'zed', iat: Math.floor(clock / 1000), exp: Math.floor(clock / 1000) + 300 });
+    try {
+      expect((await v.verify(await token())).user).to.equal('zed');
+      // The issuer withdraws the key (say it leaked) and signs with no other yet: no token names an unknown key id.
+      issuer.published.splice(0, 1);
+      clock += 9 * 60_000;
+      expect((await v.verify(await token())).user, 'within ten minutes the kept keys serve').to.equal('zed');
+      expect(issuer.jwksFetches).to.equal(1);
+      clock += 60_000;
+      await v.verify(await token()).then(() => expect.fail('a withdrawn key was accepted'), (e: Error) => expect(e.name).to.equal('JWKSNoMatchingKey'));
+      expect(issuer.jwksFetches).to.equal(2);
+      // Many tokens meanwhile: no fetch storm.
+      for (let i = 0; i < 5; i++) await v.verify(await token()).catch(() => undefined);
+      expect(issuer.jwksFetches).to.equal(2);
+    } finally {
+      await v.close();
+      await issuer.close();
+    }
+  });
+
   it('refuses an issuer whose certificate its CA does not sign (no HILT_OIDC_CA_FILE)', async () => {
     const issuer = await startIssuer('aud-y');
     const k = await issuer.newKey('ES256');
