@@ -18,6 +18,7 @@ const b64 = (b: Buffer) => b.toString('base64url');
  * CSPRNG, so nonces stay random and unrepeated.
  */
 const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
 const pool = Buffer.alloc(NONCE_BYTES * 256);
 let poolAt = pool.length;
 function nonce(): Buffer {
@@ -110,7 +111,8 @@ export class Keyring {
     const key = this.keys.get(id);
     if (!key) throw new SealError(`the value is sealed under key ${id}, which this process does not hold`);
     try {
-      const d = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
+      // The whole tag: without authTagLength GCM accepts a tag cut to 4 bytes, checking only those.
+      const d = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'), { authTagLength: TAG_BYTES });
       d.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([d.update(Buffer.from(ct, 'base64url')), d.final()]).toString('utf8');
     } catch {

@@ -19,3 +19,18 @@ describe('lib/sealed: a nonce per value from the pool', () => {
     for (const n of nonces) expect(Buffer.from(n, 'base64url')).to.have.length(12);
   });
 });
+
+describe('lib/sealed: the authentication tag', () => {
+  it('opens a value only with its whole 16-byte tag: a tag cut short (GCM would check its first bytes alone) is refused', () => {
+    const ring = new Keyring(randomBytes(KEY_BYTES));
+    const v = ring.seal('bmc password');
+    const parts = v.$sealed.split(':');
+    const tag = Buffer.from(parts[4], 'base64url');
+    expect(tag).to.have.length(16);
+    for (const n of [4, 8, 12, 15]) {
+      const cut = { $sealed: [...parts.slice(0, 4), tag.subarray(0, n).toString('base64url')].join(':') };
+      expect(() => ring.open(cut), `a ${n}-byte tag`).to.throw(/does not open/);
+    }
+    expect(ring.open(v)).to.equal('bmc password');
+  });
+});
