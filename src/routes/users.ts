@@ -31,9 +31,12 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     const { user } = req.params;
     if (!isUser(req.caller, user)) requireAdmin(req.caller);
     const u = found(rm.users.get(user), `user ${user}`);
+    // The user itself sees the projects its credential reads: a project-scoped token, its project alone.
+    const c = req.caller;
+    const shows = (p: string) => c.isAdmin || c.projects.includes(p);
     const projects = dict<ProjectRole>();
-    for (const p of u.projects) projects[p] = 'member';
-    for (const p of u.readerOf ?? []) projects[p] = 'reader';
+    for (const p of u.projects) if (shows(p)) projects[p] = 'member';
+    for (const p of u.readerOf ?? []) if (shows(p)) projects[p] = 'reader';
     return { name: u.name, role: roleOf(u), is_admin: u.isAdmin, projects };
   });
 

@@ -123,6 +123,16 @@ describe('API tokens', () => {
     expect((await api.with(alice).post('/auth/tokens', { project: 'tp3' })).status).to.equal(401);
   });
 
+  it('a project-scoped token reads its user\'s record with that project only, not the user\'s other projects', async () => {
+    const t = await make(api.with(alice), { project: 'tp1' });
+    const shown = await must(api.with({ token: t.token }).get('/auth/basic/user/alice'));
+    expect(shown.body.projects).to.deep.equal({ tp1: 'member' });
+    // The password and an unscoped token see them all.
+    expect(Object.keys((await must(api.with(alice).get('/auth/basic/user/alice'))).body.projects).sort()).to.deep.equal(['tp1', 'tp2']);
+    const plain = await make(api.with(alice), { read_only: true });
+    expect(Object.keys((await must(api.with({ token: plain.token }).get('/auth/basic/user/alice'))).body.projects).sort()).to.deep.equal(['tp1', 'tp2']);
+  });
+
   it('a scoped token dies with its user\'s place in the project; every token dies with its user', async () => {
     await makeUser(api, 'carol', 'carol-token-pw', ['tp1']);
     const carol = api.with({ user: 'carol', password: 'carol-token-pw' });
