@@ -21,6 +21,7 @@ import type { ReadModel } from '../../actors/readmodel';
 import type { Caller } from './caller';
 import type { BearerVerifier } from './basic';
 import { isName } from '../schemas/common';
+import { SERVICE } from '../audit';
 import { lazyModule } from '../../lib/lazy';
 
 const undici = lazyModule(() => require('undici') as typeof import('undici'));
@@ -155,6 +156,8 @@ export class OidcVerifier implements BearerVerifier {
   private caller(p: JWTPayload): Caller {
     const user = p[this.s.oidcUserClaim];
     if (typeof user !== 'string' || !isName(user)) throw new OidcRefusal(`the token's ${this.s.oidcUserClaim} claim is not a user name`);
+    // Its calls would be recorded as the service's own work (the audit log, the event stream).
+    if (SERVICE.has(user)) throw new OidcRefusal(`the token's ${this.s.oidcUserClaim} claim names the service itself (${user})`);
     const raw = p[this.s.oidcGroupsClaim];
     const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : [];
     const isAdmin = groups.includes(this.s.oidcAdminGroup);

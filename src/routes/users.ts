@@ -1,6 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/users';
-import { duplicate, conflict } from '../errors';
+import { duplicate, conflict, badArgument } from '../errors';
+import { SERVICE } from '../audit';
 import { hashPassword } from '../auth/password';
 import { requireAdmin, found, lookedUp } from './guard';
 import { roleOf } from '../../actors/user/actor';
@@ -15,7 +16,13 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   const { world } = app.hilt;
   const rm = world.rm;
 
-  app.put<{ Params: U; Body: { password: string; 'is-admin'?: boolean; is_admin?: boolean; role?: UserRole } }>('/auth/basic/user/:username', { schema: S.createUser }, async (req) => {
+  app.put<{ Params: U; Body: { password: string; 'is-admin'?: boolean; is_admin?: boolean; role?: UserRole } }>('/auth/basic/user/:username', {
+    schema: S.createUser,
+    // Validation, so before authentication: the audit log and the event stream show these names as the service's own work.
+    preValidation: async (req) => {
+      if (SERVICE.has(req.params.username)) throw badArgument(`the user name ${req.params.username} is the service's own (its work is recorded under it): choose another`);
+    },
+  }, async (req) => {
     const b = req.body;
     requireAdmin(req.caller);
     const { username } = req.params;

@@ -73,6 +73,7 @@ describe('OpenID Connect bearer tokens', function () {
       'unknown key id': await issuer.token(unknown, claims),
       'no user claim': await issuer.token(rsa, { groups: ['hilt-admins'] }),
       'a user claim that is no name': await issuer.token(rsa, { preferred_username: 'bad\u0001name', groups: ['hilt-admins'] }),
+      'a user claim that names the service itself': await issuer.token(rsa, { preferred_username: 'hilt', groups: ['hilt-admins'] }),
     };
     for (const [what, token] of Object.entries(cases)) {
       addSecret(token);

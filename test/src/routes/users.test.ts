@@ -30,6 +30,14 @@ describe('users (database auth extension)', () => {
       expect((await api.put('/auth/basic/user/u9', body)).status, JSON.stringify(body)).to.equal(400);
     }
   });
+  it('refuses a user named as the service\'s own work (hilt, switch, monitor, …): its calls would pass for the service\'s in the audit log and the event stream', async () => {
+    for (const name of ['hilt', 'switch', 'recovery', 'monitor', 'bootstrap', 'upgrade']) {
+      const r = await api.put(`/auth/basic/user/${name}`, { password: 'svc-name-pw-1' });
+      expect(r.status, name).to.equal(400);
+      expect(r.body.msg, name).to.include('the service');
+      expect((await api.get(`/auth/basic/user/${name}`)).status, name).to.equal(404);
+    }
+  });
   it('adds and removes project membership, which grants and takes away access', async () => {
     const u1 = api.with({ user: 'u1', password: 'p1' });
     expect((await u1.get('/project/up/nodes')).status).to.equal(401);
