@@ -60,32 +60,33 @@ export function parseJsonObject(_req: FastifyRequest, raw: Buffer, done: (err: E
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return done(badArgument('the request body must be a JSON object'));
   const twice = duplicateKey(text);
   if (twice !== null) return done(badArgument(`the request body has the key ${quote(twice)} more than once`));
-  if (SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(value)) {
-    return done(badArgument('the request body holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair): it is not Unicode text, and could not be stored as given'));
+  if (UNSTORABLE_ESCAPE.test(text) && holdsUnstorable(value)) {
+    return done(badArgument('the request body holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair) or a NUL (\\u0000): it could not be stored as given'));
   }
   done(null, value);
 }
 
-/** What a lone surrogate in a valid UTF-8 body must have been written as (a cheap first look). */
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-const LONE_SURROGATE = /\p{Cs}/u;
+/** What a lone surrogate or a NUL in a valid UTF-8 JSON body must have been written as (a cheap first look). */
+const UNSTORABLE_ESCAPE = /\\u(?:[dD][89a-fA-F]|0000)/;
+const UNSTORABLE = /[\p{Cs}\u0000]/u;
 
 /**
- * Whether a key or string of a parsed body is a lone surrogate: it has no UTF-8 form, so storage
- * would keep U+FFFD instead (LMDB) or refuse the change (PostgreSQL's json). Without recursion:
- * bodies may nest deeper than the stack.
+ * Whether a key or string of a parsed body holds a lone surrogate or a NUL. A lone surrogate has
+ * no UTF-8 form, so storage would keep U+FFFD instead (LMDB) or refuse the change (PostgreSQL's
+ * json); PostgreSQL refuses a NUL too (a 503 for a client's odd input), so both engines refuse
+ * both. Without recursion: bodies may nest deeper than the stack.
  */
-function holdsLoneSurrogate(value: object): boolean {
+function holdsUnstorable(value: object): boolean {
   const todo: unknown[] = [value];
   while (todo.length) {
     const v = todo.pop();
     if (typeof v === 'string') {
-      if (LONE_SURROGATE.test(v)) return true;
+      if (UNSTORABLE.test(v)) return true;
     } else if (Array.isArray(v)) {
       for (const x of v) todo.push(x);
     } else if (v !== null && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
-        if (LONE_SURROGATE.test(k)) return true;
+        if (UNSTORABLE.test(k)) return true;
         todo.push(x);
       }
     }
