@@ -17,7 +17,7 @@ import { World } from '../../actors/world';
 import { migrateDatabase, PostgresPersistenceEngine } from '../../actors/persistence/postgres';
 import { PART_BYTES } from '../../actors/persistence/postgres-checkpoint';
 import { RecordingSwitch } from '../helpers/world';
-import { populatedWorld } from '../helpers/world-ops';
+import { ODD_NAMES, opArbOver, populatedWorld } from '../helpers/world-ops';
 import { everything } from '../helpers/readmodel-view';
 import { freshDatabase, sql } from '../helpers/postgres';
 import { both, checkpointAfterRetention, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
@@ -61,6 +61,13 @@ describe('The read model\'s checkpoint (PostgreSQL)', function () {
       const { url, engine } = await database(1);
       return { engine, kept: async () => (await stored(url)).gen !== null };
     }, 15, 2);
+  });
+
+  it('equals a rebuild with names of every form: `/`, `%`, unicode, `__proto__`, 255 bytes', async () => {
+    await checkpointEqualsRebuild(async () => {
+      const { url, engine } = await database(1);
+      return { engine, kept: async () => (await stored(url)).gen !== null };
+    }, 15, 2, opArbOver(ODD_NAMES));
   });
 
   /** A world with something in it, a checkpoint written, and the engine. */

@@ -15,7 +15,7 @@ import { Checkpointer } from '../../actors/checkpoint';
 import { LmdbPersistenceEngine } from '../../actors/persistence/lmdb';
 import { CHECKPOINT_FILE } from '../../actors/persistence/checkpoint-file';
 import { RecordingSwitch } from '../helpers/world';
-import { populatedWorld } from '../helpers/world-ops';
+import { ODD_NAMES, opArbOver, populatedWorld } from '../helpers/world-ops';
 import { everything } from '../helpers/readmodel-view';
 import { both, checkpointAfterRetention, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
 
@@ -36,6 +36,13 @@ describe('The read model\'s checkpoint (LMDB)', function () {
       const dir = tempDir();
       return { engine: new LmdbPersistenceEngine(dir, { mapSizeGb: 1 }), kept: async () => existsSync(join(dir, CHECKPOINT_FILE)) };
     }, 25, 3);
+  });
+
+  it('equals a rebuild with names of every form: `/`, `%`, unicode, `__proto__`, 255 bytes', async () => {
+    await checkpointEqualsRebuild(async () => {
+      const dir = tempDir();
+      return { engine: new LmdbPersistenceEngine(dir, { mapSizeGb: 1 }), kept: async () => existsSync(join(dir, CHECKPOINT_FILE)) };
+    }, 25, 3, opArbOver(ODD_NAMES));
   });
 
   /** A world with something in it, a checkpoint written, and the engine. */

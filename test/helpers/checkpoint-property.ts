@@ -13,7 +13,7 @@ import { World } from '../../actors/world';
 import type { PersistenceEngine } from '../../actors/persistence/engine';
 import type { Reencode } from '../../actors/runtime';
 import { RecordingSwitch } from './world';
-import { opArb, perform, populatedWorld, letGo } from './world-ops';
+import { holding, opArb, perform, populatedWorld, letGo, type Op } from './world-ops';
 import { derived, everything, indexes } from './readmodel-view';
 
 /** Chunks of two states: operations commit between the slices of a capture. */
@@ -48,39 +48,68 @@ export interface Store { engine: PersistenceEngine; kept(): Promise<boolean> }
  * stored data), checkpoints written while operations go on: a start from the last one kept and
  * the events after it gives the read model a rebuild gives, and the live world's.
  */
-export async function checkpointEqualsRebuild(store: () => Promise<Store>, runs: number, atLeastUsed: number): Promise<void> {
+export async function checkpointEqualsRebuild(store: () => Promise<Store>, runs: number, atLeastUsed: number, ops: fc.Arbitrary<Op> = opArb): Promise<void> {
   let used = 0;
   const step = fc.oneof(
-    { weight: 10, arbitrary: opArb.map((o) => ({ op: o })) },
-    { weight: 1, arbitrary: fc.constant({ checkpoint: true as const }) },
+    // `background`: not waited for, so that actors commit concurrently.
+    { weight: 10, arbitrary: fc.record({ op: ops, background: fc.boolean() }) },
+    // `during`: operations started first, not waited for; `after`: ms then, in which they go on.
+    { weight: 2, arbitrary: fc.record({ checkpoint: fc.constant(true as const), during: fc.array(ops, { maxLength: 4 }), after: fc.nat(10) }) },
     { weight: 1, arbitrary: fc.constantFrom('n1', 'n2', 'n3').map((n) => ({ rotate: n })) },
   );
-  await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40, size: 'max' }), async (steps) => {
+  // ms between a commit and its actor's apply, commit by commit (cycled):
+  // the read models then lag the store, some actors apply ahead of others committed before them,
+  // and a checkpoint is captured in between.
+  const lags = fc.array(fc.nat(10), { minLength: 1, maxLength: 16 });
+  await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40, size: 'max' }), lags, async (steps, lag) => {
     const { engine, kept } = await store();
     const driver = new RecordingSwitch();
     const world = await populatedWorld(engine, driver);
+    const persist = engine.persist.bind(engine);
+    let commits = 0;
+    engine.persist = async (events) => {
+      const ms = lag[commits++ % lag.length];
+      await persist(events);
+      if (ms) await new Promise((r) => setTimeout(r, ms));
+    };
     const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
     /** is the checkpoint stored as of the last write, with no rewrite after it? */
     let current = false;
     const writes: Promise<unknown>[] = [];
+    const inflight: Promise<unknown>[] = [];
+    const refusal = (err: unknown) => {
+      if (!(err instanceof HiltError) || err.type === 'ServerError' || err.type === 'ServiceUnavailableError') throw err;
+    };
     try {
       for (const s of steps) {
         if ('checkpoint' in s) {
+          for (const op of s.during) inflight.push(perform(world, driver, op).catch(refusal));
+          if (s.after) await new Promise((r) => setTimeout(r, s.after));
           // Not waited for: operations go on (and stay pending) while it is captured and written.
           writes.push(cp.write().then((ok) => (current = ok)));
         } else if ('rotate' in s) {
-          await Promise.all(writes.splice(0));
+          await Promise.all([...writes.splice(0), ...inflight.splice(0)]);
           if (world.rm.nodes.has(s.rotate)) {
             await world.nodes.rewrite(s.rotate, retag(`${Math.random()}`));
             current = false;
           }
+        } else if (s.background) {
+          inflight.push(perform(world, driver, s.op).catch(refusal));
         } else {
-          await perform(world, driver, s.op).catch((err: unknown) => {
-            if (!(err instanceof HiltError) || err.type === 'ServerError' || err.type === 'ServiceUnavailableError') throw err;
-          });
+          await perform(world, driver, s.op).catch(refusal);
         }
       }
-      await Promise.all(writes);
+      await Promise.all([...writes, ...inflight]);
+      // What the operations do after their answer (the switch's changes, their outcomes, each
+      // commit's apply late): done before the store and the live world are compared.
+      for (let last = -1; ;) {
+        const now = (await engine.bounds()).last;
+        if (now === last && (holding(driver) || world.rm.pendingByNode.keys().next().done)) break;
+        last = now;
+        // Longer than any lag between a commit and its apply.
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      engine.persist = persist;
       await cp.close(false);
       const { report, fromCheckpoint, rebuilt } = await both(engine);
       expect(report.used, JSON.stringify(report)).to.equal(current);

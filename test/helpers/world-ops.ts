@@ -16,15 +16,31 @@ const KINDS = [
   'wire', 'unwire', 'connectNode', 'detachNode', 'network.create', 'network.delete', 'grant', 'revoke', 'connect', 'detach', 'revert',
   'user.create', 'user.delete', 'setAdmin', 'join', 'leave', 'headnode.create', 'headnode.delete', 'hnic.create', 'hnic.delete',
   'hnic.connect', 'hnic.detach', 'lease', 'unlease', 'expire', 'powerOffEnded', 'noticeAttempted', 'hold', 'release', 'fail', 'sleep',
+  'meta.set', 'meta.delete', 'console.start', 'console.stop', 'forceDetach', 'reapply',
 ] as const;
 /** The kinds of operation drawn, those that make the states worth checking more often than the others. */
 const DRAWN = [...KINDS, 'connect', 'connect', 'detach', 'detachNode', 'connectNode', 'release', 'fail'] as const;
-export const opArb = fc.record({
-  k: pick(...DRAWN), p: pick('p', 'q', 'm'), n: pick('n1', 'n2', 'n3'), e: pick('e0', 'e1'), port: pick('a', 'b', 'c'), w: pick('w1', 'w2', 'w3'),
-  u: pick('u1', 'u2'), h: pick('h1', 'h2'), owner: pick('p', 'q', 'admin'), vlan: pick(null, 101, 5), flag: fc.boolean(),
+/** The names operations draw from, per kind (the populated world's among them, so that they meet). */
+export interface Names { n: string[]; e: string[]; port: string[]; w: string[]; u: string[]; h: string[] }
+const NAMES: Names = { n: ['n1', 'n2', 'n3'], e: ['e0', 'e1'], port: ['a', 'b', 'c'], w: ['w1', 'w2', 'w3'], u: ['u1', 'u2'], h: ['h1', 'h2'] };
+
+/** Names of every form the name rule allows, the populated world's among them: `/`, `%`, unicode, `__proto__`, 255 bytes. */
+export const ODD_NAMES: Names = {
+  n: ['n1', 'n2', 'n/4%', '__proto__', 'nœud ☃', 'n'.repeat(255)], e: ['e0', 'e/1', '%2F', '__proto__', 'é'.repeat(127)],
+  port: ['a', 'b', 'gi1/0/3', '50%', '__proto__', 'p'.repeat(255)], w: ['w1', 'w2', 'w/%', '__proto__', '网络'],
+  u: ['u1', '__proto__'], h: ['h1', 'h/2%', '__proto__'],
+};
+
+/** Operations over `names`. */
+export const opArbOver = (names: Names) => fc.record({
+  k: pick(...DRAWN), p: pick('p', 'q', 'm'), n: pick(...names.n), e: pick(...names.e), port: pick(...names.port), w: pick(...names.w),
+  u: pick(...names.u), h: pick(...names.h), owner: pick('p', 'q', 'admin'), vlan: pick(null, 101, 5), flag: fc.boolean(),
+  /** a metadata label (keys msgpack would not give back as they are among them) */
+  label: pick('rack', '__proto__', '\u0001x', 'a/b%'),
   /** a network operation that stays pending: the switch holds it (and what follows) until a release */
   slow: fc.boolean(),
 });
+export const opArb = opArbOver(NAMES);
 export type Op = typeof opArb extends fc.Arbitrary<infer T> ? T : never;
 
 /**
@@ -115,6 +131,12 @@ export async function perform(world: World, driver: RecordingSwitch, o: Op): Pro
     case 'release': return letGo(driver);
     case 'fail': return driver.failing.has(port) ? driver.failing.delete(port) : driver.failing.add(port);
     case 'sleep': return world.runtime.sweep(Date.now() + 1e9, 0);
+    case 'meta.set': return world.nodes.ask(n, { type: 'node.setMetadata', by, label: o.label, value: flag ? `v${o.vlan}` : Number(o.vlan) });
+    case 'meta.delete': return world.nodes.ask(n, { type: 'node.deleteMetadata', by, label: o.label });
+    case 'console.start': return world.nodes.ask(n, { type: 'node.startConsole', by, project: null });
+    case 'console.stop': return world.nodes.ask(n, { type: 'node.stopConsole', by, project: null });
+    case 'forceDetach': return world.nodes.ask(n, { type: 'node.forceDetach', by, nic: e, network: w });
+    case 'reapply': return world.nodes.ask(n, { type: 'node.reapplyPort', by, nic: e });
   }
 }
 /** drivers holding their changes */
