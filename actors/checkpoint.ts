@@ -223,12 +223,18 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
   }
   // The events committed after it, through each kind's pure apply, committed as the actors did.
   const ahead = new Map(header.ahead);
+  // Each event its states hold ahead of its position comes after it in this store: one that does
+  // not is missing (a backup restored beside a checkpoint taken after it, the event at its
+  // position held but not those), and the states would hold a change the store never had.
+  let unseen = ahead.size;
   let replayed = 0;
   try {
     for await (const e of engine.feed(header.position)) {
       const colon = e.key.indexOf(':');
       const k = colon < 0 ? undefined : byKind.get(e.key.slice(0, colon));
-      if (!k || (ahead.get(e.key) ?? 0) >= e.sequenceNumber) continue;
+      const held = ahead.get(e.key) ?? 0;
+      if (held === e.sequenceNumber) unseen--;
+      if (!k || held >= e.sequenceNumber) continue;
       const id = e.key.slice(colon + 1);
       const prev = k.states.get(id) ?? null;
       k.commit(id, k.apply(prev, e.data, id), prev);
@@ -237,6 +243,10 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
   } catch (err) {
     world.rm.clear();
     return no(`its events could not be replayed: ${(err as Error).message}`);
+  }
+  if (unseen) {
+    world.rm.clear();
+    return no(`the store no longer holds ${unseen} of the events its states hold ahead of its position ${header.position}`);
   }
   return { used: true, position: header.position, replayed };
 }

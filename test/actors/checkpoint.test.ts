@@ -155,6 +155,52 @@ describe('The read model\'s checkpoint (LMDB)', function () {
       await restored.close();
     }
   });
+  it('is not used beside a restored backup that lacks an event it holds ahead of its position', async () => {
+    const { dir, engine, world, cp, file } = await written();
+    const register = { type: 'node.register', by: 'admin', obm: { type: 'mock', fields: {} } } as const;
+    // `slow`'s event is committed but not yet applied when the checkpoint is taken: the watermark
+    // stays below it, while `fast`, committed and applied after it, is in the states ahead of it.
+    const persist = engine.persist.bind(engine);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let committed!: () => void;
+    const slowCommitted = new Promise<void>((r) => (committed = r));
+    engine.persist = async (events) => {
+      await persist(events);
+      if (events[0].key === 'node:slow') {
+        committed();
+        await gate;
+      }
+    };
+    const slow = world.nodes.ask('slow', register);
+    await slowCommitted;
+    // The backup holds `slow`'s event, and not `fast`'s.
+    const backup = join(tempDir(), 'copy');
+    await engine.backup(backup);
+    await world.nodes.ask('fast', register);
+    expect(await cp.write()).to.equal(true);
+    open();
+    await slow;
+    engine.persist = persist;
+    await cp.close(false);
+    await world.close();
+    await engine.close();
+    // That checkpoint copied beside the restored backup: the event at its position is there, `fast`'s is not.
+    copyFileSync(file, join(backup, CHECKPOINT_FILE));
+    expect(dir).to.not.equal(backup);
+    const restored = new LmdbPersistenceEngine(backup, { mapSizeGb: 1 });
+    try {
+      const { report, fromCheckpoint, rebuilt } = await both(restored);
+      expect(rebuilt.rm.nodes.has('fast')).to.equal(false);
+      expect(rebuilt.rm.nodes.has('slow')).to.equal(true);
+      expect(fromCheckpoint.rm.nodes.has('fast'), JSON.stringify(report)).to.equal(false);
+      expect(report.used).to.equal(false);
+      expect(report.why).to.match(/no longer holds/);
+    } finally {
+      await restored.close();
+    }
+  });
+
   it('gives back nics and ports written compactly (without the names their ids hold) whatever their names, and a port wired to a nic deleted before it was freed', async () => {
     const dir = tempDir();
     const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
