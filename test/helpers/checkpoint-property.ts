@@ -13,7 +13,7 @@ import { World } from '../../actors/world';
 import type { PersistenceEngine } from '../../actors/persistence/engine';
 import type { Reencode } from '../../actors/runtime';
 import { RecordingSwitch } from './world';
-import { holding, opArb, perform, populatedWorld, letGo, type Op } from './world-ops';
+import { holding, NAMES, opArbOver, perform, populatedWorld, letGo, type Op } from './world-ops';
 import { derived, everything, indexes } from './readmodel-view';
 
 /** Chunks of two states: operations commit between the slices of a capture. */
@@ -48,7 +48,7 @@ export interface Store { engine: PersistenceEngine; kept(): Promise<boolean> }
  * stored data), checkpoints written while operations go on: a start from the last one kept and
  * the events after it gives the read model a rebuild gives, and the live world's.
  */
-export async function checkpointEqualsRebuild(store: () => Promise<Store>, runs: number, atLeastUsed: number, ops: fc.Arbitrary<Op> = opArb): Promise<void> {
+export async function checkpointEqualsRebuild(store: () => Promise<Store>, runs: number, atLeastUsed: number, ops: fc.Arbitrary<Op> = opArbOver(NAMES, { doubts: true })): Promise<void> {
   let used = 0;
   const step = fc.oneof(
     // `background`: not waited for, so that actors commit concurrently.

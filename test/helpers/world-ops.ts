@@ -22,7 +22,7 @@ const KINDS = [
 const DRAWN = [...KINDS, 'connect', 'connect', 'detach', 'detachNode', 'connectNode', 'release', 'fail'] as const;
 /** The names operations draw from, per kind (the populated world's among them, so that they meet). */
 export interface Names { n: string[]; e: string[]; port: string[]; w: string[]; u: string[]; h: string[] }
-const NAMES: Names = { n: ['n1', 'n2', 'n3'], e: ['e0', 'e1'], port: ['a', 'b', 'c'], w: ['w1', 'w2', 'w3'], u: ['u1', 'u2'], h: ['h1', 'h2'] };
+export const NAMES: Names = { n: ['n1', 'n2', 'n3'], e: ['e0', 'e1'], port: ['a', 'b', 'c'], w: ['w1', 'w2', 'w3'], u: ['u1', 'u2'], h: ['h1', 'h2'] };
 
 /** Names of every form the name rule allows, the populated world's among them: `/`, `%`, unicode, `__proto__`, 255 bytes. */
 export const ODD_NAMES: Names = {
@@ -31,9 +31,12 @@ export const ODD_NAMES: Names = {
   u: ['u1', '__proto__'], h: ['h1', 'h/2%', '__proto__'],
 };
 
-/** Operations over `names`. */
-export const opArbOver = (names: Names) => fc.record({
-  k: pick(...DRAWN), p: pick('p', 'q', 'm'), n: pick(...names.n), e: pick(...names.e), port: pick(...names.port), w: pick(...names.w),
+/**
+ * Operations over `names`; with `doubts`, ports that refuse their read-backs too, so that a change
+ * failing on them leaves them in doubt (its set-back then goes on in the background, with backoff).
+ */
+export const opArbOver = (names: Names, { doubts = false } = {}) => fc.record({
+  k: doubts ? pick<(typeof DRAWN)[number] | 'blind'>(...DRAWN, 'blind', 'blind') : pick(...DRAWN), p: pick('p', 'q', 'm'), n: pick(...names.n), e: pick(...names.e), port: pick(...names.port), w: pick(...names.w),
   u: pick(...names.u), h: pick(...names.h), owner: pick('p', 'q', 'admin'), vlan: pick(null, 101, 5), flag: fc.boolean(),
   /** a metadata label (keys msgpack would not give back as they are among them) */
   label: pick('rack', '__proto__', '\u0001x', 'a/b%'),
@@ -130,6 +133,8 @@ export async function perform(world: World, driver: RecordingSwitch, o: Op): Pro
       return held.add(driver);
     case 'release': return letGo(driver);
     case 'fail': return driver.failing.has(port) ? driver.failing.delete(port) : driver.failing.add(port);
+    // A port refusing changes and read-backs: a change that fails on it leaves it in doubt.
+    case 'blind': return driver.unreadable.has(port) ? driver.unreadable.delete(port) : driver.unreadable.add(port) && driver.failing.add(port);
     case 'sleep': return world.runtime.sweep(Date.now() + 1e9, 0);
     case 'meta.set': return world.nodes.ask(n, { type: 'node.setMetadata', by, label: o.label, value: flag ? `v${o.vlan}` : Number(o.vlan) });
     case 'meta.delete': return world.nodes.ask(n, { type: 'node.deleteMetadata', by, label: o.label });

@@ -17,6 +17,8 @@ export class RecordingSwitch implements SwitchDriver {
   readonly ports = new Map<string, PortVlans>();
   readonly log: string[] = [];
   readonly failing = new Set<string>();
+  /** ports whose read-back fails (a change that failed on one leaves it in doubt) */
+  readonly unreadable = new Set<string>();
   failNext = 0;
   /** this many logins are refused */
   failLogin = 0;
@@ -51,7 +53,10 @@ export class RecordingSwitch implements SwitchDriver {
       addTagged: (p, v) => change(p, `tag ${v}`, (x) => ({ ...x, tagged: [...new Set([...x.tagged, v])].sort((a, b) => a - b) })),
       removeTagged: (p, v) => change(p, `-tag ${v}`, (x) => ({ ...x, tagged: x.tagged.filter((t) => t !== v) })),
       resetPort: (p) => change(p, 'reset', () => ({ native: null, tagged: [] })),
-      getPortVlans: async (p) => this.port(info.name, p),
+      getPortVlans: async (p) => {
+        if (this.unreadable.has(p)) throw new SwitchError(`port ${p} unreadable`);
+        return this.port(info.name, p);
+      },
       close: async () => undefined,
     };
   }
