@@ -47,7 +47,12 @@ interface Header {
   build: string;
   /** every event at or below it is in the states */
   position: number;
-  /** the event at `position`, which the store must still hold */
+  /**
+   * the position of the event it names (key, seq, createdAt), which the store must still hold:
+   * `position`, or, once journal retention removed the events from there up to `position`, the
+   * newest event below them
+   */
+  at: number;
   key: string;
   seq: number;
   createdAt: number;
@@ -180,14 +185,18 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
     header = JSON.parse(first.toString('utf8')) as Header;
     if (header.format !== FORMAT) return no(`format ${header.format}`);
     if (header.build !== currentBuild()) return no('written by another build');
-    if (!(await holds(engine, header))) return no(`the store no longer holds its last event (position ${header.position})`);
+    if (!(header.at <= header.position) || !(await holds(engine, header))) return no(`the store no longer holds its last event (position ${header.at})`);
     // Journal retention removed events after it (a deletion among them, maybe): the replay
     // below would not see them, and an object deleted since would come back. bounds().first
     // is past the highest position removed (engine contract), unless a restore's gap put it
-    // further (then `removed` says); with the event at the header's position still held, it is
-    // above position + 1 only then.
+    // further (then `removed` says); with the event it names still held, it is above
+    // position + 1 only then.
     const bounds = await engine.bounds();
-    if ((bounds.removed ?? bounds.first - 1) > header.position) return no(`journal retention removed events after it (position ${header.position})`);
+    const removed = bounds.removed ?? bounds.first - 1;
+    if (removed > header.position) return no(`journal retention removed events after it (position ${header.position})`);
+    // It names an event below its position: the events between were removed by this store's
+    // retention, up to the position. A store that did not (an older copy) may hold them still.
+    if (header.at < header.position && removed !== header.position) return no(`the store holds other events than it below its position ${header.position}`);
     // Every string decoded on its own: msgpackr's native extraction (and its string bundles)
     // give substrings of one string per frame, each of which keeps that whole string alive as
     // long as the state holding it (a nic's MAC, a port's id: tens of MiB at 100,000 nodes).
@@ -251,9 +260,9 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
   return { used: true, position: header.position, replayed };
 }
 
-/** Is the event at the header's position the one it names? */
+/** Is the event at the header's `at` the one it names? */
 async function holds(engine: PersistenceEngine, h: Header): Promise<boolean> {
-  for await (const e of engine.feed(h.position - 1)) return e.position === h.position && e.key === h.key && e.sequenceNumber === h.seq && e.createdAt === h.createdAt;
+  for await (const e of engine.feed(h.at - 1)) return e.position === h.at && e.key === h.key && e.sequenceNumber === h.seq && e.createdAt === h.createdAt;
   return false;
 }
 
@@ -340,14 +349,15 @@ export class Checkpointer implements CommitTracking {
   static async start(world: World, opts: CheckpointOptions, since: number): Promise<Checkpointer | undefined> {
     const engine = world.runtime.engine;
     if (!engine.checkpoints || opts.everyEvents <= 0) return undefined;
-    const { last } = await engine.bounds();
+    const bounds = await engine.bounds();
     const c = new Checkpointer(world, opts, since);
     // The newest event: at `last`, or below it when no event took `last` (a store restored
     // from a backup and not written since ends in its gap); without it no checkpoint is written.
-    const e = (await eventAt(engine, last)) ?? (await newestEvent(engine, last));
-    // Set unless something committed meanwhile (then the watermark has its own).
+    const e = (await eventAt(engine, bounds.last)) ?? (await newestEvent(engine, bounds.last));
+    // Set unless something committed meanwhile (then the watermark has its own). Past the
+    // newest event when retention removed those after it (its checkpoint names the event).
     if (e && !c.last) {
-      c.position = e.position!;
+      c.position = Math.max(e.position!, Math.min(bounds.removed ?? bounds.first - 1, bounds.last));
       c.last = { key: e.key, seq: e.sequenceNumber, createdAt: e.createdAt };
     }
     return c;
@@ -421,10 +431,26 @@ export class Checkpointer implements CommitTracking {
   }
 
   private async writeNow(): Promise<boolean> {
-    const slot = this.world.runtime.engine.checkpoints!;
+    const engine = this.world.runtime.engine;
+    const slot = engine.checkpoints!;
     // A re-encoding under way has changed the store but not yet the read models.
-    if (this.spoiled || !this.last || this.world.runtime.rewriting > 0) return false;
+    const barred = () => this.spoiled || !this.last || this.world.runtime.rewriting > 0;
+    if (barred()) return false;
     const t0 = performance.now();
+    // The event it names: the watermark's, or the newest below it once journal retention
+    // removed that one (an idle store whose newest events were a life that ended).
+    const from = this.position;
+    let newest: PersistedEvent | undefined;
+    try {
+      newest = (await eventAt(engine, from)) ?? (await newestEvent(engine, from));
+    } catch {
+      // The store cannot be read now: the next check tries again.
+      return false;
+    }
+    if (barred() || (!newest && this.position === from)) return false;
+    const named = this.position !== from || newest!.position === from
+      ? { at: this.position, ...this.last! }
+      : { at: newest!.position!, key: newest!.key, seq: newest!.sequenceNumber, createdAt: newest!.createdAt };
     const epoch = slot.epoch;
     const since = this.since;
     this.since = 0;
@@ -435,7 +461,7 @@ export class Checkpointer implements CommitTracking {
     let states = 0;
     const kinds = readModelKinds(this.world);
     const header: Header = {
-      format: FORMAT, build: currentBuild(), position: this.position, ...this.last,
+      format: FORMAT, build: currentBuild(), position: this.position, ...named,
       ahead: [...this.ahead], counts: Object.fromEntries(kinds.map((k) => [k.kind, k.states.size])),
     };
     this.capturing = new Map(kinds.map((k) => [k.kind, new Map()]));

@@ -20,7 +20,7 @@ import { RecordingSwitch } from '../helpers/world';
 import { ODD_NAMES, opArbOver, populatedWorld } from '../helpers/world-ops';
 import { everything } from '../helpers/readmodel-view';
 import { freshDatabase, sql } from '../helpers/postgres';
-import { both, checkpointAfterRetention, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
+import { both, checkpointAfterRetention, checkpointAfterRetentionOfNewest, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
 
 /** The current checkpoint's generation and its parts in the database (null: none current). */
 async function stored(url: string): Promise<{ gen: string | null; parts: number; rows: number }> {
@@ -118,6 +118,13 @@ describe('The read model\'s checkpoint (PostgreSQL)', function () {
     const { engine, world, cp } = await written();
     await checkpointAfterRetention(engine, world, cp);
     await cp.close(false);
+    await world.close();
+  });
+
+  it('is used after journal retention removed the store\'s newest events, also from the next start with nothing committed since', async () => {
+    const { engine, world, cp } = await written();
+    const next = await checkpointAfterRetentionOfNewest(engine, world, cp);
+    await next.close(false);
     await world.close();
   });
 

@@ -17,7 +17,7 @@ import { CHECKPOINT_FILE } from '../../actors/persistence/checkpoint-file';
 import { RecordingSwitch } from '../helpers/world';
 import { ODD_NAMES, opArbOver, populatedWorld } from '../helpers/world-ops';
 import { everything } from '../helpers/readmodel-view';
-import { both, checkpointAfterRetention, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
+import { both, checkpointAfterRetention, checkpointAfterRetentionOfNewest, checkpointEqualsRebuild, OPTS, retag } from '../helpers/checkpoint-property';
 
 describe('The read model\'s checkpoint (LMDB)', function () {
   this.timeout(180_000);
@@ -77,6 +77,27 @@ describe('The read model\'s checkpoint (LMDB)', function () {
     await cp.close(false);
     await world.close();
     await engine.close();
+  });
+
+  it('is used after journal retention removed the store\'s newest events, also from the next start with nothing committed since; not beside an older copy', async () => {
+    const { engine, world, cp, file } = await written();
+    // An older store: a backup that holds ghost alive.
+    const backup = join(tempDir(), 'copy');
+    const next = await checkpointAfterRetentionOfNewest(engine, world, cp, () => engine.backup(backup));
+    await next.close(false);
+    await world.close();
+    await engine.close();
+    // Beside the older store it is not used: ghost's deletion is not in it.
+    copyFileSync(file, join(backup, CHECKPOINT_FILE));
+    const older = new LmdbPersistenceEngine(backup, { mapSizeGb: 1 });
+    try {
+      const { report, rebuilt } = await both(older);
+      expect(rebuilt.rm.nodes.has('ghost')).to.equal(true);
+      expect(report.used, JSON.stringify(report)).to.equal(false);
+      expect(report.why).to.match(/holds other events than it below its position/);
+    } finally {
+      await older.close();
+    }
   });
 
   it('a rewrite of stored data drops it, and a write under way when one comes is not kept', async () => {

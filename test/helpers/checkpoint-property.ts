@@ -156,3 +156,28 @@ export async function checkpointAfterRetention(engine: PersistenceEngine, world:
   expect(fresh.fromCheckpoint.rm.nodes.has('ghost')).to.equal(false);
   expect(everything(fresh.fromCheckpoint.rm)).to.deep.equal(everything(world.rm));
 }
+
+/**
+ * Journal retention removed the store's newest events (`ghost`'s whole life, its deletion the
+ * watermark's event) and nothing committed since: the checkpoint written when due names the newest
+ * event left and is used, and so is the one a start then writes. Returns the checkpointer of that start.
+ */
+export async function checkpointAfterRetentionOfNewest(engine: PersistenceEngine, world: World, cp: Checkpointer, between?: () => Promise<void>): Promise<Checkpointer> {
+  const register = { type: 'node.register', by: 'admin', obm: { type: 'mock', fields: {} } } as const;
+  await world.nodes.ask('ghost', register);
+  await between?.();
+  await world.nodes.ask('ghost', { type: 'node.delete', by: 'admin' });
+  expect(await engine.prune([{ key: 'node:ghost', upTo: await engine.head('node:ghost') }])).to.include({ keys: 1 });
+  cp.due();
+  expect(await cp.write(), 'written when due').to.equal(true);
+  const fresh = await both(engine);
+  expect(fresh.report, JSON.stringify(fresh.report)).to.include({ used: true, replayed: 0 });
+  expect(everything(fresh.fromCheckpoint.rm)).to.deep.equal(everything(world.rm));
+  await cp.close(false);
+  const next = (await Checkpointer.start(world, OPTS, Infinity))!;
+  expect(await next.write()).to.equal(true);
+  const again = await both(engine);
+  expect(again.report, JSON.stringify(again.report)).to.include({ used: true, replayed: 0 });
+  expect(everything(again.fromCheckpoint.rm)).to.deep.equal(everything(world.rm));
+  return next;
+}
