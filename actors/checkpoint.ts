@@ -183,6 +183,8 @@ export async function loadCheckpoint(world: World): Promise<LoadReport> {
     }
     if (!first) throw new Error('empty');
     header = JSON.parse(first.toString('utf8')) as Header;
+    // A checkpoint of a release before `at` names the event at its position.
+    header.at ??= header.position;
     if (header.format !== FORMAT) return no(`format ${header.format}`);
     if (header.build !== currentBuild()) return no('written by another build');
     if (!(header.at <= header.position) || !(await holds(engine, header))) return no(`the store no longer holds its last event (position ${header.at})`);

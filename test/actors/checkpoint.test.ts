@@ -153,6 +153,14 @@ describe('The read model\'s checkpoint (LMDB)', function () {
     head.writeUInt32LE(crc32(other), 4);
     writeFileSync(file, Buffer.concat([head, other, good.subarray(8 + len)]));
     expect((await both(engine)).report.why).to.equal('written by another build');
+    // A checkpoint of a release before the header's `at` (the event it names at its position) is used.
+    const { at, ...older } = header;
+    expect(at).to.equal(header.position);
+    const olderText = Buffer.from(JSON.stringify(older));
+    head.writeUInt32LE(olderText.length, 0);
+    head.writeUInt32LE(crc32(olderText), 4);
+    writeFileSync(file, Buffer.concat([head, olderText, good.subarray(8 + len)]));
+    expect((await both(engine)).report.used).to.equal(true);
     writeFileSync(file, good);
     expect((await both(engine)).report.used).to.equal(true);
     // A backup taken now, then more events and a newer checkpoint: copied beside the restored
