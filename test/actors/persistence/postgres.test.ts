@@ -291,7 +291,9 @@ describe('PostgreSQL engine', () => {
     }
   });
 
-  it('compacts a store larger than one read or commit may take: VACUUM FULL is not bound by timeoutMs, and the engine writes after it', async () => {
+  it('compacts a store larger than one read or commit may take: VACUUM FULL is not bound by timeoutMs, and the engine writes after it', async function () {
+    // 200,000 rows written and compacted: about 5 s on a quiet machine, over 20 on a loaded one.
+    this.timeout(90_000);
     await sql(url, `INSERT INTO hilt_events (key, seq, created_at, data)
                     SELECT 'bulk:' || (i / 100), i % 100, 0, json_build_object('pad', repeat('x', 200)) FROM generate_series(1, 200000) AS i`);
     const bounded = new PostgresPersistenceEngine({ url, poolSize: 1, timeoutMs: 100 });
