@@ -45,21 +45,26 @@ describe('the event hub under a stream of commits', function () {
   afterEach(() => hub?.close());
   after(() => stopTestServer(ts));
 
-  /** Open `n` streams from now, register nodes one after another for `ms`, and return the streams and the positions committed. */
-  async function burst(n: number, ms: number, prefix: string): Promise<{ streams: Recorder[]; positions: number[] }> {
+  /**
+   * Open `n` streams from now, register nodes one after another for `ms` and at least 25 of them
+   * (a loaded machine may take 90 ms a registration), and return the streams, the positions
+   * committed and how long the registrations took.
+   */
+  async function burst(n: number, ms: number, prefix: string): Promise<{ streams: Recorder[]; positions: number[]; took: number }> {
     const streams = Array.from({ length: n }, () => new Recorder());
     const from = hub.last;
     for (const r of streams) hub.open(r as unknown as ServerResponse, { user: 'admin', admin: true, projects: new Set() }, NO_FILTER, from);
     // The replays (nothing to replay) finish and the streams go live: a commit heard before that
     // would be written at the replay's end, outside the flushes this test times.
     while (!streams.every((r) => r.writes.some((w) => w.text.includes(': live')))) await new Promise((r) => setTimeout(r, 5));
-    const end = performance.now() + ms;
-    for (let i = 0; performance.now() < end; i++) await must(ts.api.put(`/node/${prefix}${i}`, { obm: obm() }));
+    const start = performance.now();
+    for (let i = 0; performance.now() < start + ms || i < 25; i++) await must(ts.api.put(`/node/${prefix}${i}`, { obm: obm() }));
+    const took = performance.now() - start;
     // The last flush.
     await new Promise((r) => setTimeout(r, 300));
     const positions: number[] = [];
     for await (const e of ts.world.runtime.engine.feed(from)) positions.push(e.position!);
-    return { streams, positions };
+    return { streams, positions, took };
   }
 
   it('writes 20 streams at most every 100 ms when 200 writes a second are allowed, and 2 streams every 10 ms, each frame once and in order', async () => {
@@ -73,7 +78,7 @@ describe('the event hub under a stream of commits', function () {
       expect(ids).to.deep.equal(many.positions);
       // The first frame after a quiet spell goes at once; then one write per interval at most (a timer may fire a millisecond or two early by this clock).
       for (const g of gaps(writes)) expect(g).to.be.greaterThan(90);
-      expect(writes.length).to.be.at.most(10);
+      expect(writes.length).to.be.at.most(Math.ceil(many.took / 100) + 2);
     }
     hub.close();
 
