@@ -207,11 +207,13 @@ describe('ports in doubt', () => {
     }
   });
 
-  it('a port in doubt whose nic is deleted keeps its doubt, cannot be deleted, and is still set back', async () => {
+  it('a port in doubt whose nic is deleted (the node free) keeps its doubt, cannot be deleted, and is still set back', async () => {
     const t = testWorld({ settleRetryMs: 50 });
     const world = t.world;
     try {
       await wiredNode(world);
+      // A node in a project keeps a nic whose port is in doubt (test/src/routes/port-doubt.test.ts).
+      await world.projects.ask('p', { type: 'project.detachNode', by, node: 'n1' });
       t.driver.ports.set('s1/gi1/0/1', { native: 100, tagged: [] });
       await world.ports.ask(PORT, { type: 'port.doubt', by: 'switch', vlans: [100] });
       await world.nodes.ask('n1', { type: 'node.deleteNic', by, nic: 'eth0' });
