@@ -401,12 +401,15 @@ describe('key rotation and registrations in flight', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a start that finds an interrupted rotation\'s new key file without its key refuses, naming the file and the key', async () => {
+  /**
+   * A service with node `node` (its BMC password `pw`) whose rotation to a new key file failed
+   * half-way, then stopped: its folder, the old key's text, the new key's file and text.
+   */
+  async function interruptedRotation(node: string, pw: string) {
     const f = failingRewrite();
     const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: f.wrap });
-    const pw = 'interrupted-bmc-Pw-Lk3';
     addSecret(pw);
-    await must(ts.api.put('/node/ir-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
+    await must(ts.api.put(`/node/${node}`, { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
     const oldText = readFileSync(keyFilePath(ts.config), 'utf8');
     const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
     const newText = newKeyText();
@@ -414,37 +417,32 @@ describe('key rotation and registrations in flight', function () {
     f.state.failNext = true;
     expect((await ts.api.post('/admin/secret-key/rotate', { key_file: newFile })).status).to.equal(503);
     await ts.close();
+    return { dataDir: ts.dataDir, oldText, newFile, newText };
+  }
+
+  it('a start that finds an interrupted rotation\'s new key file without its key refuses, naming the file and the key', async () => {
+    const { dataDir, oldText, newFile, newText } = await interruptedRotation('ir-1', 'interrupted-bmc-Pw-Lk3');
     // The new key's file now holds the old key: the new one is nowhere.
     writeFileSync(newFile, oldText, { mode: 0o600 });
-    const err = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir).then(() => null, (e: Error) => e);
+    const err = await startTestServer({ storage: 'lmdb' }, {}, dataDir).then(() => null, (e: Error) => e);
     expect(err?.message).to.include(newFile).and.include(keyId(parseKey(newText)!));
     // Given back, the start finishes the rotation and the credential still opens.
     writeFileSync(newFile, newText, { mode: 0o600 });
-    const again = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir);
+    const again = await startTestServer({ storage: 'lmdb' }, {}, dataDir);
     await must(again.api.post('/node/ir-1/power_cycle'));
     expect(keyId(parseKey(readFileSync(keyFilePath(again.config), 'utf8'))!)).to.equal(keyId(parseKey(newText)!));
     await stopTestServer(again);
   });
 
   it('a start that cannot read a file an interrupted rotation names (a backup taken while it ran, restored) says which keys it needs, and why', async () => {
-    const f = failingRewrite();
-    const ts = await startTestServer({ storage: 'lmdb' }, { wrapEngine: f.wrap });
-    const pw = 'midrotation-bmc-Pw-Q8z';
-    addSecret(pw);
-    await must(ts.api.put('/node/mr-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
-    const oldId = keyId(parseKey(readFileSync(keyFilePath(ts.config), 'utf8'))!);
-    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
-    const newText = newKeyText();
-    writeFileSync(newFile, newText, { mode: 0o600 });
-    f.state.failNext = true;
-    expect((await ts.api.post('/admin/secret-key/rotate', { key_file: newFile })).status).to.equal(503);
-    await ts.close();
+    const { dataDir, oldText, newFile, newText } = await interruptedRotation('mr-1', 'midrotation-bmc-Pw-Q8z');
+    const oldId = keyId(parseKey(oldText)!);
     // The new key's file was removed (the rotation's copy of it is what a restore needs).
     rmSync(newFile);
-    const err = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir).then(() => null, (e: Error) => e);
+    const err = await startTestServer({ storage: 'lmdb' }, {}, dataDir).then(() => null, (e: Error) => e);
     expect(err?.message).to.include(newFile).and.include(oldId).and.include(keyId(parseKey(newText)!)).and.match(/rotation/);
     writeFileSync(newFile, newText, { mode: 0o600 });
-    const again = await startTestServer({ storage: 'lmdb' }, {}, ts.dataDir);
+    const again = await startTestServer({ storage: 'lmdb' }, {}, dataDir);
     await must(again.api.post('/node/mr-1/power_cycle'));
     await stopTestServer(again);
   });
