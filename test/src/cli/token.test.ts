@@ -1,11 +1,11 @@
 /** hilt token create|list|revoke, $HILT_TOKEN / $HIL_TOKEN, and hilt admin rotate-key, against a started server. */
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, must, makeUser, ADMIN } from '../../helpers/server';
 import { cliFor } from '../../helpers/cli';
 import { addSecret } from '../../helpers/secrets';
+import { scratchDir } from '../../helpers/scratch';
 import { keyFilePath } from '../../../src/secrets/at-rest';
 import { keyId, newKeyText, parseKey } from '../../../lib/sealed';
 
@@ -63,7 +63,7 @@ describe('hilt token and $HILT_TOKEN', function () {
 
   it('hilt admin rotate-key NEWFILE re-encrypts the credentials and installs the key', async () => {
     await must(ts.api.put('/node/rk1', { obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'h', user: 'u', password: 'cli-rotate-pw-1' } }));
-    const file = join(mkdtempSync(join(tmpdir(), 'hilt-cli-key-')), 'new.key');
+    const file = join(scratchDir('hilt-cli-key-'), 'new.key');
     const text = newKeyText();
     writeFileSync(file, text, { mode: 0o600 });
     const out = await cli.json('admin', 'rotate-key', file);

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, mockSwitch, obm, finished, ADMIN, Creds, basic } from '../../helpers/server';
 import { SseStream, SseEvent } from '../../helpers/sse';
 import { until } from '../../helpers/wait';
+import { scratchDir } from '../../helpers/scratch';
 import type { PersistedEvent } from '../../../actors/persistence/engine';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -559,12 +560,10 @@ describe('GET /events after a restore from a backup (LMDB)', function () {
   this.timeout(60_000);
 
   it('answers 410 to an id the live store gave after the backup, and streams the restored store\'s own events', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const live = await startTestServer({ storage: 'lmdb' });
     await must(live.api.put('/node/before-backup', { obm: obm() }));
-    const copy = join(mkdtempSync(join(tmpdir(), 'hilt-restore-')), 'copy');
+    const copy = join(scratchDir('hilt-restore-'), 'copy');
     await must(live.api.post('/admin/backup', { path: copy }));
     await must(live.api.put('/node/lost', { obm: obm() }));
     const s = new SseStream(`${live.url}/events?after=0&kind=node`, { as: ADMIN });
@@ -591,12 +590,11 @@ describe('GET /events after a restore from a backup (LMDB)', function () {
   });
 
   it('answers 410 to an id the first restore of a backup gave, once a second restore of the same backup wrote past it', async () => {
-    const { cpSync, copyFileSync, existsSync, mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
+    const { cpSync, copyFileSync, existsSync, rmSync } = await import('node:fs');
     const { join } = await import('node:path');
     const live = await startTestServer({ storage: 'lmdb' });
     await must(live.api.put('/node/before-backup', { obm: obm() }));
-    const dir = mkdtempSync(join(tmpdir(), 'hilt-restore-'));
+    const dir = scratchDir('hilt-restore-');
     const backup = join(dir, 'backup');
     await must(live.api.post('/admin/backup', { path: backup }));
     if (existsSync(join(live.dataDir, 'secret.key'))) copyFileSync(join(live.dataDir, 'secret.key'), join(backup, 'secret.key'));

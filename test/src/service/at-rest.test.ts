@@ -8,8 +8,7 @@
 import { expect } from 'chai';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, Client, must, finished, IPMI_OBM, REDFISH_OBM, MOCK_OBM, MOCK_SWITCH } from '../../helpers/server';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools } from '../../helpers/ipmisim';
@@ -17,6 +16,7 @@ import { startRedfishSim, stopAllRedfishSims } from '../../helpers/redfish-sim';
 import { VENDOR_CASES, simFor, registration } from '../../helpers/switch-sims';
 import { findBin } from '../../helpers/postgres';
 import { addSecret } from '../../helpers/secrets';
+import { scratchDir } from '../../helpers/scratch';
 import { keyFilePath } from '../../../src/secrets/at-rest';
 import { keyId, newKeyText, parseKey } from '../../../lib/sealed';
 import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
@@ -132,7 +132,7 @@ describe('credentials at rest', function () {
   it('LMDB: the data folder and a backup hold none of the passwords of a full scenario; the audit log shows none', async () => {
     const ts = await startTestServer({ storage: 'lmdb' });
     const passwords = await scenario(ts.api, 'lmdb');
-    const backup = join(mkdtempSync(join(tmpdir(), 'hilt-rest-')), 'copy');
+    const backup = join(scratchDir('hilt-rest-'), 'copy');
     await must(ts.api.post('/admin/backup', { path: backup }));
     const audit = (await must(ts.api.get('/admin/audit?limit=1000'))).text;
     await ts.close();
@@ -163,7 +163,7 @@ describe('credentials at rest', function () {
   });
 
   it('upgrades hilt v1\'s data folder: its plaintext credentials are sealed, none is left in its bytes, and they still work', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hilt-rest-v1-'));
+    const dir = scratchDir('hilt-rest-v1-');
     await promisify(execFile)('tar', ['-xzf', join(FIXTURE, 'data.tar.gz'), '-C', dir]);
     const v1 = ['bmc-secret', 'sw-a-secret', 'sw-b-secret', 'sw-gone-secret'];
     expect(found(filesUnder(dir), v1).length, 'the fixture holds them in plain text').to.be.above(0);
@@ -184,7 +184,7 @@ describe('credentials at rest', function () {
   });
 
   it('upgrades a folder this format\'s actors wrote without encryption (events and snapshots)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hilt-rest-plain-'));
+    const dir = scratchDir('hilt-rest-plain-');
     const engine = new LmdbPersistenceEngine(dir);
     // The release before: the same actors, credentials kept as given.
     const world = new World(engine, { vlanPool: DEFAULTS.vlanPool, snapshotEvery: 2 });
@@ -203,7 +203,7 @@ describe('credentials at rest', function () {
   });
 
   it('a compaction that fails after the sealing does not stop the start: the log says so, and the credentials work', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hilt-rest-nocompact-'));
+    const dir = scratchDir('hilt-rest-nocompact-');
     const engine = new LmdbPersistenceEngine(dir);
     const world = new World(engine, { vlanPool: DEFAULTS.vlanPool });
     await world.nodes.ask('n-plain', { type: 'node.register', by: 'old', obm: { type: MOCK_OBM, fields: { host: 'h', user: 'u', password: 'plain-bmc-Pw2' } } });
@@ -239,7 +239,7 @@ describe('credentials at rest', function () {
     addSecret(hookSecret);
     const hook = (await must(api.post('/admin/webhooks', { url: 'http://127.0.0.1:9/hook', secret: hookSecret, types: ['project.created'] }))).body.id as string;
     const oldKey = readFileSync(keyFilePath(ts.config), 'utf8');
-    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
+    const newFile = join(scratchDir('hilt-newkey-'), 'new.key');
     const newText = newKeyText();
     writeFileSync(newFile, newText, { mode: 0o600 });
     const newId = keyId(parseKey(newText)!);
@@ -372,7 +372,7 @@ describe('key rotation and registrations in flight', function () {
     const pw = 'rerun-bmc-Pw-Qe8';
     addSecret(pw);
     await must(api.put('/node/rr-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
-    const dir = mkdtempSync(join(tmpdir(), 'hilt-newkey-'));
+    const dir = scratchDir('hilt-newkey-');
     // No key in the file, or the key in use already: refused, nothing recorded.
     const bad = await api.post('/admin/secret-key/rotate', { key_file: join(dir, 'missing.key') });
     expect(bad.status).to.equal(400);
@@ -411,7 +411,7 @@ describe('key rotation and registrations in flight', function () {
     addSecret(pw);
     await must(ts.api.put(`/node/${node}`, { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } }));
     const oldText = readFileSync(keyFilePath(ts.config), 'utf8');
-    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
+    const newFile = join(scratchDir('hilt-newkey-'), 'new.key');
     const newText = newKeyText();
     writeFileSync(newFile, newText, { mode: 0o600 });
     f.state.failNext = true;
@@ -456,7 +456,7 @@ describe('key rotation and registrations in flight', function () {
     // Sealed under the old key in its decide; its commit waits.
     const registering = api.put('/node/race-1', { obm: { type: MOCK_OBM, host: 'h', user: 'u', password: pw } });
     await h.reached;
-    const newFile = join(mkdtempSync(join(tmpdir(), 'hilt-newkey-')), 'new.key');
+    const newFile = join(scratchDir('hilt-newkey-'), 'new.key');
     const newText = newKeyText();
     writeFileSync(newFile, newText, { mode: 0o600 });
     const rotating = api.post('/admin/secret-key/rotate', { key_file: newFile });
