@@ -21,7 +21,8 @@ export interface ActionStatus {
 export function actionTable(a: ActionStatus, statusId?: string): string {
   const rows: (string | null)[][] = [];
   if (statusId) rows.push(['Status ID', statusId]);
-  rows.push(['Node', a.node], ['NIC', a.nic], ['New Network', a.new_network], ['Type', a.type], ['Channel', a.channel], ['Status', a.status]);
+  // A detach's null new_network prints None, as HIL's PrettyTable printed it.
+  rows.push(['Node', a.node], ['NIC', a.nic], ['New Network', a.new_network ?? 'None'], ['Type', a.type], ['Channel', a.channel], ['Status', a.status]);
   if (a.error !== undefined) rows.push(['Error', a.error]);
   return fields(rows);
 }

@@ -33,8 +33,9 @@ function nodeTable(n: NodeBody): string {
   const rows: (string | null)[][] = [['Project', n.project ?? 'None'], ['Name', n.name], ['', '']];
   for (const nic of n.nics) {
     rows.push(['Label', nic.label], ['Macaddr', nic.macaddr]);
-    if ('switch' in nic) rows.push(['Switch', nic.switch ?? null]);
-    if ('port' in nic) rows.push(['Port', nic.port ?? null]);
+    // An unwired nic's null prints None, as HIL's PrettyTable printed Python's None.
+    if ('switch' in nic) rows.push(['Switch', nic.switch ?? 'None']);
+    if ('port' in nic) rows.push(['Port', nic.port ?? 'None']);
     rows.push(['Networks', networksCell(nic.networks)], ['', '']);
   }
   for (const [k, v] of Object.entries(n.metadata ?? {})) rows.push([k, String(v)]);

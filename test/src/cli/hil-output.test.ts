@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { startTestServer, stopTestServer, TestServer, must, makeNode, mockSwitch } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, must, makeNode, mockSwitch, finished } from '../../helpers/server';
 import { cliFor, hilt, rows } from '../../helpers/cli';
 
 /** The cells of a table as a shell script cuts them: `awk -F'|'` on the lines that start with `|`. */
@@ -56,6 +56,22 @@ describe('hilt output as scripts of HIL\'s CLI parse it', function () {
   it('switch show: a switch without ports has Ports None, as HIL\'s CLI printed it', async () => {
     await must(ts.api.put('/switch/bare', mockSwitch));
     expect(cut(await cli.ok('switch', 'show', 'bare'))).to.deep.equal([['Field', 'Value'], ['Name', 'bare'], ['Ports', 'None']]);
+  });
+
+  it('a value the server gives as null prints None, as PrettyTable printed Python\'s None: an unwired nic\'s Switch and Port, a detach\'s New Network', async () => {
+    await makeNode(ts.api, 'n-unwired', ['eth0']);
+    const show = cut(await cli.ok('node', 'show', 'n-unwired'));
+    expect(show).to.deep.include.members([['Switch', 'None'], ['Port', 'None']]);
+    // A detach's new_network is null: HIL's networking-action show printed None there.
+    await must(ts.api.put('/switch/sw-none', mockSwitch));
+    await must(ts.api.put('/switch/sw-none/port/gi1/0/1'));
+    await must(ts.api.post('/switch/sw-none/port/gi1/0/1/connect_nic', { node: 'n-unwired', nic: 'eth0' }));
+    await must(ts.api.post('/project/pb/connect_node', { node: 'n-unwired' }));
+    await must(ts.api.put('/network/pb-net', { owner: 'pb', access: 'pb', net_id: '' }));
+    await finished(ts.api, (await must(ts.api.post('/node/n-unwired/nic/eth0/connect_network', { network: 'pb-net' }), 202)).body.status_id);
+    const detach = (await must(ts.api.post('/node/n-unwired/nic/eth0/detach_network', { network: 'pb-net' }), 202)).body.status_id;
+    await finished(ts.api, detach);
+    expect(cut(await cli.ok('networking-action', 'show', detach))).to.deep.include(['New Network', 'None']);
   });
 
   it('against a server with only HIL\'s calls: node list and switch list print HIL\'s counted lists', async () => {
