@@ -8,7 +8,8 @@
  * of a name in use again. What stays: every event of a live object's current life; the nics a
  * live node had in its current registration (its operation statuses are read from their
  * journals: actors/nic/history.ts), until that registration ends; the users, while no user is
- * live (the next start would create the bootstrap admin again); every event at or after the
+ * live (the next start would create the bootstrap admin again: a pass notes the deletions it
+ * read meanwhile and removes them at its first pass once a user lives); every event at or after the
  * lowest cursor of the webhooks (webhookHold: a webhook delivers at least once, none skipped),
  * so a webhook that falls behind, or is left failing, holds retention back until it catches up,
  * is resumed or is deleted (a pass that stops at it says so: PassReport.heldBack, logged).
@@ -46,6 +47,11 @@ import { RETENTION_REMOVED_MARK, webhookHold } from './events/webhooks';
 const DAY_MS = 86_400_000;
 /** The mark of how far passes have read the journal. */
 const SCAN_MARK = 'retention:scanned';
+/**
+ * The users' deletions a pass read while no user was live (key: the deletion's sequence number):
+ * the scan has passed them, so a pass comes back to them from here once a user lives.
+ */
+const KEPT_USERS_MARK = 'retention:users-kept';
 /** Events read from the journal per slice (docs/operations.md, Journal retention; bench/README.md). */
 const SLICE_EVENTS = 250;
 /** Events read, archived (one append) and removed (one transaction) per chunk, at most. */
@@ -148,6 +154,15 @@ export class Retention {
     // creation, which is newer than the cutoff (the pass never reads that far).
     const webhooks = await webhookHold(this.world);
     const hold = webhooks?.position ?? Number.POSITIVE_INFINITY;
+    const keptUsers = new Map(Object.entries(((await engine.mark(KEPT_USERS_MARK)) as Record<string, number> | undefined) ?? {}));
+    if (keptUsers.size && this.world.rm.users.size) {
+      // Before the cutoff and the hold when read (a hold only moves on): they go now.
+      const done = await this.prune(keptUsers);
+      report.keys += done.keys;
+      report.events += done.events;
+      keptUsers.clear();
+      await engine.setMark(KEPT_USERS_MARK, {});
+    }
     for (let more = true; more && !this.closed;) {
       const expired = new Map<string, number>();
       const slice: PersistedEvent[] = [];
@@ -168,7 +183,7 @@ export class Retention {
       }
       if (!slice.length) break;
       for (let i = 0; i < slice.length; i++) {
-        await this.expire(slice[i], expired);
+        await this.expire(slice[i], expired, keptUsers);
         if (i % 32 === 31) await yieldToRequests();
       }
       const done = await this.prune(expired);
@@ -176,6 +191,8 @@ export class Retention {
       report.events += done.events;
       report.examined += slice.length;
       cursor = slice[slice.length - 1].position!;
+      // Before the scan moves past them: a crash in between notes them again (the same).
+      if (keptUsers.size) await engine.setMark(KEPT_USERS_MARK, Object.fromEntries(keptUsers));
       await engine.setMark(SCAN_MARK, cursor);
       await yieldToRequests();
     }
@@ -187,7 +204,7 @@ export class Retention {
    * nics'). The event is before the webhooks' hold, and so is what goes with it: the key's earlier
    * events, and a nic's deletions found through its node (they came before its deletion).
    */
-  private async expire(e: PersistedEvent, expired: Map<string, number>): Promise<void> {
+  private async expire(e: PersistedEvent, expired: Map<string, number>, keptUsers: Map<string, number>): Promise<void> {
     const colon = e.key.indexOf(':');
     if (colon < 0) return;
     const kind = e.key.slice(0, colon);
@@ -195,7 +212,7 @@ export class Retention {
     const data = e.data as { type?: string; nodeIncarnation?: string };
     if (!this.world.runtime.registry(kind) || data.type !== endOf(kind)) return;
     const rm = this.world.rm;
-    if (kind === 'user' && !rm.users.size) return;
+    if (kind === 'user' && !rm.users.size) return note(keptUsers, e.key, e.sequenceNumber);
     if (kind === 'nic') {
       // A nic of the live node's current registration: its node's statuses need it (it goes with that registration).
       if (data.nodeIncarnation !== undefined && rm.nodes.get(splitId(id)[0])?.incarnation === data.nodeIncarnation) return;

@@ -645,3 +645,51 @@ describe('journal retention and a filtered stream that is live', function () {
     again.close();
   });
 });
+
+/**
+ * Users stay while no user is live (a start with no user key at all would create the bootstrap
+ * admin again), but only while: a pass that read a user's deletion then comes back to it once a
+ * user lives again (created by an administrator of the identity provider, which needs no record).
+ */
+describe('journal retention: users deleted while no user was live', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let archiveDir: string;
+  before(async () => {
+    ts = await startTestServer();
+    archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
+
+  const journal = async (key: string) => {
+    const types: string[] = [];
+    for await (const e of ts.world.runtime.engine.events(key)) types.push((e.data as { type: string }).type);
+    return types;
+  };
+
+  it('removes their journals, archived, at the first pass after a user lives again', async () => {
+    const users = ts.world.users;
+    await users.ask('old', { type: 'user.create', by: 'admin', passwordHash: 'x', isAdmin: false });
+    await users.ask('old', { type: 'user.delete', by: 'admin' });
+    await users.ask(ADMIN.user, { type: 'user.delete', by: ADMIN.user });
+    expect(ts.world.rm.users.size).to.equal(0);
+    await sleep(20);
+    const now = Date.now() + DAY;
+    const retention = new Retention(ts.world, { days: 1, archiveDir, now: () => now });
+    expect((await retention.pass()).events, 'no user is live: the users stay').to.equal(0);
+    expect(await journal('user:old')).to.deep.equal(['UserCreated', 'UserDeleted']);
+    // A user lives again, after the cutoff: the next pass removes what the last one kept.
+    await users.ask('new', { type: 'user.create', by: 'oidc-admin', passwordHash: 'x', isAdmin: false });
+    expect((await retention.pass()).events).to.equal(4);
+    expect(await journal('user:old')).to.deep.equal([]);
+    expect(await journal(`user:${ADMIN.user}`)).to.deep.equal([]);
+    expect(await journal('user:new')).to.deep.equal(['UserCreated']);
+    const { entries } = await readArchive(join(archiveDir, readdirSync(archiveDir)[0]));
+    expect(entries.map((e) => `${e.name} ${e.event.type}`).sort()).to.deep.equal([`${ADMIN.user} UserCreated`, `${ADMIN.user} UserDeleted`, 'old UserCreated', 'old UserDeleted']);
+    // Once: a later pass finds nothing left to remove.
+    expect((await retention.pass()).events).to.equal(0);
+  });
+});
