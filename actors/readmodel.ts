@@ -90,6 +90,12 @@ export class ReadModel {
   readonly wiring = new WiringIndex();
   /** ports with a wire: more than the wiring index's entries when some nic is wired to two ports */
   wiredPorts = 0;
+  /**
+   * nicId → the ports wired to it besides the one the wiring index holds (only in a store of an
+   * earlier release, which could wire a nic to two ports): one of them takes the entry when that
+   * port loses its wire, which the nic still has.
+   */
+  private readonly otherWires = new Map<string, Set<string>>();
   /** nicIds in the wiring index with no such nic (deleted while wired, its port not yet freed) */
   readonly wiredWithoutNic = new Set<string>();
   /** portIds of the ports holding a configuration */
@@ -215,20 +221,71 @@ export class ReadModel {
   commitPort(id: string, prev: PortState | null, next: PortState | null): void {
     // By the node's name and the nic's, not a nic id made for the purpose: a start commits
     // 400,000 wired ports, and each id made and looked up cost a probe of the 400,000 nics.
+    const stays = !!prev?.wire && !!next?.wire && prev.wire.node === next.wire.node && prev.wire.nic === next.wire.nic;
+    if (stays) {
+      const { node, nic } = next!.wire!;
+      this.nodeAnswers.forget(node);
+      if (this.indexes(node, nic, next!)) this.wiring.set(node, nic, next!);
+      return this.commitPortRest(id, prev, next);
+    }
     if (prev?.wire) {
       const { node, nic } = prev.wire;
       this.nodeAnswers.forget(node);
-      this.wiring.delete(node, nic);
-      if (this.wiredWithoutNic.size) this.wiredWithoutNic.delete(nicId(node, nic));
       this.wiredPorts--;
+      if (!this.indexes(node, nic, prev)) this.dropOtherWire(nicId(node, nic), id);
+      else {
+        // A nic of an earlier release wired to another port as well: that port keeps the entry.
+        const other = this.otherWires.size ? this.takeOtherWire(nicId(node, nic)) : undefined;
+        if (other) this.wiring.set(node, nic, other);
+        else {
+          this.wiring.delete(node, nic);
+          if (this.wiredWithoutNic.size) this.wiredWithoutNic.delete(nicId(node, nic));
+        }
+      }
     }
     if (next?.wire) {
       const { node, nic } = next.wire;
       this.nodeAnswers.forget(node);
+      this.wiredPorts++;
+      // A second wire (a store of an earlier release): the index holds the newest, the other waits.
+      const held = this.wiring.port(node, nic);
+      if (held) {
+        const key = nicId(node, nic);
+        let others = this.otherWires.get(key);
+        if (!others) this.otherWires.set(key, (others = new Set()));
+        others.add(portId(held.switch, held.name));
+      }
       this.wiring.set(node, nic, next);
       if (!this.nicsByNode.states(node).some((x) => x.name === nic)) this.wiredWithoutNic.add(nicId(node, nic));
-      this.wiredPorts++;
     }
+    this.commitPortRest(id, prev, next);
+  }
+
+  /** Whether the wiring index's entry for the nic is this port. */
+  private indexes(node: string, nic: string, port: PortState): boolean {
+    const p = this.wiring.port(node, nic);
+    return !!p && p.switch === port.switch && p.name === port.name;
+  }
+
+  /** Another port wired to the nic, no longer counted as another (its committed state). */
+  private takeOtherWire(nic: string): PortState | undefined {
+    const others = this.otherWires.get(nic);
+    if (!others) return undefined;
+    for (const id of others) {
+      others.delete(id);
+      if (!others.size) this.otherWires.delete(nic);
+      return this.ports.get(id);
+    }
+    this.otherWires.delete(nic);
+    return undefined;
+  }
+
+  private dropOtherWire(nic: string, port: string): void {
+    const others = this.otherWires.get(nic);
+    if (others?.delete(port) && !others.size) this.otherWires.delete(nic);
+  }
+
+  private commitPortRest(id: string, prev: PortState | null, next: PortState | null): void {
     if (next && configured(next)) this.configuredPorts.add(id);
     else if (prev && configured(prev)) this.configuredPorts.delete(id);
     if (next?.doubt) this.portsInDoubt.add(id);

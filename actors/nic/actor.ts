@@ -72,15 +72,9 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         // (World.repairPortRecords), so that the new nic does not inherit a wiring nobody made.
         if (rm.wiredWithoutNic.has(id)) {
           const [node, name] = splitId(id);
-          const port = rm.wiring.port(node, name);
-          if (port) await ports.ask(portId(port.switch, port.name), { type: 'port.unwire', by: cmd.by, node, nic: name });
-          // A store of an earlier release may hold a nic wired to two ports, of which the index
-          // keeps one (every start then checks every port): the others are found by a scan.
-          if (rm.wiredPorts !== rm.wiring.size) {
-            for (const [other, p] of [...rm.ports]) {
-              if (p.wire?.node === node && p.wire.nic === name) await ports.ask(other, { type: 'port.unwire', by: cmd.by, node, nic: name });
-            }
-          }
+          // A store of an earlier release may hold a nic wired to two ports: when the port the
+          // index holds is freed, the other takes its entry, and is freed in turn.
+          for (let port; (port = rm.wiring.port(node, name));) await ports.ask(portId(port.switch, port.name), { type: 'port.unwire', by: cmd.by, node, nic: name });
         }
         return { events: [{ type: 'NicRegistered', macaddr: cmd.macaddr, incarnation: newIncarnation(), nodeIncarnation: cmd.nodeIncarnation }] };
       },

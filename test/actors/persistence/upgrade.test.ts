@@ -4,6 +4,13 @@ import { MemoryPersistenceEngine } from '../../../actors/persistence/memory';
 import { CURRENT_FORMAT } from '../../../actors/persistence/upgrade';
 import type { PersistedEvent } from '../../../actors/persistence/engine';
 import { rebuildReadModels, upgrade } from '../../../actors/recovery';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
+import { Checkpointer, loadCheckpoint } from '../../../actors/checkpoint';
+import { OPTS } from '../../helpers/checkpoint-property';
+import { derived, indexes } from '../../helpers/readmodel-view';
 
 const at = 1_700_000_000_000;
 const ev = (key: string, seq: number, data: object): PersistedEvent => ({ key, sequenceNumber: seq, data: { by: 'admin', at: at + seq, ...data }, tags: [], createdAt: at + seq });
@@ -79,5 +86,71 @@ describe('upgrade of stored data to the current format', () => {
     expect(await upgrade(world)).to.equal(null);
     expect(await engine.head('meta:format')).to.equal(1);
     await world.close();
+  });
+});
+
+describe('a nic the first format wired to two ports (the current code refuses a second wire)', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'hilt-two-wires-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('unwiring and deleting either port leaves the nic wired to the others, live and from a checkpoint', async () => {
+    const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
+    // As the first format wrote it: nic eth0 of n1 on three ports of switch s.
+    const ports = ['gi1/0/1', 'gi1/0/2', 'gi1/0/3'];
+    await engine.persist([
+      ev('node:n1', 1, { type: 'NodeRegistered', obm: { type: 'mock', host: 'h', user: 'u', password: 'p' }, incarnation: 'i1' }),
+      ev('node:n1', 2, { type: 'NicRegistered', nic: 'eth0', macaddr: 'mac' }),
+      ev('switch:s', 1, { type: 'SwitchRegistered', switchType: 'mock', fields: { hostname: 'h' } }),
+      ...ports.map((port, i) => ev('switch:s', 2 + i, { type: 'PortRegistered', port })),
+      ...ports.map((port, i) => ev('switch:s', 5 + i, { type: 'PortWired', port, node: 'n1', nic: 'eth0' })),
+    ]);
+    const world = new World(engine, { vlanPool: [[100, 199]] });
+    await upgrade(world);
+    await rebuildReadModels(world);
+    const rm = world.rm;
+    expect(rm.wiredPorts).to.equal(3);
+    const cp = (await Checkpointer.start(world, OPTS, Infinity))!;
+    expect(await cp.write()).to.equal(true);
+    const by = 'admin';
+    const remove = async (port: string) => {
+      await world.nodes.ask('n1', { type: 'node.unwireNic', by, nic: 'eth0', switch: 's', port });
+      await world.switches.ask('s', { type: 'switch.deletePort', by, port });
+    };
+    const indexed = () => rm.wiring.port('n1', 'eth0')?.name;
+    // The port the index holds goes: another port still wired to the nic takes its place.
+    const first = indexed()!;
+    await remove(first);
+    const left = ports.filter((p) => p !== first);
+    expect(left, 'the nic is still wired').to.include(indexed());
+    expect(rm.wiredPorts).to.equal(2);
+    // A port the index does not hold goes: the index keeps the one it holds.
+    const last = indexed()!;
+    await remove(left.find((p) => p !== last)!);
+    expect(indexed()).to.equal(last);
+    expect(rm.wiredPorts).to.equal(rm.wiring.size);
+    expect(indexes(rm), 'the read model as its entities say').to.deep.equal(derived(rm));
+
+    // The checkpoint of three wires and the removals replayed after it; then one written after them.
+    const check = async () => {
+      const started = new World(engine, { vlanPool: [[100, 199]] });
+      expect(await loadCheckpoint(started)).to.include({ used: true });
+      expect(started.rm.wiring.port('n1', 'eth0')?.name).to.equal(last);
+      expect(indexes(started.rm)).to.deep.equal(derived(started.rm));
+      await started.close();
+    };
+    await check();
+    expect(await cp.write()).to.equal(true);
+    await check();
+
+    // The nic's deletion frees the port it is still wired to.
+    await world.nodes.ask('n1', { type: 'node.deleteNic', by, nic: 'eth0' });
+    expect(rm.port('s', last)!.wire).to.equal(null);
+    expect(rm.wiredPorts).to.equal(0);
+    await cp.close(false);
+    await world.close();
+    await engine.close();
   });
 });
