@@ -88,7 +88,7 @@ async function startOf(app: FastifyInstance, req: FastifyRequest<{ Querystring: 
   if (after < first - 1 || after > Math.max(bounds.last, hub.last)) {
     reply.code(410).send({
       type: 'GoneError' satisfies ErrorType,
-      msg: `event ${cursor} is not one this store keeps (older than what it keeps, or from another store, e.g. before a restore from a backup): start again from the oldest kept, or with since`,
+      msg: `event ${cursor} is not one this store keeps (older than what it keeps, or from another store, e.g. before a restore from a backup): start again with since, a time before the oldest kept (since=1970-01-01T00:00:00Z reads from event ${first} on; after=${first} would skip it)`,
       oldest: String(first),
     });
     return undefined;

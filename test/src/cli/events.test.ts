@@ -123,6 +123,29 @@ describe('hilt events and hilt admin webhook', function () {
     }
   });
 
+  it('--follow: a reconnect answered 410 (retention removed events it had not got) ends it with 1, not resumed past the loss', async () => {
+    const hub = ts.app.hilt.events;
+    const { child, exited, names, until, out } = follow('--kind', 'node', '--name', 'rm0', '--name', 'rm1', '--name', 'rm2');
+    try {
+      await until(() => hub.size === 1, 'the CLI connected');
+      await must(ts.api.put('/node/rm0', { obm: obm() }));
+      await until(() => names().length === 1, 'the first event');
+      for (const s of (hub as unknown as { streams: Set<Stream> }).streams) s.drop('buffer');
+      // While it waits to reconnect: two more events, and a pass of journal retention removes up to them.
+      for (let i = 1; i < 3; i++) await must(ts.api.put(`/node/rm${i}`, { obm: obm() }));
+      hub.removing(hub.last);
+      expect(await exited, out.stderr).to.equal(1);
+      expect(out.stderr).to.match(/GoneError: .*since=1970-01-01T00:00:00Z reads from event \d+ on/);
+      expect(names(), 'nothing after the loss').to.deep.equal(['rm0']);
+    } finally {
+      child.kill('SIGKILL');
+      // Nothing was removed from the store: the other tests' streams start anywhere, as before.
+      hub.removed = 0;
+      record(out.stdout, 'hilt events stdout');
+      record(out.stderr, 'hilt events stderr');
+    }
+  });
+
   it('admin webhook create, list, show, resume and delete', async () => {
     const rcv = await new Receiver().start();
     try {
