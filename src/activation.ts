@@ -15,6 +15,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import type { Config } from './config';
 import { hashPassword } from './auth/password';
+import { SERVICE } from './audit';
 import type { Drivers } from './drivers';
 import { guardHeadnode, guardObm } from './lease-guard';
 import type { Metrics } from './metrics';
@@ -163,6 +164,10 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     checkpointer = recovered.checkpointer;
     goOn();
     await bootstrapAdmin(world, config, ctx.onAdminCreated);
+    // An earlier release let an admin make them (src/routes/users.ts refuses them now): they keep
+    // working, but their calls pass for the service's own in the audit log and the event stream.
+    const reserved = [...SERVICE].filter((name) => world!.rm.users.has(name)).sort();
+    if (reserved.length) log.warn({ users: reserved }, 'users bear a name the service records its own work under: their calls look like the service\'s own in the audit log and the event stream; move their work to users of other names, then delete these');
     goOn();
 
     const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
@@ -263,6 +268,10 @@ class CallsInFlight {
 /** The first start of a store with no user creates the admin, with HILT_ADMIN_PASSWORD or a generated password. */
 async function bootstrapAdmin(world: World, config: Config, onCreated: (password: string) => void): Promise<void> {
   if ((await world.users.storedIds()).length) return;
+  // Its calls would pass for the service's own work in the audit log and the event stream.
+  if (SERVICE.has(config.adminUser)) {
+    throw new Error(`HILT_ADMIN_USER names "${config.adminUser}", a name the service records its own work under (${[...SERVICE].join(', ')}): choose another name for the first admin`);
+  }
   let generated: string | undefined;
   const password = config.adminPassword ?? (generated = randomBytes(12).toString('base64url'));
   await world.users.ask(config.adminUser, { type: 'user.create', by: 'bootstrap', passwordHash: await hashPassword(password), isAdmin: true });

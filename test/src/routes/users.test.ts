@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, ADMIN } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, ADMIN } from '../../helpers/server';
+import { hashPassword } from '../../../src/auth/password';
 
 describe('users (database auth extension)', () => {
   let ts: TestServer;
@@ -101,5 +102,27 @@ describe('users (database auth extension)', () => {
   it('lists the active extensions to admins', async () => {
     const r = await api.get('/active_extensions');
     expect(r.body).to.include.members(['hilt.auth.database', 'hilt.switches.mock', 'hilt.headnodes.qemu']);
+  });
+});
+
+describe('users of an older store named as the service\'s own work', function () {
+  this.timeout(60_000);
+  it('keep working, and each start names them in a warning', async () => {
+    const first = await startTestServer();
+    // An earlier release let an admin make them; the route refuses them now, so they are written as it did.
+    const old = { user: 'monitor', password: 'old-monitor-pw-1' };
+    await first.world.users.ask(old.user, { type: 'user.create', by: ADMIN.user, passwordHash: await hashPassword(old.password), isAdmin: false });
+    await first.world.users.ask('upgrade', { type: 'user.create', by: ADMIN.user, passwordHash: await hashPassword('old-upgrade-pw-1'), isAdmin: false });
+    await stopTestServer(first, false);
+
+    const lines: { level: number; msg: string; users?: string[] }[] = [];
+    const again = await startTestServer({}, { logger: { level: 'info', stream: { write: (l: string) => void lines.push(JSON.parse(l)) } } }, first.dataDir);
+    const warned = lines.filter((l) => l.msg.includes('the service records its own work under'));
+    expect(warned, JSON.stringify(lines.map((l) => l.msg))).to.have.length(1);
+    expect(warned[0].level).to.equal(40);
+    expect(warned[0].users).to.deep.equal(['monitor', 'upgrade']);
+    // Nobody is locked out.
+    expect((await again.api.with(old).get('/nodes/all')).status).to.equal(200);
+    await stopTestServer(again);
   });
 });

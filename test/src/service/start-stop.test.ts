@@ -7,7 +7,7 @@ import { AddressInfo, createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startServerProcess } from '../../helpers/process';
-import { Client, REDFISH_OBM } from '../../helpers/server';
+import { Client, REDFISH_OBM, TEST_STORAGE } from '../../helpers/server';
 import { recordProcessOutput } from '../../helpers/secrets';
 import { sleep } from '../../../lib/time';
 
@@ -41,6 +41,31 @@ describe('the process: start and stop', function () {
     expect((await api.get('/projects')).status).to.equal(200);
     second.child.kill('SIGTERM');
     expect(await second.exited).to.equal(0);
+  });
+
+  it('refuses a first start whose bootstrap admin (HILT_ADMIN_USER) would bear a name of the service\'s own work, creating no user', async () => {
+    const data = join(dir, 'data');
+    const why = 'HILT_ADMIN_USER names \\W+hilt\\W+ a name the service records its own work under';
+    const refused = await startServerProcess({ HILT_DATA_DIR: data, HILT_HEADNODE_DRIVER: 'mock', HILT_ADMIN_USER: 'hilt' }, {}, /failed to start|could not activate|hilt is ready/);
+    expect(refused.output()).to.not.include('hilt is ready');
+    if (TEST_STORAGE === 'postgres') {
+      // A standby of a pair: it stands by, saying why, as for any activation it cannot finish.
+      expect(refused.output()).to.match(new RegExp(`"err":"${why}.*"msg":"could not activate; standing by"`));
+      refused.child.kill('SIGTERM');
+      expect(await refused.exited).to.equal(0);
+    } else {
+      expect(await refused.exited).to.equal(1);
+      expect(refused.output()).to.match(new RegExp(`^hilt: failed to start: ${why}`, 'm'));
+    }
+    expect(refused.output()).to.not.include('created the bootstrap admin');
+    // Nothing was created: the next first start, with another name, makes its admin.
+    const admin = { user: 'site-admin', password: 'site-admin-pw-1' };
+    const next = await startServerProcess({ HILT_DATA_DIR: data, HILT_HEADNODE_DRIVER: 'mock', HILT_ADMIN_USER: admin.user, HILT_ADMIN_PASSWORD: admin.password });
+    const api = new Client(next.url, admin);
+    expect((await api.get('/projects')).status).to.equal(200);
+    expect((await api.get('/auth/basic/user/hilt')).status).to.equal(404);
+    next.child.kill('SIGTERM');
+    expect(await next.exited).to.equal(0);
   });
 
   it('refuses a second process on the data folder of a running one, and starts once that one is gone (kill -9 too)', async () => {
