@@ -65,6 +65,14 @@ export function tokenCaller(u: UserState, t: TokenGrant): Caller {
   return { user: u.name, isAdmin: false, projects: [], reads: [...u.projects, ...(u.readerOf ?? [])], readOnly: true, via };
 }
 
+/** When the caller's credentials end by themselves (a token's or an OpenID Connect token's expiry); undefined: never. */
+export function expiryOf(rm: ReadModel, c: Caller): number | undefined {
+  const via = c.via;
+  if (via?.kind === 'oidc') return via.expiresAt;
+  if (via?.kind === 'token') return rm.users.get(c.user)?.tokens?.find((t) => t.id === via.id)?.expiresAt;
+  return undefined;
+}
+
 const READS = new Set(['GET', 'HEAD']);
 export const isRead = (method: string): boolean => READS.has(method);
 

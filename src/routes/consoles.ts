@@ -18,11 +18,10 @@ import * as S from '../schemas/consoles';
 import { badArgument, conflict, forbidden, notFound, unauthorized } from '../errors';
 import { found, isMember, requireAdmin, requireProject } from './guard';
 import { driverName } from '../../actors/telemetry';
-import { callerNow, type Caller } from '../auth/caller';
+import { callerNow, expiryOf, type Caller } from '../auth/caller';
 import type { NodeState } from '../../actors/node/protocol';
 import type { Hilt } from '../app';
 import { CLOSE, type Viewer } from '../../hardware/consoles';
-import { expiryOf } from './events';
 import { onceAt } from '../../lib/time';
 
 type N = { node: string };

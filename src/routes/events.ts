@@ -13,7 +13,7 @@ import { quote } from '../../lib/text';
 import { onceAt } from '../../lib/time';
 import { requireAdmin } from './guard';
 import type { ServerResponse } from 'node:http';
-import { callerNow, forRead, type Caller } from '../auth/caller';
+import { callerNow, expiryOf, forRead, type Caller } from '../auth/caller';
 import type { EventHub, Filter, Stream, Viewer } from '../events/hub';
 import type { RouteWorld } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
@@ -48,14 +48,6 @@ function checkFilters(world: RouteWorld, types: Iterable<string>, kinds: Iterabl
 export function viewerOf(hub: EventHub, c: Caller): Viewer {
   const r = forRead(c);
   return hub.viewer(r.user, r.isAdmin, r.projects);
-}
-
-/** When the caller's credentials end by themselves (a token's or an OpenID Connect token's expiry); undefined: never. */
-export function expiryOf(rm: RouteWorld['rm'], c: Caller): number | undefined {
-  const via = c.via;
-  if (via?.kind === 'oidc') return via.expiresAt;
-  if (via?.kind === 'token') return rm.users.get(c.user)?.tokens?.find((t) => t.id === via.id)?.expiresAt;
-  return undefined;
 }
 
 /** End a stream when its caller's credentials expire. */

@@ -31,11 +31,11 @@ import { pendingPerSwitch } from '../metrics';
 import { version } from '../version';
 import type { Caller } from '../auth/basic';
 import { NO_FILTER } from '../events/hub';
-import { endAtExpiry, expiryOf, viewerOf } from './events';
+import { endAtExpiry, viewerOf } from './events';
 import type { WebSocket } from 'ws';
 import type { NodeState } from '../../actors/node/protocol';
 import { prepareStream, serveStream } from './consoles';
-import { forRead } from '../auth/caller';
+import { expiryOf, forRead } from '../auth/caller';
 
 /** The repository's ui/ folder (this file runs as dist/src/routes/ui.js). */
 export const UI_DIR = join(__dirname, '..', '..', '..', 'ui');
@@ -264,9 +264,8 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     }
     const s = sessions.create(caller, hash);
     req.log.info({ user: caller.user, with: caller.via?.kind ?? 'password' }, 'dashboard login');
-    // An OpenID Connect token's session ends with the token (src/ui/sessions.ts).
-    const lifetimeMs = caller.via?.kind === 'oidc' ? s.expires - Date.now() : sessions.lifetimeMs;
-    reply.setCookie(COOKIE, s.token, cookieOptions(req, Math.floor(lifetimeMs / 1000)));
+    // A token's session ends with the token at the latest (src/ui/sessions.ts): so does its cookie.
+    reply.setCookie(COOKIE, s.token, cookieOptions(req, Math.ceil((s.expires - Date.now()) / 1000)));
     return me(forRead(caller), s.csrf, s.expires);
   });
 

@@ -11,7 +11,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ReadModel } from '../../actors/readmodel';
-import { callerNow, userCaller, type Caller } from '../auth/caller';
+import { callerNow, expiryOf, userCaller, type Caller } from '../auth/caller';
 
 export const COOKIE = 'hilt_ui';
 
@@ -49,8 +49,8 @@ export class UiSessions {
     const caller: Caller = typeof who === 'string' ? { user: who, isAdmin: false, projects: [] } : who;
     const token = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
-    // An OpenID Connect token's session ends with the token.
-    const expires = Math.min(Date.now() + this.lifetimeMs, caller.via?.kind === 'oidc' ? caller.via.expiresAt : Infinity);
+    // A session opened with a token (an API token, an OpenID Connect token) ends with it at the latest.
+    const expires = Math.min(Date.now() + this.lifetimeMs, expiryOf(this.rm, caller) ?? Infinity);
     this.sessions.set(digest(token), { user: caller.user, ...(hash !== undefined ? { hash } : { caller }), csrf, expires });
     return { token, csrf, expires };
   }

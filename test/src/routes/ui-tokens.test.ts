@@ -56,6 +56,21 @@ describe('the dashboard with tokens and roles', function () {
     expect((await s.get('/ui/api/me')).status).to.equal(401);
   });
 
+  it('a session opened with a token that expires before the session would ends with the token, and says so (expiresAt, the cookie)', async () => {
+    const token = (await must(api.with(user).post('/auth/tokens', { description: 'short', expires_in: 60 }))).body as { id: string; token: string; expires_at: string };
+    const s = new Session(api);
+    const r = await must(s.login({ token: token.token }));
+    expect(r.body.expiresAt).to.equal(token.expires_at);
+    expect((await must(s.get('/ui/api/me'))).body.expiresAt).to.equal(token.expires_at);
+    const maxAge = Number(/Max-Age=(\d+)/i.exec(String([r.headers['set-cookie']].flat()[0]))?.[1]);
+    expect(maxAge).to.be.within(58, 60);
+    // A token that outlives the session: the session's own lifetime (HILT_UI_SESSION_MINUTES).
+    const long = (await must(api.with(user).post('/auth/tokens', { description: 'long', expires_in: 7 * 86400 }))).body as { token: string; expires_at: string };
+    const l = await must(new Session(api).login({ token: long.token }));
+    expect(Date.parse(l.body.expiresAt)).to.be.below(Date.parse(long.expires_at));
+    expect(Date.parse(l.body.expiresAt) - Date.now()).to.be.within(ts.config.uiSessionMinutes * 60_000 - 10_000, ts.config.uiSessionMinutes * 60_000);
+  });
+
   it('lists, creates (the secret shown once) and revokes the caller\'s tokens', async () => {
     const s = new Session(api);
     await must(s.login(user));
