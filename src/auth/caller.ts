@@ -17,8 +17,19 @@ export type Via =
   /** `passwordHash`: the stored hash the password matched (kept in memory only): the user made again, with a new password, is not this caller */
   | { kind: 'password'; passwordHash?: string }
   | { kind: 'token'; id: string }
-  /** an OpenID Connect token: its rights come from its claims, until it expires */
-  | { kind: 'oidc'; expiresAt: number };
+  /** an OpenID Connect token: its rights come from its groups claim (oidcCaller), until it expires */
+  | OidcVia;
+
+/** What an OpenID Connect token's groups mean (HILT_OIDC_ADMIN_GROUP, _AUDITOR_GROUP, _PROJECT_PREFIX). */
+export interface OidcGroupNames { admin: string; auditor: string; projectPrefix: string }
+
+export interface OidcVia {
+  kind: 'oidc';
+  expiresAt: number;
+  /** the token's groups that mean something here (verified with the token) */
+  groups: readonly string[];
+  names: OidcGroupNames;
+}
 
 export interface Caller {
   user: string;
@@ -73,6 +84,36 @@ export function expiryOf(rm: ReadModel, c: Caller): number | undefined {
   return undefined;
 }
 
+const READERS = '-readers';
+
+/**
+ * An OpenID Connect caller's rights from its token's groups, for the projects that exist now: a
+ * group counts only for a project that exists at the time of the call (docs/identity.md), so a
+ * caller kept across calls (a dashboard session) is mapped again at each one.
+ */
+export function oidcCaller(rm: ReadModel, user: string, via: OidcVia): Caller {
+  const { groups, names } = via;
+  const isAdmin = groups.includes(names.admin);
+  const auditor = !isAdmin && groups.includes(names.auditor);
+  const projects: string[] = [];
+  const reads: string[] = [];
+  for (const g of groups) {
+    if (!g.startsWith(names.projectPrefix)) continue;
+    const rest = g.slice(names.projectPrefix.length);
+    // `<P>-readers` names a reader of P when P exists; otherwise the group names a project itself.
+    const readOf = rest.endsWith(READERS) ? rest.slice(0, -READERS.length) : undefined;
+    if (readOf !== undefined && rm.projects.has(readOf)) reads.push(readOf);
+    else if (rm.projects.has(rest)) projects.push(rest);
+  }
+  const member = auditor ? [] : [...new Set(projects)];
+  const read = [...new Set([...reads, ...(auditor ? projects : [])])].filter((r) => !member.includes(r));
+  return {
+    user, isAdmin, projects: member, reads: read, ...(auditor ? { auditor: true } : {}),
+    readOnly: auditor || (!isAdmin && member.length === 0 && read.length > 0),
+    via,
+  };
+}
+
 const READS = new Set(['GET', 'HEAD']);
 export const isRead = (method: string): boolean => READS.has(method);
 
@@ -104,8 +145,8 @@ export function callerNow(rm: ReadModel, c: Caller, read = false): Caller | unde
   const via = c.via ?? { kind: 'password' };
   let now: Caller | undefined;
   if (via.kind === 'oidc') {
-    // Its rights are its token's claims, as they were read: never a read's widening of them.
-    now = via.expiresAt > Date.now() ? c.unwidened ?? c : undefined;
+    // Its token's groups, mapped on the projects as they are now.
+    now = via.expiresAt > Date.now() ? oidcCaller(rm, c.user, via) : undefined;
   } else {
     const u = rm.users.get(c.user);
     if (!u) return undefined;

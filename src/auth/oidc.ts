@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import type { Agent } from 'undici';
 import type { createLocalJWKSet, JSONWebKeySet, JWTPayload } from 'jose';
 import type { ReadModel } from '../../actors/readmodel';
-import type { Caller } from './caller';
+import { oidcCaller, type Caller, type OidcGroupNames } from './caller';
 import type { BearerVerifier } from './basic';
 import { isName } from '../schemas/common';
 import { SERVICE } from '../audit';
@@ -53,7 +53,6 @@ const LEEWAY_S = 60;
 const FETCH_TIMEOUT_MS = 5_000;
 /** With no keys at all (the issuer was down), a fetch is tried again sooner. */
 const RETRY_EMPTY_MS = 5_000;
-const READERS = '-readers';
 
 class OidcRefusal extends Error {}
 
@@ -69,11 +68,13 @@ export class OidcVerifier implements BearerVerifier {
   private fetching?: Promise<void>;
   /** fetches of the keys so far (metrics and tests) */
   fetches = 0;
+  private readonly names: OidcGroupNames;
 
   constructor(private readonly s: OidcSettings, private readonly rm: ReadModel, opts: OidcOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.refetchMs = opts.refetchMs ?? 60_000;
     this.maxAgeMs = opts.maxAgeMs ?? 10 * 60_000;
+    this.names = { admin: s.oidcAdminGroup, auditor: s.oidcAuditorGroup, projectPrefix: s.oidcProjectPrefix };
     this.agent = new (undici().Agent)({ connect: { ...(s.oidcCaFile ? { ca: readFileSync(s.oidcCaFile) } : {}), timeout: FETCH_TIMEOUT_MS }, headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS });
   }
 
@@ -159,27 +160,11 @@ export class OidcVerifier implements BearerVerifier {
     // Its calls would be recorded as the service's own work (the audit log, the event stream).
     if (SERVICE.has(user)) throw new OidcRefusal(`the token's ${this.s.oidcUserClaim} claim names the service itself (${user})`);
     const raw = p[this.s.oidcGroupsClaim];
-    const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : [];
-    const isAdmin = groups.includes(this.s.oidcAdminGroup);
-    const auditor = !isAdmin && groups.includes(this.s.oidcAuditorGroup);
-    const projects: string[] = [];
-    const reads: string[] = [];
-    const prefix = this.s.oidcProjectPrefix;
-    for (const g of groups) {
-      if (!g.startsWith(prefix)) continue;
-      const rest = g.slice(prefix.length);
-      // `<P>-readers` names a reader of P when P exists; otherwise the group names a project itself.
-      const readOf = rest.endsWith(READERS) ? rest.slice(0, -READERS.length) : undefined;
-      if (readOf !== undefined && this.rm.projects.has(readOf)) reads.push(readOf);
-      else if (this.rm.projects.has(rest)) projects.push(rest);
-    }
-    const member = auditor ? [] : [...new Set(projects)];
-    const read = [...new Set([...reads, ...(auditor ? projects : [])])].filter((r) => !member.includes(r));
-    return {
-      user, isAdmin, projects: member, reads: read, ...(auditor ? { auditor: true } : {}),
-      readOnly: auditor || (!isAdmin && member.length === 0 && read.length > 0),
-      via: { kind: 'oidc', expiresAt: (p.exp ?? 0) * 1000 + LEEWAY_S * 1000 },
-    };
+    const names = this.names;
+    // Only the groups that mean something here are kept (with a dashboard session, for its life).
+    const groups = (Array.isArray(raw) ? raw : []).filter((g): g is string => typeof g === 'string'
+      && (g === names.admin || g === names.auditor || g.startsWith(names.projectPrefix)));
+    return oidcCaller(this.rm, user, { kind: 'oidc', expiresAt: (p.exp ?? 0) * 1000 + LEEWAY_S * 1000, groups: [...new Set(groups)], names });
   }
 
   async close(): Promise<void> {

@@ -115,6 +115,22 @@ describe('OpenID Connect bearer tokens', function () {
     expect((await (await as(rsa, { preferred_username: 'oidc-t', groups: 'hilt-admins' })).get('/projects')).status, 'groups must be a list').to.equal(401);
   });
 
+  it('a dashboard session opened with a token maps its groups at each request, as the API does: a project made or deleted later counts at once', async () => {
+    const token = await issuer.token(rsa, { preferred_username: 'oidc-later', groups: ['hilt-project-olater', 'hilt-project-oread-readers'] });
+    addSecret(token);
+    const login = await must(api.call('POST', '/ui/api/login', { as: null, body: { token } }));
+    const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const me = async () => (await must(api.call('GET', '/ui/api/me', { as: null, headers: { cookie } }))).body as { projects: string[]; reads: string[] };
+    expect(login.body).to.include({ via: 'oidc' });
+    expect(await me()).to.deep.include({ projects: [], reads: [] });
+    for (const p of ['olater', 'oread']) await must(api.put(`/project/${p}`));
+    // The API with the same token, and the session, agree.
+    expect((await api.with({ token }).get('/project/olater/nodes')).status).to.equal(200);
+    expect(await me()).to.deep.include({ projects: ['olater'], reads: ['oread'] });
+    await must(api.del('/project/olater'));
+    expect(await me()).to.deep.include({ projects: [], reads: ['oread'] });
+  });
+
   it('an OpenID Connect caller has no API tokens of its own here', async () => {
     const admin = await as(rsa, { preferred_username: 'oidc-tok', groups: ['hilt-admins'] });
     expect((await admin.post('/auth/tokens', {})).status).to.equal(403);
