@@ -9,11 +9,13 @@
  * positions in the same order), and each key's latest snapshot are copied as they are, so the first
  * start on PostgreSQL finds the data exactly as the last start on LMDB left it. The schema is
  * created first; a database that already holds hilt data is refused. Stop the service first:
- * writes made during the copy would be missed.
+ * the copy holds the folder's lock as a service does (src/folder-lock.ts), so a folder a running
+ * hilt holds is refused (its writes during the copy would be missed, or torn across chunks).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { LmdbPersistenceEngine } from './lmdb';
+import { lockFolder } from '../../src/folder-lock';
 import { migrateDatabase, PostgresPersistenceEngine } from './postgres';
 import type { PersistenceEngine, PersistedEvent } from './engine';
 
@@ -56,15 +58,21 @@ async function main(argv: string[]): Promise<void> {
     throw new Error('usage: node dist/actors/persistence/copy.js <LMDB folder> <postgres://user:password@host:port/database>');
   }
   if (!existsSync(join(dir, 'data.mdb'))) throw new Error(`${dir} is not an LMDB store (no data.mdb)`);
-  await migrateDatabase({ url });
-  const from = new LmdbPersistenceEngine(dir);
-  const to = new PostgresPersistenceEngine({ url, applicationName: 'hilt copy' });
+  // Before anything is written to the database: a refused copy leaves it as it was.
+  const unlock = await lockFolder(dir);
   try {
-    const s = await copyStore(from, to, (line) => process.stdout.write(`${line}\n`));
-    process.stdout.write(`copied ${s.keys} keys (${s.events} events, ${s.snapshots} snapshots) in ${s.ms} ms\n`);
+    await migrateDatabase({ url });
+    const from = new LmdbPersistenceEngine(dir);
+    const to = new PostgresPersistenceEngine({ url, applicationName: 'hilt copy' });
+    try {
+      const s = await copyStore(from, to, (line) => process.stdout.write(`${line}\n`));
+      process.stdout.write(`copied ${s.keys} keys (${s.events} events, ${s.snapshots} snapshots) in ${s.ms} ms\n`);
+    } finally {
+      await to.close();
+      await from.close();
+    }
   } finally {
-    await to.close();
-    await from.close();
+    await unlock();
   }
 }
 

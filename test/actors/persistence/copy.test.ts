@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { must, makeNode, mockSwitch, startTestServer, stopTestServer } from '../../helpers/server';
 import { keyFilePath } from '../../../src/secrets/at-rest';
 import { freshDatabase } from '../../helpers/postgres';
+import { Client } from 'pg';
 
 const COPY = join(__dirname, '..', '..', '..', 'actors', 'persistence', 'copy.js');
 const copy = (...args: string[]) => spawnSync(process.execPath, [COPY, ...args], { encoding: 'utf8' });
@@ -57,5 +58,35 @@ describe('copying an LMDB store into PostgreSQL', () => {
     expect(again.stderr).to.match(/the target already holds hilt data/);
     expect(copy('/nonexistent', url).stderr).to.match(/is not an LMDB store/);
     await stopTestServer(pg);
+  });
+
+  it('refuses a folder a running service holds (the database left as it was), and copies it once the service stopped', async () => {
+    const lmdb = await startTestServer({ storage: 'lmdb' });
+    await must(lmdb.api.put('/project/p'));
+    const url = await freshDatabase();
+    const tables = async () => {
+      const c = new Client({ connectionString: url });
+      await c.connect();
+      try {
+        return Number((await c.query("SELECT count(*) AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")).rows[0].n);
+      } finally {
+        await c.end();
+      }
+    };
+    const refused = copy(lmdb.dataDir, url);
+    expect(refused.status, refused.stdout).to.equal(1);
+    expect(refused.stderr).to.match(/hilt copy: the data folder .* is in use by another hilt process/);
+    expect(await tables()).to.equal(0);
+    // The service goes on serving, its lock still held.
+    await must(lmdb.api.put('/project/q'));
+
+    await stopTestServer(lmdb, false);
+    const out = copy(lmdb.dataDir, url);
+    expect(out.status, out.stderr).to.equal(0);
+    expect(out.stdout).to.match(/copied \d+ keys/);
+    // The copy let the folder go: a service starts on it again.
+    const again = await startTestServer({ storage: 'lmdb' }, {}, lmdb.dataDir);
+    await must(again.api.get('/project/q/nodes'));
+    await stopTestServer(again);
   });
 });
