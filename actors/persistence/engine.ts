@@ -5,7 +5,8 @@
  *
  * Contract (test/actors/persistence/conformance.ts checks it for every engine):
  * - persist(events) commits all its events in one transaction and resolves only once they are
- *   durable; the events of one key are read back in sequence order.
+ *   durable; the events of one key are read back in sequence order. All or nothing: an event it
+ *   cannot store (cannot encode) fails the call, and none of the call's events is stored.
  * - events(key, offset) yields the events with sequenceNumber > offset, oldest first.
  * - takeSnapshot keeps only the latest snapshot per key (the highest sequenceNumber wins, also
  *   when an older one arrives later).

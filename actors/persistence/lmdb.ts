@@ -8,7 +8,7 @@
  */
 import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { open, RootDatabase, Database } from 'lmdb';
+import { asBinary, open, RootDatabase, Database } from 'lmdb';
 import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder, Expiry, PruneResult } from './engine';
 import { escapeKeys, unescapeKeys } from './keys';
 import { FileCheckpointSlot } from './checkpoint-file';
@@ -320,13 +320,23 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
 
   persist(events: PersistedEvent[]): Promise<void> {
     if (!events.length) return Promise.resolve();
+    // Every value encoded before the first put: a put queues its write at once, so a value that
+    // cannot be encoded (a BigInt beyond 64 bits) half-way would commit the events before it.
+    const encoder = (this.eventsDb as unknown as { encoder: { encode(v: unknown): Uint8Array } }).encoder;
+    const values = events.map((e, i) => {
+      try {
+        return asBinary(encoder.encode({ data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined, p: this.nextPosition + i }));
+      } catch (err) {
+        throw new Error(`event ${e.sequenceNumber} of ${e.key} cannot be stored: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+    });
     // Every put is issued in this one turn: lmdb-js commits them in one transaction.
     const heads = new Map<string, number>();
     const told: PersistedEvent[] = [];
     let last: Promise<unknown> = Promise.resolve();
-    for (const e of events) {
+    for (const [i, e] of events.entries()) {
       const p = this.nextPosition++;
-      last = this.eventsDb.put([e.key, e.sequenceNumber], { data: escapeKeys(e.data), createdAt: e.createdAt, tags: e.tags.length ? e.tags : undefined, p });
+      last = this.eventsDb.put([e.key, e.sequenceNumber], values[i] as unknown as StoredEvent);
       this.orderDb.put(p, [e.key, e.sequenceNumber]);
       this.kindOrderDb.put([kindOf(e.key), p], 1);
       this.index(e.key, e.sequenceNumber, e.createdAt);

@@ -29,9 +29,11 @@ export class MemoryPersistenceEngine implements PersistenceEngine {
 
   async persist(events: PersistedEvent[]): Promise<void> {
     const told: PersistedEvent[] = [];
-    for (const event of events) {
+    // Every event copied before any is stored: one that cannot be (a function) stores none.
+    const copies = events.map(copy);
+    for (const event of copies) {
       const list = this.eventsByKey.get(event.key) ?? [];
-      const stored = { ...copy(event), position: this.log.length + 1 };
+      const stored = { ...event, position: this.log.length + 1 };
       list.push(stored);
       list.sort((a, b) => a.sequenceNumber - b.sequenceNumber);
       this.eventsByKey.set(event.key, list);

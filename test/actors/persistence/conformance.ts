@@ -53,6 +53,33 @@ export function engineConformance(
       await engine.persist([]);
     });
 
+    it('stores a batch whole or not at all: an event it cannot encode fails the call and leaves none of the batch', async () => {
+      const told: PersistedEvent[] = [];
+      const stop = engine.onCommit((evs) => told.push(...evs));
+      // No engine can store it: a BigInt beyond 64 bits (msgpackr, JSON), a function (structuredClone).
+      const unstorable = { huge: 2n ** 70n, fn: () => 1 };
+      let failed: unknown;
+      try {
+        await engine.persist([ev('node:a', 1, 'a1'), ev('node:b', 1, unstorable), ev('node:c', 1, 'c1')]);
+      } catch (err) {
+        failed = err;
+      }
+      expect(failed, 'the call failed').to.be.instanceOf(Error);
+      // A later batch durable: whatever the failed call had queued would be committed by now.
+      await engine.persist([ev('node:d', 1, 'd1')]);
+      for (const k of ['node:a', 'node:b', 'node:c']) {
+        expect(await events(k), k).to.deep.equal([]);
+        expect(await engine.head(k), k).to.equal(0);
+      }
+      expect(await all(engine.keys(''))).to.deep.equal(['node:d']);
+      expect((await all(engine.history({}))).map((e) => e.key)).to.deep.equal(['node:d']);
+      expect(told.map((e) => e.key)).to.deep.equal(['node:d']);
+      stop();
+      // The same batch, storable: stored whole.
+      await engine.persist([ev('node:a', 1, 'a1'), ev('node:b', 1, 'b1'), ev('node:c', 1, 'c1')]);
+      expect((await all(engine.history({}))).map((e) => e.key)).to.deep.equal(['node:c', 'node:b', 'node:a', 'node:d']);
+    });
+
     it('gives back object keys exactly, "__proto__" and control characters included', async () => {
       const nics: Record<string, unknown> = {};
       for (const k of ['__proto__', '\u0001x', 'constructor', 'a']) Object.defineProperty(nics, k, { value: { k }, enumerable: true, writable: true, configurable: true });
