@@ -65,24 +65,42 @@ interface Header {
 /** One chunk: a kind's ids and states; `x`: some state's keys are escaped (persistence/keys.ts). */
 interface Chunk { k: string; ids: string[]; s: unknown[]; x?: 1 }
 
-let buildId: string | undefined;
+let codeId: string | undefined;
+let msgpackrId: string | undefined;
 /**
  * This build's identity as far as checkpoints go: a hash of the compiled code that decides what
  * a checkpoint's states are (each kind's apply, `actors/<kind>/state.js`; this module's encoding
- * and `readmodel-kinds.js`' packing) and of every module of the project they require. A
+ * and `readmodel-kinds.js`' packing) and of every module of the project they require, and
+ * msgpackr's version (`msgpackr`: injected by tests), which encodes and decodes the file. A
  * checkpoint written by a build whose hash differs is ignored: its states may not be what this
- * build's applies give. A release that changes only other code (decisions, routes, drivers, the
- * read model's indexes, which a start rebuilds from the states) starts from its predecessor's
- * checkpoint instead of rebuilding from the journal.
+ * build's applies give, nor its bytes what this msgpackr reads back. A release that changes
+ * only other code (decisions, routes, drivers, the read model's indexes, which a start rebuilds
+ * from the states) starts from its predecessor's checkpoint instead of rebuilding from the journal.
  */
-export function currentBuild(): string {
-  if (buildId) return buildId;
-  const roots = [__filename, join(__dirname, 'readmodel-kinds.js')];
-  for (const name of readdirSync(__dirname).sort()) {
-    const state = join(__dirname, name, 'state.js');
-    if (existsSync(state)) roots.push(state);
+export function currentBuild(msgpackr = msgpackrVersion()): string {
+  if (!codeId) {
+    const roots = [__filename, join(__dirname, 'readmodel-kinds.js')];
+    for (const name of readdirSync(__dirname).sort()) {
+      const state = join(__dirname, name, 'state.js');
+      if (existsSync(state)) roots.push(state);
+    }
+    codeId = codeHash(roots, dirname(__dirname));
   }
-  return (buildId = codeHash(roots, dirname(__dirname)));
+  return buildOf(codeId, msgpackr);
+}
+
+/** A build from its code's hash (codeHash) and msgpackr's version. */
+export const buildOf = (code: string, msgpackr: string): string => createHash('sha256').update(`${code}\0msgpackr ${msgpackr}`).digest('hex').slice(0, 32);
+
+/** The version of the msgpackr this process loads (its package.json, which it does not export: found above its entry). */
+export function msgpackrVersion(): string {
+  if (msgpackrId) return msgpackrId;
+  for (let dir = dirname(require.resolve('msgpackr')); ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    const pkg = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string }) : undefined;
+    if (pkg?.name === 'msgpackr' && pkg.version) return (msgpackrId = pkg.version);
+    if (dirname(dir) === dir) throw new Error('msgpackr\'s package.json was not found');
+  }
 }
 
 /**

@@ -1,14 +1,14 @@
 /**
  * The build a checkpoint is written by (actors/checkpoint.ts, currentBuild): a hash of the code
  * that decides its states, each kind's apply and the checkpoint's encoding, and what they
- * require of the project. A change elsewhere (a decision, a route) keeps the checkpoint usable;
+ * require of the project, with the version of msgpackr. A change elsewhere (a decision, a route) keeps the checkpoint usable;
  * a change to an apply or to anything it requires does not.
  */
 import { expect } from 'chai';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { codeHash, currentBuild, requiredModules } from '../../actors/checkpoint';
+import { buildOf, codeHash, currentBuild, msgpackrVersion, requiredModules } from '../../actors/checkpoint';
 import { readModelKinds } from '../../actors/readmodel-kinds';
 import { testWorld } from '../helpers/world';
 import { applyHeadnode } from '../../actors/headnode/state';
@@ -47,7 +47,16 @@ describe('The build that names a checkpoint', () => {
     for (const kind of ['headnode', 'network', 'nic', 'node', 'port', 'project', 'switch', 'user', 'webhook']) expect(named).to.include(`${kind}/state.js`);
     expect(named).to.include.members(['checkpoint.js', 'readmodel-kinds.js', 'ids.js', 'port/protocol.js']);
     for (const f of named) expect(f, f).not.to.match(/(^|\/)(actor|readmodel|runtime|entity|world|recovery)\.js$|^\.\./);
-    expect(codeHash(rootsIn(ACTORS), dirname(ACTORS))).to.equal(currentBuild());
+    expect(buildOf(codeHash(rootsIn(ACTORS), dirname(ACTORS)), msgpackrVersion())).to.equal(currentBuild());
+  });
+
+  it('moves with the version of msgpackr, which encodes the checkpoint', () => {
+    const installed = JSON.parse(readFileSync(join(ACTORS, '..', '..', 'node_modules', 'msgpackr', 'package.json'), 'utf8')).version;
+    expect(msgpackrVersion()).to.equal(installed);
+    expect(currentBuild(installed)).to.equal(currentBuild());
+    const [major, minor, patch] = installed.split('.').map(Number);
+    expect(currentBuild(`${major}.${minor}.${patch + 1}`)).not.to.equal(currentBuild());
+    expect(currentBuild(`${major + 1}.0.0`)).not.to.equal(currentBuild());
   });
 
   it('every kind\'s behaviour applies with its state module\'s function, which the hash covers', async () => {
