@@ -19,7 +19,7 @@
  */
 import { mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { crc32, gzip, inflateRawSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { PersistenceEngine } from '../actors/persistence/engine';
@@ -45,7 +45,8 @@ export class ArchiveWriter {
   /** this machine and folder: a mark written for another one's file (a standby pair) does not cut ours */
   private readonly where: string;
 
-  constructor(readonly dir: string, private readonly engine: PersistenceEngine) {
+  /** `syncDir` fsyncs a folder (tests record the calls). */
+  constructor(readonly dir: string, private readonly engine: PersistenceEngine, private readonly syncDir: (dir: string) => Promise<void> = fsyncDir) {
     this.where = `${hostname()}:${resolve(dir)}`;
   }
 
@@ -67,7 +68,16 @@ export class ArchiveWriter {
     const path = join(this.dir, file);
     const size0 = await stat(path).then((st) => st.size, () => undefined);
     const fresh = size0 === undefined;
-    if (fresh) await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    if (fresh) {
+      // A folder's entry lives in its parent: each one made here (and the archive folder, which
+      // an earlier pass may have made and died before syncing) is fsynced there, before a file
+      // in it is written, so a power loss cannot take the folder away with the file.
+      const made = await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      const top = made === undefined ? resolve(this.dir) : resolve(made);
+      const chain = [resolve(this.dir)];
+      while (chain[0] !== top && dirname(chain[0]) !== chain[0]) chain.unshift(dirname(chain[0]));
+      for (const d of chain) await this.syncDir(dirname(d));
+    }
     const mark = (await this.engine.mark(markName)) as LengthMark | undefined;
     let size = size0 ?? 0;
     // A torn or unrecorded append to this file: cut it (what it held is still in the store).
@@ -89,7 +99,7 @@ export class ArchiveWriter {
     } finally {
       await fh.close();
     }
-    if (fresh) await fsyncDir(this.dir);
+    if (fresh) await this.syncDir(this.dir);
     await this.engine.setMark(markName, { bytes: size + member.length, where: this.where, tail: member.subarray(member.length - TAIL).toString('hex') } satisfies LengthMark);
   }
 }

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { MemoryPersistenceEngine } from '../../actors/persistence/memory';
 import { ArchiveWriter, ArchivedEntry, archiveFileOf, archivePage, readArchive } from '../../src/archive';
@@ -46,6 +46,26 @@ describe('the archive of journal retention', () => {
     expect(readdirSync(dir).sort()).to.deep.equal(['2026-10.jsonl.gz', '2026-11.jsonl.gz']);
     expect(archiveFileOf(Date.parse('2026-11-30T12:00:00Z'))).to.equal('2026-11.jsonl.gz');
     expect(statSync(join(dir, '2026-11.jsonl.gz')).mode & 0o777).to.equal(0o600);
+  });
+
+  it('makes every folder it creates and every new file durable: each one\'s entry fsynced in its parent', async () => {
+    const synced: string[] = [];
+    const archive = join(dir, 'deep', 'archive');
+    const w = new ArchiveWriter(archive, new MemoryPersistenceEngine(), async (d) => {
+      synced.push(relative(dir, resolve(d)) || '.');
+    });
+    // `deep` and `archive` made: their entries in the temporary folder and in `deep`, then the file's in `archive`.
+    await w.append([entry(1)]);
+    expect(synced).to.deep.equal(['.', 'deep', 'deep/archive']);
+    // The same month's file again: no new entry anywhere.
+    synced.length = 0;
+    await w.append([entry(2)]);
+    expect(synced).to.deep.equal([]);
+    // A new month's file in the folder there is: the file's entry, and the folder's own again
+    // (an earlier pass may have made it and died before its parent was synced).
+    await w.append([entry(3, '2026-12-01T00:00:00.000Z')]);
+    expect(synced).to.deep.equal(['deep', 'deep/archive']);
+    expect(readdirSync(archive).sort()).to.deep.equal(['2026-11.jsonl.gz', '2026-12.jsonl.gz']);
   });
 
   it('cuts a torn append off before the next one, and reads lines written twice once', async () => {
