@@ -15,6 +15,10 @@ import { INACTIVE_PORTS, InactivePorts } from '../hardware/port-hardware';
 export interface Config extends DriverSettings {
   host: string;
   port: number;
+  /** a request's headers and body must arrive within this (node's requestTimeout and headersTimeout); the answer, a stream's included, is not bounded by it */
+  requestTimeoutMs: number;
+  /** connections open at once at most (node's maxConnections): one past it is closed unanswered */
+  maxConnections: number;
   /** `lmdb` (in dataDir), `memory` (tests and demos: nothing survives the process) or `postgres` (databaseUrl; active/standby) */
   storage: StorageKind;
   /** postgres: postgres://user:password@host:port/database (libpq's URL parameters, e.g. sslmode) */
@@ -146,6 +150,8 @@ export type ConsoleInput = (typeof CONSOLE_INPUT)[number];
 export const DEFAULTS: Config = {
   host: '127.0.0.1',
   port: 5000,
+  requestTimeoutMs: 30_000,
+  maxConnections: 4096,
   dataDir: './data',
   storage: 'lmdb',
   databasePoolSize: 8,
@@ -360,6 +366,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (env.HILT_HOST) cfg.host = env.HILT_HOST;
   if (env.HILT_PORT) cfg.port = int('HILT_PORT', env.HILT_PORT);
+  if (env.HILT_REQUEST_TIMEOUT_MS) cfg.requestTimeoutMs = int('HILT_REQUEST_TIMEOUT_MS', env.HILT_REQUEST_TIMEOUT_MS);
+  if (env.HILT_MAX_CONNECTIONS) cfg.maxConnections = int('HILT_MAX_CONNECTIONS', env.HILT_MAX_CONNECTIONS);
   if (env.HILT_DATA_DIR) cfg.dataDir = env.HILT_DATA_DIR;
   if (env.HILT_STORAGE) cfg.storage = oneOf('HILT_STORAGE', env.HILT_STORAGE, STORAGE_ENGINES);
   if (env.HILT_DATABASE_URL) cfg.databaseUrl = env.HILT_DATABASE_URL;
@@ -433,6 +441,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_SECRET_KEY_FILE) cfg.secretKeyFile = env.HILT_SECRET_KEY_FILE;
   if (cfg.port > 65535) throw new Error(`HILT_PORT (port) must be a port number, 0 to 65535, got ${cfg.port}`);
   oneOf('HILT_LOG_LEVEL', cfg.logLevel, LOG_LEVELS);
+  // A bound under a second would cut an ordinary client on a busy link.
+  if (!Number.isInteger(cfg.requestTimeoutMs) || cfg.requestTimeoutMs < 1000) throw new Error(`HILT_REQUEST_TIMEOUT_MS (requestTimeoutMs) must be an integer of at least 1000, got ${cfg.requestTimeoutMs}`);
+  if (!Number.isInteger(cfg.maxConnections) || cfg.maxConnections < 1) throw new Error(`HILT_MAX_CONNECTIONS (maxConnections) must be a positive integer, got ${cfg.maxConnections}`);
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('HILT_TLS_CERT and HILT_TLS_KEY go together: set both (HTTPS) or neither (plain HTTP)');
   if (cfg.loginMaxFailures < 1) throw new Error('HILT_LOGIN_MAX_FAILURES must be at least 1');
   // The file's values too.

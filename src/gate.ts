@@ -29,6 +29,10 @@ export interface GateOptions {
   retryAfterS: number;
   /** PEM certificate chain and key: serve HTTPS (TLS 1.2 at least) */
   tls?: { cert: Buffer; key: Buffer };
+  /** a request's headers and body must arrive within this; what it is answered is not bounded */
+  requestTimeoutMs: number;
+  /** connections open at once at most: one past it is closed unanswered */
+  maxConnections: number;
   /** serves GET /metrics without credentials while this process is a standby */
   metrics?: { text(): Promise<string>; readonly contentType: string };
 }
@@ -42,9 +46,20 @@ export class Gate {
   constructor(private readonly opts: GateOptions) {
     const route = (req: IncomingMessage, res: ServerResponse) => this.route(req, res);
     // An HTTP/1.1 request without Host gets the API's answer (node would answer an empty 400).
+    // A client that sends its headers or its body slowly, or not at all, holds a connection
+    // for requestTimeoutMs at most (node's own bound is 300 s), checked every tenth of it. Only
+    // the request's arrival is bounded: an event stream or a WebSocket, once asked for, is not.
+    const http = {
+      requireHostHeader: false,
+      requestTimeout: opts.requestTimeoutMs,
+      headersTimeout: opts.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.round(opts.requestTimeoutMs / 10))),
+    };
     this.server = opts.tls
-      ? createTlsServer({ ...opts.tls, minVersion: 'TLSv1.2', requireHostHeader: false }, route)
-      : createServer({ requireHostHeader: false }, route);
+      ? createTlsServer({ ...opts.tls, minVersion: 'TLSv1.2', ...http }, route)
+      : createServer(http, route);
+    // Each connection holds a file descriptor: past the cap node closes new ones at once.
+    this.server.maxConnections = opts.maxConnections;
     // A request node's HTTP parser refuses gets the API's error body (the apps never see it).
     this.server.on('clientError', clientError);
     // As fastify sets its own server (keep-alive sockets of a load balancer or a client stay open).

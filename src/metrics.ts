@@ -9,6 +9,7 @@
  * `hilt_active` 0, the counters of its earlier activations and the process's metrics, and none of
  * the gauges of what is there now. What each metric means: docs/operations.md.
  */
+import type { Server } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeviceOutcome, DriverKind, OperationType, Telemetry } from '../actors/telemetry';
 import type { World } from '../actors/world';
@@ -223,6 +224,19 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
         if (self.sources) this.set(self.sources.consoles?.viewerCount() ?? 0);
       },
     });
+  }
+
+  /** The process's HTTP listener (src/gate.ts): its connections now, and those refused past HILT_MAX_CONNECTIONS. */
+  listener(server: Server): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'hilt_http_connections', help: 'HTTP connections open now (event streams and WebSockets included)', registers,
+      async collect() {
+        this.set(await new Promise<number>((r) => server.getConnections((err, n) => r(err ? 0 : n))));
+      },
+    });
+    const refused = new Counter({ name: 'hilt_http_connections_refused_total', help: 'Connections closed unanswered because HILT_MAX_CONNECTIONS were open', registers });
+    server.on('drop', () => refused.inc());
   }
 
   /** Nothing to read from now on (a step-down): the gauges of what is there now go empty. */

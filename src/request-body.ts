@@ -107,8 +107,11 @@ export async function rejectGetBody(req: FastifyRequest): Promise<void> {
 export function clientError(err: Error & { code?: string }, socket: import('node:net').Socket): void {
   // A request before the bad one is still being answered (pipelining): an answer written now
   // would be read as that request's, which may have changed something. The client sees the
-  // connection cut instead, and no answer for what it sent.
-  const answering = (socket as { _httpMessage?: unknown })._httpMessage != null;
+  // connection cut instead, and no answer for what it sent. The answer in flight may be the bad
+  // request's own, its body still arriving (too slowly, or malformed): no call runs before its
+  // body is whole, so while nothing of that answer is written, this one is its answer.
+  const inFlight = (socket as { _httpMessage?: { headersSent: boolean; req?: { complete: boolean } } })._httpMessage;
+  const answering = inFlight != null && (inFlight.headersSent || inFlight.req?.complete !== false);
   if (!socket.writable || err.code === 'ECONNRESET' || answering) {
     socket.destroy();
     return;

@@ -135,7 +135,10 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
 
   const retryAfterS = Math.max(1, Math.ceil(config.leaseTtlMs / 1000));
   // A standby has no users to check an admin against: it shows its metrics only when they are open.
-  const gate: Gate = new Gate({ instance, retryAfterS, tls, metrics: config.metricsOpen ? metrics : undefined });
+  const gate: Gate = new Gate({
+    instance, retryAfterS, tls, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, metrics: config.metricsOpen ? metrics : undefined,
+  });
+  metrics.listener(gate.server);
 
   let current: Activation | undefined;
   let last: Activation | undefined;

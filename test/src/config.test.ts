@@ -49,6 +49,19 @@ describe('configuration', () => {
     expect(trustProxyOption('127.0.0.1, ::1')).to.deep.equal(['127.0.0.1', '::1']);
   });
 
+  it('reads the listener\'s bounds: the time a request may take to arrive, and the connections open at once', () => {
+    expect(DEFAULTS).to.include({ requestTimeoutMs: 30_000, maxConnections: 4096 });
+    expect(loadConfig({ HILT_REQUEST_TIMEOUT_MS: '5000', HILT_MAX_CONNECTIONS: '100' })).to.include({ requestTimeoutMs: 5000, maxConnections: 100 });
+    const file = join(dir, 'listener.json');
+    writeFileSync(file, JSON.stringify({ requestTimeoutMs: 2000, maxConnections: 10 }));
+    expect(loadConfig({ HILT_CONFIG: file })).to.include({ requestTimeoutMs: 2000, maxConnections: 10 });
+    expect(() => loadConfig({ HILT_REQUEST_TIMEOUT_MS: '999' })).to.throw(/HILT_REQUEST_TIMEOUT_MS \(requestTimeoutMs\) must be an integer of at least 1000, got 999/);
+    expect(() => loadConfig({ HILT_REQUEST_TIMEOUT_MS: '30s' })).to.throw(/HILT_REQUEST_TIMEOUT_MS must be a non-negative integer/);
+    expect(() => loadConfig({ HILT_MAX_CONNECTIONS: '0' })).to.throw(/HILT_MAX_CONNECTIONS \(maxConnections\) must be a positive integer, got 0/);
+    writeFileSync(file, JSON.stringify({ maxConnections: 'many' }));
+    expect(() => loadConfig({ HILT_CONFIG: file })).to.throw(/"maxConnections" .* must be a number/);
+  });
+
   it('saves switch configurations by default; HILT_SWITCH_SAVE turns it off', () => {
     expect(loadConfig({}).switchSave).to.equal(true);
     for (const off of ['false', '0', 'off', 'no']) expect(loadConfig({ HILT_SWITCH_SAVE: off }).switchSave, off).to.equal(false);
