@@ -43,7 +43,8 @@ import { EventHub } from './events/hub';
 import { WebhookRunner } from './events/webhooks';
 import { describer } from './events/describe';
 import { version } from './version';
-import { forbidden } from './errors';
+import { badArgument, forbidden } from './errors';
+import { BODY_LOST_MSG, bodiesLost } from './upgrade';
 import { forRead, isRead } from './auth/caller';
 import { tokenRoutes } from './routes/tokens';
 import { secretRoutes } from './routes/secrets';
@@ -239,6 +240,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // path (a GET without a body; a remembered credential): a promise per hook and request was a
   // measurable part of a read's cost (bench/README.md, Per-request speed).
   app.addHook('preValidation', (req, _reply, done) => {
+    if (bodiesLost.has(req.raw)) return done(badArgument(BODY_LOST_MSG));
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       if (req.body === undefined || req.body === null) req.body = {};
       return done();

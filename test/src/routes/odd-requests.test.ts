@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { connect } from 'node:net';
 import { request } from 'node:http';
 import { startTestServer, stopTestServer, TestServer, Client, ADMIN, must, basic } from '../../helpers/server';
+import { parseExposition, value } from '../../helpers/prometheus';
 
 interface Answer { status: number; headers: Record<string, string | string[] | undefined>; text: string }
 
@@ -94,6 +95,24 @@ describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', fu
     // Without a body the upgrade is ignored and the call served.
     expect(await raw(ts.url, `${head('/project/upg-empty')}\r\n`)).to.match(/^HTTP\/1\.1 200 /);
     expect((await must(api.get('/projects'))).body).to.include('upg-empty');
+  });
+
+  it('counts those 400s in /metrics as any answer, by the call\'s route, and an unknown path\'s as unmatched', async () => {
+    const count = async (labels: Record<string, string>) => value(parseExposition(await ts.metrics.text()), 'hilt_http_requests_total', labels);
+    const put = { route: '/project/:project', method: 'PUT', status: '400' };
+    const unknown = { route: 'unmatched', method: 'PUT', status: '400' };
+    const before = [await count(put), await count(unknown)];
+    const body = '{"zz":1}';
+    for (const path of ['/project/upg-counted', '/v0/project/upg-counted', '/no/such/call']) {
+      const a = await raw(ts.url, `PUT ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      expect(a, path).to.match(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)).msg, path).to.match(/Upgrade/);
+    }
+    // A GET's chunked body is not waited for either.
+    const get = await raw(ts.url, `GET /projects HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+    expect(get).to.match(/^HTTP\/1\.1 400 /);
+    expect((await count(put)) - before[0], 'the call\'s route').to.equal(2);
+    expect((await count(unknown)) - before[1], 'unmatched').to.equal(1);
   });
 
   it('never answers a good request with the 400 of a malformed one pipelined behind it (that change was made): the connection is closed instead', async () => {
