@@ -118,6 +118,9 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   private readonly maintenanceDeliveries = new Counter({ name: 'hilt_maintenance_deliveries_total', help: 'POSTs of maintenance pool notices, by outcome (ok: the maintenance service took it; error: retried)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly leaseExpiries = new Counter({ name: 'hilt_lease_expiries_total', help: 'Leases that passed (each starts its node\'s release)', registers: [this.registry] });
 
+  /** switches named by the per-switch series above (forgetDeletedSwitches) */
+  private readonly switchesNamed = new Set<string>();
+
   private readonly commitSeconds$ = children((kind) => this.commitSeconds.labels(kind));
   private readonly driverSeconds$ = children((kind, driver, call) => this.driverSeconds.labels(kind, driver, call));
 
@@ -340,7 +343,30 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
 
   /** The Prometheus text of this service's metrics and the process's. */
   async text(): Promise<string> {
+    await this.forgetDeletedSwitches();
     return Registry.merge([processMetrics(), this.registry]).metrics();
+  }
+
+  /**
+   * The series of switches deleted since the last scrape go: a deleted switch's name would stay
+   * in every scrape of this process. Read at the scrape from the committed view, so a session
+   * that closes after its switch was deleted is dropped too. (No other series carries an
+   * object's name: nodes and BMCs are counted by driver, the gauges read what is there now.)
+   */
+  private async forgetDeletedSwitches(): Promise<void> {
+    const rm = this.sources?.world.rm;
+    if (!rm) return;
+    const gone = new Set([...this.switchesNamed].filter((sw) => !rm.switches.has(sw)));
+    if (!gone.size) return;
+    for (const sw of gone) this.switchesNamed.delete(sw);
+    for (const metric of [this.accepted, this.finished, this.operationSeconds, this.sessionsOpened, this.perSession] as (Counter<string> | Histogram<string>)[]) {
+      for (const { labels } of (await metric.get()).values) {
+        if (!gone.has(String(labels.switch))) continue;
+        // A histogram's buckets carry `le` besides the labels of their series.
+        const { le: _le, ...own } = labels as Record<string, string | number>;
+        metric.remove(own);
+      }
+    }
   }
 
   readonly contentType = this.registry.contentType;
@@ -355,10 +381,12 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   }
 
   operationAccepted(sw: string, type: OperationType): void {
+    this.switchesNamed.add(sw);
     this.accepted.labels(sw, type).inc();
   }
 
   operationFinished(sw: string, type: OperationType, status: 'DONE' | 'ERROR', seconds: number): void {
+    this.switchesNamed.add(sw);
     this.finished.labels(sw, type, status).inc();
     this.operationSeconds.labels(sw).observe(seconds);
   }
@@ -369,10 +397,12 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   }
 
   sessionOpened(sw: string): void {
+    this.switchesNamed.add(sw);
     this.sessionsOpened.labels(sw).inc();
   }
 
   sessionClosed(sw: string, operations: number): void {
+    this.switchesNamed.add(sw);
     this.perSession.labels(sw).observe(operations);
   }
 

@@ -91,6 +91,31 @@ describe('GET /metrics', function () {
     expect(moved('hilt_storage_events_total', { kind: 'port' })).to.be.at.least(1);
   });
 
+  it('drops a switch\'s series once the switch is deleted (a deleted switch\'s name would stay in every scrape)', async () => {
+    const ofS9 = (e: Exposition) => e.samples.filter((x) => x.labels.switch === 's9').map((x) => x.name);
+    await must(api.put('/switch/s9', mockSwitch));
+    await makeNode(api, 'n9', ['eth0']);
+    await must(api.put('/switch/s9/port/gi1/0/1'));
+    await must(api.post('/switch/s9/port/gi1/0/1/connect_nic', { node: 'n9', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'n9' }));
+    for (const call of ['connect_network', 'detach_network']) {
+      const id = (await must(api.post(`/node/n9/nic/eth0/${call}`, { network: 'w' }), 202)).body.status_id;
+      await until(`${call} to finish`, async () => (await status(id)) === 'DONE');
+    }
+    await until('the switch session to close', async () => value(await scrape(), 'hilt_switch_session_operations_count', { switch: 's9' }) > 0);
+    expect(ofS9(await scrape())).to.include.members([
+      'hilt_network_operations_accepted_total', 'hilt_network_operations_finished_total', 'hilt_network_operation_duration_seconds_count',
+      'hilt_switch_sessions_opened_total', 'hilt_switch_session_operations_count', 'hilt_network_operations_pending',
+    ]);
+    await must(api.post('/project/p/detach_node', { node: 'n9' }));
+    await must(api.post('/switch/s9/port/gi1/0/1/detach_nic'));
+    await must(api.del('/switch/s9/port/gi1/0/1'));
+    await must(api.del('/switch/s9'));
+    expect(ofS9(await scrape())).to.deep.equal([]);
+    // Another switch's series stay.
+    expect(value(await scrape(), 'hilt_network_operations_accepted_total', { switch: 's1' })).to.be.greaterThan(0);
+  });
+
   it('shows what is there now: live actors and mailboxes, device queues, the store\'s size, the release, that it is active, the process', async () => {
     const m = await scrape();
     expect(value(m, 'hilt_actors_live', { kind: 'node' })).to.be.at.least(1);
