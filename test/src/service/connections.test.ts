@@ -64,6 +64,18 @@ describe('the listener\'s bounds: slow requests and too many connections', funct
     }
   });
 
+  it('leaves an idle keep-alive connection alone past the bound: its next request is served, no unasked 408', async () => {
+    const s = await stall(ts.url, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until('the first answer', () => /\r\n\r\n\{.*\}$/.test(s.got()));
+    const first = s.got();
+    await sleep(2.5 * BOUND_MS);
+    expect(s.got(), 'nothing more written').to.equal(first);
+    s.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until('the second answer', () => s.got().length > first.length && s.got().slice(first.length).endsWith('}'));
+    expect(s.got().slice(first.length)).to.match(/^HTTP\/1\.1 200 /);
+    s.socket.destroy();
+  });
+
   it('keeps an event stream and a console\'s WebSocket open well past the bound', async () => {
     await must(ts.api.put('/project/p'));
     await must(ts.api.put('/node/w1', { obm: obm('bmc-w1') }));
