@@ -146,7 +146,7 @@ export class World {
       record: (id, config, wire) => this.ports.ask(id, { type: 'port.configured', by: 'switch', config, wire }),
       stopping: () => this.closing,
       doubt: (id, vlans) => this.ports.ask(id, { type: 'port.doubt', by: 'switch', vlans }),
-      settled: (id) => this.ports.ask(id, { type: 'port.settled', by: 'switch' }),
+      settled: (id, forgets) => this.ports.ask(id, { type: 'port.settled', by: 'switch', forgets }),
       settle: (id) => this.ports.ask(id, { type: 'port.settle', by: 'switch' }, { hardware: true }),
       inDoubt: (id) => !!rm.ports.get(id)?.doubt,
       committed: (id) => rm.ports.get(id),

@@ -35,8 +35,10 @@
  * doubt is cleared (`PortDoubtCleared`) in a switch turn that confirmed the port: a set-back, a
  * revert or re-apply, a drift repair, or a read-back that matches (where the switch only stages
  * changes for a commit, once the commit applied them); the marks and clears of one
- * port are written in the order their switch turns came. While in doubt, the port is set back
- * again with backoff.
+ * port are written in the order their switch turns came, and a clear confirmed before a
+ * force-detach (which marks the port in its own turn) is dropped. While in doubt, the port is
+ * set back again with backoff. An admin may clear a doubt by hand (`port.clearDoubt`), for a
+ * switch gone for good.
  *
  * Inactive ports (HILT_INACTIVE_PORTS=shutdown, the default): a port that carries none of the
  * service's networks is administratively down, where its driver can do that (`setEnabled`). The
@@ -46,9 +48,10 @@
  * once it carries exactly the tenant's VLAN); the change that takes its last network away, a
  * revert, and a set-back or re-apply to nothing shut it first, before its VLANs change. So a
  * port is up only while it carries what the service holds. A force-detach (for a dead switch:
- * nothing else is said to it) that leaves the port nothing queues a shut in the background: it
- * fails quietly on a switch that is still gone, and the drift audit then shows the port up
- * while it carries nothing (repair shuts it). Nothing is shut at start: a port of an older
+ * the switch is not told) puts the port in doubt of the VLAN it forgot, and queues its set-back
+ * at once: on a switch that is alive after all it removes the VLAN (and shuts a port left with
+ * nothing); on one still gone it fails, and is tried again with backoff until the switch comes
+ * back or an admin clears the doubt by hand. Nothing is shut at start: a port of an older
  * release is treated by this policy when it next changes, or by a repair.
  *
  * The drift audit (check) reads a port back and, when asked, repairs it, in one switch call:
@@ -84,8 +87,8 @@ export interface PortHardwareDeps {
   stopping(): boolean;
   /** One attempt at committing that the port is in doubt, may carry `vlans` beyond its record (`port.doubt`). */
   doubt(id: string, vlans: number[]): Promise<void>;
-  /** One attempt at committing that the switch confirmed the port carries its record (`port.settled`). */
-  settled(id: string): Promise<void>;
+  /** One attempt at committing that the switch confirmed the port carries its record (`port.settled`), `forgets` as counted in that switch turn. */
+  settled(id: string, forgets: number): Promise<void>;
   /** Have the port actor set the port back to its record (`port.settle`): null once it carries it. */
   settle(id: string): Promise<string | null>;
   /** Is the port in doubt (committed)? */
@@ -209,18 +212,21 @@ function work(change: PortChange, port: string, config: PortConfig, policy: Inac
  */
 class Confirmation {
   private afterCommit = false;
+  /** the port's force-detaches counted in the switch turn: a later one makes the clear stale */
+  private forgets = 0;
 
-  constructor(private readonly confirm: () => void) {}
+  constructor(private readonly confirm: (forgets: number) => void, private readonly forgetCount: () => number) {}
 
   /** The work showed (or made) the port as its record, on session `s`. */
   now(s: SwitchSession, port: string): void {
+    this.forgets = this.forgetCount();
     if (s.uncommitted?.has(port)) this.afterCommit = true;
-    else this.confirm();
+    else this.confirm(this.forgets);
   }
 
   /** The call succeeded. */
   succeeded(): void {
-    if (this.afterCommit) this.confirm();
+    if (this.afterCommit) this.confirm(this.forgets);
   }
 }
 
@@ -235,6 +241,8 @@ export class PortHardware {
   private readonly doubtWrites = new Map<string, Promise<void>>();
   /** port id → how many doubts this process has marked on it (a read-back's clear needs none since it began) */
   private readonly doubtMarks = new Map<string, number>();
+  /** port id → how many force-detaches this process has made on it (a clear confirmed before one is stale) */
+  private readonly forgets = new Map<string, number>();
   /** ports in doubt set back again with backoff by this process */
   private readonly retrying = new Set<string>();
   /** ends the retries' pauses at close */
@@ -318,7 +326,7 @@ export class PortHardware {
     // The port's doubts marked when the read began: a change that failed after it (a read answered
     // past its deadline, when the switch went on to later calls) leaves a doubt the read cannot end.
     let marks = 0;
-    const confirmed = new Confirmation(() => this.confirm(id, marks));
+    const confirmed = this.confirmation(id, () => marks);
     const work: PortWork = async (s) => {
       marks = this.doubtMarks.get(id) ?? 0;
       config = this.heldNow(id, config);
@@ -389,11 +397,39 @@ export class PortHardware {
    * doubt, after every doubt record made before. Best effort: a port left in doubt is set back
    * again (see retry). `marks`: the doubts marked when a read-back began; not cleared if one came since.
    */
-  private confirm(id: string, marks?: number): void {
+  private confirm(id: string, forgets: number, marks?: number): void {
     void this.inOrder(id, async () => {
       if (marks !== undefined && (this.doubtMarks.get(id) ?? 0) !== marks) return;
-      await this.deps.settled(id).catch(() => undefined);
+      await this.deps.settled(id, forgets).catch(() => undefined);
     });
+  }
+
+  /** A switch call's confirmation of the port (see confirm). */
+  private confirmation(id: string, marks?: () => number): Confirmation {
+    return new Confirmation((forgets) => this.confirm(id, forgets, marks?.()), () => this.forgetCount(id));
+  }
+
+  /** How many force-detaches this process has made on the port (`port.settled` drops a clear confirmed before the last). */
+  forgetCount(id: string): number {
+    return this.forgets.get(id) ?? 0;
+  }
+
+  /**
+   * A force-detach takes a VLAN off the port's record (in the port actor's turn) without telling
+   * the switch: a clear confirmed before it, and a read-back begun before it, are stale.
+   */
+  forgetting(id: string): void {
+    this.forgets.set(id, this.forgetCount(id) + 1);
+    this.doubtMarks.set(id, (this.doubtMarks.get(id) ?? 0) + 1);
+  }
+
+  /**
+   * After a force-detach put the port in doubt: queue its set-back now (on a live switch it
+   * removes the VLAN, and shuts a port left with nothing), then again with backoff while the
+   * doubt lasts (a switch that is gone for good: until an admin clears it).
+   */
+  setBackSoon(id: string): void {
+    void this.deps.settle(id).catch(() => undefined).finally(() => void this.retry(id));
   }
 
   private inOrder(id: string, write: () => Promise<void>): Promise<void> {
@@ -443,7 +479,7 @@ export class PortHardware {
     const steps = work(change, port.name, current, this.policy);
     // A revert or re-apply sets the whole port: once done, in its switch turn, a port in doubt is no longer.
     const confirms = (change.kind === 'revert' || change.kind === 'reapply') && (!!port.doubt || this.doubtWrites.has(id));
-    const confirmed = new Confirmation(() => this.confirm(id));
+    const confirmed = this.confirmation(id);
     try {
       await this.deps.sessions.submit(sw, confirms ? async (s) => { await steps(s); confirmed.now(s, port.name); } : steps, {
         onStart: (d) => {
@@ -478,7 +514,7 @@ export class PortHardware {
     const id = portId(port.switch, port.name);
     this.mark(id);
     const reapply = `POST /admin/node/${port.wire?.node}/nic/${port.wire?.nic}/reapply`;
-    const confirmed = new Confirmation(() => this.confirm(id));
+    const confirmed = this.confirmation(id);
     const setBack: PortWork = async (s) => {
       const target = this.heldNow(id, config);
       // A resumed operation's port: whether an earlier process changed it is read first (a
@@ -506,22 +542,6 @@ export class PortHardware {
     const id = portId(port.switch, port.name);
     const held = this.unrecorded.get(id);
     if (held && sameWire(held.wire, port.wire)) this.unrecorded.set(id, { config, wire: port.wire });
-  }
-
-  /**
-   * After a force-detach left the port `config`: when that is nothing, shut the port in the
-   * background (see the header). Its failure is the sessions' to log; the drift audit shows the
-   * port up meanwhile.
-   */
-  shutIfInactive(port: PortState, config: PortConfig): void {
-    if (wantedState(config, this.policy) !== false) return;
-    const sw = this.deps.switchInfo(port.switch);
-    if (!sw) return;
-    const id = portId(port.switch, port.name);
-    this.mark(id);
-    void this.deps.sessions.submit(sw, (s) => enable(s, port.name, false), { what: `shutting port ${port.name} (force-detach)` })
-      .catch(() => undefined)
-      .finally(() => this.unmark(id));
   }
 
   /** Hold the port's new configuration and have it written (see the header). */

@@ -115,6 +115,7 @@ const CALLS: Record<AnyEvent['type'], string | null | ((e: Record<string, unknow
   PortConfigured: null,
   PortInDoubt: null,
   PortDoubtCleared: null,
+  PortDoubtClearedByHand: 'admin_clear_doubt',
   SwitchRegistered: 'switch_register',
   SwitchDeleted: 'switch_delete',
   SwitchHostKeyRecorded: null,

@@ -1,5 +1,5 @@
 import { Behavior, needsEntity } from '../runtime';
-import { duplicate, notFound, blocked } from '../errors';
+import { duplicate, notFound, blocked, conflict } from '../errors';
 import { splitId } from '../ids';
 import type { PortHardware } from '../../hardware/port-hardware';
 import { configAfter, sameConfig } from './config';
@@ -59,7 +59,15 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
         if (state.doubt && !more.length) return { events: [] };
         return { events: [{ type: 'PortInDoubt', vlans: [...new Set(cmd.vlans)].sort((a, b) => a - b) }] };
       }),
-      'port.settled': live((state) => ({ events: state.doubt ? [{ type: 'PortDoubtCleared' }] : [] })),
+      'port.settled': live((state, cmd, id) => {
+        // Confirmed before a force-detach took a VLAN off the record: the switch may carry it since.
+        if (cmd.forgets !== undefined && cmd.forgets !== hardware.forgetCount(id)) return { events: [] };
+        return { events: state.doubt ? [{ type: 'PortDoubtCleared' }] : [] };
+      }),
+      'port.clearDoubt': live((state, _cmd, id) => {
+        if (!state.doubt) throw conflict(`${named(id)} is not in doubt`);
+        return { events: [{ type: 'PortDoubtClearedByHand', vlans: state.doubt.vlans }] };
+      }),
       // Deferred like port.apply.
       'port.settle': live((state) => ({ events: [], value: hardware.settle(state) })),
       'port.configured': live((state, cmd) => {
@@ -69,12 +77,18 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
         if (!sameWire || sameConfig(state.config, cmd.config)) return { events: [] };
         return { events: [{ type: 'PortConfigured', config: cmd.config }] };
       }),
-      'port.forget': live((state, cmd) => {
+      'port.forget': live((state, cmd, id) => {
         const config = configAfter(hardware.current(state), { kind: 'detach', native: cmd.native, vlan: cmd.vlan });
         // A change of this port not written yet must not put the VLAN back.
         hardware.supersede(state, config);
-        // A port left with nothing is shut in the background (hardware/port-hardware.ts).
-        return { events: sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }], afterCommit: () => hardware.shutIfInactive(state, config) };
+        hardware.forgetting(id);
+        const events: PortEvent[] = sameConfig(state.config, config) ? [] : [{ type: 'PortConfigured', config }];
+        // The switch is not told, and may still carry the VLAN: until it confirms the port's
+        // set-back (or an admin clears the doubt), the VLAN's network is not deleted, so the
+        // VLAN is not given to another tenant, nor is the node released. Durable with the record.
+        if (!state.doubt?.vlans.includes(cmd.vlan)) events.push({ type: 'PortInDoubt', vlans: [cmd.vlan] });
+        // The set-back, queued at once, also shuts a port left with nothing (hardware/port-hardware.ts).
+        return { events, afterCommit: () => hardware.setBackSoon(id) };
       }),
       // Deferred like port.apply: the port is the only caller of hardware for itself.
       'port.check': live((state, cmd) => ({ events: [], value: hardware.check(state, { repair: cmd.repair, batch: cmd.batch }) })),

@@ -60,7 +60,7 @@ export interface PortCheck {
 }
 
 /**
- * Every command of the port comes from inside the world: the switch (register, delete), the
+ * Every command of the port comes from inside the world: the switch (register, delete, an admin's clear of a doubt), the
  * nic (wiring, changes, force-detach), the port's corridor (`port.configured`) and the drift
  * audit (`port.check`). The routes send none.
  */
@@ -78,8 +78,14 @@ export type PortCommand =
   | { type: 'port.apply'; by: string; node: string; nic: string; change: PortChange; resumed?: boolean }
   /** the switch may carry `vlans` on the port beyond its record: the port is in doubt (durable before the outcome is) */
   | { type: 'port.doubt'; by: string; vlans: number[] }
-  /** the switch confirmed the port carries exactly what the service holds: no longer in doubt */
-  | { type: 'port.settled'; by: string }
+  /**
+   * the switch confirmed the port carries exactly what the service holds: no longer in doubt.
+   * `forgets`: the port's force-detaches counted when the switch turn confirmed it (a clear of a
+   * record a force-detach has since changed is dropped: PortHardware.forgetCount).
+   */
+  | { type: 'port.settled'; by: string; forgets?: number }
+  /** an admin clears the doubt by hand (its switch is gone for good): refused when not in doubt */
+  | { type: 'port.clearDoubt'; by: string }
   /**
    * Set a port in doubt back to the configuration the service holds (read back, converge, read
    * back again: a drift repair), through its switch's queue. Answered when the switch is done:
@@ -88,7 +94,10 @@ export type PortCommand =
   | { type: 'port.settle'; by: string }
   /** record the configuration the switch now has, for the nic it was changed for (ignored once the wiring changed) */
   | { type: 'port.configured'; by: string; config: PortConfig; wire: Wire | null }
-  /** force-detach for a dead switch: forget a VLAN without touching the hardware */
+  /**
+   * force-detach: forget a VLAN without telling the switch. The switch may still carry it: the
+   * port is in doubt of it until a set-back the switch confirms (queued at once), or an admin's clear.
+   */
   | { type: 'port.forget'; by: string; native: boolean; vlan: number }
   /**
    * Drift audit: read the port back from the switch and compare it with the configuration the
@@ -107,6 +116,7 @@ export interface PortReplies {
   'port.configured': void;
   'port.doubt': void;
   'port.settled': void;
+  'port.clearDoubt': void;
   'port.settle': string | null;
   'port.forget': void;
   'port.check': PortCheck;
@@ -121,4 +131,6 @@ export type PortEvent =
   /** the switch may carry these VLANs on the port beyond its record (added to any doubt already held) */
   | { type: 'PortInDoubt'; vlans: number[] }
   /** the switch confirmed the port carries exactly its record */
-  | { type: 'PortDoubtCleared' };
+  | { type: 'PortDoubtCleared' }
+  /** an admin cleared the doubt by hand (the event's `by`), for a switch gone for good: `vlans` it was in doubt of */
+  | { type: 'PortDoubtClearedByHand'; vlans: number[] };

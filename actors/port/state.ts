@@ -28,7 +28,8 @@ export function applyPort(state: PortState | null, e: PortEvent & Stamp, id: str
       const vlans = [...new Set([...(state.doubt?.vlans ?? []), ...e.vlans])].sort((a, b) => a - b);
       return { ...state, doubt: { vlans, since: state.doubt?.since ?? e.at ?? 0 } };
     }
-    case 'PortDoubtCleared': {
+    case 'PortDoubtCleared':
+    case 'PortDoubtClearedByHand': {
       if (!state) return state;
       const { doubt: _cleared, ...rest } = state;
       return rest;

@@ -51,6 +51,10 @@ export function switchBehavior({ rm, ports, credentials = PLAIN }: SwitchDeps): 
         await ports.ask(portId(id, cmd.port), { type: 'port.delete', by: cmd.by });
         return { events: [] };
       }),
+      'switch.clearPortDoubt': live(async (_state, cmd, id) => {
+        await ports.ask(portId(id, cmd.port), { type: 'port.clearDoubt', by: cmd.by });
+        return { events: [] };
+      }),
     },
   };
 }

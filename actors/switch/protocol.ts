@@ -24,7 +24,9 @@ export type SwitchPublicCommand =
   | { type: 'switch.clearHostKey'; by: string }
   | { type: 'switch.delete'; by: string }
   | { type: 'switch.registerPort'; by: string; port: string }
-  | { type: 'switch.deletePort'; by: string; port: string };
+  | { type: 'switch.deletePort'; by: string; port: string }
+  /** an admin clears a port's doubt by hand, for a switch gone for good (refused when the port is not in doubt) */
+  | { type: 'switch.clearPortDoubt'; by: string; port: string };
 
 /** What only the switch's corridor sends (hardware/switch-sessions.ts). */
 export type SwitchInternalCommand =
@@ -40,6 +42,7 @@ export interface SwitchReplies {
   'switch.delete': void;
   'switch.registerPort': void;
   'switch.deletePort': void;
+  'switch.clearPortDoubt': void;
 }
 
 export type SwitchEvent =

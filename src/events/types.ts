@@ -67,6 +67,7 @@ export const EVENT_TYPES: Record<StoredType, string> = {
   PortConfigured: 'port.configured',
   PortInDoubt: 'port.in_doubt',
   PortDoubtCleared: 'port.doubt_cleared',
+  PortDoubtClearedByHand: 'port.doubt_cleared_by_hand',
   SwitchRegistered: 'switch.registered',
   SwitchDeleted: 'switch.deleted',
   SwitchHostKeyRecorded: 'switch.host_key_recorded',

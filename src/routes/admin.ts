@@ -3,14 +3,14 @@
  * state and sequence number, and its journal (the audit trail: who did what, when).
  * Secrets are redacted everywhere.
  */
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyRequest } from 'fastify';
 import * as S from '../schemas/admin';
 import { redact } from '../redact';
 import { encodeStatusId } from '../../actors/nic/status-ids';
 import { requireAdmin, found, lookedUp } from './guard';
 import { badArgument, notFound } from '../errors';
 import { HiltError } from '../../actors/errors';
-import { quote } from '../../lib/text';
+import { quote, shortText } from '../../lib/text';
 import { nameProblem, NAME_RULE } from '../schemas/common';
 import { nicId } from '../../actors/ids';
 import type { JournalEntry } from '../../actors/persistence/engine';
@@ -95,6 +95,22 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { node: string; nic: string }; Body: { network: string } }>('/admin/node/:node/nic/:nic/force_detach', { schema: S.forceDetach }, async (req) => {
     requireAdmin(req.caller);
     await world.nodes.ask(req.params.node, { type: 'node.forceDetach', by: req.caller.user, nic: req.params.nic, network: lookedUp('network', req.body.network) });
+  });
+
+  // A port in doubt whose switch is gone for good: an admin clears the doubt by hand, and with it
+  // the holds on its VLANs' networks and its node (docs/actors.md, "Ports in doubt"). Audited
+  // (port.doubt_cleared_by_hand, by the admin). A path with another action is no call: 404 first.
+  const CLEAR_DOUBT = '/clear_doubt';
+  const clearDoubtPath = async (req: FastifyRequest<{ Params: { '*': string } }>) => {
+    const rest = req.params['*'];
+    if (!rest.endsWith(CLEAR_DOUBT) || rest.length === CLEAR_DOUBT.length) throw new HiltError('NotFoundError', `no such call: POST ${shortText(req.url.split('?')[0], 64)}`);
+  };
+  const checkPortName = async (req: FastifyRequest<{ Params: { '*': string } }>) => {
+    if (nameProblem(req.params['*'].slice(0, -CLEAR_DOUBT.length))) throw badArgument(`params/port ${NAME_RULE}`);
+  };
+  app.post<{ Params: { switch: string; '*': string } }>('/admin/switch/:switch/port/*', { schema: S.clearPortDoubt, onRequest: clearDoubtPath, preValidation: checkPortName }, async (req) => {
+    requireAdmin(req.caller);
+    await world.switches.ask(req.params.switch, { type: 'switch.clearPortDoubt', by: req.caller.user, port: req.params['*'].slice(0, -CLEAR_DOUBT.length) });
   });
 
   /** An audit's outcome is remembered for the switch lists (hardware/switch-health.ts). */

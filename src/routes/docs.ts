@@ -82,7 +82,7 @@ interface OpenApi { paths: Record<string, Record<string, Operation>> }
 
 /**
  * One fastify route serves several calls where the wildcard swallows the action: the port
- * actions (connect_nic, detach_nic, revert) and an entity or its journal. The document lists
+ * actions (connect_nic, detach_nic, revert; an admin's clear_doubt) and an entity or its journal. The document lists
  * each call as the client sends it. Also: a body none of whose keys is required may be left out.
  */
 function splitWildcardRoutes(doc: OpenApi): OpenApi {
@@ -97,6 +97,12 @@ function splitWildcardRoutes(doc: OpenApi): OpenApi {
     paths[`${portPath}/connect_nic`] = { post: { ...post, summary: 'port_connect_nic', requestBody: { required: true, content: { 'application/json': { schema: connectBody } } }, responses: { 200: ok, ...errors } } };
     paths[`${portPath}/detach_nic`] = { post: { ...omitBody(post), summary: 'port_detach_nic', responses: { 200: ok, ...errors } } };
     paths[`${portPath}/revert`] = { post: { ...omitBody(post), summary: 'port_revert', responses: { 202: accepted, ...errors } } };
+  }
+  // The admin's clear of a port's doubt: its one action.
+  const adminPortPath = '/admin/switch/{switch}/port/{port}';
+  if (paths[adminPortPath]) {
+    paths[`${adminPortPath}/clear_doubt`] = { post: { ...paths[adminPortPath].post!, summary: 'admin_clear_doubt' } };
+    delete paths[adminPortPath];
   }
   const actorPath = '/admin/actors/{kind}/{id}';
   const get = paths[actorPath]?.get;

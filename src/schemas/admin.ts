@@ -80,3 +80,16 @@ const driftReport = {
 /** `GET /admin/switch/<switch>/drift`, `POST /admin/switch/<switch>/repair` (no body). */
 export const switchDrift = { params: params('switch'), querystring: noQuery, response: responses('read', { 200: driftReport }, 404, 502) } as const;
 export const switchRepair = { params: params('switch'), body: noBody, querystring: noQuery, response: responses('change', { 200: driftReport }, 404, 502) } as const;
+/**
+ * `POST /admin/switch/<switch>/port/<port>/clear_doubt` (no body): `*` is `<port>/clear_doubt`,
+ * since port names may contain `/`; the port name is checked by hand once the action is split off.
+ */
+export const clearPortDoubt = {
+  params: {
+    type: 'object', required: ['switch', '*'],
+    properties: { switch: params('switch').properties.switch, '*': { type: 'string', minLength: 1, maxLength: 1024, description: '<port>/clear_doubt' } },
+  },
+  body: noBody,
+  querystring: noQuery,
+  response: responses('change', { 200: done }, 404, 409),
+} as const;

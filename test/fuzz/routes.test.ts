@@ -115,6 +115,7 @@ const ROUTES: Route[] = [
   { method: 'DELETE', path: '/switch/{switch}/host_key' },
   { method: 'GET', path: '/admin/switch/{switch}/drift' },
   { method: 'POST', path: '/admin/switch/{switch}/repair' },
+  { method: 'POST', path: '/admin/switch/{switch}/port/{port}/clear_doubt' },
   { method: 'GET', path: '/admin/switch/{switch}/wiring' },
   { method: 'GET', path: '/admin/wiring' },
   { method: 'POST', path: '/admin/switch/{switch}/wiring/propose' },
@@ -435,7 +436,7 @@ describe('fuzz: hostile requests on every route (fast-check)', function () {
     const ts = await startTestServer();
     const toTemplate = (url: string) => url.replace(/^\/v0/, '').replace(/:(\w+)/g, '{x}').replace(/\*/g, '{x}');
     const served = new Set(ts.app.routeTable.filter((r) => r.method !== 'HEAD' && !/openapi|^\/docs/.test(r.url)).map((r) => `${r.method} ${toTemplate(r.url)}`));
-    const listed = new Set(ROUTES.map((r) => `${r.method} ${r.path.replace(/\{(\w+)\}/g, '{x}')}`.replace(/\{x\}\/(connect_nic|detach_nic|revert)$/, '{x}').replace(/\{x\}\/journal$/, '{x}').replace('/nodes/all', '/nodes/{x}').replace('/nodes/free', '/nodes/{x}').replace(/\/admin\/actors\/\{x\}\/\{x\}$/, '/admin/actors/{x}/{x}')));
+    const listed = new Set(ROUTES.map((r) => `${r.method} ${r.path.replace(/\{(\w+)\}/g, '{x}')}`.replace(/\{x\}\/(connect_nic|detach_nic|revert|clear_doubt)$/, '{x}').replace(/\{x\}\/journal$/, '{x}').replace('/nodes/all', '/nodes/{x}').replace('/nodes/free', '/nodes/{x}').replace(/\/admin\/actors\/\{x\}\/\{x\}$/, '/admin/actors/{x}/{x}')));
     const missing = [...served].filter((r) => !listed.has(r) && !NOT_FUZZED.test(r));
     expect(missing, 'routes not fuzzed').to.deep.equal([]);
     await stopTestServer(ts);

@@ -124,6 +124,10 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .argument('<node>').argument('<nic>').argument('<network>')
     .action(async (n: string, x: string, network: string) => void (await c().post(`/admin${path('node', n, 'nic', x, 'force_detach')}`, { network })));
 
+  admin.command('clear-doubt').description('For a switch gone for good: clear a port\'s doubt by hand, releasing the networks and the node it holds (audited)')
+    .argument('<switch>').argument('<port>')
+    .action(async (sw: string, p: string) => void (await c().post(`/admin${path('switch', sw, 'port', p, 'clear_doubt')}`)));
+
   const driftReport = (verb: string, description: string) => admin.command(verb).description(description)
     .argument('<switch>')
     .option('--json', 'the server\'s JSON')

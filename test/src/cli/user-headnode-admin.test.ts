@@ -1,6 +1,7 @@
 /** hilt user …, hilt headnode …, hilt networking-action … and hilt admin … against a started server. */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch } from '../../helpers/server';
+import { portId } from '../../../actors/ids';
 import { cliFor, rows } from '../../helpers/cli';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -159,6 +160,18 @@ describe('hilt user, headnode, networking-action and admin', function () {
       const again = await cli.run('admin', 'force-detach', 'n1', 'eth0', 'w');
       expect(again.code).to.equal(1);
       expect(again.stderr).to.match(/^hilt: IllegalStateError: /);
+    });
+
+    it('clear-doubt <switch> <port>: an admin clears a port\'s doubt by hand, audited', async () => {
+      // A failed change whose set-back was never confirmed (a switch gone for good).
+      await ts.world.ports.ask(portId('s1', 'gi1/0/1'), { type: 'port.doubt', by: 'switch', vlans: [3999] });
+      await cli.ok('admin', 'clear-doubt', 's1', 'gi1/0/1');
+      expect(ts.world.rm.port('s1', 'gi1/0/1')!.doubt).to.equal(undefined);
+      const [last] = await cli.json('admin', 'journal', 'port', 's1', 'gi1/0/1', '--limit', '1');
+      expect(last).to.deep.include({ by: 'admin', event: { type: 'PortDoubtClearedByHand', vlans: [3999] } });
+      const again = await cli.run('admin', 'clear-doubt', 's1', 'gi1/0/1');
+      expect(again.code).to.equal(1);
+      expect(again.stderr).to.match(/^hilt: IllegalStateError: port gi1\/0\/1 of switch s1 is not in doubt/);
     });
   });
 });

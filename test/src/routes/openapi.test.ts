@@ -25,6 +25,7 @@ function callsOf(method: string, url: string): string[] {
     if (method === 'POST') return ['connect_nic', 'detach_nic', 'revert'].map((a) => `POST /switch/{switch}/port/{port}/${a}`);
     return [`${method} /switch/{switch}/port/{port}`];
   }
+  if (path === '/admin/switch/{switch}/port/*') return [`${method} /admin/switch/{switch}/port/{port}/clear_doubt`];
   if (path === '/admin/actors/{kind}/*') return [`${method} /admin/actors/{kind}/{id}`, `${method} /admin/actors/{kind}/{id}/journal`];
   return [`${method} ${path}`];
 }

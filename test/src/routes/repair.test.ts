@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds, finished } from '../../helpers/server';
+import { ADMIN, startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds, finished, committed } from '../../helpers/server';
+import { portId } from '../../../actors/ids';
+import { SwitchError } from '../../../drivers/switch/types';
+import { SseStream } from '../../helpers/sse';
+import { sleep, until } from '../../helpers/wait';
+
+const PORT = portId('rs', 'gi1/0/1');
 
 describe('admin repairs of network state', () => {
   let ts: TestServer;
@@ -39,15 +45,110 @@ describe('admin repairs of network state', () => {
     expect((await api.get('/node/rn')).body.nics[0].networks).to.deep.equal({ 'vlan/native': 'rw', [`vlan/${vlan.t}`]: 'rt' });
   });
 
-  it('force-detaches a network in the service\'s state only (dead switch)', async () => {
-    await must(api.post('/admin/node/rn/nic/eth0/force_detach', { network: 'rt' }));
-    expect((await api.get('/node/rn')).body.nics[0].networks).to.deep.equal({ 'vlan/native': 'rw' });
-    expect((await api.get('/network/rt/attachments')).body).to.deep.equal({});
-    // The switch was not told.
-    expect(ts.mockSwitch.port('rs', 'gi1/0/1').tagged).to.deep.equal([vlan.t]);
-    // The network is now free to delete.
+  it('force-detaches a network in the service\'s state only, the port in doubt of its VLAN until the switch confirms the set-back: the network is not deleted, nor its VLAN reused, before', async () => {
+    // The switch answers no login until the test lets it: the set-back the force-detach queues waits.
+    let letIn!: () => void;
+    const gate = new Promise<void>((r) => (letIn = r));
+    const open = ts.mockSwitch.open;
+    ts.mockSwitch.open = async (info, signal) => {
+      await gate;
+      return open.call(ts.mockSwitch, info, signal);
+    };
+    const cleared = committed(ts, `port:${PORT}`, 'PortDoubtCleared');
+    try {
+      await must(api.post('/admin/node/rn/nic/eth0/force_detach', { network: 'rt' }));
+      expect((await api.get('/node/rn')).body.nics[0].networks).to.deep.equal({ 'vlan/native': 'rw' });
+      expect((await api.get('/network/rt/attachments')).body).to.deep.equal({});
+      // The switch was not told, and the port still carries the VLAN (rw keeps it up).
+      expect(ts.mockSwitch.port('rs', 'gi1/0/1').tagged).to.deep.equal([vlan.t]);
+      expect(ts.world.rm.ports.get(PORT)!.doubt!.vlans).to.deep.equal([vlan.t]);
+      // Deleted now, the network's VLAN could go to another project while the port carries it.
+      const del = await api.del('/network/rt');
+      expect(del.status).to.equal(409);
+      expect(del.body.type).to.equal('BlockedError');
+      expect(del.body.msg).to.match(new RegExp(`^port gi1/0/1 of switch rs may still carry VLAN ${vlan.t} of network rt`));
+    } finally {
+      ts.mockSwitch.open = open;
+      letIn();
+    }
+    // The set-back removes the VLAN from the port, and the switch's confirmation clears the doubt.
+    await cleared;
+    expect(ts.mockSwitch.port('rs', 'gi1/0/1')).to.deep.equal({ native: vlan.w, tagged: [] });
+    expect(ts.world.rm.ports.get(PORT)!.doubt).to.equal(undefined);
     await must(api.del('/network/rt'));
+    // Another project's network that gets the VLAN does not reach rn.
+    await must(api.put('/project/rq'));
+    await must(api.put('/network/rq-net', { owner: 'admin', access: 'rq', net_id: String(vlan.t) }));
+    expect(ts.mockSwitch.port('rs', 'gi1/0/1').tagged).to.deep.equal([]);
     expect((await api.post('/admin/node/rn/nic/eth0/force_detach', { network: 'rt' })).status).to.equal(409);
+  });
+
+  it('force-detaches on a switch gone for good: the port stays in doubt, holding the network and the node, until an admin clears the doubt by hand (audited)', async () => {
+    await must(api.put('/switch/rd', mockSwitch));
+    await must(api.put('/switch/rd/port/gi1/0/2'));
+    await makeNode(api, 'rdn', ['eth0']);
+    await must(api.post('/switch/rd/port/gi1/0/2/connect_nic', { node: 'rdn', nic: 'eth0' }));
+    await must(api.post('/project/rp/connect_node', { node: 'rdn' }));
+    await must(api.put('/network/dw', { owner: 'rp', access: 'rp', net_id: '' }));
+    await must(api.put('/network/dt', { owner: 'rp', access: 'rp', net_id: '' }));
+    const vt = ts.world.rm.networks.get('dt')!.vlan;
+    await finished(api, (await must(api.post('/node/rdn/nic/eth0/connect_network', { network: 'dw' }), 202)).body.status_id);
+    await finished(api, (await must(api.post('/node/rdn/nic/eth0/connect_network', { network: 'dt', channel: `vlan/${vt}` }), 202)).body.status_id);
+    const doubted = portId('rd', 'gi1/0/2');
+    // The switch dies: every login fails.
+    const open = ts.mockSwitch.open;
+    let logins = 0;
+    ts.mockSwitch.open = async (info, signal) => {
+      if (info.name !== 'rd') return open.call(ts.mockSwitch, info, signal);
+      logins++;
+      throw new SwitchError('switch rd does not answer', { nothingSent: true });
+    };
+    try {
+      await must(api.post('/admin/node/rdn/nic/eth0/force_detach', { network: 'dt' }));
+      // Its set-back was tried, and failed: the port stays in doubt of the VLAN.
+      await until('a login to rd', () => logins >= 1, 5000);
+      await sleep(100);
+      expect(ts.world.rm.ports.get(doubted)!.doubt!.vlans).to.deep.equal([vt]);
+      expect((await api.del('/network/dt')).status).to.equal(409);
+      // With its native network forgotten too, the node carries none: the doubt alone holds it.
+      const vw = ts.world.rm.networks.get('dw')!.vlan;
+      await must(api.post('/admin/node/rdn/nic/eth0/force_detach', { network: 'dw' }));
+      expect(ts.world.rm.ports.get(doubted)!.doubt!.vlans).to.deep.equal([vw, vt]);
+      const release = await api.post('/project/rp/detach_node', { node: 'rdn' });
+      expect(release.status).to.equal(409);
+      expect(release.body.msg).to.match(/^port gi1\/0\/2 of switch rd \(nic eth0 of node rdn\) is in doubt/);
+
+      // The admin call, and its checks: admin → switch 404 → port 404 → not in doubt 409.
+      const clear = (sw: string, port: string) => `/admin/switch/${sw}/port/${encodeURIComponent(port)}/clear_doubt`;
+      expect((await api.post(clear('rd', 'gi1/0/2'), { x: 1 })).status).to.equal(400);
+      expect((await api.with(member).post(clear('rd', 'gi1/0/2'))).status).to.equal(401);
+      expect((await api.post(clear('nope', 'gi1/0/2'))).status).to.equal(404);
+      expect((await api.post(clear('rd', 'gi1/0/9'))).status).to.equal(404);
+      expect((await api.post('/admin/switch/rd/port/gi1%2F0%2F2/clear_it')).status).to.equal(404);
+      const notInDoubt = await api.post(clear('rs', 'gi1/0/1'));
+      expect(notInDoubt.status).to.equal(409);
+      expect(notInDoubt.body).to.deep.equal({ type: 'IllegalStateError', msg: 'port gi1/0/1 of switch rs is not in doubt' });
+      expect(ts.world.rm.ports.get(doubted)!.doubt!.vlans).to.deep.equal([vw, vt]);
+
+      const stream = new SseStream(`${ts.url}/events?type=port.doubt_cleared_by_hand`, { as: ADMIN });
+      expect(await stream.answered()).to.equal(200);
+      await must(api.post(clear('rd', 'gi1/0/2')));
+      expect(ts.world.rm.ports.get(doubted)!.doubt).to.equal(undefined);
+      const [event] = await stream.count(1);
+      stream.close();
+      expect(event.data).to.deep.include({ by: 'admin', kind: 'port', name: doubted, type: 'port.doubt_cleared_by_hand', data: { vlans: [vw, vt] } });
+      const audit = (await must(api.get(`/admin/audit?kind=port&name=${encodeURIComponent(doubted)}&limit=1`))).body.entries[0];
+      expect(audit).to.deep.include({ by: 'admin', call: 'admin_clear_doubt' });
+      expect(audit.event).to.deep.equal({ type: 'PortDoubtClearedByHand', vlans: [vw, vt] });
+      expect((await api.post(clear('rd', 'gi1/0/2'))).status).to.equal(409);
+
+      // The holds are gone: the network may be deleted, the node released.
+      await must(api.del('/network/dt'));
+      await must(api.del('/network/dw'));
+      await must(api.post('/project/rp/detach_node', { node: 'rdn' }));
+    } finally {
+      ts.mockSwitch.open = open;
+    }
   });
 
   it('is for admins only, and checks its objects', async () => {

@@ -87,7 +87,8 @@ describe('read-only roles against every route', () => {
       user: self, username: 'rnew', kind: 'node', id: statusId,
     };
     const p = url.replace(/:(\w+)/g, (_m, k: string) => encodeURIComponent(names[k] ?? `x-${k}`));
-    // `*`: an actor's id, or a port (POST: connect_nic, the first of the port's actions)
+    // `*`: an actor's id, or a port (POST: connect_nic, the first of the port's actions; the admin's clear_doubt)
+    if (url.startsWith('/admin/switch/')) return p.replace('*', 'gi1/0/1/clear_doubt');
     return p.replace('*', url.startsWith('/admin/actors/') ? 'rn1' : method === 'POST' ? 'gi1/0/1/connect_nic' : 'gi1/0/1');
   }
 
