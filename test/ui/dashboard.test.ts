@@ -14,6 +14,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch } from '../helpers/server';
 import { clickNow, closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
 import { parseExposition, value } from '../helpers/prometheus';
+import { until } from '../helpers/wait';
 
 const WAIT = { timeout: 15_000 };
 
@@ -277,6 +278,10 @@ describe('the dashboard in a browser', function () {
   });
 
   it('runs a switch\'s drift audit after asking for confirmation, and does nothing when cancelled', async () => {
+    // The force-detach above put n1's port in doubt; its set-back removed net-p. Then the port drifts.
+    await until('the port is set back', () => !ts.world.rm.port('s1', 'gi1/0/1')!.doubt, 30_000);
+    const session = await ts.mockSwitch.open({ name: 's1', type: 'mock', fields: {} }, new AbortController().signal);
+    await session.addTagged('gi1/0/1', 3999);
     const page = await freshPage(browser);
     const calls = actionCalls(page);
     await login(page, ts.url, 'admin', 'admin-secret');
@@ -306,7 +311,7 @@ describe('the dashboard in a browser', function () {
     const report = JSON.parse(await page.$eval('#result-text', (t) => t.textContent ?? '')) as { switch: string; ports: { port: string; status: string }[] };
     expect(report.switch).to.equal('s1');
     expect(report.ports.map((p) => p.port).sort()).to.deep.equal(['gi1/0/1', 'gi1/0/2']);
-    // The force-detach above told the switch nothing: n1's port still carries net-p.
+    // n1's port carries a VLAN the service never set.
     expect(report.ports.find((p) => p.port === 'gi1/0/1')!.status).to.equal('drifted');
     await screenshot(page, 'drift-audit');
     await page.browserContext().close();
