@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HiltError } from '../../actors/errors';
+import { splitId } from '../../actors/ids';
 import { ReadModel, SetIndex } from '../../actors/readmodel';
 import { rebuildReadModels } from '../../actors/recovery';
 import { World } from '../../actors/world';
@@ -22,8 +23,14 @@ import { Op, opArb, perform, populatedWorld, holding, letGo } from '../helpers/w
 import { until } from '../helpers/wait';
 import { derived, everything, indexes, sorted } from '../helpers/readmodel-view';
 
-/** Nothing pending: every accepted operation reached its port and its outcome is committed. */
-const quiet = (world: World) => until('no operation pending', () => world.rm.pendingByNode.keys().next().done === true, 5000, 2);
+/**
+ * Nothing pending: every accepted operation reached its port and its outcome is committed, and
+ * every port in doubt that its switch would set back (a force-detach's) has been: only a port
+ * whose changes fail stays in doubt, its set-back retried in the background.
+ */
+const quiet = (world: World, driver: RecordingSwitch) => until('no operation pending, no doubt the switch would clear', () =>
+  world.rm.pendingByNode.keys().next().done === true
+  && [...world.rm.ports].every(([id, p]) => !p.doubt || driver.failing.has(splitId(id)[1]) || driver.unreadable.has(splitId(id)[1])), 5000, 2);
 
 /** Which indexes some run has seen non-empty: the runs must reach every one of them. */
 const reached = new Set<string>();
@@ -44,7 +51,7 @@ async function check(engine: PersistenceEngine, reopen: (() => PersistenceEngine
         if (!(err instanceof HiltError) || err.type === 'ServerError' || err.type === 'ServiceUnavailableError') throw err;
         return err;
       });
-      if (!holding(driver)) await quiet(world);
+      if (!holding(driver)) await quiet(world, driver);
       const now = indexes(world.rm);
       expect(now, `after ${JSON.stringify(o)}`).to.deep.equal(derived(world.rm));
       if (refused) expect(everything(world.rm), `${JSON.stringify(o)} refused (${refused.message}) yet changed something`).to.deep.equal(before);
@@ -60,7 +67,7 @@ async function check(engine: PersistenceEngine, reopen: (() => PersistenceEngine
     if (!reopen) return;
     // The engine closed and opened again from disk, once the operations are done.
     letGo(driver);
-    await quiet(world);
+    await quiet(world, driver);
     const done = everything(world.rm);
     for (const c of closing.splice(0)) await c();
     const stored = reopen();

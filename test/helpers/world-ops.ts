@@ -53,6 +53,8 @@ export type Op = typeof opArb extends fc.Arbitrary<infer T> ? T : never;
 export async function populatedWorld(engine: PersistenceEngine, driver: RecordingSwitch): Promise<World> {
   const world = new World(engine, {
     vlanPool: [[100, 103]], switchDriverFor: (t) => (t === FAKE_SWITCH ? driver : undefined), switchTimeoutMs: 2000,
+    // A port in doubt is set back again soon (a force-detach's, a failed change's): runs wait for it.
+    settleRetryMs: 20,
     release: { maintenanceProject: 'm', powerOff: true },
   });
   await world.switches.ask('s1', { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: {} });
