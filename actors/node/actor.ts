@@ -16,9 +16,14 @@ export interface NodeDeps {
   credentials?: Credentials;
 }
 
-/** The lease has passed: the node is being released, nothing more is connected, the lease no longer moves. */
+/**
+ * The lease has passed: the node is being released, nothing more is connected, the lease no longer
+ * moves. By its time too, not only once the expiry is recorded: the expiry's timer may fire late
+ * (a busy process, a forward step of the clock), and a call decided after the lease's end must not
+ * win the race against it.
+ */
 function refuseExpired(state: NodeState, id: string): void {
-  if (state.lease?.expired) throw conflict(`the lease of node ${id} has expired: the node is being released from project ${state.lease.project}`);
+  if (state.lease && (state.lease.expired || state.lease.expiresAt <= Date.now())) throw conflict(`the lease of node ${id} has expired: the node is being released from project ${state.lease.project}`);
 }
 
 const hasLabel = (state: NodeState, label: string) => !!state.metadata && Object.prototype.hasOwnProperty.call(state.metadata, label);

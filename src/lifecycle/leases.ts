@@ -38,8 +38,12 @@ export interface LeaseDeps {
 /** An expiry under way, and what holds it up (for GET /admin/nodes/attention). */
 export interface Expiring { lease: Lease; since: number; problem?: string }
 
-/** The longest a timer is set for: far timers are set again on the way (setTimeout takes at most ~24.8 days). */
-const MAX_TIMER_MS = 3_600_000;
+/**
+ * The longest a timer is set for; a far one is set again on the way. A lease ends by the wall
+ * clock, a timer runs on the monotonic one: a forward step of the wall clock (NTP) is noticed
+ * within this, and the node refuses a renewal from the lease's end on (actors/node/actor.ts).
+ */
+const MAX_TIMER_MS = 10_000;
 /** A nic's pending operation is looked at again at least this often (besides each nic commit). */
 const RECHECK_MS = 1_000;
 

@@ -280,6 +280,54 @@ describe('leases', function () {
     });
   });
 
+  describe('a lease whose time has passed, before its expiry is recorded', () => {
+    it('is neither moved nor removed, and takes no network: the node decides by the time, not by when the expiry\'s timer fires', async () => {
+      const t = testWorld();
+      const by = 'admin';
+      try {
+        await wiredNode(t.world);
+        // No runner: the expiry is never recorded, as when its timer fires late (a busy process,
+        // a forward step of the wall clock).
+        await t.world.nodes.ask('n1', { type: 'node.setLease', by, project: null, expiresAt: Date.now() + 20 });
+        await sleep(40);
+        const refused = async (cmd: NodeCommand) => {
+          const err = await t.world.nodes.ask('n1', cmd as never).then(() => null, (e: unknown) => e);
+          expect(err, cmd.type).to.be.instanceOf(HiltError);
+          expect((err as HiltError).type, cmd.type).to.equal('IllegalStateError');
+          expect((err as HiltError).message).to.match(/lease of node n1 has expired/);
+        };
+        await refused({ type: 'node.setLease', by, project: 'p', expiresAt: Date.now() + DAY });
+        await refused({ type: 'node.deleteLease', by, project: 'p' });
+        await refused({ type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+        expect(t.world.rm.nodes.get('n1')!.lease!.expired, 'nothing recorded').to.equal(undefined);
+        expect(t.world.rm.pendingByNode.has('n1')).to.equal(false);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('a forward step of the wall clock past the lease\'s end is acted on within seconds, not when the timer set before it fires', async () => {
+      const t = testWorld();
+      const by = 'admin';
+      const e = new LeaseExpiry({ rm: t.world.rm, nodes: t.world.nodes, projects: t.world.projects, telemetry: NO_LIFECYCLE_TELEMETRY, log: { info() {}, warn() {} } });
+      const realNow = Date.now;
+      try {
+        await wiredNode(t.world);
+        t.world.nodeWatchers.push(e.watchNode);
+        t.world.nicWatchers.push(e.watchNic);
+        e.start();
+        await t.world.nodes.ask('n1', { type: 'node.setLease', by, project: null, expiresAt: Date.now() + 30 * 60_000 });
+        // NTP steps the clock 31 minutes on: the runner's timer runs on the monotonic clock.
+        Date.now = () => realNow() + 31 * 60_000;
+        await until('the node is free', () => t.world.rm.nodes.get('n1')?.project === null, 15_000);
+      } finally {
+        Date.now = realNow;
+        e.close();
+        await t.close();
+      }
+    });
+  });
+
   describe('expiry, the runner on a world of actors', () => {
     const by = 'admin';
     let t: TestWorld;
