@@ -68,7 +68,7 @@ export function vncBanner(port: number): Promise<string> {
 }
 
 /** A minimal independent QMP client (not the driver's) for one command. */
-export function qmp(sock: string, execute: string): Promise<any> {
+export function qmp(sock: string, execute: string, args?: Record<string, unknown>): Promise<any> {
   return new Promise((resolve, reject) => {
     const s = net.createConnection(sock);
     const t = setTimeout(() => {
@@ -85,7 +85,7 @@ export function qmp(sock: string, execute: string): Promise<any> {
         buf = buf.slice(i + 1);
         if (msg.event) continue;
         if (step === 0) s.write('{"execute":"qmp_capabilities"}\n');
-        else if (step === 1) s.write(JSON.stringify({ execute }) + '\n');
+        else if (step === 1) s.write(JSON.stringify(args ? { execute, arguments: args } : { execute }) + '\n');
         else {
           clearTimeout(t);
           s.destroy();

@@ -160,6 +160,9 @@ export function qemuArgs(vm: QemuVm): string[] {
     '-S',
     '-no-user-config',
     '-display', 'none',
+    // Without any -netdev (a headnode with no hnics) QEMU would add a NIC with user-mode
+    // networking: NAT to the host's loopback services and beyond, outside every VLAN.
+    '-nic', 'none',
     // QEMU binds the first free display itself (no race between probing a port and binding it);
     // the real port is read back with QMP query-vnc.
     '-vnc', `127.0.0.1:${vm.vnc.from},to=${vm.vnc.to}`,

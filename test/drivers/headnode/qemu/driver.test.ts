@@ -441,6 +441,24 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     expect(await ports()).to.deep.equal([]);
   });
 
+  it('gives a VM one NIC per hnic and no other: without hnics, none (no default user-mode NIC reaching the host)', async () => {
+    // QEMU's own view of its network clients, one line each (`type=nic`, `type=tap`, `type=user`).
+    const clients = async (name: string) => {
+      const text: string = await qmp(driver.qmpSocketPath(name), 'human-monitor-command', { 'command-line': 'info network' });
+      return [...text.matchAll(/type=(\w+)/g)].map((m) => m[1]).sort();
+    };
+    await driver.create('hnN', 'base-headnode', within());
+    try {
+      await driver.start('hnN', [], within());
+      expect(await clients('hnN')).to.deep.equal([]);
+      await driver.stop('hnN', within());
+      await driver.start('hnN', [{ name: 'eth0', vlan: 600 }, { name: 'eth1', vlan: null }], within());
+      expect(await clients('hnN')).to.deep.equal(['nic', 'nic', 'tap', 'tap']);
+    } finally {
+      await driver.destroy('hnN', within());
+    }
+  });
+
   it('keeps its QMP sockets in a private temp folder when the state folder is too long for unix sockets', async () => {
     const long = make({ stateDir: path.join(tmp, 'a-state-folder-with-a-long-name-'.repeat(4)) });
     const sock = long.qmpSocketPath('hnL');
