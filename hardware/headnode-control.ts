@@ -222,7 +222,12 @@ export class HeadnodeControl {
   private async repair(name: string, signal: AbortSignal): Promise<boolean> {
     const status = this.world.rm.headnodes.get(name)?.status;
     if (status === 'starting') await this.revive(name, 'an interrupted start', signal);
-    else if (status === 'stopping') await this.finishStop(name, 'recovery', signal).catch(() => undefined);
+    else if (status === 'stopping') {
+      await this.finishStop(name, 'recovery', signal).catch((err) => {
+        // A power-off still owed (the VM may run on its hnics' VLANs): nothing else may go ahead.
+        if (this.world.rm.headnodes.get(name)?.status === 'stopping') throw err;
+      });
+    }
     else return false;
     return true;
   }

@@ -42,6 +42,10 @@ export function applyHeadnode(state: HeadnodeState | null, e: HeadnodeEvent & St
       if (!state.frozen) return { ...state, status: 'created', vncport: null };
       return { ...state, status: 'stopped', vncport: null, error: null };
     case 'HeadnodeStopFailed':
+      // No VNC port: this was the power-off a failed start or a death owed (HeadnodeStartFailed,
+      // HeadnodeDied with mayRun), not a stop of a running VM. It is still owed, and `error`
+      // (which says so) stays the start's or the death's.
+      if (state.vncport === null) return state;
       return { ...state, status: 'running', error: e.error };
     case 'HeadnodeDied':
       return { ...state, status: e.mayRun ? 'stopping' : 'died', vncport: null, error: e.error };

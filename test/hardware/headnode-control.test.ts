@@ -161,13 +161,40 @@ describe('HeadnodeControl (mock driver)', () => {
     expect(driver.vm('h')?.boots).to.equal(2);
   });
 
+  it('a power-off still owed after its retry failed too stays owed: the next start answers 502 with the reason, not 200 as running', async () => {
+    const driver = new FailingMock();
+    const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0 }, { headnodeDriver: driver });
+    const api = ts.api;
+    await must(api.put('/project/p'));
+    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+    await must(api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+    await must(api.put('/headnode/h/hnic/eth0'));
+    await must(api.post('/headnode/h/hnic/eth0/connect_network', { network: 'w' }));
+    driver.failStart = true;
+    driver.stopFailures = 2; // the failed start's power-off, and the next call's retry of it
+    expect((await api.post('/headnode/h/start')).status).to.equal(502);
+    driver.failStart = false;
+    const r = await api.post('/headnode/h/start');
+    expect(r.status, JSON.stringify(r.body)).to.equal(502);
+    expect(r.body).to.include({ type: 'HeadnodeError' });
+    expect(r.body.msg).to.match(/QMP does not answer/);
+    expect(driver.vm('h')?.running).to.equal(true); // the stray VM still runs on w's VLAN
+    expect((await api.get('/headnode/h')).body).to.include({ status: 'stopping', vncport: null });
+    expect((await api.post('/headnode/h/hnic/eth0/detach_network')).status).to.equal(409);
+    // A power-off that works ends it; the start then boots the VM.
+    await must(api.post('/headnode/h/start'));
+    const h = (await api.get('/headnode/h')).body;
+    expect(h).to.include({ status: 'running', error: null });
+    expect(h.vncport).to.be.a('number');
+  });
+
   it('the monitor retries the power-off a failed start owes, and a headnode that never ran is changeable again', async () => {
     const driver = new FailingMock();
     const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 50 }, { headnodeDriver: driver });
     await must(ts.api.put('/project/p'));
     await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
     driver.failStart = true;
-    driver.stopFailures = 1;
+    driver.stopFailures = 2; // the monitor's first retry fails too
     expect((await ts.api.post('/headnode/h/start')).status).to.equal(502);
     const h = await until('h off', async () => (await ts.api.get('/headnode/h')).body, (b) => b.status !== 'stopping', 5000);
     expect(h).to.include({ status: 'created', vncport: null });
