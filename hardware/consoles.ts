@@ -177,12 +177,14 @@ export class Consoles {
     this.sessions.get(node)?.viewers.delete(viewer);
   }
 
-  /** Input a viewer typed, for the node's serial line (dropped while the session reconnects). */
-  input(node: string, viewer: Viewer, bytes: Buffer): boolean {
+  /**
+   * Input a viewer typed, for the node's serial line (dropped while the session reconnects):
+   * `denied` when the viewer may not type, `full` when the node has not taken the earlier input.
+   */
+  input(node: string, viewer: Viewer, bytes: Buffer): 'sent' | 'denied' | 'full' {
     const s = this.sessions.get(node);
-    if (!s?.viewers.has(viewer) || !viewer.mayType()) return false;
-    s.link?.write(bytes);
-    return true;
+    if (!s?.viewers.has(viewer) || !viewer.mayType()) return 'denied';
+    return s.link && !s.link.write(bytes) ? 'full' : 'sent';
   }
 
   /** Disconnects every viewer (of one node, or all) that may no longer watch. */

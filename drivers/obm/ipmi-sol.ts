@@ -12,6 +12,8 @@
  *   suspend the service's session by typing.
  * - stdin stays open while the session lives: ipmitool ends the session when it reads EOF. So a
  *   service killed outright leaves no ipmitool behind either: its pipe closes, ipmitool exits.
+ * - typed input waits in memory for ipmitool, which reads it only as fast as the BMC takes it:
+ *   beyond MAX_PENDING_INPUT it is refused (the viewer is told), never held without bound.
  * - close() ends stdin (ipmitool deactivates the payload and exits) and SIGKILLs the child by
  *   PID if it is still there after CLOSE_GRACE_MS.
  * - ipmitool flushes the node's output as it comes, but not its banner: on a pipe, the banner
@@ -24,6 +26,9 @@ import { ObmError } from './types';
 
 /** How long a closed session's ipmitool has to deactivate the payload before it is killed. */
 export const CLOSE_GRACE_MS = 2000;
+
+/** Typed bytes held for ipmitool at most (it reads its stdin only as the BMC takes the input). */
+export const MAX_PENDING_INPUT = 256 * 1024;
 
 /** What ipmitool prints once the session is up (not the node's output). */
 const BANNER = /^\[SOL Session operational\.\s+Use .\? for help\]\r?\n/;
@@ -80,7 +85,11 @@ export function activateSol(opts: SolOptions, io: ConsoleIo, signal: AbortSignal
     const link: ConsoleLink = {
       pid: child.pid,
       write(bytes) {
-        if (!exited && child.stdin.writable) child.stdin.write(escapeSolInput(bytes, escape));
+        if (exited || !child.stdin.writable) return true; // the session ends: `ended` tells it
+        // Input comes as fast as a network sends it; the node takes it at the serial line's rate.
+        if (child.stdin.writableLength + bytes.length > MAX_PENDING_INPUT) return false;
+        child.stdin.write(escapeSolInput(bytes, escape));
+        return true;
       },
       close() {
         if (exited) return;

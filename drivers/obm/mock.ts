@@ -50,6 +50,7 @@ export class MockObmDriver implements ObmDriver {
       write: (bytes) => {
         // A terminal's echo, with Enter as a new line.
         if (open) io.data(Buffer.from(bytes.toString('latin1').replace(/\r/g, '\r\n'), 'latin1'));
+        return true;
       },
       close: () => {
         if (!open) return;

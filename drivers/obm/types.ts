@@ -58,8 +58,8 @@ export interface ConsoleIo {
 export interface ConsoleLink {
   /** the child process that carries it, when one does (ipmitool) */
   readonly pid?: number;
-  /** bytes a viewer typed, for the node's serial input */
-  write(bytes: Buffer): void;
+  /** bytes a viewer typed, for the node's serial input; false: refused, the node has not taken the earlier input yet */
+  write(bytes: Buffer): boolean;
   /** ends the session (its child, if any, is gone within a few seconds); `ended` follows */
   close(): void;
 }

@@ -116,9 +116,17 @@ export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node:
   // A token's (or the session's) expiry ends the viewer then, not at the viewers' periodic check.
   const unarm = onceAt(Math.min(endsAt, expiryOf(hilt.world.rm, caller) ?? Infinity), () => consoles.recheck(node.name));
   let told = false;
+  let toldFull = false;
   socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    if (consoles.input(node.name, viewer, bytes) || told) return;
+    const r = consoles.input(node.name, viewer, bytes);
+    if (r === 'sent') toldFull = false;
+    // Told once per run of refused input (a paste faster than the serial line takes it).
+    if (r === 'full' && !toldFull) {
+      toldFull = true;
+      viewer.send(Buffer.from('\r\n[hilt] the node has not taken what was typed before: input dropped\r\n'));
+    }
+    if (r !== 'denied' || told) return;
     told = true;
     viewer.send(Buffer.from(`\r\n[hilt] what you type is not sent to the node (HILT_CONSOLE_INPUT=${config.consoleInput})\r\n`));
   });

@@ -231,6 +231,16 @@ describe('serial consoles over IPMI Serial-over-LAN (ipmitool against ipmi_sim)'
     expect(audit).to.include('stop_console:bob');
   });
 
+  it('refuses typed input beyond what the node has taken (a paste faster than the serial line), and tells the viewer', async () => {
+    await must(api.call('PUT', '/node/c2/console'));
+    await until('a session', () => ts.consoles.processes().has('c2'), 15_000);
+    const w = await watch(ts.url, 'c2', ADMIN);
+    for (let i = 0; i < 128; i++) w.ws.send(Buffer.alloc(64 * 1024, 0x61));
+    await until('told', () => w.text().includes('[hilt] the node has not taken what was typed before: input dropped'), 15_000);
+    expect(w.text().split('input dropped').length - 1, 'told once for the run').to.equal(1);
+    w.ws.close();
+  });
+
   it('deleting a node ends its console and deletes its log', async () => {
     await must(api.call('PUT', '/node/c2/console'));
     await until('a session', () => ts.consoles.processes().has('c2') && solChildren().length === 1, 15_000);

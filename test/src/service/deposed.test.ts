@@ -49,7 +49,7 @@ class RecordingBmc implements ObmDriver {
     this.calls.push(`console ${f.host}`);
     let open = true;
     return {
-      write: () => undefined,
+      write: () => true,
       close: () => {
         if (!open) return;
         open = false;
