@@ -3,15 +3,17 @@
  * 0600; never /var/run, which a reboot empties), bounded per node. A node's log is two files:
  * the current one, and the one before it (`.1`): when the current one reaches the bound it
  * becomes the older one, so a node's log never takes more than twice the bound on disk, and a
- * read always has the last `limit` bytes.
+ * read always has the last `limit` bytes. A third file (`.recording`) names the recording the log
+ * belongs to: a log another process left in the folder (a standby pair's machine that was
+ * active before) is never taken for the recording of the node's next holder.
  *
  * Each node's operations (appends, reads, removal) run one after another, so a removal never
  * races an append that would bring a deleted log back. Output is not flushed to disk per write:
  * a console log is a record of what a machine printed, not an acknowledged change.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { open, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** A node's file name: its name, escaped so that no name can leave the folder; a digest when too long for a file name. */
@@ -36,6 +38,11 @@ export class ConsoleLogs {
 
   private path(node: string, older = false): string {
     return join(this.dir, logFileName(node) + (older ? '.1' : ''));
+  }
+
+  /** The file naming the recording that the node's log belongs to. */
+  private recordingPath(node: string): string {
+    return join(this.dir, `${logFileName(node)}.recording`);
   }
 
   /** Runs `op` after every earlier operation on the node's log. */
@@ -75,9 +82,13 @@ export class ConsoleLogs {
     });
   }
 
-  /** Creates the node's log, empty, unless it exists (recording has started: GET …/console answers 200). */
-  create(node: string): Promise<void> {
-    return this.append(node, Buffer.alloc(0));
+  /**
+   * Creates the node's log, empty, unless it exists (recording has started: GET …/console
+   * answers 200), for `recording` (an id of the recording, as `sweep` is given it).
+   */
+  create(node: string, recording: string): Promise<void> {
+    const named = this.then(node, () => writeFile(this.recordingPath(node), recording, { mode: 0o600 }));
+    return Promise.all([named, this.append(node, Buffer.alloc(0))]).then(() => undefined);
   }
 
   /** The last `limit` bytes of the node's log, cut to start on a whole UTF-8 character; null when there is none. */
@@ -121,17 +132,26 @@ export class ConsoleLogs {
       await w?.handle.close().catch(() => undefined);
       await rm(this.path(node), { force: true });
       await rm(this.path(node, true), { force: true });
+      await rm(this.recordingPath(node), { force: true });
     });
   }
 
   /**
-   * At start: deletes every log of a node that records no console now (its recording ended
-   * while the service was down or between a commit and the deletion). `keep` names the nodes
-   * that record.
+   * At start: deletes every log but those of the recordings now (`keep`: each recording node, and
+   * the id of its recording): a node's recording ended while the service was down or between a
+   * commit and the deletion, or the log is of an earlier recording (another process's folder).
    */
-  sweep(keep: Iterable<string>): string[] {
+  sweep(keep: Map<string, string>): string[] {
     const wanted = new Set<string>();
-    for (const node of keep) wanted.add(logFileName(node)).add(`${logFileName(node)}.1`);
+    for (const [node, recording] of keep) {
+      let of: string | undefined;
+      try {
+        of = readFileSync(this.recordingPath(node), 'utf8');
+      } catch {
+        // none: the log is of no known recording
+      }
+      if (of === recording) wanted.add(logFileName(node)).add(`${logFileName(node)}.1`).add(`${logFileName(node)}.recording`);
+    }
     const removed: string[] = [];
     for (const f of readdirSync(this.dir)) {
       if (wanted.has(f)) continue;

@@ -80,6 +80,9 @@ export interface ConsolesOptions {
 
 const SILENT: ConsoleLog = { info() {}, warn() {} };
 
+/** The recording of a node that records (its log's owner, hardware/console-log.ts): this registration, since then. */
+const recordingOf = (n: NodeState) => `${n.incarnation} ${n.console?.since}`;
+
 /** `[hilt] …` on a line of its own: the service's notes in a node's console output. */
 const notice = (text: string) => Buffer.from(`\r\n[hilt] ${text}\r\n`);
 
@@ -114,8 +117,8 @@ export class Consoles {
   start(): void {
     const recording: NodeState[] = [];
     for (const n of this.opts.rm.nodes.values()) if (n.console) recording.push(n);
-    const removed = this.logs.sweep(recording.map((n) => n.name));
-    if (removed.length) this.log.info({ files: removed.length }, 'deleted the console logs of nodes that no longer record their console');
+    const removed = this.logs.sweep(new Map(recording.map((n) => [n.name, recordingOf(n)])));
+    if (removed.length) this.log.info({ files: removed.length }, 'deleted the console logs of recordings that ended');
     for (const n of recording) this.ensure(n);
   }
 
@@ -253,7 +256,7 @@ export class Consoles {
     this.sessions.set(node.name, s);
     // The log exists from now on (GET …/console answers 200, empty at first); after an earlier
     // session's forget() in the node's chain.
-    void this.logs.create(node.name).catch((err: Error) => this.log.warn({ node: node.name, err: err.message }, 'could not create a console log'));
+    void this.logs.create(node.name, recordingOf(node)).catch((err: Error) => this.log.warn({ node: node.name, err: err.message }, 'could not create a console log'));
     s.done = this.run(s);
   }
 

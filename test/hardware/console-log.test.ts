@@ -36,7 +36,7 @@ describe('ConsoleLogs', () => {
   it('answers null for a node without a log, an empty log once created, and deletes both files', async () => {
     const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
     expect(await logs.read('n1')).to.equal(null);
-    await logs.create('n1');
+    await logs.create('n1', 'r1');
     expect((await logs.read('n1'))!.length).to.equal(0);
     for (let i = 0; i < 30; i++) await logs.append('n1', Buffer.alloc(100, 0x41));
     expect(existsSync(join(dir, 'consoles', `${logFileName('n1')}.1`))).to.equal(true);
@@ -54,12 +54,19 @@ describe('ConsoleLogs', () => {
     }
     expect(logFileName('a/b')).not.to.equal(logFileName('a%2Fb'));
     const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
+    await logs.create('keep', 'r1');
     await logs.append('keep', Buffer.from('k'));
-    await logs.append('gone', Buffer.from('g'));
+    await logs.create('gone', 'r2');
+    await logs.create('earlier', 'r3');
+    await logs.append('earlier', Buffer.from('e'));
     writeFileSync(join(dir, 'consoles', 'stray'), 'x');
     await logs.close();
-    expect(logs.sweep(['keep']).sort()).to.deep.equal([logFileName('gone'), 'stray'].sort());
-    expect(readdirSync(join(dir, 'consoles'))).to.deep.equal([logFileName('keep')]);
+    // `earlier` records now, but another recording than the one its log is of.
+    const removed = logs.sweep(new Map([['keep', 'r1'], ['earlier', 'r4']]));
+    expect(removed.sort()).to.deep.equal([logFileName('gone'), `${logFileName('gone')}.recording`, logFileName('earlier'), `${logFileName('earlier')}.recording`, 'stray'].sort());
+    expect(readdirSync(join(dir, 'consoles')).sort()).to.deep.equal([logFileName('keep'), `${logFileName('keep')}.recording`].sort());
+    expect((await logs.read('keep'))!.toString()).to.equal('k');
+    expect(await logs.read('earlier')).to.equal(null);
   });
 });
 

@@ -4,6 +4,8 @@
  * reaches the node). The IPMI console itself: test/src/routes/consoles.test.ts.
  */
 import { expect } from 'chai';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
 import { sleep, until } from '../../helpers/wait';
 import { addSecret } from '../../helpers/secrets';
@@ -219,5 +221,40 @@ describe('a viewer of the live console whose token ends', function () {
     } finally {
       nodes.ask = ask;
     }
+  });
+});
+
+describe('a console log left in the data folder by another recording (a standby pair\'s failback)', function () {
+  this.timeout(60_000);
+  let ts: TestServer | undefined;
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+  });
+
+  it('is not shown to the tenant recording now: the folder of a process that was active before holds the last tenant\'s log', async () => {
+    ts = await startTestServer();
+    const dir = ts.dataDir;
+    await must(ts.api.put('/project/red'));
+    await must(ts.api.put('/project/blue'));
+    const bob = await makeUser(ts.api, 'bob', 'bob-pw', ['blue']);
+    await must(ts.api.put('/node/f1', { obm: obm('bmc-f1') }));
+    await must(ts.api.post('/project/red/connect_node', { node: 'f1' }));
+    const w = await watch(ts.url, 'f1', ADMIN);
+    w.send('red-secret\r');
+    await until('logged', async () => (await ts!.api.get('/node/f1/console')).text.includes('red-secret'));
+    w.ws.close();
+    // What the other machine's folder keeps: this recording's log, as it was when it stepped down.
+    const folder = join(dir, 'consoles');
+    const kept = new Map(readdirSync(folder).map((f) => [f, readFileSync(join(folder, f))]));
+    await must(ts.api.post('/project/red/detach_node', { node: 'f1' }));
+    await must(ts.api.post('/project/blue/connect_node', { node: 'f1' }));
+    await must(ts.api.with(bob).call('PUT', '/node/f1/console'));
+    await ts.close();
+    for (const [f, body] of kept) writeFileSync(join(folder, f), body);
+    ts = await startTestServer({}, {}, dir);
+    await until('blue\'s session', () => ts!.consoles.processes().size === 0 && ts!.consoles.viewerCount() === 0 && ts!.consoles.active() === 1, 10_000);
+    const r = await ts.api.with(bob).get('/node/f1/console');
+    expect(r.status).to.equal(200);
+    expect(r.text).not.to.include('red-secret');
   });
 });
