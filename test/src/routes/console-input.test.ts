@@ -94,6 +94,48 @@ describe('live console input and endings (HILT_CONSOLE_INPUT)', function () {
     expect((await t.closed).code).to.equal(4403);
   });
 
+  it('a member\'s read-only token watches but types nothing; a frame over 64 KiB ends the connection (1009) and reaches nothing', async () => {
+    const g = await server('members');
+    const mia = g.api.with({ user: 'mia', password: 'mia-pw' });
+    await must(mia.call('PUT', '/node/m1/console'));
+    const made = await must(mia.post('/auth/tokens', { project: 'p', read_only: true }));
+    const ro = await watch(g.url, 'm1', null, { authorization: `Bearer ${made.body.token as string}` });
+    await until('the log on the stream', () => ro.text().includes('mock serial console'));
+    ro.send('from-read-only-token\r');
+    await until('the notice', () => ro.text().includes('what you type is not sent to the node'));
+    ro.ws.close();
+    const w = await watch(g.url, 'm1', { user: 'mia', password: 'mia-pw' });
+    await until('the banner', () => w.text().includes('mock serial console'));
+    w.ws.send(Buffer.alloc(64 * 1024 + 1, 0x62));
+    expect((await w.closed).code).to.equal(1009);
+    const log = (await mia.get('/node/m1/console')).text;
+    expect(log).not.to.include('from-read-only-token');
+    expect(log).not.to.include('bbbb');
+  });
+
+  it('disconnects a viewer that falls more than 4 MiB behind the output (4429); the others go on', async () => {
+    const h = await server('members');
+    const slow = await watch(h.url, 'm1', ADMIN);
+    const fast = await watch(h.url, 'm1', ADMIN);
+    await until('the banners', () => slow.text().includes('mock serial console') && fast.text().includes('mock serial console'));
+    // Reads nothing more: what is sent to it piles up in the kernel's buffers, then in the service's.
+    (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    let code: number | undefined;
+    void slow.closed.then((c) => (code = c.code));
+    // The mock node echoes what is typed: 64 KiB of output per message, until the slow one is dropped.
+    for (let i = 0; i < 2000 && h.consoles.viewerCount() === 2; i++) {
+      fast.ws.send(Buffer.alloc(64 * 1024, 0x63));
+      await sleep(2);
+    }
+    expect(h.consoles.viewerCount(), 'the slow viewer dropped').to.equal(1);
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    await until('the slow viewer\'s close', () => code !== undefined, 20_000);
+    expect(code).to.equal(4429);
+    fast.send('still-here\r');
+    await until('the other viewer goes on', () => fast.text().includes('still-here'), 20_000);
+    fast.ws.close();
+  });
+
   it('tells viewers the service stops (close code 1001, with the reason)', async () => {
     const d = await server('members');
     const w = await watch(d.url, 'm1', ADMIN);
