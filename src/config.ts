@@ -92,6 +92,8 @@ export interface Config extends DriverSettings {
   consoleLogBytes: number;
   /** who may type on a live console: `members` (the node's project and admins), `admins`, or `none` */
   consoleInput: ConsoleInput;
+  /** a live console's viewer is pinged this often; one that answered none since the last is disconnected */
+  consolePingMs: number;
   /** project_detach_node powers the released node off (docs/lifecycle.md) */
   releasePowerOff: boolean;
   /** the maintenance pool's project: a node released from any other project moves into it (with maintenanceUrl) */
@@ -196,6 +198,7 @@ export const DEFAULTS: Config = {
   webhookFailAfterMs: 24 * 3600_000,
   consoleLogBytes: 1 << 20,
   consoleInput: 'members',
+  consolePingMs: 30_000,
   releasePowerOff: true,
   maintenanceTimeoutMs: 10_000,
   leaseMaxDays: 90,
@@ -409,6 +412,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_UI_SESSION_MINUTES) cfg.uiSessionMinutes = int('HILT_UI_SESSION_MINUTES', env.HILT_UI_SESSION_MINUTES);
   if (env.HILT_CONSOLE_LOG_BYTES) cfg.consoleLogBytes = int('HILT_CONSOLE_LOG_BYTES', env.HILT_CONSOLE_LOG_BYTES);
   if (env.HILT_CONSOLE_INPUT) cfg.consoleInput = oneOf('HILT_CONSOLE_INPUT', env.HILT_CONSOLE_INPUT, CONSOLE_INPUT);
+  if (env.HILT_CONSOLE_PING_MS) cfg.consolePingMs = int('HILT_CONSOLE_PING_MS', env.HILT_CONSOLE_PING_MS);
   if (env.HILT_LOGIN_MAX_FAILURES) cfg.loginMaxFailures = int('HILT_LOGIN_MAX_FAILURES', env.HILT_LOGIN_MAX_FAILURES);
   if (env.HILT_LOGIN_LOCK_MS) cfg.loginLockMs = int('HILT_LOGIN_LOCK_MS', env.HILT_LOGIN_LOCK_MS);
   if (env.HILT_LOGIN_LOCK_MAX_MS) cfg.loginLockMaxMs = int('HILT_LOGIN_LOCK_MAX_MS', env.HILT_LOGIN_LOCK_MAX_MS);
@@ -474,6 +478,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);
   oneOf('consoleInput', cfg.consoleInput, CONSOLE_INPUT);
+  if (!Number.isInteger(cfg.consolePingMs) || cfg.consolePingMs < 100) throw new Error(`HILT_CONSOLE_PING_MS must be an integer of at least 100, got ${cfg.consolePingMs}`);
   checkLifecycle(cfg);
   if (typeof cfg.journalRetentionDays !== 'number' || !(cfg.journalRetentionDays >= 0)) throw new Error('journalRetentionDays must be a number of days, 0 or more (0: keep everything)');
   if (!Number.isInteger(cfg.tokenMaxSeconds) || cfg.tokenMaxSeconds < 1) throw new Error('HILT_TOKEN_MAX_SECONDS (tokenMaxSeconds) must be a positive integer');

@@ -130,7 +130,17 @@ export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node:
     told = true;
     viewer.send(Buffer.from(`\r\n[hilt] what you type is not sent to the node (HILT_CONSOLE_INPUT=${config.consoleInput})\r\n`));
   });
+  // A client gone without closing (a laptop shut, a link cut) is noticed by no write while the
+  // node prints nothing: one that answered no ping since the last is disconnected.
+  let answered = true;
+  socket.on('pong', () => (answered = true));
+  const pinger = setInterval(() => {
+    if (!answered) return socket.terminate();
+    answered = false;
+    socket.ping();
+  }, config.consolePingMs).unref();
   socket.on('close', () => {
+    clearInterval(pinger);
     unarm();
     consoles.detach(node.name, viewer);
   });

@@ -62,6 +62,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ HILT_CONFIG: file })).to.throw(/"maxConnections" .* must be a number/);
   });
 
+  it('reads how often a live console\'s viewers are pinged (HILT_CONSOLE_PING_MS)', () => {
+    expect(DEFAULTS.consolePingMs).to.equal(30_000);
+    expect(loadConfig({ HILT_CONSOLE_PING_MS: '5000' }).consolePingMs).to.equal(5000);
+    expect(() => loadConfig({ HILT_CONSOLE_PING_MS: '99' })).to.throw(/HILT_CONSOLE_PING_MS must be an integer of at least 100, got 99/);
+  });
+
   it('saves switch configurations by default; HILT_SWITCH_SAVE turns it off', () => {
     expect(loadConfig({}).switchSave).to.equal(true);
     for (const off of ['false', '0', 'off', 'no']) expect(loadConfig({ HILT_SWITCH_SAVE: off }).switchSave, off).to.equal(false);

@@ -4,9 +4,10 @@
  * reaches the node). The IPMI console itself: test/src/routes/consoles.test.ts.
  */
 import { expect } from 'chai';
+import WebSocket from 'ws';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN, basic } from '../../helpers/server';
 import { sleep, until } from '../../helpers/wait';
 import { addSecret } from '../../helpers/secrets';
 import { watch } from '../../helpers/console-ws';
@@ -298,5 +299,38 @@ describe('a console log left in the data folder by another recording (a standby 
     const r = await ts.api.with(bob).get('/node/f1/console');
     expect(r.status).to.equal(200);
     expect(r.text).not.to.include('red-secret');
+  });
+});
+
+describe('a viewer whose client is gone without a word (no FIN: a laptop closed, a link cut)', function () {
+  this.timeout(60_000);
+  let ts: TestServer | undefined;
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+  });
+
+  it('is disconnected when it answers no ping, though the node prints nothing; one that answers stays', async () => {
+    ts = await startTestServer({ consolePingMs: 300 });
+    await must(ts.api.put('/node/q1', { obm: obm('bmc-q1') }));
+    await must(ts.api.call('PUT', '/node/q1/console'));
+    const url = `${ts.url.replace(/^http/, 'ws')}/node/q1/console/stream`;
+    const open = (autoPong: boolean) => new Promise<{ ws: WebSocket; closed: Promise<number> }>((resolve, reject) => {
+      const ws = new WebSocket(url, { headers: { authorization: basic(ADMIN) }, autoPong });
+      const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+      ws.once('open', () => resolve({ ws, closed }));
+      ws.once('error', reject);
+    });
+    const gone = await open(false);
+    const here = await open(true);
+    let pinged = 0;
+    gone.ws.on('ping', () => pinged++);
+    await until('the viewers', () => ts!.consoles.viewerCount() === 2);
+    // Closed by the service (1006 here: it ends the connection without a close frame).
+    const code = await Promise.race([gone.closed, sleep(5000).then(() => null)]);
+    expect(code, 'disconnected within a few pings').to.not.equal(null);
+    expect(pinged).to.be.greaterThan(0);
+    await until('the service dropped it', () => ts!.consoles.viewerCount() === 1);
+    expect(here.ws.readyState).to.equal(WebSocket.OPEN);
+    here.ws.close();
   });
 });
