@@ -91,6 +91,8 @@ class NodeConsole {
   /** viewers; those not yet sent the recent log hold what came meanwhile */
   readonly viewers = new Map<Viewer, Buffer[] | null>();
   readonly stop = new AbortController();
+  /** the log could not be written (warned once, until a write succeeds again) */
+  logFailing = false;
   /** resolves when the session loop has ended (its child gone) */
   done: Promise<void> = Promise.resolve();
   constructor(readonly node: string, readonly incarnation: string) {}
@@ -272,7 +274,14 @@ export class Consoles {
   /** Output of the node (or the service's notice): to the log and every viewer. */
   private output(s: NodeConsole, chunk: Buffer): void {
     if (s.stop.signal.aborted) return;
-    void this.logs.append(s.node, chunk).catch((err: Error) => this.log.warn({ node: s.node, err: err.message }, 'could not write a console log'));
+    // A full disk fails every chunk: warned once, not at the rate of the node's output.
+    void this.logs.append(s.node, chunk).then(() => {
+      s.logFailing = false;
+    }, (err: Error) => {
+      if (s.logFailing) return;
+      s.logFailing = true;
+      this.log.warn({ node: s.node, err: err.message }, 'could not write a console log');
+    });
     for (const [v, held] of s.viewers) {
       if (held) {
         held.push(chunk);
