@@ -3,7 +3,7 @@
  * by the next call), and a VM gone behind the service's back is recorded as died.
  */
 import { expect } from 'chai';
-import { startTestServer, must, type TestServer } from '../helpers/server';
+import { startTestServer, must, type Client, type TestServer } from '../helpers/server';
 import { MockHeadnodeDriver } from '../../drivers/headnode/mock';
 import type { HeadnodeStatus, HnicSpec } from '../../drivers/headnode/types';
 
@@ -75,6 +75,19 @@ const settled = (ts: TestServer, h: string, ms: number) =>
   until(`${h} settled`, async () => (await ts.api.get(`/headnode/${h}`)).body, (b) => !['starting', 'stopping'].includes(b.status), ms);
 
 describe('HeadnodeControl (mock driver)', () => {
+  /** Headnode h of project p, its hnic eth0 on network w, under a driver whose calls can be made to fail. */
+  async function headnodeOnW(): Promise<{ driver: FailingMock; api: Client }> {
+    const driver = new FailingMock();
+    const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0 }, { headnodeDriver: driver });
+    const api = ts.api;
+    await must(api.put('/project/p'));
+    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+    await must(api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+    await must(api.put('/headnode/h/hnic/eth0'));
+    await must(api.post('/headnode/h/hnic/eth0/connect_network', { network: 'w' }));
+    return { driver, api };
+  }
+
   it('the monitor finishes a start whose outcome was never recorded', async () => {
     const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 50 });
     await must(ts.api.put('/project/p'));
@@ -134,14 +147,7 @@ describe('HeadnodeControl (mock driver)', () => {
   });
 
   it('a failed start whose power-off fails too is not recorded as stopped: it holds its networks until a power-off works', async () => {
-    const driver = new FailingMock();
-    const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0 }, { headnodeDriver: driver });
-    const api = ts.api;
-    await must(api.put('/project/p'));
-    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
-    await must(api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
-    await must(api.put('/headnode/h/hnic/eth0'));
-    await must(api.post('/headnode/h/hnic/eth0/connect_network', { network: 'w' }));
+    const { driver, api } = await headnodeOnW();
     driver.failStart = true;
     driver.stopFailures = 1;
     const r = await api.post('/headnode/h/start');
@@ -162,14 +168,7 @@ describe('HeadnodeControl (mock driver)', () => {
   });
 
   it('a power-off still owed after its retry failed too stays owed: the next start answers 502 with the reason, not 200 as running', async () => {
-    const driver = new FailingMock();
-    const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0 }, { headnodeDriver: driver });
-    const api = ts.api;
-    await must(api.put('/project/p'));
-    await must(api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
-    await must(api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
-    await must(api.put('/headnode/h/hnic/eth0'));
-    await must(api.post('/headnode/h/hnic/eth0/connect_network', { network: 'w' }));
+    const { driver, api } = await headnodeOnW();
     driver.failStart = true;
     driver.stopFailures = 2; // the failed start's power-off, and the next call's retry of it
     expect((await api.post('/headnode/h/start')).status).to.equal(502);
