@@ -25,7 +25,7 @@ export type ErrorType =
   | 'ServiceUnavailableError'
   /** A bug. Logged with its stack; the client gets a generic message. */
   | 'ServerError'
-  /** Too many failed logins for one user name: try again after `retryAfter` seconds. */
+  /** Too many failed logins for one user name (try again after `retryAfter` seconds), or a node's live console has its most viewers. */
   | 'TooManyRequestsError'
   /** An event stream's id the store no longer keeps (or never gave): start again from the oldest kept. */
   | 'GoneError';

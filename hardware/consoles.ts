@@ -46,6 +46,7 @@ export const CLOSE = {
   accessLost: { code: 4403, reason: 'you may no longer see this node\'s console' },
   stopped: { code: 4410, reason: 'the node\'s console is no longer recorded' },
   slow: { code: 4429, reason: 'the viewer fell too far behind the console\'s output' },
+  full: { code: 4429, reason: 'the node\'s console has its most viewers (HILT_CONSOLE_VIEWERS): try again once one has closed' },
   shutdown: { code: 1001, reason: 'the service is stopping' },
   notActive: { code: 4503, reason: 'this hilt process is no longer the active one: connect again (the active one serves the console)' },
 } as const;
@@ -73,6 +74,8 @@ export interface ConsolesOptions {
   dataDir: string;
   /** the bound of each node's log (HILT_CONSOLE_LOG_BYTES) */
   logBytes: number;
+  /** viewers of one node at once (HILT_CONSOLE_VIEWERS): each new one is sent up to `logBytes` */
+  maxViewers?: number;
   telemetry?: ConsoleTelemetry;
   /** first pause before reopening a dropped session (tests make it short) */
   retryMs?: number;
@@ -105,6 +108,7 @@ export class Consoles {
   /** sessions of nodes forgotten whose child has not exited yet */
   private readonly ending = new Map<string, Promise<void>>();
   private readonly retryMs: number;
+  private readonly maxViewers: number;
   private closed = false;
   private closing?: Promise<void>;
   private readonly timer: NodeJS.Timeout;
@@ -112,6 +116,7 @@ export class Consoles {
   constructor(private readonly opts: ConsolesOptions) {
     this.logs = new ConsoleLogs(join(opts.dataDir, 'consoles'), opts.logBytes);
     this.retryMs = opts.retryMs ?? 1000;
+    this.maxViewers = opts.maxViewers ?? 16;
     this.timer = setInterval(() => this.recheck(), RECHECK_MS).unref();
   }
 
@@ -161,10 +166,25 @@ export class Consoles {
     return this.logs.read(node);
   }
 
-  /** Starts sending the node's console to `viewer`: the recent log first, then the live output. */
-  attach(node: string, viewer: Viewer): boolean {
+  /** Has the node's console as many viewers as it may (HILT_CONSOLE_VIEWERS)? */
+  full(node: string): boolean {
+    return (this.sessions.get(node)?.viewers.size ?? 0) >= this.maxViewers;
+  }
+
+  /** Why a viewer past the cap is refused before its upgrade. */
+  tooMany(node: string): string {
+    return `node ${node}'s console has ${this.maxViewers} viewers, the most (HILT_CONSOLE_VIEWERS): try again once one has closed`;
+  }
+
+  /**
+   * Starts sending the node's console to `viewer`: the recent log first, then the live output.
+   * `stopped`: the node does not record; `full`: it has its most viewers (nothing is sent).
+   */
+  attach(node: string, viewer: Viewer): 'attached' | 'stopped' | 'full' {
     const s = this.sessions.get(node);
-    if (!s || this.closed) return false;
+    if (!s || this.closed) return 'stopped';
+    // Counted here, in the same turn as the viewer joins: the route's early look may race others.
+    if (s.viewers.size >= this.maxViewers) return 'full';
     // The read is queued behind every append made so far, and what comes after joins the queue
     // of this viewer: nothing is sent twice or missed.
     s.viewers.set(viewer, []);
@@ -175,7 +195,7 @@ export class Consoles {
       for (const c of held) viewer.send(c);
       s.viewers.set(viewer, null);
     }, () => undefined);
-    return true;
+    return 'attached';
   }
 
   detach(node: string, viewer: Viewer): void {

@@ -172,7 +172,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
 
     const power = new PowerControl(mayAct ? guardObm(drivers.obm, mayAct, ctx.retryAfterS) : drivers.obm, config.obmTimeoutMs, metrics, secrets);
     // Serial consoles: every node that records gets its session back; the logs of the others go.
-    consoles = new Consoles({ rm: world.rm, power, dataDir: config.dataDir, logBytes: config.consoleLogBytes, telemetry: metrics });
+    consoles = new Consoles({ rm: world.rm, power, dataDir: config.dataDir, logBytes: config.consoleLogBytes, maxViewers: config.consoleViewers, telemetry: metrics });
     consoles.log = log;
     world.nodeWatchers.push(consoles.watch);
     const viewers = consoles;

@@ -94,6 +94,8 @@ export interface Config extends DriverSettings {
   consoleInput: ConsoleInput;
   /** a live console's viewer is pinged this often; one that answered none since the last is disconnected */
   consolePingMs: number;
+  /** viewers of one node's live console at once, whoever they are; one more is refused */
+  consoleViewers: number;
   /** project_detach_node powers the released node off (docs/lifecycle.md) */
   releasePowerOff: boolean;
   /** the maintenance pool's project: a node released from any other project moves into it (with maintenanceUrl) */
@@ -147,6 +149,8 @@ export interface Config extends DriverSettings {
 }
 
 export const CONSOLE_INPUT = ['members', 'admins', 'none'] as const;
+/** The most HILT_CONSOLE_LOG_BYTES may be (see loadConfig). */
+export const MAX_CONSOLE_LOG_BYTES = 64 << 20;
 export type ConsoleInput = (typeof CONSOLE_INPUT)[number];
 
 export const DEFAULTS: Config = {
@@ -199,6 +203,7 @@ export const DEFAULTS: Config = {
   consoleLogBytes: 1 << 20,
   consoleInput: 'members',
   consolePingMs: 30_000,
+  consoleViewers: 16,
   releasePowerOff: true,
   maintenanceTimeoutMs: 10_000,
   leaseMaxDays: 90,
@@ -413,6 +418,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.HILT_CONSOLE_LOG_BYTES) cfg.consoleLogBytes = int('HILT_CONSOLE_LOG_BYTES', env.HILT_CONSOLE_LOG_BYTES);
   if (env.HILT_CONSOLE_INPUT) cfg.consoleInput = oneOf('HILT_CONSOLE_INPUT', env.HILT_CONSOLE_INPUT, CONSOLE_INPUT);
   if (env.HILT_CONSOLE_PING_MS) cfg.consolePingMs = int('HILT_CONSOLE_PING_MS', env.HILT_CONSOLE_PING_MS);
+  if (env.HILT_CONSOLE_VIEWERS) cfg.consoleViewers = int('HILT_CONSOLE_VIEWERS', env.HILT_CONSOLE_VIEWERS);
   if (env.HILT_LOGIN_MAX_FAILURES) cfg.loginMaxFailures = int('HILT_LOGIN_MAX_FAILURES', env.HILT_LOGIN_MAX_FAILURES);
   if (env.HILT_LOGIN_LOCK_MS) cfg.loginLockMs = int('HILT_LOGIN_LOCK_MS', env.HILT_LOGIN_LOCK_MS);
   if (env.HILT_LOGIN_LOCK_MAX_MS) cfg.loginLockMaxMs = int('HILT_LOGIN_LOCK_MAX_MS', env.HILT_LOGIN_LOCK_MAX_MS);
@@ -476,9 +482,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const k of ['eventsBufferBytes', 'eventsHeartbeatMs', 'eventsFlushMs', 'eventsWritesPerSecond', 'webhookTimeoutMs', 'webhookRetryMinMs', 'webhookRetryMaxMs', 'webhookFailAfterMs'] as const) {
     if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`${k} must be a positive integer`);
   }
-  if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024) throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer of at least 1024, got ${cfg.consoleLogBytes}`);
+  // Each read of a log takes about three times this in memory, and each new viewer is sent up to
+  // this much: 64 MiB is over an hour and a half of a 115200-baud line printing without a pause.
+  if (!Number.isInteger(cfg.consoleLogBytes) || cfg.consoleLogBytes < 1024 || cfg.consoleLogBytes > MAX_CONSOLE_LOG_BYTES) {
+    throw new Error(`HILT_CONSOLE_LOG_BYTES must be an integer from 1024 to ${MAX_CONSOLE_LOG_BYTES} (64 MiB), got ${cfg.consoleLogBytes}`);
+  }
   oneOf('consoleInput', cfg.consoleInput, CONSOLE_INPUT);
   if (!Number.isInteger(cfg.consolePingMs) || cfg.consolePingMs < 100) throw new Error(`HILT_CONSOLE_PING_MS must be an integer of at least 100, got ${cfg.consolePingMs}`);
+  if (!Number.isInteger(cfg.consoleViewers) || cfg.consoleViewers < 1) throw new Error(`HILT_CONSOLE_VIEWERS must be a positive integer, got ${cfg.consoleViewers}`);
   checkLifecycle(cfg);
   if (typeof cfg.journalRetentionDays !== 'number' || !(cfg.journalRetentionDays >= 0)) throw new Error('journalRetentionDays must be a number of days, 0 or more (0: keep everything)');
   if (!Number.isInteger(cfg.tokenMaxSeconds) || cfg.tokenMaxSeconds < 1) throw new Error('HILT_TOKEN_MAX_SECONDS (tokenMaxSeconds) must be a positive integer');

@@ -15,7 +15,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import * as S from '../schemas/consoles';
-import { badArgument, conflict, forbidden, notFound, unauthorized } from '../errors';
+import { badArgument, conflict, forbidden, HiltError, notFound, unauthorized } from '../errors';
 import { found, isMember, requireAdmin, requireProject } from './guard';
 import { driverName } from '../../actors/telemetry';
 import { callerNow, expiryOf, type Caller } from '../auth/caller';
@@ -66,7 +66,8 @@ function maySee(hilt: Hilt, caller: Caller, node: NodeState): boolean {
 /**
  * Before the upgrade (`caller`: with a read's rights): the caller may see the node's console;
  * recording starts if it is off (a change: 403 for a caller who only reads; `mayStart: false`,
- * the dashboard's stream, never starts it: 403 too), and the attach is recorded (the node actor:
+ * the dashboard's stream, never starts it: 403 too), a node with HILT_CONSOLE_VIEWERS viewers
+ * already is refused (429, whoever the caller), and the attach is recorded (the node actor:
  * the audit log's `console_attach`). The node actor decides whether the console is recorded
  * when the attach's turn comes (a stop may be ahead of it in the mailbox): the check here only
  * refuses early what it would refuse.
@@ -79,6 +80,8 @@ export async function prepareStream(hilt: Hilt, caller: Caller, name: string, op
       ? `the console of node ${name} is not recorded: start its recording first (PUT /node/${name}/console)`
       : `read-only access to node ${name}: its console is not recorded, and starting it is a change`);
   }
+  // Refused before the attach is recorded and before any log is read (the count holds at attach: serveStream).
+  if (hilt.consoles.full(name)) throw new HiltError('TooManyRequestsError', hilt.consoles.tooMany(name));
   await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node), mayStart });
   return hilt.world.rm.nodes.get(name) ?? node;
 }
@@ -109,8 +112,14 @@ export function serveStream(hilt: Hilt, socket: WebSocket, caller: Caller, node:
     socket.close(CLOSE.accessLost.code, CLOSE.accessLost.reason);
     return;
   }
-  if (!consoles.attach(node.name, viewer)) {
+  const attached = consoles.attach(node.name, viewer);
+  if (attached === 'stopped') {
     socket.close(4410, 'the node\'s console is not recorded');
+    return;
+  }
+  // Past the cap (others connected meanwhile): closed before anything is sent.
+  if (attached === 'full') {
+    socket.close(CLOSE.full.code, CLOSE.full.reason);
     return;
   }
   // A token's (or the session's) expiry ends the viewer then, not at the viewers' periodic check.

@@ -35,6 +35,7 @@ import { endAtExpiry, viewerOf } from './events';
 import type { WebSocket } from 'ws';
 import type { NodeState } from '../../actors/node/protocol';
 import { prepareStream, serveStream } from './consoles';
+import { CLOSE } from '../../hardware/consoles';
 import { expiryOf, forRead } from '../auth/caller';
 
 /** The repository's ui/ folder (this file runs as dist/src/routes/ui.js). */
@@ -211,9 +212,10 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   // must be the dashboard's (no CSRF token: a WebSocket cannot carry the header). It never
   // starts the recording: the page's "Start recording" is the action console_start, with the
   // CSRF token. A console not recorded is refused after the upgrade, with close code 4410 and
-  // its reason, which the page shows (a refused handshake tells a page nothing). Also at
+  // its reason, which the page shows (a refused handshake tells a page nothing); one with its
+  // most viewers likewise, with 4429. Also at
   // /ui/api/console/stream?node=<node>: a browser drops a `.` or `..` path segment, which may be a node's name.
-  const streams = new WeakMap<FastifyRequest, { caller: Caller; node: NodeState } | { refused: string }>();
+  const streams = new WeakMap<FastifyRequest, { caller: Caller; node: NodeState } | { refused: { code: number; reason: string } }>();
   const streamedNode = (req: FastifyRequest<{ Params: { node?: string }; Querystring: Record<string, string> }>) => req.params.node ?? nodeParam(req.query, 'node');
   for (const url of ['/ui/api/node/:node/console/stream', '/ui/api/console/stream']) app.route<{ Params: { node?: string }; Querystring: Record<string, string> }>({
     method: 'GET',
@@ -226,9 +228,12 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       try {
         streams.set(req, { caller, node: await prepareStream(hilt, caller, streamedNode(req), { mayStart: false }) });
       } catch (err) {
+        if (!(err instanceof HiltError)) throw err;
         // Refused because the console is not recorded (the route's look, or the node actor's in turn).
-        if (!(err instanceof HiltError) || err.type !== 'ForbiddenError') throw err;
-        streams.set(req, { refused: 'the console is not recorded: start recording to watch it' });
+        if (err.type === 'ForbiddenError') streams.set(req, { refused: { code: 4410, reason: 'the console is not recorded: start recording to watch it' } });
+        // The node's console has its most viewers (HILT_CONSOLE_VIEWERS).
+        else if (err.type === 'TooManyRequestsError') streams.set(req, { refused: CLOSE.full });
+        else throw err;
       }
     },
     handler: async () => undefined,
@@ -236,7 +241,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       const token = req.cookies[COOKIE];
       const stream = streams.get(req)!;
       if ('refused' in stream) {
-        socket.close(4410, stream.refused);
+        socket.close(stream.refused.code, stream.refused.reason);
         return;
       }
       // The session ending (logout, expiry, a new password) disconnects the viewer too: at once

@@ -109,7 +109,7 @@ const ERROR_WHEN: Record<number, string> = {
   409: 'A conflict with the current state (DuplicateError, AllocationError, BlockedError, IllegalStateError, ProjectMismatchError)',
   410: 'The event id is not one this store keeps; the body\'s `oldest` names the oldest it keeps (GoneError)',
   413: 'The body is larger than 1 MiB (RequestTooLargeError)',
-  429: 'Too many failed logins for this user name: try again after Retry-After seconds (TooManyRequestsError)',
+  429: 'Too many failed logins for this user name: try again after Retry-After seconds; or a node\'s live console has HILT_CONSOLE_VIEWERS viewers (TooManyRequestsError)',
   500: 'A bug; details in the service log only (ServerError)',
   502: 'Hardware failed or timed out: a BMC (OBMError), a headnode VM (HeadnodeError) or a switch (SwitchError)',
   503: 'Storage refused the change or an actor did not answer in time; nothing was acknowledged (ServiceUnavailableError)',

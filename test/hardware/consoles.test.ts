@@ -15,6 +15,35 @@ describe('Consoles', () => {
   beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-consoles-')); });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('attaches at most maxViewers viewers of a node: one past it is refused before anything is sent; a place freed is taken again', async () => {
+    const node = { name: 'n1', incarnation: 'i1', project: null, obm: { type: 'fake', fields: {} }, console: { by: 'admin', since: 1 } } as unknown as NodeState;
+    const rm = { nodes: new Map([['n1', node]]) } as unknown as ReadModel;
+    const power = {
+      hasConsole: () => true,
+      openConsole: async (_obm: unknown, i: ConsoleIo) => ({ write: () => true, close: () => queueMicrotask(() => i.ended('closed')) }),
+    } as unknown as PowerControl;
+    const consoles = new Consoles({ rm, power, dataDir: dir, logBytes: 1024, maxViewers: 2 });
+    consoles.start();
+    const viewer = () => {
+      const got: Buffer[] = [];
+      return { got, allowed: () => true, mayType: () => true, send: (c: Buffer) => void got.push(c), backlog: () => 0, close() {} };
+    };
+    const [a, b, c] = [viewer(), viewer(), viewer()];
+    expect(consoles.full('n1')).to.equal(false);
+    expect(consoles.attach('n1', a)).to.equal('attached');
+    expect(consoles.attach('n1', b)).to.equal('attached');
+    expect(consoles.full('n1')).to.equal(true);
+    expect(consoles.attach('n1', c)).to.equal('full');
+    await sleep(50);
+    expect(c.got, 'nothing sent to the refused viewer').to.deep.equal([]);
+    expect(consoles.viewerCount()).to.equal(2);
+    consoles.detach('n1', a);
+    expect(consoles.full('n1')).to.equal(false);
+    expect(consoles.attach('n1', c)).to.equal('attached');
+    expect(consoles.attach('n2', viewer()), 'a node that does not record').to.equal('stopped');
+    await consoles.close();
+  });
+
   it('warns once that a node\'s log cannot be written (a full disk), not once per chunk of output; again after it could', async () => {
     const node = { name: 'n1', incarnation: 'i1', project: null, obm: { type: 'fake', fields: {} }, console: { by: 'admin', since: 1 } } as unknown as NodeState;
     const rm = { nodes: new Map([['n1', node]]) } as unknown as ReadModel;

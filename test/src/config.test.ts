@@ -68,6 +68,25 @@ describe('configuration', () => {
     expect(() => loadConfig({ HILT_CONSOLE_PING_MS: '99' })).to.throw(/HILT_CONSOLE_PING_MS must be an integer of at least 100, got 99/);
   });
 
+  it('reads the bound of a node\'s console log (HILT_CONSOLE_LOG_BYTES): 1024 to 64 MiB', () => {
+    expect(DEFAULTS.consoleLogBytes).to.equal(1 << 20);
+    expect(loadConfig({ HILT_CONSOLE_LOG_BYTES: String(64 << 20) }).consoleLogBytes).to.equal(64 << 20);
+    expect(() => loadConfig({ HILT_CONSOLE_LOG_BYTES: '1023' })).to.throw(/HILT_CONSOLE_LOG_BYTES must be an integer from 1024 to 67108864 \(64 MiB\), got 1023/);
+    expect(() => loadConfig({ HILT_CONSOLE_LOG_BYTES: String((64 << 20) + 1) })).to.throw(/HILT_CONSOLE_LOG_BYTES must be an integer from 1024 to 67108864 \(64 MiB\), got 67108865/);
+    // The file's value too.
+    const file = join(dir, 'log-bytes.json');
+    writeFileSync(file, JSON.stringify({ consoleLogBytes: 1 << 30 }));
+    expect(() => loadConfig({ HILT_CONFIG: file })).to.throw(/HILT_CONSOLE_LOG_BYTES must be an integer from 1024 to 67108864/);
+  });
+
+  it('reads how many viewers a node\'s live console may have at once (HILT_CONSOLE_VIEWERS)', () => {
+    expect(DEFAULTS.consoleViewers).to.equal(16);
+    expect(loadConfig({ HILT_CONSOLE_VIEWERS: '1' }).consoleViewers).to.equal(1);
+    expect(loadConfig({ HILT_CONSOLE_VIEWERS: '200' }).consoleViewers).to.equal(200);
+    expect(() => loadConfig({ HILT_CONSOLE_VIEWERS: '0' })).to.throw(/HILT_CONSOLE_VIEWERS must be a positive integer, got 0/);
+    expect(() => loadConfig({ HILT_CONSOLE_VIEWERS: 'many' })).to.throw(/HILT_CONSOLE_VIEWERS must be a non-negative integer, got "many"/);
+  });
+
   it('saves switch configurations by default; HILT_SWITCH_SAVE turns it off', () => {
     expect(loadConfig({}).switchSave).to.equal(true);
     for (const off of ['false', '0', 'off', 'no']) expect(loadConfig({ HILT_SWITCH_SAVE: off }).switchSave, off).to.equal(false);

@@ -334,3 +334,88 @@ describe('a viewer whose client is gone without a word (no FIN: a laptop closed,
     here.ws.close();
   });
 });
+
+describe('the viewers of one node\'s live console (HILT_CONSOLE_VIEWERS)', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  const mia = { user: 'mia', password: 'mia-pw' };
+  before(async () => {
+    ts = await startTestServer({ consoleViewers: 2 });
+    await must(ts.api.put('/project/p'));
+    for (const n of ['v1', 'v2']) {
+      await must(ts.api.put(`/node/${n}`, { obm: obm(`bmc-${n}`) }));
+      await must(ts.api.post('/project/p/connect_node', { node: n }));
+    }
+    await makeUser(ts.api, mia.user, mia.password, ['p']);
+    await must(ts.api.with(mia).call('PUT', '/node/v1/console'));
+  });
+  after(() => stopTestServer(ts));
+
+  /** The answer to a handshake refused before the upgrade: its status and JSON body. */
+  const refusedHandshake = (node: string, as: { user: string; password: string }) => new Promise<{ status: number; body: { type?: string; msg?: string } }>((resolve, reject) => {
+    const ws = new WebSocket(`${ts.url.replace(/^http/, 'ws')}/node/${node}/console/stream`, { headers: { authorization: basic(as) } });
+    ws.once('open', () => {
+      ws.close();
+      reject(new Error('the handshake was accepted'));
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { type?: string; msg?: string } }));
+    });
+  });
+
+  it('refuses one past the cap before the upgrade (429 TooManyRequestsError), an admin too, and the dashboard\'s with 4429; one closes, a new one is accepted', async () => {
+    const a = await watch(ts.url, 'v1', mia);
+    const b = await watch(ts.url, 'v1', mia);
+    await until('both have the log', () => a.text().includes('mock serial console') && b.text().includes('mock serial console'));
+    expect(ts.consoles.viewerCount()).to.equal(2);
+    for (const who of [mia, ADMIN]) {
+      const r = await refusedHandshake('v1', who);
+      expect(r.status, who.user).to.equal(429);
+      expect(r.body.type).to.equal('TooManyRequestsError');
+      expect(r.body.msg).to.match(/node v1's console has 2 viewers, the most \(HILT_CONSOLE_VIEWERS\)/);
+    }
+    // The dashboard's page cannot read a refused handshake: it is told after the upgrade.
+    const login = await must(ts.api.call('POST', '/ui/api/login', { as: null, body: mia }));
+    const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const page = await watch(ts.url, 'v1', null, { cookie, origin: ts.url }, '/ui/api');
+    const end = await page.closed;
+    expect(end.code).to.equal(4429);
+    expect(end.reason).to.match(/its most viewers \(HILT_CONSOLE_VIEWERS\)/);
+    expect(page.text(), 'nothing sent to the refused viewer').to.equal('');
+    expect(ts.consoles.viewerCount()).to.equal(2);
+    // Per node: another node's console has its own viewers.
+    await must(ts.api.with(mia).call('PUT', '/node/v2/console'));
+    const other = await watch(ts.url, 'v2', mia);
+    await until('the other node\'s log', () => other.text().includes('mock serial console of bmc-v2'));
+    other.ws.close();
+    await until('the other node\'s viewer gone', () => ts.consoles.viewerCount() === 2);
+    // One closes: a new one (the dashboard's too) is accepted.
+    a.ws.close();
+    await until('the closed viewer gone', () => ts.consoles.viewerCount() === 1);
+    const c = await watch(ts.url, 'v1', null, { cookie, origin: ts.url }, '/ui/api');
+    await until('the new viewer has the log', () => c.text().includes('mock serial console of bmc-v1'));
+    expect(ts.consoles.viewerCount()).to.equal(2);
+    b.ws.close();
+    c.ws.close();
+    await until('all gone', () => ts.consoles.viewerCount() === 0);
+  });
+
+  it('holds when many connect at once: at most the cap attach, the others are refused and sent nothing', async () => {
+    const tries = await Promise.all(Array.from({ length: 8 }, () => watch(ts.url, 'v1', mia).catch((e: { status?: number }) => e.status)));
+    const opened = tries.filter((t): t is Awaited<ReturnType<typeof watch>> => typeof t === 'object');
+    for (const t of tries) if (typeof t !== 'object') expect(t).to.equal(429);
+    // A refusal after the upgrade comes at once: let it arrive.
+    await sleep(500);
+    const live = opened.filter((w) => w.ws.readyState === WebSocket.OPEN);
+    expect(live.length).to.equal(2);
+    expect(ts.consoles.viewerCount()).to.equal(2);
+    for (const w of opened.filter((o) => !live.includes(o))) {
+      expect((await w.closed).code).to.equal(4429);
+      expect(w.text()).to.equal('');
+    }
+    for (const w of live) w.ws.close();
+    await until('all gone', () => ts.consoles.viewerCount() === 0);
+  });
+});
