@@ -51,7 +51,7 @@ export const CLOSE = {
   notActive: { code: 4503, reason: 'this hilt process is no longer the active one: connect again (the active one serves the console)' },
 } as const;
 
-/** A viewer further behind than this is disconnected (a console prints at most ~11 KiB/s at 115200 baud). */
+/** A viewer further behind the output than this is disconnected (a console prints at most ~11 KiB/s at 115200 baud). */
 const MAX_BACKLOG = 4 << 20;
 
 /** How often viewers are checked again without a commit (sessions expire, tokens go). */
@@ -109,6 +109,8 @@ export class Consoles {
   private readonly ending = new Map<string, Promise<void>>();
   private readonly retryMs: number;
   private readonly maxViewers: number;
+  /** how much a viewer may have waiting: the log it was sent on attaching, and MAX_BACKLOG of output after it */
+  private readonly maxBacklog: number;
   private closed = false;
   private closing?: Promise<void>;
   private readonly timer: NodeJS.Timeout;
@@ -117,6 +119,7 @@ export class Consoles {
     this.logs = new ConsoleLogs(join(opts.dataDir, 'consoles'), opts.logBytes);
     this.retryMs = opts.retryMs ?? 1000;
     this.maxViewers = opts.maxViewers ?? 16;
+    this.maxBacklog = opts.logBytes + MAX_BACKLOG;
     this.timer = setInterval(() => this.recheck(), RECHECK_MS).unref();
   }
 
@@ -305,7 +308,7 @@ export class Consoles {
     for (const [v, held] of s.viewers) {
       if (held) {
         held.push(chunk);
-      } else if (v.backlog() > MAX_BACKLOG) {
+      } else if (v.backlog() > this.maxBacklog) {
         s.viewers.delete(v);
         v.close(CLOSE.slow.code, CLOSE.slow.reason);
       } else {
