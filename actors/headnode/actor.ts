@@ -1,5 +1,5 @@
 import { Behavior, needsEntity } from '../runtime';
-import { duplicate, notFound, conflict, badArgument, projectMismatch } from '../errors';
+import { duplicate, notFound, conflict, badArgument, projectMismatch, blocked } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from '../network/uses';
 import type { BootSpec, HeadnodeCommand, HeadnodeEvent, HeadnodeReplies, HeadnodeState, Hnic } from './protocol';
@@ -50,6 +50,7 @@ export function headnodeBehavior({ rm, uses }: HeadnodeDeps): Behavior<HeadnodeS
     decide: {
       'headnode.create': (state, cmd, id) => {
         if (state) throw duplicate(`headnode ${id}`);
+        if (cmd.overQuota) throw blocked(cmd.overQuota);
         return { events: [{ type: 'HeadnodeCreated', project: cmd.project, baseImg: cmd.baseImg }] };
       },
       'headnode.createHnic': live((state, cmd, id) => {

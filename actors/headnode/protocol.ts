@@ -51,8 +51,11 @@ export type HeadnodeCommand = HeadnodePublicCommand | HeadnodeInternalCommand;
 
 /** What only the project actor and the headnode's corridor (hardware/headnode-control.ts) send. */
 export type HeadnodeInternalCommand =
-  /** from the project actor (project → headnode), so project_delete cannot miss it */
-  | { type: 'headnode.create'; by: string; project: string; baseImg: string }
+  /**
+   * from the project actor (project → headnode), so project_delete cannot miss it; `overQuota`:
+   * the project holds its quota of headnodes, a new name is refused with this message
+   */
+  | { type: 'headnode.create'; by: string; project: string; baseImg: string; overQuota?: string }
   /** HeadnodeControl: record the intent (replies with the BootSpec for a start), then the outcome */
   | { type: 'headnode.beginStart'; by: string }
   /** mayRun: the start failed and so did powering the VM off, so it may still run */

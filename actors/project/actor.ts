@@ -22,8 +22,8 @@ export interface ProjectDeps {
 }
 
 /** A limit reached: the 409's message names the quota. */
-function quotaReached(id: string, what: 'nodes' | 'networks', limit: number): string {
-  return `project ${id} has reached its quota of ${limit} ${what === 'nodes' ? (limit === 1 ? 'node' : 'nodes') : (limit === 1 ? 'network' : 'networks')}`;
+function quotaReached(id: string, what: 'nodes' | 'networks' | 'headnodes', limit: number): string {
+  return `project ${id} has reached its quota of ${limit} ${limit === 1 ? what.slice(0, -1) : what}`;
 }
 
 export function projectBehavior({ rm, nodes, networks, users, headnodes, release }: ProjectDeps): Behavior<ProjectState, ProjectCommand, ProjectEvent, ProjectReplies> {
@@ -82,12 +82,20 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
         return via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec, ...(overQuota ? { overQuota } : {}) }));
       }),
       'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
-      'project.createHeadnode': live((_s, cmd, id) => via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg }))),
+      'project.createHeadnode': live((state, cmd, id) => {
+        // Every headnode of this project is created through this mailbox (as networks, above); one
+        // counts until its delete is done (its VM may run until then). The headnode refuses with
+        // the quota, after its own 409 of a name taken.
+        const limit = state.quota?.headnodes;
+        const overQuota = limit !== undefined && rm.headnodesByProject.get(id).size >= limit ? quotaReached(id, 'headnodes', limit) : undefined;
+        return via(headnodes.ask(cmd.headnode, { type: 'headnode.create', by: cmd.by, project: id, baseImg: cmd.baseImg, ...(overQuota ? { overQuota } : {}) }));
+      }),
       'project.addUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.join', by: cmd.by, project: id, ...(cmd.role ? { role: cmd.role } : {}) }))),
       'project.removeUser': live((_s, cmd, id) => via(users.ask(cmd.user, { type: 'user.leave', by: cmd.by, project: id }))),
       // A lowered quota evicts nothing: it only refuses what would go beyond it.
       'project.setQuota': live((_s, cmd) => ({
-        events: [{ type: 'ProjectQuotaSet', ...(cmd.nodes !== undefined ? { nodes: cmd.nodes } : {}), ...(cmd.networks !== undefined ? { networks: cmd.networks } : {}) }],
+        events: [{ type: 'ProjectQuotaSet', ...(cmd.nodes !== undefined ? { nodes: cmd.nodes } : {}), ...(cmd.networks !== undefined ? { networks: cmd.networks } : {}),
+          ...(cmd.headnodes !== undefined ? { headnodes: cmd.headnodes } : {}) }],
       })),
     },
   };

@@ -7,7 +7,7 @@
 import type { NetworkCreate } from '../network/protocol';
 
 /** A project's limits (docs/lifecycle.md): absent, no limit. */
-export interface Quota { nodes?: number; networks?: number }
+export interface Quota { nodes?: number; networks?: number; headnodes?: number }
 
 export interface ProjectState { name: string; quota?: Quota }
 
@@ -34,7 +34,7 @@ export type ProjectCommand =
   | { type: 'project.addUser'; by: string; user: string; role?: import('../user/protocol').ProjectRole }
   | { type: 'project.removeUser'; by: string; user: string }
   /** `null` removes a limit, an absent key leaves it */
-  | { type: 'project.setQuota'; by: string; nodes?: number | null; networks?: number | null };
+  | { type: 'project.setQuota'; by: string; nodes?: number | null; networks?: number | null; headnodes?: number | null };
 
 export interface ProjectReplies {
   'project.create': void;
@@ -52,4 +52,5 @@ export interface ProjectReplies {
 export type ProjectEvent =
   | { type: 'ProjectCreated' }
   | { type: 'ProjectDeleted' }
-  | { type: 'ProjectQuotaSet'; nodes?: number | null; networks?: number | null };
+  /** `headnodes` absent in events of earlier releases: that limit left as it was */
+  | { type: 'ProjectQuotaSet'; nodes?: number | null; networks?: number | null; headnodes?: number | null };

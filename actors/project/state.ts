@@ -23,7 +23,7 @@ export function applyProject(state: ProjectState | null, e: ProjectEvent & Stamp
       return null;
     case 'ProjectQuotaSet': {
       if (!state) return state;
-      const quota = withLimit(withLimit(state.quota, 'nodes', e.nodes), 'networks', e.networks);
+      const quota = withLimit(withLimit(withLimit(state.quota, 'nodes', e.nodes), 'networks', e.networks), 'headnodes', e.headnodes);
       const { quota: _old, ...rest } = state;
       return quota ? { ...rest, quota } : rest;
     }

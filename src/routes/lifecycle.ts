@@ -76,10 +76,11 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
     return out.sort((a, b) => (a.expires_at < b.expires_at ? -1 : a.expires_at > b.expires_at ? 1 : 0));
   });
 
-  app.put<{ Params: P; Body: { nodes?: number | null; networks?: number | null } }>('/project/:project/quota', { schema: S.setQuota }, async (req) => {
+  app.put<{ Params: P; Body: { nodes?: number | null; networks?: number | null; headnodes?: number | null } }>('/project/:project/quota', { schema: S.setQuota }, async (req) => {
     requireAdmin(req.caller);
     found(rm.projects.get(req.params.project), `project ${req.params.project}`);
-    await world.projects.ask(req.params.project, { type: 'project.setQuota', by: req.caller.user, nodes: req.body.nodes, networks: req.body.networks });
+    const { nodes, networks, headnodes } = req.body;
+    await world.projects.ask(req.params.project, { type: 'project.setQuota', by: req.caller.user, nodes, networks, headnodes });
   });
 
   app.get<{ Params: P }>('/project/:project/quota', { schema: S.showQuota }, async (req) => {
@@ -89,6 +90,7 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
     return {
       nodes: { limit: p.quota?.nodes ?? null, used: rm.nodesByProject.get(project).size },
       networks: { limit: p.quota?.networks ?? null, used: rm.networksByOwner.get(project).size },
+      headnodes: { limit: p.quota?.headnodes ?? null, used: rm.headnodesByProject.get(project).size },
     };
   });
 

@@ -56,7 +56,7 @@ export const projectLeases = {
 const limit = { type: 'integer', minimum: 0, maximum: 1_000_000, nullable: true } as const;
 export const setQuota = {
   params: params('project'),
-  body: { ...body([], { nodes: limit, networks: limit }), minProperties: 1 },
+  body: { ...body([], { nodes: limit, networks: limit, headnodes: limit }), minProperties: 1 },
   querystring: noQuery,
   response: responses('change', { 200: done }, 404),
 } as const;
@@ -64,7 +64,7 @@ const use = { type: 'object', required: ['limit', 'used'], properties: { limit: 
 export const showQuota = {
   params: params('project'),
   querystring: noQuery,
-  response: responses('read', { 200: { type: 'object', required: ['nodes', 'networks'], properties: { nodes: use, networks: use } } }, 404),
+  response: responses('read', { 200: { type: 'object', required: ['nodes', 'networks', 'headnodes'], properties: { nodes: use, networks: use, headnodes: use } } }, 404),
 } as const;
 
 export const maintenance = {

@@ -132,7 +132,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/node/{node}/lease' },
   { method: 'DELETE', path: '/node/{node}/lease' },
   { method: 'GET', path: '/project/{project}/leases' },
-  { method: 'PUT', path: '/project/{project}/quota', body: { nodes: 'limit', networks: 'limit' }, required: [] },
+  { method: 'PUT', path: '/project/{project}/quota', body: { nodes: 'limit', networks: 'limit', headnodes: 'limit' }, required: [] },
   { method: 'GET', path: '/project/{project}/quota' },
   { method: 'GET', path: '/admin/maintenance' },
   { method: 'GET', path: '/admin/nodes/attention' },

@@ -70,22 +70,24 @@ export function lifecycleCommands(program: Command, ctx: Ctx): void {
       const r = await c().get(path('project', p, 'leases'));
       answer(wantsJson(o), r.text, () => table(['Node', 'Expires', 'Left'], (r.body as (Lease & { node: string })[]).map((l) => [l.node, l.expires_at, l.expired ? 'passed' : timeLeft(l.expires_at)])));
     });
-  const quota = project.command('quota').description('A project\'s limits on nodes and networks');
+  const quota = project.command('quota').description('A project\'s limits on nodes, networks and headnodes');
   quota.command('set').description('Set the limits of a project (admin); none removes one, an option left out leaves it').argument('<project>')
     .option('--nodes <n>', 'nodes it may hold (or none)', limitOf)
     .option('--networks <n>', 'networks it may own (or none)', limitOf)
-    .action(async (p: string, o: { nodes?: number | 'none'; networks?: number | 'none' }) => {
-      if (o.nodes === undefined && o.networks === undefined) throw new UsageError('give --nodes, --networks or both');
+    .option('--headnodes <n>', 'headnodes it may have (or none)', limitOf)
+    .action(async (p: string, o: { nodes?: number | 'none'; networks?: number | 'none'; headnodes?: number | 'none' }) => {
+      if (o.nodes === undefined && o.networks === undefined && o.headnodes === undefined) throw new UsageError('give --nodes, --networks, --headnodes, or several');
       await c().put(path('project', p, 'quota'), {
         ...(o.nodes !== undefined ? { nodes: limitBody(o.nodes) } : {}),
         ...(o.networks !== undefined ? { networks: limitBody(o.networks) } : {}),
+        ...(o.headnodes !== undefined ? { headnodes: limitBody(o.headnodes) } : {}),
       });
     });
   quota.command('show').description('Show the limits of a project and what it uses').argument('<project>').option('--json', 'the server\'s JSON')
     .action(async (p: string, o: JsonOpts) => {
       const r = await c().get(path('project', p, 'quota'));
-      const q = r.body as { nodes: Use; networks: Use };
-      answer(wantsJson(o), r.text, () => table(['', 'Limit', 'Used'], [['Nodes', q.nodes.limit ?? 'none', q.nodes.used], ['Networks', q.networks.limit ?? 'none', q.networks.used]]));
+      const q = r.body as { nodes: Use; networks: Use; headnodes: Use };
+      answer(wantsJson(o), r.text, () => table(['', 'Limit', 'Used'], ([['Nodes', q.nodes], ['Networks', q.networks], ['Headnodes', q.headnodes]] as const).map(([k, u]) => [k, u.limit ?? 'none', u.used])));
     });
 
   const admin = group(program, 'admin');

@@ -49,9 +49,14 @@ describe('hilt lifecycle commands', function () {
 
   it('project quota set, show; a member is refused the set', async () => {
     expect(await cli.ok('project', 'quota', 'set', 'cp', '--nodes', '4')).to.equal('');
-    expect(await cli.json('project', 'quota', 'show', 'cp')).to.deep.equal({ nodes: { limit: 4, used: 1 }, networks: { limit: null, used: 0 } });
-    await cli.ok('project', 'quota', 'set', 'cp', '--nodes', 'none', '--networks', '2');
-    expect(rows(await cli.ok('project', 'quota', 'show', 'cp')).slice(1)).to.deep.equal([['Nodes', 'none', '1'], ['Networks', '2', '0']]);
+    expect(await cli.json('project', 'quota', 'show', 'cp')).to.deep.equal({ nodes: { limit: 4, used: 1 }, networks: { limit: null, used: 0 }, headnodes: { limit: null, used: 0 } });
+    await cli.ok('project', 'quota', 'set', 'cp', '--nodes', 'none', '--networks', '2', '--headnodes', '1');
+    await must(api.put('/headnode/cp-h', { project: 'cp', base_img: 'base-headnode' }));
+    expect(rows(await cli.ok('project', 'quota', 'show', 'cp')).slice(1)).to.deep.equal([['Nodes', 'none', '1'], ['Networks', '2', '0'], ['Headnodes', '1', '1']]);
+    expect((await api.put('/headnode/cp-h2', { project: 'cp', base_img: 'base-headnode' })).body.msg).to.equal('project cp has reached its quota of 1 headnode');
+    expect(await cli.ok('project', 'quota', 'set', 'cp', '--headnodes', 'none')).to.equal('');
+    expect((await cli.json('project', 'quota', 'show', 'cp')).headnodes).to.deep.equal({ limit: null, used: 1 });
+    expect((await cli.run('project', 'quota', 'set', 'cp', '--headnodes', 'many')).code).to.equal(2);
     expect((await cli.run('project', 'quota', 'set', 'cp')).code).to.equal(2);
     const member = await makeUser(api, 'cp-member', 'cp-member-pw', ['cp']);
     const refused = await cli.as({ as: member })('project', 'quota', 'set', 'cp', '--nodes', '9');

@@ -1,5 +1,5 @@
 /**
- * Quotas (issue 20 item 5): a project_connect_node or network_create beyond a limit is a 409
+ * Quotas (issue 20 item 5): a project_connect_node, network_create or headnode_create beyond a limit is a 409
  * naming the quota; concurrent reservations at the limit never overshoot (the project's mailbox
  * serializes them); a lowered quota evicts nothing.
  */
@@ -31,7 +31,8 @@ describe('quotas', function () {
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.body.type).to.equal('BadArgumentError');
     }
-    expect((await must(api.get('/project/pq/quota', { as: member }))).body).to.deep.equal({ nodes: { limit: null, used: 0 }, networks: { limit: null, used: 0 } });
+    expect((await must(api.get('/project/pq/quota', { as: member }))).body).to.deep.equal({ nodes: { limit: null, used: 0 }, networks: { limit: null, used: 0 }, headnodes: { limit: null, used: 0 } });
+    expect((await api.put('/project/pq/quota', { headnodes: -1 })).status).to.equal(400);
     expect((await api.get('/project/other/quota', { as: member })).status).to.equal(401);
     expect((await api.get('/project/nope/quota')).status).to.equal(404);
   });
@@ -51,7 +52,7 @@ describe('quotas', function () {
     expect(n.body.msg).to.equal('project pq has reached its quota of 1 network');
     // An admin network the project may use is not the project's own: no limit applies.
     await must(api.put('/network/admin-net', { owner: 'admin', access: 'pq', net_id: '' }));
-    expect((await must(api.get('/project/pq/quota'))).body).to.deep.equal({ nodes: { limit: 2, used: 2 }, networks: { limit: 1, used: 1 } });
+    expect((await must(api.get('/project/pq/quota'))).body).to.deep.equal({ nodes: { limit: 2, used: 2 }, networks: { limit: 1, used: 1 }, headnodes: { limit: null, used: 0 } });
   });
 
   it('the same network created twice at once with one slot left: one 200, and the other the name\'s 409, not the quota\'s', async () => {
@@ -69,7 +70,7 @@ describe('quotas', function () {
   it('a lowered quota evicts nothing; null removes a limit, an absent key leaves it', async () => {
     await must(api.put('/project/pq/quota', { nodes: 0 }));
     expect((await must(api.get('/project/pq/nodes'))).body).to.have.members(['q0', 'q1']);
-    expect((await must(api.get('/project/pq/quota'))).body).to.deep.equal({ nodes: { limit: 0, used: 2 }, networks: { limit: 1, used: 1 } });
+    expect((await must(api.get('/project/pq/quota'))).body).to.deep.equal({ nodes: { limit: 0, used: 2 }, networks: { limit: 1, used: 1 }, headnodes: { limit: null, used: 0 } });
     expect((await api.post('/project/pq/connect_node', { node: 'q2' })).status).to.equal(409);
     // Releasing is never refused for a quota.
     await must(api.post('/project/pq/detach_node', { node: 'q1' }));
@@ -77,6 +78,55 @@ describe('quotas', function () {
     expect((await must(api.get('/project/pq/quota'))).body.nodes).to.deep.equal({ limit: null, used: 1 });
     expect((await must(api.get('/project/pq/quota'))).body.networks.limit).to.equal(1);
     await must(api.post('/project/pq/connect_node', { node: 'q1' }));
+  });
+
+  it('refuses a headnode beyond the limit with a 409 naming the quota, after every other check, and creates nothing', async () => {
+    await must(api.put('/project/hq'));
+    const as = await makeUser(api, 'quota-hq', 'quota-hq-pw', ['hq']);
+    const create = (name: string, by: Creds | undefined = as, body: object = { project: 'hq', base_img: 'base-headnode' }) => api.put(`/headnode/${name}`, body, by ? { as: by } : {});
+    await must(api.put('/project/hq/quota', { headnodes: 1 }));
+    // Only the headnode limit changed.
+    expect((await must(api.get('/project/hq/quota', { as }))).body).to.deep.equal({ nodes: { limit: null, used: 0 }, networks: { limit: null, used: 0 }, headnodes: { limit: 1, used: 0 } });
+    await must(create('hq-1'));
+    const r = await create('hq-2');
+    expect(r.status).to.equal(409);
+    expect(r.body).to.deep.equal({ type: 'BlockedError', msg: 'project hq has reached its quota of 1 headnode' });
+    expect((await api.get('/headnode/hq-2')).status).to.equal(404);
+    expect((await must(api.get('/project/hq/headnodes'))).body).to.deep.equal(['hq-1']);
+    // Every other check comes first: a base image not installed, a name taken, auth.
+    expect((await create('hq-2', as, { project: 'hq', base_img: 'nope' })).status).to.equal(400);
+    expect((await create('hq-1')).body.type).to.equal('DuplicateError');
+    expect((await create('hq-2', member)).status).to.equal(401);
+    // Admins are held to it too.
+    expect((await create('hq-2', undefined)).body.msg).to.equal('project hq has reached its quota of 1 headnode');
+    expect((await must(api.get('/project/hq/quota', { as }))).body.headnodes).to.deep.equal({ limit: 1, used: 1 });
+    // A lowered quota evicts nothing; a delete frees a slot; a headnode of another project is not counted.
+    await must(api.put('/project/hq/quota', { headnodes: 0 }));
+    expect((await must(api.get('/project/hq/quota'))).body.headnodes).to.deep.equal({ limit: 0, used: 1 });
+    expect((await must(api.get('/headnode/hq-1'))).body.project).to.equal('hq');
+    await must(api.put('/project/hq/quota', { headnodes: 1 }));
+    await must(api.del('/headnode/hq-1'));
+    await must(api.put('/headnode/other-h', { project: 'other', base_img: 'base-headnode' }));
+    await must(create('hq-2'));
+    expect((await must(api.get('/project/hq/quota'))).body.headnodes).to.deep.equal({ limit: 1, used: 1 });
+    await must(api.put('/project/hq/quota', { headnodes: null }));
+    await must(create('hq-3'));
+    expect((await must(api.get('/project/hq/quota'))).body.headnodes).to.deep.equal({ limit: null, used: 2 });
+  });
+
+  it('8 parallel headnode creates with two slots left: two 200, six 409, two headnodes made', async () => {
+    await must(api.put('/project/hp'));
+    const as = await makeUser(api, 'quota-hp', 'quota-hp-pw', ['hp']);
+    await must(api.put('/project/hp/quota', { headnodes: 3 }));
+    await must(api.put('/headnode/hp-0', { project: 'hp', base_img: 'base-headnode' }, { as }));
+    const names = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `hp-${i}`);
+    const rs = await Promise.all(names.map((n) => api.put(`/headnode/${n}`, { project: 'hp', base_img: 'base-headnode' }, { as })));
+    expect(rs.map((r) => r.status).sort()).to.deep.equal([200, 200, 409, 409, 409, 409, 409, 409]);
+    for (const r of rs) if (r.status === 409) expect(r.body, r.text).to.deep.equal({ type: 'BlockedError', msg: 'project hp has reached its quota of 3 headnodes' });
+    const made = names.filter((_n, i) => rs[i].status === 200);
+    expect((await must(api.get('/project/hp/headnodes'))).body).to.have.members(['hp-0', ...made]);
+    for (const [i, n] of names.entries()) if (rs[i].status === 409) expect((await api.get(`/headnode/${n}`)).status).to.equal(404);
+    expect((await must(api.get('/project/hp/quota'))).body.headnodes).to.deep.equal({ limit: 3, used: 3 });
   });
 
   it('8 parallel reservations with one slot left: one 200, seven 409; the limit holds after a restart', async () => {
@@ -92,5 +142,8 @@ describe('quotas', function () {
     api = ts.api;
     expect((await must(api.get('/project/pq/quota'))).body.nodes).to.deep.equal({ limit: 3, used: 3 });
     expect((await api.post('/project/pq/connect_node', { node: 'q9' })).status).to.equal(409);
+    // The headnode limit and its count come back too (the count from the headnodes themselves).
+    expect((await must(api.get('/project/hp/quota'))).body.headnodes).to.deep.equal({ limit: 3, used: 3 });
+    expect((await api.put('/headnode/hp-9', { project: 'hp', base_img: 'base-headnode' })).body.msg).to.equal('project hp has reached its quota of 3 headnodes');
   });
 });
