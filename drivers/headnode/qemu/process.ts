@@ -159,6 +159,10 @@ export function qemuArgs(vm: QemuVm): string[] {
     '-m', String(vm.memoryMb),
     '-S',
     '-no-user-config',
+    // seccomp: a guest that breaks out of QEMU gets no exec, no setuid, no scheduler or obsolete
+    // syscalls. The driver brings the taps up and puts them on OVS itself (script=no: QEMU runs
+    // no helper), so spawn=deny costs nothing.
+    '-sandbox', 'on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny',
     '-display', 'none',
     // Without any -netdev (a headnode with no hnics) QEMU would add a NIC with user-mode
     // networking: NAT to the host's loopback services and beyond, outside every VLAN.

@@ -120,6 +120,12 @@ describe('QemuHeadnodeDriver (real QEMU + Open vSwitch)', function () {
     const status = await qmp(driver.qmpSocketPath('hn1'), 'query-status');
     expect(status).to.include({ running: true, status: 'running' });
     expect(await driver.status('hn1', within())).to.deep.equal(st);
+    // QEMU runs under its seccomp sandbox (mode 2: a filter), with every optional deny set.
+    const [pid, ...more] = qemuProcesses(driver.qmpSocketPath('hn1'));
+    expect(more).to.deep.equal([]);
+    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    expect(argv[argv.indexOf('-sandbox') + 1]).to.equal('on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny');
+    expect(fs.readFileSync(`/proc/${pid}/status`, 'utf8')).to.match(/^Seccomp:\s+2$/m);
 
     const [t0, t1, t2] = hnics.map((h) => driver.tapName('hn1', h.name));
     for (const t of [t0!, t1!, t2!]) {
