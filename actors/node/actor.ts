@@ -4,7 +4,7 @@ import type { ReadModel } from '../readmodel';
 import { newIncarnation, nicId } from '../ids';
 import { attachedTo, counted, listed } from '../../lib/text';
 import type { NicCommand, NicReplies } from '../nic/protocol';
-import { METADATA_MAX_LABELS, NodeCommand, NodeEvent, NodeReplies, NodeState } from './protocol';
+import { leasePassed, METADATA_MAX_LABELS, NodeCommand, NodeEvent, NodeReplies, NodeState } from './protocol';
 import { PLAIN, type Credentials } from '../credentials';
 import { applyNode } from './state';
 
@@ -23,7 +23,7 @@ export interface NodeDeps {
  * win the race against it.
  */
 function refuseExpired(state: NodeState, id: string): void {
-  if (state.lease && (state.lease.expired || state.lease.expiresAt <= Date.now())) throw conflict(`the lease of node ${id} has expired: the node is being released from project ${state.lease.project}`);
+  if (state.lease && leasePassed(state.lease)) throw conflict(`the lease of node ${id} has expired: the node is being released from project ${state.lease.project}`);
 }
 
 const hasLabel = (state: NodeState, label: string) => !!state.metadata && Object.prototype.hasOwnProperty.call(state.metadata, label);

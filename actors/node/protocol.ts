@@ -31,6 +31,13 @@ export interface Lease {
   expired?: true;
 }
 
+/**
+ * Whether the lease has passed: seen to (recorded), or by its time, which the expiry's timer may
+ * reach late (a busy process, a forward step of the clock). The node refuses what would move or
+ * use the lease from then on, and the API shows it as expired.
+ */
+export const leasePassed = (lease: Lease, now = Date.now()): boolean => !!lease.expired || lease.expiresAt <= now;
+
 /** The power-off of a release: `pending` until the BMC answered, `failed` until a later power-off succeeds. */
 export interface ReleasePowerOff {
   status: 'pending' | 'failed';

@@ -9,6 +9,7 @@ import * as S from '../schemas/lifecycle';
 import { badArgument, conflict, notFound } from '../errors';
 import { requireAdmin, requireProject, found } from './guard';
 import type { Caller } from '../auth/basic';
+import { leasePassed } from '../../actors/node/protocol';
 
 type N = { node: string };
 type P = { project: string };
@@ -56,7 +57,7 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: N }>('/node/:node/lease', { schema: S.showLease }, async (req) => {
     const { lease } = leaseOf(req.caller, req.params.node);
-    return { project: lease.project, expires_at: iso(lease.expiresAt), expired: !!lease.expired };
+    return { project: lease.project, expires_at: iso(lease.expiresAt), expired: leasePassed(lease) };
   });
 
   app.delete<{ Params: N }>('/node/:node/lease', { schema: S.deleteLease }, async (req) => {
@@ -71,7 +72,7 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
     const out: { node: string; expires_at: string; expired: boolean }[] = [];
     for (const node of rm.nodesByProject.get(project)) {
       const lease = rm.leases.get(node);
-      if (lease?.project === project) out.push({ node, expires_at: iso(lease.expiresAt)!, expired: !!lease.expired });
+      if (lease?.project === project) out.push({ node, expires_at: iso(lease.expiresAt)!, expired: leasePassed(lease) });
     }
     return out.sort((a, b) => (a.expires_at < b.expires_at ? -1 : a.expires_at > b.expires_at ? 1 : 0));
   });

@@ -18,7 +18,7 @@ import { testWorld, wiredNode, settled, TestWorld } from '../../helpers/world';
 import { LeaseExpiry } from '../../../src/lifecycle/leases';
 import { NO_LIFECYCLE_TELEMETRY } from '../../../src/lifecycle/common';
 import { HiltError } from '../../../actors/errors';
-import type { NodeCommand, NodeReplies } from '../../../actors/node/protocol';
+import { leasePassed, type NodeCommand, type NodeReplies } from '../../../actors/node/protocol';
 import type { Asker } from '../../../actors/runtime';
 
 const DAY = 86_400_000;
@@ -299,7 +299,12 @@ describe('leases', function () {
         await refused({ type: 'node.setLease', by, project: 'p', expiresAt: Date.now() + DAY });
         await refused({ type: 'node.deleteLease', by, project: 'p' });
         await refused({ type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
-        expect(t.world.rm.nodes.get('n1')!.lease!.expired, 'nothing recorded').to.equal(undefined);
+        const lease = t.world.rm.nodes.get('n1')!.lease!;
+        expect(lease.expired, 'nothing recorded').to.equal(undefined);
+        // What GET /node/<n>/lease and a project's leases show as `expired`: the node's own test.
+        expect(leasePassed(lease), 'passed by its time').to.equal(true);
+        expect(leasePassed({ ...lease, expiresAt: Date.now() + DAY }), 'a lease still running').to.equal(false);
+        expect(leasePassed({ ...lease, expiresAt: Date.now() + DAY, expired: true }), 'one seen to pass').to.equal(true);
         expect(t.world.rm.pendingByNode.has('n1')).to.equal(false);
       } finally {
         await t.close();
