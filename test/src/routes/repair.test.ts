@@ -83,6 +83,22 @@ describe('admin repairs of network state', () => {
     expect((await api.post('/admin/node/rn/nic/eth0/force_detach', { network: 'rt' })).status).to.equal(409);
   });
 
+  it('force-detaches a port\'s last network: the set-back takes its VLAN off the port, not only shuts it', async () => {
+    await must(api.put('/switch/rl', mockSwitch));
+    await must(api.put('/switch/rl/port/gi1/0/3'));
+    await makeNode(api, 'rln', ['eth0']);
+    await must(api.post('/switch/rl/port/gi1/0/3/connect_nic', { node: 'rln', nic: 'eth0' }));
+    await must(api.post('/project/rp/connect_node', { node: 'rln' }));
+    await must(api.put('/network/rl-net', { owner: 'rp', access: 'rp', net_id: '' }));
+    await finished(api, (await must(api.post('/node/rln/nic/eth0/connect_network', { network: 'rl-net' }), 202)).body.status_id);
+    const id = Number((await api.get('/networks')).body['rl-net'].network_id);
+    expect(ts.mockSwitch.port('rl', 'gi1/0/3')).to.deep.equal({ native: id, tagged: [] });
+    const cleared = committed(ts, `port:${portId('rl', 'gi1/0/3')}`, 'PortDoubtCleared');
+    await must(api.post('/admin/node/rln/nic/eth0/force_detach', { network: 'rl-net' }));
+    await cleared;
+    expect(ts.mockSwitch.port('rl', 'gi1/0/3')).to.deep.equal({ native: null, tagged: [] });
+  });
+
   it('force-detaches on a switch gone for good: the port stays in doubt, holding the network and the node, until an admin clears the doubt by hand (audited)', async () => {
     await must(api.put('/switch/rd', mockSwitch));
     await must(api.put('/switch/rd/port/gi1/0/2'));
