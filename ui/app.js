@@ -462,6 +462,7 @@ const VIEWS = {
           { key: 'since', label: 'Since' },
           { key: 'detail', label: 'Detail', render: (r) => h('span', { class: 'error' }, r.detail) },
         ],
+        actions: (r) => attentionActions(r),
       });
       const pool = dataTable({
         name: 'maintenance', caption: 'Maintenance pool', defaults: { sort: 'since' },
@@ -650,6 +651,15 @@ function portActions(r) {
       `Revert port ${r.port} of switch ${r.switch}: detach it, and nic ${r.nic} of node ${r.node}, from every network?`, 'Revert') } }, 'Revert'),
     h('button', { type: 'button', on: { click: () => action({ action: 'reapply', node: r.node, nic: r.nic },
       `Re-apply the configuration the service holds to port ${r.port} of switch ${r.switch} (nic ${r.nic} of node ${r.node})?`, 'Re-apply') } }, 'Re-apply'));
+}
+
+/** A problem's action (admins): a port in doubt on a switch gone for good has its doubt cleared by hand. */
+function attentionActions(r) {
+  if (r.problem !== 'port_in_doubt' || !state.me.isAdmin || state.me.readOnly) return '';
+  return h('button', { type: 'button', class: 'danger', 'data-action': 'clear_doubt', on: { click: () => action(
+    { action: 'clear_doubt', switch: r.switch, port: r.port },
+    `Clear the doubt of port ${r.port} of switch ${r.switch} by hand? It asserts that the switch no longer carries the VLANs the port may carry: use it only for a switch gone for good. The holds on those VLANs' networks and on the port's node go with it.`, 'Clear doubt') } },
+  'Clear doubt');
 }
 
 function nicActions(node, nic) {

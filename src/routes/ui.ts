@@ -405,7 +405,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
         break;
       default: {
         const more = dashboardAction(b);
-        if (!more) throw badArgument('unknown action (reapply, force_detach, drift, wiring, token_create, token_revoke, reserve, release, connect, detach, power_on, power_off, power_cycle, boot_device, console_start, revert, repair, register_node, register_nic, register_switch, register_port, wire)');
+        if (!more) throw badArgument('unknown action (reapply, force_detach, drift, wiring, token_create, token_revoke, reserve, release, connect, detach, power_on, power_off, power_cycle, boot_device, console_start, revert, clear_doubt, repair, register_node, register_nic, register_switch, register_port, wire)');
         call = more;
       }
     }

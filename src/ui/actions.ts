@@ -2,7 +2,7 @@
  * The dashboard's actions where the eye is (issue 26): each one call of the API, run as the
  * session's user through the bridge (src/routes/ui.ts), so the API's own rules decide who may
  * do it: reserve and release a node, connect and detach a network, power and boot device, start
- * a node's console recording, port revert, drift repair of a switch, and the registration
+ * a node's console recording, port revert, an admin's clear of a port's doubt, drift repair of a switch, and the registration
  * forms. The dashboard offers each only to whom the API would allow it; the API refuses the
  * rest all the same.
  */
@@ -56,6 +56,9 @@ export function dashboardAction(b: Record<string, unknown>): BridgeCall | undefi
       return { method: 'POST', url: `${port()}/revert` };
     case 'repair':
       return { method: 'POST', url: `/admin/switch/${enc(str('switch'))}/repair` };
+    case 'clear_doubt':
+      // A port in doubt on a switch gone for good (the Lifecycle view's attention list).
+      return { method: 'POST', url: `/admin${port()}/clear_doubt` };
     case 'register_node': {
       const obm = b.obm;
       if (!obm || typeof obm !== 'object' || Array.isArray(obm)) throw badArgument('obm is missing');

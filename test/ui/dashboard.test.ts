@@ -4,17 +4,19 @@
  * The dashboard in a real browser (headless Chromium, test/helpers/browser.ts): an admin logs in,
  * sees the inventory, follows a network operation from PENDING to DONE without reloading, reads
  * a failure's reason, visits every page (a screenshot of each goes to test-output/ui/), and
- * re-applies a port, force-detaches a network and runs a drift audit, each only once confirmed
- * (a cancel calls nothing); a project member sees only its project; a wrong password fails;
+ * re-applies a port, force-detaches a network, runs a drift audit and clears a port's doubt on a
+ * switch gone for good, each only once confirmed (a cancel calls nothing; a member is not offered
+ * the last); a project member sees only its project; a wrong password fails;
  * without the session cookie nothing is served. With 10,000 nodes it stays fast.
  */
 import { expect } from 'chai';
 import { addSecret } from '../helpers/secrets';
 import type { Browser, Page } from 'puppeteer-core';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch } from '../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, finished } from '../helpers/server';
+import { SwitchError } from '../../drivers/switch/types';
 import { clickNow, closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
 import { parseExposition, value } from '../helpers/prometheus';
-import { until } from '../helpers/wait';
+import { sleep, until } from '../helpers/wait';
 
 const WAIT = { timeout: 15_000 };
 
@@ -384,6 +386,80 @@ describe('the dashboard in a browser', function () {
     await page.waitForSelector('#login-user', { visible: true, ...WAIT });
     expect(await page.evaluate(async () => (await fetch('api/summary')).status)).to.equal(401);
     await page.browserContext().close();
+  });
+
+  it('clears a port\'s doubt on a switch gone for good from the Lifecycle page (admins, once confirmed); a member is not offered it', async () => {
+    // As test/src/routes/repair.test.ts makes one: a force-detach whose set-back cannot reach the dead switch.
+    await must(api.put('/switch/sd', mockSwitch));
+    await must(api.put('/switch/sd/port/gi1/0/5'));
+    await makeNode(api, 'dn', ['eth0']);
+    await must(api.post('/switch/sd/port/gi1/0/5/connect_nic', { node: 'dn', nic: 'eth0' }));
+    await must(api.post('/project/p/connect_node', { node: 'dn' }));
+    await finished(api, (await must(api.post('/node/dn/nic/eth0/connect_network', { network: 'net-p' }), 202)).body.status_id);
+    const open = ts.mockSwitch.open;
+    let logins = 0;
+    ts.mockSwitch.open = async (info, signal) => {
+      if (info.name !== 'sd') return open.call(ts.mockSwitch, info, signal);
+      logins++;
+      throw new SwitchError('switch sd does not answer', { nothingSent: true });
+    };
+    try {
+      await must(api.post('/admin/node/dn/nic/eth0/force_detach', { network: 'net-p' }));
+      await until('a login to sd', () => logins >= 1, 10_000);
+      await sleep(100);
+      const inDoubt = () => ts.world.rm.port('sd', 'gi1/0/5')!.doubt;
+      expect(inDoubt()!.vlans).to.have.length(1);
+
+      // A member of the node's project: no Lifecycle page, no button; the bridge refuses the call.
+      const member = await freshPage(browser);
+      const memberCalls = actionCalls(member);
+      await login(member, ts.url, 'pat', 'pat-pw');
+      expect(await member.$$eval('#nav a', (as) => as.map((a) => a.textContent))).to.not.include('Lifecycle');
+      await member.evaluate(() => { location.hash = '#/lifecycle'; });
+      await member.waitForSelector('[data-table="nodes"] tbody td[data-col="name"]', WAIT);
+      expect(await member.$('[data-table="attention"]')).to.equal(null);
+      await member.evaluate(() => { location.hash = '#/node/dn'; });
+      await member.waitForSelector('#node-detail', WAIT);
+      expect(await member.$('button[data-action="clear_doubt"]')).to.equal(null);
+      expect(memberCalls).to.deep.equal([]);
+      expect(await member.evaluate(async () => (await fetch('api/action', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'clear_doubt', switch: 'sd', port: 'gi1/0/5' }) })).status)).to.equal(401);
+      expect(inDoubt()).to.not.equal(undefined);
+      await member.browserContext().close();
+
+      // The admin: the attention list's port_in_doubt row has the button; cancel calls nothing, confirm clears.
+      const page = await freshPage(browser);
+      const calls = actionCalls(page);
+      await login(page, ts.url, 'admin', 'admin-secret');
+      await page.evaluate(() => { location.hash = '#/lifecycle'; });
+      await page.waitForSelector('[data-table="attention"] tbody td[data-col="problem"]', WAIT);
+      const problems = await column(page, 'attention', 'problem');
+      const row = problems.indexOf('port_in_doubt') + 1;
+      expect(row).to.be.greaterThan(0);
+      // Only the port in doubt's row offers it.
+      expect(await page.$$eval('[data-table="attention"] button[data-action="clear_doubt"]', (bs) => bs.length)).to.equal(1);
+      const button = `[data-table="attention"] tbody tr:nth-child(${row}) button[data-action="clear_doubt"]`;
+      expect(await page.$eval(button, (b) => b.textContent)).to.equal('Clear doubt');
+      const question = /^Clear the doubt of port gi1\/0\/5 of switch sd by hand\? It asserts that the switch no longer carries the VLANs/;
+
+      await confirmWith(page, button, 'cancel', question);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Cancelled.', WAIT);
+      expect(calls).to.deep.equal([]);
+      expect(inDoubt()).to.not.equal(undefined);
+
+      await confirmWith(page, button, 'ok', question);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Clear doubt: done.', WAIT);
+      expect(calls).to.deep.equal([{ action: 'clear_doubt', switch: 'sd', port: 'gi1/0/5' }]);
+      expect(inDoubt()).to.equal(undefined);
+      // Recorded as the admin's, through the API's own call.
+      const audit = (await must(api.get(`/admin/audit?kind=port&limit=1`))).body.entries[0];
+      expect(audit).to.deep.include({ by: 'admin', call: 'admin_clear_doubt' });
+      // The page shows it: the row and its button are gone.
+      await page.waitForSelector(button.replace(/tbody tr:nth-child\(\d+\) /, ''), { hidden: true, ...WAIT });
+      await screenshot(page, 'lifecycle-doubt-cleared');
+      await page.browserContext().close();
+    } finally {
+      ts.mockSwitch.open = open;
+    }
   });
 });
 

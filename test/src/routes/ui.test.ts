@@ -223,6 +223,17 @@ describe('the dashboard over HTTP (/ui)', function () {
     expect(w.body).to.include({ switch: 's1' });
     expect(w.body.summary).to.have.all.keys('ok', 'mismatch', 'unseen', 'unwired');
     expect((await b.post('/ui/api/action', { action: 'wiring', switch: 'nope' })).status).to.equal(404);
+    // The clear of a port's doubt (POST /admin/switch/<s>/port/<p>/clear_doubt): the API's checks, a `/` in the port name kept.
+    const clear = (sw: string, port: string) => b.post('/ui/api/action', { action: 'clear_doubt', switch: sw, port });
+    const notInDoubt = await clear('s1', 'gi1/0/1');
+    expect(notInDoubt.status).to.equal(409);
+    expect(notInDoubt.body).to.deep.equal({ type: 'IllegalStateError', msg: 'port gi1/0/1 of switch s1 is not in doubt' });
+    expect((await clear('s1', 'gi1/0/9')).status).to.equal(404);
+    expect((await clear('nope', 'gi1/0/1')).status).to.equal(404);
+    expect((await b.post('/ui/api/action', { action: 'clear_doubt', switch: 's1' })).status).to.equal(400);
+    const m = new Browser(api);
+    await must(m.login('mia', 'mia-pw'));
+    expect((await m.post('/ui/api/action', { action: 'clear_doubt', switch: 's1', port: 'gi1/0/1' })).status).to.equal(401);
   });
 
   it('answers 400, not 500, to an action whose names are not Unicode text (a lone surrogate)', async () => {
@@ -231,6 +242,7 @@ describe('the dashboard over HTTP (/ui)', function () {
     for (const body of [
       { action: 'power_on', node: '\ud800' }, { action: 'reserve', node: 'spare', project: 'p\udfff' }, { action: 'token_revoke', id: '\ud800' },
       { action: 'wiring', switch: '\ud800' }, { action: 'reapply', node: 'n1', nic: '\ud800' }, { action: 'revert', switch: 's1', port: '\ud800' },
+      { action: 'clear_doubt', switch: '\ud800', port: 'gi1/0/1' },
     ]) {
       const r = await b.post('/ui/api/action', body);
       expect(r.status, JSON.stringify(body)).to.equal(400);
