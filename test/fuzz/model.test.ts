@@ -13,7 +13,12 @@
  * switches' port VLANs must equal the service's view. The tenant lifecycle is in it (issue 20):
  * leases set and removed (a release ends them), project quotas (a reservation or a network
  * beyond one is a 409), members powering their nodes on, and every release powering its node off
- * (once no release power-off is pending, every free node is off).
+ * (once no release power-off is pending, every free node is off). Headnode creates and deletes
+ * under a headnode quota; admins force-detaching a network, which leaves the nic's port in doubt
+ * of it until its set-back (queued at once, an event of the round like an operation's outcome)
+ * is confirmed: a delete of that network, a release of the node, a revoke racing it are refused
+ * meanwhile, and clear_doubt is 200 only then (409 otherwise). Each round ends with no port in
+ * doubt, the mock switch then holding exactly what the service holds.
  *
  * The second phase runs the same kind of workload with the process killed (SIGKILL) at random
  * moments of random rounds and restarted on the same folder: a call answered before the kill is
@@ -61,6 +66,7 @@ const PORTS = ['gi1/0/0', 'gi1/0/1', 'gi1/0/2', 'gi1/0/3', 'gi1/0/4', 'gi1/0/5',
 /** every change of this port fails: its operations end ERROR */
 const FAIL_PORT = 'gi1/0/7';
 const NETS = ['W0', 'W1', 'W2', 'W3'];
+const HEADNODES = ['H0', 'H1', 'H2', 'H3'];
 
 /** mulberry32: small, fast, seeded */
 function rng(seed: number) {
@@ -81,8 +87,16 @@ interface Nic { port: string | null; net: string | null; pending: { kind: 'conne
 interface Node { project: string | null; nics: Record<string, Nic>; lease: boolean }
 interface Net { owner: string; access: string[] }
 /** a project's limits (null: none) */
-interface Quota { nodes: number | null; networks: number | null }
-interface State { nodes: Record<string, Node>; ports: Record<string, string | null>; nets: Record<string, Net>; quotas: Record<string, Quota> }
+interface Quota { nodes: number | null; networks: number | null; headnodes: number | null }
+/**
+ * `doubt`: the ports a force-detach left in doubt, each with the networks it may still carry and
+ * the force-detach whose set-back ends it (the round's end waits for every set-back: on the mock
+ * switch it is confirmed within ms). `headnodes`: name → project.
+ */
+interface State {
+  nodes: Record<string, Node>; ports: Record<string, string | null>; nets: Record<string, Net>; quotas: Record<string, Quota>;
+  doubt: Record<string, { net: string; op: number }[]>; headnodes: Record<string, string>;
+}
 
 type Op =
   | { t: 'reserve' | 'release'; p: string; n: string; as: string }
@@ -95,7 +109,11 @@ type Op =
   | { t: 'nicDelete' | 'nicAdd'; n: string; nic: string }
   | { t: 'nodeDelete' | 'nodeAdd'; n: string }
   | { t: 'leaseSet' | 'leaseDel'; n: string; as: string }
-  | { t: 'quota'; p: string; nodes: number | null; networks: number | null }
+  | { t: 'quota'; p: string; nodes: number | null; networks: number | null; headnodes: number | null }
+  | { t: 'forceDetach'; n: string; nic: string; w: string }
+  | { t: 'clearDoubt'; port: string }
+  | { t: 'hnCreate'; h: string; p: string; as: string }
+  | { t: 'hnDelete'; h: string }
   | { t: 'powerOn'; n: string; as: string };
 
 const clone = (s: State): State => JSON.parse(JSON.stringify(s));
@@ -106,6 +124,19 @@ function usersOf(s: State, w: string): string[] {
   const out: string[] = [];
   for (const n of Object.values(s.nodes)) {
     for (const x of Object.values(n.nics)) if (n.project && (x.net === w || (x.pending?.kind === 'connect' && x.pending.net === w))) out.push(n.project);
+  }
+  return out;
+}
+
+/** the port of node n's nic x, if it is in doubt (of any network) */
+const inDoubt = (s: State, port: string | null) => !!port && !!s.doubt[port]?.length;
+/** projects whose nodes' ports may still carry network w */
+function doubtersOf(s: State, w: string): (string | null)[] {
+  const out: (string | null)[] = [];
+  for (const [port, d] of Object.entries(s.doubt)) {
+    if (!d.some((x) => x.net === w)) continue;
+    const wired = s.ports[port];
+    out.push(wired ? s.nodes[wired.split('/')[0]].project : null);
   }
   return out;
 }
@@ -130,6 +161,7 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       if (!n) return no(404);
       if (n.project !== op.p) return no(409);
       if (Object.values(n.nics).some((x) => x.net || x.pending)) return no(409);
+      if (Object.values(n.nics).some((x) => inDoubt(s, x.port))) return no(409);
       n.project = null;
       n.lease = false;
       return done();
@@ -141,6 +173,7 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       if (!x) return no(404);
       if (x.port) return no(409);
       if (s.ports[op.port]) return no(409);
+      if (inDoubt(s, op.port)) return no(409);
       x.port = op.port;
       s.ports[op.port] = `${op.n}/${op.nic}`;
       return done();
@@ -165,6 +198,7 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
     case 'netDelete':
       if (!s.nets[op.w]) return no(404);
       if (usersOf(s, op.w).length) return no(409);
+      if (doubtersOf(s, op.w).length) return no(409);
       delete s.nets[op.w];
       return done();
     case 'grant': {
@@ -172,6 +206,7 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       if (!w) return no(404);
       if (w.access.includes(op.p)) return no(409);
       if (!w.access.length && usersOf(s, op.w).some((p) => p !== op.p)) return no(409);
+      if (!w.access.length && doubtersOf(s, op.w).some((p) => p !== null && p !== op.p)) return no(409);
       w.access = [...w.access, op.p].sort();
       return done();
     }
@@ -181,6 +216,7 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       if (!w.access.includes(op.p)) return no(404);
       if (w.owner === op.p) return no(409);
       if (usersOf(s, op.w).includes(op.p)) return no(409);
+      if (doubtersOf(s, op.w).includes(op.p)) return no(409);
       w.access = w.access.filter((p) => p !== op.p);
       return done();
     }
@@ -211,6 +247,7 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       const x = n.nics[op.nic];
       if (!x) return no(404);
       if (x.net || x.pending) return no(409);
+      if (n.project && inDoubt(s, x.port)) return no(409);
       if (x.port) s.ports[x.port] = null;
       delete n.nics[op.nic];
       return done();
@@ -251,7 +288,35 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
       return done();
     }
     case 'quota':
-      s.quotas[op.p] = { nodes: op.nodes, networks: op.networks };
+      s.quotas[op.p] = { nodes: op.nodes, networks: op.networks, headnodes: op.headnodes };
+      return done();
+    case 'forceDetach': {
+      const n = s.nodes[op.n];
+      if (!n) return no(404);
+      const x = n.nics[op.nic];
+      if (!x) return no(404);
+      if (x.pending) return no(409);
+      if (x.net !== op.w) return no(409);
+      // Forgotten, not undone: the port may carry the VLAN until its set-back is confirmed.
+      x.net = null;
+      s.doubt[x.port!] = [...(s.doubt[x.port!] ?? []), { net: op.w, op: id }];
+      return done(200);
+    }
+    case 'clearDoubt':
+      if (!inDoubt(s, op.port)) return no(409);
+      delete s.doubt[op.port];
+      return done();
+    case 'hnCreate': {
+      if (s.headnodes[op.h]) return no(409);
+      if (!member(op.as, op.p)) return no(401);
+      const limit = s.quotas[op.p].headnodes;
+      if (limit !== null && Object.values(s.headnodes).filter((p) => p === op.p).length >= limit) return no(409);
+      s.headnodes[op.h] = op.p;
+      return done();
+    }
+    case 'hnDelete':
+      if (!s.headnodes[op.h]) return no(404);
+      delete s.headnodes[op.h];
       return done();
     case 'powerOn': {
       const n = s.nodes[op.n];
@@ -277,6 +342,20 @@ function finish(s0: State, id: number, outcome: 'DONE' | 'ERROR'): State | null 
     }
   }
   return null;
+}
+
+/**
+ * The set-back that force-detach `id` queued, confirmed (the failing port never carries a network
+ * to forget, so it always is): the port's doubt of that network ends, if an admin did not clear it first.
+ */
+function setBack(s0: State, id: number): State {
+  const s = clone(s0);
+  for (const [port, d] of Object.entries(s.doubt)) {
+    const left = d.filter((x) => x.op !== id);
+    if (left.length) s.doubt[port] = left;
+    else delete s.doubt[port];
+  }
+  return s;
 }
 
 /** A call of the round and what became of it. */
@@ -329,13 +408,15 @@ export function linearize(start: State, round: Call[], budget = 500_000): { stat
         if (c.status === undefined) go(s, doneCalls | bit, doneOutcomes, open); // never arrived
         const r = step(s, c.op, i);
         if (c.status === undefined || r.status === c.status) {
-          go(r.s, doneCalls | bit, doneOutcomes, r.status === 202 ? open | bit : open);
+          const queued = r.status === 202 || (c.op.t === 'forceDetach' && r.status === 200);
+          go(r.s, doneCalls | bit, doneOutcomes, queued ? open | bit : open);
         } else if (alsoAllowed(c, round)) {
           go(s, doneCalls | bit, doneOutcomes, open);
         }
       } else if (open & bit && !(doneOutcomes & bit)) {
         const outcomes: ('DONE' | 'ERROR')[] = c.outcome ? [c.outcome] : ['DONE', 'ERROR'];
-        for (const o of outcomes) {
+        if (c.op.t === 'forceDetach') go(setBack(s, i), doneCalls, doneOutcomes | bit, open);
+        else for (const o of outcomes) {
           const next = finish(s, i, o);
           if (next) go(next, doneCalls, doneOutcomes | bit, open);
         }
@@ -360,6 +441,7 @@ function randomOp(r: ReturnType<typeof rng>, s?: State): Op {
     const attached = nics.filter((c) => c.nic.net);
     if (y < 0.3 && attached.length) {
       const c = r.pick(attached);
+      if (y < 0.04) return { t: 'forceDetach', n: c.n, nic: c.x, w: c.nic.net! };
       return { t: 'detach', n: c.n, nic: c.x, w: c.nic.net!, as: r.pick(['admin', ...Object.keys(MEMBERS).filter((m) => MEMBERS[m].projects.includes(c.node.project!))]) };
     }
     const ready = nics.filter((c) => c.node.project && c.nic.port && !c.nic.net);
@@ -411,8 +493,13 @@ function randomOp(r: ReturnType<typeof rng>, s?: State): Op {
     }
     return { t, n: n0, as: anyCaller() };
   }
-  if (y < 0.08) return { t: 'quota', p: r.pick(PROJECTS), nodes: r.pick([null, null, 1, 2, 3]), networks: r.pick([null, null, 1, 2]) };
+  if (y < 0.08) return { t: 'quota', p: r.pick(PROJECTS), nodes: r.pick([null, null, 1, 2, 3]), networks: r.pick([null, null, 1, 2]), headnodes: r.pick([null, 0, 1, 2]) };
   if (y < 0.11) return { t: 'powerOn', n: n0, as: r.pick(Object.keys(MEMBERS)) };
+  if (y < 0.14) {
+    const p = r.pick(PROJECTS);
+    return r.next() < 0.65 ? { t: 'hnCreate', h: r.pick(HEADNODES), p, as: memberOf(p) } : { t: 'hnDelete', h: r.pick(HEADNODES) };
+  }
+  if (y < 0.15) return { t: 'clearDoubt', port: r.pick(PORTS) };
   const x = r.next();
   const n = n0;
   const nic = r.pick(NICS);
@@ -436,6 +523,23 @@ function randomOp(r: ReturnType<typeof rng>, s?: State): Op {
   if (x < 0.96) return { t: 'nicAdd', n, nic };
   if (x < 0.98) return { t: 'nodeDelete', n };
   return { t: 'nodeAdd', n };
+}
+
+/**
+ * A round's calls; a force-detach is followed by a delete of the network it forgot and now and
+ * then a clear_doubt of its port, racing the port's set-back (the doubt refuses the delete until it ends).
+ */
+function randomRound(r: ReturnType<typeof rng>, s: State, len: number): Op[] {
+  const ops = Array.from({ length: len }, () => randomOp(r, s));
+  for (let k = 0; k < len; k++) {
+    const op = ops[k];
+    if (op.t !== 'forceDetach') continue;
+    if (k + 1 < len) ops[k + 1] = { t: 'netDelete', w: op.w };
+    const port = s.nodes[op.n]?.nics[op.nic]?.port;
+    if (k + 2 < len && port && r.next() < 0.5) ops[k + 2] = { t: 'clearDoubt', port };
+    k += 2;
+  }
+  return ops;
 }
 
 interface Answer { status: number; body: any }
@@ -501,7 +605,11 @@ function send(api: Api, op: Op): Promise<Answer> {
     case 'nodeAdd': return api.call('PUT', `/node/${op.n}`, ADMIN, { obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: `bmc-${op.n}`, user: 'u', password: 'model-bmc-pw' } });
     case 'leaseSet': return api.call('PUT', `/node/${op.n}/lease`, callerOf(op.as), { expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
     case 'leaseDel': return api.call('DELETE', `/node/${op.n}/lease`, callerOf(op.as));
-    case 'quota': return api.call('PUT', `/project/${op.p}/quota`, ADMIN, { nodes: op.nodes, networks: op.networks });
+    case 'quota': return api.call('PUT', `/project/${op.p}/quota`, ADMIN, { nodes: op.nodes, networks: op.networks, headnodes: op.headnodes });
+    case 'forceDetach': return api.call('POST', `/admin/node/${op.n}/nic/${op.nic}/force_detach`, ADMIN, { network: op.w });
+    case 'clearDoubt': return api.call('POST', `/admin/switch/${SW}/port/${enc(op.port)}/clear_doubt`);
+    case 'hnCreate': return api.call('PUT', `/headnode/${op.h}`, callerOf(op.as), { project: op.p, base_img: 'base-headnode' });
+    case 'hnDelete': return api.call('DELETE', `/headnode/${op.h}`);
     case 'powerOn': return api.call('POST', `/node/${op.n}/power_on`, callerOf(op.as));
   }
 }
@@ -549,7 +657,17 @@ async function observe(api: Api): Promise<State> {
   const actions = await Promise.all(NODES.map((n) => get(`/node/${n}/networking_actions`)));
   const leases = await Promise.all(NODES.map((n) => get(`/node/${n}/lease`)));
   const quotas = await Promise.all(PROJECTS.map((p) => get(`/project/${p}/quota`)));
-  const s: State = { nodes: {}, ports: {}, nets: {}, quotas: {} };
+  const hnLists = await Promise.all(PROJECTS.map((p) => get(`/project/${p}/headnodes`)));
+  const s: State = { nodes: {}, ports: {}, nets: {}, quotas: {}, doubt: {}, headnodes: {} };
+  for (const [i, p] of PROJECTS.entries()) for (const h of hnLists[i].body as string[]) s.headnodes[h] = p;
+  // A force-detach's set-back is queued at once and confirmed within ms on the mock switch: the
+  // round ends once no port is in doubt (the model holds none then), so the switch check below
+  // also sees that no port keeps the VLAN of a network forgotten (or deleted since).
+  for (const end = Date.now() + 10_000; ; await sleep(10)) {
+    const att = await get('/admin/nodes/attention');
+    if (!(att.body as { problem: string }[]).some((a) => a.problem === 'port_in_doubt')) break;
+    if (Date.now() > end) fail(`a port still in doubt after 10 s: ${JSON.stringify(att.body)}`);
+  }
 
   for (const [i, w] of NETS.entries()) {
     const listed = Object.hasOwn(networks.body, w);
@@ -609,10 +727,13 @@ async function observe(api: Api): Promise<State> {
   }
   for (const [i, p] of PROJECTS.entries()) {
     const q = quotas[i].body;
-    s.quotas[p] = { nodes: q.nodes.limit, networks: q.networks.limit };
+    s.quotas[p] = { nodes: q.nodes.limit, networks: q.networks.limit, headnodes: q.headnodes.limit };
     const held = Object.values(s.nodes).filter((x) => x.project === p).length;
     const owned = Object.values(s.nets).filter((w) => w.owner === p).length;
-    if (q.nodes.used !== held || q.networks.used !== owned) fail(`project ${p}: its quota counts ${q.nodes.used} nodes and ${q.networks.used} networks, it has ${held} and ${owned}`);
+    const made = Object.values(s.headnodes).filter((x) => x === p).length;
+    if (q.nodes.used !== held || q.networks.used !== owned || q.headnodes.used !== made) {
+      fail(`project ${p}: its quota counts ${q.nodes.used} nodes, ${q.networks.used} networks and ${q.headnodes.used} headnodes, it has ${held}, ${owned} and ${made}`);
+    }
   }
   // Every release powers its node off: once no release's power-off is pending, every free node is off
   // (members power on only their project's nodes; one that lost its node meanwhile is refused at the BMC's turn).
@@ -640,7 +761,7 @@ async function setup(api: Api): Promise<State> {
   }
   await ok(api.call('PUT', `/switch/${SW}`, ADMIN, { ...mockSwitch, password: 'model-switch-pw' }));
   for (const p of PORTS) await ok(api.call('PUT', `/switch/${SW}/port/${p}`));
-  let s: State = { nodes: {}, ports: Object.fromEntries(PORTS.map((p) => [p, null])), nets: {}, quotas: Object.fromEntries(PROJECTS.map((p) => [p, { nodes: null, networks: null }])) };
+  let s: State = { nodes: {}, ports: Object.fromEntries(PORTS.map((p) => [p, null])), nets: {}, quotas: Object.fromEntries(PROJECTS.map((p) => [p, { nodes: null, networks: null, headnodes: null }])), doubt: {}, headnodes: {} };
   const apply = async (op: Op) => {
     await ok(send(api, op));
     s = step(s, op, -1).s;
@@ -732,12 +853,13 @@ describe(`model: randomized concurrent calls against an exact model (seed ${SEED
   it(`${OPS} calls in rounds of ${ROUND}: every answer and the state agree with one order of each round; the invariants hold; the switches match`, async () => {
     const r = rng(SEED);
     const t0 = Date.now();
-    for (let i = 0; i < OPS; i += ROUND) await round(ctx, Array.from({ length: Math.min(ROUND, OPS - i) }, () => randomOp(r, ctx.model)));
+    for (let i = 0; i < OPS; i += ROUND) await round(ctx, randomRound(r, ctx.model, Math.min(ROUND, OPS - i)));
     const { run } = ctx;
     console.log(`      ${run.calls} calls in ${run.rounds} rounds, ${((Date.now() - t0) / 1000).toFixed(1)} s, ${run.orders} search steps; 0 violations`);
     console.log(`      answers: ${JSON.stringify(Object.fromEntries(Object.entries(run.statuses).sort()))}`);
     // The workload must have done something of each kind.
-    for (const k of ['reserve 200', 'release 200', 'wire 200', 'netCreate 200', 'connect 202 DONE', 'detach 202 DONE', 'connect 202 ERROR', 'leaseSet 200', 'leaseDel 200', 'quota 200']) {
+    for (const k of ['reserve 200', 'release 200', 'wire 200', 'netCreate 200', 'connect 202 DONE', 'detach 202 DONE', 'connect 202 ERROR', 'leaseSet 200', 'leaseDel 200', 'quota 200',
+      'forceDetach 200', 'clearDoubt 409', 'hnCreate 200', 'hnCreate 409', 'hnDelete 200']) {
       expect(run.statuses[k] ?? 0, k).to.be.above(0);
     }
   });
@@ -749,7 +871,7 @@ describe(`model: randomized concurrent calls against an exact model (seed ${SEED
     while (killAt.size < Math.min(KILLS, rounds)) killAt.add(1 + r.int(rounds - 1));
     const before = ctx.run.calls;
     for (let i = 0; i < rounds; i++) {
-      const ops = Array.from({ length: ROUND }, () => randomOp(r, ctx.model));
+      const ops = randomRound(r, ctx.model, ROUND);
       if (!killAt.has(i)) {
         await round(ctx, ops);
         continue;
