@@ -10,6 +10,21 @@ import type { PowerControl } from '../../hardware/power';
 import type { ConsoleIo } from '../../drivers/obm/types';
 import { sleep, until } from '../helpers/wait';
 
+/** Node n1 recording its console through a fake BMC: `io()` is what the test writes the node's output to. */
+function recordingN1(): { rm: ReadModel; power: PowerControl; io: () => ConsoleIo | undefined } {
+  const node = { name: 'n1', incarnation: 'i1', project: null, obm: { type: 'fake', fields: {} }, console: { by: 'admin', since: 1 } } as unknown as NodeState;
+  const rm = { nodes: new Map([['n1', node]]) } as unknown as ReadModel;
+  let io: ConsoleIo | undefined;
+  const power = {
+    hasConsole: () => true,
+    openConsole: async (_obm: unknown, i: ConsoleIo) => {
+      io = i;
+      return { write: () => true, close: () => queueMicrotask(() => i.ended('closed')) };
+    },
+  } as unknown as PowerControl;
+  return { rm, power, io: () => io };
+}
+
 describe('Consoles', () => {
   let dir: string;
   beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'hilt-consoles-')); });
@@ -45,20 +60,11 @@ describe('Consoles', () => {
   });
 
   it('does not count the log a new viewer was sent as falling behind: a log over 4 MiB waiting for it does not drop it; HILT_CONSOLE_LOG_BYTES + 4 MiB waiting does', async () => {
-    const node = { name: 'n1', incarnation: 'i1', project: null, obm: { type: 'fake', fields: {} }, console: { by: 'admin', since: 1 } } as unknown as NodeState;
-    const rm = { nodes: new Map([['n1', node]]) } as unknown as ReadModel;
-    let io: ConsoleIo | undefined;
-    const power = {
-      hasConsole: () => true,
-      openConsole: async (_obm: unknown, i: ConsoleIo) => {
-        io = i;
-        return { write: () => true, close: () => queueMicrotask(() => i.ended('closed')) };
-      },
-    } as unknown as PowerControl;
-    const consoles = new Consoles({ rm, power, dataDir: dir, logBytes: 16 << 20 });
+    const n1 = recordingN1();
+    const consoles = new Consoles({ rm: n1.rm, power: n1.power, dataDir: dir, logBytes: 16 << 20 });
     consoles.start();
-    await until('the session', () => io !== undefined);
-    for (let i = 0; i < 6; i++) io!.data(Buffer.alloc(1 << 20, 0x61));
+    await until('the session', () => n1.io() !== undefined);
+    for (let i = 0; i < 6; i++) n1.io()!.data(Buffer.alloc(1 << 20, 0x61));
     await until('the log written', async () => ((await consoles.read('n1'))?.length ?? 0) >= 6 << 20);
     // A viewer on a slow link: nothing it is sent has left yet.
     let sent = 0;
@@ -66,35 +72,26 @@ describe('Consoles', () => {
     const viewer = { allowed: () => true, mayType: () => false, send: (c: Buffer) => void (sent += c.length), backlog: () => sent, close: (code: number) => void (closed = code) };
     expect(consoles.attach('n1', viewer)).to.equal('attached');
     await until('the log sent', () => sent >= 6 << 20);
-    io!.data(Buffer.from('a line after\r\n'));
+    n1.io()!.data(Buffer.from('a line after\r\n'));
     expect(closed, 'kept: only its own log is waiting').to.equal(undefined);
-    for (let i = 0; i < 20 && closed === undefined; i++) io!.data(Buffer.alloc(1 << 20, 0x62));
+    for (let i = 0; i < 20 && closed === undefined; i++) n1.io()!.data(Buffer.alloc(1 << 20, 0x62));
     expect(closed, 'dropped once too much waits').to.equal(4429);
     expect(sent, 'what waited when it was dropped').to.be.greaterThan((16 << 20) + (4 << 20));
     await consoles.close();
   });
 
   it('warns once that a node\'s log cannot be written (a full disk), not once per chunk of output; again after it could', async () => {
-    const node = { name: 'n1', incarnation: 'i1', project: null, obm: { type: 'fake', fields: {} }, console: { by: 'admin', since: 1 } } as unknown as NodeState;
-    const rm = { nodes: new Map([['n1', node]]) } as unknown as ReadModel;
-    let io: ConsoleIo | undefined;
-    const power = {
-      hasConsole: () => true,
-      openConsole: async (_obm: unknown, i: ConsoleIo) => {
-        io = i;
-        return { write: () => true, close: () => queueMicrotask(() => i.ended('closed')) };
-      },
-    } as unknown as PowerControl;
-    const consoles = new Consoles({ rm, power, dataDir: dir, logBytes: 1024 });
+    const n1 = recordingN1();
+    const consoles = new Consoles({ rm: n1.rm, power: n1.power, dataDir: dir, logBytes: 1024 });
     const warned: string[] = [];
     consoles.log = { info() {}, warn: (_o, msg) => void warned.push(msg) };
     const append = consoles.logs.append.bind(consoles.logs);
     let full = true;
     consoles.logs.append = (n, chunk) => (full ? Promise.reject(new Error('ENOSPC: no space left on device')) : append(n, chunk));
     consoles.start();
-    await until('the session', () => io !== undefined);
+    await until('the session', () => n1.io() !== undefined);
     const burst = async () => {
-      for (let i = 0; i < 100; i++) io!.data(Buffer.from('x'));
+      for (let i = 0; i < 100; i++) n1.io()!.data(Buffer.from('x'));
       await sleep(20);
     };
     const failures = () => warned.filter((m) => m === 'could not write a console log').length;
