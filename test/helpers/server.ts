@@ -14,6 +14,7 @@ import { request as httpRequest } from 'node:http';
 import { DEFAULTS, Config } from '../../src/config';
 import { startService, Service, ServiceDeps } from '../../src/service';
 import type { MockSwitchDriver } from '../../drivers/switch/mock';
+import { SwitchError } from '../../drivers/switch/types';
 import type { MockObmDriver } from '../../drivers/obm/mock';
 import type { StorageKind } from '../../actors/persistence';
 import { beforePostgresStops, freshDatabase } from './postgres';
@@ -231,4 +232,19 @@ export async function makeUser(api: Client, user: string, password: string, proj
 export async function makeNode(api: Client, node: string, nics: string[] = []): Promise<void> {
   await must(api.put(`/node/${node}`, { obm: obm() }));
   for (const nic of nics) await must(api.put(`/node/${node}/nic/${nic}`, { macaddr: `de:ad:be:ef:00:${nic.length}` }));
+}
+
+/**
+ * Switch `name` of the test server's mock driver answers no login (a switch gone for good) until
+ * `revive()`; `logins()` counts the attempts refused.
+ */
+export function deadSwitch(ts: TestServer, name: string): { logins(): number; revive(): void } {
+  const open = ts.mockSwitch.open;
+  let logins = 0;
+  ts.mockSwitch.open = async (info, signal) => {
+    if (info.name !== name) return open.call(ts.mockSwitch, info, signal);
+    logins++;
+    throw new SwitchError(`switch ${name} does not answer`, { nothingSent: true });
+  };
+  return { logins: () => logins, revive: () => void (ts.mockSwitch.open = open) };
 }

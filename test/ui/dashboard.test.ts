@@ -12,8 +12,7 @@
 import { expect } from 'chai';
 import { addSecret } from '../helpers/secrets';
 import type { Browser, Page } from 'puppeteer-core';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, finished } from '../helpers/server';
-import { SwitchError } from '../../drivers/switch/types';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, finished, deadSwitch } from '../helpers/server';
 import { clickNow, closeBrowser, launchBrowser, screenshot } from '../helpers/browser';
 import { parseExposition, value } from '../helpers/prometheus';
 import { sleep, until } from '../helpers/wait';
@@ -396,16 +395,10 @@ describe('the dashboard in a browser', function () {
     await must(api.post('/switch/sd/port/gi1/0/5/connect_nic', { node: 'dn', nic: 'eth0' }));
     await must(api.post('/project/p/connect_node', { node: 'dn' }));
     await finished(api, (await must(api.post('/node/dn/nic/eth0/connect_network', { network: 'net-p' }), 202)).body.status_id);
-    const open = ts.mockSwitch.open;
-    let logins = 0;
-    ts.mockSwitch.open = async (info, signal) => {
-      if (info.name !== 'sd') return open.call(ts.mockSwitch, info, signal);
-      logins++;
-      throw new SwitchError('switch sd does not answer', { nothingSent: true });
-    };
+    const dead = deadSwitch(ts, 'sd');
     try {
       await must(api.post('/admin/node/dn/nic/eth0/force_detach', { network: 'net-p' }));
-      await until('a login to sd', () => logins >= 1, 10_000);
+      await until('a login to sd', () => dead.logins() >= 1, 10_000);
       await sleep(100);
       const inDoubt = () => ts.world.rm.port('sd', 'gi1/0/5')!.doubt;
       expect(inDoubt()!.vlans).to.have.length(1);
@@ -458,7 +451,7 @@ describe('the dashboard in a browser', function () {
       await screenshot(page, 'lifecycle-doubt-cleared');
       await page.browserContext().close();
     } finally {
-      ts.mockSwitch.open = open;
+      dead.revive();
     }
   });
 });

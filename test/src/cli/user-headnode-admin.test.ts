@@ -1,8 +1,7 @@
 /** hilt user …, hilt headnode …, hilt networking-action … and hilt admin … against a started server. */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, deadSwitch } from '../../helpers/server';
 import { portId } from '../../../actors/ids';
-import { SwitchError } from '../../../drivers/switch/types';
 import { cliFor, rows } from '../../helpers/cli';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -166,15 +165,12 @@ describe('hilt user, headnode, networking-action and admin', function () {
     it('clear-doubt <switch> <port>: an admin clears a port\'s doubt by hand, audited', async () => {
       // A failed change whose set-back was never confirmed (a switch gone for good: no login
       // answers, so the service's own set-back cannot clear the doubt while the command runs).
-      const open = ts.mockSwitch.open;
-      ts.mockSwitch.open = async () => {
-        throw new SwitchError('switch s1 does not answer', { nothingSent: true });
-      };
+      const dead = deadSwitch(ts, 's1');
       try {
         await ts.world.ports.ask(portId('s1', 'gi1/0/1'), { type: 'port.doubt', by: 'switch', vlans: [3999] });
         await cli.ok('admin', 'clear-doubt', 's1', 'gi1/0/1');
       } finally {
-        ts.mockSwitch.open = open;
+        dead.revive();
       }
       expect(ts.world.rm.port('s1', 'gi1/0/1')!.doubt).to.equal(undefined);
       const [last] = await cli.json('admin', 'journal', 'port', 's1', 'gi1/0/1', '--limit', '1');

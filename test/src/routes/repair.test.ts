@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { ADMIN, startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds, finished, committed } from '../../helpers/server';
+import { ADMIN, startTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Creds, finished, committed, deadSwitch } from '../../helpers/server';
 import { portId } from '../../../actors/ids';
-import { SwitchError } from '../../../drivers/switch/types';
 import { SseStream } from '../../helpers/sse';
 import { sleep, until } from '../../helpers/wait';
 
@@ -112,17 +111,11 @@ describe('admin repairs of network state', () => {
     await finished(api, (await must(api.post('/node/rdn/nic/eth0/connect_network', { network: 'dt', channel: `vlan/${vt}` }), 202)).body.status_id);
     const doubted = portId('rd', 'gi1/0/2');
     // The switch dies: every login fails.
-    const open = ts.mockSwitch.open;
-    let logins = 0;
-    ts.mockSwitch.open = async (info, signal) => {
-      if (info.name !== 'rd') return open.call(ts.mockSwitch, info, signal);
-      logins++;
-      throw new SwitchError('switch rd does not answer', { nothingSent: true });
-    };
+    const dead = deadSwitch(ts, 'rd');
     try {
       await must(api.post('/admin/node/rdn/nic/eth0/force_detach', { network: 'dt' }));
       // Its set-back was tried, and failed: the port stays in doubt of the VLAN.
-      await until('a login to rd', () => logins >= 1, 5000);
+      await until('a login to rd', () => dead.logins() >= 1, 5000);
       await sleep(100);
       expect(ts.world.rm.ports.get(doubted)!.doubt!.vlans).to.deep.equal([vt]);
       expect((await api.del('/network/dt')).status).to.equal(409);
@@ -163,7 +156,7 @@ describe('admin repairs of network state', () => {
       await must(api.del('/network/dw'));
       await must(api.post('/project/rp/detach_node', { node: 'rdn' }));
     } finally {
-      ts.mockSwitch.open = open;
+      dead.revive();
     }
   });
 
