@@ -481,7 +481,7 @@ describe('journal retention and webhooks: nothing a webhook has not delivered is
 
   before(async () => {
     addSecret(SECRET);
-    ts = await startTestServer({ webhookRetryMinMs: 20, webhookRetryMaxMs: 50, webhookTimeoutMs: 500, webhookFailAfterMs: 300 });
+    ts = await startTestServer({ webhookRetryMinMs: 20, webhookRetryMaxMs: 50, webhookTimeoutMs: 5000, webhookFailAfterMs: 300 });
     api = ts.api;
     archiveDir = mkdtempSync(join(tmpdir(), 'hilt-archive-'));
   });
