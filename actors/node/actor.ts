@@ -119,8 +119,11 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
         // docs/api-conventions.md §8, after the route's node 404 → nic 404 → network 404 → free 409 → auth.
         if (!state.project) throw projectMismatch(`node ${id} is free: it belongs to no project`);
         stillAuthorized(state, id, cmd.project);
+        // The chain's 404s before the lease's 409: the nic, and its port (the nic checks that again).
+        const nic = nicOf(id, cmd.nic);
+        if (!rm.wiring.get(id, cmd.nic)) throw notFound(`a switch port connected to nic ${cmd.nic} of node ${id}`);
         refuseExpired(state, id);
-        return viaNic(nics.ask(nicOf(id, cmd.nic), {
+        return viaNic(nics.ask(nic, {
           type: 'nic.connect', by: cmd.by, seq: nextSeq(id), project: state.project, network: cmd.network, channel: cmd.channel,
         }));
       }),
