@@ -18,13 +18,12 @@ export interface ActionStatus {
 }
 
 /** networking-action show's table (HIL's CLI shows the same rows), in the one style of every Field/Value table. */
-export function actionTable(a: ActionStatus, statusId?: string): string {
-  const rows: (string | null)[][] = [];
-  if (statusId) rows.push(['Status ID', statusId]);
+export function actionTable(a: ActionStatus, statusId?: string, idAt: 'first' | 'last' = 'first'): string {
+  const id: (string | null)[][] = statusId ? [['Status ID', statusId]] : [];
   // A detach's null new_network prints None, as HIL's PrettyTable printed it.
-  rows.push(['Node', a.node], ['NIC', a.nic], ['New Network', a.new_network ?? 'None'], ['Type', a.type], ['Channel', a.channel], ['Status', a.status]);
+  const rows: (string | null)[][] = [['Node', a.node], ['NIC', a.nic], ['New Network', a.new_network ?? 'None'], ['Type', a.type], ['Channel', a.channel], ['Status', a.status]];
   if (a.error !== undefined) rows.push(['Error', a.error]);
-  return fields(rows);
+  return fields(idAt === 'first' ? [...id, ...rows] : [...rows, ...id]);
 }
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

@@ -37,7 +37,8 @@ export function actionCommands(program: Command, ctx: Ctx): void {
         id = match.status_id;
       }
       const r = await c().get(path('networking_action', id));
-      answer(wantsJson(o), r.text, () => actionTable(r.body as ActionStatus, id));
+      // HIL's rows alone for the id HIL's scripts give (a `grep Status` finds the status only); the full id, last, for a short one.
+      answer(wantsJson(o), r.text, () => actionTable(r.body as ActionStatus, id === given ? undefined : id, 'last'));
     });
   na.command('list').description('List network operations, newest first: a node\'s, or without a node every node\'s you may see (in flight, then the service\'s last 1,000 finished)')
     .argument('[node]')

@@ -26,7 +26,7 @@ interface Nic { label: string; macaddr: string; networks: Record<string, string>
 interface NodeBody { name: string; project: string | null; nics: Nic[]; metadata?: Record<string, unknown> }
 
 /** network(channel) per line, as HIL's CLI showed a nic's networks. */
-export const networksCell = (networks: Record<string, string>) =>
+const networksCell = (networks: Record<string, string>) =>
   Object.keys(networks).length ? Object.entries(networks).map(([ch, net]) => `${net}(${ch})`).join('\n') : 'None';
 
 function nodeTable(n: NodeBody): string {

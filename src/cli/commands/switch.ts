@@ -4,7 +4,7 @@ import { path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
 import { ago, answer, fields, list, notOffered, out, table } from '../output';
-import { networksCell, queued, readPem } from './node';
+import { queued, readPem } from './node';
 
 const SWITCH_SCHEMA = 'http://schema.massopencloud.org/haas/v0/switches/';
 
@@ -125,7 +125,9 @@ export function switchCommands(program: Command, ctx: Ctx): void {
       answer(wantsJson(o), r.text, () => {
         const b = r.body as { node?: string; nic?: string; networks?: Record<string, string> };
         if (b.node === undefined) return fields([['Node', 'None (no nic is wired to the port)']]);
-        return fields([['Node', b.node], ['NIC', b.nic], ['Networks', networksCell(b.networks ?? {})]]);
+        // As HIL's port show: `network (channel)` a line each, empty for none (its node show differs: networksCell).
+        const nets = Object.entries(b.networks ?? {}).map(([ch, net]) => `${net} (${ch})`).join('\n');
+        return fields([['Node', b.node], ['NIC', b.nic], ['Networks', nets]]);
       });
     });
   port.command('register').description('Register a port of a switch').argument('<switch>').argument('<port>')

@@ -1,6 +1,6 @@
 /** hilt switch … and hilt port … against a started server. */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, MOCK_SWITCH, mockSwitch } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, finished, MOCK_SWITCH, mockSwitch } from '../../helpers/server';
 import { cliFor, rows } from '../../helpers/cli';
 
 describe('hilt switch and hilt port', function () {
@@ -80,7 +80,8 @@ describe('hilt switch and hilt port', function () {
   it('port register (names with /), nic add, show (table, --json, HIL\'s --jsonout), nic remove, delete', async () => {
     await cli.ok('port', 'nic', 'add', 's1', 'gi1/0/1', 'n1', 'eth0');
     expect((await api.get('/node/n1')).body.nics[0]).to.include({ port: 'gi1/0/1', switch: 's1' });
-    expect(rows(await cli.ok('port', 'show', 's1', 'gi1/0/1'))).to.deep.equal([['Field', 'Value'], ['Node', 'n1'], ['NIC', 'eth0'], ['Networks', 'None']]);
+    // No network: an empty cell, as HIL's port show printed it (its node show printed None).
+    expect(rows(await cli.ok('port', 'show', 's1', 'gi1/0/1'))).to.deep.equal([['Field', 'Value'], ['Node', 'n1'], ['NIC', 'eth0'], ['Networks', '']]);
     const expected = { node: 'n1', nic: 'eth0', networks: {} };
     expect(await cli.json('port', 'show', 's1', 'gi1/0/1')).to.deep.equal(expected);
     expect(JSON.parse(await cli.ok('port', 'show', 's1', 'gi1/0/1', '--jsonout'))).to.deep.equal(expected);
@@ -89,6 +90,26 @@ describe('hilt switch and hilt port', function () {
     expect((await api.get('/switch/s1/port/gi1/0/1')).body).to.deep.equal({});
     await cli.ok('port', 'delete', 's1', 'gi1/0/2');
     expect((await api.get('/switch/s1')).body.ports).to.deep.equal(['gi1/0/1']);
+  });
+
+  it('port show: a port\'s networks as HIL\'s port show printed them, `network (channel)` a line each', async () => {
+    await cli.ok('port', 'nic', 'add', 's1', 'gi1/0/1', 'n1', 'eth0');
+    await must(api.post('/project/p/connect_node', { node: 'n1' }));
+    await must(api.put('/network/pn1', { owner: 'p', access: 'p', net_id: '' }));
+    await must(api.put('/network/pn2', { owner: 'p', access: 'p', net_id: '' }));
+    const tagged = `vlan/${(await must(api.get('/network/pn2'))).body.channels.find((ch: string) => ch !== 'vlan/native').slice(5)}`;
+    for (const [net, channel] of [['pn1', 'vlan/native'], ['pn2', tagged]]) {
+      const id = (await must(api.post('/node/n1/nic/eth0/connect_network', { network: net, channel }), 202)).body.status_id;
+      await finished(api, id);
+    }
+    const shown = rows(await cli.ok('port', 'show', 's1', 'gi1/0/1'));
+    expect(shown.slice(0, 3)).to.deep.equal([['Field', 'Value'], ['Node', 'n1'], ['NIC', 'eth0']]);
+    expect(shown.slice(3)).to.have.deep.members([['Networks', 'pn1 (vlan/native)'], ['', `pn2 (${tagged})`]]);
+    expect(shown[3][0]).to.equal('Networks');
+    // Left as the next tests expect it: the port unwired, n1 free.
+    await finished(api, (await must(api.post('/switch/s1/port/gi1/0/1/revert'), 202)).body.status_id);
+    await must(api.post('/project/p/detach_node', { node: 'n1' }));
+    await cli.ok('port', 'nic', 'remove', 's1', 'gi1/0/1');
   });
 
   it('port revert: prints the status id (table, JSON); with --wait the final status', async () => {
