@@ -13,6 +13,7 @@
  *   as any call: a standby reads no users to check a password against.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:https';
 import { clientError } from './request-body';
@@ -35,6 +36,8 @@ export interface GateOptions {
   maxConnections: number;
   /** serves GET /metrics without credentials while this process is a standby */
   metrics?: { text(): Promise<string>; readonly contentType: string };
+  /** each answer node's HTTP parser gave (408, 431, 400), which no handler sees: for the metrics */
+  unread?: (method: string | undefined, status: number) => void;
 }
 
 export class Gate {
@@ -61,7 +64,10 @@ export class Gate {
     // Each connection holds a file descriptor: past the cap node closes new ones at once.
     this.server.maxConnections = opts.maxConnections;
     // A request node's HTTP parser refuses gets the API's error body (the apps never see it).
-    this.server.on('clientError', clientError);
+    this.server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
+      const answered = clientError(err, socket);
+      if (answered) opts.unread?.(answered.method, answered.status);
+    });
     // As fastify sets its own server (keep-alive sockets of a load balancer or a client stay open).
     this.server.keepAliveTimeout = 72_000;
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

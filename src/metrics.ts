@@ -316,6 +316,20 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   /** One HTTP answer. `route` is the call's pattern (undefined: no route matched). */
   request(route: string | undefined, method: string, status: number, seconds: number): void {
     this.requests.record(route, method, status, seconds);
+    this.rate(status);
+  }
+
+  /**
+   * One answer node's HTTP parser gave (src/gate.ts) to a request no route saw whole: 408 (too
+   * slow to arrive), 431, 400. `method` is the request's when its headers had arrived (node's
+   * parser knows a fixed list of methods), else undefined.
+   */
+  unread(method: string | undefined, status: number): void {
+    this.requests.unread(method ?? 'unknown', status);
+    this.rate(status);
+  }
+
+  private rate(status: number): void {
     const now = Math.floor(Date.now() / 1000);
     let last = this.window[this.window.length - 1];
     if (!last || last[0] !== now) {

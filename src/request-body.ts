@@ -103,24 +103,29 @@ export async function rejectGetBody(req: FastifyRequest): Promise<void> {
   }
 }
 
-/** What node's HTTP parser refuses, answered with the error body (or nothing, when the socket cannot take it). */
-export function clientError(err: Error & { code?: string }, socket: import('node:net').Socket): void {
+/**
+ * What node's HTTP parser refuses, answered with the error body (or nothing, when the socket
+ * cannot take it). Returns what was answered: the status, and the request's method when its
+ * headers had arrived (a body too slow); undefined when the connection was cut unanswered.
+ */
+export function clientError(err: Error & { code?: string }, socket: import('node:net').Socket): { status: number; method?: string } | undefined {
   // A request before the bad one is still being answered (pipelining): an answer written now
   // would be read as that request's, which may have changed something. The client sees the
   // connection cut instead, and no answer for what it sent. The answer in flight may be the bad
   // request's own, its body still arriving (too slowly, or malformed): no call runs before its
   // body is whole, so while nothing of that answer is written, this one is its answer.
-  const inFlight = (socket as { _httpMessage?: { headersSent: boolean; req?: { complete: boolean } } })._httpMessage;
+  const inFlight = (socket as { _httpMessage?: { headersSent: boolean; req?: { complete: boolean; method?: string } } })._httpMessage;
   const answering = inFlight != null && (inFlight.headersSent || inFlight.req?.complete !== false);
   if (!socket.writable || err.code === 'ECONNRESET' || answering) {
     socket.destroy();
-    return;
+    return undefined;
   }
   const [status, type, msg] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'BadArgumentError', 'the request headers are too large']
     : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'BadArgumentError', 'the request took too long to arrive']
       : [400, 'BadArgumentError', 'malformed HTTP request'];
   const body = JSON.stringify({ type, msg });
   socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  return { status, method: inFlight?.req?.method };
 }
 
 /** The largest body the API reads. */

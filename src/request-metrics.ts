@@ -15,6 +15,9 @@ interface PerRoute { methods: Map<string, PerMethod> }
 /** One value of a metric as prom-client's registry formats it. */
 interface Value { labels: Record<string, string | number>; value: number; metricName?: string }
 
+/** The route label of the answers node's HTTP parser gave (a route's label starts with `/`). */
+const UNREAD = 'unread';
+
 export class RequestMetrics {
   /** by the route's label: `/v0/x` and `/x` are one route, counted in one place in the order answered (as prom-client adds) */
   private readonly byLabel = new Map<string, PerRoute>();
@@ -51,15 +54,30 @@ export class RequestMetrics {
       if (!r) this.byLabel.set(label, (r = { methods: new Map() }));
       this.routes.set(key, r);
     }
-    let m = r.methods.get(method);
-    if (!m) r.methods.set(method, (m = { latency: { count: 0, sum: 0, buckets: new Array(this.bounds.length + 1).fill(0) }, statuses: new Map() }));
-    m.statuses.set(status, (m.statuses.get(status) ?? 0) + 1);
-    const l = m.latency;
+    const l = this.count(r, method, status).latency;
     l.count++;
     l.sum += seconds;
     let i = 0;
     while (i < this.bounds.length && seconds > this.bounds[i]) i++;
     l.buckets[i]++;
+  }
+
+  /**
+   * One answer node's HTTP parser gave (src/request-body.ts, clientError: 408, 431, 400) to a
+   * request no route saw whole: counted under the route `unread`, with no duration (its start
+   * is not known when its headers never arrived).
+   */
+  unread(method: string, status: number): void {
+    let r = this.byLabel.get(UNREAD);
+    if (!r) this.byLabel.set(UNREAD, (r = { methods: new Map() }));
+    this.count(r, method, status);
+  }
+
+  private count(r: PerRoute, method: string, status: number): PerMethod {
+    let m = r.methods.get(method);
+    if (!m) r.methods.set(method, (m = { latency: { count: 0, sum: 0, buckets: new Array(this.bounds.length + 1).fill(0) }, statuses: new Map() }));
+    m.statuses.set(status, (m.statuses.get(status) ?? 0) + 1);
+    return m;
   }
 
   private counts(values: Value[]): void {
@@ -74,6 +92,7 @@ export class RequestMetrics {
     const name = this.latencyName;
     for (const [route, r] of this.byLabel) {
       for (const [method, { latency }] of r.methods) {
+        if (!latency.count) continue;
         let acc = 0;
         for (let i = 0; i <= this.bounds.length; i++) {
           acc += latency.buckets[i];

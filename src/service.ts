@@ -137,6 +137,7 @@ export async function startService(config: Config, deps: ServiceDeps = {}): Prom
   // A standby has no users to check an admin against: it shows its metrics only when they are open.
   const gate: Gate = new Gate({
     instance, retryAfterS, tls, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, metrics: config.metricsOpen ? metrics : undefined,
+    unread: (method, status) => metrics.unread(method, status),
   });
   metrics.listener(gate.server);
 

@@ -32,6 +32,10 @@ function stall(url: string, text: string): Promise<{ socket: Socket; got: () => 
   });
 }
 
+/** hilt_http_requests_total's series, as [labels, value]. */
+const requestCounts = (text: string): [string, number][] =>
+  [...text.matchAll(/^hilt_http_requests_total(\{[^}]*\}) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]);
+
 /** Whether `p` settled within `ms`. */
 const within = (p: Promise<unknown>, ms: number) => Promise.race([p.then(() => true), sleep(ms).then(() => false)]);
 
@@ -62,6 +66,28 @@ describe('the listener\'s bounds: slow requests and too many connections', funct
       expect(s.got()).to.match(/^HTTP\/1\.1 408 /);
       expect(JSON.parse(s.got().slice(s.got().indexOf('\r\n\r\n') + 4)).type).to.equal('BadArgumentError');
     }
+  });
+
+  it('counts each 408 (and 400 of the parser) in hilt_http_requests_total (route "unread", the method when its headers had arrived), and nothing else for them', async () => {
+    const before = await ts.metrics.text();
+    for (const text of [`PUT /project/slow-count HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(ADMIN)}\r\nContent-Length: 100\r\n\r\n{"a`, 'GET /projects HTTP/1.1\r\nHost: x\r\n', '']) {
+      const s = await stall(ts.url, text);
+      await s.closedAt;
+      expect(s.got()).to.match(/^HTTP\/1\.1 408 /);
+    }
+    // And a 400 of node's parser, counted the same way.
+    const bad = await stall(ts.url, 'NOT A REQUEST\r\n\r\n');
+    await bad.closedAt;
+    expect(bad.got()).to.match(/^HTTP\/1\.1 400 /);
+    const after = await ts.metrics.text();
+    const moved = requestCounts(after).filter(([k, n]) => requestCounts(before).find(([b]) => b === k)?.[1] !== n && !k.includes('route="/metrics"'));
+    expect(moved.map(([k, n]) => `${k} ${n - (requestCounts(before).find(([b]) => b === k)?.[1] ?? 0)}`).sort()).to.deep.equal([
+      '{route="unread",method="PUT",status="408"} 1',
+      '{route="unread",method="unknown",status="400"} 1',
+      '{route="unread",method="unknown",status="408"} 2',
+    ]);
+    // No duration: node's parser answered before any handler saw a request whole.
+    expect(after).not.to.match(/^hilt_http_request_duration_seconds_count\{route="unread"/m);
   });
 
   it('leaves an idle keep-alive connection alone past the bound: its next request is served, no unasked 408', async () => {
