@@ -8,7 +8,8 @@
  * (src/standby.ts) waits for the lease, activates, and steps down when it is lost (503 at once,
  * the activation closed), again and again until close().
  */
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { mkdirDurable } from '../lib/durable';
 import { hostname } from 'node:os';
 import { createSecureContext } from 'node:tls';
 import pino from 'pino';
@@ -113,8 +114,9 @@ function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
 export async function startService(config: Config, deps: ServiceDeps = {}): Promise<Service> {
   // HTTPS when the operator gives a certificate and its key (HILT_TLS_CERT, HILT_TLS_KEY).
   const tls = readTls(config);
-  // The store holds BMC and switch credentials: the folder is the service's alone.
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // The store holds BMC and switch credentials: the folder is the service's alone. Made
+  // durable (its parent fsynced): a power loss right after a first start keeps the store.
+  mkdirDurable(config.dataDir, 0o700);
   if (statSync(config.dataDir).mode & 0o077) chmodSync(config.dataDir, 0o700);
   // Before anything opens a store in the folder (the engine, the mock switch's own).
   const unlock = config.storage === 'lmdb' ? await lockFolder(config.dataDir) : async () => undefined;

@@ -6,7 +6,7 @@
  * Over 500 lines on purpose: it is one engine of the contract, checked as a whole by
  * the conformance kit (test/actors/persistence/conformance.ts).
  */
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { asBinary, open, RootDatabase, Database } from 'lmdb';
 import { PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StoredEntity, MAX_SEQ, HistoryQuery, StorageStats, Rewrite, OrderBounds, CommitListener, CommitOrder, Expiry, PruneResult } from './engine';
@@ -14,6 +14,7 @@ import { escapeKeys, unescapeKeys } from './keys';
 import { FileCheckpointSlot } from './checkpoint-file';
 import { HiltError } from '../errors';
 import { quote } from '../../lib/text';
+import { fsyncPath } from '../../lib/durable';
 
 /** `p`: the event's position in the commit order (absent only until an older store is ordered) */
 interface StoredEvent { data: unknown; createdAt: number; tags?: string[]; p?: number }
@@ -183,6 +184,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
 
   constructor(private readonly path: string, private readonly opts: { mapSizeGb?: number } = {}) {
     this.openEnvironment();
+    // The first open made data.mdb: its name durable in the folder before anything is stored.
+    fsyncPath(path);
     this.checkpoints = new FileCheckpointSlot(path);
     this.indexed = this.metaDb.get('historyIndexed') ? Promise.resolve() : this.indexHistory();
     // Read by history(); a failure is reported there.
@@ -431,6 +434,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
+    // The rename durable before anything is written to the compacted file.
+    fsyncPath(this.path);
     this.openEnvironment();
   }
 
@@ -639,12 +644,7 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       throw err;
     }
     // The rename itself durable before the answer says the backup is there.
-    const fd = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    fsyncPath(dirname(path));
   }
 
   /**

@@ -20,6 +20,7 @@
  *   finishes it; it refuses when the new key is in none of them.
  */
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { fsyncPath } from '../../lib/durable';
 import { dirname, join } from 'node:path';
 import { HiltError } from '../errors';
 import { isSealed, keyId, Keyring, newKeyText, parseKey, type Sealed } from '../../lib/sealed';
@@ -53,11 +54,17 @@ export function readKeyFile(file: string): Buffer {
   return key;
 }
 
-/** Write a key file as the service's alone (0600), atomically: a temporary file renamed over it. */
+/**
+ * Write a key file as the service's alone (0600), atomically: a temporary file renamed over it.
+ * Durably (the file, then its folder, fsynced): the store's record of the key is durable, and
+ * after a power loss the key it names must still be there to open the credentials.
+ */
 function writeKeyFile(file: string, text: string): void {
   const tmp = join(dirname(file), `.${Date.now()}.secret.key.tmp`);
   writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+  fsyncPath(tmp);
   renameSync(tmp, file);
+  fsyncPath(dirname(file));
 }
 
 async function lastRecord(engine: PersistenceEngine): Promise<{ record?: KeyRecord; seq: number }> {
