@@ -9,12 +9,15 @@
  *
  * Each node's operations (appends, reads, removal) run one after another, so a removal never
  * races an append that would bring a deleted log back. Output is not flushed to disk per write:
- * a console log is a record of what a machine printed, not an acknowledged change.
+ * a console log is a record of what a machine printed, not an acknowledged change. The name of
+ * a recording is, once per recording (file and folder fsynced): after a power loss, a log kept
+ * at start is never one whose removal was lost while its successor's name survived.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fsyncPathAsync, mkdirDurable } from '../lib/durable';
 
 /** A node's file name: its name, escaped so that no name can leave the folder; a digest when too long for a file name. */
 export function logFileName(node: string): string {
@@ -32,8 +35,9 @@ export class ConsoleLogs {
   /** per node: the end of its chain of operations */
   private readonly chains = new Map<string, Promise<unknown>>();
 
-  constructor(readonly dir: string, readonly limit: number) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  /** `sync` fsyncs a file or a folder (tests record the calls). */
+  constructor(readonly dir: string, readonly limit: number, private readonly sync: (path: string) => Promise<void> = fsyncPathAsync) {
+    mkdirDurable(dir, 0o700);
   }
 
   private path(node: string, older = false): string {
@@ -87,7 +91,14 @@ export class ConsoleLogs {
    * answers 200), for `recording` (an id of the recording, as `sweep` is given it).
    */
   create(node: string, recording: string): Promise<void> {
-    const named = this.then(node, () => writeFile(this.recordingPath(node), recording, { mode: 0o600 }));
+    const named = this.then(node, async () => {
+      const path = this.recordingPath(node);
+      await writeFile(path, recording, { mode: 0o600 });
+      // Durable before any output is appended: the folder's fsync also makes the removal of the
+      // previous recording's files durable (sweep keeps a log by the name this file holds).
+      await this.sync(path);
+      await this.sync(this.dir);
+    });
     return Promise.all([named, this.append(node, Buffer.alloc(0))]).then(() => undefined);
   }
 

@@ -1,6 +1,6 @@
 /** ConsoleLogs: each node's console log in the data folder, bounded, deleted whole. */
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsoleLogs, logFileName } from '../../hardware/console-log';
@@ -67,6 +67,21 @@ describe('ConsoleLogs', () => {
     expect(readdirSync(join(dir, 'consoles')).sort()).to.deep.equal([logFileName('keep'), `${logFileName('keep')}.recording`].sort());
     expect((await logs.read('keep'))!.toString()).to.equal('k');
     expect(await logs.read('earlier')).to.equal(null);
+  });
+
+  it('makes a recording\'s name durable when it is written (the file, then the folder), once per recording, not per chunk', async () => {
+    const synced: string[] = [];
+    const logs = new ConsoleLogs(join(dir, 'consoles'), 1024, async (p) => { synced.push(p); });
+    await logs.create('n1', 'r1');
+    const named = join(dir, 'consoles', `${logFileName('n1')}.recording`);
+    expect(readFileSync(named, 'utf8')).to.equal('r1');
+    expect(synced).to.deep.equal([named, join(dir, 'consoles')]);
+    for (let i = 0; i < 30; i++) await logs.append('n1', Buffer.alloc(100, 0x41));
+    await logs.remove('n1');
+    await logs.create('n1', 'r2');
+    expect(readFileSync(named, 'utf8')).to.equal('r2');
+    expect(synced).to.deep.equal([named, join(dir, 'consoles'), named, join(dir, 'consoles')]);
+    await logs.close();
   });
 });
 
