@@ -51,6 +51,12 @@ export interface PowerSeen {
   error?: string;
   errorAt?: number;
   incarnation: string;
+  /**
+   * When `at` or `errorAt` last moved, in this process's order of power calls ended (1, 2, …;
+   * 0: never): compared with PowerControl.ended, it says whether a call ended since, whatever
+   * the wall clock did meanwhile (a step back, another machine's clock).
+   */
+  call: number;
 }
 
 /** The state each successful call leaves. */
@@ -65,6 +71,7 @@ export class PowerControl {
   /** per OBM type */
   private readonly queues = new Map<string, DeviceQueue>();
   private readonly seenByNode = new Map<string, PowerSeen>();
+  private endedCalls = 0;
 
   constructor(
     private readonly drivers: ObmDrivers,
@@ -105,6 +112,11 @@ export class PowerControl {
     return this.run(obm, who, 'boot_device', `boot device ${device}`, (d, f, s) => d.setBootDevice(f, device, s));
   }
 
+  /** The power calls ended so far in this process: a later one's PowerSeen.call is above it. */
+  get ended(): number {
+    return this.endedCalls;
+  }
+
   /** The node's power as last seen, if this registration of it was seen at all. */
   seen(node: string, incarnation: string): PowerSeen | undefined {
     const s = this.seenByNode.get(node);
@@ -115,15 +127,16 @@ export class PowerControl {
     // Power calls only: a console's session says nothing of the power.
     if (!who.node || !(name in LEAVES || name === 'power_status' || name === 'boot_device')) return;
     const { name: node, incarnation } = who.node;
-    const before = this.seen(node, incarnation) ?? { state: 'unknown' as const, at: null, incarnation };
+    const before = this.seen(node, incarnation) ?? { state: 'unknown' as const, at: null, incarnation, call: 0 };
     const now = Date.now();
+    const call = ++this.endedCalls;
     if (error !== undefined) {
-      this.seenByNode.set(node, { ...before, error, errorAt: now });
+      this.seenByNode.set(node, { ...before, error, errorAt: now, call });
       return;
     }
     const state = name === 'power_status' ? (result as PowerState) : LEAVES[name];
     // A boot device call says nothing of the power, but it did reach the BMC: its last failure is over.
-    this.seenByNode.set(node, state ? { state, at: now, incarnation } : { state: before.state, at: before.at, incarnation });
+    this.seenByNode.set(node, state ? { state, at: now, incarnation, call } : { state: before.state, at: before.at, incarnation, call: before.call });
   }
 
   /** Does the node's OBM driver offer a serial console (hardware/consoles.ts)? */

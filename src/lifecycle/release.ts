@@ -7,7 +7,7 @@
  * flags the node (GET /admin/nodes/attention) until a later power-off succeeds. One the lease
  * guard refused (src/lease-guard.ts: this process could not act for a moment, nothing reached
  * the BMC) stays pending and is tried again every RETRY_MS, for as long as the node is where
- * the release put it and no other power call reached its BMC since; otherwise it is recorded as
+ * the release put it and no other power call on it ended since its first try; otherwise it is recorded as
  * failed. After a restart, every power-off still pending in storage is carried out (rule 7),
  * unless a new tenant holds the node by then: that one is recorded as failed (resumeAll).
  *
@@ -101,23 +101,26 @@ export class ReleaseRunner {
   }
 
   /**
-   * `refused`: the lease guard's refusal of an earlier try. A try again is made only while the
-   * release is the node's last change of hands and nothing else has acted on its power since
-   * (the maintenance service may power on a node in the pool; a new tenant may power on a node it
-   * reserved); when its turn at the BMC comes without that, it is recorded as failed.
+   * `refused`: the lease guard's refusal of an earlier try, and `mark`, the power calls ended
+   * (PowerControl.ended) when the first try was queued. A try again is made only while the
+   * release is the node's last change of hands and no power call on the node has ended since
+   * that first try (the maintenance service may power on a node in the pool; a new tenant may
+   * power on a node it reserved): compared in the order calls end, not by wall-clock times,
+   * which a clock step back or another machine's clock (a release it committed) would misorder.
+   * When its turn at the BMC comes without that, it is recorded as failed.
    */
-  private async powerOff(node: NodeState, since: number, refused?: string): Promise<void> {
+  private async powerOff(node: NodeState, since: number, refused?: { error: string; mark: number }): Promise<void> {
     const { rm, power, nodes, telemetry, log } = this.deps;
     const key = `${node.name}\u0000${since}`;
     if (this.running.has(key) || this.retries.has(key)) return;
     this.running.add(key);
+    const mark = refused?.mark ?? power.ended;
     /** The release's power-off is still due from this runner (see above). */
     const stillDue = () => {
       const now = rm.nodes.get(node.name);
-      const seen = power.seen(node.name, node.incarnation);
       return now?.incarnation === node.incarnation && now.project === node.project
         && now.releasePowerOff?.since === since && now.releasePowerOff.status === 'pending'
-        && !((seen?.at ?? -Infinity) >= since || (seen?.errorAt ?? -Infinity) >= since);
+        && (power.seen(node.name, node.incarnation)?.call ?? 0) <= mark;
     };
     try {
       let error: string | null = null;
@@ -131,7 +134,7 @@ export class ReleaseRunner {
           recheck: () => {
             if (rm.nodes.get(node.name)?.incarnation !== node.incarnation) throw notFound(`node ${node.name}`);
             if (refused !== undefined && !stillDue()) {
-              throw conflict(`refused while this process could not act (${refused}), and not tried again: the node changed hands or its power was acted on since its release`);
+              throw conflict(`refused while this process could not act (${refused.error}), and not tried again: the node changed hands or its power was acted on since its release`);
             }
           },
         });
@@ -143,7 +146,7 @@ export class ReleaseRunner {
         if (err instanceof HiltError && err.type === 'ServiceUnavailableError' && !this.closed && stillDue()) {
           this.retries.set(key, setTimeout(() => {
             this.retries.delete(key);
-            void this.powerOff(node, since, errorText(err));
+            void this.powerOff(node, since, { error: errorText(err), mark });
           }, RETRY_MS));
           return;
         }

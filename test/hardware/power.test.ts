@@ -112,6 +112,26 @@ describe('PowerControl', () => {
       expect(await pc.status(node('a'))).to.equal('on');
     });
 
+    it('orders the calls it saw by when they ended (PowerSeen.call against ended), not by the wall clock; a boot device call moves neither', async () => {
+      const { entry } = fake();
+      const pc = powerControl(1000, entry);
+      const who = (name: string) => ({ isAdmin: true, node: { name, incarnation: 'i1' } });
+      expect(pc.ended).to.equal(0);
+      await pc.on(node('a'), who('n1'));
+      const mark = pc.ended;
+      expect(pc.seen('n1', 'i1')?.call).to.equal(mark);
+      await pc.off(node('b'), who('n2'));
+      expect(pc.seen('n1', 'i1')?.call, 'another node\'s call').to.equal(mark);
+      await pc.bootDevice(node('a'), 'pxe', who('n1'));
+      expect(pc.seen('n1', 'i1')?.call, 'a boot device call').to.equal(mark);
+      await failure(pc.off(node('a', { fail: true }), who('n1')));
+      expect(pc.seen('n1', 'i1')?.call, 'a failed call').to.be.above(mark);
+      const failed = pc.seen('n1', 'i1')!.call;
+      expect(await pc.status(node('a'), who('n1'))).to.equal('on');
+      expect(pc.seen('n1', 'i1')?.call).to.be.above(failed);
+      expect(pc.seen('n1', 'i1')?.call).to.equal(pc.ended);
+    });
+
     it('answers a hung call at the timeout, aborting the driver\'s call, and one queued behind it without running it', async () => {
       const { driver, entry } = fake();
       const pc = powerControl(150, entry);

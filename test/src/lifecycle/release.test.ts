@@ -159,6 +159,8 @@ describe('release: power-off and release hooks', function () {
     /** the guard refuses while set */
     let lapse: boolean;
     let seen: PowerSeen | undefined;
+    /** PowerControl.ended: the power calls ended so far */
+    let ended: number;
     let outcomes: { since?: number; error: string | null }[];
     let runner: ReleaseRunner;
 
@@ -169,6 +171,7 @@ describe('release: power-off and release hooks', function () {
       reached = 0;
       lapse = true;
       seen = undefined;
+      ended = 0;
       outcomes = [];
       const rm = { nodes, releasePowerOffs: new Map([['z1', node.releasePowerOff!]]) } as unknown as ReadModel;
       // As PowerControl: the caller's recheck at the BMC's turn, then the guard, then the BMC.
@@ -180,6 +183,7 @@ describe('release: power-off and release hooks', function () {
           reached++;
         },
         seen: () => seen,
+        get ended() { return ended; },
       } as unknown as PowerControl;
       const asker = { ask: async (_id: string, cmd: NodeCommand) => { if (cmd.type === 'node.powerOffEnded') outcomes.push({ since: cmd.since, error: cmd.error }); } };
       runner = new ReleaseRunner({ rm, nodes: asker as never, power, telemetry: NO_LIFECYCLE_TELEMETRY, log: NO_LOG });
@@ -214,11 +218,36 @@ describe('release: power-off and release hooks', function () {
       release();
       await until('the guard refused it', () => calls === 1);
       // Still in the same hands (free, or in the maintenance pool), but powered on meanwhile.
-      seen = { state: 'on', at: SINCE + 1, incarnation: 'i1' };
+      seen = { state: 'on', at: SINCE + 1, incarnation: 'i1', call: ++ended };
       lapse = false;
       await until('the outcome is recorded', () => outcomes.length === 1, 5000);
       expect(outcomes[0].error).to.match(/not tried again/);
       expect(reached, 'power-offs that reached the BMC').to.equal(0);
+    });
+
+    it('is recorded as failed, and not sent, once another power call reached the BMC, though the clock stepped back meanwhile', async () => {
+      ended = 7;
+      seen = { state: 'off', at: SINCE - 5000, incarnation: 'i1', call: ended };
+      release();
+      await until('the guard refused it', () => calls === 1);
+      // A power-on after the refusal, seen at a wall-clock time before the release's (an NTP
+      // step back, or the release committed by another machine whose clock runs ahead).
+      seen = { state: 'on', at: SINCE - 60_000, incarnation: 'i1', call: ++ended };
+      lapse = false;
+      await until('the outcome is recorded', () => outcomes.length === 1, 5000);
+      expect(outcomes[0].error).to.match(/not tried again/);
+      expect(reached, 'power-offs that reached the BMC').to.equal(0);
+    });
+
+    it('is carried out when the power calls seen ended before its first try, whatever their wall-clock times', async () => {
+      ended = 3;
+      seen = { state: 'on', at: SINCE + 60_000, incarnation: 'i1', call: ended };
+      release();
+      await until('the guard refused it', () => calls === 1);
+      lapse = false;
+      await until('the outcome is recorded', () => outcomes.length === 1, 5000);
+      expect(outcomes).to.deep.equal([{ since: SINCE, error: null }]);
+      expect(reached).to.equal(1);
     });
 
     it('is tried no more after close(): left pending for the next active process', async () => {
