@@ -3,7 +3,7 @@
  * (`csv-parse`, a row per nic), into the model with the line of each object. Only the shape is
  * checked here; src/cli/inventory/check.ts checks names, drivers and references.
  */
-import { isMap, isScalar as isYamlScalar, isSeq, LineCounter, parseDocument, Node as YamlNode, YAMLMap } from 'yaml';
+import { Alias, isAlias, isMap, isPair, isScalar as isYamlScalar, isSeq, LineCounter, parseDocument, visit, Node as YamlNode, YAMLMap } from 'yaml';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { dict } from '../../dict';
 import { SECRET_KEY } from '../../redact';
@@ -29,6 +29,42 @@ function fromYaml(text: string, file: string): Inventory {
   for (const e of doc.errors) problems.push({ line: lc.linePos(e.pos[0]).line, message: `not YAML: ${e.message.split('\n')[0]}` });
   if (problems.length) throw new InventoryErrors(file, problems);
   const inv: Inventory = { switches: [], nodes: [], ports: [] };
+  // An alias (`obm: *bmc`) stands for its anchor's node: the last one of its name before it, as
+  // YAML says; found in one pass, not by the library's search of the whole file per alias.
+  const anchors = new Map<string, YamlNode>();
+  const targets = new Map<Alias, YamlNode>();
+  visit(doc, {
+    Node: (_k, node) => {
+      if (isAlias(node)) {
+        const t = anchors.get(node.source);
+        if (t) targets.set(node, t);
+        else problems.push({ line: lineOf(node), message: `the alias *${node.source} refers to no anchor before it` });
+      } else if (node.anchor) anchors.set(node.anchor, node as YamlNode);
+    },
+  });
+  if (problems.length) throw new InventoryErrors(file, problems);
+  const deref = <T>(n: T): T => (isAlias(n) ? (targets.get(n) as T) : n);
+  // What aliases may expand to is bounded by the file's size (aliases of aliases grow without end).
+  let budget = 50 * text.length + 100_000;
+  const expands = new Error('expands');
+  /** A node's plain value (maps without a prototype: `__proto__` is a key as any other). */
+  const plain = (n: unknown, inside: Set<unknown>): unknown => {
+    n = deref(n);
+    if (--budget < 0 || inside.has(n)) throw expands;
+    if (isYamlScalar(n)) return n.value;
+    inside.add(n);
+    try {
+      if (isSeq(n)) return n.items.map((x) => plain(x, inside));
+      if (isMap(n)) {
+        const out = dict<unknown>();
+        for (const pair of n.items) if (isPair(pair)) out[String(plain(pair.key, inside))] = plain(pair.value, inside);
+        return out;
+      }
+      return null;
+    } finally {
+      inside.delete(n);
+    }
+  };
   const root = doc.contents;
   if (root === null || root === undefined) return inv;
   if (!isMap(root)) throw new InventoryErrors(file, [{ line: lineOf(root), message: 'the file must be a mapping with `switches` and `nodes`' }]);
@@ -37,7 +73,7 @@ function fromYaml(text: string, file: string): Inventory {
     if (key !== 'switches' && key !== 'nodes') problems.push({ line: lineOf(pair.key as YamlNode), message: `unknown key ${JSON.stringify(key)} (a file has switches and nodes)` });
   }
   const list = (key: string) => {
-    const seq = root.get(key, true) as YamlNode | undefined;
+    const seq = deref(root.get(key, true) as YamlNode | undefined);
     if (seq === undefined || (seq as { value?: unknown }).value === null) return [];
     if (!isSeq(seq)) {
       problems.push({ line: lineOf(seq), message: `${key} must be a list` });
@@ -46,13 +82,20 @@ function fromYaml(text: string, file: string): Inventory {
     return seq.items as YamlNode[];
   };
   /** One object of a list: a mapping with only the given keys; its plain JSON value. */
-  const object = (n: YamlNode, what: string, keys: string[] | null): Record<string, unknown> | null => {
+  const object = (n: YamlNode, what: string, keys: string[] | null, line: number): Record<string, unknown> | null => {
     if (!isMap(n)) {
-      problems.push({ line: lineOf(n), message: `${what} must be a mapping` });
+      problems.push({ line, message: `${what} must be a mapping` });
       return null;
     }
-    const v = (n as YAMLMap).toJSON() as Record<string, unknown>;
-    if (keys) for (const k of Object.keys(v)) if (!keys.includes(k)) problems.push({ line: lineOf(n), message: `${what}: unknown key ${JSON.stringify(k)} (known: ${keys.join(', ')})` });
+    let v: Record<string, unknown>;
+    try {
+      v = plain(n, new Set()) as Record<string, unknown>;
+    } catch (err) {
+      if (err !== expands) throw err;
+      problems.push({ line, message: `${what}: its aliases expand without end (an alias inside its own anchor, or aliases of aliases beyond the file's size)` });
+      return null;
+    }
+    if (keys) for (const k of Object.keys(v)) if (!keys.includes(k)) problems.push({ line, message: `${what}: unknown key ${JSON.stringify(k)} (known: ${keys.join(', ')})` });
     return v;
   };
   /**
@@ -68,13 +111,14 @@ function fromYaml(text: string, file: string): Inventory {
   };
   /** The source text of the plain number `k` of the mapping `n`, if it is one. */
   const writtenAs = (n: YamlNode | undefined, k: string): string | undefined => {
-    const s = n && isMap(n) ? (n as YAMLMap).get(k, true) : undefined;
+    const s = n && isMap(n) ? deref((n as YAMLMap).get(k, true)) : undefined;
     return isYamlScalar(s) && typeof s.value === 'number' && typeof s.source === 'string' ? s.source : undefined;
   };
 
-  for (const n of list('switches')) {
-    const line = lineOf(n);
-    const v = object(n, 'a switch', null);
+  for (const item of list('switches')) {
+    const line = lineOf(item);
+    const n = deref(item);
+    const v = object(n, 'a switch', null, line);
     if (!v) continue;
     const name = str(v, 'name', 'a switch', line, n);
     const what = `switch ${name}`;
@@ -83,9 +127,10 @@ function fromYaml(text: string, file: string): Inventory {
     if (ports !== undefined && (!Array.isArray(ports) || !ports.every((p) => typeof p === 'string'))) problems.push({ line, message: `${what}: ports must be a list of port names` });
     inv.switches.push({ name, type: type && fullType(SWITCH_SCHEMA, type), fields, ports: Array.isArray(ports) ? ports.map(String) : [], line });
   }
-  for (const n of list('nodes')) {
-    const line = lineOf(n);
-    const v = object(n, 'a node', ['name', 'obm', 'metadata', 'nics']);
+  for (const item of list('nodes')) {
+    const line = lineOf(item);
+    const n = deref(item);
+    const v = object(n, 'a node', ['name', 'obm', 'metadata', 'nics'], line);
     if (!v) continue;
     const name = str(v, 'name', 'a node', line, n);
     const what = `node ${name}`;
@@ -107,13 +152,14 @@ function fromYaml(text: string, file: string): Inventory {
       }
     }
     const nics: NicSpec[] = [];
-    const nicNodes = (n as YAMLMap).get('nics', true) as YamlNode | undefined;
+    const nicNodes = deref((n as YAMLMap).get('nics', true) as YamlNode | undefined);
     if (nicNodes !== undefined && (nicNodes as { value?: unknown }).value !== null) {
       if (!isSeq(nicNodes)) problems.push({ line: lineOf(nicNodes), message: `${what}: nics must be a list` });
       else {
-        for (const x of nicNodes.items as YamlNode[]) {
-          const xl = lineOf(x);
-          const nv = object(x, `a nic of ${what}`, ['name', 'macaddr', 'switch', 'port']);
+        for (const item of nicNodes.items as YamlNode[]) {
+          const xl = lineOf(item);
+          const x = deref(item);
+          const nv = object(x, `a nic of ${what}`, ['name', 'macaddr', 'switch', 'port'], xl);
           if (!nv) continue;
           const nic = str(nv, 'name', `a nic of ${what}`, xl, x);
           const nw = `nic ${nic} of ${what}`;
@@ -146,15 +192,21 @@ const PREFIXES = ['obm.', 'switch.', 'metadata.'];
 
 function fromCsv(text: string, file: string): Inventory {
   let records: { record: Record<string, string>; info: { lines: number } }[];
+  /** columns named twice: a record keeps one cell of each name, the other would be dropped silently */
+  const twice = new Set<string>();
+  const columns = (head: string[]) => {
+    head.forEach((c, i) => head.indexOf(c) < i && twice.add(c));
+    return head;
+  };
   try {
-    records = parseCsv(text, { columns: true, info: true, skip_empty_lines: true, trim: true, bom: true }) as typeof records;
+    records = parseCsv(text, { columns, info: true, skip_empty_lines: true, trim: true, bom: true }) as typeof records;
   } catch (err) {
     const e = err as Error & { lines?: number };
     // csv-parse quotes what it read of the field (`value is "…"`, `got "…"`): it may be a password.
     const message = e.message.replace(/, value is .*$/s, '').replace(/ got ".*?" at line/, ' at line');
     throw new InventoryErrors(file, [{ line: e.lines ?? 0, message: `not CSV: ${message}` }]);
   }
-  const problems: Problem[] = [];
+  const problems: Problem[] = [...twice].map((c) => ({ line: 1, message: `column ${JSON.stringify(c)} is given twice` }));
   if (records.length) {
     for (const col of Object.keys(records[0].record)) {
       if (!CSV_COLUMNS.includes(col) && !PREFIXES.some((p) => col.startsWith(p) && col.length > p.length)) {

@@ -15,6 +15,7 @@ import { HOST_KEY_FIELD, type SwitchDriverEntry } from '../../../drivers/switch/
 import { METADATA_MAX_LABELS } from '../../../actors/node/protocol';
 import { nameProblem } from '../../schemas/common';
 import { SECRET_KEY } from '../../redact';
+import { dict } from '../../dict';
 import { Inventory, Problem, Scalar, ServerInventory } from './model';
 
 /** What an import does, in the order it does it. */
@@ -47,7 +48,8 @@ const describe = (f: Record<string, unknown>) => Object.entries(f).map(([k, v]) 
 /** A CSV gives every field as text: a field the driver wants as a number or a boolean is converted. */
 function typed(schema: object, fields: Record<string, unknown>): Record<string, unknown> {
   const props = (schema as { properties?: Record<string, { type?: string | string[] }> }).properties ?? {};
-  const out: Record<string, unknown> = {};
+  // No prototype: a field named `__proto__` stays a field, which the driver's check refuses.
+  const out = dict<unknown>();
   for (const [k, v] of Object.entries(fields)) {
     const t = props[k]?.type;
     const types = Array.isArray(t) ? t : [t];

@@ -1,0 +1,159 @@
+/**
+ * hilt import and export at the edges (docs/import.md): odd names (docs/api-conventions.md §1),
+ * metadata values of every type the API takes, empty lists; YAML anchors; malformed files.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestServer, stopTestServer, TestServer, Client, must, MOCK_OBM, MOCK_SWITCH } from '../../helpers/server';
+import { cliFor } from '../../helpers/cli';
+import { addCredentials } from '../../helpers/secrets';
+
+const BMC_PW = 'edges-bmc-secret';
+const SW_PW = 'edges-switch-secret';
+const SECRETS = { HILT_IMPORT_BMC_PASSWORD: BMC_PW, HILT_IMPORT_SWITCH_PASSWORD: SW_PW };
+const enc = (...parts: string[]) => parts.map(encodeURIComponent).join('/');
+
+/** Every journal entry: a run that changes nothing adds none. */
+async function auditCount(api: Client): Promise<number> {
+  let n = 0;
+  let cursor: string | undefined;
+  do {
+    const page = (await must(api.get(`/admin/audit?limit=1000${cursor ? `&cursor=${cursor}` : ''}`))).body;
+    n += page.entries.length;
+    cursor = page.next ?? undefined;
+  } while (cursor);
+  return n;
+}
+
+describe('hilt import and export at the edges', function () {
+  this.timeout(180_000);
+  let ts: TestServer;
+  let api: Client;
+  let cli: ReturnType<typeof cliFor>;
+  let dir: string;
+  const file = (name: string, text: string) => {
+    const f = join(dir, name);
+    writeFileSync(f, text);
+    return f;
+  };
+  before(async () => {
+    addCredentials('bmc', BMC_PW);
+    addCredentials('admin', SW_PW);
+    ts = await startTestServer();
+    api = ts.api;
+    cli = cliFor(ts.url);
+    dir = mkdtempSync(join(tmpdir(), 'hilt-import-edges-'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ODD = ['__proto__', 'constructor', 'a/b', 'two words', 'ünï-čödé ✓', '007', 'true', 'null', '- x', '#hash', 'q"uote,comma', ' lead'];
+  const METADATA: Record<string, unknown> = { s: 'text', digits: '3', n: 3, f: 1.5, neg: -2, big: 1e21, yes: true, no: false, word: 'true', nul: 'null', tilde: '~', __proto__x: 'p' };
+
+  it('a site of odd names, every metadata type and empty lists: export, import into it and into an empty service, export again', async () => {
+    for (const [i, sw] of ['__proto__', 'sw/1 ü'].entries()) {
+      await must(api.put(`/switch/${enc(sw)}`, { type: MOCK_SWITCH, hostname: '127.0.0.1', username: 'admin', password: SW_PW }));
+      await must(api.put(`/switch/${enc(sw, 'port', `gi1/0/${40 + i}`)}`));
+    }
+    await must(api.put(`/switch/${enc('empty sw')}`, { type: MOCK_SWITCH, hostname: '127.0.0.1', username: 'admin', password: SW_PW }));
+    for (const [i, name] of ODD.entries()) {
+      const md = i % 2 ? { ...METADATA, [`${name}`]: name, ['__proto__']: i } : {};
+      await must(api.put(`/node/${enc(name)}`, { obm: { type: MOCK_OBM, host: '127.0.0.1', user: 'bmc', password: BMC_PW } }));
+      for (const [k, v] of Object.entries(md)) await must(api.put(`/node/${enc(name, 'metadata', k)}`, { value: v }));
+      if (i % 3 === 2) continue; // a node without nics
+      await must(api.put(`/node/${enc(name, 'nic', name)}`, { macaddr: `02:00:00:00:0e:${i}` }));
+      await must(api.put(`/node/${enc(name, 'nic', 'eth 1')}`, { macaddr: '' }));
+      const sw = i % 2 ? '__proto__' : 'sw/1 ü';
+      await must(api.put(`/switch/${enc(sw, 'port', `gi1/0/${i + 1}`)}`));
+      await must(api.post(`/switch/${enc(sw, 'port', `gi1/0/${i + 1}`, 'connect_nic')}`, { node: name, nic: name }));
+    }
+    const shown = async (a: Client) => {
+      const inv = (await must(a.get('/admin/inventory'))).body;
+      return JSON.stringify(inv);
+    };
+    const site = await shown(api);
+    for (const format of ['yaml', 'csv']) {
+      const first = await cli.ok('export', '--format', format);
+      const f = file(`odd.${format}`, first);
+      const before = await auditCount(api);
+      const same = await cli.run('import', f);
+      expect([same.code, same.stderr], format).to.deep.equal([0, '']);
+      expect(same.stdout, format).to.match(/^nothing to change/);
+      expect(await auditCount(api), `${format}: not one change`).to.equal(before);
+      const empty = await startTestServer();
+      try {
+        const again = cliFor(empty.url);
+        const r = await again.as({ env: SECRETS })('import', f);
+        expect(r.code, `${format}: ${r.stderr}`).to.equal(0);
+        expect(await again.ok('export', '--format', format), format).to.equal(first);
+        // YAML keeps each metadata value's type; CSV has text only (docs/import.md).
+        if (format === 'yaml') expect(await shown(empty.api), 'the same site').to.equal(site);
+      } finally {
+        await stopTestServer(empty);
+      }
+    }
+  });
+
+  it('YAML anchors and aliases are read as the values they stand for', async () => {
+    const f = file('aliases.yaml', `switches:
+  - &sw {name: sw-al, type: mock, hostname: 127.0.0.1, username: admin, password: ${SW_PW}, ports: []}
+nodes:
+  - name: al1
+    obm: &bmc {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}
+    metadata: &md {rack: r1, slot: 3}
+    nics: [{name: eth0, macaddr: &mac "02:00:00:00:0f:00", switch: &s sw-al, port: gi1/0/1}]
+  - name: al2
+    obm: *bmc
+    metadata: *md
+    nics: [{name: eth0, macaddr: *mac, switch: *s, port: gi1/0/2}]
+`);
+    const r = await cli.run('import', f);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.equal('added 1 switch, 2 ports, 2 nodes, 2 nics, 2 wirings; 0 objects already registered as the file says\n');
+    const al2 = (await must(api.get('/admin/inventory'))).body.nodes.find((n: { name: string }) => n.name === 'al2');
+    expect(al2).to.deep.equal({ name: 'al2', obm: { type: MOCK_OBM, fields: { host: '127.0.0.1', user: 'bmc' } }, metadata: { rack: 'r1', slot: 3 },
+      nics: [{ name: 'eth0', macaddr: '02:00:00:00:0f:00', switch: 'sw-al', port: 'gi1/0/2' }] });
+    const again = await cli.run('import', f);
+    expect([again.code, again.stderr]).to.deep.equal([0, '']);
+    expect(again.stdout).to.match(/^nothing to change/);
+    // The same switch twice (an alias of its entry) is a duplicate, named at the alias.
+    const twice = await cli.run('import', file('twice.yaml', `switches:\n  - &sw {name: sw-al, type: mock, hostname: 127.0.0.1, username: admin}\n  - *sw\n`));
+    expect(twice.stderr).to.include(`${join(dir, 'twice.yaml')}:3: switch sw-al is also on line 2`);
+  });
+
+  it('YAML aliases that expand without end, or refer to no anchor, are refused with their line, quickly', async () => {
+    const laughs = ['nodes:', '  - name: lol', '    obm: {type: mock, host: 127.0.0.1, user: bmc, password: x}', '    metadata:', '      a0: &a0 lol']
+      .concat(Array.from({ length: 9 }, (_, i) => `      a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`)).join('\n') + '\n';
+    const t0 = Date.now();
+    const r = await cli.run('import', file('laughs.yaml', laughs));
+    expect(r.code).to.equal(1);
+    expect(Date.now() - t0, 'refused quickly').to.be.below(20_000);
+    expect(r.stderr).to.match(/laughs\.yaml:2: .*alias/);
+    const cycle = await cli.run('import', file('cycle.yaml', 'nodes:\n  - &n\n    name: c1\n    obm: {type: mock, host: 127.0.0.1, user: bmc, password: x}\n    nics: [*n]\n'));
+    expect(cycle.code).to.equal(1);
+    expect(cycle.stderr).to.match(/cycle\.yaml:\d+: .*alias/);
+    const none = await cli.run('import', file('none.yaml', 'nodes:\n  - name: c2\n    obm: *nowhere\n'));
+    expect(none.code).to.equal(1);
+    expect(none.stderr).to.include(`${join(dir, 'none.yaml')}:3: the alias *nowhere refers to no anchor before it`);
+  });
+
+  it('a CSV naming a column twice is refused: one of the two would be read, silently', async () => {
+    const f = file('twice.csv', `node,nic,macaddr,obm.type,obm.host,obm.user,obm.password,obm.host\ntw1,,,mock,127.0.0.1,bmc,${BMC_PW},127.0.0.9\n`);
+    const r = await cli.run('import', f);
+    expect(r.code).to.equal(1);
+    expect(r.stderr.trim().split('\n')).to.deep.equal([`${f}:1: column "obm.host" is given twice`, 'hilt: 1 problem: nothing was changed']);
+    expect((await api.get('/node/tw1')).status).to.equal(404);
+  });
+
+  it('a BMC field named __proto__ is an unknown field, refused as any other', async () => {
+    const f = file('proto-field.yaml', `nodes:\n  - name: pf1\n    obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}, __proto__: {}}\n`);
+    const r = await cli.run('import', f);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include(`${f}:2: node pf1: unexpected field(s) for ${MOCK_OBM}: __proto__`);
+    expect((await api.get('/node/pf1')).status).to.equal(404);
+  });
+});
