@@ -6,7 +6,7 @@
  * step elsewhere. A call the service refuses is reported with its line; the steps that need it
  * are not tried.
  */
-import { ApiError, Client, path } from '../client';
+import { ApiError, Client, path, TransportError } from '../client';
 import { Plan, planSize } from './plan';
 import type { Problem } from './model';
 
@@ -82,16 +82,24 @@ class Progress {
   }
 }
 
-/** Runs the plan; the calls the service refused, with their lines. */
+/**
+ * Runs the plan; the calls the service refused, with their lines. The service out of reach (the
+ * connection lost, a call unanswered in time) stops it: no new call is made, those under way end,
+ * and the TransportError says how far it got (what was added stays; a run again adds the rest).
+ */
 export async function apply(c: Client, p: Plan): Promise<Problem[]> {
   const failed: Problem[] = [];
   const failedKeys = new Set<string>();
-  const progress = new Progress(planSize(p));
+  const total = planSize(p);
+  const progress = new Progress(total);
+  let made = 0;
+  let lost: TransportError | undefined;
   const runStep = async (step: Step) => {
+      if (lost) return;
       progress.step(step.what, step.calls.length);
       let next = 0;
       const worker = async () => {
-        while (next < step.calls.length) {
+        while (next < step.calls.length && !lost) {
           const call = step.calls[next++];
           const blocked = call.needs?.find((k) => failedKeys.has(k));
           if (blocked) {
@@ -100,7 +108,13 @@ export async function apply(c: Client, p: Plan): Promise<Problem[]> {
           } else {
             try {
               await call.run();
+              made++;
             } catch (err) {
+              if (err instanceof TransportError) {
+                lost ??= err;
+                continue;
+              }
+              made++;
               if (!(err instanceof ApiError)) throw err;
               failed.push({ line: call.line, message: `${err.type}: ${err.msg}` });
               if (call.key) failedKeys.add(call.key);
@@ -122,6 +136,10 @@ export async function apply(c: Client, p: Plan): Promise<Problem[]> {
     await runStep(wiring);
   } finally {
     progress.end();
+  }
+  if (lost) {
+    // A call under way when the connection was lost may have been carried out: it is not counted.
+    throw new TransportError(`${lost.message}: the import stopped after ${made} of ${total} calls${failed.length ? ` (${failed.length} refused or not tried)` : ''}; the calls not made were not tried: hilt import again adds what is missing`);
   }
   return failed.sort((a, b) => a.line - b.line);
 }

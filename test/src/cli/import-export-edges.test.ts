@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, Client, must, MOCK_OBM, MOCK_SWITCH } from '../../helpers/server';
@@ -155,5 +156,44 @@ nodes:
     expect(r.code).to.equal(1);
     expect(r.stderr).to.include(`${f}:2: node pf1: unexpected field(s) for ${MOCK_OBM}: __proto__`);
     expect((await api.get('/node/pf1')).status).to.equal(404);
+  });
+
+  it('the connection lost half-way: the import stops, says how far it got and that a run again adds the rest; a run again completes it', async () => {
+    const n = 30;
+    const yaml = `switches:\n  - {name: sw-cut, type: mock, hostname: 127.0.0.1, username: admin, password: ${SW_PW}}\nnodes:\n${Array.from({ length: n }, (_, i) =>
+      `  - {name: cut${i}, obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}, nics: [{name: eth0, macaddr: "02:00:00:00:10:${i}", switch: sw-cut, port: gi1/0/${i + 1}}]}`).join('\n')}\n`;
+    const f = file('cut.yaml', yaml);
+    // A proxy to the service that cuts every connection after 40 requests and takes no more.
+    const target = new URL(ts.url);
+    const sockets = new Set<Socket>();
+    let requests = 0;
+    const proxy = createServer((c) => {
+      const s = connect(Number(target.port), target.hostname);
+      sockets.add(c).add(s);
+      c.on('data', (d) => {
+        requests += (d.toString('latin1').match(/^(GET|PUT|POST) /gm) ?? []).length;
+        if (requests > 40) {
+          proxy.close();
+          for (const x of sockets) x.destroy();
+        } else s.write(d);
+      });
+      s.pipe(c);
+      c.on('error', () => s.destroy());
+      s.on('error', () => c.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as { port: number }).port;
+    const r = await cliFor(`http://127.0.0.1:${port}`).run('import', f);
+    proxy.close();
+    expect(r.code, r.stderr).to.equal(3);
+    expect(r.stderr).to.match(/hilt: cannot reach http:\/\/127\.0\.0\.1:\d+: \w+: the import stopped after \d+ of 121 calls; the calls not made were not tried: hilt import again adds what is missing\n$/);
+    const again = await cli.run('import', f);
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stdout).to.match(/^added .*; \d+ objects already registered as the file says\n$/);
+    const inv = (await must(api.get('/admin/inventory'))).body;
+    const cut = inv.nodes.filter((x: { name: string }) => x.name.startsWith('cut'));
+    expect(cut.length).to.equal(n);
+    expect(cut.every((x: { nics: { switch: string }[] }) => x.nics[0]?.switch === 'sw-cut'), 'every nic wired').to.equal(true);
+    expect((await cli.run('import', f)).stdout).to.match(/^nothing to change/);
   });
 });
