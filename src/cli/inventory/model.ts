@@ -29,6 +29,8 @@ export interface NodeSpec {
   name: string;
   obm: { type: string; fields: Record<string, unknown> };
   metadata: Record<string, Scalar>;
+  /** a CSV's: text that stands for a value of any type (compared as text); YAML's are typed */
+  metadataText?: boolean;
   nics: NicSpec[];
   line: number;
 }

@@ -256,7 +256,7 @@ function fromCsv(text: string, file: string): Inventory {
       continue;
     }
     let n = nodes.get(name);
-    if (!n) nodes.set(name, (n = { name, obm: { type: '', fields: dict() }, metadata: dict(), nics: [], line }));
+    if (!n) nodes.set(name, (n = { name, obm: { type: '', fields: dict() }, metadata: dict(), metadataText: true, nics: [], line }));
     const typed: Record<string, unknown> = { type: n.obm.type || undefined };
     for (const [k, v] of Object.entries(r)) {
       if (k === 'obm.type') merge(typed, 'type', v && fullType(OBM_SCHEMA, v), `node ${name}`, line);

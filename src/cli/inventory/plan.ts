@@ -151,7 +151,7 @@ export function plan(inv: Inventory, server: ServerInventory, secrets: Secrets):
       for (const [label, value] of Object.entries(n.metadata)) {
         if (!checkName('metadata label', label, n.line)) continue;
         const now = Object.hasOwn(onServer.metadata, label) ? onServer.metadata[label] : undefined;
-        if (String(now) !== String(value)) p.metadata.push({ node: n.name, label, value, line: n.line });
+        if (n.metadataText ? String(now) !== String(value) : now !== value) p.metadata.push({ node: n.name, label, value, line: n.line });
       }
     } else {
       const fields = typed(obmRegistry.get(n.obm.type)?.fields ?? {}, { ...n.obm.fields });

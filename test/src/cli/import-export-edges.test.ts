@@ -196,4 +196,17 @@ nodes:
     expect(cut.every((x: { nics: { switch: string }[] }) => x.nics[0]?.switch === 'sw-cut'), 'every nic wired').to.equal(true);
     expect((await cli.run('import', f)).stdout).to.match(/^nothing to change/);
   });
+
+  it('YAML: a metadata value of another type (3 and "3", true and "true") differs and is set; CSV, text only, compares the text', async () => {
+    await must(api.put('/node/ty1', { obm: { type: MOCK_OBM, host: '127.0.0.1', user: 'bmc', password: BMC_PW }, metadata: { slot: 3, ok: true } }));
+    const f = file('types.yaml', 'nodes:\n  - name: ty1\n    obm: {type: mock, host: 127.0.0.1, user: bmc}\n    metadata: {slot: "3", ok: "true"}\n');
+    const r = await cli.run('import', f);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/^added 2 metadata labels;/);
+    expect((await must(api.get('/node/ty1'))).body.metadata).to.deep.equal({ slot: '3', ok: 'true' });
+    await must(api.put('/node/ty1/metadata/slot', { value: 3 }));
+    const csv = await cli.run('import', file('types.csv', 'node,obm.type,obm.host,obm.user,metadata.slot,metadata.ok\nty1,mock,127.0.0.1,bmc,3,true\n'));
+    expect([csv.code, csv.stderr]).to.deep.equal([0, '']);
+    expect(csv.stdout).to.match(/^nothing to change/);
+  });
 });
