@@ -23,6 +23,34 @@ export function enc(name: string): string {
   }
 }
 
+/**
+ * The fields each action takes besides `action` (src/routes/ui.ts runs the first six). A body
+ * with another field is a 400, as an API body with an unknown key is (docs/api-conventions.md,
+ * Bodies): a field the page misnamed or mistyped must not be dropped while the rest is done.
+ */
+const FIELDS: Record<string, readonly string[]> = {
+  reapply: ['node', 'nic'], force_detach: ['node', 'nic', 'network'], drift: ['switch'], wiring: ['switch'],
+  token_create: ['expires_in', 'description', 'read_only', 'project'], token_revoke: ['id'],
+  reserve: ['node', 'project'], release: ['node', 'project'],
+  connect: ['node', 'nic', 'network', 'channel'], detach: ['node', 'nic', 'network'],
+  power_on: ['node'], power_off: ['node'], power_cycle: ['node', 'force'], boot_device: ['node', 'bootdev'], console_start: ['node'],
+  revert: ['switch', 'port'], repair: ['switch'], clear_doubt: ['switch', 'port'],
+  register_node: ['node', 'obm'], register_nic: ['node', 'nic', 'macaddr'], register_switch: ['switch', 'type', 'fields'],
+  register_port: ['switch', 'port'], wire: ['switch', 'port', 'node', 'nic'],
+};
+
+/** The names of the actions, for the message of an unknown one. */
+export const ACTIONS = Object.keys(FIELDS);
+
+/** A 400 for an unknown action, a field the action does not take, or an optional field of the wrong type. */
+export function checkAction(b: Record<string, unknown>): void {
+  const fields = typeof b.action === 'string' && Object.hasOwn(FIELDS, b.action) ? FIELDS[b.action] : undefined;
+  if (!fields) throw badArgument(`unknown action (${ACTIONS.join(', ')})`);
+  for (const k of Object.keys(b)) if (k !== 'action' && !fields.includes(k)) throw badArgument(`action ${b.action} takes no field ${JSON.stringify(k.slice(0, 64))}`);
+  if (b.channel !== undefined && (typeof b.channel !== 'string' || !b.channel)) throw badArgument('channel must be a channel\'s name, e.g. vlan/native');
+  if (b.force !== undefined && typeof b.force !== 'boolean') throw badArgument('force must be true or false');
+}
+
 /** The call of an action, or undefined when it is not one of these. */
 export function dashboardAction(b: Record<string, unknown>): BridgeCall | undefined {
   const str = (k: string) => {
@@ -37,7 +65,7 @@ export function dashboardAction(b: Record<string, unknown>): BridgeCall | undefi
     case 'release':
       return { method: 'POST', url: `/project/${enc(str('project'))}/detach_node`, payload: { node: str('node') } };
     case 'connect': {
-      const channel = typeof b.channel === 'string' && b.channel ? { channel: b.channel } : {};
+      const channel = b.channel !== undefined ? { channel: b.channel } : {};
       return { method: 'POST', url: `${node()}/nic/${enc(str('nic'))}/connect_network`, payload: { network: str('network'), ...channel } };
     }
     case 'detach':
@@ -46,7 +74,7 @@ export function dashboardAction(b: Record<string, unknown>): BridgeCall | undefi
     case 'power_off':
       return { method: 'POST', url: `${node()}/${b.action}` };
     case 'power_cycle':
-      return { method: 'POST', url: `${node()}/power_cycle`, payload: b.force === true ? { force: true } : {} };
+      return { method: 'POST', url: `${node()}/power_cycle`, payload: b.force !== undefined ? { force: b.force } : {} };
     case 'boot_device':
       return { method: 'PUT', url: `${node()}/boot_device`, payload: { bootdev: str('bootdev') } };
     case 'console_start':
@@ -69,6 +97,8 @@ export function dashboardAction(b: Record<string, unknown>): BridgeCall | undefi
     case 'register_switch': {
       const fields = b.fields;
       if (!fields || typeof fields !== 'object' || Array.isArray(fields)) throw badArgument('fields is missing');
+      // The type is the action's own field: one inside `fields` would override it.
+      if (Object.hasOwn(fields, 'type')) throw badArgument('fields must not hold type: give it as the action\'s type');
       return { method: 'PUT', url: `/switch/${enc(str('switch'))}`, payload: { type: str('type'), ...(fields as object) } };
     }
     case 'register_port':
