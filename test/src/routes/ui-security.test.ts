@@ -228,7 +228,7 @@ describe('the dashboard\'s security (/ui)', function () {
     expect(ts.mockObm.state('bmc-n1').power).to.equal('off');
   });
 
-  it('refuses a change with another session\'s CSRF token, an empty one or none (401, nothing done); a login makes a new session id', async () => {
+  it('refuses a change with another session\'s CSRF token, an empty one or none (401, nothing done), a console connection from another origin; a login makes a new session id', async () => {
     const a = new Browser(api);
     await must(a.login('mia', 'mia-pw'));
     const b = new Browser(api);
@@ -243,6 +243,18 @@ describe('the dashboard\'s security (/ui)', function () {
     }
     expect(ts.mockObm.state('bmc-n1').power).to.equal('off');
     expect((await a.get('/ui/api/me')).status, 'a logout refused ends nothing').to.equal(200);
+    // The console's WebSocket carries no CSRF token: its Origin must be the dashboard's.
+    await must(api.put('/node/n1/console'));
+    try {
+      const origins: Record<string, string>[] = [{ origin: 'http://evil.test' }, { origin: 'null' }, { origin: ts.url.replace('127.0.0.1', 'localhost') }, {}, { origin: ts.url, 'sec-fetch-site': 'same-site' }];
+      for (const headers of origins) {
+        const status = await watch(ts.url, 'n1', null, { cookie: a.cookie, ...headers }, '/ui/api').then((w) => (w.ws.close(), 101), (e: { status?: number }) => e.status);
+        expect(status, JSON.stringify(headers)).to.equal(401);
+      }
+      expect(ts.consoles.viewerCount()).to.equal(0);
+    } finally {
+      await must(api.del('/node/n1/console'));
+    }
     // A login from a browser that holds a session gets a new id (no fixation).
     const old = a.cookie;
     await must(a.login('mia', 'mia-pw'));
