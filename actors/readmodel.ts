@@ -103,6 +103,8 @@ export class ReadModel {
   /** portIds of the ports in doubt: the switch may carry VLANs beyond their record (hardware/port-hardware.ts) */
   readonly portsInDoubt = new Set<string>();
   // The last three name the few ports a start's port-record check looks at (actors/recovery.ts).
+  /** portIds of the ports whose doubt an admin cleared by hand, their set-back not confirmed yet (docs/actors.md, "Ports in doubt") */
+  readonly portsOwingSetBack = new Set<string>();
 
   readonly networks = new Map<string, NetworkState>();
   /** project → networks whose access list contains it */
@@ -290,6 +292,8 @@ export class ReadModel {
     else if (prev && configured(prev)) this.configuredPorts.delete(id);
     if (next?.doubt) this.portsInDoubt.add(id);
     else if (prev?.doubt) this.portsInDoubt.delete(id);
+    if (next?.setBackOwed) this.portsOwingSetBack.add(id);
+    else if (prev?.setBackOwed) this.portsOwingSetBack.delete(id);
     if (next) {
       this.ports.set(id, next);
       this.portsBySwitch.add(next.switch, next.name);

@@ -140,12 +140,13 @@ export async function repairPortRecords(world: World): Promise<number> {
 /**
  * After the port records are repaired, before any operation is resumed: every port in doubt
  * (a change that failed, or may have reached it, before the last process stopped, its set-back
- * not confirmed: hardware/port-hardware.ts) is set back to its record, queued on its switch now,
- * so that a resumed operation of its nic comes after it. One that fails is tried again with
- * backoff while the port stays in doubt. Returns how many were queued.
+ * not confirmed: hardware/port-hardware.ts), or owing a set-back (its doubt cleared by hand), is
+ * set back to its record, queued on its switch now, so that a resumed operation of its nic comes
+ * after it. One that fails is tried again with backoff until the switch confirms it. Returns how
+ * many were queued.
  */
 export async function setBackPortsInDoubt(world: World): Promise<number> {
-  const ids = [...world.rm.portsInDoubt];
+  const ids = [...new Set([...world.rm.portsInDoubt, ...world.rm.portsOwingSetBack])];
   if (!ids.length) return 0;
   // In memory first: each ask then reaches its port's decide, and its switch's queue, in this turn.
   await world.ports.preload(ids);

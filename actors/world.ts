@@ -148,7 +148,10 @@ export class World {
       doubt: (id, vlans) => this.ports.ask(id, { type: 'port.doubt', by: 'switch', vlans }),
       settled: (id, forgets) => this.ports.ask(id, { type: 'port.settled', by: 'switch', forgets }),
       settle: (id) => this.ports.ask(id, { type: 'port.settle', by: 'switch' }, { hardware: true }),
-      inDoubt: (id) => !!rm.ports.get(id)?.doubt,
+      owesSetBack: (id) => {
+        const p = rm.ports.get(id);
+        return !!p?.doubt || !!p?.setBackOwed;
+      },
       committed: (id) => rm.ports.get(id),
       settleRetryMs: opts.settleRetryMs,
       inactivePorts: opts.inactivePorts,

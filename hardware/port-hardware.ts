@@ -38,7 +38,9 @@
  * port are written in the order their switch turns came, and a clear confirmed before a
  * force-detach (which marks the port in its own turn) is dropped. While in doubt, the port is
  * set back again with backoff. An admin may clear a doubt by hand (`port.clearDoubt`), for a
- * switch gone for good.
+ * switch gone for good: the holds end, but the port still owes its set-back (`setBackOwed`), a
+ * switch that was only unreachable may come back with the VLANs, so it is set back the same way
+ * (with backoff, and at each start) until the switch confirms it.
  *
  * Inactive ports (HILT_INACTIVE_PORTS=shutdown, the default): a port that carries none of the
  * service's networks is administratively down, where its driver can do that (`setEnabled`). The
@@ -91,11 +93,11 @@ export interface PortHardwareDeps {
   settled(id: string, forgets: number): Promise<void>;
   /** Have the port actor set the port back to its record (`port.settle`): null once it carries it. */
   settle(id: string): Promise<string | null>;
-  /** Is the port in doubt (committed)? */
-  inDoubt(id: string): boolean;
+  /** Is the port in doubt, or owing a set-back since an admin's clear of its doubt (committed)? */
+  owesSetBack(id: string): boolean;
   /** The port's committed state (absent: the state a call was given is taken as the latest). */
   committed?(id: string): PortState | undefined;
-  /** The first pause before a port in doubt is set back again (doubled each time, at most 5 minutes); default 1 s. */
+  /** The first pause before a port in doubt (or owing a set-back) is set back again (doubled each time, at most 5 minutes); default 1 s. */
   settleRetryMs?: number;
   /** HILT_INACTIVE_PORTS (default `shutdown`) */
   inactivePorts?: InactivePorts;
@@ -314,6 +316,8 @@ export class PortHardware {
       return up === undefined ? c : { ...c, enabled: up };
     };
     let expected = wanted(config);
+    // A port in doubt, or owing a set-back: a switch turn that shows it as held confirms it.
+    const unsettled = !!port.doubt || !!port.setBackOwed;
     // A set-back of a port in doubt goes before an operation pending (queued after it, it starts
     // from what the set-back leaves), never beside a change under way here.
     if (this.changing.has(id) || (!opts.settle && port.wire && this.deps.operationPending(port.wire))) {
@@ -334,7 +338,7 @@ export class PortHardware {
       actual = found(await s.getPortVlans(port.name));
       // Its VLANs read back as held, in this switch turn: a port in doubt is no longer (its
       // administrative state is the policy's, not a leak).
-      if (port.doubt && carriesExactly(actual, config) && this.stillHeld(id, config)) confirmed.now(s, port.name);
+      if (unsettled && carriesExactly(actual, config) && this.stillHeld(id, config)) confirmed.now(s, port.name);
       if (!opts.repair || matches(actual, expected)) return;
       await converge(s, port.name, actual, expected, this.policy);
       let after = found(await s.getPortVlans(port.name));
@@ -345,7 +349,7 @@ export class PortHardware {
         if (!matches(after, expected)) throw new SwitchError(`after re-applying, the switch has ${describe(after)}`);
       }
       repaired = true;
-      if (port.doubt && !carriesExactly(actual, config) && this.stillHeld(id, config)) confirmed.now(s, port.name);
+      if (unsettled && !carriesExactly(actual, config) && this.stillHeld(id, config)) confirmed.now(s, port.name);
     };
     try {
       await this.deps.sessions.submit(sw, work, { batch: opts.batch, what: opts.repair ? 'a port repair' : 'a port read-back' });
@@ -358,17 +362,17 @@ export class PortHardware {
   }
 
   /**
-   * Set a port in doubt back to the configuration held (a drift repair that does not wait for
-   * its nic's pending operation, which is queued after it): null once the port carries it and
-   * the doubt is cleared (written in order after the mark), else why not.
+   * Set a port in doubt (or owing a set-back) back to the configuration held (a drift repair that
+   * does not wait for its nic's pending operation, which is queued after it): null once the port
+   * carries it and the doubt is cleared (written in order after the mark), else why not.
    */
   async settle(port: PortState): Promise<string | null> {
-    if (!port.doubt) return null;
+    if (!port.doubt && !port.setBackOwed) return null;
     const id = portId(port.switch, port.name);
     const checked = await this.check(port, { repair: true, settle: true });
     if (checked.status === 'pending') return 'a change of the port is under way';
     await this.doubtWrites.get(id);
-    return this.deps.inDoubt(id) ? checked.error ?? `the port is ${checked.status}` : null;
+    return this.deps.owesSetBack(id) ? checked.error ?? `the port is ${checked.status}` : null;
   }
 
   /**
@@ -442,10 +446,10 @@ export class PortHardware {
   }
 
   /**
-   * While the port is in doubt, set it back again with backoff (doubling from `settleRetryMs`
-   * to 5 minutes): its set-back may have failed, or the switch may have been unreachable at the
-   * start. Ends once the port is out of doubt (a set-back, a re-apply or a drift repair that the
-   * switch confirmed), or the service stops. One loop per port.
+   * While the port is in doubt, or owes a set-back (its doubt cleared by hand), set it back again
+   * with backoff (doubling from `settleRetryMs` to 5 minutes): its set-back may have failed, or
+   * the switch may have been unreachable at the start. Ends once the switch confirmed the port (a
+   * set-back, a re-apply or a drift repair), or the service stops. One loop per port.
    */
   async retry(id: string): Promise<void> {
     if (this.retrying.has(id)) return;
@@ -453,7 +457,7 @@ export class PortHardware {
     try {
       for (let attempt = 0; ; ) {
         await sleep(backoff(attempt, this.deps.settleRetryMs ?? 1_000, 300_000), this.closed.signal);
-        if (this.deps.stopping() || this.closed.signal.aborted || !this.deps.inDoubt(id)) return;
+        if (this.deps.stopping() || this.closed.signal.aborted || !this.deps.owesSetBack(id)) return;
         // A set-back (or another change) under way: its outcome first, without a longer pause.
         if (this.changing.has(id)) continue;
         attempt++;
@@ -478,7 +482,7 @@ export class PortHardware {
     const id = portId(port.switch, port.name);
     const steps = work(change, port.name, current, this.policy);
     // A revert or re-apply sets the whole port: once done, in its switch turn, a port in doubt is no longer.
-    const confirms = (change.kind === 'revert' || change.kind === 'reapply') && (!!port.doubt || this.doubtWrites.has(id));
+    const confirms = (change.kind === 'revert' || change.kind === 'reapply') && (!!port.doubt || !!port.setBackOwed || this.doubtWrites.has(id));
     const confirmed = this.confirmation(id);
     try {
       await this.deps.sessions.submit(sw, confirms ? async (s) => { await steps(s); confirmed.now(s, port.name); } : steps, {

@@ -168,6 +168,20 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
       },
     });
     new Gauge({
+      name: 'hilt_ports_set_back_owed', help: 'Switch ports whose doubt an admin cleared by hand, their set-back to their configuration not confirmed yet (retried with backoff), by switch', labelNames: ['switch'], registers,
+      collect() {
+        this.reset();
+        if (!self.sources) return;
+        const rm = self.sources.world.rm;
+        const per = new Map<string, number>();
+        for (const id of rm.portsOwingSetBack) {
+          const sw = rm.ports.get(id)?.switch;
+          if (sw !== undefined) per.set(sw, (per.get(sw) ?? 0) + 1);
+        }
+        for (const [sw, n] of per) this.set({ switch: sw }, n);
+      },
+    });
+    new Gauge({
       name: 'hilt_wiring_ports', help: 'Ports per wiring verdict (ok, mismatch, unseen, unwired) at the last wiring check of each switch, by switch', labelNames: ['switch', 'verdict'], registers,
       collect() {
         this.reset();

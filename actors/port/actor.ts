@@ -62,11 +62,12 @@ export function portBehavior({ hardware }: PortDeps): Behavior<PortState, PortCo
       'port.settled': live((state, cmd, id) => {
         // Confirmed before a force-detach took a VLAN off the record: the switch may carry it since.
         if (cmd.forgets !== undefined && cmd.forgets !== hardware.forgetCount(id)) return { events: [] };
-        return { events: state.doubt ? [{ type: 'PortDoubtCleared' }] : [] };
+        return { events: state.doubt || state.setBackOwed ? [{ type: 'PortDoubtCleared' }] : [] };
       }),
       'port.clearDoubt': live((state, _cmd, id) => {
         if (!state.doubt) throw conflict(`${named(id)} is not in doubt`);
-        return { events: [{ type: 'PortDoubtClearedByHand', vlans: state.doubt.vlans }] };
+        // A switch only unreachable may come back with those VLANs: the set-back goes on (owed).
+        return { events: [{ type: 'PortDoubtClearedByHand', vlans: state.doubt.vlans }], afterCommit: () => void hardware.retry(id) };
       }),
       // Deferred like port.apply.
       'port.settle': live((state) => ({ events: [], value: hardware.settle(state) })),

@@ -29,6 +29,13 @@ export interface PortState {
    * (hardware/port-hardware.ts).
    */
   doubt?: { vlans: number[]; since: number };
+  /**
+   * A doubt an admin cleared by hand (`PortDoubtClearedByHand`): the VLANs it was of, and since
+   * when. The admin vouched the port carries nothing more, so it holds nothing back; but a switch
+   * that was only unreachable may come back with them, so the port is still set back to its
+   * record (with backoff, and at each start) until the switch confirms it (`PortDoubtCleared`).
+   */
+  setBackOwed?: { vlans: number[]; since: number };
 }
 
 /** One operation's change to the port. */
@@ -79,17 +86,17 @@ export type PortCommand =
   /** the switch may carry `vlans` on the port beyond its record: the port is in doubt (durable before the outcome is) */
   | { type: 'port.doubt'; by: string; vlans: number[] }
   /**
-   * the switch confirmed the port carries exactly what the service holds: no longer in doubt.
+   * the switch confirmed the port carries exactly what the service holds: no longer in doubt (nor owing a set-back).
    * `forgets`: the port's force-detaches counted when the switch turn confirmed it (a clear of a
    * record a force-detach has since changed is dropped: PortHardware.forgetCount).
    */
   | { type: 'port.settled'; by: string; forgets?: number }
-  /** an admin clears the doubt by hand (its switch is gone for good): refused when not in doubt */
+  /** an admin clears the doubt by hand (its switch is gone for good): refused when not in doubt; the set-back is still owed */
   | { type: 'port.clearDoubt'; by: string }
   /**
-   * Set a port in doubt back to the configuration the service holds (read back, converge, read
-   * back again: a drift repair), through its switch's queue. Answered when the switch is done:
-   * null once the port carries its record (the doubt is then cleared), else why not.
+   * Set a port in doubt (or owing a set-back) back to the configuration the service holds (read
+   * back, converge, read back again: a drift repair), through its switch's queue. Answered when
+   * the switch is done: null once the port carries its record (the doubt is then cleared), else why not.
    */
   | { type: 'port.settle'; by: string }
   /** record the configuration the switch now has, for the nic it was changed for (ignored once the wiring changed) */
@@ -130,7 +137,7 @@ export type PortEvent =
   | { type: 'PortConfigured'; config: PortConfig }
   /** the switch may carry these VLANs on the port beyond its record (added to any doubt already held) */
   | { type: 'PortInDoubt'; vlans: number[] }
-  /** the switch confirmed the port carries exactly its record */
+  /** the switch confirmed the port carries exactly its record (no longer in doubt, nor owing a set-back) */
   | { type: 'PortDoubtCleared' }
-  /** an admin cleared the doubt by hand (the event's `by`), for a switch gone for good: `vlans` it was in doubt of */
+  /** an admin cleared the doubt by hand (the event's `by`), for a switch gone for good: `vlans` it was in doubt of (its set-back still owed) */
   | { type: 'PortDoubtClearedByHand'; vlans: number[] };

@@ -28,11 +28,17 @@ export function applyPort(state: PortState | null, e: PortEvent & Stamp, id: str
       const vlans = [...new Set([...(state.doubt?.vlans ?? []), ...e.vlans])].sort((a, b) => a - b);
       return { ...state, doubt: { vlans, since: state.doubt?.since ?? e.at ?? 0 } };
     }
-    case 'PortDoubtCleared':
+    case 'PortDoubtCleared': {
+      if (!state) return state;
+      const { doubt: _cleared, setBackOwed: _owed, ...rest } = state;
+      return rest;
+    }
     case 'PortDoubtClearedByHand': {
+      // The holds end; the set-back is still owed until the switch confirms the port.
       if (!state) return state;
       const { doubt: _cleared, ...rest } = state;
-      return rest;
+      const vlans = [...new Set([...(state.setBackOwed?.vlans ?? []), ...e.vlans])].sort((a, b) => a - b);
+      return { ...rest, setBackOwed: { vlans, since: state.setBackOwed?.since ?? e.at ?? 0 } };
     }
     default:
       return assertNever(e);

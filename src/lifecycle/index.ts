@@ -20,18 +20,19 @@ export type { ReleaseHook } from './release';
 
 /** One reason a node needs an operator (GET /admin/nodes/attention). */
 export interface Attention {
-  /** null: a port in doubt wired to no nic now (its nic was deleted: the doubt stays with the port) */
+  /** null: a port in doubt (or owing a set-back) wired to no nic now (its nic was deleted: the doubt stays with the port) */
   node: string | null;
   /**
    * release_power_off: the release's power-off failed; maintenance_notice: POSTs to the
    * maintenance service fail; lease_expiry: an expiry is held up; port_in_doubt: the switch port
-   * of one of its nics may carry VLANs beyond its configuration (hardware/port-hardware.ts)
+   * of one of its nics may carry VLANs beyond its configuration (hardware/port-hardware.ts);
+   * port_set_back_owed: an admin cleared that doubt by hand, the port's set-back not confirmed yet
    */
-  problem: 'release_power_off' | 'maintenance_notice' | 'lease_expiry' | 'port_in_doubt';
+  problem: 'release_power_off' | 'maintenance_notice' | 'lease_expiry' | 'port_in_doubt' | 'port_set_back_owed';
   /** since when (ISO 8601) */
   since: string;
   detail: string;
-  /** port_in_doubt: the port */
+  /** port_in_doubt, port_set_back_owed: the port */
   switch?: string;
   port?: string;
 }
@@ -124,6 +125,16 @@ export class Lifecycle {
       out.push(p.wire
         ? { node: p.wire.node, ...where, detail: `port ${p.name} of switch ${p.switch} (nic ${p.wire.nic}) may carry ${vlans} beyond what the service holds: a change failed after it may have reached the port; it is being set back (its node cannot be released, nor a network of those VLANs deleted, until then; an admin can re-apply it: POST /admin/node/${p.wire.node}/nic/${p.wire.nic}/reapply)` }
         : { node: null, ...where, detail: `port ${p.name} of switch ${p.switch} (wired to no nic) may carry ${vlans} beyond what the service holds: a change failed after it may have reached the port; it is being set back to nothing (the port cannot be deleted, nor a network of those VLANs, until then)` });
+    }
+    for (const id of rm.portsOwingSetBack) {
+      const p = rm.ports.get(id);
+      if (!p?.setBackOwed) continue;
+      const vlans = `VLAN${p.setBackOwed.vlans.length === 1 ? '' : 's'} ${p.setBackOwed.vlans.join(', ')}`;
+      // Nothing is held for it: shown so that an operator knows a switch may still be asked to change.
+      out.push({
+        node: p.wire?.node ?? null, problem: 'port_set_back_owed', since: iso(p.setBackOwed.since), switch: p.switch, port: p.name,
+        detail: `port ${p.name} of switch ${p.switch}${p.wire ? ` (nic ${p.wire.nic})` : ' (wired to no nic)'}: an admin cleared its doubt of ${vlans} by hand; it is still set back to what the service holds, with backoff, until the switch confirms it (nothing is held meanwhile; a switch gone for good: delete the port)`,
+      });
     }
     for (const [node, e] of this.leases.expiring) {
       if (e.problem) out.push({ node, problem: 'lease_expiry', since: iso(e.lease.expiresAt), detail: `its lease passed and its release is held up: ${e.problem}` });

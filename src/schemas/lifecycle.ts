@@ -99,9 +99,9 @@ export const attention = {
         type: 'object',
         required: ['node', 'problem', 'since', 'detail'],
         properties: {
-          node: { type: ['string', 'null'], description: 'null: a port in doubt wired to no nic now' },
-          problem: { type: 'string', enum: ['release_power_off', 'maintenance_notice', 'lease_expiry', 'port_in_doubt'] }, since: time, detail: str,
-          switch: { ...str, description: 'port_in_doubt: the switch of the port' }, port: { ...str, description: 'port_in_doubt: the port' },
+          node: { type: ['string', 'null'], description: 'null: a port in doubt (or owing a set-back) wired to no nic now' },
+          problem: { type: 'string', enum: ['release_power_off', 'maintenance_notice', 'lease_expiry', 'port_in_doubt', 'port_set_back_owed'] }, since: time, detail: str,
+          switch: { ...str, description: 'port_in_doubt, port_set_back_owed: the switch of the port' }, port: { ...str, description: 'port_in_doubt, port_set_back_owed: the port' },
         },
       },
     },

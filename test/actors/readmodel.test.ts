@@ -25,12 +25,12 @@ import { derived, everything, indexes, sorted } from '../helpers/readmodel-view'
 
 /**
  * Nothing pending: every accepted operation reached its port and its outcome is committed, and
- * every port in doubt that its switch would set back (a force-detach's) has been: only a port
- * whose changes fail stays in doubt, its set-back retried in the background.
+ * every port in doubt (or owing a set-back) that its switch would set back (a force-detach's) has
+ * been: only a port whose changes fail stays so, its set-back retried in the background.
  */
 const quiet = (world: World, driver: RecordingSwitch) => until('no operation pending, no doubt the switch would clear', () =>
   world.rm.pendingByNode.keys().next().done === true
-  && [...world.rm.ports].every(([id, p]) => !p.doubt || driver.failing.has(splitId(id)[1]) || driver.unreadable.has(splitId(id)[1])), 5000, 2);
+  && [...world.rm.ports].every(([id, p]) => (!p.doubt && !p.setBackOwed) || driver.failing.has(splitId(id)[1]) || driver.unreadable.has(splitId(id)[1])), 5000, 2);
 
 /** Which indexes some run has seen non-empty: the runs must reach every one of them. */
 const reached = new Set<string>();

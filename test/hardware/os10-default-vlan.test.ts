@@ -39,7 +39,7 @@ describe('Dell OS10: a trunk in the default VLAN', function () {
       doubt: async () => undefined,
       settled: async () => undefined,
       settle: async () => null,
-      inDoubt: () => false,
+      owesSetBack: () => false,
     });
     const failed = await hw.apply(state, { kind: 'attach', native: false, vlan: 1001 });
     hw.close();

@@ -42,7 +42,7 @@ describe('ports in doubt on a switch with a candidate configuration', function (
           doubt: async (p) => void doubts.add(p),
           settled: async (p) => void doubts.delete(p),
           settle: async () => null,
-          inDoubt: (p) => doubts.has(p),
+          owesSetBack: (p) => doubts.has(p),
           // no retry of its own within the test
           settleRetryMs: 600_000,
         });

@@ -255,6 +255,38 @@ describe('ports in doubt', () => {
     }
   });
 
+  it('a doubt an admin cleared by hand while the switch was unreachable: the port still owes its set-back, which the next start queues', async () => {
+    const t = testWorld({ settleRetryMs: 60_000 });
+    const world = t.world;
+    await wiredNode(world);
+    await world.nodes.ask('n1', { type: 'node.connectNetwork', by, project: 'p', nic: 'eth0', network: 'w1', channel: 'vlan/native' });
+    await settled(world);
+    expect(t.driver.port('s1', 'gi1/0/1').native).to.equal(100);
+    // The switch is unreachable: the force-detach's set-back fails (the next retry is a minute away).
+    t.driver.failLogin = 1_000;
+    await world.nodes.ask('n1', { type: 'node.forceDetach', by, nic: 'eth0', network: 'w1' });
+    await until('the set-back tried', () => t.driver.failLogin < 1_000, 2000);
+    await world.switches.ask('s1', { type: 'switch.clearPortDoubt', by, port: 'gi1/0/1' });
+    expect(world.rm.ports.get(PORT)!.doubt).to.equal(undefined);
+    expect(world.rm.ports.get(PORT)!.setBackOwed!.vlans).to.deep.equal([100]);
+    // It holds nothing: the network goes, and its VLAN to another project.
+    await world.networks.ask('w1', { type: 'network.delete', by });
+    await world.close();
+    // The switch comes back with the port as it was, VLAN 100 on it.
+    const sw = switchAfterCrash(t.driver);
+    expect(sw.port('s1', 'gi1/0/1').native).to.equal(100);
+    const again = restart(t, sw);
+    try {
+      await recoverWorld(again);
+      await until('the port set back', () => sw.port('s1', 'gi1/0/1').native === null, 5000);
+      expect(sw.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
+      await until('the set-back no longer owed', () => !again.rm.ports.get(PORT)!.setBackOwed, 2000);
+    } finally {
+      await again.close();
+      await t.close();
+    }
+  });
+
   it('a re-apply, a drift audit that reads the port back as held, and a drift repair each clear it', async () => {
     const t = testWorld();
     const world = t.world;

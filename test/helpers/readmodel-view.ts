@@ -20,7 +20,7 @@ export function indexes(rm: ReadModel) {
     nicsByNode: set(rm.nicsByNode), attachmentsByNetwork: nested(rm.attachmentsByNetwork),
     pendingByNetwork: nested(rm.pendingByNetwork), pendingByNode: set(rm.pendingByNode),
     portsBySwitch: set(rm.portsBySwitch), wiring: byKey(rm.wiring),
-    configuredPorts: sorted(rm.configuredPorts), portsInDoubt: sorted(rm.portsInDoubt),
+    configuredPorts: sorted(rm.configuredPorts), portsInDoubt: sorted(rm.portsInDoubt), portsOwingSetBack: sorted(rm.portsOwingSetBack),
     wired: { ports: rm.wiredPorts, withoutNic: sorted(rm.wiredWithoutNic) },
     networksByAccess: set(rm.networksByAccess), networksByOwner: set(rm.networksByOwner), pooledVlans: byKey(rm.pooledVlans),
     membersByProject: set(rm.membersByProject), headnodesByProject: set(rm.headnodesByProject), hnicsByNetwork: nested(rm.hnicsByNetwork),
@@ -59,6 +59,7 @@ export function derived(rm: ReadModel) {
     wiring: byKey([...rm.ports.values()].filter((p) => p.wire).map((p) => [nicId(p.wire!.node, p.wire!.nic), { switch: p.switch, port: p.name }])),
     configuredPorts: sorted([...rm.ports].filter(([, p]) => p.config.native !== null || p.config.tagged.length).map(([id]) => id)),
     portsInDoubt: sorted([...rm.ports].filter(([, p]) => p.doubt).map(([id]) => id)),
+    portsOwingSetBack: sorted([...rm.ports].filter(([, p]) => p.setBackOwed).map(([id]) => id)),
     wired: {
       ports: [...rm.ports.values()].filter((p) => p.wire).length,
       withoutNic: sorted([...rm.ports.values()].filter((p) => p.wire && !rm.nics.has(nicId(p.wire.node, p.wire.nic))).map((p) => nicId(p.wire!.node, p.wire!.nic))),

@@ -16,7 +16,7 @@ const KINDS = [
   'wire', 'unwire', 'connectNode', 'detachNode', 'network.create', 'network.delete', 'grant', 'revoke', 'connect', 'detach', 'revert',
   'user.create', 'user.delete', 'setAdmin', 'join', 'leave', 'headnode.create', 'headnode.delete', 'hnic.create', 'hnic.delete',
   'hnic.connect', 'hnic.detach', 'lease', 'unlease', 'expire', 'powerOffEnded', 'noticeAttempted', 'hold', 'release', 'fail', 'sleep',
-  'meta.set', 'meta.delete', 'console.start', 'console.stop', 'forceDetach', 'reapply',
+  'meta.set', 'meta.delete', 'console.start', 'console.stop', 'forceDetach', 'reapply', 'clearDoubt',
 ] as const;
 /** The kinds of operation drawn, those that make the states worth checking more often than the others. */
 const DRAWN = [...KINDS, 'connect', 'connect', 'detach', 'detachNode', 'connectNode', 'release', 'fail'] as const;
@@ -144,6 +144,8 @@ export async function perform(world: World, driver: RecordingSwitch, o: Op): Pro
     case 'console.stop': return world.nodes.ask(n, { type: 'node.stopConsole', by, project: null });
     case 'forceDetach': return world.nodes.ask(n, { type: 'node.forceDetach', by, nic: e, network: w });
     case 'reapply': return world.nodes.ask(n, { type: 'node.reapplyPort', by, nic: e });
+    // An admin's clear of a port's doubt: its set-back is still owed (retried while the port fails).
+    case 'clearDoubt': return world.switches.ask('s1', { type: 'switch.clearPortDoubt', by, port });
   }
 }
 /** drivers holding their changes */

@@ -160,6 +160,47 @@ describe('admin repairs of network state', () => {
     }
   });
 
+  it('a port whose doubt an admin cleared while its switch was only unreachable is still set back once the switch answers: its forgotten VLAN, given to another project since, does not stay on it', async () => {
+    await must(api.put('/switch/rb', mockSwitch));
+    await must(api.put('/switch/rb/port/gi1/0/4'));
+    await makeNode(api, 'rbn', ['eth0']);
+    await must(api.post('/switch/rb/port/gi1/0/4/connect_nic', { node: 'rbn', nic: 'eth0' }));
+    await must(api.post('/project/rp/connect_node', { node: 'rbn' }));
+    await must(api.put('/network/bw', { owner: 'rp', access: 'rp', net_id: '' }));
+    await must(api.put('/network/bt', { owner: 'rp', access: 'rp', net_id: '' }));
+    const vw = ts.world.rm.networks.get('bw')!.vlan;
+    const vt = ts.world.rm.networks.get('bt')!.vlan;
+    await finished(api, (await must(api.post('/node/rbn/nic/eth0/connect_network', { network: 'bw' }), 202)).body.status_id);
+    await finished(api, (await must(api.post('/node/rbn/nic/eth0/connect_network', { network: 'bt', channel: `vlan/${vt}` }), 202)).body.status_id);
+    const owed = portId('rb', 'gi1/0/4');
+    const attention = async () => ((await must(api.get('/admin/nodes/attention'))).body as { problem: string; switch?: string; port?: string; node: string | null }[])
+      .filter((a) => a.switch === 'rb' && a.port === 'gi1/0/4').map((a) => ({ problem: a.problem, node: a.node }));
+    // The switch is unreachable for a while (not gone for good): every login fails.
+    const dead = deadSwitch(ts, 'rb');
+    try {
+      await must(api.post('/admin/node/rbn/nic/eth0/force_detach', { network: 'bt' }));
+      await until('a login to rb', () => dead.logins() >= 1, 5000);
+      expect(await attention()).to.deep.equal([{ problem: 'port_in_doubt', node: 'rbn' }]);
+      // An admin takes the switch for gone and clears the doubt: the holds end with it.
+      await must(api.post(`/admin/switch/rb/port/${encodeURIComponent('gi1/0/4')}/clear_doubt`));
+      expect(ts.world.rm.ports.get(owed)!.doubt).to.equal(undefined);
+      expect(ts.world.rm.ports.get(owed)!.setBackOwed!.vlans).to.deep.equal([vt]);
+      expect(await attention()).to.deep.equal([{ problem: 'port_set_back_owed', node: 'rbn' }]);
+      await must(api.del('/network/bt'));
+      // Another project's network gets the VLAN, while the switch still carries it on rbn's port.
+      await must(api.put('/project/rbq'));
+      await must(api.put('/network/rbq-net', { owner: 'admin', access: 'rbq', net_id: String(vt) }));
+      expect(ts.mockSwitch.port('rb', 'gi1/0/4').tagged).to.deep.equal([vt]);
+    } finally {
+      dead.revive();
+    }
+    // The switch answers again: the set-back, retried with backoff, takes the VLAN off the port.
+    await until('the forgotten VLAN off the port', () => !ts.mockSwitch.port('rb', 'gi1/0/4').tagged.includes(vt), 20_000);
+    expect(ts.mockSwitch.port('rb', 'gi1/0/4')).to.deep.equal({ native: vw, tagged: [] });
+    await until('the set-back no longer owed', () => !ts.world.rm.ports.get(owed)!.setBackOwed, 5000);
+    expect(await attention()).to.deep.equal([]);
+  });
+
   it('is for admins only, and checks its objects', async () => {
     expect((await api.with(member).post('/admin/node/rn/nic/eth0/reapply')).status).to.equal(401);
     expect((await api.with(member).post('/admin/node/rn/nic/eth0/force_detach', { network: 'rw' })).status).to.equal(401);
