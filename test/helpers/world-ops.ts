@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { World } from '../../actors/world';
 import type { PersistenceEngine } from '../../actors/persistence/engine';
 import { FAKE_SWITCH, RecordingSwitch } from './world';
+import { portId } from '../../actors/ids';
 
 const by = 'admin';
 const pick = <T>(...xs: T[]) => fc.constantFrom(...xs);
@@ -19,7 +20,7 @@ const KINDS = [
   'meta.set', 'meta.delete', 'console.start', 'console.stop', 'forceDetach', 'reapply', 'clearDoubt',
 ] as const;
 /** The kinds of operation drawn, those that make the states worth checking more often than the others. */
-const DRAWN = [...KINDS, 'connect', 'connect', 'detach', 'detachNode', 'connectNode', 'release', 'fail'] as const;
+const DRAWN = [...KINDS, 'connect', 'connect', 'detach', 'detachNode', 'connectNode', 'release', 'fail', 'forceDetach', 'clearDoubt'] as const;
 /** The names operations draw from, per kind (the populated world's among them, so that they meet). */
 export interface Names { n: string[]; e: string[]; port: string[]; w: string[]; u: string[]; h: string[] }
 export const NAMES: Names = { n: ['n1', 'n2', 'n3'], e: ['e0', 'e1'], port: ['a', 'b', 'c'], w: ['w1', 'w2', 'w3'], u: ['u1', 'u2'], h: ['h1', 'h2'] };
@@ -144,8 +145,19 @@ export async function perform(world: World, driver: RecordingSwitch, o: Op): Pro
     case 'console.stop': return world.nodes.ask(n, { type: 'node.stopConsole', by, project: null });
     case 'forceDetach': return world.nodes.ask(n, { type: 'node.forceDetach', by, nic: e, network: w });
     case 'reapply': return world.nodes.ask(n, { type: 'node.reapplyPort', by, nic: e });
-    // An admin's clear of a port's doubt: its set-back is still owed (retried while the port fails).
-    case 'clearDoubt': return world.switches.ask('s1', { type: 'switch.clearPortDoubt', by, port });
+    // An admin's clear of a port's doubt: its set-back is still owed, retried while the port
+    // fails. Doubts are few: a failing port in none is first put in doubt by a change that failed
+    // after it reached the port (a stray VLAN), and cleared by hand or not (`flag`).
+    case 'clearDoubt': {
+      if (!world.rm.port('s1', port)?.doubt && driver.failing.has(port) && world.rm.port('s1', port)) {
+        driver.ports.set(`s1/${port}`, { native: 4000, tagged: [] });
+        await world.ports.ask(portId('s1', port), { type: 'port.doubt', by: 'switch', vlans: [4000] });
+        // Set back with backoff, as after any failed change.
+        void world.portHardware.retry(portId('s1', port));
+        if (!flag) return;
+      }
+      return world.switches.ask('s1', { type: 'switch.clearPortDoubt', by, port });
+    }
   }
 }
 /** drivers holding their changes */
