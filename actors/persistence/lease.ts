@@ -3,12 +3,14 @@
  * that point at one database (docs/high-availability.md).
  *
  * The lease is the single row of `hilt_lease`: a fencing token, its holder, the holder's TTL and
- * when the holder last renewed it (by the database's clock, so the machines' clocks never meet).
- * - A candidate (a standby) polls the row. It takes the lease when the holder has not renewed it
- *   for the holder's TTL, or at once when the holder's session is gone (the holder keeps a
- *   session-level advisory lock keyed by its token on the connection that renews: PostgreSQL
- *   drops it as soon as that connection ends, e.g. when the process was killed). Taking it is
- *   one compare-and-set that increments the token.
+ * when the holder last renewed it (the database's now(), which only tells renewals apart: no
+ * wall clock decides anything, so a step of one, the database's included, moves nothing).
+ * - A candidate (a standby) polls the row. It takes the lease when the row's renewal has not
+ *   changed for the holder's TTL since it first saw it, by its own monotonic clock, or at once
+ *   when the holder's session is gone (the holder keeps a session-level advisory lock keyed by
+ *   its token on the connection that renews: PostgreSQL drops it as soon as that connection
+ *   ends, e.g. when the process was killed). Taking it is one compare-and-set that increments
+ *   the token, and only if the row still holds the renewal seen.
  * - The holder renews every second or so (a third of the TTL at most). It counts its lease as
  *   valid until the TTL after it *sent* its last successful renewal, by its own monotonic clock
  *   (which keeps running while the process is paused), so it stops believing in the lease no
@@ -16,7 +18,7 @@
  *   when its renewing connection breaks, or when that validity runs out (renewals failing, or the
  *   process paused past it).
  * - A candidate that takes the lease at once (its holder's session gone) makes no hardware call
- *   until the holder's TTL since its last renewal has passed (`mayAct`): a session can end on the
+ *   until the holder's TTL has passed since it first saw the holder's last renewal (`mayAct`): a session can end on the
  *   database's side while its process still runs (a network partition, a proxy, a database
  *   failover to a server that holds no advisory locks), and that process goes on acting until its
  *   own clock tells it. The new active writes (fenced) meanwhile; its hardware calls wait or are
@@ -110,6 +112,7 @@ export class HeldLease {
     this.renewing = true;
     const sent = performance.now();
     try {
+      // A new value each time: a candidate sees the lease live while the value changes.
       const r = await this.client.query('UPDATE hilt_lease SET renewed_at = now() WHERE id = 1 AND token = $1', [this.token]);
       if (this.ended) return;
       if (r.rowCount !== 1) return this.selfCheck ? this.lose('another hilt process took the lease over') : undefined;
@@ -144,6 +147,8 @@ export class HeldLease {
 export class LeaseCandidate {
   readonly pollMs: number;
   readonly renewMs: number;
+  /** the lease row's token and renewal as first seen, and when (performance.now(), at the answer) */
+  private seen?: { token: number; renewed: string; at: number };
 
   constructor(private readonly settings: PostgresSettings, private readonly opts: LeaseOptions) {
     this.pollMs = opts.pollMs ?? Math.min(500, Math.max(50, Math.round(opts.ttlMs / 10)));
@@ -190,46 +195,51 @@ export class LeaseCandidate {
     }
   }
 
-  /** One look at the lease: take it if it lapsed or its holder's session is gone. */
+  /**
+   * One look at the lease: take it if it lapsed or its holder's session is gone. Lapsed is judged
+   * by this process's monotonic clock, never the database's (a step of that clock would make a
+   * renewing holder's lease look lapsed, or keep a dead one's alive for as long as the step): the
+   * row's renewal must have stayed the same for the holder's TTL since this process first saw
+   * it. That renewal was sent before the answer that showed it arrived, and its holder counts its
+   * TTL from the sending: the holder stops acting before this process takes over.
+   */
   private async tryAcquire(client: Client): Promise<HeldLease | null> {
-    // `left`: how long the holder may still believe in the lease, by the database's clock (it counts
-    // its TTL from when it sent its last renewal, which the database saw later).
-    const { rows } = await client.query<{ token: number; lapsed: boolean; left: number | null }>(
-      `SELECT token, renewed_at < now() - ttl_ms * interval '1 millisecond' AS lapsed,
-              CASE WHEN renewed_at = '-infinity' THEN 0
-                   ELSE extract(epoch FROM renewed_at + ttl_ms * interval '1 millisecond' - now()) * 1000 END AS left
-       FROM hilt_lease WHERE id = 1`);
-    // Counted from the answer's arrival, which is after the database's now(): on the safe side.
-    const actsFrom = performance.now() + Math.max(0, Number(rows[0].left ?? 0));
-    const { token, lapsed } = rows[0];
-    if (lapsed) return this.takeOver(client, token, true);
+    const { rows } = await client.query<{ token: number; ttl_ms: number; renewed: string; released: boolean }>(
+      `SELECT token, ttl_ms, renewed_at::text AS renewed, renewed_at = '-infinity' AS released FROM hilt_lease WHERE id = 1`);
+    const now = performance.now();
+    const { token, renewed, released } = rows[0];
+    const seen = this.seen;
+    if (!seen || seen.token !== token || seen.renewed !== renewed) this.seen = { token, renewed, at: now };
+    // When the holder's own view of its lease ends at the latest (a released lease: already).
+    const actsFrom = released ? 0 : this.seen!.at + Number(rows[0].ttl_ms);
+    if (now >= actsFrom) return this.takeOver(client, token, renewed);
     // The holder keeps an advisory lock on its renewing session: if it can be had, that session is gone.
     const free = (await client.query<{ free: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS free', [LEASE_LOCK_CLASS, lockKey(token)])).rows[0].free;
     if (!free) return null;
     try {
-      return await this.takeOver(client, token, false, actsFrom);
+      return await this.takeOver(client, token, renewed, actsFrom);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1, $2)', [LEASE_LOCK_CLASS, lockKey(token)]).catch(() => undefined);
     }
   }
 
   /**
-   * The compare-and-set: the token seen becomes the next one, held by this process. `lapsed`: taken
-   * because it lapsed, which it must still be: a renewal by its holder between the look and this
-   * statement would otherwise leave two processes that each believe they hold it, both acting on
-   * hardware, until the holder's next renewal.
+   * The compare-and-set: the token seen becomes the next one, held by this process, provided the
+   * row was not renewed since the look (a renewal between the look and this statement would
+   * leave its holder acting past `actsFrom`, or past a lapse this process saw).
    */
-  private async takeOver(client: Client, seen: number, lapsed: boolean, actsFrom = 0): Promise<HeldLease | null> {
+  private async takeOver(client: Client, seen: number, renewed: string, actsFrom = 0): Promise<HeldLease | null> {
     const sent = performance.now();
     // The new token's advisory lock is taken in the same statement: no candidate can see the
     // new token before its holder's lock exists.
     const { rows } = await client.query<{ token: number }>(
       `UPDATE hilt_lease SET token = token + 1, holder = $1, ttl_ms = $2, acquired_at = now(), renewed_at = now()
-       WHERE id = 1 AND token = $3 AND (NOT $5::boolean OR renewed_at < now() - ttl_ms * interval '1 millisecond')
+       WHERE id = 1 AND token = $3 AND renewed_at = $5::timestamptz
        RETURNING token, pg_try_advisory_lock($4, ((token + 0) % 2147483647)::integer) AS locked`,
-      [this.opts.holder, this.opts.ttlMs, seen, LEASE_LOCK_CLASS, lapsed],
+      [this.opts.holder, this.opts.ttlMs, seen, LEASE_LOCK_CLASS, renewed],
     );
     if (!rows.length) return null;
+    this.seen = undefined;
     return new HeldLease(rows[0].token, client, this.opts.ttlMs, this.renewMs, sent, this.opts.selfCheck ?? true, actsFrom);
   }
 }

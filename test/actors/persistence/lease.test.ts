@@ -55,8 +55,12 @@ describe('PostgreSQL lease and fencing', () => {
     await client.connect();
     const renewer = new Client({ connectionString: url });
     await renewer.connect();
+    const tryAcquire = (b as unknown as { tryAcquire(c: Client): Promise<HeldLease | null> }).tryAcquire.bind(b);
     try {
-      // b looks (lapsed), then a's renewal lands before b's compare-and-set.
+      // b sees a's last renewal, and sees it unchanged a TTL later (lapsed)…
+      expect(await tryAcquire(client)).to.equal(null);
+      await sleep(400);
+      // …then a's renewal lands between that look and b's compare-and-set.
       const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
       let looks = 0;
       (client as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
@@ -64,8 +68,9 @@ describe('PostgreSQL lease and fencing', () => {
         if (looks++ === 0) await renewer.query('UPDATE hilt_lease SET renewed_at = now() WHERE id = 1 AND token = $1', [a.token]);
         return r;
       };
-      const took = await (b as unknown as { tryAcquire(c: Client): Promise<HeldLease | null> }).tryAcquire(client);
+      const took = await tryAcquire(client);
       if (took) held.push(took);
+      expect(looks, 'b looked, then tried its compare-and-set').to.equal(2);
       expect(took, 'b took over a lease its holder had just renewed').to.equal(null);
       expect((await readLease({ url })).holder).to.equal('a');
     } finally {
@@ -189,6 +194,118 @@ describe('PostgreSQL lease and fencing', () => {
     expect(b.held()).to.equal(true);
     await sleep(600);
     expect(b.held()).to.equal(false);
+  });
+});
+
+describe('PostgreSQL lease and the database\'s clock', () => {
+  let url: string;
+  const held: HeldLease[] = [];
+  const controllers: AbortController[] = [];
+  beforeEach(async () => {
+    url = await freshDatabase();
+    await migrateDatabase({ url });
+  });
+  afterEach(() => {
+    for (const c of controllers.splice(0)) c.abort();
+    for (const l of held.splice(0)) l.lose('test over');
+  });
+  const acquire = async (c: LeaseCandidate, timeoutMs = 15_000) => {
+    const ctl = new AbortController();
+    controllers.push(ctl);
+    const timer = setTimeout(() => ctl.abort(), timeoutMs);
+    const l = await c.acquire(ctl.signal);
+    clearTimeout(timer);
+    if (l) held.push(l);
+    return l;
+  };
+  const admin = async (text: string, params: unknown[] = []) => {
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    try {
+      return (await c.query(text, params)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+
+  it('a step forward of the database\'s clock does not give a live, renewing holder\'s lease to a standby', async function () {
+    this.timeout(20_000);
+    const a = (await acquire(new LeaseCandidate({ url }, { holder: 'a', ttlMs: 2000, renewMs: 400 })))!;
+    const b = new LeaseCandidate({ url }, { holder: 'b', ttlMs: 2000, pollMs: 20 });
+    const ctl = new AbortController();
+    controllers.push(ctl);
+    const b2: { got: HeldLease | null } = { got: null };
+    const taking = b.acquire(ctl.signal).then((l) => {
+      b2.got = l;
+      if (l) held.push(l);
+    });
+    // The database's clock jumps an hour ahead: a's last renewal now looks an hour old to it.
+    // a goes on renewing every 400 ms, its own (monotonic) clock unmoved.
+    for (let i = 0; i < 4 && !b2.got; i++) {
+      await sleep(300);
+      await admin("UPDATE hilt_lease SET renewed_at = now() - interval '1 hour' WHERE id = 1");
+      await sleep(100);
+      const g = b2.got as HeldLease | null;
+      if (g) expect(a.held() && g.mayAct(), 'a and b both acting').to.equal(false);
+    }
+    await sleep(300);
+    ctl.abort();
+    await taking;
+    expect(b2.got, 'b took the lease of a holder that renews').to.equal(null);
+    expect(a.held()).to.equal(true);
+  });
+
+  it('a step back of the database\'s clock does not keep a standby waiting longer than the TTL for a holder that stopped renewing', async function () {
+    this.timeout(20_000);
+    const ttl = 1000;
+    // a stops renewing (a vanished machine: its session stays open) after a renewal that, by the
+    // database's clock, lies an hour in the future (its clock was stepped back since).
+    const a = (await acquire(new LeaseCandidate({ url }, { holder: 'a', ttlMs: ttl, renewMs: 60_000 })))!;
+    await admin("UPDATE hilt_lease SET renewed_at = now() + interval '1 hour' WHERE id = 1");
+    const t = Date.now();
+    const b = await acquire(new LeaseCandidate({ url }, { holder: 'b', ttlMs: ttl, pollMs: 50 }), 6000);
+    expect(b, 'b took the lease within the TTL and a few polls').to.not.equal(null);
+    expect(Date.now() - t).to.be.below(ttl + 2000);
+    expect(a.held()).to.equal(false);
+    expect(b!.mayAct()).to.equal(true);
+
+    // b's session ends (killed) after a renewal an hour ahead by the database's clock: c takes
+    // over at once and waits no longer than the TTL before it acts.
+    await admin("UPDATE hilt_lease SET renewed_at = now() + interval '1 hour' WHERE id = 1");
+    b!.lose('killed');
+    const c = (await acquire(new LeaseCandidate({ url }, { holder: 'c', ttlMs: ttl, pollMs: 50 }), 6000))!;
+    expect(c, 'c took the lease').to.not.equal(null);
+    expect(c.holdOffMs, 'c acts within the TTL').to.be.at.most(ttl);
+  });
+
+  it('a takeover of a gone session does not start acting before the holder\'s last renewal ends, one that landed after the look', async () => {
+    const ttl = 2000;
+    const a = (await acquire(new LeaseCandidate({ url }, { holder: 'a', ttlMs: ttl, renewMs: 60_000 })))!;
+    await sleep(1200);
+    const b = new LeaseCandidate({ url }, { holder: 'b', ttlMs: ttl });
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      // b looks; then a renews (its view now lasts the TTL from here) and its session's advisory
+      // lock goes (the database ended its session: a, cut off, does not know), before b's takeover.
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      let looks = 0;
+      (client as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+        const r = await query(...args);
+        if (looks++ === 0) {
+          await (a as unknown as { tick(): Promise<void> }).tick();
+          await (a as unknown as { client: Client }).client.query('SELECT pg_advisory_unlock_all()');
+        }
+        return r;
+      };
+      const took = await (b as unknown as { tryAcquire(c: Client): Promise<HeldLease | null> }).tryAcquire(client);
+      if (took) held.push(took);
+      expect(a.held()).to.equal(true);
+      // Either b did not take it, or it acts no sooner than a's view of its lease ends.
+      if (took) expect(took.holdOffMs, 'b acts while a still believes it holds the lease').to.be.at.least(ttl - 300);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   });
 });
 
