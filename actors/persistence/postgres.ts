@@ -42,6 +42,7 @@ import { CommitOrder } from './engine';
 import type { HistoryQuery, PersistenceEngine, PersistedEvent, PersistedSnapshot, JournalEntry, StorageStats, StoredEntity, OrderBounds, CommitListener, Rewrite, Expiry, PruneResult } from './engine';
 import { FENCED_SQLSTATE, migrate, MigrationResult, PRUNED_MARK, RESTORE_GAP_MARK } from './postgres-schema';
 import { CLEAR_CHECKPOINT, PostgresCheckpointSlot } from './postgres-checkpoint';
+import { HiltError } from '../errors';
 
 /** A write refused because this process no longer holds the lease. */
 export class FencedError extends Error {
@@ -440,7 +441,12 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   /** A read on the pool; `name` makes it a prepared statement (parsed and planned once per connection). */
   private read<R extends object>(sql: string, params: unknown[], name?: string): Promise<{ rows: R[] }> {
     this.counters.reads++;
-    return this.pool.query<R & QueryResultRow>(name ? { name, text: sql, values: params } : { text: sql, values: params });
+    // A read that fails (past its bound, or the database out of reach) is the service's to retry,
+    // not a fault: 503 on every path that reads (the audit log, a journal, the event stream).
+    return this.pool.query<R & QueryResultRow>(name ? { name, text: sql, values: params } : { text: sql, values: params })
+      .catch((err: Error) => {
+        throw new HiltError('ServiceUnavailableError', `the database did not answer a read: ${err.message}`, { cause: err });
+      });
   }
 
   /**
@@ -633,7 +639,7 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   async setMark(name: string, value: unknown): Promise<void> {
     if (this.fenced) throw this.fenced;
     try {
-      await this.read('SELECT hilt_set_mark($1, $2, $3)', [this.opts.fence ?? null, name, JSON.stringify(value ?? null)], 'hilt_set_mark');
+      await this.pool.query({ name: 'hilt_set_mark', text: 'SELECT hilt_set_mark($1, $2, $3)', values: [this.opts.fence ?? null, name, JSON.stringify(value ?? null)] });
     } catch (err) {
       if (err instanceof DatabaseError && err.code === FENCED_SQLSTATE) {
         this.fenced ??= new FencedError(`write refused: ${err.message}`);

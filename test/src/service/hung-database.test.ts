@@ -64,6 +64,23 @@ describe('a PostgreSQL that hangs', function () {
     expect(logs.join('')).to.not.match(/stepping down/);
   });
 
+  it('a read of the journal held up by a lock (the audit log, an object\'s journal, the event stream) answers 503 within about the bound, never 500', async () => {
+    await must(ts!.api.put('/project/p'));
+    const lock = await holdLock(url, 'LOCK TABLE hilt_events IN ACCESS EXCLUSIVE MODE');
+    try {
+      for (const path of ['/admin/audit', '/admin/actors/project/p/journal', '/events?after=0']) {
+        const t0 = Date.now();
+        const r = await ts!.api.get(path);
+        expect(r.status, `${path}: ${r.text}`).to.equal(503);
+        expect(r.body.type).to.equal('ServiceUnavailableError');
+        expect(Date.now() - t0).to.be.below(BOUND_MS + 2500);
+      }
+    } finally {
+      await lock.release();
+    }
+    expect((await ts!.api.get('/admin/audit')).status).to.equal(200);
+  });
+
   it('a commit held up by a lock has an unknown outcome: 503 within about the bound, the process steps down, and activates again from the database once the lock is gone', async () => {
     // Writes wait for this lock; reads do not.
     const lock = await holdLock(url, 'LOCK TABLE hilt_heads IN EXCLUSIVE MODE');
