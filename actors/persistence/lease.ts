@@ -60,6 +60,7 @@ export class HeldLease {
   private validUntil: number;
   private ended?: string;
   private timer?: NodeJS.Timeout;
+  private expiry?: NodeJS.Timeout;
   private renewing = false;
   private readonly lostWaiters: ((reason: string) => void)[] = [];
   /** resolves with the reason once the lease is lost or released */
@@ -78,8 +79,22 @@ export class HeldLease {
     this.validUntil = sentAt + ttlMs;
     this.lost = new Promise((resolve) => this.lostWaiters.push(resolve));
     this.timer = setInterval(() => void this.tick(), renewMs);
+    this.armExpiry();
     client.on('error', () => this.lose('the connection that holds the lease broke'));
     client.on('end', () => this.lose('the connection that holds the lease ended'));
+  }
+
+  /**
+   * Lost the moment its validity ends (not at the next renewal's tick, up to renewMs later):
+   * the step-down, which ends the console sessions and the API's answers from memory, follows.
+   */
+  private armExpiry(): void {
+    if (!this.selfCheck || this.ended) return;
+    clearTimeout(this.expiry);
+    this.expiry = setTimeout(() => {
+      if (performance.now() >= this.validUntil) this.lose(`the lease was not renewed within its TTL of ${this.ttlMs} ms`);
+      else this.armExpiry();
+    }, Math.max(0, Math.ceil(this.validUntil - performance.now())));
   }
 
   /** Whether this process may still act as the active one (its own clock's view; writes are fenced regardless). */
@@ -117,6 +132,7 @@ export class HeldLease {
       if (this.ended) return;
       if (r.rowCount !== 1) return this.selfCheck ? this.lose('another hilt process took the lease over') : undefined;
       this.validUntil = Math.max(this.validUntil, sent + this.ttlMs);
+      this.armExpiry();
     } catch {
       // A failed renewal is retried on the next tick until the validity runs out; a broken
       // connection ends the lease through its event.
@@ -130,6 +146,7 @@ export class HeldLease {
     if (this.ended) return;
     this.ended = reason;
     clearInterval(this.timer);
+    clearTimeout(this.expiry);
     this.client.end().catch(() => undefined);
     for (const w of this.lostWaiters) w(reason);
   }

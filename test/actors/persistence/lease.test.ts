@@ -47,8 +47,9 @@ describe('PostgreSQL lease and fencing', () => {
   };
 
   it('is not taken over as lapsed when its holder renews between the look and the takeover', async () => {
-    // a holds it and stops renewing (its renewals are far apart): the lease lapses.
-    const a = (await acquire(candidate('a', 300, { renewMs: 60_000 })))!;
+    // a holds it and stops renewing (its renewals are far apart), its session open (a paused
+    // process, which does not look at its clock): the lease lapses.
+    const a = (await acquire(new LeaseCandidate({ url }, { holder: 'a', ttlMs: 300, renewMs: 60_000, selfCheck: false })))!;
     await sleep(400);
     const b = candidate('b', 300);
     const client = new Client({ connectionString: url });
@@ -197,6 +198,25 @@ describe('PostgreSQL lease and fencing', () => {
   });
 });
 
+describe('PostgreSQL lease whose validity runs out', () => {
+  it('is lost (the service steps down, its consoles end) as its validity ends, not at its next renewal', async function () {
+    this.timeout(20_000);
+    const url = await freshDatabase();
+    await migrateDatabase({ url });
+    // Renewals far apart: none comes before the validity ends (as when they fail).
+    const a = (await new LeaseCandidate({ url }, { holder: 'a', ttlMs: 1000, renewMs: 5000 }).acquire())!;
+    try {
+      const lost = a.lost.then(() => performance.now());
+      while (a.held()) await sleep(5);
+      const lapsedAt = performance.now();
+      const at = await Promise.race([lost, sleep(3000).then(() => Infinity)]);
+      expect(at - lapsedAt, 'lost this long after its validity ended').to.be.below(200);
+    } finally {
+      a.lose('test over');
+    }
+  });
+});
+
 describe('PostgreSQL lease and the database\'s clock', () => {
   let url: string;
   const held: HeldLease[] = [];
@@ -260,13 +280,13 @@ describe('PostgreSQL lease and the database\'s clock', () => {
     const ttl = 1000;
     // a stops renewing (a vanished machine: its session stays open) after a renewal that, by the
     // database's clock, lies an hour in the future (its clock was stepped back since).
-    const a = (await acquire(new LeaseCandidate({ url }, { holder: 'a', ttlMs: ttl, renewMs: 60_000 })))!;
+    const a = (await acquire(new LeaseCandidate({ url }, { holder: 'a', ttlMs: ttl, renewMs: 60_000, selfCheck: false })))!;
     await admin("UPDATE hilt_lease SET renewed_at = now() + interval '1 hour' WHERE id = 1");
     const t = Date.now();
     const b = await acquire(new LeaseCandidate({ url }, { holder: 'b', ttlMs: ttl, pollMs: 50 }), 6000);
     expect(b, 'b took the lease within the TTL and a few polls').to.not.equal(null);
     expect(Date.now() - t).to.be.below(ttl + 2000);
-    expect(a.held()).to.equal(false);
+    expect(a.reason, 'a\'s session was still open').to.equal(undefined);
     expect(b!.mayAct()).to.equal(true);
 
     // b's session ends (killed) after a renewal an hour ahead by the database's clock: c takes
