@@ -15,6 +15,17 @@ import { LEASE_LOCK_CLASS } from '../../../actors/persistence/postgres-schema';
 const ev = (key: string, seq: number, data: unknown): PersistedEvent => ({ key, sequenceNumber: seq, data, tags: [], createdAt: Date.now() });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Acquire with a deadline; what is held and the aborts are kept for the afterEach to end. */
+const acquirer = (controllers: AbortController[], held: HeldLease[]) => async (c: LeaseCandidate, timeoutMs = 15_000) => {
+  const ctl = new AbortController();
+  controllers.push(ctl);
+  const timer = setTimeout(() => ctl.abort(), timeoutMs);
+  const l = await c.acquire(ctl.signal);
+  clearTimeout(timer);
+  if (l) held.push(l);
+  return l;
+};
+
 describe('PostgreSQL lease and fencing', () => {
   let url: string;
   const held: HeldLease[] = [];
@@ -31,15 +42,7 @@ describe('PostgreSQL lease and fencing', () => {
   });
 
   const candidate = (holder: string, ttlMs: number, opts: { renewMs?: number; pollMs?: number } = {}) => new LeaseCandidate({ url }, { holder, ttlMs, ...opts });
-  const acquire = async (c: LeaseCandidate, timeoutMs = 15_000) => {
-    const ctl = new AbortController();
-    controllers.push(ctl);
-    const timer = setTimeout(() => ctl.abort(), timeoutMs);
-    const l = await c.acquire(ctl.signal);
-    clearTimeout(timer);
-    if (l) held.push(l);
-    return l;
-  };
+  const acquire = acquirer(controllers, held);
   const engine = (fence?: number, onFenced?: (e: FencedError) => void) => {
     const e = new PostgresPersistenceEngine({ url, poolSize: 1 }, { fence, onFenced });
     engines.push(e);
@@ -229,15 +232,7 @@ describe('PostgreSQL lease and the database\'s clock', () => {
     for (const c of controllers.splice(0)) c.abort();
     for (const l of held.splice(0)) l.lose('test over');
   });
-  const acquire = async (c: LeaseCandidate, timeoutMs = 15_000) => {
-    const ctl = new AbortController();
-    controllers.push(ctl);
-    const timer = setTimeout(() => ctl.abort(), timeoutMs);
-    const l = await c.acquire(ctl.signal);
-    clearTimeout(timer);
-    if (l) held.push(l);
-    return l;
-  };
+  const acquire = acquirer(controllers, held);
   const admin = async (text: string, params: unknown[] = []) => {
     const c = new Client({ connectionString: url });
     await c.connect();
