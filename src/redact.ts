@@ -28,7 +28,35 @@ export function redactedCopy(value: Record<string, unknown>, omit?: string): Rec
 /** pino redact paths for request logging. */
 export const LOG_REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', 'req.headers.cookie', 'headers.cookie', 'req.headers["x-hilt-ui-bridge"]', 'headers["x-hilt-ui-bridge"]', '*.password', '*.passwordHash', '*.obm.password', '*.obm.fields.password'];
 
+/** A key of a query string, decoded when it can be (`pass%77ord` is `password`). */
+function queryKey(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * A request's URL with the values of its query's secret parameters replaced: no call takes a
+ * credential there, but a client may send one (`?access_token=`), and the URL is logged.
+ */
+export function redactedUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const query = url.slice(q + 1).replace(/(^|&)([^=&]*)=[^&]*/g, (m, sep: string, key: string) => (SECRET_KEY.test(queryKey(key)) ? `${sep}${key}=${REDACTED}` : m));
+  return url.slice(0, q + 1) + query;
+}
+
+/** fastify's own serializer of a request (the same fields), its URL without secrets. */
+function request(req: { method?: string; url?: string; headers?: Record<string, unknown>; host?: string; ip?: string; socket?: { remotePort?: number } }) {
+  return {
+    method: req.method, url: typeof req.url === 'string' ? redactedUrl(req.url) : req.url, version: req.headers?.['accept-version'] as string | undefined,
+    host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+  };
+}
+
 /** The service's pino options; `stream` lets tests read what would be logged. */
 export function loggerOptions(level: string, stream?: { write(line: string): void }) {
-  return { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, ...(stream ? { stream } : {}) };
+  return { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, serializers: { req: request }, ...(stream ? { stream } : {}) };
 }

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { redact, redactedCopy, REDACTED, SECRET_KEY } from '../../src/redact';
+import { redact, redactedCopy, redactedUrl, REDACTED, SECRET_KEY } from '../../src/redact';
 
 function reference(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reference);
@@ -47,5 +47,11 @@ describe('redact', () => {
       expect(JSON.stringify(redactedCopy(v, 'type'))).to.equal(JSON.stringify(reference(rest)));
     }), { numRuns: 500 });
     expect(redactedCopy({ type: 'NodeRegistered', obm: { type: 'ipmi', password: 'p' } }, 'type')).to.deep.equal({ obm: { type: 'ipmi', password: REDACTED } });
+  });
+
+  it('takes the values of secret query parameters out of a logged URL, and keeps the rest', () => {
+    expect(redactedUrl('/nodes/free')).to.equal('/nodes/free');
+    expect(redactedUrl('/a?x=1&access_token=t&pass%77ord=p&y=&Secret+Key=s&token')).to.equal(`/a?x=1&access_token=${REDACTED}&pass%77ord=${REDACTED}&y=&Secret+Key=${REDACTED}&token`);
+    expect(redactedUrl('/a?%E0%A4%A=1&tokens=2')).to.equal(`/a?%E0%A4%A=1&tokens=${REDACTED}`);
   });
 });
