@@ -18,6 +18,7 @@ import type { PowerControl } from '../hardware/power';
 import type { HeadnodeControl } from '../hardware/headnode-control';
 import type { Consoles, ConsoleTelemetry } from '../hardware/consoles';
 import type { LifecycleTelemetry } from './lifecycle';
+import type { DropReason } from './events/hub';
 import { RequestMetrics } from './request-metrics';
 
 /** What the gauges read at each scrape. */
@@ -47,6 +48,8 @@ const HARDWARE = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 6
 const OPERATION = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const COMMIT = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
 const PER_SESSION = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+const DEVICE_OUTCOMES: DeviceOutcome[] = ['ok', 'error', 'timeout', 'expired'];
+const DROP_REASONS: DropReason[] = ['buffer', 'access', 'closing', 'removed'];
 /** read from the engine of the activation at each scrape */
 const STORAGE_GAUGES = ['hilt_storage_size_bytes', 'hilt_storage_used_bytes'];
 
@@ -127,6 +130,16 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   /** `active`: does this process serve the API now (unset: always, as on the embedded engines)? */
   constructor(info: { version: string; storage: string }, active: () => boolean = () => true) {
     const registers = [this.registry];
+    // Counters whose label values are known from the start show them at 0: a series that appears
+    // at 1 shows no increase() in Prometheus, so an alert on the first failure would not fire.
+    for (const outcome of ['ok', 'error']) {
+      this.backups.labels(outcome).inc(0);
+      this.webhookDeliveries.labels(outcome).inc(0);
+      this.releasePowerOffs.labels(outcome).inc(0);
+      this.maintenanceDeliveries.labels(outcome).inc(0);
+    }
+    for (const queue of ['switch', 'obm', 'headnode']) for (const outcome of DEVICE_OUTCOMES) this.deviceCalls.labels(queue, outcome).inc(0);
+    for (const reason of DROP_REASONS) this.streamsDropped.labels(reason).inc(0);
     new Gauge({ name: 'hilt_info', help: 'Always 1; the release and the storage engine as labels', labelNames: ['version', 'storage'], registers }).set(info, 1);
     new Gauge({
       name: 'hilt_active', help: '1 while this process serves the API, 0 while it is a standby (or taking over)', registers,
@@ -266,6 +279,7 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   /** What the gauges read from now on. */
   async attach(sources: MetricsSources): Promise<void> {
     this.sources = sources;
+    for (const kind of sources.world.runtime.kindNames()) for (const outcome of ['ok', 'refused']) this.commits.labels(kind, outcome).inc(0);
     // Only what the engine tells: LMDB its file's size and the bytes in use within its map,
     // PostgreSQL the size of hilt's tables (no bound to fill), the memory engine nothing.
     if (!sources.world.runtime.tellsStorageSize) return;
@@ -411,6 +425,8 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   operationAccepted(sw: string, type: OperationType): void {
     this.switchesNamed.add(sw);
     this.accepted.labels(sw, type).inc();
+    // Its outcomes from 0 (see the constructor): the first ERROR of a switch is an increase.
+    for (const status of ['DONE', 'ERROR']) this.finished.labels(sw, type, status).inc(0);
   }
 
   operationFinished(sw: string, type: OperationType, status: 'DONE' | 'ERROR', seconds: number): void {

@@ -139,4 +139,24 @@ describe('the runbook\'s metrics against a live scrape', function () {
       }
     }
   });
+
+  it('the counters the alerts read with increase() carry their series from 0, before the first event (a series that appears at 1 shows no increase)', () => {
+    const series = (name: string, labels: Record<string, string>) => scrape.samples.filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
+    const present = [
+      ['hilt_storage_commits_total', { kind: 'node', outcome: 'refused' }],
+      ['hilt_network_operations_finished_total', { switch: 's1', type: 'connect', status: 'ERROR' }],
+      ['hilt_device_queue_calls_total', { queue: 'switch', outcome: 'timeout' }],
+      ['hilt_device_queue_calls_total', { queue: 'obm', outcome: 'expired' }],
+      ['hilt_device_queue_calls_total', { queue: 'headnode', outcome: 'timeout' }],
+      ['hilt_backups_total', { outcome: ts.config.storage === 'lmdb' ? 'error' : 'ok' }],
+      ['hilt_webhook_deliveries_total', { outcome: 'error' }],
+      ['hilt_event_streams_dropped_total', { reason: 'buffer' }],
+      ['hilt_release_power_offs_total', { outcome: 'error' }],
+      ['hilt_maintenance_deliveries_total', { outcome: 'error' }],
+    ] as const;
+    for (const [name, labels] of present) {
+      const found = series(name, labels);
+      expect(found.map((x) => x.value), `${name}${JSON.stringify(labels)}`).to.deep.equal([0]);
+    }
+  });
 });
