@@ -48,6 +48,7 @@ const HARDWARE = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 6
 const OPERATION = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const COMMIT = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
 const PER_SESSION = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+const OPERATION_TYPES: OperationType[] = ['connect', 'detach', 'revert', 'reapply'];
 const DEVICE_OUTCOMES: DeviceOutcome[] = ['ok', 'error', 'timeout', 'expired'];
 const DROP_REASONS: DropReason[] = ['buffer', 'access', 'closing', 'removed'];
 /** read from the engine of the activation at each scrape */
@@ -123,6 +124,8 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
 
   /** switches named by the per-switch series above (forgetDeletedSwitches) */
   private readonly switchesNamed = new Set<string>();
+  /** switches whose operation outcomes are shown from 0 (seedOutcomes) */
+  private readonly switchesSeeded = new Set<string>();
 
   private readonly commitSeconds$ = children((kind) => this.commitSeconds.labels(kind));
   private readonly driverSeconds$ = children((kind, driver, call) => this.driverSeconds.labels(kind, driver, call));
@@ -386,6 +389,7 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   /** The Prometheus text of this service's metrics and the process's. */
   async text(): Promise<string> {
     await this.forgetDeletedSwitches();
+    this.seedPendingSwitches();
     return Registry.merge([processMetrics(), this.registry]).metrics();
   }
 
@@ -400,7 +404,10 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
     if (!rm) return;
     const gone = new Set([...this.switchesNamed].filter((sw) => !rm.switches.has(sw)));
     if (!gone.size) return;
-    for (const sw of gone) this.switchesNamed.delete(sw);
+    for (const sw of gone) {
+      this.switchesNamed.delete(sw);
+      this.switchesSeeded.delete(sw);
+    }
     for (const metric of [this.accepted, this.finished, this.operationSeconds, this.sessionsOpened, this.perSession] as (Counter<string> | Histogram<string>)[]) {
       for (const { labels } of (await metric.get()).values) {
         if (!gone.has(String(labels.switch))) continue;
@@ -409,6 +416,16 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
         metric.remove(own);
       }
     }
+  }
+
+  /**
+   * A switch with operations pending that this process accepted none of (they were accepted
+   * before a restart, or by the other process of a pair) shows its outcomes from 0 too.
+   */
+  private seedPendingSwitches(): void {
+    const rm = this.sources?.world.rm;
+    if (!rm) return;
+    for (const [sw, n] of pendingPerSwitch(rm)) if (n) this.seedOutcomes(sw);
   }
 
   readonly contentType = this.registry.contentType;
@@ -425,8 +442,15 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   operationAccepted(sw: string, type: OperationType): void {
     this.switchesNamed.add(sw);
     this.accepted.labels(sw, type).inc();
-    // Its outcomes from 0 (see the constructor): the first ERROR of a switch is an increase.
-    for (const status of ['DONE', 'ERROR']) this.finished.labels(sw, type, status).inc(0);
+    this.seedOutcomes(sw);
+  }
+
+  /** A switch's operation outcomes from 0 (see the constructor): its first ERROR is an increase. */
+  private seedOutcomes(sw: string): void {
+    if (this.switchesSeeded.has(sw)) return;
+    this.switchesSeeded.add(sw);
+    this.switchesNamed.add(sw);
+    for (const type of OPERATION_TYPES) for (const status of ['DONE', 'ERROR']) this.finished.labels(sw, type, status).inc(0);
   }
 
   operationFinished(sw: string, type: OperationType, status: 'DONE' | 'ERROR', seconds: number): void {

@@ -159,4 +159,31 @@ describe('the runbook\'s metrics against a live scrape', function () {
       expect(found.map((x) => x.value), `${name}${JSON.stringify(labels)}`).to.deep.equal([0]);
     }
   });
+
+  it('shows a switch\'s operation outcomes from 0 after a restart while operations from before it are pending', async () => {
+    const slow = await startTestServer({ mockSwitchDelayMs: 3000 });
+    const dir = slow.dataDir;
+    let again: TestServer | undefined;
+    try {
+      const a = slow.api;
+      await must(a.put('/project/p'));
+      await must(a.put('/switch/s2', mockSwitch));
+      await makeNode(a, 'n2', ['eth0']);
+      await must(a.put('/switch/s2/port/gi1/0/2'));
+      await must(a.post('/switch/s2/port/gi1/0/2/connect_nic', { node: 'n2', nic: 'eth0' }));
+      await must(a.post('/project/p/connect_node', { node: 'n2' }));
+      await must(a.put('/network/w2', { owner: 'p', access: 'p', net_id: '' }));
+      const id = (await must(a.post('/node/n2/nic/eth0/connect_network', { network: 'w2' }), 202)).body.status_id;
+      await stopTestServer(slow, false);
+      again = await startTestServer({ mockSwitchDelayMs: 3000 }, {}, dir);
+      expect((await must(again.api.get(`/networking_action/${id}`))).body.status).to.equal('PENDING');
+      const m = parseExposition((await must(again.api.get('/metrics'))).text);
+      expect(m.samples.filter((x) => x.name === 'hilt_network_operations_pending' && x.labels.switch === 's2').map((x) => x.value)).to.deep.equal([1]);
+      const errors = m.samples.filter((x) => x.name === 'hilt_network_operations_finished_total' && x.labels.switch === 's2' && x.labels.status === 'ERROR');
+      expect(errors.map((x) => x.labels.type).sort()).to.deep.equal(['connect', 'detach', 'reapply', 'revert']);
+      expect(errors.every((x) => x.value === 0)).to.equal(true);
+    } finally {
+      if (again) await stopTestServer(again);
+    }
+  });
 });
