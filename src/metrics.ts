@@ -202,8 +202,13 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
       collect() {
         this.reset();
         if (!self.sources) return;
-        for (const [sw, counts] of self.sources.world.wiring.last) {
-          if (!self.sources.world.rm.switches.has(sw)) continue;
+        const last = self.sources.world.wiring.last;
+        for (const [sw, counts] of last) {
+          // A deleted switch's check is forgotten: one made again under its name has had none.
+          if (!self.sources.world.rm.switches.has(sw)) {
+            last.delete(sw);
+            continue;
+          }
           for (const [verdict, n] of Object.entries(counts)) this.set({ switch: sw, verdict }, n);
         }
       },

@@ -186,4 +186,17 @@ describe('the runbook\'s metrics against a live scrape', function () {
       if (again) await stopTestServer(again);
     }
   });
+
+  it('forgets a deleted switch\'s wiring verdicts: a switch made again under its name has had no check', async () => {
+    const verdicts = async () => parseExposition((await must(api.get('/metrics'))).text).samples.filter((x) => x.name === 'hilt_wiring_ports' && x.labels.switch === 's3');
+    await must(api.put('/switch/s3', mockSwitch));
+    await must(api.put('/switch/s3/port/gi1/0/3'));
+    await must(api.get('/admin/switch/s3/wiring'));
+    expect(await verdicts()).to.not.deep.equal([]);
+    await must(api.del('/switch/s3/port/gi1/0/3'));
+    await must(api.del('/switch/s3'));
+    expect(await verdicts()).to.deep.equal([]);
+    await must(api.put('/switch/s3', mockSwitch));
+    expect(await verdicts()).to.deep.equal([]);
+  });
 });
