@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:https';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type KeyLike, type JWTPayload } from 'jose';
@@ -24,6 +25,8 @@ export interface TestIssuer {
   published: SigningKey[];
   /** requests for the JWK set so far */
   jwksFetches: number;
+  /** When set, answers the JWK set's requests instead (counted still): an issuer slow, down or answering garbage. */
+  jwksAnswer?: (res: ServerResponse) => void;
   newKey(alg?: 'RS256' | 'ES256', kid?: string): Promise<SigningKey>;
   /** A signed token: `iss`, `aud`, `iat`, `exp` (in 5 minutes) unless `claims` says otherwise. */
   token(key: SigningKey, claims: JWTPayload, header?: Record<string, unknown>): Promise<string>;
@@ -62,8 +65,10 @@ export async function startIssuer(audience = 'hilt'): Promise<TestIssuer> {
         .sign(key.privateKey);
     },
     close: async () => {
-      await new Promise<void>((r) => server.close(() => r()));
+      // Connections still open (an answer a test keeps dripping) are cut, not waited for.
+      const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
+      await closed;
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -72,6 +77,7 @@ export async function startIssuer(audience = 'hilt'): Promise<TestIssuer> {
     if (req.url === '/.well-known/openid-configuration') return send({ issuer: url, jwks_uri: `${url}/jwks`, id_token_signing_alg_values_supported: ['RS256', 'ES256'] });
     if (req.url === '/jwks') {
       issuer.jwksFetches++;
+      if (issuer.jwksAnswer) return issuer.jwksAnswer(res);
       return send({ keys: issuer.published.map((k) => k.jwk) });
     }
     res.writeHead(404).end();

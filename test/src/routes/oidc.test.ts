@@ -13,6 +13,9 @@ import { until } from '../../helpers/wait';
 import { OidcVerifier } from '../../../src/auth/oidc';
 import { DEFAULTS } from '../../../src/config';
 import { ReadModel } from '../../../actors/readmodel';
+import { loggerOptions } from '../../../src/redact';
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { SignJWT } from 'jose';
 
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
@@ -328,5 +331,156 @@ describe('OidcVerifier: the issuer\'s keys', function () {
       await v.close();
       await issuer.close();
     }
+  });
+});
+
+describe('OpenID Connect: what a token may not do (algorithms, claims, sizes), against a running server', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let issuer: TestIssuer;
+  let rsa: SigningKey;
+  let ec: SigningKey;
+  let api: Client;
+  const lines: string[] = [];
+  const tokens: string[] = [];
+  const now = () => Math.floor(Date.now() / 1000);
+  const BAD = { type: 'AuthorizationError', msg: 'invalid or expired token' };
+  const sign = async (key: SigningKey, claims: Record<string, unknown>, header?: Record<string, unknown>) => {
+    const token = await issuer.token(key, { preferred_username: 'oh-user', ...claims }, header);
+    // A huge one would make the suite's secrets pattern too large: this describe's last test checks the log for it.
+    if (token.length < 10_000) addSecret(token);
+    tokens.push(token);
+    return token;
+  };
+  const status = async (token: string, path = '/nodes/all') => {
+    const r = await api.with({ token }).get(path);
+    return r;
+  };
+
+  before(async () => {
+    issuer = await startIssuer();
+    rsa = await issuer.newKey('RS256');
+    ec = await issuer.newKey('ES256');
+    // Several keys of each kind: a token's key is the one its kid names.
+    issuer.published.push(await issuer.newKey('RS256'), rsa, ec, await issuer.newKey('ES256'));
+    ts = await startTestServer({ oidcIssuer: issuer.url, oidcAudience: 'hilt', oidcCaFile: issuer.caFile },
+      { logger: loggerOptions('debug', { write: (l: string) => void lines.push(l) }) });
+    api = ts.api;
+    await must(api.put('/project/oh-p'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    await issuer.close();
+  });
+
+  it('refuses algorithm confusion and every algorithm but RS256 and ES256, with the body of any bad token', async () => {
+    const claims = { groups: ['hilt-admins'] };
+    const good = await sign(rsa, claims);
+    const [, payload] = good.split('.');
+    const rsaPublic = createPublicKey(rsa.privateKey as KeyObject);
+    const pem = rsaPublic.export({ type: 'spki', format: 'pem' }) as string;
+    const hs = (secret: Uint8Array, alg = 'HS256') => new SignJWT({ iss: issuer.url, aud: 'hilt', exp: now() + 300, preferred_username: 'oh-user', ...claims })
+      .setProtectedHeader({ alg, kid: rsa.kid, typ: 'JWT' }).sign(secret);
+    const rs512 = new SignJWT({ iss: issuer.url, aud: 'hilt', exp: now() + 300, preferred_username: 'oh-user', ...claims });
+    const intruder = await issuer.newKey('ES256');
+    const cases: Record<string, string> = {
+      'alg none, no signature': `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
+      'alg none with the kid of a published key': `${b64({ alg: 'none', kid: rsa.kid })}.${payload}.`,
+      'HS256 keyed by the public key (PEM)': await hs(new TextEncoder().encode(pem)),
+      'HS256 keyed by the public key (JWK)': await hs(new TextEncoder().encode(JSON.stringify(rsa.jwk))),
+      'HS512 keyed by the public key (PEM)': await hs(new TextEncoder().encode(pem), 'HS512'),
+      'RS512 by the published key': await rs512.setProtectedHeader({ alg: 'RS512', kid: rsa.kid }).sign(rsa.privateKey),
+      'PS256 by the published key': await new SignJWT({ iss: issuer.url, aud: 'hilt', exp: now() + 300, preferred_username: 'oh-user', ...claims })
+        .setProtectedHeader({ alg: 'PS256', kid: rsa.kid }).sign(rsa.privateKey),
+      'RS256 naming the kid of an EC key': await new SignJWT({ iss: issuer.url, aud: 'hilt', exp: now() + 300, preferred_username: 'oh-user', ...claims })
+        .setProtectedHeader({ alg: 'RS256', kid: ec.kid }).sign(rsa.privateKey),
+      'a key of its own in the header (jwk), an unknown kid': await sign(intruder, claims, { jwk: intruder.jwk }),
+      'a key of its own in the header (jwk), a published kid': await sign({ ...intruder, kid: ec.kid }, claims, { jwk: intruder.jwk }),
+      'no kid, a key the issuer does not publish': await sign({ ...intruder, kid: undefined as unknown as string }, claims),
+      'jku naming another key set': await sign(intruder, claims, { jku: `${issuer.url}/elsewhere` }),
+      // Several published keys of its kind could have signed it: none is tried.
+      'no kid, a published key': await sign({ ...ec, kid: undefined as unknown as string }, claims),
+    };
+    for (const [what, token] of Object.entries(cases)) {
+      addSecret(token);
+      tokens.push(token);
+      const r = await status(token);
+      expect(r.status, what).to.equal(401);
+      expect(r.body, what).to.deep.equal(BAD);
+    }
+    expect((await status(await sign(ec, claims))).status, 'the same, with its kid').to.equal(200);
+  });
+
+  it('checks iss and aud exactly (aud a string or a list), exp and nbf with 60 s of leeway, and the claims\' types', async () => {
+    const ok: Record<string, Record<string, unknown>> = {
+      'aud a list naming hilt': { aud: ['another', 'hilt'] },
+      'exp 50 s ago': { exp: now() - 50 },
+      'nbf in 50 s': { nbf: now() + 50 },
+      'groups holding numbers and objects beside names': { groups: [1, { a: 1 }, null, 'hilt-project-oh-p'] },
+    };
+    for (const [what, claims] of Object.entries(ok)) expect((await status(await sign(rsa, claims))).status, what).to.equal(200);
+    const bad: Record<string, Record<string, unknown>> = {
+      'aud a list without hilt': { aud: ['another', 'hilt2'] },
+      'aud empty list': { aud: [] },
+      'aud another case': { aud: 'HILT' },
+      'aud a number': { aud: 1 },
+      'aud missing': { aud: undefined },
+      'iss with a slash more': { iss: `${issuer.url}/` },
+      'iss missing': { iss: undefined },
+      'exp 70 s ago': { exp: now() - 70 },
+      'exp a string': { exp: String(now() + 300) },
+      'nbf in 70 s': { nbf: now() + 70 },
+      'nbf a string': { nbf: String(now()) },
+      'iat a string': { iat: 'now' },
+      'no user claim': { preferred_username: undefined },
+      'a user claim that is a number': { preferred_username: 12345 },
+      'a user claim that is a list': { preferred_username: ['oh-user'] },
+      'an empty user claim': { preferred_username: '' },
+      'a user claim of 256 bytes': { preferred_username: 'u'.repeat(256) },
+      ...Object.fromEntries(['hilt', 'switch', 'recovery', 'monitor', 'bootstrap', 'upgrade'].map((n) => [`the user claim ${n}, the service's own`, { preferred_username: n, groups: ['hilt-admins'] }])),
+    };
+    for (const [what, claims] of Object.entries(bad)) {
+      const r = await status(await sign(rsa, { groups: ['hilt-admins'], ...claims }));
+      expect(r.status, what).to.equal(401);
+      expect(r.body, what).to.deep.equal(BAD);
+    }
+    // The groups claim as a string, a number or an object gives no rights at all.
+    for (const groups of ['hilt-admins', 7, { 'hilt-admins': true }]) {
+      const token = await sign(rsa, { groups });
+      expect((await status(token)).status, JSON.stringify(groups)).to.equal(200);
+      expect((await status(token, '/projects')).status, JSON.stringify(groups)).to.equal(401);
+    }
+  });
+
+  it('a huge token is a 4xx, never a 5xx or a hang: in a header, and at the dashboard\'s login', async () => {
+    // Sent by hand: the test client would register it as a secret, and the suite's pattern of them would be too large.
+    const raw = async (path: string, init: RequestInit) => {
+      const t0 = Date.now();
+      const r = await fetch(`${ts.url}${path}`, init);
+      const text = await r.text();
+      expect(Date.now() - t0, path).to.be.below(5_000);
+      return { status: r.status, text };
+    };
+    const login = (token: string) => raw('/ui/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+    const groups = Array.from({ length: 3000 }, (_, i) => `hilt-project-g${i}`);
+    const big = await sign(rsa, { groups: [...groups, 'hilt-admins'], filler: 'f'.repeat(20_000) });
+    const r = await raw('/nodes/all', { headers: { authorization: `Bearer ${big}` } }).catch((e: Error) => ({ status: 0, text: e.message }));
+    expect(r.status, r.text).to.be.within(400, 499);
+    // The dashboard takes it in a body: a signed one opens a session, a garbage one is refused.
+    expect((await login(big)).status).to.equal(200);
+    const garbage = `${b64({ alg: 'RS256', kid: rsa.kid })}.${b64({ preferred_username: 'x'.repeat(300_000), groups })}.${'A'.repeat(100_000)}`;
+    tokens.push(garbage);
+    const refused = await login(garbage);
+    expect(refused.status).to.equal(401);
+    expect(JSON.parse(refused.text)).to.deep.equal(BAD);
+  });
+
+  it('never logs a token, nor its payload or signature', async () => {
+    // Every token this describe sent, good or bad, and a login that was refused.
+    await api.call('POST', '/ui/api/login', { as: null, body: { token: tokens[0] } });
+    const parts = tokens.flatMap((t) => t.split('.').slice(1)).filter((p) => p.length > 16);
+    const log = lines.join('');
+    expect(lines.length).to.be.above(10);
+    for (const p of parts) expect(log.includes(p), 'a token in the log').to.equal(false);
   });
 });
