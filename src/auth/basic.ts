@@ -30,10 +30,20 @@ export type { Caller } from './caller';
 
 /** Checks a bearer token that is not one of hilt's: an OpenID Connect provider's (./oidc.ts). */
 export interface BearerVerifier {
-  /** the caller the token names; throws when it is not valid (any reason: the client hears only 401) */
+  /**
+   * the caller the token names; throws when it is not valid (any reason: the client hears only
+   * 401), or VerifierUnavailable when no token can be checked now (the issuer's keys cannot be had)
+   */
   verify(token: string): Promise<Caller>;
   /** the throttle's key for the token (its user, read before the signature is checked), or null */
   throttleKey(token: string): string | null;
+}
+
+/** No token can be checked now (a 503): not the token's fault, so no failed login of its user. */
+export class VerifierUnavailable extends Error {
+  constructor(message: string, readonly retryAfter: number) {
+    super(message);
+  }
 }
 
 /** Where a login comes from, for the log. */
@@ -197,6 +207,10 @@ export class Authenticator {
     try {
       return await this.oidc.verify(token);
     } catch (err) {
+      if (err instanceof VerifierUnavailable) {
+        ctx.log?.warn({ remote: ctx.ip, oidc: err.message }, 'a bearer token could not be checked: the identity provider\'s keys cannot be had');
+        throw new HiltError('ServiceUnavailableError', 'the identity provider\'s keys cannot be fetched now: try again later', { retryAfter: err.retryAfter });
+      }
       return this.refuse(key, ctx, { oidc: (err as Error).message });
     }
   }

@@ -7,7 +7,9 @@
  * kept; a token whose key id is unknown has them fetched again, at most once a minute (a key
  * rotation at the issuer is picked up; a flood of made-up key ids costs one fetch a minute), and
  * so do keys ten minutes old (a key the issuer withdrew stops being accepted; an issuer that
- * cannot be reached then leaves the kept keys in use, tried again a minute later).
+ * cannot be reached then leaves the kept keys in use, tried again a minute later). A fetch is
+ * bounded in time and size; with no keys at all, a token is a 503 (VerifierUnavailable), not a
+ * failed login.
  *
  * The caller is the user claim (HILT_OIDC_USER_CLAIM); its rights come from the groups claim:
  * the admin group, the auditor group, `<prefix><P>` (a member of P) and `<prefix><P>-readers`
@@ -19,7 +21,7 @@ import type { Agent } from 'undici';
 import type { createLocalJWKSet, JSONWebKeySet, JWTPayload } from 'jose';
 import type { ReadModel } from '../../actors/readmodel';
 import { oidcCaller, type Caller, type OidcGroupNames } from './caller';
-import type { BearerVerifier } from './basic';
+import { VerifierUnavailable, type BearerVerifier } from './basic';
 import { isName } from '../schemas/common';
 import { SERVICE } from '../audit';
 import { lazyModule } from '../../lib/lazy';
@@ -50,7 +52,10 @@ export interface OidcOptions {
 
 const ALGORITHMS = ['RS256', 'ES256'];
 const LEEWAY_S = 60;
+/** One fetch of the keys, the discovery document and the key set together: every token waits for it. */
 const FETCH_TIMEOUT_MS = 5_000;
+/** What the issuer may answer, each document (a key set holds a few keys of a few hundred bytes). */
+const MAX_BYTES = 1024 * 1024;
 /** With no keys at all (the issuer was down), a fetch is tried again sooner. */
 const RETRY_EMPTY_MS = 5_000;
 
@@ -66,6 +71,8 @@ export class OidcVerifier implements BearerVerifier {
   /** when the kept keys were fetched */
   private fetchedAt = -Infinity;
   private fetching?: Promise<void>;
+  /** why the last fetch failed (the log says it while there are no keys) */
+  private fetchError = '';
   /** fetches of the keys so far (metrics and tests) */
   fetches = 0;
   private readonly names: OidcGroupNames;
@@ -98,11 +105,20 @@ export class OidcVerifier implements BearerVerifier {
       issuer: this.s.oidcIssuer, audience: this.s.oidcAudience, algorithms: ALGORITHMS, clockTolerance: LEEWAY_S,
       requiredClaims: ['exp'], currentDate: new Date(this.now()),
     };
-    if (!this.keys) await this.fetchKeys(RETRY_EMPTY_MS);
+    // What is no JWT is refused as it is: it neither waits for nor causes a fetch of the keys.
+    try {
+      jose().decodeProtectedHeader(token);
+      jose().decodeJwt(token);
+    } catch {
+      throw new OidcRefusal('not a JWT');
+    }
+    // No keys yet (the issuer down since the start): no token can be checked, which is no
+    // token's fault (503, no failed login).
+    if (!this.keys) await this.fetchKeys(RETRY_EMPTY_MS).catch(() => false);
     // Kept too long: a key the issuer withdrew must not stay good for as long as no token names
     // an unknown key id. A failed fetch keeps the keys (the issuer down is no reason to refuse).
     else if (this.now() - this.fetchedAt >= this.maxAgeMs) await this.fetchKeys(this.refetchMs).catch(() => false);
-    if (!this.keys) throw new OidcRefusal('the issuer\'s keys could not be fetched');
+    if (!this.keys) throw new VerifierUnavailable(`the issuer's keys could not be fetched: ${this.fetchError}`, RETRY_EMPTY_MS / 1000);
     try {
       return (await jose().jwtVerify(token, this.keys, opts)).payload;
     } catch (err) {
@@ -123,8 +139,9 @@ export class OidcVerifier implements BearerVerifier {
     this.lastFetch = this.now();
     this.fetching = (async () => {
       this.fetches++;
-      const url = this.s.oidcJwksUrl ?? (await this.jwksUri());
-      const jwks = await this.getJson(url) as JSONWebKeySet;
+      const deadline = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+      const url = this.s.oidcJwksUrl ?? (await this.jwksUri(deadline));
+      const jwks = await this.getJson(url, deadline) as JSONWebKeySet;
       if (!jwks || !Array.isArray(jwks.keys)) throw new OidcRefusal(`${url} is not a JWK set`);
       this.keys = jose().createLocalJWKSet(jwks);
       this.fetchedAt = this.now();
@@ -132,25 +149,49 @@ export class OidcVerifier implements BearerVerifier {
     try {
       await this.fetching;
       return true;
+    } catch (err) {
+      this.fetchError = (err as Error).message;
+      throw err;
     } finally {
       this.fetching = undefined;
     }
   }
 
-  private async jwksUri(): Promise<string> {
+  private async jwksUri(deadline: AbortSignal): Promise<string> {
     const url = `${this.s.oidcIssuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-    const doc = await this.getJson(url) as { issuer?: unknown; jwks_uri?: unknown };
+    const doc = await this.getJson(url, deadline) as { issuer?: unknown; jwks_uri?: unknown };
     if (doc?.issuer !== this.s.oidcIssuer) throw new OidcRefusal(`the discovery document names the issuer ${String(doc?.issuer)}, not ${this.s.oidcIssuer}`);
     if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://')) throw new OidcRefusal('the discovery document has no https:// jwks_uri');
     return doc.jwks_uri;
   }
 
-  private async getJson(url: string): Promise<unknown> {
+  /** A document of the issuer, read whole by `deadline` and within MAX_BYTES. */
+  private async getJson(url: string, deadline: AbortSignal): Promise<unknown> {
     if (!url.startsWith('https://')) throw new OidcRefusal(`${url} is not an https:// URL`);
-    const r = await undici().request(url, { dispatcher: this.agent, headers: { accept: 'application/json' }, maxRedirections: 0 });
-    const text = await r.body.text();
-    if (r.statusCode !== 200) throw new OidcRefusal(`${url} answered ${r.statusCode}`);
-    return JSON.parse(text);
+    try {
+      const r = await undici().request(url, { dispatcher: this.agent, headers: { accept: 'application/json' }, maxRedirections: 0, signal: deadline });
+      // A body given up (below) still hears the deadline's abort: an error nobody else waits for.
+      r.body.on('error', () => undefined);
+      if (r.statusCode !== 200) {
+        r.body.destroy();
+        throw new OidcRefusal(`${url} answered ${r.statusCode}`);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of r.body) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_BYTES) {
+          r.body.destroy();
+          throw new OidcRefusal(`${url} answered more than ${MAX_BYTES} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+      return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch (err) {
+      if (deadline.aborted) throw new OidcRefusal(`${url} did not answer within ${FETCH_TIMEOUT_MS / 1000} s`);
+      if (err instanceof SyntaxError) throw new OidcRefusal(`${url} did not answer JSON`);
+      throw err;
+    }
   }
 
   /** The caller a verified token names, with the rights its groups give. */

@@ -16,6 +16,7 @@ import { ReadModel } from '../../../actors/readmodel';
 import { loggerOptions } from '../../../src/redact';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
+import type { ServerResponse } from 'node:http';
 
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
@@ -482,5 +483,102 @@ describe('OpenID Connect: what a token may not do (algorithms, claims, sizes), a
     const log = lines.join('');
     expect(lines.length).to.be.above(10);
     for (const p of parts) expect(log.includes(p), 'a token in the log').to.equal(false);
+  });
+});
+
+describe('OpenID Connect: the issuer\'s keys down, slow or garbage, and a flood of unknown key ids, against a running server', function () {
+  this.timeout(120_000);
+  const BAD = { type: 'AuthorizationError', msg: 'invalid or expired token' };
+
+  /** A server whose issuer's JWK set answers as `answer` says (it has fetched no keys yet), and a good token of that issuer. */
+  async function setUp(answer?: (res: ServerResponse) => void) {
+    const issuer = await startIssuer();
+    const key = await issuer.newKey('ES256');
+    issuer.published.push(key);
+    issuer.jwksAnswer = answer;
+    // Few failures lock a name: an issuer down must not lock its users out.
+    const ts = await startTestServer({ oidcIssuer: issuer.url, oidcAudience: 'hilt', oidcCaFile: issuer.caFile, loginMaxFailures: 2 });
+    const token = await issuer.token(key, { preferred_username: 'ok-user', groups: ['hilt-admins'] });
+    addSecret(token);
+    return { issuer, key, ts, token, done: async () => { await stopTestServer(ts); await issuer.close(); } };
+  }
+
+  const timed = async (api: Client) => {
+    const t0 = Date.now();
+    const r = await api.get('/projects');
+    return { ...r, ms: Date.now() - t0 };
+  };
+
+  const cases: [string, (res: ServerResponse) => void][] = [
+    ['answers 500', (res) => res.writeHead(500).end('down')],
+    ['answers what is not JSON', (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('<html>oops</html>')],
+    ['answers JSON that is no key set', (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys": "none"}')],
+    ['answers a redirect', (res) => res.writeHead(302, { location: 'https://127.0.0.1:1/jwks' }).end()],
+    ['never answers', () => undefined],
+    ['drips its answer, a byte every second', (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const t = setInterval(() => res.write(' '), 1_000);
+      res.on('close', () => clearInterval(t));
+    }],
+  ];
+  for (const [what, answer] of cases) {
+    it(`an issuer whose key set ${what}: 503 at once (within 10 s), no lock of the user; its keys are used once it answers`, async () => {
+      const s = await setUp(answer);
+      try {
+        const api = s.ts.api.with({ token: s.token });
+        for (let i = 0; i < 3; i++) {
+          const r = await timed(api);
+          expect(r.status, `${what}: try ${i}: ${r.text}`).to.equal(503);
+          expect(r.body.type).to.equal('ServiceUnavailableError');
+          expect(r.ms, `${what}: try ${i}`).to.be.below(10_000);
+        }
+        // A token that is no JWT at all is a bad token whatever the issuer does.
+        const junk = await s.ts.api.with({ token: 'not-a-jwt-at-all' }).get('/projects');
+        expect(junk.body).to.deep.equal(BAD);
+        s.issuer.jwksAnswer = undefined;
+        await until('the issuer\'s keys are fetched again', async () => (await api.get('/projects')).status === 200, 30_000, 1_000);
+      } finally {
+        await s.done();
+      }
+    });
+  }
+
+  it('an issuer whose key set is endless: the fetch stops within a bound of bytes', async () => {
+    let sent = 0;
+    const chunk = Buffer.alloc(64 * 1024, ' ');
+    const s = await setUp((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"keys": [');
+      const more = () => {
+        while (sent < 256 * 1024 * 1024 && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end(']}');
+      };
+      more();
+    });
+    try {
+      const r = await timed(s.ts.api.with({ token: s.token }));
+      expect(r.status, r.text).to.equal(503);
+      expect(sent, 'bytes the issuer could send').to.be.below(16 * 1024 * 1024);
+    } finally {
+      await s.done();
+    }
+  });
+
+  it('a flood of tokens naming unknown key ids: one fetch of the keys a minute at most, every token refused as a bad one', async () => {
+    const s = await setUp();
+    try {
+      expect((await s.ts.api.with({ token: s.token }).get('/projects')).status).to.equal(200);
+      expect(s.issuer.jwksFetches).to.equal(1);
+      const made = await s.issuer.newKey('ES256');
+      const flood = await Promise.all(Array.from({ length: 20 }, (_, i) => s.issuer.token({ ...made, kid: `made-up-${i}` }, { preferred_username: `flood-${i}` })));
+      const answers = await Promise.all(flood.map((token) => s.ts.api.with({ token }).get('/projects')));
+      for (const r of answers) expect(r.body).to.deep.equal(BAD);
+      expect(s.issuer.jwksFetches).to.equal(1);
+    } finally {
+      await s.done();
+    }
   });
 });
