@@ -10,6 +10,7 @@ import { startIssuer, TestIssuer, SigningKey } from '../../helpers/oidc-issuer';
 import { addSecret } from '../../helpers/secrets';
 import { watch, Watcher } from '../../helpers/console-ws';
 import { until } from '../../helpers/wait';
+import { SseStream } from '../../helpers/sse';
 import { OidcVerifier } from '../../../src/auth/oidc';
 import { DEFAULTS } from '../../../src/config';
 import { ReadModel } from '../../../actors/readmodel';
@@ -581,4 +582,50 @@ describe('OpenID Connect: the issuer\'s keys down, slow or garbage, and a flood 
       await s.done();
     }
   });
+});
+
+describe('OpenID Connect: what a token opened ends at its exp (with the leeway)', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let issuer: TestIssuer;
+  let rsa: SigningKey;
+
+  before(async () => {
+    issuer = await startIssuer();
+    rsa = await issuer.newKey('RS256');
+    issuer.published.push(rsa);
+    ts = await startTestServer({ oidcIssuer: issuer.url, oidcAudience: 'hilt', oidcCaFile: issuer.caFile });
+    await must(ts.api.put('/project/ox-p'));
+    await must(ts.api.put('/node/ox-n1', { obm: obm('bmc-ox-n1') }));
+    await must(ts.api.post('/project/ox-p/connect_node', { node: 'ox-n1' }));
+    await must(ts.api.put('/node/ox-n1/console'));
+  });
+  after(async () => {
+    await stopTestServer(ts);
+    await issuer.close();
+  });
+
+  it('the event stream, the live console and the dashboard\'s session and stream of a member end within a second of exp + 60 s', async () => {
+    // exp 56 s ago: 4 s left of the leeway.
+    const token = await issuer.token(rsa, { preferred_username: 'ox-member', groups: ['hilt-project-ox-p'], exp: Math.floor(Date.now() / 1000) - 56 });
+    addSecret(token);
+    const endsAt = (Math.floor(Date.now() / 1000) - 56 + 60) * 1000;
+    const login = await must(api().call('POST', '/ui/api/login', { as: null, body: { token } }));
+    const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const events = new SseStream(`${ts.url}/events`, { headers: { authorization: `Bearer ${token}` } });
+    const uiEvents = new SseStream(`${ts.url}/ui/api/events`, { headers: { cookie } });
+    const consoleApi = await watch(ts.url, 'ox-n1', null, { authorization: `Bearer ${token}` });
+    const consoleUi = await watch(ts.url, 'ox-n1', null, { cookie, origin: ts.url }, '/ui/api');
+    await until('both streams answer', () => events.status === 200 && uiEvents.status === 200);
+    const closedAt = async (w: Watcher) => {
+      await w.closed;
+      return Date.now();
+    };
+    const ended = await Promise.all([events.ended.then(() => events.endedAt), uiEvents.ended.then(() => uiEvents.endedAt), closedAt(consoleApi), closedAt(consoleUi)]);
+    for (const [i, at] of ended.entries()) expect(at - endsAt, `stream ${i}`).to.be.within(-100, 1_500);
+    expect((await api().with({ token }).get('/project/ox-p/nodes')).status).to.equal(401);
+    expect((await api().call('GET', '/ui/api/me', { as: null, headers: { cookie } })).status).to.equal(401);
+  });
+
+  const api = () => ts.api;
 });
