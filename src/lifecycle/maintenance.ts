@@ -112,8 +112,12 @@ export class MaintenanceDeliveries {
 
   private async deliver(id: string): Promise<void> {
     this.timers.delete(id);
-    const notice = this.deps.rm.nodes.get(id)?.maintenance;
+    const node = this.deps.rm.nodes.get(id);
+    const notice = node?.maintenance;
     if (!notice || notice.deliveredAt !== undefined || this.closed || this.sending.has(id)) return;
+    // A notice an earlier pool left (HILT_MAINTENANCE_PROJECT named another project): its node is
+    // not in this pool, whose service could not free it. It goes if the node enters this pool.
+    if (node.project !== this.settings.project) return;
     // Not now (the lease's validity lapsed): later, unless this process stops acting for good (close()).
     if (this.deps.mayAct && !this.deps.mayAct()) return this.schedule(id, 1000);
     this.sending.add(id);

@@ -11,7 +11,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { createHmac } from 'node:crypto';
 import { AddressInfo } from 'node:net';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, TEST_STORAGE } from '../../helpers/server';
-import { until } from '../../helpers/wait';
+import { until, sleep } from '../../helpers/wait';
 import { MaintenanceDeliveries } from '../../../src/lifecycle/maintenance';
 import { NO_LIFECYCLE_TELEMETRY, NO_LOG } from '../../../src/lifecycle/common';
 import type { ReadModel } from '../../../actors/readmodel';
@@ -291,6 +291,46 @@ describe('the maintenance pool: a node back in the pool while the POST of its ea
     await until('the new notice is POSTed', () => got.length === 2);
     await until('the new notice is recorded as taken', async () => (await must(api.get('/admin/maintenance'))).body[0]?.delivered_at !== null);
     expect(got.map((b) => JSON.parse(b))).to.deep.equal([{ node: 'r1' }, { node: 'r1' }]);
+  });
+});
+
+describe('the maintenance pool moved to another project (HILT_MAINTENANCE_PROJECT changed)', function () {
+  this.timeout(60_000);
+  let receiver: Receiver;
+  let ts: TestServer | undefined;
+  before(async () => {
+    receiver = await new Receiver().start();
+  });
+  after(async () => {
+    if (ts) await stopTestServer(ts);
+    await receiver.close();
+  });
+
+  it('POSTs no notice left by the earlier pool: its node is not in this pool; a release into this pool is POSTed', async () => {
+    const dataDir = await poolFolder(['s1']);
+    const first = await startTestServer({}, {}, dataDir);
+    await must(first.api.put('/project/maint2'));
+    await stopTestServer(first, false);
+    // In the pool of `maint`, its notice refused so far.
+    receiver.status = 503;
+    ts = await startTestServer({ maintenanceProject: 'maint', maintenanceUrl: receiver.url }, {}, dataDir);
+    await must(ts.api.post('/project/p1/connect_node', { node: 's1' }));
+    await must(ts.api.post('/project/p1/detach_node', { node: 's1' }));
+    await until('a refused POST', async () => (await must(ts!.api.get('/admin/maintenance'))).body[0]?.attempts >= 1);
+    await stopTestServer(ts, false);
+    // The pool is `maint2` now: s1 stays in `maint`, an ordinary project, which the receiver cannot free it from.
+    receiver.status = 200;
+    receiver.got.length = 0;
+    ts = await startTestServer({ maintenanceProject: 'maint2', maintenanceUrl: receiver.url }, {}, dataDir);
+    const api = ts.api;
+    await sleep(1500);
+    expect(receiver.got.map((r) => r.body), 'POSTs for a node outside the pool').to.deep.equal([]);
+    expect((await must(api.get('/node/s1'))).body.project).to.equal('maint');
+    // Released from `maint`, it enters this pool: that notice goes.
+    await must(api.post('/project/maint/detach_node', { node: 's1' }));
+    expect((await must(api.get('/node/s1'))).body.project).to.equal('maint2');
+    await until('the notice of the release into this pool', () => receiver.got.length === 1);
+    expect(JSON.parse(receiver.got[0].body)).to.deep.equal({ node: 's1' });
   });
 });
 
