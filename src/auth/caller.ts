@@ -114,6 +114,21 @@ export function oidcCaller(rm: ReadModel, user: string, via: OidcVia): Caller {
   };
 }
 
+/**
+ * The projects whose creation or deletion changes what an OpenID Connect caller's groups give it
+ * (oidcCaller): `<prefix>P` names P; `<prefix>P-readers` names P, and `P-readers` while P is missing.
+ */
+export function oidcProjectNames(via: OidcVia): string[] {
+  const out = new Set<string>();
+  for (const g of via.groups) {
+    if (!g.startsWith(via.names.projectPrefix)) continue;
+    const rest = g.slice(via.names.projectPrefix.length);
+    out.add(rest);
+    if (rest.endsWith(READERS)) out.add(rest.slice(0, -READERS.length));
+  }
+  return [...out];
+}
+
 const READS = new Set(['GET', 'HEAD']);
 export const isRead = (method: string): boolean => READS.has(method);
 

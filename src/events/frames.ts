@@ -21,8 +21,10 @@ export interface Frame {
 /**
  * Who reads a stream: what they may see. `from`: per project, the position of its creation; an
  * event before it concerns an earlier project of that name (deleted since), not the viewer's.
+ * `oidc`: an OpenID Connect caller (its rights are its token's groups, not a database user's),
+ * with the projects whose creation or deletion changes what its groups give it.
  */
-export interface Viewer { user: string; admin: boolean; projects: ReadonlySet<string>; from?: ReadonlyMap<string, number> }
+export interface Viewer { user: string; admin: boolean; projects: ReadonlySet<string>; from?: ReadonlyMap<string, number>; oidc?: ReadonlySet<string> }
 
 /** The filters of a stream: each empty set lets everything through. */
 export interface Filter { kinds: Set<string>; names: Set<string>; projects: Set<string>; types: Set<string> }

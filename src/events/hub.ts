@@ -10,8 +10,9 @@
  * fixed size and writes to sockets; a stream whose unread bytes (in Node's buffers, or queued
  * behind its replay) pass the bound is dropped, and its client resumes from the last id it got.
  * A change of a user's admin flag, role or memberships, a token of theirs revoked, or the user's
- * deletion ends that user's streams at once; a stream opened with a token or an OpenID Connect
- * token ends when it expires: the next connection is authorized anew.
+ * deletion ends that user's streams at once (not those of an OpenID Connect caller of that name:
+ * another identity); a stream opened with a token or an OpenID Connect token ends when it
+ * expires: the next connection is authorized anew.
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -325,8 +326,11 @@ export class EventHub {
    * Where each project's events begin for a viewer. One not learned (joined while the stream was
    * being opened) begins now: its earlier events are for the next connection.
    */
-  viewer(user: string, admin: boolean, projects: readonly string[]): Viewer {
-    return { user, admin, projects: new Set(projects), from: new Map(projects.map((p) => [p, this.created.get(p) ?? this.last + 1])) };
+  viewer(user: string, admin: boolean, projects: readonly string[], oidc?: readonly string[]): Viewer {
+    return {
+      user, admin, projects: new Set(projects), from: new Map(projects.map((p) => [p, this.created.get(p) ?? this.last + 1])),
+      ...(oidc ? { oidc: new Set(oidc) } : {}),
+    };
   }
 
   private committed(events: readonly PersistedEvent[]): void {
@@ -357,10 +361,11 @@ export class EventHub {
       this.onFrame?.(full);
       const type = (e.data as { type?: string }).type ?? '';
       if (e.key.startsWith('user:') && ACCESS_EVENTS.has(type)) {
+        // A database user's: an OpenID Connect caller of that name is another identity.
         const user = e.key.slice('user:'.length);
         // What came before it goes out first; then that user's streams end.
         this.flush();
-        for (const s of this.streams) if (s.viewer.user === user) s.drop('access');
+        for (const s of this.streams) if (s.viewer.user === user && !s.viewer.oidc) s.drop('access');
       }
     }
   }

@@ -13,7 +13,7 @@ import { quote } from '../../lib/text';
 import { onceAt } from '../../lib/time';
 import { requireAdmin } from './guard';
 import type { ServerResponse } from 'node:http';
-import { callerNow, expiryOf, forRead, type Caller } from '../auth/caller';
+import { callerNow, expiryOf, forRead, oidcProjectNames, type Caller } from '../auth/caller';
 import type { EventHub, Filter, Stream, Viewer } from '../events/hub';
 import type { RouteWorld } from '../../actors/world';
 import type { WebhookState } from '../../actors/webhook/protocol';
@@ -47,7 +47,7 @@ function checkFilters(world: RouteWorld, types: Iterable<string>, kinds: Iterabl
  */
 export function viewerOf(hub: EventHub, c: Caller): Viewer {
   const r = forRead(c);
-  return hub.viewer(r.user, r.isAdmin, r.projects);
+  return hub.viewer(r.user, r.isAdmin, r.projects, c.via?.kind === 'oidc' ? oidcProjectNames(c.via) : undefined);
 }
 
 /** End a stream when its caller's credentials expire. */

@@ -629,3 +629,61 @@ describe('OpenID Connect: what a token opened ends at its exp (with the leeway)'
 
   const api = () => ts.api;
 });
+
+describe('OpenID Connect: an event stream follows its token\'s groups, not a database user of its name', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  let issuer: TestIssuer;
+  let rsa: SigningKey;
+  const streams: SseStream[] = [];
+
+  before(async () => {
+    issuer = await startIssuer();
+    rsa = await issuer.newKey('RS256');
+    issuer.published.push(rsa);
+    ts = await startTestServer({ oidcIssuer: issuer.url, oidcAudience: 'hilt', oidcCaFile: issuer.caFile });
+    await must(ts.api.put('/project/os-p'));
+    for (const n of ['os-n1', 'os-n2']) await makeNode(ts.api, n);
+    await must(ts.api.post('/project/os-p/connect_node', { node: 'os-n1' }));
+  });
+  after(async () => {
+    for (const s of streams) s.close();
+    await stopTestServer(ts);
+    await issuer.close();
+  });
+
+  const bearer = async (user: string, groups: string[]) => {
+    const token = await issuer.token(rsa, { preferred_username: user, groups });
+    addSecret(token);
+    return { authorization: `Bearer ${token}` };
+  };
+  /** A stream, once live (what follows is live). */
+  const open = async (opts: ConstructorParameters<typeof SseStream>[1]) => {
+    const s = new SseStream(`${ts.url}/events`, opts);
+    streams.push(s);
+    await s.until(() => s.comments.includes('live') || s.endedAt !== 0);
+    expect(s.status, s.body).to.equal(200);
+    return s;
+  };
+  /** An event of project os-p, and the stream showing it (so that what came before it was offered). */
+  let mark = 0;
+  const poke = async (s: SseStream) => {
+    const value = ++mark;
+    await must(ts.api.put('/node/os-n1/metadata/mark', { value }));
+    await s.until(() => s.events.some((e) => e.data.name === 'os-n1' && JSON.stringify(e.data).includes(`"value":${value}`)) || s.endedAt !== 0);
+  };
+
+  it('a change of the database user of the same name (removed from a project, deleted) leaves the OpenID Connect caller\'s stream open', async () => {
+    await must(ts.api.put('/auth/basic/user/os-same', { password: 'os-same-pw-1', 'is-admin': false }));
+    await must(ts.api.post('/auth/basic/user/os-same/add_project', { project: 'os-p' }));
+    const db = await open({ as: { user: 'os-same', password: 'os-same-pw-1' } });
+    const oidc = await open({ headers: await bearer('os-same', ['hilt-project-os-p']) });
+    await must(ts.api.post('/auth/basic/user/os-same/remove_project', { project: 'os-p' }));
+    await db.until(() => db.endedAt !== 0, 10_000, 'the end');
+    expect(db.comments.join(' ')).to.match(/access changed/);
+    await must(ts.api.del('/auth/basic/user/os-same'));
+    await poke(oidc);
+    expect(oidc.endedAt, oidc.comments.join(' ')).to.equal(0);
+    expect(oidc.events.filter((e) => e.data.name === 'os-n1').length).to.equal(1);
+  });
+});
