@@ -11,7 +11,8 @@
  * behind its replay) pass the bound is dropped, and its client resumes from the last id it got.
  * A change of a user's admin flag, role or memberships, a token of theirs revoked, or the user's
  * deletion ends that user's streams at once (not those of an OpenID Connect caller of that name:
- * another identity); a stream opened with a token or an OpenID Connect token ends when it
+ * another identity); a project made or deleted ends the streams of the OpenID Connect callers
+ * whose groups name it; a stream opened with a token or an OpenID Connect token ends when it
  * expires: the next connection is authorized anew.
  */
 import type { ServerResponse } from 'node:http';
@@ -53,6 +54,8 @@ export interface HubOptions {
 
 /** Users whose access changes with this event: their streams end. */
 const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined', 'UserRoleSet', 'TokenRevoked']);
+/** Projects whose creation or deletion changes an OpenID Connect caller's rights (its groups name them). */
+const PROJECT_EVENTS = new Set(['ProjectCreated', 'ProjectDeleted']);
 
 export type DropReason = 'buffer' | 'access' | 'closing' | 'removed';
 
@@ -211,8 +214,13 @@ export class Stream {
     this.write(`${this.textAfter(pending)}: live\n\n`);
   }
 
-  /** End the stream: `buffer` cuts it, the others say why first. */
-  drop(reason: DropReason): void {
+  /**
+   * End the stream: `buffer` cuts it, the others say why first. `resumeAt`: the position before
+   * the event that ended it, given as the id to resume from (its client may have no id yet, or
+   * an older one than what was skipped since), so that the next connection replays that event
+   * and what followed with the rights it has then.
+   */
+  drop(reason: DropReason, resumeAt?: number): void {
     if (this.ended) return;
     this.ended = true;
     this.pending = [];
@@ -222,7 +230,9 @@ export class Stream {
       // Its buffers are full: nothing more can reach it in order. The client resumes from its last id.
       this.res.destroy();
     } else {
-      this.res.end(`: ${DROP_NOTES[reason]}: connect again\n\n`);
+      // Everything up to `last` was written or not wanted.
+      const id = resumeAt === undefined ? '' : `id: ${Math.min(this.last, resumeAt)}\n`;
+      this.res.end(`${id}: ${DROP_NOTES[reason]}: connect again\n\n`);
     }
   }
 }
@@ -360,12 +370,19 @@ export class EventHub {
       if (this.ring.length > this.opts.ringSize || this.ringBytes > this.opts.ringBytes) this.trimRing();
       this.onFrame?.(full);
       const type = (e.data as { type?: string }).type ?? '';
+      // What came before it goes out first; then the streams whose access it changes end, and
+      // say where to resume: their next connection replays from there with its rights then.
       if (e.key.startsWith('user:') && ACCESS_EVENTS.has(type)) {
         // A database user's: an OpenID Connect caller of that name is another identity.
         const user = e.key.slice('user:'.length);
-        // What came before it goes out first; then that user's streams end.
         this.flush();
-        for (const s of this.streams) if (s.viewer.user === user && !s.viewer.oidc) s.drop('access');
+        for (const s of this.streams) if (s.viewer.user === user && !s.viewer.oidc) s.drop('access', position - 1);
+      } else if (e.key.startsWith('project:') && PROJECT_EVENTS.has(type)) {
+        // An OpenID Connect caller's groups are mapped on the projects that exist: a project they
+        // name, made or deleted, changes its rights (an admin's or auditor's sees everything anyway).
+        const project = e.key.slice('project:'.length);
+        this.flush();
+        for (const s of this.streams) if (!s.viewer.admin && s.viewer.oidc?.has(project)) s.drop('access', position - 1);
       }
     }
   }

@@ -686,4 +686,28 @@ describe('OpenID Connect: an event stream follows its token\'s groups, not a dat
     expect(oidc.endedAt, oidc.comments.join(' ')).to.equal(0);
     expect(oidc.events.filter((e) => e.data.name === 'os-n1').length).to.equal(1);
   });
+
+  it('a project its groups name, created after the stream opened, ends the stream; the reconnect shows it from its creation on (and nothing of other projects)', async () => {
+    const headers = await bearer('os-later', ['hilt-project-os-new']);
+    const s = await open({ headers });
+    // A stream whose groups do not name the new project is not disturbed.
+    const other = await open({ headers: await bearer('os-other', ['hilt-project-os-p']) });
+    await must(ts.api.put('/project/os-new'));
+    await must(ts.api.post('/project/os-new/connect_node', { node: 'os-n2' }));
+    await s.until(() => s.endedAt !== 0, 10_000, 'the end');
+    expect(s.comments.join(' ')).to.match(/access changed/);
+    const again = await open({ headers, lastEventId: s.lastId });
+    await again.until(() => again.events.some((e) => e.data.name === 'os-n2'));
+    expect(again.events.some((e) => e.event === 'project.created' && e.data.name === 'os-new'), 'its creation').to.equal(true);
+    await poke(other);
+    expect(other.endedAt, 'the other stream stays open').to.equal(0);
+    await must(ts.api.put('/node/os-n2/metadata/seen', { value: 1 }));
+    await again.until(() => again.events.some((e) => e.data.name === 'os-n2' && JSON.stringify(e.data).includes('seen')));
+    expect(again.events.filter((e) => e.data.name === 'os-n1'), 'nothing of os-p').to.deep.equal([]);
+    // Deleted: the stream ends again, and what comes later of another os-new is the groups' again.
+    await must(ts.api.post('/project/os-new/detach_node', { node: 'os-n2' }));
+    await must(ts.api.del('/project/os-new'));
+    await again.until(() => again.endedAt !== 0, 10_000, 'the end');
+    expect(again.comments.join(' ')).to.match(/access changed/);
+  });
 });
