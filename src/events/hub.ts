@@ -358,6 +358,8 @@ export class EventHub {
     }
     for (const e of events) {
       const position = e.position ?? 0;
+      // The id before it, to resume from: an event's, never one of a gap (a restore's) in between.
+      const before = Math.min(this.last, position - 1);
       if (position > this.last) this.last = position;
       const full = this.frame(e);
       if (!full) continue;
@@ -376,13 +378,13 @@ export class EventHub {
         // A database user's: an OpenID Connect caller of that name is another identity.
         const user = e.key.slice('user:'.length);
         this.flush();
-        for (const s of this.streams) if (s.viewer.user === user && !s.viewer.oidc) s.drop('access', position - 1);
+        for (const s of this.streams) if (s.viewer.user === user && !s.viewer.oidc) s.drop('access', before);
       } else if (e.key.startsWith('project:') && PROJECT_EVENTS.has(type)) {
         // An OpenID Connect caller's groups are mapped on the projects that exist: a project they
         // name, made or deleted, changes its rights (an admin's or auditor's sees everything anyway).
         const project = e.key.slice('project:'.length);
         this.flush();
-        for (const s of this.streams) if (!s.viewer.admin && s.viewer.oidc?.has(project)) s.drop('access', position - 1);
+        for (const s of this.streams) if (!s.viewer.admin && s.viewer.oidc?.has(project)) s.drop('access', before);
       }
     }
   }
