@@ -8,27 +8,11 @@ import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { DEFAULTS, OPTIONAL_KEYS } from '../../src/config';
+import { section, rows } from '../helpers/markdown';
 
 /** dist/test/src → the repository's root */
 const ROOT = join(__dirname, '..', '..', '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-
-/** The text of the section under the heading `## title`, up to the next heading of that level. */
-function section(text: string, title: string): string {
-  const start = text.indexOf(`\n## ${title}\n`);
-  expect(start, `section "${title}"`).to.be.at.least(0);
-  const end = text.indexOf('\n## ', start + 1);
-  return text.slice(start, end < 0 ? undefined : end);
-}
-
-/** The rows of the markdown table whose header line starts with `header`, as trimmed cells. */
-function rows(text: string, header: string): string[][] {
-  const lines = text.split('\n');
-  const start = lines.findIndex((l) => l.startsWith(header));
-  expect(start, `a table "${header}"`).to.be.at.least(0);
-  const end = lines.findIndex((l, i) => i > start && !l.startsWith('|'));
-  return lines.slice(start + 2, end < 0 ? undefined : end).map((l) => l.slice(2, -2).split(' | ').map((c) => c.trim()));
-}
 
 /**
  * Markdown with its fenced code blocks and inline code spans blanked out (links there are text),

@@ -11,27 +11,10 @@ import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, finished } from '../../helpers/server';
 import { Exposition, parseExposition } from '../../helpers/prometheus';
+import { section, rows } from '../../helpers/markdown';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 const runbook = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
-
-/** The text under `## title`, up to the next heading of that level. */
-function section(text: string, title: string): string {
-  const start = text.indexOf(`\n## ${title}\n`);
-  expect(start, `section "${title}"`).to.be.at.least(0);
-  const end = text.indexOf('\n## ', start + 1);
-  return text.slice(start, end < 0 ? undefined : end);
-}
-
-/** The rows of the table whose header starts with `header`, as cells (a `\|` inside a cell is kept). */
-function rows(text: string, header: string): string[][] {
-  const lines = text.split('\n');
-  const start = lines.findIndex((l) => l.startsWith(header));
-  expect(start, `a table "${header}"`).to.be.at.least(0);
-  const end = lines.findIndex((l, i) => i > start && !l.startsWith('|'));
-  return lines.slice(start + 2, end < 0 ? undefined : end)
-    .map((l) => l.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|')));
-}
 
 interface Row { type: string; labels: string[] }
 
