@@ -9,10 +9,12 @@
 # run (about 9 against 23 minutes), which kept the whole suite as long as the LMDB run. Each run's
 # daemons are its own children in folders of their own (PostgreSQL listens on a socket in its
 # folder only), so the runs cannot collide. The foreground prints as it goes; the background's
-# report follows it. Fails if any run fails.
+# report follows it. Fails if any run fails, and then ends with each failing run's failures again
+# (titles and messages, without stack traces), since a CI log is often read from its end.
 set -u
 cd "$(dirname "$0")/.."
 log=$(mktemp -t hilt-test-second.XXXXXX)
+first_log=$(mktemp -t hilt-test-first.XXXXXX)
 (
   npm run --silent test:postgres
   pg_rc=$?
@@ -24,13 +26,23 @@ log=$(mktemp -t hilt-test-second.XXXXXX)
   [ "$pg_rc" -eq 0 ] && [ "$tail_rc" -eq 0 ]
 ) >"$log" 2>&1 &
 second=$!
-npx mocha --ignore 'dist/test/bench/**' --ignore 'dist/test/ui/**' --ignore 'dist/test/fuzz/**'
-lmdb_rc=$?
+npx mocha --ignore 'dist/test/bench/**' --ignore 'dist/test/ui/**' --ignore 'dist/test/fuzz/**' 2>&1 | tee "$first_log"
+lmdb_rc=${PIPESTATUS[0]}
 wait "$second"
 second_rc=$?
 echo
 echo "=== the PostgreSQL run (HILT_STORAGE=postgres), then the benches' smoke runs and the browser tests ==="
 cat "$log"
-rm -f "$log"
+# Mocha's "N failing" section of a run's output, each failure's title and message only.
+failures() {
+  awk '/^  [0-9]+ failing$/ { p = 1 } p && !/^ +at / && !/^ +[+-] / && !/^ *$/' "$1" | head -n 60
+}
+if [ "$lmdb_rc" -ne 0 ] || [ "$second_rc" -ne 0 ]; then
+  echo
+  echo "=== failures again ==="
+  [ "$lmdb_rc" -ne 0 ] && { echo "LMDB run:"; failures "$first_log"; }
+  [ "$second_rc" -ne 0 ] && { echo "PostgreSQL run, benches and browser tests:"; failures "$log"; }
+fi
+rm -f "$log" "$first_log"
 echo "LMDB run: exit $lmdb_rc; PostgreSQL run, benches and browser tests: exit $second_rc"
 [ "$lmdb_rc" -eq 0 ] && [ "$second_rc" -eq 0 ]
