@@ -1,7 +1,7 @@
 /**
  * GET /metrics: the service's metrics in Prometheus's text format (src/metrics.ts). An admin's
- * basic authentication, as every admin call; or none with HILT_METRICS_OPEN=1, for a scraper on
- * a private network. Not part of HIL's API: served once, not under /v0, and not in the OpenAPI
+ * or an auditor's credentials, a password or an API token, as every admin read; or none with
+ * HILT_METRICS_OPEN=1, for a scraper on a private network. Not part of HIL's API: served once, not under /v0, and not in the OpenAPI
  * document.
  */
 import type { FastifyInstance } from 'fastify';

@@ -159,6 +159,23 @@ describe('GET /metrics', function () {
     expect(Object.keys(doc.paths)).to.not.include('/metrics');
   });
 
+  it('takes an admin\'s or an auditor\'s API token as well, read-only ones too (a scraper\'s credentials_file), and no member\'s', async () => {
+    const auditor = await must(api.put('/auth/basic/user/metrics-auditor', { password: 'auditor-pw', role: 'auditor' }));
+    expect(auditor.status).to.equal(200);
+    const token = async (c: { user: string; password: string } | null, body: object) =>
+      (await must((c ? api.with(c) : api).post('/auth/tokens', body))).body.token as string;
+    const member = await makeUser(api, 'metrics-member-t', 'member-pw', ['p']);
+    for (const [who, t] of [
+      ['an admin\'s read-only token', await token(null, { read_only: true })],
+      ['an auditor\'s token', await token({ user: 'metrics-auditor', password: 'auditor-pw' }, {})],
+    ] as const) {
+      const r = await api.with({ token: t }).get('/metrics');
+      expect(r.status, who).to.equal(200);
+      expect(parseExposition(r.text).samples.some((x) => x.name === 'hilt_info'), who).to.equal(true);
+    }
+    expect((await api.with({ token: await token(member, {}) }).get('/metrics')).status, 'a member\'s token').to.equal(401);
+  });
+
   it('is open to a scraper without credentials with HILT_METRICS_OPEN', async () => {
     const open = await startTestServer({ metricsOpen: true, storage: 'memory' });
     try {
