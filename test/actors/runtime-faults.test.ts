@@ -101,7 +101,7 @@ describe('actor runtime: faults', () => {
     engine.failing.add('child:c1');
     const t0 = Date.now();
     const answers = await Promise.all(Array.from({ length: 5 }, () => settle(children.ask('c1', { type: 'add', by, n: 1 }))));
-    expect(Date.now() - t0).to.be.below(200);
+    expect(Date.now() - t0, "at once, not at the 30 s ask timeout").to.be.below(2000);
     for (const a of answers) {
       expect(a.ok).to.equal(false);
       expect((a as { error: HiltError }).error.type).to.equal('ServiceUnavailableError');
@@ -122,7 +122,7 @@ describe('actor runtime: faults', () => {
       settle(parents.ask('p', { type: 'askChild', by, child: 'bad' })),
       settle(parents.ask('p', { type: 'add', by, n: 7 })),
     ]);
-    expect(Date.now() - t0).to.be.below(200);
+    expect(Date.now() - t0, "at once, not at the 30 s ask timeout").to.be.below(2000);
     expect(first.ok).to.equal(false);
     expect((first as { error: HiltError }).error.type).to.equal('ServiceUnavailableError');
     // The parent refused the one message (its child's error) and is not faulted itself.

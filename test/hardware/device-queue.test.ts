@@ -33,15 +33,13 @@ describe('DeviceQueue', () => {
   it('runs the calls of one device one at a time, in order, and devices in parallel', async () => {
     const q = new DeviceQueue({ timeoutMs: 1000 });
     const r = recorder();
-    const t0 = Date.now();
     const results = await Promise.all([
       q.run('a', r.call('a1', 100)), q.run('a', r.call('a2', 100)), q.run('b', r.call('b1', 100)), q.run('b', r.call('b2', 100)),
     ]);
     expect(results).to.deep.equal(['a1', 'a2', 'b1', 'b2']);
     const a = r.log.filter((l) => l.endsWith('a1') || l.endsWith('a2'));
     expect(a).to.deep.equal(['start a1', 'end a1', 'start a2', 'end a2']);
-    expect(r.maxRunning()).to.equal(2); // one per device
-    expect(Date.now() - t0).to.be.below(350); // a and b overlapped: 2 × 100 ms, not 4 × 100 ms
+    expect(r.maxRunning()).to.equal(2); // one per device, a and b at once (not a time: loaded CI cores stretch it)
     expect(q.busy('a')).to.equal(false);
   });
 
