@@ -258,7 +258,11 @@ export class HeadnodeControl {
   ): Promise<{ vncport: number | null; error: string | null; mayRun: boolean }> {
     try {
       await this.driver.create(name, spec.baseImg, signal);
-      return { vncport: (await run(spec.hnics)).vncport, error: null, mayRun: false };
+      const { vncport } = await run(spec.hnics);
+      // A start that ended after its deadline was answered 502 (and the queue may have given the
+      // headnode to the next call): its VM goes, as when the driver heeds the signal.
+      signal.throwIfAborted();
+      return { vncport, error: null, mayRun: false };
     } catch (err) {
       const offError = await this.forceOff(name);
       if (offError === null) return { vncport: null, error: errorText(err), mayRun: false };

@@ -242,6 +242,34 @@ describe('HeadnodeControl (mock driver)', () => {
       expect((await ts.api.get('/headnode/h')).body.status).to.equal('running');
     });
 
+    it('powers off a VM whose start ends well after its deadline, ignoring its signal: the 502 stands, the headnode is not recorded running', async () => {
+      // A driver whose start does not heed its signal: it boots the VM 600 ms in and resolves.
+      class DeafMock extends MockHeadnodeDriver {
+        override async start(name: string, hnics: HnicSpec[], _signal: AbortSignal): Promise<HeadnodeStatus> {
+          await sleep(600);
+          return super.start(name, hnics, new AbortController().signal);
+        }
+      }
+      const driver = new DeafMock();
+      const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300 }, { headnodeDriver: driver });
+      await must(ts.api.put('/project/p'));
+      await must(ts.api.put('/network/w', { owner: 'p', access: 'p', net_id: '' }));
+      await must(ts.api.put('/headnode/h', { project: 'p', base_img: 'base-headnode' }));
+      await must(ts.api.put('/headnode/h/hnic/eth0'));
+      await must(ts.api.post('/headnode/h/hnic/eth0/connect_network', { network: 'w' }));
+      expect((await ts.api.post('/headnode/h/start')).status).to.equal(502);
+      const h = await settled(ts, 'h', 3000);
+      // As docs/api.md says of a start that ran out of time: powered off, left `created`.
+      expect(h).to.include({ status: 'created', vncport: null });
+      expect(h.error).to.match(/did not finish within 300 ms/);
+      expect(driver.vm('h')?.boots).to.equal(1);
+      expect(driver.vm('h')?.running).to.equal(false);
+      // So its network may go, and its VLAN with it, with no VM left on that VLAN.
+      await must(ts.api.post('/headnode/h/hnic/eth0/detach_network'));
+      await must(ts.api.del('/network/w'));
+      expect(driver.vm('h')?.running).to.equal(false);
+    });
+
     it('leaves a delete that ran out of time deleting, with the reason and the VM powered off; asking again finishes it', async () => {
       const driver = new HangingMock();
       const ts = await startTestServer({ headnodeDriver: 'mock', headnodeCheckMs: 0, headnodeTimeoutMs: 300 }, { headnodeDriver: driver });
