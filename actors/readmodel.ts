@@ -113,6 +113,8 @@ export class ReadModel {
   readonly networksByOwner = new SetIndex();
   /** VLAN id reserved in the pool → network */
   readonly pooledVlans = new Map<number, string>();
+  /** VLAN id an admin chose outside the pool → how many networks hold it (several may) */
+  readonly unpooledVlans = new Map<number, number>();
 
   readonly users = new Map<string, UserState>();
   /** API token id → its user (actors/user/protocol.ts) */
@@ -325,11 +327,17 @@ export class ReadModel {
       for (const p of prev.access) this.networksByAccess.delete(p, id);
       if (prev.owner !== 'admin') this.networksByOwner.delete(prev.owner, id);
       if (prev.pooled) this.pooledVlans.delete(prev.vlan);
+      else {
+        const n = (this.unpooledVlans.get(prev.vlan) ?? 1) - 1;
+        if (n > 0) this.unpooledVlans.set(prev.vlan, n);
+        else this.unpooledVlans.delete(prev.vlan);
+      }
     }
     if (next) {
       for (const p of next.access) this.networksByAccess.add(p, id);
       if (next.owner !== 'admin') this.networksByOwner.add(next.owner, id);
       if (next.pooled) this.pooledVlans.set(next.vlan, id);
+      else this.unpooledVlans.set(next.vlan, (this.unpooledVlans.get(next.vlan) ?? 0) + 1);
       this.networks.set(id, next);
     } else {
       this.networks.delete(id);

@@ -56,8 +56,12 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
       'network.create': (state, cmd, id) => {
         if (state) throw duplicate(`network ${id}`);
         const { owner, access, vlan: wanted } = cmd.spec;
-        // An admin-chosen id outside the pool is not reserved: several networks may share it.
+        const inUse = () => new HiltError('BlockedError', `network id ${wanted} is in use by another network`);
+        // An admin-chosen id outside the pool is not reserved: several admin networks may share
+        // it, but not with a network the pool gave it to before HILT_VLAN_POOL changed (dynamic
+        // ids are unique).
         if (wanted !== null && !pool.contains(wanted)) {
+          if (rm.pooledVlans.has(wanted)) throw inUse();
           if (cmd.overQuota) throw new HiltError('BlockedError', cmd.overQuota);
           return { events: [{ type: 'NetworkCreated', owner, access, vlan: wanted, dynamic: false, pooled: false }] };
         }
@@ -65,7 +69,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         if (vlan === null) {
           throw wanted === null
             ? new HiltError('AllocationError', 'no free network id is left in the pool')
-            : new HiltError('BlockedError', `network id ${wanted} is in use by another network`);
+            : inUse();
         }
         // Decided here, after the name's own 409: the project could not know whether the name is taken.
         if (cmd.overQuota) {

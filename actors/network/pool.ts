@@ -16,8 +16,12 @@ export class VlanPool {
     return this.ranges.some(([lo, hi]) => vlan >= lo && vlan <= hi);
   }
 
+  /**
+   * Held by a network, or about to be. Networks outside the pool count too: once
+   * HILT_VLAN_POOL changes, the pool may cover an id an admin chose outside the old one.
+   */
   inUse(vlan: number): boolean {
-    return this.reserved.has(vlan) || this.rm.pooledVlans.has(vlan);
+    return this.reserved.has(vlan) || this.rm.pooledVlans.has(vlan) || this.rm.unpooledVlans.has(vlan);
   }
 
   /** Reserve a specific id of the pool, or the lowest free one when `vlan` is null. */

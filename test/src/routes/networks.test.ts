@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestServer, TestServer, Client, must, makeUser, Creds } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, Creds } from '../../helpers/server';
 
 describe('networks', () => {
   let ts: TestServer;
@@ -166,5 +166,46 @@ describe('networks', () => {
       expect((await api.get('/networks')).body).to.not.have.property('a-net');
       expect((await api.get('/project/pa/networks')).body).to.not.include('a-net');
     });
+  });
+});
+
+describe('networks across a change of HILT_VLAN_POOL', () => {
+  // Dynamic ids are unique (decisions.md §7): once the pool changes, a network may hold an id
+  // the pool now has (an admin's id outside the old pool), or one outside it (given by the old
+  // pool). Neither may end up on a second network through the pool, nor through an admin's id.
+  it('gives no network an id another network holds, whatever the pool was when it was given', async () => {
+    const first = await startTestServer({ vlanPool: [[1000, 1001]] });
+    await must(first.api.put('/project/pa'));
+    await must(first.api.put('/network/dyn', { owner: 'pa', access: 'pa', net_id: '' })); // 1000, from the pool
+    await must(first.api.put('/network/ext', { owner: 'admin', access: '', net_id: '2000' })); // outside the pool
+    await stopTestServer(first, false);
+
+    // The pool now covers 2000 and no longer 1000.
+    const again = await startTestServer({ vlanPool: [[2000, 2001]] }, {}, first.dataDir);
+    try {
+      const api = again.api;
+      const channel = async (n: string) => (await must(api.get(`/network/${n}`))).body.channels[1] as string;
+      expect(await channel('dyn')).to.equal('vlan/1000');
+      expect(await channel('ext')).to.equal('vlan/2000');
+      // The pool skips 2000, which the admin's network holds.
+      await must(api.put('/network/dyn2', { owner: 'pa', access: 'pa', net_id: '' }));
+      expect(await channel('dyn2')).to.equal('vlan/2001');
+      // An admin may not pick 1000 (now outside the pool), which a network of the pool holds,
+      // nor 2000 (now inside it), which the admin's network holds.
+      for (const id of ['1000', '2000']) {
+        const r = await api.put(`/network/pick${id}`, { owner: 'admin', access: '', net_id: id });
+        expect(r.status, `net_id ${id}: ${r.text}`).to.equal(409);
+        expect(r.body).to.deep.equal({ type: 'BlockedError', msg: `network id ${id} is in use by another network` });
+        expect((await api.get(`/network/pick${id}`)).status).to.equal(404);
+      }
+      // The pool is used up: 2000 and 2001 are held.
+      const full = await api.put('/network/dyn3', { owner: 'pa', access: 'pa', net_id: '' });
+      expect(full.status, full.text).to.equal(409);
+      // Several admin networks may still share an id outside the pool that no pooled network holds.
+      await must(api.put('/network/ext2', { owner: 'admin', access: '', net_id: '3000' }));
+      await must(api.put('/network/ext3', { owner: 'admin', access: '', net_id: '3000' }));
+    } finally {
+      await stopTestServer(again);
+    }
   });
 });
