@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { open, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fsyncPathAsync, mkdirDurable } from '../lib/durable';
 
@@ -88,11 +88,20 @@ export class ConsoleLogs {
 
   /**
    * Creates the node's log, empty, unless it exists (recording has started: GET …/console
-   * answers 200), for `recording` (an id of the recording, as `sweep` is given it).
+   * answers 200), for `recording` (an id of the recording, as `sweep` is given it). A log of
+   * another recording still there (its deletion failed) is deleted first: never continued.
    */
   create(node: string, recording: string): Promise<void> {
     const named = this.then(node, async () => {
       const path = this.recordingPath(node);
+      const of = await readFile(path, 'utf8').catch(() => undefined);
+      if (of !== recording) {
+        const w = this.writers.get(node);
+        this.writers.delete(node);
+        await w?.handle.close().catch(() => undefined);
+        await rm(this.path(node), { force: true });
+        await rm(this.path(node, true), { force: true });
+      }
       await writeFile(path, recording, { mode: 0o600 });
       // Durable before any output is appended: the folder's fsync also makes the removal of the
       // previous recording's files durable (sweep keeps a log by the name this file holds).

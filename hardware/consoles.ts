@@ -143,7 +143,8 @@ export class Consoles {
    * Ends the console of a node that no longer records: its session (the child killed), its
    * viewers, and its log, deleted. Idempotent. A release or a deletion calls it, after the commit
    * that dropped the recording, so that the next holder of the node never sees this one's
-   * console: it resolves once the log is gone and the session's child has exited.
+   * console: it resolves once the log is gone (or its deletion failed, warned of) and the
+   * session's child has exited; it never rejects.
    */
   async forget(node: string): Promise<void> {
     // A node that records now started a recording after the one to forget: that one is gone already.
@@ -159,7 +160,9 @@ export class Consoles {
         if (this.ending.get(node) === ending) this.ending.delete(node);
       });
     }
-    await this.logs.remove(node);
+    // The change is committed: a log that cannot be deleted now (a read-only disk) is warned of,
+    // and the node's next recording starts its log afresh (ConsoleLogs.create).
+    await this.logs.remove(node).catch((err: Error) => this.log.warn({ node, err: err.message }, 'could not delete a console log'));
     // A second caller (the route after the commit's watcher) waits for the same child to exit.
     await this.ending.get(node);
   }

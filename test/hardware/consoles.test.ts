@@ -104,4 +104,43 @@ describe('Consoles', () => {
     expect(failures()).to.equal(2);
     await consoles.close();
   });
+
+  it('a log that cannot be deleted when a recording ends (a read-only disk) is warned of, never an unhandled rejection that ends the process; the next recording starts on an empty log', async () => {
+    const n1 = recordingN1();
+    const consoles = new Consoles({ rm: n1.rm, power: n1.power, dataDir: dir, logBytes: 1024 });
+    const warned: string[] = [];
+    consoles.log = { info() {}, warn: (_o, msg) => void warned.push(msg) };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => void unhandled.push(err);
+    process.prependListener('unhandledRejection', onUnhandled);
+    try {
+      consoles.start();
+      await until('the session', () => n1.io() !== undefined);
+      n1.io()!.data(Buffer.from('the first tenant\'s secret\r\n'));
+      await until('the log written', async () => String(await consoles.read('n1')).includes('secret'));
+      const remove = consoles.logs.remove.bind(consoles.logs);
+      let failing = true;
+      consoles.logs.remove = (n) => (failing ? Promise.reject(new Error('EROFS: read-only file system')) : remove(n));
+      // The release's commit: the recording ends (World.nodeWatchers).
+      const rm = n1.rm as unknown as { nodes: Map<string, NodeState> };
+      const before = rm.nodes.get('n1')!;
+      const released = { ...before, project: null } as NodeState;
+      delete released.console;
+      rm.nodes.set('n1', released);
+      consoles.watch('n1', before, released);
+      await sleep(100);
+      expect(unhandled.map(String), 'no unhandled rejection').to.deep.equal([]);
+      expect(warned).to.include('could not delete a console log');
+      // The disk is writable again; the next tenant records.
+      failing = false;
+      const next = { ...released, project: 'p2', console: { by: 'bob', since: 2 } } as NodeState;
+      rm.nodes.set('n1', next);
+      consoles.watch('n1', released, next);
+      await until('the new session', async () => (await consoles.read('n1')) !== null);
+      expect(String(await consoles.read('n1')), 'the next recording\'s log').to.not.include('secret');
+    } finally {
+      process.removeListener('unhandledRejection', onUnhandled);
+      await consoles.close();
+    }
+  });
 });
