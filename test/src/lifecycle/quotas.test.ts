@@ -67,6 +67,20 @@ describe('quotas', function () {
     expect((await api.put('/network/twice-net2', { owner: 'twice', access: 'twice', net_id: '' }, { as })).body.msg).to.equal('project twice has reached its quota of 1 network');
   });
 
+  it('8 parallel network creates of distinct names with two slots left: two 200, six 409 naming the quota, two networks made', async () => {
+    await must(api.put('/project/np'));
+    const as = await makeUser(api, 'quota-np', 'quota-np-pw', ['np']);
+    await must(api.put('/project/np/quota', { networks: 3 }));
+    await must(api.put('/network/np-0', { owner: 'np', access: 'np', net_id: '' }, { as }));
+    const names = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `np-${i}`);
+    const rs = await Promise.all(names.map((n) => api.put(`/network/${n}`, { owner: 'np', access: 'np', net_id: '' }, { as })));
+    expect(rs.map((r) => r.status).sort()).to.deep.equal([200, 200, 409, 409, 409, 409, 409, 409]);
+    for (const r of rs) if (r.status === 409) expect(r.body, r.text).to.deep.equal({ type: 'BlockedError', msg: 'project np has reached its quota of 3 networks' });
+    const made = names.filter((_n, i) => rs[i].status === 200);
+    expect((await must(api.get('/project/np/networks'))).body).to.have.members(['np-0', ...made]);
+    expect((await must(api.get('/project/np/quota'))).body.networks).to.deep.equal({ limit: 3, used: 3 });
+  });
+
   it('a lowered quota evicts nothing; null removes a limit, an absent key leaves it', async () => {
     await must(api.put('/project/pq/quota', { nodes: 0 }));
     expect((await must(api.get('/project/pq/nodes'))).body).to.have.members(['q0', 'q1']);
