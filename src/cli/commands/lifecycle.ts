@@ -32,9 +32,11 @@ const limitBody = (v: number | 'none') => (v === 'none' ? null : v);
 export function timeLeft(iso: string, now = Date.now()): string {
   const ms = Date.parse(iso) - now;
   if (ms <= 0) return 'passed';
-  const d = Math.floor(ms / UNITS.d);
-  const h = Math.floor((ms % UNITS.d) / UNITS.h);
-  const m = Math.ceil((ms % UNITS.h) / UNITS.m);
+  // Whole minutes first (rounded up), then split: rounding the last part alone gave `1h 60m`.
+  const mins = Math.ceil(ms / UNITS.m);
+  const d = Math.floor(mins / 1440);
+  const h = Math.floor((mins % 1440) / 60);
+  const m = mins % 60;
   return d ? `${d}d ${h}h` : h ? `${h}h ${m}m` : `${m}m`;
 }
 

@@ -28,6 +28,10 @@ describe('hilt lifecycle commands', function () {
     expect(timeLeft('2026-01-03T04:00:00Z', now)).to.equal('2d 4h');
     expect(timeLeft('2026-01-01T00:45:00Z', now)).to.equal('45m');
     expect(timeLeft('2025-12-31T00:00:00Z', now)).to.equal('passed');
+    // Seconds round up to a whole minute before it is split: never `60m`, `1h 60m`.
+    expect(timeLeft('2026-01-01T00:59:30Z', now)).to.equal('1h 0m');
+    expect(timeLeft('2026-01-01T01:59:30Z', now)).to.equal('2h 0m');
+    expect(timeLeft('2026-01-01T00:00:30Z', now)).to.equal('1m');
   });
 
   it('node lease set, show, delete; project lease list', async () => {
