@@ -1,5 +1,5 @@
 import { Behavior, Decision, needsEntity } from '../runtime';
-import { HiltError, duplicate, notFound } from '../errors';
+import { HiltError, duplicate, notFound, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from './uses';
 import type { VlanPool } from './pool';
@@ -100,6 +100,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         return locked(id, { type: 'NetworkDeleted' });
       }),
       'network.grant': live((state, cmd, id) => {
+        if (cmd.owner !== undefined && state.owner !== cmd.owner) throw unauthorized(`network ${id} is no longer owned by project ${cmd.owner}`);
         if (state.access.includes(cmd.project)) throw duplicate(`access of project ${cmd.project} to network ${id}`);
         if (!state.access.length && usersOf(id).some((p) => p !== cmd.project)) {
           // A public network would become [P]: others attached to it would lose their access.

@@ -33,7 +33,12 @@ export type NetworkPublicCommand =
 
 /** What only the actors above it send: the project (project → network), so project_delete sees every grant. */
 export type NetworkInternalCommand =
-  | { type: 'network.grant'; by: string; project: string };
+  /**
+   * `owner`: the network's owner the caller was authorized through (absent: an admin). The grant
+   * waits in the grantee's mailbox first, meanwhile the network may be deleted and its name taken
+   * by another owner.
+   */
+  | { type: 'network.grant'; by: string; project: string; owner?: string };
 
 export type NetworkCommand = NetworkPublicCommand | NetworkInternalCommand;
 

@@ -81,7 +81,7 @@ export function projectBehavior({ rm, nodes, networks, users, headnodes, release
         const overQuota = limit !== undefined && cmd.spec.owner === id && rm.networksByOwner.get(id).size >= limit ? quotaReached(id, 'networks', limit) : undefined;
         return via(networks.ask(cmd.network, { type: 'network.create', by: cmd.by, spec: cmd.spec, ...(overQuota ? { overQuota } : {}) }));
       }),
-      'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id }))),
+      'project.grantNetwork': live((_s, cmd, id) => via(networks.ask(cmd.network, { type: 'network.grant', by: cmd.by, project: id, ...(cmd.owner !== undefined ? { owner: cmd.owner } : {}) }))),
       'project.createHeadnode': live((state, cmd, id) => {
         // Every headnode of this project is created through this mailbox (as networks, above); one
         // counts until its delete is done (its VM may run until then). The headnode refuses with

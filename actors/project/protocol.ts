@@ -29,7 +29,8 @@ export type ProjectCommand =
   /** `expiredLease`: sent by a lease's expiry (src/lifecycle/leases.ts), see node.release */
   | { type: 'project.detachNode'; by: string; node: string; expiredLease?: number }
   | { type: 'project.createNetwork'; by: string; network: string; spec: NetworkCreate }
-  | { type: 'project.grantNetwork'; by: string; network: string }
+  /** `owner`: see network.grant */
+  | { type: 'project.grantNetwork'; by: string; network: string; owner?: string }
   | { type: 'project.createHeadnode'; by: string; headnode: string; baseImg: string }
   | { type: 'project.addUser'; by: string; user: string; role?: import('../user/protocol').ProjectRole }
   | { type: 'project.removeUser'; by: string; user: string }

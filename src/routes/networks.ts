@@ -149,8 +149,10 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     const { project } = req.params;
     found(rm.projects.get(project), `project ${project}`);
     requireOwner(req.caller, n, `only the owner of network ${n.name} may grant access to it`);
-    // Granting makes something refer to the project: serialize it through the project.
-    await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name });
+    // Granting makes something refer to the project: serialize it through the project. The
+    // network is decided on there, later: it carries the owner a non-admin was authorized through.
+    const owner = req.caller.isAdmin ? {} : { owner: n.owner };
+    await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name, ...owner });
   });
 
   app.delete<{ Params: WP }>('/network/:network/access/:project', { schema: S.access }, async (req) => {

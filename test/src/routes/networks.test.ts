@@ -209,3 +209,54 @@ describe('networks across a change of HILT_VLAN_POOL', () => {
     }
   });
 });
+
+describe('a grant racing the deletion of its network', () => {
+  let ts: TestServer;
+  before(async () => {
+    ts = await startTestServer();
+  });
+  after(async () => {
+    await stopTestServer(ts);
+  });
+
+  it('a grant held up in the grantee\'s mailbox does not land on a network of that name made since by another owner', async () => {
+    const api = ts.api;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // carol is a member of pc (which owns w) and of px; dave of pd.
+    for (const p of ['pc', 'pd', 'px']) await must(api.put(`/project/${p}`));
+    const carol = await makeUser(api, 'carol', 'pw-c', ['pc', 'px']);
+    const dave = await makeUser(api, 'dave', 'pw-d', ['pd']);
+    await must(api.with(carol).put('/network/w', { owner: 'pc', access: 'pc', net_id: '' }));
+    // px's mailbox is held by a network created for px, whose commit is held back.
+    const engine = ts.world.runtime.engine;
+    const persist = engine.persist.bind(engine);
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    engine.persist = async (events) => {
+      if (events.some((e) => e.key === 'network:slow')) await held;
+      return persist(events);
+    };
+    try {
+      const slow = api.put('/network/slow', { owner: 'admin', access: 'px', net_id: '3005' });
+      await sleep(100);
+      // carol grants px access to w, authorized as a member of its owner: the grant waits in px's mailbox.
+      const grant = api.with(carol).put('/network/w/access/px');
+      await sleep(100);
+      // Meanwhile w is deleted, and dave makes a network w of his own.
+      await must(api.with(carol).del('/network/w'));
+      await must(api.with(dave).put('/network/w', { owner: 'pd', access: 'pd', net_id: '' }));
+      release();
+      await must(slow);
+      const r = await grant;
+      expect(r.status, r.text).to.equal(401);
+      expect(r.body.type).to.equal('AuthorizationError');
+      const w = (await must(api.get('/network/w'))).body;
+      expect(w.owner).to.equal('pd');
+      expect(w.access).to.deep.equal(['pd']);
+      expect((await api.with(carol).get('/network/w')).status).to.equal(401);
+    } finally {
+      release();
+      engine.persist = persist;
+    }
+  });
+});
