@@ -41,6 +41,11 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
   const mayCarry = (b: BlockedPort, vlan: number, id: string) => new HiltError('BlockedError',
     `port ${b.port} of switch ${b.switch} (nic ${b.nic} of node ${b.node}) may still carry VLAN ${vlan} of network ${id} (a change failed after it may have reached the port; it is being set back)`);
 
+  /** The caller was authorized as a member of `owner`, which must still own the network (protocol.ts). */
+  function stillOwned(state: NetworkState, owner: string | undefined, id: string): void {
+    if (owner !== undefined && state.owner !== owner) throw unauthorized(`network ${id} is no longer owned by project ${owner}`);
+  }
+
   /** Persist a change while no node may reserve the network for a new connect (see uses.ts). */
   function locked(id: string, event: NetworkEvent): Decision<NetworkEvent> {
     uses.lock(id);
@@ -82,7 +87,8 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
           settle: () => pool.release(vlan),
         };
       },
-      'network.delete': live((state, _cmd, id) => {
+      'network.delete': live((state, cmd, id) => {
+        stillOwned(state, cmd.owner, id);
         const nodes = rm.attachmentsOf(id).map((a) => a.node);
         if (nodes.length) throw new HiltError('BlockedError', `network ${id} is attached to ${counted(new Set(nodes).size, 'node')} (${listed(nodes)})`);
         const heads = rm.hnicsOn(id);
@@ -100,7 +106,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         return locked(id, { type: 'NetworkDeleted' });
       }),
       'network.grant': live((state, cmd, id) => {
-        if (cmd.owner !== undefined && state.owner !== cmd.owner) throw unauthorized(`network ${id} is no longer owned by project ${cmd.owner}`);
+        stillOwned(state, cmd.owner, id);
         if (state.access.includes(cmd.project)) throw duplicate(`access of project ${cmd.project} to network ${id}`);
         if (!state.access.length && usersOf(id).some((p) => p !== cmd.project)) {
           // A public network would become [P]: others attached to it would lose their access.
@@ -112,6 +118,7 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         return locked(id, { type: 'AccessGranted', project: cmd.project });
       }),
       'network.revoke': live((state, cmd, id) => {
+        stillOwned(state, cmd.owner, id);
         if (!state.access.includes(cmd.project)) throw notFound(`access of project ${cmd.project} to network ${id}`);
         if (state.owner === cmd.project) throw new HiltError('BlockedError', `project ${cmd.project} owns network ${id}`);
         if (rm.attachmentsOf(id).some((a) => a.project === cmd.project)) {

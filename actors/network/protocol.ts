@@ -28,15 +28,17 @@ export interface NetworkCreate {
 export type NetworkPublicCommand =
   /** `overQuota`: the owning project owns its quota of networks; a new name is refused with this message */
   | { type: 'network.create'; by: string; spec: NetworkCreate; overQuota?: string }
-  | { type: 'network.delete'; by: string }
-  | { type: 'network.revoke'; by: string; project: string };
+  /** `owner`: see network.grant */
+  | { type: 'network.delete'; by: string; owner?: string }
+  /** `owner`: see network.grant (absent too when the caller revokes a project it is a member of) */
+  | { type: 'network.revoke'; by: string; project: string; owner?: string };
 
 /** What only the actors above it send: the project (project → network), so project_delete sees every grant. */
 export type NetworkInternalCommand =
   /**
-   * `owner`: the network's owner the caller was authorized through (absent: an admin). The grant
-   * waits in the grantee's mailbox first, meanwhile the network may be deleted and its name taken
-   * by another owner.
+   * `owner`: the network's owner the caller was authorized through (absent: an admin). Between
+   * the route's look and the network's turn (the grantee's mailbox first, for a grant), the
+   * network may be deleted and its name taken by another owner.
    */
   | { type: 'network.grant'; by: string; project: string; owner?: string };
 

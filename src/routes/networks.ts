@@ -35,6 +35,15 @@ function readsOwner(c: Caller, net: NetworkState): boolean {
 }
 
 /**
+ * The owner a change was authorized through, which the network actor checks again: the network
+ * may be deleted and its name taken by another owner before the change's turn. An admin may
+ * change any network.
+ */
+function authorizedAs(c: Caller, net: NetworkState): { owner?: string } {
+  return c.isAdmin ? {} : { owner: net.owner };
+}
+
+/**
  * A change only the network's owner may make: a caller who only reads the owning project is
  * known, and may only read (403, docs/identity.md); anyone else lacks the right (401).
  */
@@ -98,7 +107,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
   app.delete<{ Params: W }>('/network/:network', { schema: S.deleteNetwork }, async (req) => {
     const n = net(req.params.network);
     requireOwner(req.caller, n, `only the owner of network ${n.name} may delete it`);
-    await world.networks.ask(n.name, { type: 'network.delete', by: req.caller.user });
+    await world.networks.ask(n.name, { type: 'network.delete', by: req.caller.user, ...authorizedAs(req.caller, n) });
   });
 
   app.get<{ Params: W }>('/network/:network', { schema: S.showNetwork }, async (req) => {
@@ -151,8 +160,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     requireOwner(req.caller, n, `only the owner of network ${n.name} may grant access to it`);
     // Granting makes something refer to the project: serialize it through the project. The
     // network is decided on there, later: it carries the owner a non-admin was authorized through.
-    const owner = req.caller.isAdmin ? {} : { owner: n.owner };
-    await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name, ...owner });
+    await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name, ...authorizedAs(req.caller, n) });
   });
 
   app.delete<{ Params: WP }>('/network/:network/access/:project', { schema: S.access }, async (req) => {
@@ -168,6 +176,8 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
       throw unauthorized(`you may not revoke access of project ${project} to network ${n.name}`);
     }
     if (!n.access.includes(project)) throw notFound(`access of project ${project} to network ${n.name}`);
-    await world.networks.ask(n.name, { type: 'network.revoke', by: c.user, project });
+    // A member of the project revoked may revoke it from any network that lists it.
+    const as = isMember(c, project) ? {} : authorizedAs(c, n);
+    await world.networks.ask(n.name, { type: 'network.revoke', by: c.user, project, ...as });
   });
 }

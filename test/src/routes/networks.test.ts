@@ -260,3 +260,79 @@ describe('a grant racing the deletion of its network', () => {
     }
   });
 });
+
+describe('a deletion racing the creation of a network of that name', () => {
+  let ts: TestServer;
+  before(async () => {
+    ts = await startTestServer();
+  });
+  after(async () => {
+    await stopTestServer(ts);
+  });
+
+  it('a revoke authorized through the owner of a network deleted since does not touch the network now of that name', async () => {
+    const api = ts.api;
+    for (const p of ['pe', 'pf']) await must(api.put(`/project/${p}`));
+    const erin = await makeUser(api, 'erin', 'pw-e', ['pe']);
+    await must(api.with(erin).put('/network/v', { owner: 'pe', access: 'pe', net_id: '' }));
+    await must(api.put('/network/v/access/pf'));
+    // erin is authorized (as a member of pe, v's owner) to revoke pf; before the network's turn,
+    // v is deleted and an admin makes a network v for pf alone.
+    await must(api.del('/network/v'));
+    await must(api.put('/network/v', { owner: 'admin', access: 'pf', net_id: '3006' }));
+    const err = await ts.world.networks.ask('v', { type: 'network.revoke', by: erin.user, project: 'pf', owner: 'pe' }).catch((e) => e);
+    expect(err).to.have.property('type', 'AuthorizationError');
+    // Not made public.
+    expect((await must(api.get('/network/v'))).body.access).to.deep.equal(['pf']);
+  });
+
+  it('a second delete does not remove the network another owner made of that name meanwhile', async () => {
+    const api = ts.api;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (const p of ['pc', 'pd']) await must(api.put(`/project/${p}`));
+    const carol = await makeUser(api, 'carol', 'pw-c', ['pc']);
+    const dave = await makeUser(api, 'dave', 'pw-d', ['pd']);
+    const engine = ts.world.runtime.engine;
+    const persist = engine.persist.bind(engine);
+    const hold = (what: (e: { key: string; data: unknown }) => boolean) => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => { release = r; });
+      return { held, what, release };
+    };
+    // pd's mailbox is held by a network created for pd, whose commit is held back.
+    const slow = hold((e) => e.key === 'network:slow');
+    // carol's first delete of w is held in its commit.
+    const deletion = hold((e) => e.key === 'network:w' && (e.data as { type: string }).type === 'NetworkDeleted');
+    engine.persist = async (events) => {
+      for (const h of [slow, deletion]) if (events.some(h.what)) await h.held;
+      return persist(events);
+    };
+    try {
+      const slowCreate = api.put('/network/slow', { owner: 'admin', access: 'pd', net_id: '3005' });
+      await sleep(100);
+      // dave's w, for which no network w exists yet, waits in pd's mailbox.
+      const daves = api.with(dave).put('/network/w', { owner: 'pd', access: 'pd', net_id: '' });
+      await sleep(100);
+      await must(api.with(carol).put('/network/w', { owner: 'pc', access: 'pc', net_id: '' }));
+      const first = api.with(carol).del('/network/w');
+      await sleep(100);
+      // dave's creation reaches w's mailbox, behind carol's deletion.
+      slow.release();
+      await must(slowCreate);
+      await sleep(100);
+      // carol deletes w again (a retry): the route still sees her w.
+      const second = api.with(carol).del('/network/w');
+      await sleep(100);
+      deletion.release();
+      expect((await first).status).to.equal(200);
+      await must(daves);
+      const r = await second;
+      expect(r.status, r.text).to.equal(401);
+      expect((await must(api.get('/network/w'))).body.owner).to.equal('pd');
+    } finally {
+      slow.release();
+      deletion.release();
+      engine.persist = persist;
+    }
+  });
+});
