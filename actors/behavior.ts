@@ -83,6 +83,11 @@ export interface AskOptions {
    * neither holds the actor awake nor delays a shutdown.
    */
   hardware?: boolean;
+  /**
+   * Checked when the message's turn comes, before its decide (throws the refusal): what the route
+   * authorized may have changed while the message waited (its caller left the project).
+   */
+  still?: () => void;
 }
 
 /** What a behavior may ask of the actors below it: their typed commands, nothing else. */

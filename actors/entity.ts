@@ -17,7 +17,7 @@ import type { ActorFault, ActorRuntime, KindView, StoredState } from './runtime'
 
 type Reply = { ok: true; value: unknown } | { ok: false; error: HiltError };
 /** A command, or a re-encoding of the entity's stored data (EntityRegistry.rewrite). */
-type Envelope<C> = { cmd: C; reply: (r: Reply) => void } | { reencode: Reencode; reply: (r: Reply) => void };
+type Envelope<C> = { cmd: C; reply: (r: Reply) => void; still?: () => void } | { reencode: Reencode; reply: (r: Reply) => void };
 
 /**
  * How an entity's stored data is re-encoded without changing what it says (credentials sealed
@@ -104,7 +104,7 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
           reject(new HiltError('ServiceUnavailableError', `${this.behavior.kind} ${shortId(id)} did not answer in time; the change may not have been applied`));
         }, this.rt.askTimeoutMs);
       }
-      actor.mailbox.push({ cmd, reply });
+      actor.mailbox.push({ cmd, reply, still: opts.still });
       if (!actor.running) void this.run(id, actor);
     });
   }
@@ -342,12 +342,13 @@ export class EntityRegistry<S, C extends Command, E extends Event, R extends Rep
     }
   }
 
-  private async handle(id: string, actor: Inbox<S, C>, { cmd, reply: answer }: { cmd: C; reply: (r: Reply) => void }): Promise<void> {
+  private async handle(id: string, actor: Inbox<S, C>, { cmd, reply: answer, still }: { cmd: C; reply: (r: Reply) => void; still?: () => void }): Promise<void> {
     const state = actor.state;
     let reply: Reply | undefined;
     let decision: AnyDecision<E> | undefined;
     let phase: 'decide' | 'apply' = 'decide';
     try {
+      still?.();
       const handler = this.behavior.decide[cmd.type as C['type']] as (s: S | null, c: C, id: string) => AnyDecision<E> | Promise<AnyDecision<E>>;
       decision = await handler(state, cmd, id);
       if (decision.events.length) {

@@ -7,7 +7,7 @@ import { FastifyInstance } from 'fastify';
 import { findFirstFormatStatus, findStatus, listStatuses } from '../../actors/nic/history';
 import * as S from '../schemas/actions';
 import { badArgument, notFound, projectMismatch } from '../errors';
-import { requireAdmin, requireProject, found, lookedUp } from './guard';
+import { requireAdmin, requireProject, found, lookedUp, stillIn } from './guard';
 import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
@@ -67,7 +67,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     const ref = await world.nodes.ask(node.name, {
       type: 'node.connectNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic,
       network: req.body.network, channel: req.body.channel ?? NATIVE,
-    });
+    }, stillIn(rm, req.caller, node.project));
     return reply.code(202).send(accepted(node.name, ref));
   });
 
@@ -79,7 +79,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     requireProject(req.caller, node.project);
     const ref = await world.nodes.ask(node.name, {
       type: 'node.detachNetwork', by: req.caller.user, project: authorizedFor(req.caller, node.project), nic: req.params.nic, network: req.body.network,
-    });
+    }, stillIn(rm, req.caller, node.project));
     return reply.code(202).send(accepted(node.name, ref));
   });
 

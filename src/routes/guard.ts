@@ -2,7 +2,9 @@
 import { forbidden, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
 import { isName } from '../schemas/common';
-import { readsOnly, type Caller } from '../auth/caller';
+import { callerNow, readsOnly, type Caller } from '../auth/caller';
+import type { ReadModel } from '../../actors/readmodel';
+import type { AskOptions } from '../../actors/behavior';
 
 export function isMember(c: Caller, project: string): boolean {
   return c.isAdmin || c.projects.includes(project);
@@ -17,6 +19,22 @@ export function requireProject(c: Caller, project: string): void {
   // A reader asking to change: it is known, and may only read.
   if (readsOnly(c, project)) throw forbidden(`read-only access to project ${project}: this call changes it`);
   throw unauthorized(`this call needs access to project ${project}`);
+}
+
+/**
+ * The ask of a change authorized through project P: checked again when its turn comes in the
+ * actor, since the caller may have left P (or lost its admin flag, its token) while the change
+ * waited behind others. A project gone meanwhile is the actor's to answer (404 or 409).
+ */
+export function stillIn(rm: ReadModel, caller: Caller, project: string): AskOptions {
+  return {
+    still: () => {
+      if (!rm.projects.has(project)) return;
+      const now = callerNow(rm, caller);
+      if (!now) throw unauthorized('the caller (its user or its token) no longer exists');
+      requireProject(now, project);
+    },
+  };
 }
 
 /**

@@ -6,7 +6,7 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/headnodes';
 import { badArgument, duplicate } from '../errors';
 import { quote } from '../../lib/text';
-import { requireProject, found, lookedUp } from './guard';
+import { requireProject, found, lookedUp, stillIn } from './guard';
 import type { Caller } from '../auth/basic';
 import type { HeadnodeState } from '../../actors/headnode/protocol';
 
@@ -32,7 +32,7 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
     if (rm.headnodes.has(headnode)) throw duplicate(`headnode ${headnode}`);
     found(rm.projects.get(lookedUp('project', project)), `project ${project}`);
     requireProject(req.caller, project);
-    await world.projects.ask(project, { type: 'project.createHeadnode', by: req.caller.user, headnode, baseImg: base_img });
+    await world.projects.ask(project, { type: 'project.createHeadnode', by: req.caller.user, headnode, baseImg: base_img }, stillIn(rm, req.caller, project));
   });
 
   app.delete<{ Params: H }>('/headnode/:headnode', { schema: S.headnodeCall }, async (req) => {

@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/networks';
 import { badArgument, duplicate, forbidden, notFound, unauthorized } from '../errors';
 import { quote } from '../../lib/text';
-import { requireAdmin, requireProject, found, isMember, lookedUp } from './guard';
+import { requireAdmin, requireProject, found, isMember, lookedUp, stillIn } from './guard';
 import type { Caller } from '../auth/basic';
 import { readsOnly } from '../auth/caller';
 import { ownerProject, type NetworkState } from '../../actors/network/protocol';
@@ -101,7 +101,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     // A network that names a project is created through that project's mailbox, so a
     // concurrent project_delete cannot miss it.
     if (access === '') await world.networks.ask(network, { type: 'network.create', by: c.user, spec });
-    else await world.projects.ask(access, { type: 'project.createNetwork', by: c.user, network, spec });
+    else await world.projects.ask(access, { type: 'project.createNetwork', by: c.user, network, spec }, stillIn(rm, c, access));
   });
 
   app.delete<{ Params: W }>('/network/:network', { schema: S.deleteNetwork }, async (req) => {
@@ -159,8 +159,11 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     found(rm.projects.get(project), `project ${project}`);
     requireOwner(req.caller, n, `only the owner of network ${n.name} may grant access to it`);
     // Granting makes something refer to the project: serialize it through the project. The
-    // network is decided on there, later: it carries the owner a non-admin was authorized through.
-    await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name, ...authorizedAs(req.caller, n) });
+    // network is decided on there, later: it carries the owner a non-admin was authorized through,
+    // and the caller must still be of that owner when the grant's turn comes.
+    const owner = ownerProject(n);
+    await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name, ...authorizedAs(req.caller, n) },
+      owner !== undefined ? stillIn(rm, req.caller, owner) : {});
   });
 
   app.delete<{ Params: WP }>('/network/:network/access/:project', { schema: S.access }, async (req) => {

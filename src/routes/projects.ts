@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/projects';
-import { requireAdmin, requireProject, found, lookedUp } from './guard';
+import { requireAdmin, requireProject, found, lookedUp, stillIn } from './guard';
 
 type P = { project: string };
 
@@ -27,7 +27,7 @@ export async function projectRoutes(app: FastifyInstance): Promise<void> {
     const { project } = req.params;
     found(rm.projects.get(project), `project ${project}`);
     requireProject(req.caller, project);
-    await world.projects.ask(project, { type: 'project.connectNode', by: req.caller.user, node: lookedUp('node', req.body.node) });
+    await world.projects.ask(project, { type: 'project.connectNode', by: req.caller.user, node: lookedUp('node', req.body.node) }, stillIn(rm, req.caller, project));
   });
 
   app.post<{ Params: P; Body: { node: string } }>('/project/:project/detach_node', { schema: S.projectNode }, async (req) => {
@@ -35,7 +35,7 @@ export async function projectRoutes(app: FastifyInstance): Promise<void> {
     found(rm.projects.get(project), `project ${project}`);
     requireProject(req.caller, project);
     found(rm.nodes.get(lookedUp('node', req.body.node)), `node ${req.body.node}`);
-    await world.projects.ask(project, { type: 'project.detachNode', by: req.caller.user, node: req.body.node });
+    await world.projects.ask(project, { type: 'project.detachNode', by: req.caller.user, node: req.body.node }, stillIn(rm, req.caller, project));
     // The release ended the node's console recording: its log is gone before the answer (docs/consoles.md).
     await app.hilt.consoles.forget(req.body.node);
   });
