@@ -73,6 +73,8 @@ function connectedNodes(c: Caller, n: NetworkState, attachments: Attachment[]): 
 }
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
+  /** The project a change of a network was authorized through, checked again at its turn (guard.ts); none for an admin network. */
+  const stillOf = (c: Caller, project: string | undefined) => (project !== undefined ? stillIn(app.hilt.world.rm, c, project) : {});
   const { world } = app.hilt;
   const rm = world.rm;
   const net = (name: string) => found(rm.networks.get(name), `network ${name}`);
@@ -107,7 +109,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
   app.delete<{ Params: W }>('/network/:network', { schema: S.deleteNetwork }, async (req) => {
     const n = net(req.params.network);
     requireOwner(req.caller, n, `only the owner of network ${n.name} may delete it`);
-    await world.networks.ask(n.name, { type: 'network.delete', by: req.caller.user, ...authorizedAs(req.caller, n) });
+    await world.networks.ask(n.name, { type: 'network.delete', by: req.caller.user, ...authorizedAs(req.caller, n) }, stillOf(req.caller, ownerProject(n)));
   });
 
   app.get<{ Params: W }>('/network/:network', { schema: S.showNetwork }, async (req) => {
@@ -161,9 +163,8 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     // Granting makes something refer to the project: serialize it through the project. The
     // network is decided on there, later: it carries the owner a non-admin was authorized through,
     // and the caller must still be of that owner when the grant's turn comes.
-    const owner = ownerProject(n);
     await world.projects.ask(project, { type: 'project.grantNetwork', by: req.caller.user, network: n.name, ...authorizedAs(req.caller, n) },
-      owner !== undefined ? stillIn(rm, req.caller, owner) : {});
+      stillOf(req.caller, ownerProject(n)));
   });
 
   app.delete<{ Params: WP }>('/network/:network/access/:project', { schema: S.access }, async (req) => {
@@ -180,7 +181,8 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     }
     if (!n.access.includes(project)) throw notFound(`access of project ${project} to network ${n.name}`);
     // A member of the project revoked may revoke it from any network that lists it.
-    const as = isMember(c, project) ? {} : authorizedAs(c, n);
-    await world.networks.ask(n.name, { type: 'network.revoke', by: c.user, project, ...as });
+    const viaRevoked = isMember(c, project);
+    const as = viaRevoked ? {} : authorizedAs(c, n);
+    await world.networks.ask(n.name, { type: 'network.revoke', by: c.user, project, ...as }, stillOf(c, viaRevoked ? project : ownerProject(n)));
   });
 }

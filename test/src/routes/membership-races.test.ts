@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser } from '../../helpers/server';
+import { until } from '../../helpers/wait';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -65,6 +66,44 @@ describe('memberships racing their users\' calls', function () {
       const left = await positionOf(ts, `user:wu${r}`, 'UserLeft');
       const made = await positionOf(ts, `network:ww${r}`, 'NetworkCreated');
       expect(made!, `round ${r}`).to.be.below(left!);
+    }
+  });
+  it('a user removed from a project while its network_delete and access revoke wait in the network\'s turn deletes and revokes nothing', async () => {
+    for (const p of ['dp', 'dq', 'dr']) await must(api.put(`/project/${p}`));
+    const u = api.with(await makeUser(api, 'du', 'pw', ['dp']));
+    await must(api.put('/network/dw', { owner: 'dp', access: 'dp', net_id: '' }));
+    await must(api.put('/network/dw/access/dq'));
+    await must(u.get('/project/dp/networks'));
+    // The network's turn is held by an admin's grant whose commit is held back.
+    const engine = ts.world.runtime.engine;
+    const persist = engine.persist.bind(engine);
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let holding = false;
+    engine.persist = async (events) => {
+      if (events.some((e) => e.key === 'network:dw' && (e.data as { type: string }).type === 'AccessGranted')) {
+        holding = true;
+        await held;
+      }
+      return persist(events);
+    };
+    try {
+      const granted = api.put('/network/dw/access/dr');
+      await until('the grant waits for its commit', () => holding);
+      // Authorized now (a member of the owner), decided after the removal.
+      const deleted = u.del('/network/dw');
+      const revoked = u.del('/network/dw/access/dq');
+      await new Promise((r) => setTimeout(r, 100));
+      await must(api.post('/auth/basic/user/du/remove_project', { project: 'dp' }));
+      release();
+      await must(granted);
+      for (const [what, r] of [['delete', await deleted], ['revoke', await revoked]] as const) {
+        expect(r.status, `${what}: ${r.text}`).to.equal(401);
+      }
+      expect((await must(api.get('/network/dw'))).body.access).to.have.members(['dp', 'dq', 'dr']);
+    } finally {
+      release();
+      engine.persist = persist;
     }
   });
 });
