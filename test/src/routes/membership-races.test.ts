@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser } from '../../helpers/server';
-import { until } from '../../helpers/wait';
+import { holdWrites } from '../../helpers/world';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -75,35 +75,23 @@ describe('memberships racing their users\' calls', function () {
     await must(api.put('/network/dw/access/dq'));
     await must(u.get('/project/dp/networks'));
     // The network's turn is held by an admin's grant whose commit is held back.
-    const engine = ts.world.runtime.engine;
-    const persist = engine.persist.bind(engine);
-    let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
-    let holding = false;
-    engine.persist = async (events) => {
-      if (events.some((e) => e.key === 'network:dw' && (e.data as { type: string }).type === 'AccessGranted')) {
-        holding = true;
-        await held;
-      }
-      return persist(events);
-    };
+    const hold = holdWrites(ts.world.runtime.engine, 'network:dw');
     try {
       const granted = api.put('/network/dw/access/dr');
-      await until('the grant waits for its commit', () => holding);
+      await hold.waiting;
       // Authorized now (a member of the owner), decided after the removal.
       const deleted = u.del('/network/dw');
       const revoked = u.del('/network/dw/access/dq');
       await new Promise((r) => setTimeout(r, 100));
       await must(api.post('/auth/basic/user/du/remove_project', { project: 'dp' }));
-      release();
+      hold.release();
       await must(granted);
       for (const [what, r] of [['delete', await deleted], ['revoke', await revoked]] as const) {
         expect(r.status, `${what}: ${r.text}`).to.equal(401);
       }
       expect((await must(api.get('/network/dw'))).body.access).to.have.members(['dp', 'dq', 'dr']);
     } finally {
-      release();
-      engine.persist = persist;
+      hold.release();
     }
   });
 });
