@@ -73,10 +73,10 @@ function connectedNodes(c: Caller, n: NetworkState, attachments: Attachment[]): 
 }
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
-  /** The project a change of a network was authorized through, checked again at its turn (guard.ts); none for an admin network. */
-  const stillOf = (c: Caller, project: string | undefined) => (project !== undefined ? stillIn(app.hilt.world.rm, c, project) : {});
   const { world } = app.hilt;
   const rm = world.rm;
+  /** The project a change of a network was authorized through, checked again at its turn (guard.ts); none for an admin network. */
+  const stillOf = (c: Caller, project: string | undefined) => (project !== undefined ? stillIn(rm, c, project) : {});
   const net = (name: string) => found(rm.networks.get(name), `network ${name}`);
 
   app.put<{ Params: W; Body: { owner: string; access: string; net_id: string } }>('/network/:network', { schema: S.createNetwork }, async (req) => {
