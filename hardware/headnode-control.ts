@@ -15,6 +15,7 @@
 import { HiltError } from '../actors/errors';
 import type { HeadnodeDriver } from '../drivers/headnode/types';
 import type { Asker } from '../actors/runtime';
+import type { AskOptions } from '../actors/behavior';
 import type { ReadModel } from '../actors/readmodel';
 import type { HeadnodeCommand, HeadnodeReplies } from '../actors/headnode/protocol';
 import { DeviceQueue } from './device-queue';
@@ -95,12 +96,15 @@ export class HeadnodeControl {
     return [...new Set([...this.opts.baseImages, ...files])].sort();
   }
 
-  /** headnode_start: boot the VM with its hnics; 502 HeadnodeError when the driver fails. */
-  start(name: string, by: string): Promise<void> {
+  /**
+   * headnode_start: boot the VM with its hnics; 502 HeadnodeError when the driver fails.
+   * `opts` (of start, stop and delete): the caller's late check, run in the headnode's turn.
+   */
+  start(name: string, by: string, opts: AskOptions = {}): Promise<void> {
     return this.chain(name, 'starting the VM', async (signal, repaired) => {
       // An interrupted start was just finished: that is what the caller asked for.
       if (repaired && this.world.rm.headnodes.get(name)?.status === 'running') return;
-      const spec = await this.world.headnodes.ask(name, { type: 'headnode.beginStart', by });
+      const spec = await this.world.headnodes.ask(name, { type: 'headnode.beginStart', by }, opts);
       const { vncport, error, mayRun } = await this.boot(name, spec, signal, (hnics) => this.driver.start(name, hnics, signal));
       await this.world.headnodes.ask(name, { type: 'headnode.endStart', by, vncport, error, mayRun });
       if (error !== null) throw new HiltError('HeadnodeError', `starting headnode ${name}: ${error}`);
@@ -108,20 +112,25 @@ export class HeadnodeControl {
   }
 
   /** headnode_stop: a forced power off. */
-  stop(name: string, by: string): Promise<void> {
+  stop(name: string, by: string, opts: AskOptions = {}): Promise<void> {
     return this.chain(name, 'stopping the VM', async (signal, repaired) => {
       // `created`: the power-off a failed first start owed was just done.
       const status = repaired ? this.world.rm.headnodes.get(name)?.status : undefined;
       if (status === 'stopped' || status === 'created') return;
-      await this.world.headnodes.ask(name, { type: 'headnode.beginStop', by });
+      await this.world.headnodes.ask(name, { type: 'headnode.beginStop', by }, opts);
       await this.finishStop(name, by, signal);
     });
   }
 
+  /** The calls on the headnode queued or running in its device queue. */
+  queued(name: string): number {
+    return this.queue.depth(name);
+  }
+
   /** headnode_delete: in any state; the VM, its disk and its taps go first, then the record. */
-  delete(name: string, by: string): Promise<void> {
+  delete(name: string, by: string, opts: AskOptions = {}): Promise<void> {
     return this.chain(name, 'deleting the VM', async (signal) => {
-      await this.world.headnodes.ask(name, { type: 'headnode.beginDelete', by });
+      await this.world.headnodes.ask(name, { type: 'headnode.beginDelete', by }, opts);
       await this.finishDelete(name, by, signal);
     });
   }

@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import * as S from '../schemas/consoles';
 import { badArgument, conflict, forbidden, HiltError, notFound, unauthorized } from '../errors';
-import { found, isMember, requireAdmin, requireProject } from './guard';
+import { found, isMember, requireAdmin, requireProject, stillOn } from './guard';
 import { driverName } from '../../actors/telemetry';
 import { callerNow, expiryOf, type Caller } from '../auth/caller';
 import type { NodeState } from '../../actors/node/protocol';
@@ -82,7 +82,14 @@ export async function prepareStream(hilt: Hilt, caller: Caller, name: string, op
   }
   // Refused before the attach is recorded and before any log is read (the count holds at attach: serveStream).
   if (hilt.consoles.full(name)) throw new HiltError('TooManyRequestsError', hilt.consoles.tooMany(name));
-  await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node), mayStart });
+  // Checked again in the node's turn: a start takes a change's rights still, a watch a read's.
+  await hilt.world.nodes.ask(name, { type: 'node.attachConsole', by: caller.user, project: through(caller, node), mayStart }, {
+    still: () => {
+      if (mayStart ? !mayChange(hilt, caller, node) : !mayAct(callerNow(hilt.world.rm, caller, true), node)) {
+        throw unauthorized(`the caller no longer has access to node ${name}`);
+      }
+    },
+  });
   return hilt.world.rm.nodes.get(name) ?? node;
 }
 
@@ -167,6 +174,7 @@ const streamNodes = new WeakMap<FastifyRequest, NodeState>();
 export async function consoleRoutes(app: FastifyInstance): Promise<void> {
   const hilt = app.hilt;
   const { world, consoles } = hilt;
+  const rm = world.rm;
 
   app.get<{ Params: N }>('/node/:node/console', { schema: S.showConsole }, async (req, reply) => {
     const node = consoleTarget(hilt, req.caller, req.params.node);
@@ -179,12 +187,12 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
 
   app.put<{ Params: N }>('/node/:node/console', { schema: S.startConsole }, async (req) => {
     const node = consoleTarget(hilt, req.caller, req.params.node);
-    await world.nodes.ask(node.name, { type: 'node.startConsole', by: req.caller.user, project: through(req.caller, node) });
+    await world.nodes.ask(node.name, { type: 'node.startConsole', by: req.caller.user, project: through(req.caller, node) }, stillOn(rm, req.caller, node.project));
   });
 
   app.delete<{ Params: N }>('/node/:node/console', { schema: S.stopConsole }, async (req) => {
     const node = consoleTarget(hilt, req.caller, req.params.node);
-    await world.nodes.ask(node.name, { type: 'node.stopConsole', by: req.caller.user, project: through(req.caller, node) });
+    await world.nodes.ask(node.name, { type: 'node.stopConsole', by: req.caller.user, project: through(req.caller, node) }, stillOn(rm, req.caller, node.project));
     // The commit ended the session and queued the log's deletion: done before the answer.
     await consoles.forget(node.name);
   });

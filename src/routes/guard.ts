@@ -37,6 +37,18 @@ export function stillIn(rm: ReadModel, caller: Caller, project: string): AskOpti
   };
 }
 
+/** stillIn for a call on a node: through its project, or (a free node) an admin's call. */
+export function stillOn(rm: ReadModel, caller: Caller, project: string | null | undefined): AskOptions {
+  if (project) return stillIn(rm, caller, project);
+  return {
+    still: () => {
+      const now = callerNow(rm, caller);
+      if (!now) throw unauthorized('the caller (its user or its token) no longer exists');
+      requireAdmin(now);
+    },
+  };
+}
+
 /**
  * A name a body gives for an existing object (schemas/common.ts, lookupName): one that cannot be
  * a name of anything is an unknown object, a 404 quoting a prefix of it. Checked before the name

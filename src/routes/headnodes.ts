@@ -36,18 +36,18 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.delete<{ Params: H }>('/headnode/:headnode', { schema: S.headnodeCall }, async (req) => {
-    owned(req.caller, req.params.headnode);
-    await headnodes.delete(req.params.headnode, req.caller.user);
+    const h = owned(req.caller, req.params.headnode);
+    await headnodes.delete(h.name, req.caller.user, stillIn(rm, req.caller, h.project));
   });
 
   app.post<{ Params: H }>('/headnode/:headnode/start', { schema: S.headnodeCall }, async (req) => {
-    owned(req.caller, req.params.headnode);
-    await headnodes.start(req.params.headnode, req.caller.user);
+    const h = owned(req.caller, req.params.headnode);
+    await headnodes.start(h.name, req.caller.user, stillIn(rm, req.caller, h.project));
   });
 
   app.post<{ Params: H }>('/headnode/:headnode/stop', { schema: S.headnodeCall }, async (req) => {
-    owned(req.caller, req.params.headnode);
-    await headnodes.stop(req.params.headnode, req.caller.user);
+    const h = owned(req.caller, req.params.headnode);
+    await headnodes.stop(h.name, req.caller.user, stillIn(rm, req.caller, h.project));
   });
 
   app.get<{ Params: H }>('/headnode/:headnode', { schema: S.showHeadnode }, async (req) => {
@@ -66,13 +66,13 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.put<{ Params: HH }>('/headnode/:headnode/hnic/:hnic', { schema: S.hnicCall }, async (req) => {
-    owned(req.caller, req.params.headnode);
-    await world.headnodes.ask(req.params.headnode, { type: 'headnode.createHnic', by: req.caller.user, hnic: req.params.hnic });
+    const h = owned(req.caller, req.params.headnode);
+    await world.headnodes.ask(h.name, { type: 'headnode.createHnic', by: req.caller.user, hnic: req.params.hnic }, stillIn(rm, req.caller, h.project));
   });
 
   app.delete<{ Params: HH }>('/headnode/:headnode/hnic/:hnic', { schema: S.hnicCall }, async (req) => {
-    owned(req.caller, req.params.headnode);
-    await world.headnodes.ask(req.params.headnode, { type: 'headnode.deleteHnic', by: req.caller.user, hnic: req.params.hnic });
+    const h = owned(req.caller, req.params.headnode);
+    await world.headnodes.ask(h.name, { type: 'headnode.deleteHnic', by: req.caller.user, hnic: req.params.hnic }, stillIn(rm, req.caller, h.project));
   });
 
   app.post<{ Params: HH; Body: { network: string } }>('/headnode/:headnode/hnic/:hnic/connect_network', { schema: S.connectHnic }, async (req) => {
@@ -80,12 +80,12 @@ export async function headnodeRoutes(app: FastifyInstance): Promise<void> {
     const { hnic } = req.params;
     // §9: hnic 404 before network 404, also for a network name that no network can have.
     found(h.hnics.find((x) => x.name === hnic), `hnic ${hnic} of headnode ${h.name}`);
-    await world.headnodes.ask(req.params.headnode, { type: 'headnode.connectNetwork', by: req.caller.user, hnic, network: lookedUp('network', req.body.network) });
+    await world.headnodes.ask(h.name, { type: 'headnode.connectNetwork', by: req.caller.user, hnic, network: lookedUp('network', req.body.network) }, stillIn(rm, req.caller, h.project));
   });
 
   app.post<{ Params: HH }>('/headnode/:headnode/hnic/:hnic/detach_network', { schema: S.hnicCall }, async (req) => {
-    owned(req.caller, req.params.headnode);
-    await world.headnodes.ask(req.params.headnode, { type: 'headnode.detachNetwork', by: req.caller.user, hnic: req.params.hnic });
+    const h = owned(req.caller, req.params.headnode);
+    await world.headnodes.ask(h.name, { type: 'headnode.detachNetwork', by: req.caller.user, hnic: req.params.hnic }, stillIn(rm, req.caller, h.project));
   });
 
   // The installed base images (any authenticated caller, as in HIL).

@@ -7,7 +7,7 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/lifecycle';
 import { badArgument, conflict, notFound } from '../errors';
-import { requireAdmin, requireProject, found } from './guard';
+import { requireAdmin, requireProject, found, stillIn } from './guard';
 import type { Caller } from '../auth/basic';
 import { leasePassed } from '../../actors/node/protocol';
 
@@ -44,7 +44,7 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
     const node = found(rm.nodes.get(req.params.node), `node ${req.params.node}`);
     if (!node.project) throw conflict(`node ${node.name} is free: only a node in a project has a lease`);
     requireProject(req.caller, node.project);
-    await world.nodes.ask(node.name, { type: 'node.setLease', by: req.caller.user, project: authorizedFor(req.caller, node.project), expiresAt: leaseEnd(req.body.expires_at) });
+    await world.nodes.ask(node.name, { type: 'node.setLease', by: req.caller.user, project: authorizedFor(req.caller, node.project), expiresAt: leaseEnd(req.body.expires_at) }, stillIn(rm, req.caller, node.project));
   });
 
   /** The node's lease, for a caller who may see it: node 404 → its project (401) → no lease 404. */
@@ -62,7 +62,7 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete<{ Params: N }>('/node/:node/lease', { schema: S.deleteLease }, async (req) => {
     const { node } = leaseOf(req.caller, req.params.node);
-    await world.nodes.ask(node.name, { type: 'node.deleteLease', by: req.caller.user, project: authorizedFor(req.caller, node.project!) });
+    await world.nodes.ask(node.name, { type: 'node.deleteLease', by: req.caller.user, project: authorizedFor(req.caller, node.project!) }, stillIn(rm, req.caller, node.project!));
   });
 
   app.get<{ Params: P }>('/project/:project/leases', { schema: S.projectLeases }, async (req) => {

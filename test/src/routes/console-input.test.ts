@@ -246,15 +246,17 @@ describe('a viewer of the live console whose token ends', function () {
 
   it('a token revoked while its viewer connects is never sent the console', async () => {
     const made = await token({});
-    // The revocation commits while the route waits for the node actor to record the attach.
+    // The revocation commits once the node actor recorded the attach, before the stream is served
+    // (one that commits before the attach's turn refuses the upgrade: membership-races.test.ts).
     const nodes = ts.app.hilt.world.nodes as unknown as { ask: (id: string, cmd: { type: string }, ...rest: unknown[]) => Promise<unknown> };
     const ask = nodes.ask;
     nodes.ask = async (id, cmd, ...rest) => {
+      const answer = await ask.call(nodes, id, cmd, ...rest);
       if (cmd.type === 'node.attachConsole') {
         nodes.ask = ask;
         await must(ts.api.with(mia).del(`/auth/tokens/${made.id}`));
       }
-      return ask.call(nodes, id, cmd, ...rest);
+      return answer;
     };
     try {
       const w = await watch(ts.url, 'm1', null, { authorization: `Bearer ${made.token}` });
