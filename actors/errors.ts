@@ -34,15 +34,22 @@ export class HiltError extends Error {
   /** seconds after which the client may try again (sent as Retry-After) */
   retryAfter?: number;
 
-  constructor(readonly type: ErrorType, message: string, opts?: { cause?: unknown; retryAfter?: number }) {
+  /**
+   * The message for a caller who is not an admin, where `message` names what only operators see
+   * (a switch's and a port's names: docs/api-conventions.md §5); the HTTP layer picks it.
+   */
+  forMembers?: string;
+
+  constructor(readonly type: ErrorType, message: string, opts?: { cause?: unknown; retryAfter?: number; forMembers?: string }) {
     super(message, opts?.cause === undefined ? undefined : { cause: opts.cause });
     if (opts?.retryAfter !== undefined) this.retryAfter = opts.retryAfter;
+    if (opts?.forMembers !== undefined) this.forMembers = opts.forMembers;
   }
 }
 
 export const notFound = (what: string) => new HiltError('NotFoundError', `${what} does not exist`);
 export const duplicate = (what: string) => new HiltError('DuplicateError', `${what} already exists`);
-export const blocked = (msg: string) => new HiltError('BlockedError', msg);
+export const blocked = (msg: string, forMembers?: string) => new HiltError('BlockedError', msg, { forMembers });
 export const badArgument = (msg: string) => new HiltError('BadArgumentError', msg);
 export const unauthorized = (msg = 'you do not have permission for this call') => new HiltError('AuthorizationError', msg);
 export const forbidden = (msg: string) => new HiltError('ForbiddenError', msg);

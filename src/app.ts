@@ -281,7 +281,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       const status = statusOf(err);
       if (status >= 500) req.log.error({ err, ...('detail' in err ? { detail: (err as { detail: unknown }).detail } : {}) }, 'request failed');
       if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
-      const msg = err.type === 'ServerError' ? 'internal error; see the service log' : err.message;
+      const msg = err.type === 'ServerError' ? 'internal error; see the service log'
+        : err.forMembers !== undefined && !req.caller?.isAdmin ? err.forMembers : err.message;
       return reply.code(status).send({ type: err.type, msg: status < 500 ? bounded(msg) : msg });
     }
     if (err.validation) return reply.code(400).send({ type: 'BadArgumentError', msg: bounded(validationMessage(err.validation, err.validationContext) ?? err.message) });

@@ -1,5 +1,5 @@
 import { Behavior, Decision, needsEntity } from '../runtime';
-import { HiltError, duplicate, notFound, unauthorized } from '../errors';
+import { HiltError, blocked, duplicate, notFound, unauthorized } from '../errors';
 import type { ReadModel } from '../readmodel';
 import type { NetworkUseBook } from './uses';
 import type { VlanPool } from './pool';
@@ -38,8 +38,10 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
     }
     return undefined;
   }
-  const mayCarry = (b: BlockedPort, vlan: number, id: string) => new HiltError('BlockedError',
-    `port ${b.port} of switch ${b.switch} (nic ${b.nic} of node ${b.node}) may still carry VLAN ${vlan} of network ${id} (a change failed after it may have reached the port; it is being set back)`);
+  const why = 'a change failed after it may have reached the port; it is being set back';
+  const mayCarry = (b: BlockedPort, vlan: number, id: string) => blocked(
+    `port ${b.port} of switch ${b.switch} (nic ${b.nic} of node ${b.node}) may still carry VLAN ${vlan} of network ${id} (${why})`,
+    `the port of nic ${b.nic} of node ${b.node} may still carry VLAN ${vlan} of network ${id} (${why})`);
 
   /** The caller was authorized as a member of `owner`, which must still own the network (protocol.ts). */
   function stillOwned(state: NetworkState, owner: string | undefined, id: string): void {
@@ -101,7 +103,9 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         const doubted = rm.portsInDoubtWith(state.vlan);
         if (doubted.length) {
           const p = doubted[0];
-          throw new HiltError('BlockedError', `port ${p.name} of switch ${p.switch} may still carry VLAN ${state.vlan} of network ${id} (a change failed after it may have reached the port; it is being set back)${doubted.length > 1 ? `, and ${counted(doubted.length - 1, 'other port')}` : ''}`);
+          const more = doubted.length > 1 ? `, and ${counted(doubted.length - 1, 'other port')}` : '';
+          throw blocked(`port ${p.name} of switch ${p.switch} may still carry VLAN ${state.vlan} of network ${id} (${why})${more}`,
+            `${counted(doubted.length, 'switch port')} may still carry VLAN ${state.vlan} of network ${id} (${why})`);
         }
         return locked(id, { type: 'NetworkDeleted' });
       }),

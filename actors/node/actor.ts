@@ -99,7 +99,8 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
         for (const pid of rm.portsInDoubt) {
           const port = rm.ports.get(pid);
           if (port?.doubt && port.wire?.node === id) {
-            throw blocked(`port ${port.name} of switch ${port.switch} (nic ${port.wire.nic} of node ${id}) is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back`);
+            const why = 'is in doubt: a change failed after it may have reached the port, which may carry VLANs beyond its configuration; it is being set back';
+            throw blocked(`port ${port.name} of switch ${port.switch} (nic ${port.wire.nic} of node ${id}) ${why}`, `the port of nic ${port.wire.nic} of node ${id} ${why}`);
           }
         }
         return {

@@ -6,7 +6,7 @@
  * lifts all of it.
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch, committed } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, committed } from '../../helpers/server';
 import { parseExposition, value } from '../../helpers/prometheus';
 import { portId } from '../../../actors/ids';
 
@@ -47,6 +47,16 @@ describe('a switch port in doubt', function () {
     expect(release.body.type).to.equal('BlockedError');
     expect(release.body.msg).to.match(/^port gi1\/0\/1 of switch s1 \(nic eth0 of node n1\) is in doubt/);
     expect((await must(api.get('/project/p/nodes'))).body).to.include('n1');
+    // A member is not told the wiring (docs/api-conventions.md §5): the same refusals without it.
+    const member = api.with(await makeUser(api, 'pm', 'pw', ['p']));
+    const refusals = [await member.del('/network/w'), await member.post('/project/p/detach_node', { node: 'n1' })];
+    for (const r of refusals) {
+      expect(r.status, r.text).to.equal(409);
+      expect(r.body.type).to.equal('BlockedError');
+      expect(r.body.msg).to.not.match(/gi1|s1/);
+    }
+    expect(refusals[0].body.msg).to.equal(`1 switch port may still carry VLAN ${vlan} of network w (a change failed after it may have reached the port; it is being set back)`);
+    expect(refusals[1].body.msg).to.match(/^the port of nic eth0 of node n1 is in doubt/);
 
     const attention = (await must(api.get('/admin/nodes/attention'))).body;
     expect(attention).to.have.length(1);
@@ -151,6 +161,15 @@ describe('a switch port in doubt', function () {
     const grant = await api.put('/network/y/access/q');
     expect(grant.status).to.equal(409);
     expect(grant.body.type).to.equal('BlockedError');
+    // The owner's member is not told the wiring.
+    await must(api.put('/network/qz', { owner: 'q', access: 'q', net_id: '' }));
+    await must(api.put('/network/qz/access/p'));
+    const qm = api.with(await makeUser(api, 'qm', 'pw', ['q']));
+    await ts.world.ports.ask(doubted, { type: 'port.doubt', by: 'switch', vlans: [ts.world.rm.networks.get('qz')!.vlan] });
+    const revoked = await qm.del('/network/qz/access/p');
+    expect(revoked.status, revoked.text).to.equal(409);
+    expect(revoked.body.msg).to.match(/^the port of nic eth0 of node n3 may still carry VLAN/);
+    expect(revoked.body.msg).to.not.match(/gi1|s1/);
     expect((await must(api.get('/network/x'))).body.access).to.deep.equal(['p']);
     expect((await must(api.get('/network/y'))).body.access).to.equal(null);
 
@@ -167,7 +186,7 @@ describe('a switch port in doubt', function () {
     await must(api.post('/switch/s1/port/gi1/0/6/connect_nic', { node: 'n4', nic: 'eth0' }));
     await must(api.post('/project/p/connect_node', { node: 'n4' }));
     await must(api.put('/network/z', { owner: 'p', access: 'p', net_id: '' }));
-    const vz = ts.world.rm.networks.get('z')!.vlan;
+    const vz = ts.world.rm.networks.get('qz')!.vlan;
     // n4's connect to z failed after it may have reached its port, the set-back not confirmed.
     const doubted = portId('s1', 'gi1/0/6');
     await ts.world.ports.ask(doubted, { type: 'port.doubt', by: 'switch', vlans: [vz] });
