@@ -34,6 +34,8 @@ export class ConsoleLogs {
   private readonly writers = new Map<string, Writer>();
   /** per node: the end of its chain of operations */
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** per node: the recording whose log may still hold another's output (its deletion failed) */
+  private readonly unclaimed = new Map<string, string>();
 
   /** `sync` fsyncs a file or a folder (tests record the calls). */
   constructor(readonly dir: string, readonly limit: number, private readonly sync: (path: string) => Promise<void> = fsyncPathAsync) {
@@ -64,6 +66,7 @@ export class ConsoleLogs {
   /** Appends output to the node's log (creating it). */
   append(node: string, chunk: Buffer): Promise<void> {
     return this.then(node, async () => {
+      await this.claimed(node);
       let w = this.writers.get(node);
       if (!w) {
         const handle = await open(this.path(node), 'a', 0o600);
@@ -89,31 +92,53 @@ export class ConsoleLogs {
   /**
    * Creates the node's log, empty, unless it exists (recording has started: GET …/console
    * answers 200), for `recording` (an id of the recording, as `sweep` is given it). A log of
-   * another recording still there (its deletion failed) is deleted first: never continued.
+   * another recording still there (its deletion failed) is deleted first: never continued. When
+   * that fails too, the node's log is refused (appends and reads reject) until a later append or
+   * read manages it: a recording records and shows only a log it has claimed.
    */
   create(node: string, recording: string): Promise<void> {
     const named = this.then(node, async () => {
-      const path = this.recordingPath(node);
-      const of = await readFile(path, 'utf8').catch(() => undefined);
-      if (of !== recording) {
-        const w = this.writers.get(node);
-        this.writers.delete(node);
-        await w?.handle.close().catch(() => undefined);
-        await rm(this.path(node), { force: true });
-        await rm(this.path(node, true), { force: true });
-      }
-      await writeFile(path, recording, { mode: 0o600 });
-      // Durable before any output is appended: the folder's fsync also makes the removal of the
-      // previous recording's files durable (sweep keeps a log by the name this file holds).
-      await this.sync(path);
-      await this.sync(this.dir);
+      this.unclaimed.set(node, recording);
+      await this.claim(node, recording);
+      this.unclaimed.delete(node);
     });
     return Promise.all([named, this.append(node, Buffer.alloc(0))]).then(() => undefined);
+  }
+
+  /** Makes the node's log `recording`'s: another recording's files deleted, its name written, durably. */
+  private async claim(node: string, recording: string): Promise<void> {
+    const path = this.recordingPath(node);
+    const of = await readFile(path, 'utf8').catch(() => undefined);
+    if (of !== recording) {
+      const w = this.writers.get(node);
+      this.writers.delete(node);
+      await w?.handle.close().catch(() => undefined);
+      await rm(this.path(node), { force: true });
+      await rm(this.path(node, true), { force: true });
+    }
+    await writeFile(path, recording, { mode: 0o600 });
+    // Durable before any output is appended: the folder's fsync also makes the removal of the
+    // previous recording's files durable (sweep keeps a log by the name this file holds).
+    await this.sync(path);
+    await this.sync(this.dir);
+  }
+
+  /** In the node's chain, before an append or a read: a recording whose claim failed tries it again, and is refused while it fails. */
+  private async claimed(node: string): Promise<void> {
+    const recording = this.unclaimed.get(node);
+    if (recording === undefined) return;
+    try {
+      await this.claim(node, recording);
+    } catch (err) {
+      throw new Error(`the log of the node's earlier recording could not be deleted: ${(err as Error).message}`);
+    }
+    this.unclaimed.delete(node);
   }
 
   /** The last `limit` bytes of the node's log, cut to start on a whole UTF-8 character; null when there is none. */
   read(node: string): Promise<Buffer | null> {
     return this.then(node, async () => {
+      await this.claimed(node);
       const parts: Buffer[] = [];
       let found = false;
       for (const older of [true, false]) {

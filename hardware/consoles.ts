@@ -28,6 +28,7 @@ import type { PowerControl } from './power';
 import { ConsoleLogs } from './console-log';
 import { backoff, settledWithin, sleep } from '../lib/time';
 import { CLOSE_GRACE_MS } from '../drivers/obm/ipmi-sol';
+import { HiltError } from '../actors/errors';
 
 /** A watcher of a node's live console (a WebSocket, src/routes/console-stream.ts). */
 export interface Viewer {
@@ -167,9 +168,16 @@ export class Consoles {
     await this.ending.get(node);
   }
 
-  /** The node's recorded output (the last HILT_CONSOLE_LOG_BYTES), or null when none is recorded. */
+  /**
+   * The node's recorded output (the last HILT_CONSOLE_LOG_BYTES), or null when none is recorded.
+   * A log that cannot be read (a failing disk, or another recording's log that could not be
+   * deleted) is warned of and refused: 503, the service's fault, never the client's.
+   */
   read(node: string): Promise<Buffer | null> {
-    return this.logs.read(node);
+    return this.logs.read(node).catch((err: Error) => {
+      this.log.warn({ node, err: err.message }, 'could not read a console log');
+      throw new HiltError('ServiceUnavailableError', `node ${node}'s console log cannot be read now: the service's disk failed (its log says why)`);
+    });
   }
 
   /** Has the node's console as many viewers as it may (HILT_CONSOLE_VIEWERS)? */
@@ -194,13 +202,15 @@ export class Consoles {
     // The read is queued behind every append made so far, and what comes after joins the queue
     // of this viewer: nothing is sent twice or missed.
     s.viewers.set(viewer, []);
-    void this.logs.read(node).then((recent) => {
+    // A log that cannot be read: the viewer is told, and gets the live output.
+    const recent = this.read(node).catch(() => notice('the recorded log cannot be read now; the live console follows'));
+    void recent.then((recent) => {
       const held = s.viewers.get(viewer);
       if (!held) return;
       if (recent?.length) viewer.send(recent);
       for (const c of held) viewer.send(c);
       s.viewers.set(viewer, null);
-    }, () => undefined);
+    });
     return 'attached';
   }
 

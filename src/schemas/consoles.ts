@@ -9,7 +9,7 @@ export const showConsole = {
       description: 'The most recent HILT_CONSOLE_LOG_BYTES of the node\'s recorded console output (text/plain; charset=utf-8)',
       content: { 'text/plain': { schema: { type: 'string' } } },
     },
-  }, 404, 409),
+  }, 404, 409, 503),
 } as const;
 
 /** start_console: recording starts (idempotent). */

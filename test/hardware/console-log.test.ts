@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsoleLogs, logFileName } from '../../hardware/console-log';
 import { escapeSolInput } from '../../drivers/obm/ipmi-sol';
+import { refusingDeletions } from '../helpers/faulty-fs';
 
 describe('ConsoleLogs', () => {
   let dir: string;
@@ -67,6 +68,33 @@ describe('ConsoleLogs', () => {
     expect(readdirSync(join(dir, 'consoles')).sort()).to.deep.equal([logFileName('keep'), `${logFileName('keep')}.recording`].sort());
     expect((await logs.read('keep'))!.toString()).to.equal('k');
     expect(await logs.read('earlier')).to.equal(null);
+  });
+
+  it('never continues nor serves the log of another recording that it could not delete (a disk that keeps refusing): refused until it can be deleted', async () => {
+    const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
+    await logs.create('n1', 'r1');
+    await logs.append('n1', Buffer.from('the first tenant\'s secret\r\n'));
+    const undo = refusingDeletions(dir);
+    try {
+      // The recording ends, and its log stays; then the next one starts, and it stays still.
+      let err = await logs.remove('n1').then(() => null, (e: Error) => e);
+      expect(err?.message).to.include('EACCES');
+      err = await logs.create('n1', 'r2').then(() => null, (e: Error) => e);
+      expect(err?.message, 'the new recording has no log').to.include('EACCES');
+      err = await logs.append('n1', Buffer.from('the next tenant\'s output\r\n')).then(() => null, (e: Error) => e);
+      expect(err?.message, 'not appended to the old log').to.include('could not be deleted');
+      err = await logs.read('n1').then((b) => { throw new Error(`served: ${String(b)}`); }, (e: Error) => e);
+      expect(err?.message, 'not served').to.include('could not be deleted');
+      expect(readFileSync(join(dir, 'consoles', logFileName('n1')), 'utf8')).to.equal('the first tenant\'s secret\r\n');
+    } finally {
+      undo();
+    }
+    // The disk deletes again: the new recording's log starts empty, and records.
+    expect(String((await logs.read('n1')) ?? '')).to.equal('');
+    expect(readFileSync(join(dir, 'consoles', `${logFileName('n1')}.recording`), 'utf8')).to.equal('r2');
+    await logs.append('n1', Buffer.from('the next tenant\'s output\r\n'));
+    expect(String(await logs.read('n1'))).to.equal('the next tenant\'s output\r\n');
+    await logs.close();
   });
 
   it('makes a recording\'s name durable when it is written (the file, then the folder), once per recording, not per chunk', async () => {

@@ -9,6 +9,8 @@ import type { NodeState } from '../../actors/node/protocol';
 import type { PowerControl } from '../../hardware/power';
 import type { ConsoleIo } from '../../drivers/obm/types';
 import { sleep, until } from '../helpers/wait';
+import { refusingDeletions } from '../helpers/faulty-fs';
+import { HiltError } from '../../actors/errors';
 
 /** Node n1 recording its console through a fake BMC: `io()` is what the test writes the node's output to. */
 function recordingN1(): { rm: ReadModel; power: PowerControl; io: () => ConsoleIo | undefined } {
@@ -140,6 +142,56 @@ describe('Consoles', () => {
       expect(String(await consoles.read('n1')), 'the next recording\'s log').to.not.include('secret');
     } finally {
       process.removeListener('unhandledRejection', onUnhandled);
+      await consoles.close();
+    }
+  });
+
+  it('a log that can be deleted neither when its recording ends nor when the next starts is never shown to the next: its read is a 503, its viewers get the live output only, until it can be deleted', async () => {
+    const n1 = recordingN1();
+    const consoles = new Consoles({ rm: n1.rm, power: n1.power, dataDir: dir, logBytes: 1024 });
+    const warned: { obj: object; msg: string }[] = [];
+    consoles.log = { info() {}, warn: (obj, msg) => void warned.push({ obj, msg }) };
+    let undo = () => {};
+    try {
+      consoles.start();
+      await until('the session', () => n1.io() !== undefined);
+      n1.io()!.data(Buffer.from('the first tenant\'s secret\r\n'));
+      await until('the log written', async () => String(await consoles.read('n1')).includes('secret'));
+      undo = refusingDeletions(dir);
+      const rm = n1.rm as unknown as { nodes: Map<string, NodeState> };
+      const before = rm.nodes.get('n1')!;
+      const released = { ...before, project: null } as NodeState;
+      delete released.console;
+      rm.nodes.set('n1', released);
+      consoles.watch('n1', before, released);
+      await consoles.forget('n1');
+      const next = { ...released, project: 'p2', console: { by: 'bob', since: 2 } } as NodeState;
+      rm.nodes.set('n1', next);
+      const io = n1.io();
+      consoles.watch('n1', released, next);
+      await until('the new session', () => n1.io() !== io);
+      n1.io()!.data(Buffer.from('the next tenant\'s output\r\n'));
+      const err = await consoles.read('n1').then((b) => { throw new Error(`served: ${String(b)}`); }, (e: unknown) => e);
+      expect(err).to.be.instanceOf(HiltError);
+      expect((err as HiltError).type).to.equal('ServiceUnavailableError');
+      expect((err as HiltError).message).to.not.include('secret');
+      expect(warned.map((w) => w.msg)).to.include.members(['could not delete a console log', 'could not create a console log', 'could not read a console log']);
+      const got: Buffer[] = [];
+      const viewer = { allowed: () => true, mayType: () => false, send: (c: Buffer) => void got.push(c), backlog: () => 0, close() {} };
+      expect(consoles.attach('n1', viewer)).to.equal('attached');
+      await until('the viewer told', () => got.length > 0);
+      expect(got[0]!.toString()).to.include('[hilt] the recorded log cannot be read now');
+      n1.io()!.data(Buffer.from('live\r\n'));
+      await until('the live output', () => Buffer.concat(got).toString().includes('live'));
+      expect(Buffer.concat(got).toString()).to.not.include('secret');
+      // The disk deletes again: the next tenant's log starts then, without the first one's.
+      undo();
+      undo = () => {};
+      n1.io()!.data(Buffer.from('after\r\n'));
+      await until('recorded again', async () => String(await consoles.read('n1')).includes('after'));
+      expect(String(await consoles.read('n1'))).to.not.include('secret');
+    } finally {
+      undo();
       await consoles.close();
     }
   });

@@ -15,6 +15,7 @@ import { startSerialLine, SerialLine, solChildren } from '../../helpers/serial-l
 import { until } from '../../helpers/wait';
 import { watch, Watcher } from '../../helpers/console-ws';
 import { logFileName } from '../../../hardware/console-log';
+import { refusingDeletions } from '../../helpers/faulty-fs';
 
 const BMC_USER = 'admin';
 const BMC_PASSWORD = 'sol-Pa55-word';
@@ -229,6 +230,30 @@ describe('serial consoles over IPMI Serial-over-LAN (ipmitool against ipmi_sim)'
     expect((await api.with(bob).call('DELETE', '/node/c1/console')).status).to.equal(200);
     const audit = (await api.get('/admin/audit?kind=node&name=c1')).body.entries.map((e: { call: string; by: string }) => `${e.call}:${e.by}`);
     expect(audit).to.include('stop_console:bob');
+  });
+
+  it('never shows the next tenant a log the disk refuses to delete, at the end of its recording nor at the start of the next: 503 until it can be deleted', async () => {
+    await must(api.with(bob).call('PUT', '/node/c1/console'));
+    await until('a session', () => ts.consoles.processes().has('c1') && solChildren().length === 1, 15_000);
+    await bmcs.c1.line.write('bob\'s secret\r\n');
+    await until('logged', async () => (await api.with(bob).get('/node/c1/console')).text.includes('bob\'s secret'), 10_000);
+    let undo = refusingDeletions(join(ts.dataDir, 'consoles'));
+    try {
+      await must(api.with(bob).post('/project/blue/detach_node', { node: 'c1' }));
+      await must(api.post('/project/red/connect_node', { node: 'c1' }));
+      await must(api.with(alice).call('PUT', '/node/c1/console'));
+      const r = await api.with(alice).get('/node/c1/console');
+      expect(r.status).to.equal(503);
+      expect(r.body.type).to.equal('ServiceUnavailableError');
+      expect(r.text).to.not.include('secret');
+      undo();
+      undo = () => {};
+      await until('the log of alice\'s recording', async () => (await api.with(alice).get('/node/c1/console')).status === 200, 10_000);
+      expect((await api.with(alice).get('/node/c1/console')).text).to.not.include('secret');
+    } finally {
+      undo();
+    }
+    await must(api.with(alice).call('DELETE', '/node/c1/console'));
   });
 
   it('refuses typed input beyond what the node has taken (a paste faster than the serial line), and tells the viewer', async () => {
