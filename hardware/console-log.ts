@@ -19,9 +19,13 @@ import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'no
 import { join } from 'node:path';
 import { fsyncPathAsync, mkdirDurable } from '../lib/durable';
 
-/** A node's file name: its name, escaped so that no name can leave the folder; a digest when too long for a file name. */
+/**
+ * A node's file name: its name, escaped so that no name can leave the folder; a digest when too
+ * long for a file name. An escaped name never starts with the digest's prefix (its `s` is escaped
+ * too, which the escaping never does otherwise): a node named as another's digest file gets its own.
+ */
 export function logFileName(node: string): string {
-  const escaped = encodeURIComponent(node).replace(/[.*!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const escaped = encodeURIComponent(node).replace(/[.*!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/^sha256-/, '%73ha256-');
   return `${escaped.length <= 200 ? escaped : `sha256-${createHash('sha256').update(node).digest('hex')}`}.log`;
 }
 

@@ -97,6 +97,26 @@ describe('ConsoleLogs', () => {
     await logs.close();
   });
 
+  it('gives a node named as the digest file of a name too long for a file a log of its own; every other name keeps its file', async () => {
+    const long = 'é'.repeat(40);
+    const digest = logFileName(long).replace(/\.log$/, '');
+    expect(digest).to.match(/^sha256-[0-9a-f]{64}$/);
+    expect(logFileName(digest)).not.to.equal(logFileName(long));
+    expect(logFileName(digest)).to.match(/^[A-Za-z0-9_%-]+\.log$/);
+    expect(logFileName('sha256-')).not.to.equal('sha256-.log');
+    expect(logFileName('node-07')).to.equal('node-07.log');
+    expect(logFileName('sha256')).to.equal('sha256.log');
+    expect(logFileName('a.b')).to.equal('a%2Eb.log');
+    const logs = new ConsoleLogs(join(dir, 'consoles'), 1024);
+    await logs.create(digest, 'r1');
+    await logs.append(digest, Buffer.from('the first tenant\'s secret'));
+    await logs.create(long, 'r2');
+    await logs.append(long, Buffer.from('another node'));
+    expect((await logs.read(long))!.toString(), 'two nodes, two logs').to.equal('another node');
+    expect((await logs.read(digest))!.toString()).to.equal('the first tenant\'s secret');
+    await logs.close();
+  });
+
   it('makes a recording\'s name durable when it is written (the file, then the folder), once per recording, not per chunk', async () => {
     const synced: string[] = [];
     const logs = new ConsoleLogs(join(dir, 'consoles'), 1024, async (p) => { synced.push(p); });
