@@ -72,11 +72,15 @@ async function startOf(app: FastifyInstance, req: FastifyRequest<{ Querystring: 
   // clocks: `hilt events --follow` reconnects with the time one process gave, maybe to another.
   if (since !== undefined && since > Date.now() + SINCE_LEEWAY_MS) throw badArgument(`since ${q.since} is in the future (the service's clock says ${new Date().toISOString()}): give a past time, or none to start now`);
   const cursor = lastId ?? q.after;
-  if (cursor === undefined) return since !== undefined ? world.runtime.engine.positionAt(since) : hub.last;
-  const after = Number(cursor);
+  if (cursor === undefined && since === undefined) return hub.last;
   const bounds = await world.runtime.engine.bounds();
   // What retention is removing counts as gone already: the removal may not have committed yet.
   const first = Math.max(bounds.first, hub.removed + 1);
+  // A time before the oldest id kept starts there: the events of live objects kept below it
+  // would give ids a reconnect is refused (410), and a start before what retention is removing
+  // would be ended at once, again at every reconnect.
+  if (cursor === undefined) return Math.max(await world.runtime.engine.positionAt(since!), first - 1);
+  const after = Number(cursor);
   if (after < first - 1 || after > Math.max(bounds.last, hub.last)) {
     reply.code(410).send({
       type: 'GoneError' satisfies ErrorType,

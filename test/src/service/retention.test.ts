@@ -380,6 +380,43 @@ describe('journal retention and a stream still reading the journal', function ()
     const metrics = (await must(ts.api.get('/metrics'))).text;
     expect(metrics).to.match(/hilt_event_streams_dropped_total\{reason="removed"\} 1/);
   });
+
+  it('starts a stream with a since before what was removed at the oldest id kept, resumable, not at a position retention passed', async () => {
+    // An object that lives on (its events stay, below what goes), then one deleted and removed.
+    await must(ts.api.put('/project/since-kept'));
+    await makeNode(ts.api, 'since-gone');
+    await must(ts.api.del('/node/since-gone'));
+    const deleted = Date.now();
+    while (Date.now() <= deleted + 1) await sleep(1);
+    expect((await ts.retention.pass()).events).to.be.at.least(2);
+    await must(ts.api.put('/project/since-after'));
+    const { first } = await ts.world.runtime.engine.bounds();
+    // docs/events.md: the way back after a 410 is since, a time before the oldest kept.
+    const text = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(new URL('/events?since=1970-01-01T00:00:00Z', ts.url), { headers: { authorization: basic(ADMIN) } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          body += d;
+          if (body.includes(': live\n')) res.destroy();
+        });
+        res.on('close', () => resolve({ status: res.statusCode ?? 0, text: body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(text.status).to.equal(200);
+    expect(text.text, 'not ended as before what retention removes').to.not.include('journal retention is removing');
+    expect(text.text).to.include(': live');
+    const ids = [...text.text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids.length).to.be.greaterThan(0);
+    // Every id it gave is one a reconnect resumes from (an id below the oldest kept is a 410).
+    expect(Math.min(...ids)).to.be.at.least(first);
+    expect(text.text).to.include('"name":"since-after"');
+    const again = await stream(ids[0]);
+    expect(again.status, 'a reconnect from its first id').to.equal(200);
+    await again.text;
+  });
 });
 
 /**
