@@ -294,8 +294,11 @@ export class WebhookRunner {
         worker = new Worker(this, id);
         this.workers.set(id, worker);
         const started = worker;
-        started.done = started.run().catch(() => undefined).finally(() => {
+        started.done = started.run().then(() => false, () => true).then((failed) => {
           if (this.workers.get(id) === started) this.workers.delete(id);
+          // A read or write of the store failed: a new worker goes on from the stored mark after a
+          // pause, not at the next commit, which a quiet system may not make for a long time.
+          if (failed && !this.closed) setTimeout(() => this.sync(), this.opts.retryMinMs).unref();
         });
       }
       worker.poke();

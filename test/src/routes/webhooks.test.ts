@@ -144,6 +144,30 @@ describe('webhooks', function () {
     expect(Number(/hilt_webhook_deliveries_total\{outcome="error"\} (\d+)/.exec(metrics)?.[1])).to.be.at.least(7);
     await must(api.del(`/admin/webhooks/${id}`));
   });
+
+  it('goes on delivering after a read of the store failed, without waiting for another commit', async () => {
+    const rcv = await receiver();
+    const id = (await must(api.post('/admin/webhooks', { url: rcv.url, secret: SECRET, types: ['project.created'] }))).body.id;
+    await must(api.put('/project/rf0'));
+    await rcv.until(() => rcv.delivered().length === 1);
+    // The worker's next read of the journal fails once (a database connection lost, say).
+    const engine = ts.world.runtime.engine;
+    const feed = engine.feed.bind(engine);
+    let failed = 0;
+    engine.feed = (after: number) => {
+      if (failed++ === 0) throw new Error('connection lost');
+      return feed(after);
+    };
+    try {
+      await must(api.put('/project/rf1'));
+      await rcv.until(() => rcv.delivered().length === 2);
+    } finally {
+      engine.feed = feed;
+    }
+    expect(failed, 'the read that failed').to.be.at.least(1);
+    expect(rcv.requests.filter((r) => r.status === 200).map((r) => r.json.name)).to.deep.equal(['rf0', 'rf1']);
+    await must(api.del(`/admin/webhooks/${id}`));
+  });
 });
 
 describe('webhooks: failing past the retry window', function () {
