@@ -5,9 +5,12 @@
  *   node dist/actors/persistence/copy.js <LMDB folder> <postgres://…>
  *
  * Every event of every key (its sequence number, time, tags and data, the format record
- * `meta:format` included), in the store's one commit order (so the database gives them
- * positions in the same order), and each key's latest snapshot are copied as they are, so the first
- * start on PostgreSQL finds the data exactly as the last start on LMDB left it. The schema is
+ * `meta:format` included) at the position it has in the store's one commit order, each key's
+ * latest snapshot and every mark (webhook cursors, retention's progress) are copied as they are,
+ * and the database's positions go on after the store's last (retention's removals and a restore's
+ * gap kept): the first start on PostgreSQL finds the data exactly as the last start on LMDB left
+ * it, and an event id a stream client or a webhook receiver holds names the same event (renumbered,
+ * a store with gaps would give its ids again to other events). The schema is
  * created first; a database that already holds hilt data is refused. Stop the service first:
  * the copy holds the folder's lock as a service does (src/folder-lock.ts), so a folder a running
  * hilt holds is refused (its writes during the copy would be missed, or torn across chunks).
@@ -17,29 +20,33 @@ import { join } from 'node:path';
 import { LmdbPersistenceEngine } from './lmdb';
 import { lockFolder } from '../../src/folder-lock';
 import { migrateDatabase, PostgresPersistenceEngine } from './postgres';
-import type { PersistenceEngine, PersistedEvent } from './engine';
+import type { PersistedEvent } from './engine';
 
-export interface CopySummary { keys: number; events: number; snapshots: number; ms: number }
+export interface CopySummary { keys: number; events: number; snapshots: number; marks: number; ms: number }
 
 /** Events per write while copying (one transaction each). */
 const CHUNK = 2000;
 
-export async function copyStore(from: PersistenceEngine, to: PersistenceEngine, log: (line: string) => void = () => undefined): Promise<CopySummary> {
+export async function copyStore(from: LmdbPersistenceEngine, to: PostgresPersistenceEngine, log: (line: string) => void = () => undefined): Promise<CopySummary> {
   for await (const key of to.keys('')) throw new Error(`the target already holds hilt data (e.g. ${key}); copy only into an empty database`);
   const started = Date.now();
-  const summary: CopySummary = { keys: 0, events: 0, snapshots: 0, ms: 0 };
+  const summary: CopySummary = { keys: 0, events: 0, snapshots: 0, marks: 0, ms: 0 };
   let pending: PersistedEvent[] = [];
   const flush = async () => {
-    if (pending.length) await to.persist(pending);
+    if (pending.length) await to.importEvents(pending);
     pending = [];
   };
   for await (const e of from.feed(0)) {
-    const { position: _position, ...event } = e;
-    pending.push(event);
+    pending.push(e);
     if (++summary.events % 100_000 === 0) log(`${summary.events} events copied`);
     if (pending.length >= CHUNK) await flush();
   }
   await flush();
+  await to.importBounds(await from.bounds());
+  for (const [name, value] of from.marks()) {
+    await to.setMark(name, value);
+    summary.marks++;
+  }
   for await (const key of from.keys('')) {
     const snap = await from.latestSnapshot(key);
     if (snap) {

@@ -596,6 +596,11 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
     return this.marksDb.get(name);
   }
 
+  /** Every mark, by name (copy.ts moves them with the journal). */
+  *marks(): Iterable<[string, unknown]> {
+    for (const { key, value } of this.marksDb.getRange()) yield [key, value];
+  }
+
   async setMark(name: string, value: unknown): Promise<void> {
     await flushed(this.marksDb.put(name, value));
   }

@@ -304,6 +304,35 @@ export class PostgresPersistenceEngine implements PersistenceEngine {
   }
 
   /**
+   * Moving from LMDB (copy.ts): events stored at the positions they have there, so that the ids
+   * stream clients, webhook receivers and cursors hold name the same events after the move.
+   * Unfenced, one statement; for an empty database before any service starts on it.
+   */
+  async importEvents(events: PersistedEvent[]): Promise<void> {
+    if (!events.length) return;
+    const rows = `[${events.map((e) => {
+      if (e.position === undefined) throw new Error(`event ${e.sequenceNumber} of ${e.key} has no position`);
+      return JSON.stringify({ k: e.key, s: e.sequenceNumber, c: e.createdAt, t: e.tags.length ? e.tags : null, d: e.data, p: e.position });
+    }).join(',')}]`;
+    await this.pool.query(
+      `WITH x AS (SELECT * FROM json_to_recordset($1::json) AS r(k text, s bigint, c bigint, t json, d json, p bigint)),
+            ins AS (INSERT INTO hilt_events (key, seq, created_at, tags, data, pos) SELECT k, s, c, t, d, p FROM x)
+       INSERT INTO hilt_heads AS h (key, seq) SELECT k, max(s) FROM x GROUP BY k
+       ON CONFLICT (key) DO UPDATE SET seq = GREATEST(h.seq, EXCLUDED.seq)`, [rows]);
+  }
+
+  /**
+   * After importEvents: the store's order goes on as the copied one would have (new positions
+   * after every one it gave, retention's removals and a restore's gap kept: bounds() the same).
+   */
+  async importBounds(b: OrderBounds): Promise<void> {
+    await this.pool.query("SELECT setval(pg_get_serial_sequence('hilt_events', 'pos'), GREATEST($1::bigint, 1), $1::bigint > 0)", [b.last]);
+    const pruned = b.gap ? b.removed ?? 0 : b.first - 1;
+    if (pruned > 0) await this.setMark(PRUNED_MARK, pruned);
+    if (b.gap) await this.setMark(RESTORE_GAP_MARK, b.gap);
+  }
+
+  /**
    * A table's old row versions stay in its files until VACUUM FULL writes it anew (at start only:
    * it locks the tables). It rewrites the whole store, which takes far longer than a read or a
    * commit on a large one: it runs on a connection of its own, bounded by COMPACT_TIMEOUT_MS

@@ -9,6 +9,11 @@ import { must, makeNode, mockSwitch, startTestServer, stopTestServer } from '../
 import { keyFilePath } from '../../../src/secrets/at-rest';
 import { freshDatabase } from '../../helpers/postgres';
 import { Client } from 'pg';
+import { scratchDir } from '../../helpers/scratch';
+import { LmdbPersistenceEngine } from '../../../actors/persistence/lmdb';
+import { migrateDatabase, PostgresPersistenceEngine } from '../../../actors/persistence/postgres';
+import { copyStore } from '../../../actors/persistence/copy';
+import type { PersistenceEngine } from '../../../actors/persistence/engine';
 
 const COPY = join(__dirname, '..', '..', '..', 'actors', 'persistence', 'copy.js');
 const copy = (...args: string[]) => spawnSync(process.execPath, [COPY, ...args], { encoding: 'utf8' });
@@ -88,5 +93,40 @@ describe('copying an LMDB store into PostgreSQL', () => {
     const again = await startTestServer({ storage: 'lmdb' }, {}, lmdb.dataDir);
     await must(again.api.get('/project/q/nodes'));
     await stopTestServer(again);
+  });
+
+  it('keeps every event\'s position (the ids clients hold) and the marks: a store with gaps (retention) is not renumbered', async () => {
+    const lmdb = new LmdbPersistenceEngine(scratchDir('hilt-copy-'));
+    const ev = (key: string, seq: number, type = 'X') => ({ key, sequenceNumber: seq, data: { type }, tags: [], createdAt: 1000 + seq });
+    await lmdb.persist([ev('node:a', 1)]);
+    await lmdb.persist([ev('node:b', 1), ev('node:b', 2, 'NodeDeleted')]);
+    await lmdb.persist([ev('node:c', 1)]);
+    // Retention removes b's life: positions 2 and 3 are never given again.
+    await lmdb.prune([{ key: 'node:b', upTo: 2 }]);
+    await lmdb.persist([ev('node:a', 2)]);
+    await lmdb.setMark('webhook:w1', { cursor: 4 });
+    const feed = async (e: PersistenceEngine) => {
+      const out: [string, number, number | undefined][] = [];
+      for await (const x of e.feed(0)) out.push([x.key, x.sequenceNumber, x.position]);
+      return out;
+    };
+    const before = await feed(lmdb);
+    expect(before).to.deep.equal([['node:a', 1, 1], ['node:c', 1, 4], ['node:a', 2, 5]]);
+    const url = await freshDatabase();
+    await migrateDatabase({ url });
+    const pg = new PostgresPersistenceEngine({ url });
+    try {
+      await copyStore(lmdb, pg);
+      // A stream client's Last-Event-ID, a webhook receiver's X-Hilt-Event-Id: the same event after the move.
+      expect(await feed(pg)).to.deep.equal(before);
+      expect(await pg.bounds()).to.deep.equal(await lmdb.bounds());
+      expect(await pg.mark('webhook:w1')).to.deep.equal({ cursor: 4 });
+      // New events go on after every position the LMDB store gave.
+      await pg.persist([ev('node:d', 1)]);
+      expect((await feed(pg)).pop()).to.deep.equal(['node:d', 1, 6]);
+    } finally {
+      await pg.close();
+      await lmdb.close();
+    }
   });
 });
