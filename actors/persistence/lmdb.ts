@@ -641,6 +641,8 @@ export class LmdbPersistenceEngine implements PersistenceEngine {
       } finally {
         await copy.close();
       }
+      // data.mdb's entry in the new folder: the file's own sync does not make its name durable.
+      fsyncPath(partial);
       renameSync(partial, path);
     } catch (err) {
       // The folder is ours (made above): a half-written copy left there would keep the path

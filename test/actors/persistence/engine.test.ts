@@ -148,6 +148,37 @@ describe('LMDB engine: beyond the contract', () => {
     }
   });
 
+  it('a backup is durable once answered: the folder\'s entry in its parent and the file\'s entry in the folder fsynced', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const fs = require('node:fs') as typeof import('node:fs');
+    const { openSync, fsyncSync } = fs;
+    const opened = new Map<number, string>();
+    const synced: string[] = [];
+    const engine = new LmdbPersistenceEngine(tempDir(), { mapSizeGb: 1 });
+    const parent = tempDir();
+    const backup = join(parent, 'backup');
+    try {
+      await engine.persist([ev('a:1', 1, 1)]);
+      fs.openSync = ((path: string, ...rest: unknown[]) => {
+        const fd = (openSync as (...a: unknown[]) => number)(path, ...rest);
+        opened.set(fd, String(path));
+        return fd;
+      }) as typeof fs.openSync;
+      fs.fsyncSync = ((fd: number) => {
+        synced.push(opened.get(fd) ?? '?');
+        return fsyncSync(fd);
+      }) as typeof fs.fsyncSync;
+      await engine.backup(backup);
+    } finally {
+      fs.openSync = openSync;
+      fs.fsyncSync = fsyncSync;
+      await engine.close();
+    }
+    expect(synced).to.include(parent);
+    // data.mdb's own entry: without it a power loss may leave the answered backup an empty folder.
+    expect(synced.some((p) => p === backup || p === `${backup}.partial`), synced.join(', ')).to.equal(true);
+  });
+
   it('moves positions on past a gap in a backup, so a stream id of the live store is never one of the restored store\'s', async () => {
     const dir = tempDir();
     const engine = new LmdbPersistenceEngine(dir, { mapSizeGb: 1 });
