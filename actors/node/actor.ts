@@ -76,6 +76,11 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
       'node.deleteNic': live((_state, cmd, id) => viaNic(nics.ask(nicOf(id, cmd.nic), { type: 'nic.delete', by: cmd.by }))),
       'node.assign': live((state, cmd, id) => {
         if (state.project) throw blocked(`node ${id} is not free`);
+        // The last tenant's system may still run on it: it would join this project's networks.
+        const off = state.releasePowerOff;
+        if (off?.status === 'failed') {
+          throw blocked(`node ${id} may still be running since its release: its power-off failed (${off.error ?? 'no reason given'}); an admin's power_off must succeed before it is reserved again`);
+        }
         // Decided here, where the node's freedom is settled: the project could not know it.
         if (cmd.overQuota) throw blocked(cmd.overQuota);
         return { events: [{ type: 'NodeAssigned', project: cmd.project }] };

@@ -117,7 +117,7 @@ describe('release: power-off and release hooks', function () {
       await until('the outcome is recorded', () => !ts.world.rm.releasePowerOffs.has('i1'));
     });
 
-    it('a BMC that does not answer does not hold up the release; the node is flagged until a power-off succeeds', async () => {
+    it('a BMC that does not answer does not hold up the release; the node is flagged, and not reserved, until a power-off succeeds', async () => {
       await must(api.post('/project/pi/connect_node', { node: 'i2' }));
       paused.pause();
       const t0 = Date.now();
@@ -129,6 +129,12 @@ describe('release: power-off and release hooks', function () {
       expect(flag).to.deep.include({ node: 'i2', problem: 'release_power_off' });
       expect(flag.detail).to.match(/did not answer/);
       expect(await counter(api, 'hilt_release_power_offs_total', 'outcome="error"')).to.equal(1);
+      // The last tenant's system may still run on it: not reserved meanwhile.
+      const refused = await api.post('/project/pi/connect_node', { node: 'i2' });
+      expect(refused.status, refused.text).to.equal(409);
+      expect(refused.body.type).to.equal('BlockedError');
+      expect(refused.body.msg).to.match(/^node i2 may still be running since its release: its power-off failed/);
+      expect((await must(api.get('/project/pi/nodes'))).body).to.not.include('i2');
       // Still dead: a failed power_off leaves the flag.
       expect((await api.post('/node/i2/power_off')).status).to.equal(502);
       expect((await must(api.get('/admin/nodes/attention'))).body).to.have.length(1);
@@ -138,6 +144,8 @@ describe('release: power-off and release hooks', function () {
       expect(paused.powerState()).to.equal('off');
       expect((await must(api.get('/admin/nodes/attention'))).body).to.deep.equal([]);
       expect(ts.world.rm.nodes.get('i2')!.releasePowerOff).to.equal(undefined);
+      await must(api.post('/project/pi/connect_node', { node: 'i2' }));
+      await must(api.post('/project/pi/detach_node', { node: 'i2' }));
     });
 
     it('a BMC nobody answers at: the release and a new reservation go on, the node stays flagged', async () => {
@@ -321,8 +329,10 @@ describe('release: power-off and release hooks', function () {
         await world.nodes.ask('z1', { type: 'node.assign', by, project: 'p' });
         await release();
         const first = world.rm.nodes.get('z1')!.releasePowerOff!.since;
-        await world.nodes.ask('z1', { type: 'node.powerOffEnded', by: 'hilt', since: first, error: 'BMC down' });
+        // Reserved again while its power-off was pending (a flagged node is not reserved), which then failed.
         await world.nodes.ask('z1', { type: 'node.assign', by, project: 'p' });
+        await world.nodes.ask('z1', { type: 'node.powerOffEnded', by: 'hilt', since: first, error: 'BMC down' });
+        expect(world.rm.nodes.get('z1')!.releasePowerOff).to.deep.include({ status: 'failed', since: first });
         await until('the clock moved on', () => Date.now() > first, 1000, 1);
         const lifecycle = new Lifecycle(world, { config: { maintenanceTimeoutMs: 1000 }, power: {} as PowerControl });
         // A release is in the node's mailbox ahead of the record of the operator's power-off,
