@@ -34,11 +34,21 @@ function fromYaml(text: string, file: string): Inventory {
   const anchors = new Map<string, YamlNode>();
   const targets = new Map<Alias, YamlNode>();
   visit(doc, {
-    Node: (_k, node) => {
+    Node: (k, node, path) => {
       if (isAlias(node)) {
         const t = anchors.get(node.source);
         if (t) targets.set(node, t);
-        else problems.push({ line: lineOf(node), message: `the alias *${node.source} refers to no anchor before it` });
+        else {
+          // An unquoted password that begins with `*` reads as an alias: its name is not printed then.
+          const parent = path[path.length - 1];
+          const key = k === 'value' && isPair(parent) ? String((parent.key as { value?: unknown } | null)?.value ?? parent.key) : '';
+          problems.push({
+            line: lineOf(node),
+            message: SECRET_KEY.test(key)
+              ? `the value of ${key} is an alias (it begins with *) that refers to no anchor before it: quote a value that begins with *`
+              : `the alias *${node.source} refers to no anchor before it`,
+          });
+        }
       } else if (node.anchor) anchors.set(node.anchor, node as YamlNode);
     },
   });

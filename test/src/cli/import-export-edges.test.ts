@@ -142,6 +142,17 @@ nodes:
     expect(none.stderr).to.include(`${join(dir, 'none.yaml')}:3: the alias *nowhere refers to no anchor before it`);
   });
 
+  it('an unquoted password that begins with * reads as an alias to no anchor: refused with its line, the password not printed', async () => {
+    const pw = '*Alias-bmc-Pw9';
+    addCredentials('bmc', pw);
+    const f = file('star-password.yaml', `nodes:\n  - name: sp1\n    obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${pw}}\n`);
+    const r = await cli.run('import', f);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include(`${f}:3: the value of password is an alias (it begins with *) that refers to no anchor before it`);
+    expect(r.stderr + r.stdout).to.not.include(pw.slice(1));
+    expect((await api.get('/node/sp1')).status).to.equal(404);
+  });
+
   it('a CSV naming a column twice is refused: one of the two would be read, silently', async () => {
     const f = file('twice.csv', `node,nic,macaddr,obm.type,obm.host,obm.user,obm.password,obm.host\ntw1,,,mock,127.0.0.1,bmc,${BMC_PW},127.0.0.9\n`);
     const r = await cli.run('import', f);
