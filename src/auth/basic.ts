@@ -136,6 +136,8 @@ export class Authenticator {
     // correct guess during the lock would answer 200 and the lock would stop nothing.
     const wait = this.throttle.retryAfter(u.name);
     if (wait !== null) throw throttled(wait);
+    // A success starts the name afresh, as a checked password's does (docs/api.md, Logins).
+    this.throttle.succeed(u.name);
     return u;
   }
 
@@ -205,7 +207,9 @@ export class Authenticator {
     const key = `oidc:${this.oidc.throttleKey(token) ?? '?'}`;
     this.checkLock(key);
     try {
-      return await this.oidc.verify(token);
+      const caller = await this.oidc.verify(token);
+      this.throttle.succeed(key);
+      return caller;
     } catch (err) {
       if (err instanceof VerifierUnavailable) {
         ctx.log?.warn({ remote: ctx.ip, oidc: err.message }, 'a bearer token could not be checked: the identity provider\'s keys cannot be had');
@@ -221,11 +225,13 @@ export class Authenticator {
    */
   private hiltToken(token: string): Caller | undefined {
     const parsed = parseToken(token);
-    this.checkLock(`token:${parsed?.id ?? '?'}`);
+    const key = `token:${parsed?.id ?? '?'}`;
+    this.checkLock(key);
     const owner = parsed ? this.rm.tokenOwners.get(parsed.id) : undefined;
     const u = owner !== undefined ? this.rm.users.get(owner) : undefined;
     const grant = parsed && u?.tokens?.find((t) => t.id === parsed.id);
     if (!grant || grant.expiresAt <= Date.now() || !secretMatches(grant, parsed.secret)) return undefined;
+    this.throttle.succeed(key);
     this.tokenUses.used(u!.name, grant);
     return tokenCaller(u!, grant);
   }
