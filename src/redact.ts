@@ -37,11 +37,16 @@ function queryKey(raw: string): string {
   }
 }
 
+/** An API token's secret (src/auth/tokens.ts), wherever it stands: its id is kept, to say which token it was. */
+const API_TOKEN = /hilt_([0-9a-f]{16})_[A-Za-z0-9_-]{43}/g;
+
 /**
- * A request's URL with the values of its query's secret parameters replaced: no call takes a
- * credential there, but a client may send one (`?access_token=`), and the URL is logged.
+ * A request's URL with the values of its query's secret parameters replaced, and any API token's
+ * secret: no call takes a credential there, but a client may send one (`?access_token=`, a whole
+ * token where its id belongs: `DELETE /auth/tokens/<token>`), and the URL is logged.
  */
-export function redactedUrl(url: string): string {
+export function redactedUrl(raw: string): string {
+  const url = raw.includes('hilt_') ? raw.replace(API_TOKEN, `hilt_$1_${REDACTED}`) : raw;
   const q = url.indexOf('?');
   if (q < 0) return url;
   const query = url.slice(q + 1).replace(/(^|&)([^=&]*)=[^&]*/g, (m, sep: string, key: string) => (SECRET_KEY.test(queryKey(key)) ? `${sep}${key}=${REDACTED}` : m));

@@ -37,6 +37,7 @@ import type { NodeState } from '../../actors/node/protocol';
 import { prepareStream, serveStream } from './consoles';
 import { CLOSE } from '../../hardware/consoles';
 import { expiryOf, forRead } from '../auth/caller';
+import { redactedUrl } from '../redact';
 
 /** The repository's ui/ folder (this file runs as dist/src/routes/ui.js). */
 export const UI_DIR = join(__dirname, '..', '..', '..', 'ui');
@@ -411,7 +412,7 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
         call = more;
       }
     }
-    req.log.info({ user: caller.user, action: b.action, url: call.url }, 'dashboard action');
+    req.log.info({ user: caller.user, action: b.action, url: redactedUrl(call.url) }, 'dashboard action');
     const r = await app.inject({
       method: call.method, url: call.url, payload: call.payload,
       headers: { [BRIDGE_HEADER]: hilt.bridge.header(caller, call.url), ...(call.payload ? { 'content-type': 'application/json' } : {}) },

@@ -56,4 +56,24 @@ describe('the request log', function () {
     expect(urls).to.include('/nodes/free?access_token=[redacted]&password=[redacted]');
     expect(urls).to.include('/no/such/call?api_token=[redacted]');
   });
+
+  it('logs no API token pasted into a path (a revoke given the whole token rather than its id), nor the dashboard\'s action naming it', async () => {
+    const user = { user: 'path-token-user', password: 'path-token-pw' };
+    await must(api.put(`/auth/basic/user/${user.user}`, { password: user.password }));
+    const t = (await must(api.with(user).post('/auth/tokens', {}))).body as { id: string; token: string };
+    const secret = t.token.slice(`hilt_${t.id}_`.length);
+    lines.length = 0;
+    expect((await api.with(user).del(`/auth/tokens/${t.token}`)).status).to.equal(404);
+    const login = await api.call('POST', '/ui/api/login', { as: null, body: user });
+    const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const r = await api.call('POST', '/ui/api/action', { as: null, body: { action: 'token_revoke', id: t.token }, headers: { cookie, 'x-csrf-token': login.body.csrf } });
+    expect(r.status).to.equal(404);
+    expect(lines.length).to.be.at.least(4);
+    for (const l of lines) expect(l).to.not.include(secret);
+    // The id stays, to say which token it was.
+    const urls = parsed().filter((l) => l.msg === 'incoming request').map((l) => l.req.url as string);
+    expect(urls).to.include(`/auth/tokens/hilt_${t.id}_[redacted]`);
+    // Still a token that works: nothing was revoked.
+    expect((await api.with({ token: t.token }).get('/nodes/free')).status).to.equal(200);
+  });
 });
