@@ -8,7 +8,7 @@ import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/tokens';
 import { badArgument, forbidden, notFound } from '../errors';
 import { found, requireAdmin } from './guard';
-import { newToken } from '../auth/tokens';
+import { newToken, parseToken } from '../auth/tokens';
 import { isUser, type Caller } from '../auth/caller';
 import type { TokenGrant } from '../../actors/user/protocol';
 
@@ -74,11 +74,13 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   app.delete<{ Params: { id: string } }>('/auth/tokens/:id', { schema: S.revokeToken, config: { selfService: true } }, async (req) => {
     const c = req.caller;
     ownUser(c, 'revoke tokens', c.isAdmin);
-    const owner = rm.tokenOwners.get(req.params.id);
+    // A whole token pasted where its id belongs (a leaked one, revoked in haste): its id, never its secret quoted back.
+    const id = parseToken(req.params.id)?.id ?? req.params.id;
+    const owner = rm.tokenOwners.get(id);
     // Another user's token is not even said to exist.
-    if (owner === undefined || (!isUser(c, owner) && !c.isAdmin)) throw notFound(`token ${req.params.id}`);
-    await world.users.ask(owner, { type: 'user.revokeToken', by: c.user, id: req.params.id });
-    auth.tokenUses.forget(req.params.id);
-    req.log.info({ user: owner, token: req.params.id, by: c.user }, 'API token revoked');
+    if (owner === undefined || (!isUser(c, owner) && !c.isAdmin)) throw notFound(`token ${id}`);
+    await world.users.ask(owner, { type: 'user.revokeToken', by: c.user, id });
+    auth.tokenUses.forget(id);
+    req.log.info({ user: owner, token: id, by: c.user }, 'API token revoked');
   });
 }
