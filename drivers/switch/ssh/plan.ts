@@ -34,7 +34,7 @@ export function describe(r: PortReading): string {
 export const EVERY_VLAN = 'trunk allows every VLAN';
 
 /**
- * What the service calls the port's VLANs: the untagged one, and the tagged ones beside it. A
+ * What the service calls the port's VLANs: the untagged one (if the trunk allows it), and the tagged ones beside it. A
  * trunk that allows every VLAN is said so in `other`, not as 4093 tagged VLANs (as the OVS
  * driver reports an empty trunk list).
  */
@@ -43,7 +43,10 @@ export function portVlans(r: PortReading): PortVlans {
   if (r.mode === 'access') return { native: r.access, tagged: [] };
   if (r.mode !== 'trunk') return { native: null, tagged: [] };
   if (r.allowed === 'all') return { native: r.native, tagged: [], other: [EVERY_VLAN] };
-  return { native: r.native, tagged: r.allowed.filter((v) => v !== r.native) };
+  // An untagged VLAN off the allowed list carries nothing (NX-OS, DNOS6, EOS, PowerConnect):
+  // read as none, so that the drift audit sees an operator's `allowed vlan remove` of it.
+  const native = r.native !== null && r.allowed.includes(r.native) ? r.native : null;
+  return { native, tagged: r.allowed.filter((v) => v !== native) };
 }
 
 

@@ -159,6 +159,22 @@ describe('SSH switch sessions against the simulators', function () {
         }
       });
 
+      it('reads a native VLAN that is off the trunk\'s allowed list as no native VLAN (the switch forwards nothing untagged there)', async () => {
+        // An operator's `switchport trunk allowed vlan remove 1101` on a port the service holds
+        // natively on 1101 and tagged on 1102: the drift audit must see the native VLAN gone.
+        const port = c.ports[2]!;
+        for (const v of [1101, 1102]) sim.vlans.add(v);
+        Object.assign(sim.portState(port), { switchport: true, mode: 'trunk', native: 1101, allowed: new Set([1102]) });
+        expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1102] });
+        const s = await driver().open(info(sim), live());
+        const v = await s.getPortVlans(port);
+        expect({ native: v.native, tagged: v.tagged }).to.deep.equal(sim.carried(port));
+        // and a change from there leaves exactly what is asked
+        await s.setNative(port, 1101);
+        expect(sim.carried(port)).to.deep.equal({ native: 1101, tagged: [1102] });
+        await s.close(AbortSignal.timeout(5000));
+      });
+
       it('does not retry a refused login, and says so without the password', async () => {
         const log = recordingLog();
         const err = await rejected(driver().open(info(sim, { password: `${sim.password}-wrong` }), live(), { log }));
