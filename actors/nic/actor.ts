@@ -180,9 +180,14 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         if (state.pending) throw blocked(`${named(state)} has a pending network operation`);
         const channel = Object.keys(state.networks).find((c) => state.networks[c] === cmd.network);
         if (!channel) throw conflict(`network ${cmd.network} is not attached to nic ${state.name} of node ${state.node}`);
+        const wired = rm.wiring.get(state.node, state.name);
+        // The native leaves last here too: the set-back on a live switch would leave the port up
+        // with tagged VLANs only, untagged in the switch's default VLAN, shared with other tenants.
+        if (channel === NATIVE && wired && Object.keys(state.networks).some((c) => c !== NATIVE) && nativeFirst?.(wired.switch)) {
+          throw blocked(`switch ${wired.switch} carries a tagged network on a port only beside a native one: force-detach the tagged networks of nic ${state.name} before its native one`);
+        }
         // The port forgets the VLAN first: a port that holds less than its nic is safe, one
         // that holds more could keep a reused VLAN in another tenant's network on a re-apply.
-        const wired = rm.wiring.get(state.node, state.name);
         const vlan = rm.networks.get(cmd.network)?.vlan;
         if (wired && vlan !== undefined) {
           await ports.ask(portId(wired.switch, wired.port), { type: 'port.forget', by: cmd.by, native: channel === NATIVE, vlan });

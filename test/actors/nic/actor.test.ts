@@ -204,6 +204,24 @@ describe('NicActor on a switch that carries a tagged VLAN only beside a native o
     expect(t.driver.port('s1', 'gi1/0/1')).to.deep.equal({ native: null, tagged: [] });
   });
 
+  it('refuses a force-detach of the native network while a tagged one remains: the port would be left tagged-only, untagged in the switch\'s default VLAN', async () => {
+    await connect('w1');
+    await settled(world);
+    await connect('w2', 'vlan/101');
+    await settled(world);
+    const err = await refusal(world.nodes.ask('n1', { type: 'node.forceDetach', by, nic: 'eth0', network: 'w1' }));
+    expect(err.type).to.equal('BlockedError');
+    expect(err.message).to.match(/force-detach the tagged networks of nic eth0 before its native one/);
+    expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1', 'vlan/101': 'w2' });
+    // The port neither forgot the VLAN nor went in doubt.
+    expect(world.rm.port('s1', 'gi1/0/1')!.config).to.deep.equal({ native: 100, tagged: [101] });
+    expect(world.rm.port('s1', 'gi1/0/1')!.doubt).to.equal(undefined);
+    // In the right order both go.
+    await world.nodes.ask('n1', { type: 'node.forceDetach', by, nic: 'eth0', network: 'w2' });
+    await world.nodes.ask('n1', { type: 'node.forceDetach', by, nic: 'eth0', network: 'w1' });
+    expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({});
+  });
+
   it('judges against committed networks only: a tagged connect while the native one is still pending is refused as pending', async () => {
     t.driver.hold();
     await connect('w1');
