@@ -6,10 +6,14 @@
  *   `Links.Sessions`, then `X-Auth-Token`), kept per BMC and user for the next calls, made anew
  *   (the old one deleted) when the BMC answers 401 (it timed out or was deleted on the BMC),
  *   and deleted when the service stops. A BMC without a session service gets HTTP basic authentication instead.
+ * - A login is not cut short by a call's deadline: the BMC makes the session before it answers,
+ *   and one whose answer is never read stays on the BMC, out of reach, until it times out (a
+ *   small BMC's few sessions fill up, and it refuses every login). The call is answered at its
+ *   deadline; the login goes on within its own bound, and the next call uses it.
  * - Sessions are state, not a queue: the service's device queue runs one call per BMC at a
  *   time, so two calls never log in to one BMC at once.
- * - Every request carries the call's AbortSignal: at the call's deadline it is cancelled and
- *   its connection closed. There is no other timer here.
+ * - Every other request carries the call's AbortSignal: at the call's deadline it is cancelled
+ *   and its connection closed.
  * - TLS is verified unless a node says `verify_tls: false`; `ca_cert` replaces the system's CAs.
  *   One connection per request (no keep-alive), as Ironic's sushy does: BMC web servers are
  *   known to choke on long-lived connections.
@@ -94,8 +98,13 @@ export class RedfishClient {
    * has made (cut short, such a session would stay on the BMC, out of reach, until it times out).
    */
   private readonly loggingIn = new Set<Promise<unknown>>();
+  /** The login under way per BMC and user: a call that comes meanwhile waits for it rather than make another session. */
+  private readonly underWay = new Map<string, Promise<Login>>();
   /** close() began: no more logins */
   closed = false;
+
+  /** @param loginTimeoutMs bound on one login (reading the service root, then making the session) */
+  constructor(readonly loginTimeoutMs = 10_000) {}
 
   /** The dispatcher for a node's TLS settings (one per distinct setting, shared by its BMCs). */
   agent(tls: Target['tls']): { key: string; agent: Agent } {
@@ -129,10 +138,17 @@ export class RedfishClient {
     return [...this.logins.entries()].filter(([, l]) => l.token).map(([k]) => k.split('\n')[0]!);
   }
 
-  /** @internal for BmcCall: a login, tracked until it ends */
-  track<T>(login: Promise<T>): Promise<T> {
+  /** @internal for BmcCall: the login under way for `key`, else `start`'s, tracked until it ends */
+  loginUnderWay(key: string, start: () => Promise<Login>): Promise<Login> {
+    const known = this.underWay.get(key);
+    if (known) return known;
+    const login = start();
+    this.underWay.set(key, login);
     this.loggingIn.add(login);
-    void login.catch(() => undefined).finally(() => this.loggingIn.delete(login));
+    void login.catch(() => undefined).finally(() => {
+      this.loggingIn.delete(login);
+      if (this.underWay.get(key) === login) this.underWay.delete(key);
+    });
     return login;
   }
 
@@ -207,18 +223,33 @@ export class BmcCall {
     return this.error(what, `refused (HTTP ${reply.status}): ${said}${hint ? ` (${hint})` : ''}`);
   }
 
-  /** The service's login for this BMC and user, logging in first if there is none. */
+  /**
+   * The service's login for this BMC and user, logging in first if there is none (or waiting
+   * for the login under way). The call's deadline ends the wait, not the login (see above).
+   */
   async login(): Promise<Login> {
     const known = this.client.loginOf(this.key);
     if (known) return known;
     if (this.client.closed) throw this.error('login', 'not sent: the service is stopping');
-    return this.client.track(this.newLogin());
+    if (this.signal.aborted) throw this.error('login', 'not sent: the call was stopped');
+    const login = this.client.loginUnderWay(this.key, () => this.newLogin(AbortSignal.timeout(this.client.loginTimeoutMs)));
+    const signal = this.signal;
+    let onAbort!: () => void;
+    const stopped = new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', (onAbort = () => reject(this.error('login', 'was stopped: the call ran out of time'))), { once: true });
+    });
+    try {
+      return await Promise.race([login, stopped]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
-  private async newLogin(): Promise<Login> {
-    let root = await this.send('GET', '/redfish/v1/', 'reading the service root');
+  /** Reads the service root and makes a session, every request bounded by `signal` (not the call's). */
+  private async newLogin(signal: AbortSignal): Promise<Login> {
+    let root = await this.send('GET', '/redfish/v1/', 'reading the service root', {}, signal);
     // The service root must be readable without credentials; some BMCs want them anyway.
-    if (root.status === 401) root = await this.send('GET', '/redfish/v1/', 'reading the service root', { auth: this.basic() });
+    if (root.status === 401) root = await this.send('GET', '/redfish/v1/', 'reading the service root', { auth: this.basic() }, signal);
     if (root.status === 401) throw this.refused('reading the service root /redfish/v1/', root, 'wrong user or password');
     if (root.status !== 200 || !root.json) throw this.refused('reading the service root /redfish/v1/', root, 'is this a Redfish BMC?');
     const systems = this.odataId(root.json.Systems) ?? '/redfish/v1/Systems';
@@ -226,7 +257,7 @@ export class BmcCall {
     const sessionsPath = this.odataId(links?.Sessions) ?? (root.json.SessionService ? '/redfish/v1/SessionService/Sessions' : undefined);
     let login: Login = { tlsKey: this.dispatcher.key, systems };
     if (sessionsPath) {
-      const reply = await this.send('POST', sessionsPath, 'login', { body: { UserName: this.target.user, Password: this.target.password } });
+      const reply = await this.send('POST', sessionsPath, 'login', { body: { UserName: this.target.user, Password: this.target.password } }, signal);
       if (reply.status >= 200 && reply.status < 300) {
         const token = reply.headers.get('x-auth-token');
         if (!token) throw this.error('login', `answered HTTP ${reply.status} without an X-Auth-Token`);
@@ -320,10 +351,10 @@ export class BmcCall {
 
   /** One HTTP exchange with the BMC; throws ObmError for anything but an HTTP answer. */
   private async send(method: string, path: string, what: string,
-    opts: { body?: unknown; headers?: Record<string, string>; auth?: Record<string, string> } = {}): Promise<Reply> {
+    opts: { body?: unknown; headers?: Record<string, string>; auth?: Record<string, string> } = {}, signal = this.signal): Promise<Reply> {
     const url = new URL(path, this.target.origin);
     if (url.origin !== this.target.origin) throw this.error(what, `named a URL on another host (${url.origin}); not followed`);
-    if (this.signal.aborted) throw this.error(what, 'not sent: the call was stopped');
+    if (signal.aborted) throw this.error(what, 'not sent: the call was stopped');
     let res: Response;
     try {
       res = await undici().fetch(url, {
@@ -336,18 +367,18 @@ export class BmcCall {
           ...opts.auth,
         },
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        signal: this.signal,
+        signal,
         dispatcher: this.dispatcher.agent,
         redirect: 'manual',
       });
     } catch (e) {
-      throw this.unreachable(what, e);
+      throw this.unreachable(what, e, signal);
     }
     let text: string;
     try {
       text = await this.readBody(res);
     } catch (e) {
-      throw e instanceof ObmError ? e : this.unreachable(what, e);
+      throw e instanceof ObmError ? e : this.unreachable(what, e, signal);
     }
     if (res.status >= 300 && res.status < 400) {
       throw this.error(what, `answered HTTP ${res.status}, a redirect to ${this.bmcText(JSON.stringify(res.headers.get('location') ?? ''))}; not followed`);
@@ -383,8 +414,8 @@ export class BmcCall {
   }
 
   /** The error of a request that got no HTTP answer: stopped, refused, unresolvable, TLS. */
-  private unreachable(what: string, e: unknown): ObmError {
-    if (this.signal.aborted) return this.error(what, 'was stopped: the call ran out of time');
+  private unreachable(what: string, e: unknown, signal: AbortSignal): ObmError {
+    if (signal.aborted) return this.error(what, signal === this.signal ? 'was stopped: the call ran out of time' : 'got no answer in time');
     const err = e as Error & { cause?: Error & { code?: string } };
     const cause = err.cause ?? err;
     const code = (cause as { code?: string }).code ?? '';

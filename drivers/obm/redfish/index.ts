@@ -291,7 +291,8 @@ export const redfish: ObmDriverEntry<RedfishDriver> = {
       throw err;
     }
   },
-  create: ({ settings: config }) => new RedfishDriver(new RedfishClient(), config.obmTimeoutMs),
+  // A login may take one OBM timeout of its own: it outlives the call it began in (client.ts).
+  create: ({ settings: config }) => new RedfishDriver(new RedfishClient(config.obmTimeoutMs), config.obmTimeoutMs),
   // One BMC, one line of the device queue, whatever the node, user or system.
   device: (fields) => parseBaseUrl(fields.host).origin,
   // At shutdown, the logouts of all BMCs at once, within one OBM timeout.

@@ -279,6 +279,26 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(sim.logouts).to.equal(1);
     });
 
+    it('a call whose deadline comes during a slow login leaves no session behind: the next call uses it', async () => {
+      const s2 = await start({ maxSessions: 2 });
+      try {
+        s2.loginDelayMs = 1000;
+        // Each call is stopped while the BMC is still answering the login (its session made already).
+        for (let i = 0; i < 3; i++) {
+          const { err, ms } = await obmFailure(() => driver.powerStatus(fields(s2), AbortSignal.timeout(150)));
+          expect(ms).to.be.below(350); // answered at the deadline, not when the login ends
+          expect(err.message).to.match(/stopped/);
+        }
+        expect(s2.logins).to.equal(1); // later calls waited for the login under way, made no other
+        s2.loginDelayMs = 0;
+        expect(await driver.powerStatus(fields(s2), LIVE)).to.equal('off');
+        expect(s2.logins).to.equal(1);
+        expect(s2.activeSessions()).to.equal(1);
+        await driver.close(AbortSignal.timeout(2000));
+        expect(s2.activeSessions()).to.equal(0);
+      } finally { await s2.stop(); }
+    });
+
     it('closed while a call is logging in to a BMC that never answers: close ends within its bound', async () => {
       sim.hang = true;
       const call = driver.powerStatus(fields(sim), AbortSignal.timeout(5000)).catch((e: Error) => e);
