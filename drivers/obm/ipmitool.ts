@@ -150,8 +150,19 @@ export class IpmitoolDriver implements ObmDriver {
     await run(['chassis', 'bootdev', 'pxe'], BOOTDEV_SET);
     // A node that is off cannot be cycled: most BMCs refuse, so turn it on instead.
     const state = parsePowerStatus(await run(['chassis', 'power', 'status']));
-    if (state === 'off') await run(['chassis', 'power', 'on']);
-    else await run(['chassis', 'power', opts.force ? 'reset' : 'cycle']);
+    if (state === 'off') {
+      await run(['chassis', 'power', 'on']);
+      return;
+    }
+    try {
+      await run(['chassis', 'power', opts.force ? 'reset' : 'cycle']);
+    } catch (err) {
+      // Refused because the node went off since the status read (its OS shut it down): HIL then
+      // powered it on, and so do we. A node still on keeps the refusal.
+      if (!(err instanceof ObmError && PRESENT_STATE.test(err.message))) throw err;
+      if (parsePowerStatus(await run(['chassis', 'power', 'status'])) !== 'off') throw err;
+      await run(['chassis', 'power', 'on']);
+    }
   }
 
   async powerOff(fields: DriverFields, signal: AbortSignal): Promise<void> {
@@ -175,7 +186,7 @@ export class IpmitoolDriver implements ObmDriver {
       // Some BMCs refuse "off" for a node that is already off, or "on" for one already on
       // (completion code 0xD5, "Command not supported in present state"): that state is what
       // was asked for.
-      if (err instanceof ObmError && /present state/i.test(err.message)) {
+      if (err instanceof ObmError && PRESENT_STATE.test(err.message)) {
         if (parsePowerStatus(await run(['chassis', 'power', 'status'])) === state) return;
       }
       throw err;
@@ -289,6 +300,9 @@ export class IpmitoolDriver implements ObmDriver {
  * refused it ("Set Chassis Boot Parameter 5 failed" on stderr), so only this line tells.
  */
 const BOOTDEV_SET = /Set Boot Device to/;
+
+/** Completion code 0xD5, "Command not supported in present state", as ipmitool words it. */
+const PRESENT_STATE = /present state/i;
 
 const redactor = (password: string) => (s: string) => s.split(password).join('***');
 

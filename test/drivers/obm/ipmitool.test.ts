@@ -98,6 +98,35 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
       expect(sim.bootDevice()).to.equal('pxe');
     });
 
+    for (const force of [false, true]) {
+      it(`a node that went off after its status read: the refused ${force ? 'reset' : 'cycle'} becomes a power on, as in HIL`, async () => {
+        sim.setPower(true);
+        const op = force ? 'Reset' : 'Cycle';
+        // Runs: bootdev, status (on), then the cycle, which finds the node off (its OS shut it down).
+        const spy = spyExec((n, _file, _args, options, cb) => {
+          if (n !== 2) return undefined;
+          sim.setPower(false);
+          return execFile('/bin/sh', ['-c', `echo "Set Chassis Power Control to ${op} failed: Command not supported in present state" >&2; exit 1`], options, cb);
+        });
+        await driver({ execFile: spy.fn }).powerCycle(info(sim), { force }, LIVE);
+        expect(spy.calls.map((c) => c.args.slice(-3).join(' '))).to.deep.equal([
+          'chassis bootdev pxe', 'chassis power status', `chassis power ${force ? 'reset' : 'cycle'}`, 'chassis power status', 'chassis power on',
+        ]);
+        expect(sim.powerState()).to.equal('on');
+        expect(sim.bootDevice()).to.equal('pxe');
+      });
+    }
+
+    it('a cycle refused "in present state" while the node is still on stays a failure', async () => {
+      sim.setPower(true);
+      const spy = spyExec((n, _file, _args, options, cb) => (n === 2
+        ? execFile('/bin/sh', ['-c', 'echo "Set Chassis Power Control to Cycle failed: Command not supported in present state" >&2; exit 1'], options, cb)
+        : undefined));
+      const { err } = await obmFailure(() => driver({ execFile: spy.fn }).powerCycle(info(sim), {}, LIVE));
+      expect(err.message).to.include('present state');
+      expect(spy.calls).to.have.length(4); // ... the refused cycle, a status read that says on; no power on
+    });
+
     it('with force, still powers on a node that is off', async () => {
       await driver().powerCycle(info(sim), { force: true }, LIVE);
       expect(sim.log()).to.deep.equal(['get boot', 'set boot pxe', 'get power', 'set power 1']);
