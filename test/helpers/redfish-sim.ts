@@ -123,6 +123,8 @@ export interface RedfishSim {
   unauthorizedResets: boolean;
   /** Someone else changes the system just before the next PATCH arrives (its ETag goes stale). */
   changeBeforeNextPatch: boolean;
+  /** The system goes off just before the next reset arrives (its OS shut it down). */
+  offBeforeNextReset: boolean;
   /**
    * Resets answer 202 Accepted with a task monitor (an absolute `Location`), which answers 202 with the task
    * `Running` for `polls` reads, then 200 with the task `Completed` (the reset done then) or,
@@ -358,6 +360,12 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     if (!('ResetType' in body)) throw errors.paramMissing(action, 'ResetType');
     const type = body.ResetType;
     if (typeof type !== 'string' || !resetTypes.includes(type)) throw errors.paramNotInList(String(type), 'ResetType', action);
+    if (sim.offBeforeNextReset) {
+      sim.offBeforeNextReset = false;
+      s.PowerState = 'Off';
+      changed(s);
+      events.push('went off');
+    }
     if (sim.refuseResets !== null) {
       events.push(`reset refused ${type}`);
       throw errors.conflict(sim.refuseResets);
@@ -649,6 +657,7 @@ export async function startRedfishSim(opts: RedfishSimOptions): Promise<RedfishS
     refuseResets: null,
     unauthorizedResets: false,
     changeBeforeNextPatch: false,
+    offBeforeNextReset: false,
     loginDelayMs: 0,
     resetTasks: null,
     patchTasks: null,

@@ -8,7 +8,8 @@
  * - power_on: `On` (else `ForceOn`, else `PushPowerButton`), unless it is already on.
  * - power_cycle: the boot override set to PXE `Once`, then, for a system that is on,
  *   `ForceRestart` (else `PowerCycle`, else `ForceOff`, a wait for `Off`, and the power on
- *   above), and for one that is off, the power on above. `force` changes nothing: both of
+ *   above), and for one that is off (or refused the restart because it went off since it was
+ *   read), the power on above. `force` changes nothing: both of
  *   IPMI's variants (cycle, reset) are hard already, as `ForceRestart` is.
  * - boot_device: the override target `Pxe` or `Hdd` with `Continuous` (persistent, as HIL's
  *   ipmitool `options=persistent`), or `None` with `Disabled`.
@@ -96,7 +97,16 @@ export class RedfishDriver implements ObmDriver {
     const allowed = await allowedResets(call, sys);
     const restart = RESTART.find((t) => !allowed || allowed.includes(t));
     if (restart) {
-      await reset(call, sys, restart);
+      try {
+        await reset(call, sys, restart);
+      } catch (err) {
+        // Refused because the system went off since it was read (its OS shut it down): power it
+        // on, as for a system found off. One still on keeps the refusal.
+        if (!(err instanceof ObmError) || call.signal.aborted) throw err;
+        const now = await readSystem(call);
+        if (now.json.PowerState !== 'Off') throw err;
+        await reset(call, now, await choose(call, now, POWER_ON, 'power on'));
+      }
       return;
     }
     // Neither ForceRestart nor PowerCycle: off, then on once the BMC says it is off.

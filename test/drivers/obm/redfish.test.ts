@@ -78,6 +78,18 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       expect(sim.system().boots).to.deep.equal(['Pxe', 'Pxe']);
     });
 
+    it('power_cycle of a node that went off after it was read: the refused ForceRestart becomes On', async () => {
+      sim.setPower('On');
+      sim.offBeforeNextReset = true;
+      await driver.powerCycle(fields(sim), {}, LIVE);
+      expect(did(sim)).to.deep.equal(['boot Pxe Once', 'went off', 'reset refused ForceRestart', 'booted Pxe', 'reset On']);
+      expect(sim.system().PowerState).to.equal('On');
+      // Refused while the node is still on: the refusal stands.
+      sim.refuseResets = 'The BMC is busy.';
+      const { err } = await obmFailure(() => driver.powerCycle(fields(sim), {}, LIVE));
+      expect(err.message).to.include('reset ForceRestart refused (HTTP 409): The BMC is busy.');
+    });
+
     it('power_cycle on a BMC without ForceRestart uses PowerCycle', async () => {
       const s2 = await start({ power: 'On', resetTypes: ['On', 'ForceOff', 'PowerCycle'] });
       try {
