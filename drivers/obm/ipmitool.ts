@@ -91,6 +91,8 @@ export type IpmiFields = {
  */
 export function parseBmcHost(host: unknown): BmcAddress {
   if (typeof host !== 'string' || host === '') throw new ObmError('invalid OBM info: host must be a non-empty string');
+  // `user:password@bmc` would be quoted back by the refusals below, password and all.
+  if (host.includes('@')) throw new ObmError('invalid OBM info: host must not carry credentials: give them as user and password');
   const where = parseHostPort(host, 623);
   if (typeof where === 'string') throw new ObmError(`invalid OBM info: host ${where}`);
   const { host: address, port } = where;

@@ -78,6 +78,8 @@ function invalid(why: string): never {
 export function parseBaseUrl(host: unknown): URL {
   if (typeof host !== 'string' || host === '') invalid('host must be the BMC\'s base URL, e.g. https://127.0.0.1:8443');
   if (CONTROL.test(host) || /\s/.test(host)) invalid('host must not contain spaces or control characters');
+  // Before any refusal that quotes the host: `user:password@` in it, parsed or not, stays unsaid.
+  if (host.includes('@')) invalid('host must not carry credentials: give them as user and password');
   if (!/^https?:\/\//i.test(host)) invalid(`host "${host}" must start with https:// or http://`);
   let url: URL;
   try {

@@ -327,6 +327,8 @@ describe('IpmitoolDriver (real ipmitool against ipmi_sim)', function () {
       ['space in host', { host: 'bmc 1', user: USER, password: PASSWORD }],
       ['unclosed bracket', { host: '[::1:623', user: USER, password: PASSWORD }],
       ['brackets around a non-IPv6', { host: '[bmc]:623', user: USER, password: PASSWORD }],
+      // The host is quoted in most refusals: one that holds the password must not be.
+      ['the password in the host', { host: `admin:${PASSWORD}@bmc`, user: USER, password: PASSWORD }],
       ['empty user', { host: 'bmc', user: '', password: PASSWORD }],
       ['user over 16 bytes', { host: 'bmc', user: 'u'.repeat(17), password: PASSWORD }],
       ['newline in user', { host: 'bmc', user: 'ad\nmin', password: PASSWORD }],

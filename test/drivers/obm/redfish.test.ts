@@ -585,6 +585,10 @@ describe('RedfishDriver (against the Redfish BMC simulator over HTTPS)', functio
       ['a path', { ...ok, host: 'https://127.0.0.1/redfish/v1' }, /must be the base URL only/],
       ['a query', { ...ok, host: 'https://127.0.0.1/?x=1' }, /must be the base URL only/],
       ['credentials in the URL', { ...ok, host: 'https://u:p@127.0.0.1' }, /must not carry credentials/],
+      // The host is quoted in most refusals: one that holds the password must not be.
+      ['the password in a URL without a scheme', { ...ok, host: `root:${PASSWORD}@127.0.0.1` }, /must not carry credentials/],
+      ['the password in a URL of another scheme', { ...ok, host: `ftp://root:${PASSWORD}@127.0.0.1` }, /must not carry credentials/],
+      ['the password in a URL that does not parse', { ...ok, host: `https://root:${PASSWORD}@127.0.0.1:70000` }, /must not carry credentials/],
       ['a port out of range', { ...ok, host: 'https://127.0.0.1:70000' }, /is not a URL/],
       ['spaces', { ...ok, host: 'https://127.0.0.1 /' }, /spaces/],
       ['an empty user', { ...ok, user: '' }, /user must be a non-empty string/],
