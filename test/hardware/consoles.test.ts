@@ -12,6 +12,17 @@ import { sleep, until } from '../helpers/wait';
 import { refusingDeletions } from '../helpers/faulty-fs';
 import { HiltError } from '../../actors/errors';
 
+/** n1 released (its recording ends), as a release's commit tells the watcher: the read model's map and the released state. */
+function releaseN1(readModel: ReadModel, consoles: Consoles): { rm: { nodes: Map<string, NodeState> }; released: NodeState } {
+  const rm = readModel as unknown as { nodes: Map<string, NodeState> };
+  const before = rm.nodes.get('n1')!;
+  const released = { ...before, project: null } as NodeState;
+  delete released.console;
+  rm.nodes.set('n1', released);
+  consoles.watch('n1', before, released);
+  return { rm, released };
+}
+
 /** Node n1 recording its console through a fake BMC: `io()` is what the test writes the node's output to. */
 function recordingN1(): { rm: ReadModel; power: PowerControl; io: () => ConsoleIo | undefined } {
   const node = { name: 'n1', incarnation: 'i1', project: null, obm: { type: 'fake', fields: {} }, console: { by: 'admin', since: 1 } } as unknown as NodeState;
@@ -124,12 +135,7 @@ describe('Consoles', () => {
       let failing = true;
       consoles.logs.remove = (n) => (failing ? Promise.reject(new Error('EROFS: read-only file system')) : remove(n));
       // The release's commit: the recording ends (World.nodeWatchers).
-      const rm = n1.rm as unknown as { nodes: Map<string, NodeState> };
-      const before = rm.nodes.get('n1')!;
-      const released = { ...before, project: null } as NodeState;
-      delete released.console;
-      rm.nodes.set('n1', released);
-      consoles.watch('n1', before, released);
+      const { rm, released } = releaseN1(n1.rm, consoles);
       await sleep(100);
       expect(unhandled.map(String), 'no unhandled rejection').to.deep.equal([]);
       expect(warned).to.include('could not delete a console log');
@@ -158,12 +164,7 @@ describe('Consoles', () => {
       n1.io()!.data(Buffer.from('the first tenant\'s secret\r\n'));
       await until('the log written', async () => String(await consoles.read('n1')).includes('secret'));
       undo = refusingDeletions(dir);
-      const rm = n1.rm as unknown as { nodes: Map<string, NodeState> };
-      const before = rm.nodes.get('n1')!;
-      const released = { ...before, project: null } as NodeState;
-      delete released.console;
-      rm.nodes.set('n1', released);
-      consoles.watch('n1', before, released);
+      const { rm, released } = releaseN1(n1.rm, consoles);
       await consoles.forget('n1');
       const next = { ...released, project: 'p2', console: { by: 'bob', since: 2 } } as NodeState;
       rm.nodes.set('n1', next);
