@@ -136,8 +136,8 @@ export class Authenticator {
     // correct guess during the lock would answer 200 and the lock would stop nothing.
     const wait = this.throttle.retryAfter(u.name);
     if (wait !== null) throw throttled(wait);
-    // A success starts the name afresh, as a checked password's does (docs/api.md, Logins).
-    this.throttle.succeed(u.name);
+    // A success after a lock starts the name afresh, as a checked password's does (docs/api.md, Logins).
+    this.throttle.succeedAfterLock(u.name);
     return u;
   }
 
@@ -208,7 +208,7 @@ export class Authenticator {
     this.checkLock(key);
     try {
       const caller = await this.oidc.verify(token);
-      this.throttle.succeed(key);
+      this.throttle.succeedAfterLock(key);
       return caller;
     } catch (err) {
       if (err instanceof VerifierUnavailable) {
@@ -231,7 +231,7 @@ export class Authenticator {
     const u = owner !== undefined ? this.rm.users.get(owner) : undefined;
     const grant = parsed && u?.tokens?.find((t) => t.id === parsed.id);
     if (!grant || grant.expiresAt <= Date.now() || !secretMatches(grant, parsed.secret)) return undefined;
-    this.throttle.succeed(key);
+    this.throttle.succeedAfterLock(key);
     this.tokenUses.used(u!.name, grant);
     return tokenCaller(u!, grant);
   }

@@ -187,6 +187,24 @@ describe('logins over HTTP', function () {
     }
   });
 
+  it('a remembered credential or a token used meanwhile does not forgive the failures of a guesser who has not locked the name yet', async () => {
+    await makeUser(api, 'gus', 'gus-pw');
+    const gus = api.with({ user: 'gus', password: 'gus-pw' });
+    await must(gus.get('/nodes/all'));
+    const token = (await must(gus.post('/auth/tokens', {}))).body.token as string;
+    const owner = api.with({ token });
+    // Nine guesses, each followed by the owner's requests: the tenth still locks the name.
+    for (let i = 0; i < 9; i++) {
+      expect((await api.with({ user: 'gus', password: `gus-x${i}` }).get('/nodes/all')).status).to.equal(401);
+      await must(gus.get('/nodes/all'));
+      await must(owner.get('/nodes/all'));
+    }
+    expect((await api.with({ user: 'gus', password: 'gus-x9' }).get('/nodes/all')).status).to.equal(401);
+    expect((await gus.get('/nodes/all')).status).to.equal(429);
+    await sleep(1600);
+    await must(gus.get('/nodes/all'));
+  });
+
   it('requests that bring the same credential at once share one scrypt (after a restart every client comes at once); a shared failure counts for each', async () => {
     await makeUser(api, 'dave', 'dave-pw');
     const run = scryptSlots.run.bind(scryptSlots);
