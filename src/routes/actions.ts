@@ -13,6 +13,7 @@ import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
 import { decodeStatusId, encodeStatusId, shortStatusId } from '../../actors/nic/status-ids';
 import { readsOperation } from './operation-access';
+import { quote } from '../../lib/text';
 
 type NN = { node: string; nic: string };
 
@@ -92,10 +93,11 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
         ? (await findFirstFormatStatus(journals, node, id.seq))?.action
         : await findStatus(journals, node.name, id.nic, id.nicIncarnation, id.seq);
     }
-    if (!node || !action) throw notFound(`networking action ${req.params.status_id}`);
+    // Quoted: the id may be any text (a newline, a long one), not one this service handed out.
+    if (!node || !action) throw notFound(`networking action ${quote(req.params.status_id)}`);
     requireNodeAccess(req.caller, node);
     // Another project's operation on this node (before a release): not the caller's to know of.
-    if (!readsOperation(req.caller, node, action)) throw notFound(`networking action ${req.params.status_id}`);
+    if (!readsOperation(req.caller, node, action)) throw notFound(`networking action ${quote(req.params.status_id)}`);
     return statusBody(node, action);
   });
 

@@ -480,6 +480,17 @@ describe('network operations on nics (docs/api-conventions.md §8)', function ()
           await refused(api.get(`/networking_action/${encodeURIComponent(id)}`, { as: carol }), 404);
         }
       });
+      it('answers 404 for an id with characters no status id has: ids are opaque, so any id not handed out is unknown (§8)', async () => {
+        // A real id padded or with a character base64url lacks, a dotted id, a space, Unicode, a newline.
+        const ids = [`${n1Ids[0]}=`, `+${n1Ids[0]}`, 'a.b', '1234 5', 'ü', '%', 'x\ny'];
+        for (const id of ids) {
+          for (const as of [undefined, carol]) {
+            const r = await refused(api.get(`/networking_action/${encodeURIComponent(id)}`, { as }), 404, /^networking action /);
+            expect(r.body.type).to.equal('NotFoundError');
+            expect(r.body.msg).to.not.include('\n');
+          }
+        }
+      });
       it('lists a node\'s actions newest first, each with its status id', async () => {
         const list = (await must(api.get('/node/n1/networking_actions'))).body as any[];
         expect(list.map((a) => a.status_id)).to.deep.equal([...n1Ids].reverse());
