@@ -416,8 +416,8 @@ const VIEWS = {
           { key: 'seq', label: '#' },
           { key: 'type', label: 'Operation' },
           { key: 'network', label: 'Network' },
-          { key: 'switch', label: 'Switch' },
-          { key: 'port', label: 'Port' },
+          // Wiring is for operators only: a member's rows have no switch or port.
+          ...(state.me.isAdmin ? [{ key: 'switch', label: 'Switch' }, { key: 'port', label: 'Port' }] : []),
           { key: 'accepted', label: 'Accepted', render: (r) => time(r.accepted) },
           { key: 'finished', label: 'Finished', render: (r) => time(r.finished) },
           { key: 'error', label: 'Reason', render: (r) => (r.error ? h('span', { class: 'error' }, r.error) : '') },

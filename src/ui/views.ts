@@ -134,7 +134,11 @@ export class Views {
     let pending = 0;
     for (const node of rm.pendingByNode.keys()) if (s.project(rm.nodes.get(node)?.project)) pending += rm.pendingByNode.get(node).size;
     const dayAgo = Date.now() - 24 * 3600_000;
-    const failures = rm.recentOperations.newest().filter((a) => a.status === 'ERROR' && (a.finishedAt ?? 0) >= dayAgo && s.project(rm.nodes.get(a.node)?.project)).length;
+    // The failures the Operations view lists: none of a project that held the node before.
+    const failures = rm.recentOperations.newest().filter((a) => {
+      const node = rm.nodes.get(a.node);
+      return a.status === 'ERROR' && (a.finishedAt ?? 0) >= dayAgo && !!node && s.project(node.project) && readsOperation(caller, node, a);
+    }).length;
     return {
       user: caller.user,
       versions: this.versions(),
@@ -315,7 +319,8 @@ export class Views {
     return rows;
   }
 
-  private operationRow(node: string, a: NetworkAction): Row {
+  /** `wiring`: the switch and port too (admins: wiring is for operators only, as in the API's statuses). */
+  private operationRow(node: string, a: NetworkAction, wiring: boolean): Row {
     const rm = this.rm;
     const n = rm.nodes.get(node);
     const nic = rm.nic(node, a.nic);
@@ -327,8 +332,7 @@ export class Views {
       type: operationType(a),
       network: a.newNetwork ?? a.oldNetwork ?? null,
       channel: a.channel ? channelName(a.channel) : null,
-      switch: a.switch,
-      port: a.port,
+      ...(wiring ? { switch: a.switch, port: a.port } : {}),
       accepted: new Date(a.acceptedAt).toISOString(),
       finished: a.finishedAt !== undefined ? new Date(a.finishedAt).toISOString() : null,
       error: a.error ?? null,
@@ -345,13 +349,13 @@ export class Views {
       if (!s.project(rm.nodes.get(node)?.project)) continue;
       for (const nic of rm.pendingByNode.get(node)) {
         const p = rm.nic(node, nic)?.pending;
-        if (p && readsOperation(caller, rm.nodes.get(node)!, p)) rows.push(this.operationRow(node, p));
+        if (p && readsOperation(caller, rm.nodes.get(node)!, p)) rows.push(this.operationRow(node, p, s.all));
       }
     }
     rows.sort((a, b) => compare(b.accepted, a.accepted));
     for (const a of rm.recentOperations.newest()) {
       const node = rm.nodes.get(a.node);
-      if (node && s.project(node.project) && readsOperation(caller, node, a)) rows.push(this.operationRow(a.node, a));
+      if (node && s.project(node.project) && readsOperation(caller, node, a)) rows.push(this.operationRow(a.node, a, s.all));
     }
     return rows;
   }
@@ -377,7 +381,7 @@ export class Views {
     if (!node || (!s.all && node.project !== null && !s.project(node.project))) return undefined;
     const nics = rm.nicsOf(name);
     const reads = operationsOf(caller, node);
-    const operations = nics.flatMap((nic) => nic.actions).filter(reads).sort((a, b) => b.acceptedAt - a.acceptedAt || b.seq - a.seq).map((a) => this.operationRow(name, a));
+    const operations = nics.flatMap((nic) => nic.actions).filter(reads).sort((a, b) => b.acceptedAt - a.acceptedAt || b.seq - a.seq).map((a) => this.operationRow(name, a, s.all));
     return {
       name,
       project: node.project,
@@ -394,11 +398,11 @@ export class Views {
           wired: rm.wiring.has(name, nic.name),
           channels: Object.keys(nic.networks),
           networks: Object.entries(nic.networks).map(([channel, network]) => ({ channel: channelName(channel), network })),
-          pending: nic.pending && reads(nic.pending) ? this.operationRow(name, nic.pending) : null,
+          pending: nic.pending && reads(nic.pending) ? this.operationRow(name, nic.pending, s.all) : null,
           // The nic's state: its last finished operation, a failure with its reason.
           last: (() => {
             const a = [...nic.actions].reverse().find((x) => x.status !== 'PENDING' && reads(x));
-            return a ? this.operationRow(name, a) : null;
+            return a ? this.operationRow(name, a, s.all) : null;
           })(),
         };
       }),

@@ -373,6 +373,11 @@ describe('the dashboard in a browser', function () {
     await page.evaluate(() => { location.hash = '#/operations'; });
     await page.waitForSelector('[data-table="operations"] tbody td[data-col="node"]', WAIT);
     expect([...new Set(await column(page, 'operations', 'node'))].sort()).to.deep.equal(['n1', 'n2']);
+    // Wiring is for operators only: no switch or port column (the rows have none).
+    const heads = await page.$$eval('[data-table="operations"] th', (th) => th.map((t) => t.textContent));
+    expect(heads).to.include('Network');
+    expect(heads).to.not.include('Switch');
+    expect(heads).to.not.include('Port');
     // An admin page asked for by hand: the inventory instead; the service refuses its data.
     await page.evaluate(() => { location.hash = '#/audit'; });
     await page.waitForSelector('[data-table="nodes"]', WAIT);

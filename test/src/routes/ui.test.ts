@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpsRequest } from 'node:https';
 import { makeCertificate } from '../../helpers/redfish-sim';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Res, ADMIN, basic, obm } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, makeUser, mockSwitch, Res, ADMIN, basic, obm, finished } from '../../helpers/server';
 import { request as httpRequest } from 'node:http';
 import WebSocket from 'ws';
 import { UiSessions } from '../../../src/ui/sessions';
@@ -51,7 +51,7 @@ describe('the dashboard over HTTP (/ui)', function () {
   let ts: TestServer;
   let api: Client;
   before(async () => {
-    ts = await startTestServer({ headnodeDriver: 'mock' });
+    ts = await startTestServer({ headnodeDriver: 'mock', mockSwitchFailPorts: ['s1/gi1/0/9'] });
     api = ts.api;
     await must(api.put('/project/p'));
     await must(api.put('/project/q'));
@@ -388,6 +388,49 @@ describe('the dashboard over HTTP (/ui)', function () {
       ['dc-junos', 'junos', 'Juniper Junos (ELS)'], ['dc-nvue', 'cumulus_nvue', 'NVIDIA Cumulus Linux (NVUE)'],
     ]);
     for (const s of ['dc-junos', 'dc-nvue']) await must(api.del(`/switch/${s}`));
+  });
+
+  it('shows a member no wiring in its operations (their switch and port), as the API\'s statuses do not; an admin sees it', async () => {
+    const done = await finished(api, (await must(api.post('/node/n1/nic/eth0/connect_network', { network: 'wp' }), 202)).body.status_id);
+    expect(done.status).to.equal('DONE');
+    try {
+      const m = new Browser(api);
+      await must(m.login('mia', 'mia-pw'));
+      const rows = (await must(m.get('/ui/api/table/operations'))).body.rows as Record<string, unknown>[];
+      expect(rows.map((r) => r.node)).to.include('n1');
+      for (const r of rows) expect(r, 'an operation row').to.not.have.any.keys('switch', 'port');
+      expect((await must(m.get('/ui/api/table/operations?q=gi1/0/1'))).body.total, 'found by its port').to.equal(0);
+      const detail = (await must(m.get('/ui/api/node/n1'))).body;
+      for (const r of [...detail.operations, detail.nics[0].last]) expect(r, 'a node\'s operation').to.not.have.any.keys('switch', 'port');
+      const b = new Browser(api);
+      await must(b.login('admin', 'admin-secret'));
+      const mine = (await must(b.get('/ui/api/table/operations?f.node=n1'))).body.rows as Record<string, unknown>[];
+      expect(mine[0]).to.include({ switch: 's1', port: 'gi1/0/1' });
+    } finally {
+      await finished(api, (await must(api.post('/node/n1/nic/eth0/detach_network', { network: 'wp' }), 202)).body.status_id);
+    }
+  });
+
+  it('counts in a member\'s summary only the failures it may read: none of the project that held the node before', async () => {
+    await makeNode(api, 'fx', ['eth0']);
+    await must(api.put('/switch/s1/port/gi1/0/9'));
+    await must(api.post('/switch/s1/port/gi1/0/9/connect_nic', { node: 'fx', nic: 'eth0' }));
+    await must(api.post('/project/q/connect_node', { node: 'fx' }));
+    const failed = await finished(api, (await must(api.post('/node/fx/nic/eth0/connect_network', { network: 'wq' }), 202)).body.status_id);
+    expect(failed.status, 'q\'s failure').to.equal('ERROR');
+    await must(api.post('/project/q/detach_node', { node: 'fx' }));
+    await must(api.post('/project/p/connect_node', { node: 'fx' }));
+    try {
+      const m = new Browser(api);
+      await must(m.login('mia', 'mia-pw'));
+      expect((await must(m.get('/ui/api/table/operations?f.status=ERROR'))).body.total, 'the failures it reads').to.equal(0);
+      expect((await must(m.get('/ui/api/summary'))).body.operations.failuresLastDay, 'the Failures card').to.equal(0);
+      const b = new Browser(api);
+      await must(b.login('admin', 'admin-secret'));
+      expect((await must(b.get('/ui/api/summary'))).body.operations.failuresLastDay, 'an admin\'s').to.equal(1);
+    } finally {
+      await must(api.post('/project/p/detach_node', { node: 'fx' }));
+    }
   });
 });
 
