@@ -45,6 +45,11 @@ export class UiBridge {
     return key === undefined ? undefined : this.waiting.get(key)?.path;
   }
 
+  /** Is this one of the dashboard's own in-process calls (its key taken or not)? */
+  carries(value: string | string[] | undefined): boolean {
+    return this.key(value) !== undefined;
+  }
+
   private key(value: string | string[] | undefined): string | undefined {
     if (typeof value !== 'string') return undefined;
     const dot = value.indexOf('.');

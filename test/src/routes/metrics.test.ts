@@ -149,6 +149,19 @@ describe('GET /metrics', function () {
     expect(await parseWithPrometheusClient(r.text)).to.equal(m.samples.length);
   });
 
+  it('counts a dashboard action once, as the request that came (/ui/api/action), not the API call it runs in-process too', async () => {
+    const login = await must(api.call('POST', '/ui/api/login', { as: null, body: { user: 'admin', password: 'admin-secret' } }));
+    const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0];
+    const before = await scrape();
+    const r = await api.call('POST', '/ui/api/action', { as: null, body: { action: 'power_on', node: 'n1' }, headers: { cookie, 'x-csrf-token': login.body.csrf } });
+    expect(r.status).to.equal(200);
+    const after = await scrape();
+    const moved = (labels: Record<string, string>) => value(after, 'hilt_http_requests_total', labels) - value(before, 'hilt_http_requests_total', labels);
+    expect(moved({ route: '/ui/api/action', method: 'POST' })).to.equal(1);
+    expect(moved({ route: '/node/:node/power_on' }), 'the bridged call').to.equal(0);
+    expect(moved({}), 'every request: the action and the first scrape').to.equal(2);
+  });
+
   it('needs an admin\'s basic authentication; is not part of the API (no /v0, not in the OpenAPI document)', async () => {
     const member = await makeUser(api, 'metrics-member', 'member-pw', ['p']);
     expect((await api.with(null).get('/metrics')).status).to.equal(401);
