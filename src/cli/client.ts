@@ -56,6 +56,8 @@ export class UsageError extends Error {}
 /** A user's password (HTTP basic), or a bearer token (an API token or an OpenID Connect token: docs/identity.md). */
 export type Credentials = { user: string; password: string } | { token: string };
 
+type Want = 'json' | 'change' | 'text';
+
 export interface Answer {
   status: number;
   /** the body as the server sent it ('' when none) */
@@ -123,7 +125,11 @@ export class Client {
     return this.base;
   }
 
-  async call(method: string, p: string, body?: unknown, query?: Record<string, string | undefined>): Promise<Answer> {
+  /**
+   * `want`: what a success must hold. 'json': JSON (a read, a call that answers a status id);
+   * 'change': nothing, or JSON; 'text': any text (a console log).
+   */
+  async call(method: string, p: string, body?: unknown, query?: Record<string, string | undefined>, want: Want = 'change'): Promise<Answer> {
     const qs = new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined)).toString();
     const to = target(this.url, this.prefixed(p) + (qs ? `?${qs}` : ''));
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -140,17 +146,26 @@ export class Client {
       throw new TransportError(`cannot reach ${this.base}: ${e.code ?? e.message}`);
     }
     let parsed: unknown;
+    let isJson = false;
     if (text) {
       try {
         parsed = JSON.parse(text);
+        isJson = true;
       } catch {
         parsed = undefined;
       }
     }
     const call = `${method} ${p}`;
-    // The service answers JSON (or a console's text): a page means the endpoint is something else (a web server, a proxy's page).
-    if (res.status >= 200 && res.status < 300 && /^text\/html\b/i.test(res.type)) throw new TransportError(`${this.base} answered ${call} with a web page, not the service's JSON: is it the service's address?`);
-    if (res.status >= 200 && res.status < 300) return { status: res.status, text, body: parsed };
+    if (res.status >= 200 && res.status < 300) {
+      // Judged by the body, not its type: HIL's server (Flask) sends its JSON, and its empty
+      // answers, as text/html. Anything else means the endpoint is not the service (a web
+      // server, a proxy's page): said so, rather than a stack trace where a field was read.
+      if (want !== 'text' && !isJson && (text || want === 'json')) {
+        const what = /^\s*</.test(text) ? 'a web page, not the service\'s JSON' : `${text ? 'text that is not JSON' : 'nothing'} where the service answers JSON`;
+        throw new TransportError(`${this.base} answered ${call} with ${what}: is it the service's address?`);
+      }
+      return { status: res.status, text, body: parsed };
+    }
     const e = parsed as { type?: unknown; msg?: unknown } | undefined;
     if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.status, e.type, e.msg, call);
     throw new ApiError(res.status, `HTTP ${res.status}`, text.trim().slice(0, 500) || res.statusText, call);
@@ -198,9 +213,13 @@ export class Client {
     return 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
   }
 
-  get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query);
+  get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query, 'json');
+  /** A GET whose answer is text as it is (a console log). */
+  getText = (p: string) => this.call('GET', p, undefined, undefined, 'text');
   put = (p: string, body?: unknown) => this.call('PUT', p, body);
   post = (p: string, body?: unknown) => this.call('POST', p, body);
+  /** A POST that answers JSON (a network operation's status id). */
+  postJson = (p: string, body?: unknown) => this.call('POST', p, body, undefined, 'json');
   patch = (p: string, body?: unknown) => this.call('PATCH', p, body);
   del = (p: string) => this.call('DELETE', p);
 }

@@ -117,7 +117,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .option('--wait', 'follow the operation until DONE or ERROR')
     .option('--json', 'the server\'s JSON')
     .action(async (n: string, x: string, o: JsonOpts & { wait?: boolean }) => {
-      await queued(ctx, c().post(`/admin${path('node', n, 'nic', x, 'reapply')}`), `reapply ${n} ${x}`, o);
+      await queued(ctx, c().postJson(`/admin${path('node', n, 'nic', x, 'reapply')}`), `reapply ${n} ${x}`, o);
     });
 
   admin.command('force-detach').description('For a dead switch: forget an attachment in the service\'s state only (the switch is not told)')
@@ -132,7 +132,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .argument('<switch>')
     .option('--json', 'the server\'s JSON')
     .action(async (sw: string, o: JsonOpts) => {
-      const r = verb === 'drift' ? await c().get(`/admin${path('switch', sw, 'drift')}`) : await c().post(`/admin${path('switch', sw, 'repair')}`);
+      const r = verb === 'drift' ? await c().get(`/admin${path('switch', sw, 'drift')}`) : await c().postJson(`/admin${path('switch', sw, 'repair')}`);
       answer(wantsJson(o), r.text, () => driftTable(r.body as DriftReport));
     });
   driftReport('drift', 'Audit a switch: read back every registered port and compare it with the configuration the service holds (changes nothing on the switch)');
@@ -214,7 +214,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
     .argument('<newfile>', 'the new key (32 random bytes: openssl rand -base64 32 > NEWFILE), on the service\'s machine; a relative path is taken from the current folder')
     .option('--json', 'the server\'s JSON')
     .action(async (f: string, o: JsonOpts) => {
-      const r = await c().post('/admin/secret-key/rotate', { key_file: resolve(f) });
+      const r = await c().postJson('/admin/secret-key/rotate', { key_file: resolve(f) });
       const b = r.body as { previous_key_id: string; key_id: string; rewritten: number; key_file: string; installed: boolean };
       answer(wantsJson(o), r.text, () => fields([['Previous key', b.previous_key_id], ['Key', b.key_id], ['Rewritten', b.rewritten], ['Key file', b.key_file],
         ['Installed', b.installed ? 'yes' : 'no: install NEWFILE as the key file before the next start']]));
@@ -232,7 +232,7 @@ export function adminCommands(program: Command, ctx: Ctx): void {
       const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ');
       if (o.propose) {
         if (!sw) throw new UsageError('--propose takes a switch');
-        const r = await c().post(`/admin${path('switch', sw, 'wiring', 'propose')}`);
+        const r = await c().postJson(`/admin${path('switch', sw, 'wiring', 'propose')}`);
         type P = { proposals: { port: string; node: string; nic: string; macaddr: string; evidence: string[]; nic_wired_to: { switch: string; port: string } | null }[]; unknown: { port: string; macs: string[] }[]; ambiguous: { port: string; nics: { node: string; nic: string }[] }[] };
         return answer(wantsJson(o), r.text, () => {
           const b = r.body as P;

@@ -123,7 +123,7 @@ export function consoleCommands(node: Command, ctx: Ctx): void {
   const console = node.command('console').description('A node\'s serial console (IPMI Serial-over-LAN)');
   console.command('show').description('Print the recorded console log of a node').argument('<node>')
     .action(async (name: string) => {
-      const r = await c().get(path('node', name, 'console'));
+      const r = await c().getText(path('node', name, 'console'));
       process.stdout.write(r.text);
     });
   console.command('start').description('Start recording the console of a node').argument('<node>')

@@ -146,13 +146,13 @@ export function nodeCommands(program: Command, ctx: Ctx): void {
     .action(async (n: string, x: string, network: string, channel: string | undefined, o: JsonOpts & { wait?: boolean }) => {
       // HIL's CLI sent an empty channel when none was given; the server's default is meant.
       const body = channel ? { network, channel } : { network };
-      await queued(ctx, c().post(path('node', n, 'nic', x, 'connect_network'), body), `connect ${n} ${x} to ${network}`, o);
+      await queued(ctx, c().postJson(path('node', n, 'nic', x, 'connect_network'), body), `connect ${n} ${x} to ${network}`, o);
     });
   net.command('detach').description('Detach a node\'s nic from a network').argument('<node>').argument('<nic>').argument('<network>')
     .option('--wait', 'follow the operation until DONE or ERROR')
     .option('--json', 'the server\'s JSON')
     .action(async (n: string, x: string, network: string, o: JsonOpts & { wait?: boolean }) => {
-      await queued(ctx, c().post(path('node', n, 'nic', x, 'detach_network'), { network }), `detach ${n} ${x} from ${network}`, o);
+      await queued(ctx, c().postJson(path('node', n, 'nic', x, 'detach_network'), { network }), `detach ${n} ${x} from ${network}`, o);
     });
 
   const power = node.command('power').description('Perform node power operations');

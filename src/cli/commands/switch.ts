@@ -138,7 +138,7 @@ export function switchCommands(program: Command, ctx: Ctx): void {
     .option('--wait', 'follow the operation until DONE or ERROR')
     .option('--json', 'the server\'s JSON')
     .action(async (s: string, p: string, o: JsonOpts & { wait?: boolean }) => {
-      await queued(ctx, c().post(path('switch', s, 'port', p, 'revert')), `revert ${s} ${p}`, o);
+      await queued(ctx, c().postJson(path('switch', s, 'port', p, 'revert')), `revert ${s} ${p}`, o);
     });
   const nic = port.command('nic').description('Operations affecting a port and a nic');
   nic.command('add').description('Wire a port to a nic of a node').argument('<switch>').argument('<port>').argument('<node>').argument('<nic>')

@@ -22,7 +22,7 @@ export function tokenCommands(program: Command, ctx: Ctx): void {
     .option('--description <text>', 'what it is for (at most 200 characters)')
     .option('--json', 'the server\'s JSON')
     .action(async (o: JsonOpts & { expiresIn?: number; project?: string; readOnly?: boolean; description?: string }) => {
-      const r = await c().post('/auth/tokens', {
+      const r = await c().postJson('/auth/tokens', {
         ...(o.expiresIn !== undefined ? { expires_in: o.expiresIn } : {}), ...(o.project !== undefined ? { project: o.project } : {}),
         ...(o.readOnly ? { read_only: true } : {}), ...(o.description !== undefined ? { description: o.description } : {}),
       });

@@ -154,6 +154,65 @@ describe('hilt --wait and exit codes', function () {
       }
     });
 
+    it('3, and a plain reason, for a 2xx answer that is not JSON (text, cut short, empty), not a stack trace', async () => {
+      // What each call gets: plain text, a JSON text cut short, nothing at all.
+      const bodies: Record<string, [string, string]> = {
+        '/projects': ['text/plain', 'OK'],
+        '/node/n1': ['application/json', '{"name": "n1", "nics": ['],
+        '/node/n1/power_status': ['application/json', ''],
+        '/node/n1/nic/eth0/connect_network': ['application/json', ''],
+      };
+      const odd = createServer((req, res) => {
+        const [type, body] = bodies[req.url ?? ''] ?? ['application/json', ''];
+        res.writeHead(200, { 'content-type': type });
+        res.end(body);
+      });
+      await new Promise<void>((r) => odd.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
+        for (const [args, call, what] of [
+          [['project', 'list'], 'GET /projects', 'text that is not JSON'],
+          [['node', 'show', 'n1'], 'GET /node/n1', 'text that is not JSON'],
+          [['node', 'power', 'status', 'n1'], 'GET /node/n1/power_status', 'nothing'],
+          [['node', 'network', 'connect', 'n1', 'eth0', 'net'], 'POST /node/n1/nic/eth0/connect_network', 'nothing'],
+        ] as const) {
+          const r = await hilt(url, [...args]);
+          expect(r.code, args.join(' ')).to.equal(3);
+          expect(r.stderr, args.join(' ')).to.equal(`hilt: ${url} answered ${call} with ${what} where the service answers JSON: is it the service's address?\n`);
+          expect(r.stdout, args.join(' ')).to.equal('');
+        }
+      } finally {
+        await new Promise<void>((r) => odd.close(() => r()));
+      }
+    });
+
+    it('reads the JSON of HIL\'s server, which sends it as its web framework\'s text/html, and a console log as the text it is', async () => {
+      const hil = createServer((req, res) => {
+        // Flask's default type for the string a view returns.
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        if (req.url === '/projects') return res.end('["p2", "p1"]');
+        if (req.url === '/node/n1/nic/eth0/connect_network') return res.end('{"status_id": "0123456789abcdef0123456789abcdef"}');
+        if (req.url === '/node/n1/console') return res.end('login: <no echo>\n');
+        res.end('');
+      });
+      await new Promise<void>((r) => hil.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(hil.address() as AddressInfo).port}`;
+        const projects = await hilt(url, ['project', 'list']);
+        expect([projects.code, projects.stderr]).to.deep.equal([0, '']);
+        expect(rows(projects.stdout)).to.deep.equal([['Projects (2)'], ['p1'], ['p2']]);
+        const connect = await hilt(url, ['node', 'network', 'connect', 'n1', 'eth0', 'net']);
+        expect([connect.code, connect.stderr]).to.deep.equal([0, '']);
+        expect(rows(connect.stdout)[1]).to.deep.equal(['Status ID', '0123456789abcdef0123456789abcdef']);
+        const log = await hilt(url, ['node', 'console', 'show', 'n1']);
+        expect([log.code, log.stderr, log.stdout]).to.deep.equal([0, '', 'login: <no echo>\n']);
+        const change = await hilt(url, ['project', 'create', 'p3']);
+        expect([change.code, change.stderr, change.stdout]).to.deep.equal([0, '', '']);
+      } finally {
+        await new Promise<void>((r) => hil.close(() => r()));
+      }
+    });
+
     describe('3 for a 5xx answer', () => {
       let fake: Server;
       let url: string;
