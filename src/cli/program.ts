@@ -37,7 +37,12 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
   program
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
-    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) })
+    .configureOutput({
+      writeOut: (s) => process.stdout.write(s),
+      writeErr: (s) => process.stderr.write(s),
+      // An unknown option's value is not echoed: it may be a password (`--password=…`).
+      outputError: (s, write) => write(s.replace(/(unknown option '[^'=\n]*=).*'$/gm, '$1…\'')),
+    })
     .description('hilt: a bare-metal allocation service speaking HIL\'s REST API, and its command line (HIL\'s `hil` commands)')
     .version(version())
     .option('--endpoint <url>', `the service to call (default: $HIL_ENDPOINT, else ${DEFAULT_ENDPOINT})`)

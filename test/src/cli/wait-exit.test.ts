@@ -119,6 +119,15 @@ describe('hilt --wait and exit codes', function () {
       }
     });
 
+    it('2 for an option hilt does not have given with its value (--password=…), without echoing the value', async () => {
+      for (const args of [['node', 'list', 'all', '--password=opt-pw-8765'], ['--password=opt-pw-8765', 'project', 'list'], ['user', 'create', 'u', '-', 'regular', "--pass=opt-'pw-8765"]]) {
+        const r = await cli.run(...args);
+        expect(r.code, args.join(' ')).to.equal(2);
+        expect(r.stderr, args.join(' ')).to.match(/unknown option '--pass(word)?=…'/);
+        expect(r.stderr, args.join(' ')).to.not.match(/pw-8765/);
+      }
+    });
+
     it('0 for --help and --version, on stdout', async () => {
       const h = await cli.run('node', 'network', 'connect', '--help');
       expect(h.code).to.equal(0);
