@@ -3,7 +3,7 @@
  * Progress goes to stderr: a spinner with the elapsed time on a terminal, a plain line per
  * change of status otherwise. The answer (the final status) goes to stdout.
  */
-import { Client, path } from './client';
+import { ApiError, Client, path, TransportError } from './client';
 import { answer, fields, OperationFailed } from './output';
 import { sleep } from '../../lib/time';
 
@@ -59,7 +59,17 @@ export async function waitFor(client: Client, statusId: string, what: string, op
   if (!tty) process.stderr.write(`hilt: waiting for ${what} (${statusId})\n`);
   try {
     for (;;) {
-      const r = await client.get(path('networking_action', statusId));
+      let r;
+      try {
+        r = await client.get(path('networking_action', statusId));
+      } catch (err) {
+        // The server failed or went away, not the operation: say how to look it up later (a
+        // terminal's spinner never printed its id).
+        const later = `; the operation goes on: hilt networking-action show ${statusId}`;
+        if (err instanceof ApiError && err.status >= 500) throw new ApiError(err.status, err.type, err.msg + later, err.call);
+        if (err instanceof TransportError) throw new TransportError(err.message + later);
+        throw err;
+      }
       const a = r.body as ActionStatus;
       if (a.status !== 'PENDING') {
         clear();

@@ -68,6 +68,40 @@ describe('hilt --wait and exit codes', function () {
       expect(JSON.parse(j.stdout)).to.deep.include({ status: 'ERROR', type: 'revert_port' });
     });
 
+    it('a server that fails or goes away while --wait polls: exit 3, and how to look the operation up later', async () => {
+      const id = '0123456789abcdef0123456789abcdef';
+      let polls = 0;
+      let then: 'fail' | 'drop' = 'fail';
+      const flaky = createServer((req, res) => {
+        if (req.url === '/node/n1/nic/eth0/connect_network') {
+          res.writeHead(202, { 'content-type': 'application/json' });
+          return res.end(JSON.stringify({ status_id: id }));
+        }
+        // The first poll is PENDING; then the service is in trouble (503), or the connection drops.
+        if (polls++ === 0) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          return res.end(JSON.stringify({ status: 'PENDING', node: 'n1', nic: 'eth0', type: 'modify_port', channel: 'vlan/native', new_network: 'net' }));
+        }
+        if (then === 'drop') return req.socket.destroy();
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'ServiceUnavailableError', msg: 'standing by' }));
+      });
+      await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`;
+      const hint = `; the operation goes on: hilt networking-action show ${id}\n`;
+      try {
+        const failed = await hilt(url, ['node', 'network', 'connect', 'n1', 'eth0', 'net', '--wait']);
+        expect(failed.code, failed.stderr).to.equal(3);
+        expect(failed.stderr).to.include(`hilt: ServiceUnavailableError: standing by${hint}`);
+        [polls, then] = [0, 'drop'];
+        const dropped = await hilt(url, ['node', 'network', 'connect', 'n1', 'eth0', 'net', '--wait']);
+        expect(dropped.code, dropped.stderr).to.equal(3);
+        expect(dropped.stderr).to.include(`hilt: cannot reach ${url}: ECONNRESET${hint}`);
+      } finally {
+        await new Promise<void>((r) => flaky.close(() => r()));
+      }
+    });
+
     it('without --wait: the status id only, at once', async () => {
       const r = await cli.run('node', 'network', 'connect', 'ok', 'eth0', 'w');
       expect(r.code).to.equal(0);
