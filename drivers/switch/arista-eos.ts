@@ -63,6 +63,7 @@ function eosLldp(output: string): Array<{ port: string; neighbor: LldpNeighbor }
 
 export const ARISTA_EOS_TABLE: SwitchTable = {
   family: 'Arista EOS',
+  nativeNeedsAllowed: true,
   dialect: {
     auth: ['password', 'keyboard-interactive'],
     enable: true,

@@ -18,6 +18,7 @@ const dummy = (ctx: TableContext) => ctx.dummyVlan!;
 
 export const DELL_N3000_TABLE: SwitchTable = {
   family: 'Dell N3000 (DNOS6)',
+  nativeNeedsAllowed: true,
   dialect: {
     auth: ['password', 'keyboard-interactive'],
     enable: true,

@@ -26,6 +26,7 @@ function nexusPort(name: string): string | null {
 
 export const NEXUS_TABLE: SwitchTable = {
   family: 'Cisco Nexus (NX-OS)',
+  nativeNeedsAllowed: true,
   dialect: {
     auth: ['password', 'keyboard-interactive'],
     enable: false,

@@ -14,6 +14,7 @@ import { SwitchError } from './types';
 
 export const POWERCONNECT_TABLE: SwitchTable = {
   family: 'Dell PowerConnect 55xx',
+  nativeNeedsAllowed: true,
   dialect: {
     auth: ['none', 'password', 'keyboard-interactive'],
     inband: { user: /User ?Name: ?$/i, password: /Password: ?$/i },

@@ -38,14 +38,15 @@ export const EVERY_VLAN = 'trunk allows every VLAN';
  * trunk that allows every VLAN is said so in `other`, not as 4093 tagged VLANs (as the OVS
  * driver reports an empty trunk list).
  */
-export function portVlans(r: PortReading): PortVlans {
-  if (r.other?.length) return { ...portVlans({ ...r, other: undefined }), other: [...r.other] };
+export function portVlans(r: PortReading, nativeNeedsAllowed = false): PortVlans {
+  if (r.other?.length) return { ...portVlans({ ...r, other: undefined }, nativeNeedsAllowed), other: [...r.other] };
   if (r.mode === 'access') return { native: r.access, tagged: [] };
   if (r.mode !== 'trunk') return { native: null, tagged: [] };
   if (r.allowed === 'all') return { native: r.native, tagged: [], other: [EVERY_VLAN] };
-  // An untagged VLAN off the allowed list carries nothing (NX-OS, DNOS6, EOS, PowerConnect):
-  // read as none, so that the drift audit sees an operator's `allowed vlan remove` of it.
-  const native = r.native !== null && r.allowed.includes(r.native) ? r.native : null;
+  // Where an untagged VLAN off the allowed list carries nothing (NX-OS, DNOS6, EOS, the
+  // PowerConnect: SwitchTable.nativeNeedsAllowed), it reads as none, so that the drift audit
+  // sees an operator's `allowed vlan remove` of it.
+  const native = r.native !== null && (!nativeNeedsAllowed || r.allowed.includes(r.native)) ? r.native : null;
   return { native, tagged: r.allowed.filter((v) => v !== native) };
 }
 

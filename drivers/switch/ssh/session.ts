@@ -76,7 +76,7 @@ export class TableSession extends PortOpSession {
   getPortVlans(port: string): Promise<PortVlans> {
     return this.call(async () => {
       const staged = this.staged.get(port);
-      const v = portVlans(staged?.reading ?? (await this.read(port)));
+      const v = portVlans(staged?.reading ?? (await this.read(port)), this.table.nativeNeedsAllowed);
       const { adminState } = this.table;
       if (!adminState) return v;
       return { ...v, enabled: staged?.enabled ?? this.stagedState(port) ?? (await this.readState(port, adminState)) };

@@ -88,6 +88,11 @@ export interface CommitTable {
 export interface SwitchTable {
   /** The family in words, for messages: `Cisco Nexus (NX-OS)`. */
   readonly family: string;
+  /**
+   * A trunk's untagged VLAN carries nothing unless its allowed list has it too (NX-OS, DNOS6,
+   * EOS, the PowerConnect): read back without it, it is no native VLAN (ssh/plan.ts portVlans).
+   */
+  readonly nativeNeedsAllowed?: boolean;
   readonly dialect: CliDialect;
   /** From the privileged prompt into configuration mode: `configure terminal`; absent: no such mode (a shell, whose commands change the switch one by one). */
   readonly configure?: string;

@@ -12,6 +12,10 @@ import { ARISTA_EOS_TABLE } from '../../../../drivers/switch/arista-eos';
 import { DELL_N3000_TABLE } from '../../../../drivers/switch/delln3000';
 import { POWERCONNECT_TABLE } from '../../../../drivers/switch/powerconnect55xx';
 import { SWITCH_DRIVERS } from '../../../../drivers/switch';
+import { JUNOS_TABLE } from '../../../../drivers/switch/junos';
+import { CUMULUS_NVUE_TABLE } from '../../../../drivers/switch/cumulus-nvue';
+import { SONIC_TABLE } from '../../../../drivers/switch/sonic';
+import { DELL_OS10_TABLE } from '../../../../drivers/switch/dellos10';
 
 const FRESH: PortReading = { mode: 'access', access: 1, native: 1, allowed: 'all' };
 const trunk = (native: number | null, ...allowed: number[]): PortReading => ({ mode: 'trunk', access: 1, native, allowed });
@@ -181,6 +185,18 @@ describe('switch tables: reading a port back', () => {
     expect(portVlans(fresh)).to.deep.equal({ native: 1, tagged: [] });
     // A trunk of every VLAN is said so, not listed VLAN by VLAN (and never matches).
     expect(portVlans({ ...fresh, mode: 'trunk' })).to.deep.equal({ native: 1, tagged: [], other: ['trunk allows every VLAN'] });
+  });
+
+  it('reads an untagged VLAN off the allowed list as none only on the families where it carries nothing', () => {
+    const trunk = { mode: 'trunk', access: null, native: 1001, allowed: [1002] } as const;
+    for (const t of [NEXUS_TABLE, DELL_N3000_TABLE, ARISTA_EOS_TABLE, POWERCONNECT_TABLE]) {
+      expect(t.nativeNeedsAllowed, t.family).to.equal(true);
+      expect(portVlans({ ...trunk, allowed: [...trunk.allowed] }, t.nativeNeedsAllowed), t.family).to.deep.equal({ native: null, tagged: [1002] });
+    }
+    // Elsewhere (a Junos native-vlan-id, a Linux bridge's untagged VLAN) it still carries the port's untagged traffic.
+    for (const t of [JUNOS_TABLE, CUMULUS_NVUE_TABLE, SONIC_TABLE, DELL_OS10_TABLE]) {
+      expect(portVlans({ ...trunk, allowed: [...trunk.allowed] }, t.nativeNeedsAllowed), t.family).to.deep.equal({ native: 1001, tagged: [1002] });
+    }
   });
 
   it('Nexus: output that went through the pager (its erased prompt) reads the same', () => {
