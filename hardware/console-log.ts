@@ -176,6 +176,8 @@ export class ConsoleLogs {
   /** Deletes the node's log (both files); nothing when there is none. */
   remove(node: string): Promise<void> {
     return this.then(node, async () => {
+      // The recording whose claim failed has ended: nothing is to be claimed for it any more.
+      this.unclaimed.delete(node);
       const w = this.writers.get(node);
       this.writers.delete(node);
       await w?.handle.close().catch(() => undefined);

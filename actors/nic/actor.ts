@@ -143,7 +143,8 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         // HIL's rule on its Brocade and OS9 switches (checked here, where the nic's networks and
         // its one pending operation are serialized): a tagged network only beside a native one.
         if (cmd.channel !== NATIVE && !own(state.networks, NATIVE) && nativeFirst?.(port.switch)) {
-          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: attach a native network to nic ${state.name} first`);
+          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: attach a native network to nic ${state.name} first`,
+            `the switch of nic ${state.name} carries a tagged network on a port only beside a native one: attach a native network to nic ${state.name} first`);
         }
         // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
         const key = `${id}\u0000${cmd.seq}`;
@@ -160,7 +161,8 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         const port = wiredPort(state);
         // … and the native network leaves last.
         if (channel === NATIVE && Object.keys(state.networks).some((c) => c !== NATIVE) && nativeFirst?.(port.switch)) {
-          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: detach the tagged networks of nic ${state.name} before its native one`);
+          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: detach the tagged networks of nic ${state.name} before its native one`,
+            `the switch of nic ${state.name} carries a tagged network on a port only beside a native one: detach the tagged networks of nic ${state.name} before its native one`);
         }
         return queue(state, cmd.seq, {
           type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan,

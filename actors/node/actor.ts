@@ -79,7 +79,10 @@ export function nodeBehavior({ rm, nics, credentials = PLAIN }: NodeDeps): Behav
         // The last tenant's system may still run on it: it would join this project's networks.
         const off = state.releasePowerOff;
         if (off?.status === 'failed') {
-          throw blocked(`node ${id} may still be running since its release: its power-off failed (${off.error ?? 'no reason given'}); an admin's power_off must succeed before it is reserved again`);
+          const why = `node ${id} may still be running since its release: its power-off failed`;
+          const then = 'an admin\'s power_off must succeed before it is reserved again';
+          // The reason (the BMC's, or the project that held it) is an operator's to read.
+          throw blocked(`${why} (${off.error ?? 'no reason given'}); ${then}`, `${why}; ${then}`);
         }
         // Decided here, where the node's freedom is settled: the project could not know it.
         if (cmd.overQuota) throw blocked(cmd.overQuota);

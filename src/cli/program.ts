@@ -41,7 +41,8 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
       // An unknown option's value is not echoed: it may be a password (`--password=…`).
-      outputError: (s, write) => write(s.replace(/(unknown option '[^'=\n]*=).*'$/gm, '$1…\'')),
+      // (to its last quote: a value may hold a newline or a quote)
+      outputError: (s, write) => write(s.replace(/(unknown option '[^'=\n]*=)[\s\S]*'/, '$1…\'')),
     })
     .description('hilt: a bare-metal allocation service speaking HIL\'s REST API, and its command line (HIL\'s `hil` commands)')
     .version(version())

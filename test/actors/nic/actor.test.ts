@@ -183,6 +183,8 @@ describe('NicActor on a switch that carries a tagged VLAN only beside a native o
     const err = await refusal(connect('w2', 'vlan/101'));
     expect(err.type).to.equal('BlockedError');
     expect(err.message).to.equal('switch s1 carries a tagged network on a port only beside a native one: attach a native network to nic eth0 first');
+    // A member is not told the switch (wiring is for operators).
+    expect(err.forMembers).to.equal('the switch of nic eth0 carries a tagged network on a port only beside a native one: attach a native network to nic eth0 first');
     expect(world.rm.nic('n1', 'eth0')!.pending).to.equal(null);
     expect(t.driver.log).to.deep.equal([]);
   });
@@ -195,6 +197,7 @@ describe('NicActor on a switch that carries a tagged VLAN only beside a native o
     const err = await refusal(detach('w1'));
     expect(err.type).to.equal('BlockedError');
     expect(err.message).to.match(/detach the tagged networks of nic eth0 before its native one/);
+    expect(err.forMembers).to.equal('the switch of nic eth0 carries a tagged network on a port only beside a native one: detach the tagged networks of nic eth0 before its native one');
     expect(world.rm.nic('n1', 'eth0')!.networks).to.deep.equal({ 'vlan/native': 'w1', 'vlan/101': 'w2' });
     await detach('w2');
     await settled(world);

@@ -154,7 +154,7 @@ describe('hilt --wait and exit codes', function () {
     });
 
     it('2 for an option hilt does not have given with its value (--password=…), without echoing the value', async () => {
-      for (const args of [['node', 'list', 'all', '--password=opt-pw-8765'], ['--password=opt-pw-8765', 'project', 'list'], ['user', 'create', 'u', '-', 'regular', "--pass=opt-'pw-8765"]]) {
+      for (const args of [['node', 'list', 'all', '--password=opt-pw-8765'], ['--password=opt-pw-8765', 'project', 'list'], ['user', 'create', 'u', '-', 'regular', "--pass=opt-'pw-8765"], ['node', 'list', 'all', '--password=opt-\npw-8765']]) {
         const r = await cli.run(...args);
         expect(r.code, args.join(' ')).to.equal(2);
         expect(r.stderr, args.join(' ')).to.match(/unknown option '--pass(word)?=…'/);
