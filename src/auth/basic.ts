@@ -136,8 +136,8 @@ export class Authenticator {
     // correct guess during the lock would answer 200 and the lock would stop nothing.
     const wait = this.throttle.retryAfter(u.name);
     if (wait !== null) throw throttled(wait);
-    // A success after a lock starts the name afresh, as a checked password's does (docs/api.md, Logins).
-    this.throttle.succeedAfterLock(u.name);
+    // No fresh start of the name here: a remembered credential comes with every request of a
+    // busy client, and would end the doubling of the locks a guesser earns (docs/identity.md).
     return u;
   }
 
@@ -207,9 +207,7 @@ export class Authenticator {
     const key = `oidc:${this.oidc.throttleKey(token) ?? '?'}`;
     this.checkLock(key);
     try {
-      const caller = await this.oidc.verify(token);
-      this.throttle.succeedAfterLock(key);
-      return caller;
+      return await this.oidc.verify(token);
     } catch (err) {
       if (err instanceof VerifierUnavailable) {
         ctx.log?.warn({ remote: ctx.ip, oidc: err.message }, 'a bearer token could not be checked: the identity provider\'s keys cannot be had');
@@ -225,13 +223,11 @@ export class Authenticator {
    */
   private hiltToken(token: string): Caller | undefined {
     const parsed = parseToken(token);
-    const key = `token:${parsed?.id ?? '?'}`;
-    this.checkLock(key);
+    this.checkLock(`token:${parsed?.id ?? '?'}`);
     const owner = parsed ? this.rm.tokenOwners.get(parsed.id) : undefined;
     const u = owner !== undefined ? this.rm.users.get(owner) : undefined;
     const grant = parsed && u?.tokens?.find((t) => t.id === parsed.id);
     if (!grant || grant.expiresAt <= Date.now() || !secretMatches(grant, parsed.secret)) return undefined;
-    this.throttle.succeedAfterLock(key);
     this.tokenUses.used(u!.name, grant);
     return tokenCaller(u!, grant);
   }

@@ -98,17 +98,6 @@ export class LoginThrottle {
     this.names.delete(this.key(name));
   }
 
-  /**
-   * A success of a credential checked without a scrypt (a remembered password, a token), which its
-   * owner brings on every request: starts the name afresh after a lock only. Forgiving at each
-   * such request the failures that have not locked the name yet would let a guesser go on for as
-   * long as the owner is busy.
-   */
-  succeedAfterLock(name: string): void {
-    const k = this.key(name);
-    if ((this.names.get(k)?.strikes ?? 0) > 0) this.names.delete(k);
-  }
-
   get size(): number {
     return this.names.size;
   }
