@@ -100,9 +100,10 @@ export class RedfishDriver implements ObmDriver {
       try {
         await reset(call, sys, restart);
       } catch (err) {
-        // Refused because the system went off since it was read (its OS shut it down): power it
-        // on, as for a system found off. One still on keeps the refusal.
-        if (!(err instanceof ObmError) || call.signal.aborted) throw err;
+        // Refused (an HTTP 4xx: not a lost answer to a restart that did happen, which may read
+        // Off for a moment) because the system went off since it was read (its OS shut it down):
+        // power it on, as for a system found off. One still on keeps the refusal.
+        if (!(err instanceof ObmError) || call.signal.aborted || !/refused \(HTTP 4\d\d\)/.test(err.message)) throw err;
         const now = await readSystem(call);
         if (now.json.PowerState !== 'Off') throw err;
         await reset(call, now, await choose(call, now, POWER_ON, 'power on'));
