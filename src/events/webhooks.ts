@@ -275,13 +275,34 @@ export class WebhookRunner {
   private readonly workers = new Map<string, Worker>();
   private closed = false;
   private stopListening?: () => void;
+  /** workers ended by a failed read or write of the store since the last commit, and the one sync they wait for */
+  private storeFailures = 0;
+  private resync?: NodeJS.Timeout;
 
   constructor(readonly world: World, readonly hub: EventHub, readonly opts: WebhookOptions, readonly telemetry?: WebhookTelemetry) {}
 
   /** Start a worker for every webhook that delivers; then follow commits. */
   start(): void {
-    this.stopListening = this.world.runtime.engine.onCommit(() => this.sync());
+    this.stopListening = this.world.runtime.engine.onCommit(() => {
+      // The store took a commit: it works again.
+      this.storeFailures = 0;
+      this.sync();
+    });
     this.sync();
+  }
+
+  /**
+   * A worker's read or write of the store failed: new workers go on from the stored marks after
+   * a pause, not at the next commit, which a quiet system may not make for a long time. One sync
+   * for every failing webhook, its pause growing while the store keeps failing.
+   */
+  private storeFailed(): void {
+    this.storeFailures++;
+    if (this.closed || this.resync) return;
+    this.resync = setTimeout(() => {
+      this.resync = undefined;
+      this.sync();
+    }, backoff(Math.min(this.storeFailures - 1, 30), this.opts.retryMinMs, this.opts.retryMaxMs)).unref();
   }
 
   /** Workers for webhooks that deliver, none for the others; wake them all (something was committed). */
@@ -296,9 +317,7 @@ export class WebhookRunner {
         const started = worker;
         started.done = started.run().then(() => false, () => true).then((failed) => {
           if (this.workers.get(id) === started) this.workers.delete(id);
-          // A read or write of the store failed: a new worker goes on from the stored mark after a
-          // pause, not at the next commit, which a quiet system may not make for a long time.
-          if (failed && !this.closed) setTimeout(() => this.sync(), this.opts.retryMinMs).unref();
+          if (failed) this.storeFailed();
         });
       }
       worker.poke();
@@ -354,6 +373,7 @@ export class WebhookRunner {
 
   close(): void {
     this.closed = true;
+    clearTimeout(this.resync);
     this.stopListening?.();
     for (const w of this.workers.values()) w.stop();
     this.workers.clear();
