@@ -17,6 +17,9 @@ import { quote } from '../../lib/text';
 
 type NN = { node: string; nic: string };
 
+/** A status id in a message: as it is when it could be one (as v1 wrote it), else quoted (it may be any text: a newline, a long one). */
+const shownId = (id: string) => (/^[A-Za-z0-9_-]+$/.test(id) ? id : quote(id));
+
 export function statusBody(node: NodeState, a: NetworkAction) {
   return {
     status: a.status,
@@ -93,11 +96,10 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
         ? (await findFirstFormatStatus(journals, node, id.seq))?.action
         : await findStatus(journals, node.name, id.nic, id.nicIncarnation, id.seq);
     }
-    // Quoted: the id may be any text (a newline, a long one), not one this service handed out.
-    if (!node || !action) throw notFound(`networking action ${quote(req.params.status_id)}`);
+    if (!node || !action) throw notFound(`networking action ${shownId(req.params.status_id)}`);
     requireNodeAccess(req.caller, node);
     // Another project's operation on this node (before a release): not the caller's to know of.
-    if (!readsOperation(req.caller, node, action)) throw notFound(`networking action ${quote(req.params.status_id)}`);
+    if (!readsOperation(req.caller, node, action)) throw notFound(`networking action ${shownId(req.params.status_id)}`);
     return statusBody(node, action);
   });
 
