@@ -224,7 +224,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Every answer counts, by the call's pattern (not its URL: names would make the labels unbounded).
   // A dashboard action's in-process API call is no request of its own: /ui/api/action counts it.
   app.addHook('onResponse', (req, reply, done) => {
-    if (req.headers[BRIDGE_HEADER] === undefined || !hilt.bridge.carries(req.headers[BRIDGE_HEADER])) {
+    if (!hilt.bridge.carries(req.headers[BRIDGE_HEADER])) {
       metrics.request(req.routeOptions.url, req.method, reply.statusCode, reply.elapsedTime / 1000);
     }
     done();

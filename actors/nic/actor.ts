@@ -31,6 +31,10 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
     return notFound(`nic ${nic} of node ${node}`);
   });
   const named = (state: NicState) => `nic ${state.name} of node ${state.node}`;
+  /** HIL's rule on a nativeFirst switch (Brocade, OS9) broken: the switch named to admins only. */
+  const nativeFirstRefusal = (sw: string, state: NicState, advice: string) => blocked(
+    `switch ${sw} carries a tagged network on a port only beside a native one: ${advice}`,
+    `the switch of nic ${state.name} carries a tagged network on a port only beside a native one: ${advice}`);
   /** The port the nic is wired to (its port actor owns that fact; wiring changes pass this mailbox). */
   function wiredPort(state: NicState): PortRef {
     const port = rm.wiring.get(state.node, state.name);
@@ -143,8 +147,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         // HIL's rule on its Brocade and OS9 switches (checked here, where the nic's networks and
         // its one pending operation are serialized): a tagged network only beside a native one.
         if (cmd.channel !== NATIVE && !own(state.networks, NATIVE) && nativeFirst?.(port.switch)) {
-          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: attach a native network to nic ${state.name} first`,
-            `the switch of nic ${state.name} carries a tagged network on a port only beside a native one: attach a native network to nic ${state.name} first`);
+          throw nativeFirstRefusal(port.switch, state, `attach a native network to nic ${state.name} first`);
         }
         // Closes the window against a concurrent network_delete or revoke (see network/uses.ts).
         const key = `${id}\u0000${cmd.seq}`;
@@ -161,8 +164,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         const port = wiredPort(state);
         // … and the native network leaves last.
         if (channel === NATIVE && Object.keys(state.networks).some((c) => c !== NATIVE) && nativeFirst?.(port.switch)) {
-          throw blocked(`switch ${port.switch} carries a tagged network on a port only beside a native one: detach the tagged networks of nic ${state.name} before its native one`,
-            `the switch of nic ${state.name} carries a tagged network on a port only beside a native one: detach the tagged networks of nic ${state.name} before its native one`);
+          throw nativeFirstRefusal(port.switch, state, `detach the tagged networks of nic ${state.name} before its native one`);
         }
         return queue(state, cmd.seq, {
           type: 'modify_port', channel, newNetwork: null, oldNetwork: cmd.network, vlan: rm.networks.get(cmd.network)?.vlan,
@@ -186,7 +188,7 @@ export function nicBehavior({ rm, uses, ports, handOn, nativeFirst }: NicDeps): 
         // The native leaves last here too: the set-back on a live switch would leave the port up
         // with tagged VLANs only, untagged in the switch's default VLAN, shared with other tenants.
         if (channel === NATIVE && wired && Object.keys(state.networks).some((c) => c !== NATIVE) && nativeFirst?.(wired.switch)) {
-          throw blocked(`switch ${wired.switch} carries a tagged network on a port only beside a native one: force-detach the tagged networks of nic ${state.name} before its native one`);
+          throw nativeFirstRefusal(wired.switch, state, `force-detach the tagged networks of nic ${state.name} before its native one`);
         }
         // The port forgets the VLAN first: a port that holds less than its nic is safe, one
         // that holds more could keep a reused VLAN in another tenant's network on a re-apply.

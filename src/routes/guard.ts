@@ -29,10 +29,7 @@ export function requireProject(c: Caller, project: string): void {
 export function stillIn(rm: ReadModel, caller: Caller, project: string): AskOptions {
   return {
     still: () => {
-      if (!rm.projects.has(project)) return;
-      const now = callerNow(rm, caller);
-      if (!now) throw unauthorized('the caller (its user or its token) no longer exists');
-      requireProject(now, project);
+      if (rm.projects.has(project)) requireProject(stillThere(rm, caller), project);
     },
   };
 }
@@ -40,13 +37,14 @@ export function stillIn(rm: ReadModel, caller: Caller, project: string): AskOpti
 /** stillIn for a call on a node: through its project, or (a free node) an admin's call. */
 export function stillOn(rm: ReadModel, caller: Caller, project: string | null | undefined): AskOptions {
   if (project) return stillIn(rm, caller, project);
-  return {
-    still: () => {
-      const now = callerNow(rm, caller);
-      if (!now) throw unauthorized('the caller (its user or its token) no longer exists');
-      requireAdmin(now);
-    },
-  };
+  return { still: () => requireAdmin(stillThere(rm, caller)) };
+}
+
+/** The caller's rights as they are now (auth/caller.ts callerNow), or a 401 when its user or token is gone. */
+export function stillThere(rm: ReadModel, caller: Caller, read = false): Caller {
+  const now = callerNow(rm, caller, read);
+  if (!now) throw unauthorized('the caller (its user or its token) no longer exists');
+  return now;
 }
 
 /**

@@ -1,12 +1,12 @@
 import { FastifyInstance } from 'fastify';
 import * as S from '../schemas/nodes';
-import { badArgument, duplicate, notFound, unauthorized } from '../errors';
+import { badArgument, duplicate, notFound } from '../errors';
 import { quote } from '../../lib/text';
 import { CachedLists } from './cached-lists';
 import { nodeAnswer } from './node-answer';
-import { requireAdmin, requireProject, found } from './guard';
+import { requireAdmin, requireProject, found, stillThere } from './guard';
 import type { Caller } from '../auth/basic';
-import { callerNow, isRead } from '../auth/caller';
+import { isRead } from '../auth/caller';
 import type { MetadataValue, NodeState } from '../../actors/node/protocol';
 import { BOOT_DEVICES, isBootDevice } from '../../drivers/obm/types';
 
@@ -39,8 +39,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       recheck: () => {
         const now = rm.nodes.get(node.name);
         if (!now || now.incarnation !== node.incarnation) throw notFound(`node ${node.name}`);
-        const current = callerNow(rm, caller, isRead(method));
-        if (!current) throw unauthorized('the caller (its user or its token) no longer exists');
+        const current = stillThere(rm, caller, isRead(method));
         if (now.project) requireProject(current, now.project);
         else requireAdmin(current);
       },
