@@ -14,6 +14,9 @@ import { splitId } from '../../actors/ids';
 import { statusBody } from '../routes/actions';
 import { encodeStatusId } from '../../actors/nic/status-ids';
 
+/** The stored status is the whole one (an admin's); a stream gives members their own (frames.ts). */
+const EVERYONE = { isAdmin: true };
+
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
 /** The projects of a list, without the admin owner and without repeats; undefined when none. */
@@ -27,7 +30,7 @@ function operation(nic: NicState, a: NetworkAction, status: NetworkAction['statu
   const node = { name: nic.node, incarnation: nic.nodeIncarnation };
   return {
     status_id: encodeStatusId(node as never, { nic: a.nic, incarnation: nic.incarnation, seq: a.seq }, a.firstFormat),
-    ...statusBody(node as never, { ...a, status, ...(error !== undefined ? { error } : {}) }),
+    ...statusBody(node as never, { ...a, status, ...(error !== undefined ? { error } : {}) }, EVERYONE),
   };
 }
 

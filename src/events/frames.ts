@@ -4,7 +4,7 @@
  * same frames of it.
  */
 import type { HistoryEntry } from '../../actors/runtime';
-import { projectsOf, streamEvent, StreamEvent } from './types';
+import { membersEvent, projectsOf, streamEvent, StreamEvent } from './types';
 
 /** One event, ready for every stream: what the filters read, and its text. */
 export interface Frame {
@@ -16,6 +16,8 @@ export interface Frame {
   projects: readonly string[];
   /** the SSE text: id, event, data lines */
   text: string;
+  /** the text a project's members read, where it differs (types.ts, membersEvent) */
+  memberText?: string;
 }
 
 /**
@@ -31,13 +33,19 @@ export interface Filter { kinds: Set<string>; names: Set<string>; projects: Set<
 
 export const NO_FILTER: Filter = { kinds: new Set(), names: new Set(), projects: new Set(), types: new Set() };
 
+const textOf = (event: StreamEvent) => `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
 export function frameOf(entry: HistoryEntry): Frame & { event: StreamEvent } {
   const event = streamEvent(entry);
+  const members = membersEvent(event);
   return {
     position: entry.position, kind: event.kind, name: event.name, type: event.type, projects: projectsOf(entry), event,
-    text: `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
+    text: textOf(event), memberText: members && textOf(members),
   };
 }
+
+/** A frame's text for a viewer. */
+export const textFor = (f: Frame, viewer: Viewer): string => (viewer.admin || f.memberText === undefined ? f.text : f.memberText);
 
 export function visible(f: Frame, viewer: Viewer): boolean {
   return viewer.admin || f.projects.some((p) => viewer.projects.has(p) && f.position >= (viewer.from?.get(p) ?? 0));

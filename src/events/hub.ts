@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import type { ActorRuntime } from '../../actors/runtime';
 import type { PersistedEvent } from '../../actors/persistence/engine';
 import type { StreamEvent } from './types';
-import { Filter, Flush, Frame, frameOf, matches, SharedText, streamKey, Viewer, visible } from './frames';
+import { Filter, Flush, Frame, frameOf, matches, SharedText, streamKey, textFor, Viewer, visible } from './frames';
 
 // What the routes and tests import from here.
 export { Filter, Frame, NO_FILTER, Viewer } from './frames';
@@ -51,6 +51,9 @@ export interface HubOptions {
   writesPerSecond: number;
 }
 
+
+/** A frame's text as the ring counts it: its members' text too. */
+const bytesOf = (f: Frame) => f.text.length + (f.memberText?.length ?? 0);
 
 /** Users whose access changes with this event: their streams end. */
 const ACCESS_EVENTS = new Set(['UserLeft', 'UserDeleted', 'UserAdminSet', 'UserJoined', 'UserRoleSet', 'TokenRevoked']);
@@ -93,7 +96,8 @@ export class Stream {
   }
 
   private textOf(f: Frame): string {
-    return this.named ? f.text : f.text.replace(/^event: .*\n/m, '');
+    const text = textFor(f, this.viewer);
+    return this.named ? text : text.replace(/^event: .*\n/m, '');
   }
 
   get buffered(): number {
@@ -364,11 +368,11 @@ export class EventHub {
       const full = this.frame(e);
       if (!full) continue;
       // Only what the streams need stays (the event object goes with this turn).
-      const f: Frame = { position: full.position, kind: full.kind, name: full.name, type: full.type, projects: full.projects, text: full.text };
+      const f: Frame = { position: full.position, kind: full.kind, name: full.name, type: full.type, projects: full.projects, text: full.text, memberText: full.memberText };
       this.ring.push(f);
       this.batch.push(f);
       this.scheduleFlush();
-      this.ringBytes += f.text.length;
+      this.ringBytes += bytesOf(f);
       if (this.ring.length > this.opts.ringSize || this.ringBytes > this.opts.ringBytes) this.trimRing();
       this.onFrame?.(full);
       const type = (e.data as { type?: string }).type ?? '';
@@ -397,7 +401,7 @@ export class EventHub {
     let drop = 0;
     const keep = Math.floor((this.opts.ringSize * 7) / 8);
     const keepBytes = Math.floor((this.opts.ringBytes * 7) / 8);
-    while (this.ring.length - drop > 1 && (this.ring.length - drop > keep || this.ringBytes > keepBytes)) this.ringBytes -= this.ring[drop++].text.length;
+    while (this.ring.length - drop > 1 && (this.ring.length - drop > keep || this.ringBytes > keepBytes)) this.ringBytes -= bytesOf(this.ring[drop++]);
     this.ring.splice(0, drop);
   }
 

@@ -15,6 +15,7 @@ import type { HeadnodeEvent } from '../../actors/headnode/protocol';
 import type { WebhookEvent } from '../../actors/webhook/protocol';
 import { redactedCopy } from '../redact';
 import { SERVICE } from '../audit';
+import { MEMBERS_ERROR } from '../routes/operation-access';
 
 export interface StreamEvent {
   id: string;
@@ -176,4 +177,25 @@ export function streamEvent(e: HistoryEntry): StreamEvent {
     project: projectsOf(e)[0] ?? null,
     data,
   };
+}
+
+/**
+ * The event as a project's members read it, where that differs (undefined: it does not): a
+ * network operation's events without the switch and port it goes through, nor the switch's own
+ * words of a failure (src/routes/operation-access.ts, errorFor). Admins read it whole.
+ */
+export function membersEvent(e: StreamEvent): StreamEvent | undefined {
+  if (e.kind !== 'nic') return undefined;
+  const { action, error, operation } = e.data as { action?: Record<string, unknown>; error?: unknown; operation?: Record<string, unknown> };
+  const wired = !!action && typeof action === 'object' && ('switch' in action || 'port' in action || 'error' in action);
+  const failed = error !== undefined || (!!operation && typeof operation === 'object' && operation.error !== undefined);
+  if (!wired && !failed) return undefined;
+  const data = { ...e.data };
+  if (wired) {
+    const { switch: _sw, port: _port, error: why, ...rest } = action!;
+    data.action = why === undefined ? rest : { ...rest, error: MEMBERS_ERROR };
+  }
+  if (error !== undefined) data.error = MEMBERS_ERROR;
+  if (operation && typeof operation === 'object' && operation.error !== undefined) data.operation = { ...operation, error: MEMBERS_ERROR };
+  return { ...e, data };
 }

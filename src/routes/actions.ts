@@ -12,7 +12,7 @@ import type { Caller } from '../auth/basic';
 import type { NodeState } from '../../actors/node/protocol';
 import { NATIVE, NetworkAction, NicStatusRef } from '../../actors/nic/protocol';
 import { decodeStatusId, encodeStatusId, shortStatusId } from '../../actors/nic/status-ids';
-import { readsOperation } from './operation-access';
+import { errorFor, readsOperation } from './operation-access';
 import { quote } from '../../lib/text';
 
 type NN = { node: string; nic: string };
@@ -20,7 +20,9 @@ type NN = { node: string; nic: string };
 /** A status id in a message: as it is when it could be one (as v1 wrote it), else quoted (it may be any text: a newline, a long one). */
 const shownId = (id: string) => (/^[A-Za-z0-9_-]+$/.test(id) ? id : quote(id));
 
-export function statusBody(node: NodeState, a: NetworkAction) {
+/** An operation's status as `reader` reads it (a non-admin: its reason only in words of its own, errorFor). */
+export function statusBody(node: NodeState, a: NetworkAction, reader: Pick<Caller, 'isAdmin'>) {
+  const error = errorFor(reader, a.error);
   return {
     status: a.status,
     node: node.name,
@@ -28,17 +30,17 @@ export function statusBody(node: NodeState, a: NetworkAction) {
     type: a.type,
     channel: a.channel,
     new_network: a.newNetwork,
-    ...(a.error !== undefined ? { error: a.error } : {}),
+    ...(error !== undefined ? { error } : {}),
   };
 }
 
 /** An operation as lists give it: its status, full and short ids, and times. */
-function listed(node: NodeState, a: NetworkAction, nicIncarnation: string) {
+function listed(node: NodeState, a: NetworkAction, nicIncarnation: string, reader: Caller) {
   const statusId = encodeStatusId(node, { nic: a.nic, incarnation: nicIncarnation, seq: a.seq }, a.firstFormat);
   return {
     status_id: statusId,
     short_id: shortStatusId(statusId),
-    ...statusBody(node, a),
+    ...statusBody(node, a, reader),
     accepted_at: new Date(a.acceptedAt).toISOString(),
     finished_at: a.finishedAt ? new Date(a.finishedAt).toISOString() : null,
   };
@@ -100,7 +102,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     requireNodeAccess(req.caller, node);
     // Another project's operation on this node (before a release): not the caller's to know of.
     if (!readsOperation(req.caller, node, action)) throw notFound(`networking action ${shownId(req.params.status_id)}`);
-    return statusBody(node, action);
+    return statusBody(node, action, req.caller);
   });
 
   app.get<{ Params: { node: string } }>('/node/:node/networking_actions', { schema: S.listActions }, async (req) => {
@@ -108,7 +110,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
     requireNodeAccess(req.caller, node);
     // As v1 answered it (test/src/service/upgrade.test.ts compares): the short id is the system-wide list's.
     return (await listStatuses(journals, node)).filter(({ action }) => readsOperation(req.caller, node, action)).map(({ action: a, nicIncarnation }) => {
-      const { short_id: _short, ...item } = listed(node, a, nicIncarnation);
+      const { short_id: _short, ...item } = listed(node, a, nicIncarnation, req.caller);
       return item;
     });
   });
@@ -131,7 +133,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
         if (!node) continue;
         for (const nicName of rm.pendingByNode.get(name)) {
           const nic = rm.nic(name, nicName);
-          if (nic?.pending && readsOperation(req.caller, node, nic.pending)) pending.push(listed(node, nic.pending, nic.incarnation));
+          if (nic?.pending && readsOperation(req.caller, node, nic.pending)) pending.push(listed(node, nic.pending, nic.incarnation, req.caller));
         }
       }
       out.push(...pending.sort((a, b) => (a.accepted_at < b.accepted_at ? 1 : a.accepted_at > b.accepted_at ? -1 : 0)));
@@ -144,7 +146,7 @@ export async function actionRoutes(app: FastifyInstance): Promise<void> {
         // An operation of an earlier registration of the node or nic has no status id any more.
         if (!node || a.nicIncarnation === undefined || rm.nic(node.name, a.nic)?.incarnation !== a.nicIncarnation) continue;
         if (!readsOperation(req.caller, node, a)) continue;
-        out.push(listed(node, a, a.nicIncarnation));
+        out.push(listed(node, a, a.nicIncarnation, req.caller));
       }
     }
     return out.slice(0, limit);

@@ -19,12 +19,13 @@ import type { ReadModel } from '../../actors/readmodel';
 import { dict } from '../dict';
 import type { PortState } from '../../actors/port/protocol';
 import type { Caller } from '../auth/caller';
-import { operationsOf } from './operation-access';
+import { errorFor, operationsOf } from './operation-access';
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 /** The newest operation of the node's nics that `reads` lets through (operation-access.ts), as lists show it. */
-export function lastOperation(node: NodeState, nics: readonly NicState[], reads: (a: NetworkAction) => boolean) {
+export function lastOperation(node: NodeState, nics: readonly NicState[], reader: Caller) {
+  const reads = operationsOf(reader, node);
   let last: { a: NetworkAction; nic: NicState } | undefined;
   for (const nic of nics) {
     for (const a of nic.actions) if (reads(a) && (!last || a.acceptedAt > last.a.acceptedAt || (a.acceptedAt === last.a.acceptedAt && a.seq > last.a.seq))) last = { a, nic };
@@ -34,7 +35,7 @@ export function lastOperation(node: NodeState, nics: readonly NicState[], reads:
   const statusId = encodeStatusId(node, { nic: a.nic, incarnation: nic.incarnation, seq: a.seq }, a.firstFormat);
   return {
     status_id: statusId, short_id: shortStatusId(statusId), status: a.status, type: a.type, nic: a.nic,
-    network: a.newNetwork ?? a.oldNetwork ?? null, ...(a.error !== undefined ? { error: a.error } : {}),
+    network: a.newNetwork ?? a.oldNetwork ?? null, ...(a.error !== undefined ? { error: errorFor(reader, a.error) } : {}),
     accepted_at: iso(a.acceptedAt), finished_at: iso(a.finishedAt),
   };
 }
@@ -55,7 +56,7 @@ export function nodeRow(rm: ReadModel, power: PowerControl, node: NodeState, cal
     networks: [...new Set(nics.flatMap((n) => Object.values(n.networks)))].sort(),
     nics: nics.length,
     pending: nics.filter((n) => n.pending).length,
-    last_operation: lastOperation(node, nics, operationsOf(caller, node)),
+    last_operation: lastOperation(node, nics, caller),
     lease_expires_at: node.lease ? iso(node.lease.expiresAt) : null,
     metadata: node.metadata ?? {},
     ...(caller.isAdmin ? { obm: driverName(node.obm.type) } : {}),

@@ -20,3 +20,16 @@ export function readsOperation(c: Caller, node: NodeState, a: Pick<NetworkAction
 
 /** The caller's filter of a node's operations. */
 export const operationsOf = (c: Caller, node: NodeState) => (a: Pick<NetworkAction, 'project'>): boolean => readsOperation(c, node, a);
+
+/**
+ * What a non-admin reads of a failed operation's reason. The reason is the switch's or driver's
+ * own text (its CLI's answer, the port, the switch's address), and a project's members are not
+ * told the wiring (show_node gives them no port or switch): they learn that the switch did not
+ * make the change, and an admin reads why in the same operation's status.
+ */
+export const MEMBERS_ERROR = 'the switch did not make the change; an administrator can read why in this operation\'s status';
+
+/** A failed operation's reason as the caller reads it (undefined: none). */
+export function errorFor(c: Pick<Caller, 'isAdmin'>, error: string | undefined): string | undefined {
+  return error === undefined || c.isAdmin ? error : MEMBERS_ERROR;
+}

@@ -22,7 +22,7 @@ import { pendingPerSwitch, type Metrics } from '../metrics';
 import type { PowerControl } from '../../hardware/power';
 import type { HeadnodeControl } from '../../hardware/headnode-control';
 import { lastOperation, powerOf, switchHealth } from '../routes/lists';
-import { operationsOf, readsOperation } from '../routes/operation-access';
+import { errorFor, operationsOf, readsOperation } from '../routes/operation-access';
 
 export type Cell = string | number | boolean | null;
 export type Row = Record<string, Cell>;
@@ -208,7 +208,7 @@ export class Views {
   /** What a node's row shows first (issue 26): its power as last seen and its last operation, a failure with its reason. */
   private nodeState(node: NodeState, caller: Caller): Row {
     const power = powerOf(this.d.power, node);
-    const last = lastOperation(node, this.rm.nicsOf(node.name), operationsOf(caller, node));
+    const last = lastOperation(node, this.rm.nicsOf(node.name), caller);
     return {
       power: power.state, power_at: power.at, power_error: power.error ?? null,
       last_status: last?.status ?? null, last_op: last ? `${last.type === 'modify_port' ? (last.network ? 'connect' : 'detach') : last.type.replace('_port', '')} ${last.nic}${last.network ? ` ${last.network}` : ''}` : null,
@@ -335,7 +335,7 @@ export class Views {
       ...(wiring ? { switch: a.switch, port: a.port } : {}),
       accepted: new Date(a.acceptedAt).toISOString(),
       finished: a.finishedAt !== undefined ? new Date(a.finishedAt).toISOString() : null,
-      error: a.error ?? null,
+      error: errorFor({ isAdmin: wiring }, a.error) ?? null,
       status_id: n && nic ? encodeStatusId(n, { nic: a.nic, incarnation: nic.incarnation, seq: a.seq }, !!a.firstFormat) : null,
     };
   }
