@@ -497,7 +497,11 @@ function randomOp(r: ReturnType<typeof rng>, s?: State): Op {
   if (y < 0.11) return { t: 'powerOn', n: n0, as: r.pick(Object.keys(MEMBERS)) };
   if (y < 0.14) {
     const p = r.pick(PROJECTS);
-    return r.next() < 0.65 ? { t: 'hnCreate', h: r.pick(HEADNODES), p, as: memberOf(p) } : { t: 'hnDelete', h: r.pick(HEADNODES) };
+    if (r.next() < 0.65) return { t: 'hnCreate', h: r.pick(HEADNODES), p, as: memberOf(p) };
+    // Mostly aimed at a headnode that exists: few are made (quotas of 0 refuse many), and a run
+    // must delete some (the check at its end).
+    const made = s ? Object.keys(s.headnodes) : [];
+    return { t: 'hnDelete', h: made.length && r.next() < 0.7 ? r.pick(made) : r.pick(HEADNODES) };
   }
   if (y < 0.15) return { t: 'clearDoubt', port: r.pick(PORTS) };
   const x = r.next();
