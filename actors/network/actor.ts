@@ -93,8 +93,15 @@ export function networkBehavior({ rm, uses, vlanPool: pool }: NetworkDeps): Beha
         stillOwned(state, cmd.owner, id);
         const nodes = rm.attachmentsOf(id).map((a) => a.node);
         if (nodes.length) throw new HiltError('BlockedError', `network ${id} is attached to ${counted(new Set(nodes).size, 'node')} (${listed(nodes)})`);
-        const heads = rm.hnicsOn(id);
-        if (heads.length) throw new HiltError('BlockedError', `network ${id} is attached to ${counted(new Set(heads).size, 'headnode')} (${listed(heads)})`);
+        const heads = [...new Set(rm.hnicsOn(id))];
+        if (heads.length) {
+          const attached = `network ${id} is attached to ${counted(heads.length, 'headnode')}`;
+          // A member of the owner reads no other project's headnode names (nothing else shows them it).
+          const own = heads.filter((h) => rm.headnodes.get(h)?.project === state.owner);
+          const others = heads.length - own.length;
+          throw blocked(`${attached} (${listed(heads)})`,
+            others ? `${attached} (${[...(own.length ? [listed(own)] : []), others === 1 ? '1 headnode of another project' : `${others} headnodes of other projects`].join(', ')})` : undefined);
+        }
         if (rm.pendingConnectsTo(id).length || uses.reservedBy(id).length) {
           throw new HiltError('BlockedError', `pending network operations involve network ${id}`);
         }

@@ -3,7 +3,7 @@
  * attached to, how many ports a switch still has, the nodes a project or network still holds.
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, Res, must, makeNode, mockSwitch, finished } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, Res, must, makeNode, makeUser, mockSwitch, finished } from '../../helpers/server';
 
 async function blockedBy(p: Promise<Res>): Promise<string> {
   const r = await p;
@@ -50,6 +50,22 @@ describe('refusals name what blocks them', function () {
 
   it('deleting a network names the nodes attached to it', async () => {
     expect(await blockedBy(api.del('/network/blue'))).to.equal('network blue is attached to 1 node (n1)');
+  });
+
+  it('deleting a network names its headnodes, to a member of its owner only those of the owner', async () => {
+    await must(api.put('/project/q'));
+    const member = await makeUser(api, 'pm', 'pm-pw', ['p']);
+    await must(api.put('/network/shared', { owner: 'p', access: 'p', net_id: '' }));
+    await must(api.put('/network/shared/access/q'));
+    for (const [h, project] of [['hn-p', 'p'], ['hn-q-secret', 'q']]) {
+      await must(api.put(`/headnode/${h}`, { project, base_img: 'base-headnode' }));
+      await must(api.put(`/headnode/${h}/hnic/e0`));
+      await must(api.post(`/headnode/${h}/hnic/e0/connect_network`, { network: 'shared' }));
+    }
+    expect(await blockedBy(api.del('/network/shared'))).to.equal('network shared is attached to 2 headnodes (hn-p, hn-q-secret)');
+    expect(await blockedBy(api.with(member).del('/network/shared'))).to.equal('network shared is attached to 2 headnodes (hn-p, 1 headnode of another project)');
+    await must(api.del('/headnode/hn-p'));
+    expect(await blockedBy(api.with(member).del('/network/shared'))).to.equal('network shared is attached to 1 headnode (1 headnode of another project)');
   });
 
   it('deleting a project names what it still has', async () => {
