@@ -179,12 +179,21 @@ export function streamEvent(e: HistoryEntry): StreamEvent {
   };
 }
 
+/** A failed release power-off's reason as a project's members read it (membersEvent). */
+export const RELEASE_POWER_OFF_MEMBERS_ERROR = 'the power-off after the node\'s release failed; an administrator can read why in GET /admin/nodes/attention';
+
 /**
  * The event as a project's members read it, where that differs (undefined: it does not): a
  * network operation's events without the switch and port it goes through, nor the switch's own
- * words of a failure (src/routes/operation-access.ts, errorFor). Admins read it whole.
+ * words of a failure (src/routes/operation-access.ts, errorFor), nor a BMC's words of a failed
+ * release power-off. Admins read it whole.
  */
 export function membersEvent(e: StreamEvent): StreamEvent | undefined {
+  // A release power-off's failure is the BMC's own words, its address and user in them: members
+  // (the next tenant, the maintenance pool's service) read that it failed (docs/api-conventions.md §11).
+  if (e.kind === 'node' && e.type === EVENT_TYPES.ReleasePowerOffFailed && e.data.error !== undefined) {
+    return { ...e, data: { ...e.data, error: RELEASE_POWER_OFF_MEMBERS_ERROR } };
+  }
   if (e.kind !== 'nic') return undefined;
   const { action, error, operation } = e.data as { action?: Record<string, unknown>; error?: unknown; operation?: Record<string, unknown> };
   const wired = !!action && typeof action === 'object' && ('switch' in action || 'port' in action || 'error' in action);

@@ -9,7 +9,9 @@
  * the failed one it saw.
  */
 import { expect } from 'chai';
-import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM } from '../../helpers/server';
+import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, obm, IPMI_OBM, ADMIN } from '../../helpers/server';
+import { SseStream } from '../../helpers/sse';
+import { RELEASE_POWER_OFF_MEMBERS_ERROR } from '../../../src/events/types';
 import { startIpmiSim, stopAllIpmiSims, requireIpmiTools, freeUdpPort, IpmiSim } from '../../helpers/ipmisim';
 import { until, sleep } from '../../helpers/wait';
 import { ReleaseRunner } from '../../../src/lifecycle/release';
@@ -158,6 +160,25 @@ describe('release: power-off and release hooks', function () {
       await must(api.post('/project/pi/connect_node', { node: 'i3' }));
       await until('the node is flagged', async () => (await must(api.get('/admin/nodes/attention'))).body.some((a: { node: string }) => a.node === 'i3'), 15_000);
       expect((await must(api.get('/project/pi/nodes'))).body).to.include('i3');
+    });
+
+    it('the event stream tells the node\'s project that the power-off failed, not the BMC\'s words (its address): an admin reads them', async () => {
+      const failure = async (as: { user: string; password: string }) => {
+        const s = new SseStream(`${ts.url}/events?since=1970-01-01T00:00:00Z&name=i3`, { as });
+        try {
+          await s.until(() => s.events.some((e) => e.event === 'node.release_power_off_failed'));
+          return s.events.find((e) => e.event === 'node.release_power_off_failed')!.data;
+        } finally {
+          s.close();
+        }
+      };
+      const bmc = ts.world.rm.nodes.get('i3')!.obm.fields.host as string;
+      const toMember = await failure({ user: 'pi-member', password: 'pi-member-pw' });
+      expect(toMember.project).to.equal('pi');
+      expect(toMember.data.error).to.equal(RELEASE_POWER_OFF_MEMBERS_ERROR);
+      expect(JSON.stringify(toMember)).to.not.include(bmc);
+      const toAdmin = await failure(ADMIN);
+      expect(toAdmin.data.error).to.include(`BMC ${bmc} did not answer`);
     });
   });
 
