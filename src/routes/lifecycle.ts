@@ -61,6 +61,9 @@ export async function lifecycleRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.delete<{ Params: N }>('/node/:node/lease', { schema: S.deleteLease }, async (req) => {
+    // A change of a free node is an admin's (docs/api-conventions.md §3): 401 before its lease's 404.
+    const free = rm.nodes.get(req.params.node);
+    if (free && !free.project) requireAdmin(req.caller);
     const { node } = leaseOf(req.caller, req.params.node);
     await world.nodes.ask(node.name, { type: 'node.deleteLease', by: req.caller.user, project: authorizedFor(req.caller, node.project!) }, stillIn(rm, req.caller, node.project!));
   });

@@ -102,6 +102,10 @@ describe('leases', function () {
       await must(api.del('/node/l1/lease', { as: member }));
       expect((await api.get('/node/l1/lease')).status).to.equal(404);
       expect((await api.del('/node/l1/lease')).status).to.equal(404);
+      // A free node's lease: anyone may read that there is none (as show_node), only an admin may ask to remove it.
+      expect((await api.get('/node/l2/lease', { as: outsider })).status).to.equal(404);
+      expect((await api.del('/node/l2/lease', { as: outsider })).status).to.equal(401);
+      expect((await api.del('/node/l2/lease')).status).to.equal(404);
       expect((await must(api.get('/project/pa/leases'))).body).to.deep.equal([]);
       const journal = (await must(api.get('/admin/audit?kind=node&name=l1'))).body.entries.map((e: { call: string; by: string }) => `${e.call} ${e.by}`);
       expect(journal.slice(0, 3)).to.deep.equal(['node_delete_lease lease-m', 'node_set_lease admin', 'node_set_lease lease-m']);
