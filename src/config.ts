@@ -517,6 +517,14 @@ export function checkLifecycle(cfg: Config): void {
       // said below
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error('HILT_MAINTENANCE_URL must be an http:// or https:// URL');
+    // Its credentials go as basic authentication, percent-decoded (src/lifecycle/maintenance.ts):
+    // said here, without the URL, rather than as a bare "URI malformed" when the pool starts.
+    try {
+      decodeURIComponent(url.username);
+      decodeURIComponent(url.password);
+    } catch {
+      throw new Error('HILT_MAINTENANCE_URL has a user or password whose percent-encoding is malformed (a % must start %XX of UTF-8): encode them with encodeURIComponent');
+    }
   }
   if (cfg.maintenanceSecret !== undefined && !cfg.maintenanceUrl) throw new Error('HILT_MAINTENANCE_SECRET signs the maintenance pool\'s notices: it needs HILT_MAINTENANCE_PROJECT and HILT_MAINTENANCE_URL');
   if (!Number.isInteger(cfg.maintenanceTimeoutMs) || cfg.maintenanceTimeoutMs < 100) throw new Error(`HILT_MAINTENANCE_TIMEOUT_MS must be an integer of at least 100, got ${cfg.maintenanceTimeoutMs}`);

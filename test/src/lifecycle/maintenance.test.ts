@@ -103,6 +103,10 @@ describe('the maintenance pool', function () {
     expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint' })).to.throw(/HILT_MAINTENANCE_PROJECT and HILT_MAINTENANCE_URL go together/);
     expect(() => loadConfig({ HILT_MAINTENANCE_URL: 'http://127.0.0.1:9/x' })).to.throw(/go together/);
     expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint', HILT_MAINTENANCE_URL: 'ftp://127.0.0.1/x' })).to.throw(/http/);
+    // Credentials that cannot be percent-decoded for basic authentication: said at once, without them.
+    for (const url of ['http://cleaner:50%off@127.0.0.1/x', 'http://cl%zzner:pw@127.0.0.1/x']) {
+      expect(() => loadConfig({ HILT_MAINTENANCE_PROJECT: 'maint', HILT_MAINTENANCE_URL: url })).to.throw(/^HILT_MAINTENANCE_URL has a user or password whose percent-encoding is malformed/);
+    }
     const missing = /HILT_MAINTENANCE_PROJECT names the project "nowhere", which does not exist/;
     if (TEST_STORAGE !== 'postgres') {
       let err: Error | undefined;
