@@ -52,6 +52,9 @@ export function junosVlans(output: string): Map<number, string> {
 
 export const JUNOS_TABLE: SwitchTable = {
   family: 'Juniper Junos (ELS)',
+  // On ELS a `native-vlan-id` that is not also among the `vlan members` carries nothing (the
+  // port drops untagged frames): read back so, the drift audit sees an operator's delete of it.
+  nativeNeedsAllowed: true,
   dialect: {
     auth: ['password', 'keyboard-interactive'],
     enable: false,

@@ -203,6 +203,9 @@ describe('fabric tables: the commands of each operation', () => {
       expect(range.allowed).to.equal('all');
       expect(portVlans(range)).to.deep.equal({ native: null, tagged: [], other: [EVERY_VLAN] });
       expect(JUNOS_TABLE.parse('', p, ctx).mode).to.equal('other');
+      // on ELS a native-vlan-id that is no member carries nothing: it reads as no native VLAN
+      const dropped = JUNOS_TABLE.parse(`set interfaces ge-0/0/1 native-vlan-id 1001\n${es} interface-mode trunk\n${es} vlan members tenant-blue`, p, ctx);
+      expect(portVlans(dropped, JUNOS_TABLE.nativeNeedsAllowed)).to.deep.equal({ native: null, tagged: [1002] });
       expect(() => JUNOS_TABLE.parse(`${es} interface-mode trunk\n${es} vlan members nosuch`, p, ctx)).to.throw(/VLAN "nosuch" is not defined/);
       expect(junosVlans('set vlans default vlan-id 1\nset vlans tenant-blue vlan-id 1002\nset vlans tenant-blue description x')).to.deep.equal(new Map([[1, 'default'], [1002, 'tenant-blue']]));
     });

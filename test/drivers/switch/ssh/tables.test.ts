@@ -189,12 +189,13 @@ describe('switch tables: reading a port back', () => {
 
   it('reads an untagged VLAN off the allowed list as none only on the families where it carries nothing', () => {
     const trunk = { mode: 'trunk', access: null, native: 1001, allowed: [1002] } as const;
-    for (const t of [NEXUS_TABLE, DELL_N3000_TABLE, ARISTA_EOS_TABLE, POWERCONNECT_TABLE]) {
+    // Junos ELS too: a native-vlan-id that is no member drops untagged frames.
+    for (const t of [NEXUS_TABLE, DELL_N3000_TABLE, ARISTA_EOS_TABLE, POWERCONNECT_TABLE, JUNOS_TABLE]) {
       expect(t.nativeNeedsAllowed, t.family).to.equal(true);
       expect(portVlans({ ...trunk, allowed: [...trunk.allowed] }, t.nativeNeedsAllowed), t.family).to.deep.equal({ native: null, tagged: [1002] });
     }
-    // Elsewhere (a Junos native-vlan-id, a Linux bridge's untagged VLAN) it still carries the port's untagged traffic.
-    for (const t of [JUNOS_TABLE, CUMULUS_NVUE_TABLE, SONIC_TABLE, DELL_OS10_TABLE]) {
+    // Elsewhere (a Linux bridge's untagged VLAN) it still carries the port's untagged traffic.
+    for (const t of [CUMULUS_NVUE_TABLE, SONIC_TABLE, DELL_OS10_TABLE]) {
       expect(portVlans({ ...trunk, allowed: [...trunk.allowed] }, t.nativeNeedsAllowed), t.family).to.deep.equal({ native: 1001, tagged: [1002] });
     }
   });
