@@ -31,8 +31,12 @@ import { parseVlanList } from './ssh/vlans';
 import { SwitchError } from './types';
 import { isGroupMac, normalizeMac } from './wiring';
 
-/** A JSON object from NVUE, or the reason it is not one. */
-function jsonObject(output: string): Record<string, unknown> {
+/**
+ * A JSON object from NVUE, or the reason it is not one. `-o json` prints `{}` for nothing; an
+ * output without even that is refused where `{}` would say something (a port out of the bridge).
+ */
+function jsonObject(output: string, emptyIsNothing = true): Record<string, unknown> {
+  if (!output.trim() && !emptyIsNothing) throw new SwitchError('no JSON at all (not even {})');
   let doc: unknown;
   try {
     doc = JSON.parse(output.trim() || '{}');
@@ -164,7 +168,8 @@ export const CUMULUS_NVUE_TABLE: SwitchTable = {
   vlans: { create: (vlan) => [`nv set bridge domain br_default vlan ${vlan}`] },
   show: (port) => `nv show interface ${port} bridge domain br_default -o json`,
   parse(output): PortReading {
-    const d = jsonObject(output) as { untagged?: unknown; vlan?: Record<string, unknown> };
+    // An empty output is no port out of the bridge: read so, a reset would send nothing.
+    const d = jsonObject(output, false) as { untagged?: unknown; vlan?: Record<string, unknown> };
     // not in the bridge: it carries nothing
     if (!Object.keys(d).length) return { mode: 'trunk', access: null, native: null, allowed: [] };
     const keys = Object.keys(d.vlan ?? { all: {} });

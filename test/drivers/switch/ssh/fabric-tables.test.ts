@@ -252,6 +252,8 @@ describe('fabric tables: the commands of each operation', () => {
       expect(CUMULUS_NVUE_TABLE.parse('{"learning": "on", "vlan": {"all": {}}}', p, {})).to.deep.equal({ mode: 'trunk', access: null, native: 1, allowed: 'all' });
       expect(portVlans(CUMULUS_NVUE_TABLE.parse('{"stp": {}}', p, {}))).to.deep.equal({ native: 1, tagged: [], other: ['trunk allows every VLAN'] });
       expect(() => CUMULUS_NVUE_TABLE.parse('Error: The requested item does not exist.', p, {})).to.throw(/not JSON/);
+      // nothing at all is no reading, never a port out of the bridge (a reset would send nothing)
+      expect(() => CUMULUS_NVUE_TABLE.parse('\n', p, {})).to.throw(/no JSON/);
     });
 
     it('tells a bond member from the applied configuration, member ranges included; an unknown layout is an error, never "no bond"', () => {
