@@ -155,4 +155,19 @@ describe('Switch sessions with a candidate configuration (Junos, NVUE)', functio
     expect(sim.received.filter((l) => l.startsWith('set vlans'))).to.deep.equal([]);
     expect(sim.received).to.include(`set interfaces ${c.ports[0]} unit 0 family ethernet-switching vlan members tenant-blue`);
   });
+
+  it('Junos: a VLAN added tagged on a port whose native-vlan-id names it without a member is tagged, not untagged', async () => {
+    const c = FABRIC_CASES.find((x) => x.vendor === 'junos')!;
+    const sim = await simFor(c);
+    const port = c.ports[0]!;
+    junosDefineVlan(sim, 'tenant-red', 1001);
+    junosDefineVlan(sim, 'tenant-blue', 1002);
+    // an operator deleted the native VLAN's member: its native-vlan-id stays, carrying nothing
+    Object.assign(sim.portState(port), { mode: 'trunk', native: 1001, allowed: new Set([1002]) });
+    expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1002] });
+    const sessions = new SwitchSessions(() => new CliSwitchDriver(JUNOS_TABLE, { save: true, readyTimeoutMs: 5000 }), 5000);
+    const info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } };
+    await sessions.submit(info, (s) => s.addTagged(port, 1001));
+    expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1001, 1002] });
+  });
 });

@@ -72,8 +72,18 @@ function opPlan(table: SwitchTable, c: TableContext, op: PortOp, b: PortReading)
         expected: { ...b, native: null, allowed: withoutVlan(b.allowed, b.native) },
         vlans: [],
       };
-    case 'addTagged':
-      return has(op.vlan) ? null : { lines: table.addTagged(op.vlan, ctx), expected: { ...b, allowed: withVlan(b.allowed, op.vlan) }, vlans: [op.vlan] };
+    case 'addTagged': {
+      if (has(op.vlan)) return null;
+      // The port's untagged VLAN off its allowed list (it carries nothing) would carry this one
+      // untagged once allowed: it is taken off first, and the read-back must show it gone.
+      const dangling = b.native === op.vlan;
+      const from = dangling ? { ...b, native: null } : b;
+      return {
+        lines: [...(dangling ? table.removeNative(op.vlan, ctx) : []), ...table.addTagged(op.vlan, { ...c, reading: from })],
+        expected: { ...from, allowed: withVlan(b.allowed, op.vlan) },
+        vlans: [op.vlan],
+      };
+    }
     case 'removeTagged':
       return !has(op.vlan) ? null : { lines: table.removeTagged(op.vlan, ctx), expected: { ...b, allowed: withoutVlan(b.allowed, op.vlan) }, vlans: [] };
     case 'reset':

@@ -173,6 +173,12 @@ describe('fabric tables: the commands of each operation', () => {
         'delete interfaces ge-0/0/1 native-vlan-id', 'delete interfaces ge-0/0/1 unit 0 family ethernet-switching vlan members hilt-1001',
       ]);
       expect(s({ kind: 'removeTagged', vlan: 1002 }, trunk(null, 1002), true)).to.deep.equal(['delete interfaces ge-0/0/1 unit 0 family ethernet-switching vlan members tenant-blue']);
+      // a native-vlan-id left without its member: the VLAN added tagged must not come back untagged
+      const dangling = { mode: 'trunk' as const, access: null, native: 1001, allowed: [1002] };
+      expect(s({ kind: 'addTagged', vlan: 1001 }, dangling, true)).to.deep.equal([
+        'delete interfaces ge-0/0/1 native-vlan-id', 'delete interfaces ge-0/0/1 unit 0 family ethernet-switching vlan members hilt-1001', `${es} vlan members hilt-1001`,
+      ]);
+      expect(planChange(JUNOS_TABLE, { ...ctx, port: p }, { kind: 'addTagged', vlan: 1001 }, dangling)!.expected).to.deep.equal(trunk(null, 1001, 1002));
       expect(JUNOS_TABLE.commit).to.deep.include({ command: 'commit and-quit', discard: ['rollback 0', 'exit'] });
       expect(JUNOS_TABLE.save).to.equal(undefined);
     });
