@@ -14,7 +14,11 @@ export function rfc3339Ms(text: string): number {
   const m = RFC3339.exec(text);
   if (!m) return NaN;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  // The month's last day, by setUTCFullYear: Date.UTC reads years 0–99 as 1900–1999 (1900 has no
+  // 29 February, year 0 has one).
+  const last = new Date(0);
+  last.setUTCFullYear(year, month, 0);
+  const daysInMonth = last.getUTCDate();
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return NaN;
   if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return NaN;
   return Date.parse(text);
