@@ -59,6 +59,8 @@ const lockKey = (token: number) => token % 2147483647;
 export class HeldLease {
   private validUntil: number;
   private ended?: string;
+  /** release() asked the database to mark it lapsed: a standby may take it and act at once */
+  private releasing = false;
   private timer?: NodeJS.Timeout;
   private expiry?: NodeJS.Timeout;
   private renewing = false;
@@ -99,7 +101,7 @@ export class HeldLease {
 
   /** Whether this process may still act as the active one (its own clock's view; writes are fenced regardless). */
   held(): boolean {
-    return !this.ended && (!this.selfCheck || performance.now() < this.validUntil);
+    return !this.ended && !this.releasing && (!this.selfCheck || performance.now() < this.validUntil);
   }
 
   /**
@@ -155,6 +157,9 @@ export class HeldLease {
   async release(): Promise<void> {
     if (this.ended) return;
     clearInterval(this.timer);
+    // Not held from here on: the lapse may commit before its answer comes back, and a standby
+    // that sees it takes the lease and acts at once.
+    this.releasing = true;
     await this.client.query("UPDATE hilt_lease SET renewed_at = '-infinity' WHERE id = 1 AND token = $1", [this.token]).catch(() => undefined);
     this.lose('released');
   }

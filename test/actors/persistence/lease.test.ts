@@ -342,7 +342,7 @@ describe('PostgreSQL lease on a connection that stops answering', () => {
    * passing anything either way (a database machine gone, a VIP moved away), without closing it,
    * while new connections pass (the database answers at the URL again).
    */
-  async function relay(): Promise<{ url: string; hang(): void; close(): void }> {
+  async function relay(): Promise<{ url: string; hang(): void; holdAnswers(): void; close(): void }> {
     const open = new Set<{ a: Socket; b: Socket }>();
     const server = createServer((a) => {
       const b = connectSocket(join(socketDir, '.s.PGSQL.5432'));
@@ -372,6 +372,13 @@ describe('PostgreSQL lease on a connection that stops answering', () => {
         }
         open.clear();
       },
+      /** The server's answers on every connection open now stop reaching the client; what the client sends still passes. */
+      holdAnswers() {
+        for (const { a, b } of open) {
+          b.unpipe(a);
+          b.pause();
+        }
+      },
       close() {
         server.close();
       },
@@ -398,6 +405,26 @@ describe('PostgreSQL lease on a connection that stops answering', () => {
     expect(got, 'b took the lease over').to.not.equal(null);
     got!.lose('test over');
     expect((await readLease({ url })).holder).to.equal('b');
+  });
+
+  it('a holder that releases its lease acts no more from the moment it asks, not once the database answers: a standby takes a released lease and acts at once', async function () {
+    this.timeout(30_000);
+    const r = await relay();
+    done.push(() => r.close());
+    const a = (await new LeaseCandidate({ url: r.url }, { holder: 'a', ttlMs: 5000, renewMs: 60_000 }).acquire())!;
+    done.push(() => a.lose('test over'));
+    // The release reaches the database and commits, but its answer is slow to come back.
+    r.holdAnswers();
+    void a.release();
+    const ctl = new AbortController();
+    done.push(() => ctl.abort());
+    const timer = setTimeout(() => ctl.abort(), 10_000);
+    const b = await new LeaseCandidate({ url }, { holder: 'b', ttlMs: 5000, pollMs: 50 }).acquire(ctl.signal);
+    clearTimeout(timer);
+    expect(b, 'b took the released lease').to.not.equal(null);
+    done.push(() => b!.lose('test over'));
+    expect(b!.mayAct(), 'b acts at once').to.equal(true);
+    expect(a.mayAct(), 'a, which released it, still acting').to.equal(false);
   });
 
   it('a lease taken over at once (its holder\'s session gone) gives no hardware calls until the holder\'s own view of it ends', async function () {
