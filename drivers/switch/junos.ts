@@ -6,7 +6,7 @@
  * of its own, discarded when the session ends; plain `configure` would share one that survives
  * it) and stays there while it stages the changes of queued operations; `commit and-quit` applies
  * them together, after which each port is read back from the committed configuration (`show
- * configuration interfaces <port> | display set`). A refused commit is the operations' error:
+ * configuration | display set | match <port>`). A refused commit is the operations' error:
  * the candidate is thrown away (`rollback 0`, `exit`) and nothing is left uncommitted.
  *
  * A port is a trunk (`interface-mode trunk`) whose `vlan members` are the VLANs it carries, the
@@ -16,6 +16,11 @@
  * ever deleted. A factory port (family ethernet-switching, no mode: an access port of VLAN
  * `default`) is made an empty trunk before its first change. Junos has no separate startup
  * configuration: a commit is persistent.
+ *
+ * On ELS a port also joins a VLAN from the VLAN's side (`set vlans NAME interface ge-0/0/1.0`),
+ * which its own configuration does not show: the port is read from the lines of the whole
+ * configuration that name it, and such a membership counts among what it carries; it is taken
+ * off by deleting that statement (`delete vlans NAME interface ge-0/0/1.0`).
  */
 import { sshSwitchEntry } from './ssh/driver';
 import type { PortReading, SwitchTable, TableContext } from './ssh/table';
@@ -39,6 +44,22 @@ const port = (ctx: TableContext) => {
 };
 const es = (ctx: TableContext) => `interfaces ${port(ctx)} unit 0 family ethernet-switching`;
 const name = (vlan: number, ctx: TableContext) => ctx.vlans?.get(vlan) ?? `hilt-${vlan}`;
+
+/** A VLAN the port is a member of from the VLAN's side: `set vlans <name> interface <iface>`, the interface as written there. */
+interface VlanSide { vlan: number; name: string; iface: string }
+/**
+ * A Junos reading: the port's VLAN-side memberships beside what it carries. A planned reading
+ * is the one it starts from spread with its changes (ssh/plan.ts), so it keeps them; should one
+ * be lost, the statement is not deleted and the read-back after the change says so.
+ */
+type JunosReading = PortReading & { vlanSide?: VlanSide[] };
+const sides = (ctx: TableContext) => (ctx.reading as JunosReading | undefined)?.vlanSide ?? [];
+/** The lines that delete the port's VLAN-side memberships of `vlan` (of every VLAN: undefined), as the reading shows them. */
+const sideDeletes = (ctx: TableContext, vlan?: number) => sides(ctx).filter((m) => vlan === undefined || m.vlan === vlan).map((m) => `delete vlans ${m.name} interface ${m.iface}`);
+const sideMember = (ctx: TableContext, vlan: number) => {
+  const allowed = ctx.reading?.mode === 'trunk' ? ctx.reading.allowed : [];
+  return allowed !== 'all' && allowed.includes(vlan) && sides(ctx).some((m) => m.vlan === vlan);
+};
 
 /** `set vlans <name> vlan-id <id>` lines → the VLANs by id, with their names. */
 export function junosVlans(output: string): Map<number, string> {
@@ -71,31 +92,50 @@ export const JUNOS_TABLE: SwitchTable = {
   enterInterface: () => [],
   leave: [],
   // an access port without members falls back to VLAN `default`: a port stays a trunk
-  reset: (ctx) => [`delete ${es(ctx)} vlan members`, `delete interfaces ${port(ctx)} native-vlan-id`, `set ${es(ctx)} interface-mode trunk`],
+  reset: (ctx) => [`delete ${es(ctx)} vlan members`, ...sideDeletes(ctx), `delete interfaces ${port(ctx)} native-vlan-id`, `set ${es(ctx)} interface-mode trunk`],
   setNative: (vlan, old, ctx) => [
-    ...(old !== null ? [`delete ${es(ctx)} vlan members ${name(old, ctx)}`] : []),
-    `set ${es(ctx)} vlan members ${name(vlan, ctx)}`,
+    ...(old !== null ? [`delete ${es(ctx)} vlan members ${name(old, ctx)}`, ...sideDeletes(ctx, old)] : []),
+    // a member from the VLAN's side already (still: a planned reading keeps a statement deleted since): not made one twice
+    ...(sideMember(ctx, vlan) ? [] : [`set ${es(ctx)} vlan members ${name(vlan, ctx)}`]),
     `set interfaces ${port(ctx)} native-vlan-id ${vlan}`,
   ],
-  removeNative: (old, ctx) => [`delete interfaces ${port(ctx)} native-vlan-id`, `delete ${es(ctx)} vlan members ${name(old, ctx)}`],
+  removeNative: (old, ctx) => [`delete interfaces ${port(ctx)} native-vlan-id`, `delete ${es(ctx)} vlan members ${name(old, ctx)}`, ...sideDeletes(ctx, old)],
   addTagged: (vlan, ctx) => [`set ${es(ctx)} vlan members ${name(vlan, ctx)}`],
-  removeTagged: (vlan, ctx) => [`delete ${es(ctx)} vlan members ${name(vlan, ctx)}`],
+  removeTagged: (vlan, ctx) => [`delete ${es(ctx)} vlan members ${name(vlan, ctx)}`, ...sideDeletes(ctx, vlan)],
   vlans: {
     show: 'show configuration vlans | display set',
     parse: junosVlans,
     create: (vlan) => [`set vlans hilt-${vlan} vlan-id ${vlan}`],
     name: (vlan) => `hilt-${vlan}`,
   },
-  show: (p) => `show configuration interfaces ${p} | display set`,
+  // Every line of the configuration that names the port: its own (`set interfaces <port> …`),
+  // and those under `vlans` that make it a member from the VLAN's side, which its own do not show.
+  show: (p) => `show configuration | display set | match ${p}`,
   parse(output, p, ctx): PortReading {
+    const named = output.split('\n').map((l) => l.trim());
     const prefix = `set interfaces ${p} `;
-    const lines = output.split('\n').map((l) => l.trim()).filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
+    const lines = named.filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
     // a member of an aggregated interface carries the bundle's VLANs (`ae0`'s), not its own
     const bundle = lines.map((l) => /^(?:gig)?ether-options 802\.3ad (\S+)/.exec(l)?.[1]).find(Boolean);
     if (bundle) return { mode: 'other', access: null, native: null, allowed: [], other: [`member of ${bundle} (carries its VLANs)`] };
-    const esLines = lines.filter((l) => l.startsWith('unit 0 family ethernet-switching')).map((l) => l.slice('unit 0 family ethernet-switching'.length).trim());
-    if (!esLines.length) return { mode: 'other', access: null, native: null, allowed: [] };
+    // a member of an interface range carries the range's settings, which do not name the port
+    const range = named.map((l) => /^set interfaces interface-range (\S+) member (\S+)$/.exec(l)).find((m) => m && junosPort(m[2]!) === p)?.[1];
+    if (range) return { mode: 'other', access: null, native: null, allowed: [], other: [`member of interface-range ${range} (carries its VLANs)`] };
     const ids = new Map([...(ctx.vlans ?? new Map<number, string>())].map(([id, n]) => [n, id]));
+    const idOf = (v: string) => {
+      if (ids.has(v)) return ids.get(v)!;
+      if (v === 'default') return 1;
+      throw new SwitchError(`VLAN "${v}" is not defined on the switch`);
+    };
+    const vlanSide: VlanSide[] = [];
+    for (const l of named) {
+      const m = /^set vlans (\S+) interface (\S+)(?:\s|$)/.exec(l);
+      if (!m || junosPort(m[2]!) !== p || vlanSide.some((x) => x.name === m[1] && x.iface === m[2])) continue;
+      vlanSide.push({ vlan: idOf(m[1]!), name: m[1]!, iface: m[2]! });
+    }
+    const side = vlanSide.length ? { vlanSide } : {};
+    const esLines = lines.filter((l) => l.startsWith('unit 0 family ethernet-switching')).map((l) => l.slice('unit 0 family ethernet-switching'.length).trim());
+    if (!esLines.length && !vlanSide.length) return { mode: 'other', access: null, native: null, allowed: [] };
     const members: number[] = [];
     let all = false;
     for (const l of esLines) {
@@ -104,19 +144,19 @@ export const JUNOS_TABLE: SwitchTable = {
       const v = m[1]!;
       if (v === 'all') all = true;
       else if (ids.has(v)) members.push(ids.get(v)!);
-      else if (v === 'default') members.push(1);
       else if (/^\d+(-\d+)?$/.test(v)) {
         // a range may cover every VLAN (`1-4094`): that is `all`, not a list
         const list = parseVlanList(v);
         if (list === 'all') all = true;
         else members.push(...list);
       }
-      else throw new SwitchError(`VLAN "${v}" is not defined on the switch`);
+      else members.push(idOf(v));
     }
+    members.push(...vlanSide.map((m) => m.vlan));
     const trunk = esLines.includes('interface-mode trunk');
     const nativeText = lines.map((l) => /^native-vlan-id (\d+)$/.exec(l)).find(Boolean)?.[1];
-    if (!trunk) return { mode: 'access', access: members[0] ?? 1, native: null, allowed: [] };
-    return { mode: 'trunk', access: null, native: nativeText === undefined ? null : Number(nativeText), allowed: all ? 'all' : [...new Set(members)].sort((a, b) => a - b) };
+    if (!trunk) return { mode: 'access', access: members[0] ?? 1, native: null, allowed: [], ...side };
+    return { mode: 'trunk', access: null, native: nativeText === undefined ? null : Number(nativeText), allowed: all ? 'all' : [...new Set(members)].sort((a, b) => a - b), ...side };
   },
   adminState: {
     // `set interfaces <port> disable` in the committed configuration is a port shut

@@ -4,7 +4,8 @@
  * commit, each answered by the commit's verdict on its own port; a change the switch refuses
  * while staged is taken out of the candidate, and the changes staged before it are committed
  * without it; a refused commit fails every operation of its group as having changed nothing;
- * a VLAN the switch has under a name of its own is used by that name.
+ * a VLAN the switch has under a name of its own is used by that name; a Junos port made a member
+ * of a VLAN from the VLAN's side (`set vlans NAME interface P.0`) reads so and is taken off it.
  */
 import { expect } from 'chai';
 import { SwitchSessions } from '../../hardware/switch-sessions';
@@ -13,7 +14,7 @@ import { JUNOS_TABLE } from '../../drivers/switch/junos';
 import { CUMULUS_NVUE_TABLE } from '../../drivers/switch/cumulus-nvue';
 import { SwitchError, SwitchInfo } from '../../drivers/switch/types';
 import { FABRIC_CASES, simFor } from '../helpers/switch-sims';
-import { junosDefineVlan } from '../sim/switch/junos';
+import { junosDefineVlan, junosVlanInterface } from '../sim/switch/junos';
 import { nvuePending } from '../sim/switch/nvue';
 import type { SwitchSim } from '../sim/switch/sim';
 
@@ -169,5 +170,79 @@ describe('Switch sessions with a candidate configuration (Junos, NVUE)', functio
     const info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } };
     await sessions.submit(info, (s) => s.addTagged(port, 1001));
     expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1001, 1002] });
+  });
+
+  describe('Junos: a port made a member of a VLAN from the VLAN\'s side (set vlans NAME interface P.0)', () => {
+    const c = FABRIC_CASES.find((x) => x.vendor === 'junos')!;
+    const port = c.ports[0]!;
+    let sim: SwitchSim;
+    let sessions: SwitchSessions;
+    let info: SwitchInfo;
+    beforeEach(async () => {
+      sim = await simFor(c);
+      junosDefineVlan(sim, 'tenant-red', 1001);
+      junosDefineVlan(sim, 'tenant-blue', 1002);
+      // the service's trunk with 1002 tagged, and an operator's membership of 1001 from the VLAN's side
+      Object.assign(sim.portState(port), { mode: 'trunk', native: 'none', allowed: new Set([1002]) });
+      junosVlanInterface(sim, 'tenant-red', `${port}.0`);
+      expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1001, 1002] });
+      sessions = new SwitchSessions(() => new CliSwitchDriver(JUNOS_TABLE, { save: true, readyTimeoutMs: 5000 }), 5000);
+      info = { name: 'sw', type: c.type, fields: { hostname: sim.address, username: sim.username, password: sim.password } };
+    });
+
+    const read = async () => {
+      let v: unknown;
+      await sessions.submit(info, async (s) => {
+        v = await s.getPortVlans(port);
+      });
+      return v;
+    };
+
+    it('reads as carrying that VLAN', async () => {
+      expect(await read()).to.deep.include({ native: null, tagged: [1001, 1002] });
+    });
+
+    it('a reset takes it off (the vlans statement deleted), and the read-back confirms the port empty', async () => {
+      await sessions.submit(info, (s) => s.resetPort(port));
+      expect(sim.received).to.include(`delete vlans tenant-red interface ${port}.0`);
+      expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [] });
+      expect(await read()).to.deep.include({ native: null, tagged: [] });
+    });
+
+    it('removing that VLAN tagged, or untagging it, deletes the vlans statement', async () => {
+      await sessions.submit(info, (s) => s.removeTagged(port, 1001));
+      expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1002] });
+      junosVlanInterface(sim, 'tenant-red', `${port}.0`);
+      await sessions.submit(info, (s) => s.setNative(port, 1001));
+      expect(sim.carried(port)).to.deep.equal({ native: 1001, tagged: [1002] });
+      await sessions.submit(info, (s) => s.removeNative(port));
+      expect(sim.carried(port)).to.deep.equal({ native: null, tagged: [1002] });
+    });
+
+    it('in one session: removed, then untagged again, the VLAN is made a member of the port\'s own', async () => {
+      await sessions.submit(info, async (s) => {
+        await s.removeTagged(port, 1001);
+        await s.setNative(port, 1001);
+      });
+      expect(sim.carried(port)).to.deep.equal({ native: 1001, tagged: [1002] });
+    });
+
+    it('an access port in a VLAN from the VLAN\'s side is reset before its first change: it ends with exactly the service\'s VLAN', async () => {
+      Object.assign(sim.portState(port), { mode: 'access', access: 1, native: 'none', allowed: new Set() });
+      expect(sim.carried(port)).to.deep.equal({ native: 1001, tagged: [] });
+      await sessions.submit(info, (s) => s.setNative(port, 1003));
+      expect(sim.carried(port)).to.deep.equal({ native: 1003, tagged: [] });
+    });
+
+    it('one the session never read stays on the port: the read-back after the commit fails the change', async () => {
+      const err = await settle(sessions.submit(info, async (s) => {
+        await s.getPortVlans(port);
+        // an operator adds another between the session's reading and its change
+        junosVlanInterface(sim, 'tenant-blue', `${port}.0`);
+        await s.resetPort(port);
+      }));
+      expect(err).to.be.instanceOf(SwitchError);
+      expect(err!.message).to.match(/does not read back as asked after the commit: expected trunk, native none, allowed none, the switch shows trunk, native none, allowed 1002/);
+    });
   });
 });

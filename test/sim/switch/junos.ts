@@ -4,7 +4,7 @@
  * the session's own (discarded when it ends or at `rollback 0`), `set`/`delete` of the
  * statements a driver uses, `commit [and-quit]` with its check (a VLAN member that is not
  * defined, two VLANs with one id, an access port with two members) and Junos' error block,
- * `exit` asking about uncommitted changes, `run`, `| display set`, `| no-more`, `set cli
+ * `exit` asking about uncommitted changes, `run`, `| display set`, `| match`, `| no-more`, `set cli
  * screen-length 0` (else the `---(more)---` pager), and `syntax error.` / `unknown command.` /
  * `Value 4095 is not within range (1..4094) at '4095'` under a caret.
  *
@@ -13,6 +13,11 @@
  * `native-vlan-id`, carried untagged only when it is also a member, as on ELS), its VLAN ids
  * (`vlans`) and their names (kept here). A factory port has `family ethernet-switching` and
  * nothing else: an access port of VLAN `default` (1).
+ *
+ * A port is also a member of a VLAN named under `vlans` (`set vlans <name> interface
+ * ge-0/0/1.0`, kept here beside the port state): it carries that VLAN as one of its own members
+ * (untagged on an access port), and the commit checks it as one (a VLAN that is not defined,
+ * an access port's second member).
  */
 import type { CarriedVlans, SimPort } from './model';
 import { vlanRange } from './model';
@@ -20,11 +25,26 @@ import type { Shell, SwitchSim } from './sim';
 import type { SimVendor } from './vendors';
 
 interface JPort { family: boolean; mode: 'access' | 'trunk' | null; members: Set<string>; native: number | null; disable: boolean }
-interface Candidate { ports: Map<string, JPort>; vlans: Map<string, number>; changed: boolean }
+/** VLAN-side memberships: VLAN name → the interfaces named under it, as written (`ge-0/0/1.0`) */
+type Ifaces = Map<string, Set<string>>;
+interface Candidate { ports: Map<string, JPort>; vlans: Map<string, number>; ifaces: Ifaces; changed: boolean }
 
 /** committed VLAN names by id (the ids are the sim's `vlans`) */
 const names = new WeakMap<SwitchSim, Map<number, string>>();
 const candidates = new WeakMap<Shell, Candidate>();
+/** committed VLAN-side memberships */
+const committedIfaces = new WeakMap<SwitchSim, Ifaces>();
+
+function vlanIfaces(sim: SwitchSim): Ifaces {
+  let i = committedIfaces.get(sim);
+  if (!i) committedIfaces.set(sim, (i = new Map()));
+  return i;
+}
+
+const copyIfaces = (i: Ifaces): Ifaces => new Map([...i].map(([k, v]) => [k, new Set(v)]));
+
+/** The interfaces of `ifaces` that are `port` (any unit), with the VLAN names they are under. */
+const sideOf = (ifaces: Ifaces, port: string) => [...ifaces].filter(([, set]) => [...set].some((i) => i.split('.')[0] === port)).map(([name]) => name);
 
 function vlanNames(sim: SwitchSim): Map<number, string> {
   let n = names.get(sim);
@@ -33,6 +53,13 @@ function vlanNames(sim: SwitchSim): Map<number, string> {
     names.set(sim, n);
   }
   return n;
+}
+
+/** Make `iface` (`ge-0/0/1.0`) a member of the defined VLAN `name` from the VLAN's side, as an operator would (`set vlans <name> interface <iface>`, committed). */
+export function junosVlanInterface(sim: SwitchSim, name: string, iface: string): void {
+  if (![...vlanNames(sim)].some(([id, n]) => n === name && sim.vlans.has(id))) throw new Error(`VLAN ${name} is not defined`);
+  const i = vlanIfaces(sim);
+  i.set(name, new Set([...(i.get(name) ?? []), iface]));
 }
 
 /** Define a VLAN on the simulated switch as an operator would (`set vlans <name> vlan-id <id>`, committed). */
@@ -54,6 +81,7 @@ function fresh(sim: SwitchSim): Candidate {
   return {
     ports: new Map([...sim.ports].map(([k, p]) => [k, toJ(p, n)])),
     vlans: new Map([...n].filter(([id]) => sim.vlans.has(id)).map(([id, name]) => [name, id])),
+    ifaces: copyIfaces(vlanIfaces(sim)),
     changed: false,
   };
 }
@@ -84,9 +112,15 @@ export class Junos implements SimVendor {
   }
 
   carried(sim: SwitchSim, p: SimPort): CarriedVlans {
-    if (!p.switchport) return { native: null, tagged: [] };
-    if (p.mode === 'access') return { native: p.access, tagged: [] };
-    const members = p.allowed === 'all' ? [...sim.vlans] : [...p.allowed];
+    const port = [...sim.ports].find(([, q]) => q === p)?.[0];
+    const ids = new Map([...vlanNames(sim)].map(([id, n]) => [n, id]));
+    const side = p.lag || !port ? [] : sideOf(vlanIfaces(sim), port).map((n) => ids.get(n)!);
+    if (!p.switchport || p.mode === 'access') {
+      // an access port without members of its own is in VLAN default, unless in one from the VLAN's side
+      const access = p.switchport && (p.access !== 1 || !side.length) ? p.access : side[0];
+      return { native: access ?? null, tagged: [] };
+    }
+    const members = [...new Set([...(p.allowed === 'all' ? [...sim.vlans] : [...p.allowed]), ...side])];
     const native = typeof p.native === 'number' && members.includes(p.native) ? p.native : null;
     return { native, tagged: members.filter((v) => v !== native).sort((a, b) => a - b) };
   }
@@ -107,16 +141,18 @@ export class Junos implements SimVendor {
   }
 
   async command(sh: Shell, line: string): Promise<void | 'logout'> {
-    // `| no-more` and `| display set` are the only pipes taken
+    // `| no-more`, `| display set` and `| match <regex>` are the only pipes taken
     const [cmd, ...pipes] = line.split('|').map((x) => x.trim());
     const t = cmd!.split(/\s+/);
     const noMore = pipes.includes('no-more');
     const displaySet = pipes.includes('display set');
-    if (sh.mode === 'config') return this.config(sh, cmd!, t, { noMore, displaySet });
-    return this.operational(sh, cmd!, t, { noMore, displaySet });
+    const m = pipes.map((x) => /^match\s+"?([^"]*)"?$/.exec(x)?.[1]).find((x) => x !== undefined);
+    const match = m === undefined ? undefined : new RegExp(m);
+    if (sh.mode === 'config') return this.config(sh, cmd!, t, { noMore, displaySet, match });
+    return this.operational(sh, cmd!, t, { noMore, displaySet, match });
   }
 
-  private async operational(sh: Shell, cmd: string, t: string[], o: { noMore: boolean; displaySet: boolean }): Promise<void | 'logout'> {
+  private async operational(sh: Shell, cmd: string, t: string[], o: { noMore: boolean; displaySet: boolean; match?: RegExp }): Promise<void | 'logout'> {
     if (t[0] === 'exit' || t[0] === 'quit') return 'logout';
     if (t[0] === 'set' && t[1] === 'cli' && t[2] === 'screen-length' && /^\d+$/.test(t[3] ?? '') && t.length === 4) {
       if (!sh.sim.faults.ignorePagingOff) sh.paging = t[3] !== '0';
@@ -134,8 +170,9 @@ export class Junos implements SimVendor {
     }
     if (t[0] === 'show' && t[1] === 'configuration') {
       if (!o.displaySet) return this.refuse(sh, cmd, cmd.length, 'error: this simulator shows the configuration as set commands only (| display set)');
-      const lines = this.committed(sh.sim, t.slice(2));
-      if (typeof lines === 'string') return this.refuse(sh, cmd, cmd.indexOf(lines), 'syntax error.');
+      const all = this.committed(sh.sim, t.slice(2));
+      if (typeof all === 'string') return this.refuse(sh, cmd, cmd.indexOf(all), 'syntax error.');
+      const lines = o.match ? all.filter((l) => o.match!.test(l)) : all;
       if (o.noMore) for (const l of lines) sh.line(l);
       else await sh.page(lines);
       return;
@@ -170,7 +207,11 @@ export class Junos implements SimVendor {
   /** The committed configuration under `path` (`interfaces <p>`, `vlans`, nothing) as set commands; a word it does not know. */
   private committed(sim: SwitchSim, path: string[]): string[] | string {
     const n = vlanNames(sim);
-    const vlans = [...n].filter(([id]) => sim.vlans.has(id)).sort((a, b) => a[1].localeCompare(b[1])).map(([id, name]) => `set vlans ${name} vlan-id ${id}`);
+    const ifaces = vlanIfaces(sim);
+    const vlans = [...n].filter(([id]) => sim.vlans.has(id)).sort((a, b) => a[1].localeCompare(b[1])).flatMap(([id, name]) => [
+      ...[...(ifaces.get(name) ?? [])].sort().map((i) => `set vlans ${name} interface ${i}`),
+      `set vlans ${name} vlan-id ${id}`,
+    ]);
     const iface = (name: string) => {
       const sp = sim.ports.get(name)!;
       const j = toJ(sp, n);
@@ -195,7 +236,7 @@ export class Junos implements SimVendor {
     return path[0]!;
   }
 
-  private async config(sh: Shell, cmd: string, t: string[], o: { noMore: boolean; displaySet: boolean }): Promise<void | 'logout'> {
+  private async config(sh: Shell, cmd: string, t: string[], o: { noMore: boolean; displaySet: boolean; match?: RegExp }): Promise<void | 'logout'> {
     const c = candidates.get(sh)!;
     if (t[0] === 'run') return this.operational(sh, cmd.replace(/^run\s+/, ''), t.slice(1), o);
     if (t[0] === 'exit' || t[0] === 'quit') {
@@ -235,11 +276,25 @@ export class Junos implements SimVendor {
     if (a[0] === 'vlans') {
       const name = a[1];
       if (!name) return bad(1);
+      if (a[2] === 'interface') {
+        const iface = a[3] ?? '';
+        if (!this.canonical(iface) || !c.ports.has(this.canonical(iface)!) || a.length !== 4) return bad(3);
+        const set_ = c.ifaces.get(name) ?? new Set<string>();
+        if (set) {
+          set_.add(iface);
+          c.ifaces.set(name, set_);
+        } else if (!set_.delete(iface)) return notFound();
+        c.changed = true;
+        return;
+      }
       if (set) {
         if (a[2] === 'vlan-id' && a.length === 4 && vlanId(3)) return range(3);
         if (a[2] !== 'vlan-id' || !/^\d+$/.test(a[3] ?? '') || a.length !== 4) return bad(2);
         c.vlans.set(name, Number(a[3]));
-      } else if (!c.vlans.delete(name)) return notFound();
+      } else if (a.length !== 2) return bad(2);
+      else if (!c.vlans.delete(name)) return notFound();
+      // the VLAN's statements go with it
+      else c.ifaces.delete(name);
       c.changed = true;
       return;
     }
@@ -322,11 +377,14 @@ export class Junos implements SimVendor {
       }
       return null;
     };
+    for (const [vlan, set] of c.ifaces) {
+      if (set.size && !c.vlans.has(vlan)) errors.push([`[edit vlans ${vlan}]`, `  'interface ${[...set][0]}'`, `    Vlan ${vlan} is not defined (no vlan-id)`]);
+    }
     for (const [name, p] of c.ports) {
       for (const m of p.members) {
         if (!resolve(m)) errors.push([`[edit interfaces ${name} unit 0 family ethernet-switching vlan]`, `  'members ${m}'`, `    Vlan ${m} is not defined`]);
       }
-      if (p.mode !== 'trunk' && p.members.size > 1) errors.push([`[edit interfaces ${name} unit 0 family ethernet-switching]`, "  'interface-mode'", `    Access interface <${name}.0> has more than one vlan member`]);
+      if (p.mode !== 'trunk' && p.members.size + sideOf(c.ifaces, name).length > 1) errors.push([`[edit interfaces ${name} unit 0 family ethernet-switching]`, "  'interface-mode'", `    Access interface <${name}.0> has more than one vlan member`]);
     }
     if (sh.sim.faults.failCommit) errors.push(['[edit interfaces]', "  'ge-0/0/0'", '    HA commit check failed: configuration database is being modified (simulated fault)']);
     if (errors.length) {
@@ -342,6 +400,7 @@ export class Junos implements SimVendor {
       n.set(id, name);
       sim.vlans.add(id);
     }
+    committedIfaces.set(sim, new Map([...c.ifaces].filter(([, set]) => set.size).map(([k, v]) => [k, new Set(v)])));
     for (const [name, j] of c.ports) {
       const members = [...j.members].flatMap((m) => resolve(m)!);
       const all = j.members.has('all');

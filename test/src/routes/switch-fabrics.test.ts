@@ -11,7 +11,7 @@ import { must, makeNode, finished } from '../../helpers/server';
 import { done, networksOf, operation, switchFamilyService, wireThreeNodes } from '../../helpers/switch-family';
 import { FABRIC_CASES, FabricCase, RecordingClient, registration, simFor, SWITCH_PASSWORDS } from '../../helpers/switch-sims';
 import type { SwitchSim } from '../../sim/switch/sim';
-import { junosDefineVlan } from '../../sim/switch/junos';
+import { junosDefineVlan, junosVlanInterface } from '../../sim/switch/junos';
 import { sleep } from '../../helpers/wait';
 
 
@@ -156,6 +156,31 @@ describe('Data-centre switch families over HTTP, against their simulators', func
         expect(sim.carried(p4)).to.deep.equal({ native: null, tagged: [vlan['net-c']] });
         expect((await audit()).body.summary).to.deep.equal({ in_sync: 4, drifted: 0, pending: 0, unreadable: 0 });
       });
+
+      if (c.vendor === 'junos') {
+        it('a port made a member of a VLAN from the VLAN\'s side (set vlans NAME interface P.0) is drifted and repaired; a connect on it leaves the service\'s VLAN alone', async () => {
+          await sleep(300);
+          const drift = async () => (await must(api.get(`/admin/switch/${sw}/drift`))).body;
+          junosDefineVlan(sim, 'ops-3020', 3020);
+          junosVlanInterface(sim, 'ops-3020', `${p2}.0`);
+          expect(sim.carried(p2)).to.deep.equal({ native: null, tagged: [3020] });
+          const a = await drift();
+          expect(a.summary).to.deep.include({ in_sync: 3, drifted: 1 });
+          expect(a.ports.find((x: any) => x.port === p2)).to.deep.include({ status: 'drifted' });
+          expect(a.ports.find((x: any) => x.port === p2).actual).to.deep.include({ native: null, tagged: [3020] });
+          expect((await must(api.post(`/admin/switch/${sw}/repair`))).body.summary).to.deep.include({ repaired: 1, failed: 0 });
+          expect(sim.carried(p2)).to.deep.equal({ native: null, tagged: [] });
+          expect(sim.received).to.include(`delete vlans ops-3020 interface ${p2}.0`);
+
+          await sleep(300);
+          junosVlanInterface(sim, 'ops-3020', `${p2}.0`);
+          await done(op(n('a'), 'eth1', 'connect_network', { network: 'net-a' }));
+          expect(sim.carried(p2)).to.deep.equal({ native: vlan['net-a'], tagged: [] });
+          await done(op(n('a'), 'eth1', 'detach_network', { network: 'net-a' }));
+          expect(sim.carried(p2)).to.deep.equal({ native: null, tagged: [] });
+          expect((await drift()).summary).to.deep.include({ in_sync: 4, drifted: 0 });
+        });
+      }
     });
   }
 

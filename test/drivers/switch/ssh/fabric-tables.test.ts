@@ -216,6 +216,50 @@ describe('fabric tables: the commands of each operation', () => {
       expect(junosVlans('set vlans default vlan-id 1\nset vlans tenant-blue vlan-id 1002\nset vlans tenant-blue description x')).to.deep.equal(new Map([[1, 'default'], [1002, 'tenant-blue']]));
     });
 
+    it('reads the whole configuration\'s lines that name the port: a membership from the VLAN\'s side counts, and is taken off by deleting it', () => {
+      expect(JUNOS_TABLE.show(p)).to.equal('show configuration | display set | match ge-0/0/1');
+      const out = [
+        `${es} interface-mode trunk`,
+        `${es} vlan members hilt-1001`,
+        'set vlans tenant-blue interface ge-0/0/1.0',
+        // another port, and another unit of another port, are not this one's
+        'set vlans hilt-1001 interface ge-0/0/10.0',
+        'set protocols lldp interface ge-0/0/1',
+      ].join('\n');
+      const r = JUNOS_TABLE.parse(out, p, ctx);
+      expect(portVlans(r)).to.deep.equal({ native: null, tagged: [1001, 1002] });
+      expect(r).to.deep.include({ mode: 'trunk', allowed: [1001, 1002] });
+      // the lines, from the reading the session has
+      expect(s({ kind: 'removeTagged', vlan: 1002 }, r, true)).to.deep.equal([
+        'delete interfaces ge-0/0/1 unit 0 family ethernet-switching vlan members tenant-blue', 'delete vlans tenant-blue interface ge-0/0/1.0',
+      ]);
+      expect(s({ kind: 'reset' }, r, true)).to.deep.equal([
+        'delete interfaces ge-0/0/1 unit 0 family ethernet-switching vlan members', 'delete vlans tenant-blue interface ge-0/0/1.0',
+        'delete interfaces ge-0/0/1 native-vlan-id', `${es} interface-mode trunk`,
+      ]);
+      // untagged: not made a member twice; it leaves with its statement
+      expect(s({ kind: 'setNative', vlan: 1002 }, r, true)).to.deep.equal(['set interfaces ge-0/0/1 native-vlan-id 1002']);
+      const untagged = planChange(JUNOS_TABLE, { ...ctx, port: p }, { kind: 'setNative', vlan: 1002 }, r)!.expected;
+      expect(s({ kind: 'removeNative' }, untagged, true)).to.deep.equal([
+        'delete interfaces ge-0/0/1 native-vlan-id', 'delete interfaces ge-0/0/1 unit 0 family ethernet-switching vlan members tenant-blue', 'delete vlans tenant-blue interface ge-0/0/1.0',
+      ]);
+      // on an access port (the factory one included) it is the port's VLAN, and a change resets the port first
+      const access = JUNOS_TABLE.parse(`${es}\nset vlans tenant-blue interface ge-0/0/1.0`, p, ctx);
+      expect(access).to.deep.include({ mode: 'access', access: 1002 });
+      expect(s({ kind: 'addTagged', vlan: 1001 }, access, true)).to.deep.equal([
+        'delete interfaces ge-0/0/1 unit 0 family ethernet-switching vlan members', 'delete vlans tenant-blue interface ge-0/0/1.0',
+        'delete interfaces ge-0/0/1 native-vlan-id', `${es} interface-mode trunk`, `${es} vlan members hilt-1001`,
+      ]);
+      expect(() => JUNOS_TABLE.parse(`${es} interface-mode trunk\nset vlans nosuch interface ge-0/0/1.0`, p, ctx)).to.throw(/VLAN "nosuch" is not defined/);
+    });
+
+    it('reads a member of an interface range as carrying the range\'s VLANs, never as an empty port', () => {
+      const r = JUNOS_TABLE.parse('set interfaces interface-range servers member ge-0/0/1\nset interfaces interface-range servers unit 0 family ethernet-switching vlan members hilt-1001', p, ctx);
+      expect(portVlans(r)).to.deep.equal({ native: null, tagged: [], other: ['member of interface-range servers (carries its VLANs)'] });
+      expect(JUNOS_TABLE.parse('set interfaces interface-range servers member ge-0/0/10', p, ctx).mode).to.equal('other');
+      expect(JUNOS_TABLE.parse('set interfaces interface-range servers member ge-0/0/10', p, ctx).other).to.equal(undefined);
+    });
+
     it('reads a member of an aggregated interface as carrying the bundle\'s VLANs, never as an empty port', () => {
       for (const opt of ['ether-options', 'gigether-options']) {
         const r = JUNOS_TABLE.parse(`set interfaces ge-0/0/1 ${opt} 802.3ad ae0`, p, ctx);
