@@ -6,7 +6,7 @@
  * of its own, discarded when the session ends; plain `configure` would share one that survives
  * it) and stays there while it stages the changes of queued operations; `commit and-quit` applies
  * them together, after which each port is read back from the committed configuration (`show
- * configuration | display set | match <port>`). A refused commit is the operations' error:
+ * configuration | display set | match "<port>|interface-range"`). A refused commit is the operations' error:
  * the candidate is thrown away (`rollback 0`, `exit`) and nothing is left uncommitted.
  *
  * A port is a trunk (`interface-mode trunk`) whose `vlan members` are the VLANs it carries, the
@@ -61,6 +61,36 @@ const sideMember = (ctx: TableContext, vlan: number) => {
   return allowed !== 'all' && allowed.includes(vlan) && sides(ctx).some((m) => m.vlan === vlan);
 };
 
+/** A port's name in parts (`xe-0/1/2:3` → xe, 0, 1, 2, 3), or null. */
+const portParts = (n: string) => {
+  const m = /^(ge|xe|et|mge)-(\d+)\/(\d+)\/(\d+)(?::(\d+))?$/.exec(n);
+  return m ? { type: m[1]!, at: [m[2], m[3], m[4], m[5] ?? '-1'].map(Number) } : null;
+};
+const before = (a: number[], b: number[]) => { const i = a.findIndex((x, k) => x !== b[k]); return i < 0 || a[i]! <= b[i]!; };
+
+/**
+ * Does an interface range's statement take the port in: `member <port>`, `member <pattern>`
+ * (`*` for any number, `[1-5]` for a range of them: `ge-0/0/[1-5]`), `member-range <a> to <b>`?
+ */
+export function rangeHas(statement: string, p: string): boolean {
+  const m = /^member (\S+)$/.exec(statement);
+  if (m) {
+    const pattern = m[1]!.replace(/^"|"$/g, '');
+    const split = (x: string) => x.match(/\[[^\]]*\]|[^-/:[]+|[-/:]/g) ?? [];
+    const a = split(pattern);
+    const b = split(p);
+    return a.length === b.length && a.every((seg, i) => {
+      const r = /^\[(\d+)-(\d+)\]$/.exec(seg);
+      if (seg === '*') return /^\d+$/.test(b[i]!);
+      if (r) return /^\d+$/.test(b[i]!) && Number(b[i]) >= Number(r[1]) && Number(b[i]) <= Number(r[2]);
+      return seg === b[i];
+    });
+  }
+  const r = /^member-range (\S+) to (\S+)$/.exec(statement);
+  const [lo, hi, at] = [portParts(r?.[1] ?? ''), portParts(r?.[2] ?? ''), portParts(p)];
+  return !!(lo && hi && at && lo.type === at.type && hi.type === at.type && before(lo.at, at.at) && before(at.at, hi.at));
+}
+
 /** `set vlans <name> vlan-id <id>` lines → the VLANs by id, with their names. */
 export function junosVlans(output: string): Map<number, string> {
   const out = new Map<number, string>();
@@ -109,8 +139,9 @@ export const JUNOS_TABLE: SwitchTable = {
     name: (vlan) => `hilt-${vlan}`,
   },
   // Every line of the configuration that names the port: its own (`set interfaces <port> …`),
-  // and those under `vlans` that make it a member from the VLAN's side, which its own do not show.
-  show: (p) => `show configuration | display set | match ${p}`,
+  // and those under `vlans` that make it a member from the VLAN's side, which its own do not
+  // show; and the interface ranges' (a range may take the port in without naming it).
+  show: (p) => `show configuration | display set | match "${p}|interface-range"`,
   parse(output, p, ctx): PortReading {
     const named = output.split('\n').map((l) => l.trim());
     const prefix = `set interfaces ${p} `;
@@ -119,7 +150,7 @@ export const JUNOS_TABLE: SwitchTable = {
     const bundle = lines.map((l) => /^(?:gig)?ether-options 802\.3ad (\S+)/.exec(l)?.[1]).find(Boolean);
     if (bundle) return { mode: 'other', access: null, native: null, allowed: [], other: [`member of ${bundle} (carries its VLANs)`] };
     // a member of an interface range carries the range's settings, which do not name the port
-    const range = named.map((l) => /^set interfaces interface-range (\S+) member (\S+)$/.exec(l)).find((m) => m && junosPort(m[2]!) === p)?.[1];
+    const range = named.map((l) => /^set interfaces interface-range (\S+) (member(?:-range)? .*)$/.exec(l)).find((m) => m && rangeHas(m[2]!, p))?.[1];
     if (range) return { mode: 'other', access: null, native: null, allowed: [], other: [`member of interface-range ${range} (carries its VLANs)`] };
     const ids = new Map([...(ctx.vlans ?? new Map<number, string>())].map(([id, n]) => [n, id]));
     const idOf = (v: string) => {

@@ -142,7 +142,8 @@ export class Junos implements SimVendor {
 
   async command(sh: Shell, line: string): Promise<void | 'logout'> {
     // `| no-more`, `| display set` and `| match <regex>` are the only pipes taken
-    const [cmd, ...pipes] = line.split('|').map((x) => x.trim());
+    // a `|` inside double quotes is the match pattern's (`match "ge-0/0/1|interface-range"`)
+    const [cmd, ...pipes] = (line.match(/(?:[^|"]|"[^"]*")+/g) ?? ['']).map((x) => x.trim());
     const t = cmd!.split(/\s+/);
     const noMore = pipes.includes('no-more');
     const displaySet = pipes.includes('display set');

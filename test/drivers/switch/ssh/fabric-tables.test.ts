@@ -11,7 +11,7 @@ import { configCommands, EVERY_VLAN, planChange, PortOp, portVlans } from '../..
 import type { PortReading, SwitchTable, TableContext } from '../../../../drivers/switch/ssh/table';
 import { DELL_OS10_TABLE, os10Port } from '../../../../drivers/switch/dellos10';
 import { SONIC_TABLE, vlanBrief } from '../../../../drivers/switch/sonic';
-import { JUNOS_TABLE, junosPort, junosVlans } from '../../../../drivers/switch/junos';
+import { JUNOS_TABLE, junosPort, junosVlans, rangeHas } from '../../../../drivers/switch/junos';
 import { CUMULUS_NVUE_TABLE } from '../../../../drivers/switch/cumulus-nvue';
 import { SWITCH_DRIVERS } from '../../../../drivers/switch';
 import { macRows, wiringByPort } from '../../../../drivers/switch/wiring';
@@ -217,7 +217,7 @@ describe('fabric tables: the commands of each operation', () => {
     });
 
     it('reads the whole configuration\'s lines that name the port: a membership from the VLAN\'s side counts, and is taken off by deleting it', () => {
-      expect(JUNOS_TABLE.show(p)).to.equal('show configuration | display set | match ge-0/0/1');
+      expect(JUNOS_TABLE.show(p)).to.equal('show configuration | display set | match "ge-0/0/1|interface-range"');
       const out = [
         `${es} interface-mode trunk`,
         `${es} vlan members hilt-1001`,
@@ -258,6 +258,13 @@ describe('fabric tables: the commands of each operation', () => {
       expect(portVlans(r)).to.deep.equal({ native: null, tagged: [], other: ['member of interface-range servers (carries its VLANs)'] });
       expect(JUNOS_TABLE.parse('set interfaces interface-range servers member ge-0/0/10', p, ctx).mode).to.equal('other');
       expect(JUNOS_TABLE.parse('set interfaces interface-range servers member ge-0/0/10', p, ctx).other).to.equal(undefined);
+      expect(JUNOS_TABLE.parse('set interfaces interface-range servers member-range ge-0/0/0 to ge-0/0/5', p, ctx).other).to.deep.equal(['member of interface-range servers (carries its VLANs)']);
+      for (const [stmt, port, yes] of [
+        ['member ge-0/0/1', 'ge-0/0/1', true], ['member ge-0/0/1', 'ge-0/0/10', false],
+        ['member ge-0/0/*', 'ge-0/0/17', true], ['member ge-0/*/*', 'xe-0/1/0', false], ['member "ge-0/0/[1-5]"', 'ge-0/0/5', true], ['member "ge-0/0/[1-5]"', 'ge-0/0/15', false],
+        ['member-range ge-0/0/0 to ge-0/0/5', 'ge-0/0/5', true], ['member-range ge-0/0/0 to ge-0/0/5', 'ge-0/0/6', false], ['member-range ge-0/0/40 to ge-1/0/3', 'ge-0/1/0', true],
+        ['member-range ge-0/0/0 to ge-0/0/5', 'xe-0/0/1', false], ['member-range xe-0/0/0:0 to xe-0/0/0:3', 'xe-0/0/0:2', true],
+      ] as const) expect(rangeHas(stmt, port), `${stmt} / ${port}`).to.equal(yes);
     });
 
     it('reads a member of an aggregated interface as carrying the bundle\'s VLANs, never as an empty port', () => {
