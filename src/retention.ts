@@ -20,8 +20,9 @@
  * most PRUNE_EVENTS events and PRUNE_KEYS keys (a long journal in several chunks, each `upTo` the
  * last event it read), and
  * the mark moves on; between chunks the pass yields to the event loop, so a request waits at most
- * one chunk, however long a deleted object's journal. Each chunk's writes are fenced like every
- * write: only the active process prunes.
+ * one chunk, however long a deleted object's journal, and a stop (close) waits for the chunk under
+ * way only: the mark stays before the slice, which the next pass reads again. Each chunk's writes
+ * are fenced like every write: only the active process prunes.
  *
  * A pass also ends before the webhooks' hold: what the scan has not read, a later pass reads (a
  * deletion is pruned with the events before it, so one before the hold takes nothing after it).
@@ -160,6 +161,8 @@ export class Retention {
       const done = await this.prune(keptUsers);
       report.keys += done.keys;
       report.events += done.events;
+      // The rest at the next pass (the mark still names them).
+      if (done.stopped) return report;
       keptUsers.clear();
       await engine.setMark(KEPT_USERS_MARK, {});
     }
@@ -189,6 +192,8 @@ export class Retention {
       const done = await this.prune(expired);
       report.keys += done.keys;
       report.events += done.events;
+      // The scan stays before the slice: the next pass reads it again and removes what is left.
+      if (done.stopped) break;
       report.examined += slice.length;
       cursor = slice[slice.length - 1].position!;
       // Before the scan moves past them: a crash in between notes them again (the same).
@@ -242,7 +247,7 @@ export class Retention {
    * (one append: one fsync; one transaction), yielding to the event loop after each: a request
    * waits for one chunk at most (an LMDB read or write transaction runs on the main thread).
    */
-  private async prune(expired: Map<string, number>): Promise<{ keys: number; events: number }> {
+  private async prune(expired: Map<string, number>): Promise<{ keys: number; events: number; stopped?: boolean }> {
     const engine = this.world.runtime.engine;
     let events = 0;
     let chunk: Expiry[] = [];
@@ -289,6 +294,12 @@ export class Retention {
         } else {
           chunk.push({ key, upTo });
           if (read >= PRUNE_EVENTS || chunk.length >= PRUNE_KEYS) await flush();
+        }
+        // The service stops: it waits for this chunk, not for the rest of a long journal (a
+        // key cut between chunks reads as its deletion's snapshot, as after a crash).
+        if (this.closed) {
+          await flush();
+          return { keys: expired.size, events, stopped: true };
         }
       }
     }

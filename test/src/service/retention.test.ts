@@ -505,6 +505,37 @@ describe('journal retention: a deleted object with a long journal', function () 
     expect(await engine.head(key)).to.equal(0);
     expect(await engine.latestSnapshot(key)).to.equal(undefined);
   });
+
+  it('lets a stop end the pass after the chunk under way, not after the whole journal; the next pass removes the rest', async () => {
+    const engine = ts.world.runtime.engine;
+    const key = 'project:stopped';
+    await longJournal(key, 20_000);
+    const prune = engine.prune;
+    let chunks = 0;
+    let closing: Promise<void> | undefined;
+    const retention = new Retention(ts.world, { days: 1, archiveDir, now: () => Date.now() + 3 * DAY });
+    // The service stops while the first chunk is being removed.
+    engine.prune = (expired) => {
+      if (++chunks === 1) closing = retention.close();
+      return prune.call(engine, expired);
+    };
+    try {
+      await retention.pass().catch(() => undefined);
+      await closing;
+    } finally {
+      engine.prune = prune;
+    }
+    expect(chunks, 'chunks removed after the stop began').to.be.below(3);
+    // What a start (or an actor waking) reads: the deletion's snapshot, nothing of the cut life.
+    const stored = await engine.recover(key);
+    expect(stored.snapshot).to.include({ sequenceNumber: 20_000, data: null });
+    expect(stored.events).to.deep.equal([]);
+    const left = 20_000 - chunks * 500;
+    expect((await new Retention(ts.world, { days: 1, archiveDir, now: () => Date.now() + 3 * DAY }).pass()).events).to.equal(left);
+    expect(await engine.head(key)).to.equal(0);
+    const archived = (await readArchive(join(archiveDir, readdirSync(archiveDir)[0]))).entries.filter((e) => e.name === 'stopped');
+    expect(archived).to.have.length(20_000);
+  });
 });
 
 
