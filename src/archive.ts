@@ -193,7 +193,10 @@ function entryOf(line: string): ArchivedEntry | undefined {
     return undefined;
   }
   const x = e as Partial<ArchivedEntry> | null;
-  return x && typeof x === 'object' && Number.isSafeInteger(x.position) && typeof x.at === 'string' && typeof x.kind === 'string' ? (x as ArchivedEntry) : undefined;
+  // Every field a page prints: a line without its event (of another program's JSON) would stop the reader midway.
+  return x && typeof x === 'object' && Number.isSafeInteger(x.position) && typeof x.at === 'string' && typeof x.kind === 'string' && typeof x.name === 'string'
+    && (x.by === null || typeof x.by === 'string') && (x.call === null || typeof x.call === 'string') && !!x.event && typeof x.event === 'object' && typeof x.event.type === 'string'
+    ? (x as ArchivedEntry) : undefined;
 }
 
 /** A gzip member's first bytes: its magic and the deflate method. */

@@ -157,8 +157,12 @@ describe('the archive of journal retention', () => {
     const other = join(dir, 'other.jsonl.gz');
     writeFileSync(other, gzipSync(Buffer.from('{"foo":1}\n')));
     await readArchive(other).then(() => expect.fail('read'), (err: Error) => expect(err.message).to.match(/line 1 .*is not an entry/));
+    // JSON with a position, a time and a kind, but no event to print.
+    const partial = join(dir, 'partial.jsonl.gz');
+    writeFileSync(partial, gzipSync(Buffer.from('{"position":1,"at":"2026-11-01T00:00:00.000Z","kind":"node"}\n')));
+    await readArchive(partial).then(() => expect.fail('read'), (err: Error) => expect(err.message).to.match(/line 1 .*is not an entry/));
     // The command line: a clear error and exit 2, nothing on stdout; a missing file the same.
-    for (const f of [plain, log, other, join(dir, 'none.jsonl.gz')]) {
+    for (const f of [plain, log, other, partial, join(dir, 'none.jsonl.gz')]) {
       const r = await hilt('http://127.0.0.1:9', ['admin', 'audit', '--archive', f]);
       expect(r.code, f).to.equal(2);
       expect(r.stdout, f).to.equal('');
