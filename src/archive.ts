@@ -99,7 +99,9 @@ export class ArchiveWriter {
     } finally {
       await fh.close();
     }
-    if (fresh) await this.syncDir(this.dir);
+    // A new file's entry, also of one an earlier pass made and died before writing (or whose
+    // torn first append was cut off above): nothing of it was durable, its entry maybe neither.
+    if (fresh || size === 0) await this.syncDir(this.dir);
     await this.engine.setMark(markName, { bytes: size + member.length, where: this.where, tail: member.subarray(member.length - TAIL).toString('hex') } satisfies LengthMark);
   }
 }

@@ -66,6 +66,12 @@ describe('the archive of journal retention', () => {
     await w.append([entry(3, '2026-12-01T00:00:00.000Z')]);
     expect(synced).to.deep.equal(['deep', 'deep/archive']);
     expect(readdirSync(archive).sort()).to.deep.equal(['2026-11.jsonl.gz', '2026-12.jsonl.gz']);
+    // A month's file an earlier pass made and died in before its first append was durable (empty,
+    // or torn and cut back to nothing): its entry in the folder was never synced either.
+    synced.length = 0;
+    writeFileSync(join(archive, '2027-01.jsonl.gz'), '');
+    await w.append([entry(4, '2027-01-01T00:00:00.000Z')]);
+    expect(synced).to.deep.equal(['deep/archive']);
   });
 
   it('cuts a torn append off before the next one, and reads lines written twice once', async () => {
