@@ -93,16 +93,22 @@ export class ArchiveWriter {
     }
     // Asynchronous file calls (the thread pool): an fsync never holds up a request.
     const fh = await open(path, 'a', 0o600);
+    let end: number;
     try {
       await fh.write(member);
       await fh.sync();
+      // The file's length now, not the one computed: another process appending to the shared
+      // file meanwhile (a deposed one, resumed) put its member before or after this one, and a
+      // mark short of the end would have the next append cut into this one, whose events go.
+      end = (await fh.stat()).size;
     } finally {
       await fh.close();
     }
     // A new file's entry, also of one an earlier pass made and died before writing (or whose
     // torn first append was cut off above): nothing of it was durable, its entry maybe neither.
     if (fresh || size === 0) await this.syncDir(this.dir);
-    await this.engine.setMark(markName, { bytes: size + member.length, where: this.where, tail: member.subarray(member.length - TAIL).toString('hex') } satisfies LengthMark);
+    const tail = end === size + member.length ? member.subarray(member.length - TAIL).toString('hex') : await tailOf(path, end);
+    await this.engine.setMark(markName, { bytes: end, where: this.where, tail } satisfies LengthMark);
   }
 }
 

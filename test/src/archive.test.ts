@@ -6,7 +6,7 @@
  * written twice are read once).
  */
 import { expect } from 'chai';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -120,6 +120,27 @@ describe('the archive of journal retention', () => {
     const read = await readArchive(join(shared, '2026-11.jsonl.gz'));
     expect(read.skipped).to.deep.equal({ bytes: 0, members: 0 });
     expect(read.entries.map((e) => e.position)).to.deep.equal(positions(1, 60));
+  });
+
+  it('never cuts its own append for a member another process appended to the shared file while it wrote (a deposed one, resumed)', async () => {
+    const engine = new MemoryPersistenceEngine();
+    const shared = join(dir, 'shared');
+    const file = join(shared, '2026-11.jsonl.gz');
+    // The deposed process appends its whole member (its removal is then refused: the events stay
+    // in the store) between this process's look at the file and its own write.
+    let other = true;
+    const w = new ArchiveWriter(shared, engine, async () => {
+      if (other && existsSync(shared)) {
+        other = false;
+        appendFileSync(file, gzipSync(Buffer.from(range(900, 910).map((e) => JSON.stringify(e)).join('\n') + '\n')));
+      }
+    });
+    await w.append(range(1, 10));
+    // This process removed 1..10 from the store; its next append must keep them.
+    await w.append(range(11, 20));
+    const read = await readArchive(file);
+    expect(read.skipped).to.deep.equal({ bytes: 0, members: 0 });
+    expect(read.entries.map((e) => e.position)).to.include.members([...positions(1, 20), ...positions(900, 910)]);
   });
 
   it('never cuts a file of another folder by the other process\'s mark (a pair that does not share the folder)', async () => {
