@@ -231,7 +231,7 @@ export async function activate(ctx: ActivationContext, held: HeldLease | undefin
     const upgrade: Activation['upgrade'] = upgradeHandler(app, tracked);
     // Journal retention runs on the active process only: this activation's writes are fenced.
     // A checkpoint from before a pass's removals cannot be used (a start rebuilds): one is written after it.
-    retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log, onRemoved: () => checkpointer?.due(), onRemoving: (upTo) => ui.events.removing(upTo) });
+    retention = new Retention(world, { days: config.journalRetentionDays, archiveDir: archiveDirOf(config), log: app.log, onRemoved: () => checkpointer?.due(), onRemoving: (upTo) => ui.events.removing(upTo), onPass: (ok) => metrics.retentionPass(ok) });
     retention.start();
     goOn();
     return { app, world, headnodes, lifecycle, consoles, retention, headnodesRecovered, handler: tracked, upgrade, close };

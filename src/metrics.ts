@@ -116,6 +116,8 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
   private readonly backups = new Counter({ name: 'hilt_backups_total', help: 'Online backups (POST /admin/backup), by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly backupLast = new Gauge({ name: 'hilt_backup_last_success_timestamp_seconds', help: 'When the last online backup of this process finished successfully (Unix time); absent until one did', registers: [] });
   private readonly backupSeconds = new Gauge({ name: 'hilt_backup_last_duration_seconds', help: 'How long the last successful online backup took', registers: [] });
+  private readonly retentionPasses = new Counter({ name: 'hilt_retention_passes_total', help: 'Journal retention\'s background passes (HILT_JOURNAL_RETENTION_DAYS), by outcome (ok, error: the next pass goes on from where it stopped)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly retentionLast = new Gauge({ name: 'hilt_retention_last_success_timestamp_seconds', help: 'When journal retention\'s last pass of this process ended successfully (Unix time); absent until one did', registers: [] });
 
   private readonly quarantines = new Counter({ name: 'hilt_node_quarantines_total', help: 'Released nodes moved into the maintenance pool (docs/lifecycle.md)', registers: [this.registry] });
   private readonly releasePowerOffs = new Counter({ name: 'hilt_release_power_offs_total', help: 'Power-offs after a release, by outcome (ok, error)', labelNames: ['outcome'], registers: [this.registry] });
@@ -137,6 +139,7 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
     // at 1 shows no increase() in Prometheus, so an alert on the first failure would not fire.
     for (const outcome of ['ok', 'error']) {
       this.backups.labels(outcome).inc(0);
+      this.retentionPasses.labels(outcome).inc(0);
       this.webhookDeliveries.labels(outcome).inc(0);
       this.releasePowerOffs.labels(outcome).inc(0);
       this.maintenanceDeliveries.labels(outcome).inc(0);
@@ -336,6 +339,15 @@ export class Metrics implements Telemetry, LifecycleTelemetry, ConsoleTelemetry 
     }
     this.backupLast.set(Date.now() / 1000);
     this.backupSeconds.set(seconds);
+  }
+
+  /** A background pass of journal retention ended (src/retention.ts). */
+  retentionPass(ok: boolean): void {
+    this.retentionPasses.labels(ok ? 'ok' : 'error').inc();
+    if (!ok) return;
+    // Registered at the first success, as the backup's: a timestamp of 0 would read as a pass half a century old.
+    if (!this.registry.getSingleMetric('hilt_retention_last_success_timestamp_seconds')) this.registry.registerMetric(this.retentionLast);
+    this.retentionLast.set(Date.now() / 1000);
   }
 
   /** An event stream the service ended (src/events/hub.ts). */

@@ -74,6 +74,8 @@ export interface RetentionOptions {
   onRemoved?: () => void;
   /** told before each chunk's removal, with the highest position it removes (the event streams: EventHub.removing) */
   onRemoving?: (upTo: number) => void;
+  /** told how each pass ended (metrics: a store that keeps growing because its passes fail is alarmed) */
+  onPass?: (ok: boolean) => void;
 }
 
 export interface PassReport {
@@ -129,7 +131,13 @@ export class Retention {
 
   /** One pass now (a pass already running is the one answered). */
   pass(): Promise<PassReport> {
-    this.running ??= this.run().finally(() => {
+    this.running ??= this.run().then((r) => {
+      this.opts.onPass?.(true);
+      return r;
+    }, (err: unknown) => {
+      this.opts.onPass?.(false);
+      throw err;
+    }).finally(() => {
       this.running = undefined;
       if (this.removed) {
         this.removed = false;

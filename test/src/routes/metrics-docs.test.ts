@@ -59,7 +59,7 @@ describe('the runbook\'s metrics against a live scrape', function () {
     ts = await startTestServer({ headnodeDriver: 'mock' });
     api = ts.api;
     // A little of everything: inventory, a network operation, a power call, a refused login, a
-    // missing call, a backup (LMDB; a 409 elsewhere), an auditor's scrape.
+    // missing call, a backup (LMDB; a 409 elsewhere), a pass of journal retention, an auditor's scrape.
     await must(api.put('/project/p'));
     await must(api.put('/switch/s1', mockSwitch));
     await makeNode(api, 'n1', ['eth0']);
@@ -74,6 +74,7 @@ describe('the runbook\'s metrics against a live scrape', function () {
     await api.get('/no/such/call');
     await api.post('/admin/backup', { path: join(ts.dataDir, '..', `backup-${process.pid}-${Date.now()}`) });
     await must(api.put('/auth/basic/user/prom', { password: 'prom-secret', role: 'auditor' }));
+    await ts.retention.pass();
     conditional = ts.config.storage === 'lmdb' ? new Set() : new Set(['hilt_storage_used_bytes', 'hilt_backup_last_success_timestamp_seconds', 'hilt_backup_last_duration_seconds']);
     scrape = parseExposition((await must(api.with({ user: 'prom', password: 'prom-secret' }).get('/metrics'))).text);
   });

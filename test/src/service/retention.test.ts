@@ -765,3 +765,40 @@ describe('journal retention: users deleted while no user was live', function () 
     expect((await retention.pass()).events).to.equal(0);
   });
 });
+
+describe('journal retention in /metrics', function () {
+  this.timeout(60_000);
+  let ts: TestServer;
+  before(async () => {
+    ts = await startTestServer();
+  });
+  after(() => stopTestServer(ts));
+
+  it('counts each pass by outcome, and gives the time of the last that succeeded', async () => {
+    const scrape = async () => (await must(ts.api.get('/metrics'))).text as string;
+    const series = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name} `))?.slice(name.length + 1);
+    let text = await scrape();
+    // At 0 from the start: an alert on the first failure needs a series to increase.
+    expect(series(text, 'hilt_retention_passes_total{outcome="error"}')).to.equal('0');
+    expect(series(text, 'hilt_retention_passes_total{outcome="ok"}')).to.equal('0');
+    expect(series(text, 'hilt_retention_last_success_timestamp_seconds'), 'absent before a pass succeeded').to.equal(undefined);
+
+    const engine = ts.world.runtime.engine;
+    const mark = engine.mark;
+    engine.mark = () => Promise.reject(new Error('the store said no'));
+    try {
+      await ts.retention.pass().then(() => expect.fail('the pass went on'), (err: Error) => expect(err.message).to.equal('the store said no'));
+    } finally {
+      engine.mark = mark;
+    }
+    text = await scrape();
+    expect(series(text, 'hilt_retention_passes_total{outcome="error"}')).to.equal('1');
+    expect(series(text, 'hilt_retention_last_success_timestamp_seconds')).to.equal(undefined);
+
+    const before = Date.now() / 1000;
+    await ts.retention.pass();
+    text = await scrape();
+    expect(series(text, 'hilt_retention_passes_total{outcome="ok"}')).to.equal('1');
+    expect(Number(series(text, 'hilt_retention_last_success_timestamp_seconds'))).to.be.within(before, Date.now() / 1000);
+  });
+});
