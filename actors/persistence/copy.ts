@@ -2,7 +2,8 @@
  * Moving from LMDB to PostgreSQL (docs/high-availability.md): copy a stopped LMDB store into an
  * empty PostgreSQL database, once, before the first start on PostgreSQL.
  *
- *   node dist/actors/persistence/copy.js <LMDB folder> <postgres://…>
+ *   HILT_DATABASE_URL=postgres://… node dist/actors/persistence/copy.js <LMDB folder>
+ *   node dist/actors/persistence/copy.js <LMDB folder> <postgres://…>    (a command line every local user reads)
  *
  * Every event of every key (its sequence number, time, tags and data, the format record
  * `meta:format` included) at the position it has in the store's one commit order, each key's
@@ -60,9 +61,12 @@ export async function copyStore(from: LmdbPersistenceEngine, to: PostgresPersist
 }
 
 async function main(argv: string[]): Promise<void> {
-  const [dir, url] = argv;
-  if (!dir || !url || !/^postgres(ql)?:\/\//.test(url)) {
-    throw new Error('usage: node dist/actors/persistence/copy.js <LMDB folder> <postgres://user:password@host:port/database>');
+  // The database from HILT_DATABASE_URL, as the service reads it, when not on the command line:
+  // a command line (a password in it) is readable by every local user (ps) and kept in shells'
+  // history. A password may also come in PGPASSWORD, which the PostgreSQL client reads.
+  const [dir, url = process.env.HILT_DATABASE_URL] = argv;
+  if (!dir || !url || !/^postgres(ql)?:\/\//.test(url) || argv.length > 2) {
+    throw new Error('usage: HILT_DATABASE_URL=postgres://user@host:port/database node dist/actors/persistence/copy.js <LMDB folder> (or the URL as a second argument; a password in PGPASSWORD)');
   }
   if (!existsSync(join(dir, 'data.mdb'))) throw new Error(`${dir} is not an LMDB store (no data.mdb)`);
   // Before anything is written to the database: a refused copy leaves it as it was.

@@ -17,6 +17,8 @@ import type { PersistenceEngine } from '../../../actors/persistence/engine';
 
 const COPY = join(__dirname, '..', '..', '..', 'actors', 'persistence', 'copy.js');
 const copy = (...args: string[]) => spawnSync(process.execPath, [COPY, ...args], { encoding: 'utf8' });
+/** The copy given its database in the environment, as the service reads it, not on its command line. */
+const copyFromEnv = (dir: string, env: Record<string, string>) => spawnSync(process.execPath, [COPY, dir], { encoding: 'utf8', env: { ...process.env, ...env } });
 
 describe('copying an LMDB store into PostgreSQL', () => {
   it('copies every event and snapshot: the service answers the same from PostgreSQL; a database with data is refused', async () => {
@@ -86,7 +88,12 @@ describe('copying an LMDB store into PostgreSQL', () => {
     await must(lmdb.api.put('/project/q'));
 
     await stopTestServer(lmdb, false);
-    const out = copy(lmdb.dataDir, url);
+    // Its database from HILT_DATABASE_URL (no password on a command line every local user reads).
+    const none = copyFromEnv(lmdb.dataDir, { HILT_DATABASE_URL: '' });
+    expect(none.status).to.equal(1);
+    expect(none.stderr).to.match(/usage: HILT_DATABASE_URL=/);
+    expect(await tables()).to.equal(0);
+    const out = copyFromEnv(lmdb.dataDir, { HILT_DATABASE_URL: url });
     expect(out.status, out.stderr).to.equal(0);
     expect(out.stdout).to.match(/copied \d+ keys/);
     // The copy let the folder go: a service starts on it again.
