@@ -178,15 +178,20 @@ export function decodeCursor(cursor: string): number {
   throw badArgument('cursor is not one that a page of the audit log gave');
 }
 
-/** An ISO 8601 date-time (or a date) as ms since the epoch; a 400 naming the parameter otherwise. */
-/** Date.parse takes 2026-02-30 for March 2: the day must be one of its month. */
+/** Date.parse takes 2026-02-30 for March 2: the day must be one of its month (setUTCFullYear: Date.UTC reads years 0–99 as 1900–1999). */
 function realDay(v: string): boolean {
   const [y, m, d] = v.slice(0, 10).split('-').map(Number);
-  return new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d;
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d);
+  return day.getUTCDate() === d;
 }
 
+/** An ISO 8601 date-time (or a date) as ms since the epoch, UTC unless it gives an offset; a 400 naming the parameter otherwise. */
 export function parseTime(name: string, v: string): number {
-  const t = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/.test(v) && realDay(v) ? Date.parse(v) : NaN;
+  const m = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/.exec(v);
+  // A time without an offset is UTC, as a date alone is (Date.parse would read it in the
+  // server's own time zone: the same query would mean another hour on another machine).
+  const t = m && realDay(v) ? Date.parse(m[1] !== undefined && m[4] === undefined ? `${v}Z` : v) : NaN;
   if (Number.isNaN(t)) throw badArgument(`${name} must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z`);
   return t;
 }
