@@ -76,6 +76,9 @@ function allowed(trunk: XmlNode): number[] | 'all' {
 
 const trunkVlans = (vlans: string) => el('vlan', [vlans]);
 
+/** Is `word` (`Te`, `TenGigabitEthernet`) the name, or a short name, of the interface type `type` (lowercased)? */
+const ofType = (word: string, type: string) => word.length >= 2 && type.startsWith(word.toLowerCase());
+
 export const BROCADE_TABLE: RestTable<BrocadeReading> = {
   family: 'Brocade VDX (Network OS)',
   mediaType: 'application/vnd.configuration.resource+xml',
@@ -159,8 +162,11 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
       const out = doc(await send({ method: 'POST', path: '/rest/operational-state/get-lldp-neighbor-detail', body: el('get-lldp-neighbor-detail', input), read: true }), 'output', LLDP_NS);
       const rows = out.children.filter((c) => c.name === 'lldp-neighbor-detail');
       for (const row of rows) {
-        // `Te 101/0/10`: the type's short name, then the port
-        const port = (child(row, 'local-interface-name')?.text ?? '').split(/\s+/).pop();
+        // `Te 101/0/10`: the type's short name, then the port. A row of another interface type
+        // (`Fo 101/0/10`) is another port of the same number: not this registration's.
+        const words = (child(row, 'local-interface-name')?.text ?? '').split(/\s+/);
+        const port = words.pop();
+        if (words.length && !ofType(words.join(''), type)) continue;
         const n = neighbor(child(row, 'remote-chassis-id')?.text, child(row, 'remote-interface-name')?.text ?? child(row, 'remote-interface-mac')?.text, child(row, 'remote-system-name')?.text);
         if (port && n) lldp.push({ port, neighbor: n });
       }

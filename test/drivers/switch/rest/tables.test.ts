@@ -123,6 +123,21 @@ describe('Brocade VDX table', () => {
     });
   });
 
+  it('keeps the LLDP neighbours of its own interface type only: Fo 101/0/10 is not Te 101/0/10', async () => {
+    const LLDP = 'urn:brocade.com:mgmt:brocade-lldp-ext';
+    const row = (local: string, index: number, chassis: string) => `<lldp-neighbor-detail><local-interface-name>${local}</local-interface-name><local-interface-ifindex>${index}</local-interface-ifindex><remote-interface-name>eth0</remote-interface-name><remote-chassis-id>${chassis}</remote-chassis-id></lldp-neighbor-detail>`;
+    const answers = [
+      '<output xmlns="urn:brocade.com:mgmt:brocade-mac-address-table"><has-more>false</has-more></output>',
+      `<output xmlns="${LLDP}">${row('Fo 101/0/10', 1, '5254.00aa.0009')}${row('Te 101/0/11', 2, '5254.00aa.0002')}${row('TenGigabitEthernet 101/0/12', 3, '5254.00aa.0003')}<has-more>false</has-more></output>`,
+    ];
+    const wiring = await BROCADE_TABLE.wiring(['101/0/10'], async () => reply(200, answers.shift()!), ctx);
+    expect(Object.fromEntries(wiring)).to.deep.equal({
+      '101/0/10': { macs: [], lldp: [] },
+      '101/0/11': { macs: [], lldp: [{ chassisId: '5254.00aa.0002', portId: 'eth0' }] },
+      '101/0/12': { macs: [], lldp: [{ chassisId: '5254.00aa.0003', portId: 'eth0' }] },
+    });
+  });
+
   it('fails, rather than answer part of the MAC table, when the switch never stops saying it has more', async () => {
     const MAC = 'urn:brocade.com:mgmt:brocade-mac-address-table';
     let n = 0;
