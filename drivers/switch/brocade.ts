@@ -13,7 +13,7 @@
  * Wiring: the `get-mac-address-table` and `get-lldp-neighbor-detail` operations, all pages.
  * NOS keeps its configuration by itself: there is no save.
  */
-import { RestReading, RestTable, TableContext, TableReply, TableRequest } from './http/driver';
+import { LLDP_REFUSED, RestReading, RestTable, TableContext, TableReply, TableRequest } from './http/driver';
 import { restSwitchEntry } from './http/entry';
 import { isGroupMac, neighbor, normalizeMac, wiringByPort } from './wiring';
 import { at, child, descendants, el, XmlNode } from './http/xml';
@@ -159,7 +159,11 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
     for (let page = 0; ; page++) {
       if (page === MAX_PAGES) throw tooLong('LLDP neighbour table');
       const input = lastIndex ? [el('last-rcvd-ifindex', lastIndex)] : [];
-      const out = doc(await send({ method: 'POST', path: '/rest/operational-state/get-lldp-neighbor-detail', body: el('get-lldp-neighbor-detail', input), read: true }), 'output', LLDP_NS);
+      const reply = await send({ method: 'POST', path: '/rest/operational-state/get-lldp-neighbor-detail', body: el('get-lldp-neighbor-detail', input), read: true, tolerate: LLDP_REFUSED });
+      // Refused at once (LLDP not enabled): no neighbours. Refused midway, the table would be cut short.
+      if (reply.status >= 300 && page === 0) break;
+      if (reply.status >= 300) throw new SwitchError(`the LLDP neighbour table was refused at page ${page + 1} (HTTP ${reply.status}): not read`);
+      const out = doc(reply, 'output', LLDP_NS);
       const rows = out.children.filter((c) => c.name === 'lldp-neighbor-detail');
       for (const row of rows) {
         // `Te 101/0/10`: the type's short name, then the port. A row of another interface type

@@ -18,7 +18,7 @@
  * the port's administrative state (HIL read none on a shut port). Saved (`write memory`) at the
  * end of each session that changed something, as HIL did at every disconnect.
  */
-import { RestReading, RestTable, TableContext, TableReply, TableRequest } from './http/driver';
+import { LLDP_REFUSED, RestReading, RestTable, TableContext, TableReply, TableRequest } from './http/driver';
 import { restSwitchEntry } from './http/entry';
 import { isGroupMac, neighbor, normalizeMac, wiringByPort } from './wiring';
 import { child, descendants, el } from './http/xml';
@@ -197,7 +197,9 @@ export const DELL_OS9_TABLE: RestTable<DellReading> = {
       const n = block?.port ? neighbor(block.fields.get('remote chassis id'), block.fields.get('remote port id'), block.fields.get('remote system name')) : null;
       if (block?.port && n) lldp.push({ port: block.port, neighbor: n });
     };
-    for (const line of cliText(await send(cli('show-command', ['lldp neighbors detail']))).split('\n')) {
+    // A switch that refuses the command (LLDP not enabled) has no neighbours to read.
+    const lldpReply = await send({ ...cli('show-command', ['lldp neighbors detail']), tolerate: LLDP_REFUSED });
+    for (const line of (lldpReply.status >= 300 ? '' : cliText(lldpReply)).split('\n')) {
       const head = /^\s*Local Interface\s+(\S+)\s+(\d+(?:\/\d+)+)\s+has/i.exec(line);
       if (head) {
         flush();

@@ -97,6 +97,13 @@ export interface RestDriverOptions {
 
 
 
+/**
+ * The statuses of a switch refusing its LLDP request (LLDP not enabled, the operation unknown):
+ * the wiring check then goes on with the MAC table alone, as for the SSH families. A refused
+ * login (401/403) is never among them (RestTableSession.send raises it first).
+ */
+export const LLDP_REFUSED = [400, 404, 405, 500, 501, 503];
+
 /** Said of a port that carries every VLAN (never set by the service). */
 export const EVERY_VLAN = 'trunk allows every VLAN';
 

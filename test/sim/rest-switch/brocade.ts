@@ -47,6 +47,8 @@ export class BrocadeVendor implements SimVendor<BrocadePort> {
   readonly interfaceType: string;
   saves = 0;
   pageSize: number;
+  /** LLDP not enabled: its neighbour operation is refused */
+  lldpDisabled = false;
 
   constructor(opts: BrocadeSimOptions = {}) {
     this.interfaceType = opts.interfaceType ?? 'TenGigabitEthernet';
@@ -83,7 +85,9 @@ export class BrocadeVendor implements SimVendor<BrocadePort> {
       return ok(`<rest xmlns="${REST_NS}"><config>/rest/config</config><operational-state>/rest/operational-state</operational-state></rest>`);
     }
     if (req.method === 'POST' && req.path === '/rest/operational-state/get-mac-address-table') return this.macTable(req.body);
-    if (req.method === 'POST' && req.path === '/rest/operational-state/get-lldp-neighbor-detail') return this.lldp(req.body);
+    if (req.method === 'POST' && req.path === '/rest/operational-state/get-lldp-neighbor-detail') {
+      return this.lldpDisabled ? this.error(400, '%Error: LLDP is not enabled') : this.lldp(req.body);
+    }
     const m = /^\/rest\/config\/running\/interface\/([A-Za-z-]+)\/%22([0-9/]+)%22(\/[a-z/-]*)?$/.exec(req.path);
     if (!m) return this.error(404, `Resource not found: ${req.path}`);
     const port = m[1]!.toLowerCase() === this.interfaceType.toLowerCase() ? this.ports.get(m[2]!) : undefined;

@@ -52,6 +52,8 @@ export class Os9Vendor implements SimVendor<Os9Port> {
   saves = 0;
   /** config answers carry this `% Error` line in their output, with 200 */
   errorInOutput: string | null = null;
+  /** LLDP not enabled (no `protocol lldp`): its show command is refused */
+  lldpDisabled = false;
   private readonly prefix: string;
   private readonly short: string;
   private readonly prompt: string;
@@ -222,6 +224,7 @@ export class Os9Vendor implements SimVendor<Os9Port> {
       return rows.join('\r\n');
     }
     if (command === 'lldp neighbors detail') {
+      if (this.lldpDisabled) throw new CliError('% Error: LLDP is not enabled.');
       const out: string[] = [];
       for (const [name, p] of this.ports) {
         if (p.shutdown || !p.lldp) continue;

@@ -87,6 +87,16 @@ for (const c of CASES) {
       await s.close();
     });
 
+    it('reads the MAC table of a switch that refuses LLDP (not enabled): no neighbours, not a failure', async () => {
+      const s = await open();
+      await s.resetPort(c.ports[0]);
+      await s.setEnabled!(c.ports[0], true);
+      sim.setWiring(c.ports[0], { macs: ['52:54:00:00:00:01'], lldp: { chassisId: '52:54:00:00:00:01', portId: 'eth0' } });
+      sim.vendor.lldpDisabled = true;
+      expect((await s.readWiring!([c.ports[0]])).get(c.ports[0])).to.deep.equal({ macs: ['52:54:00:00:00:01'], lldp: [] });
+      await s.close();
+    });
+
     it('bounds every request by its timeout', async () => {
       const s = await open(300);
       sim.hang = 'all';

@@ -138,6 +138,23 @@ describe('Brocade VDX table', () => {
     });
   });
 
+  it('reads the MAC table of a switch that refuses its LLDP operation (LLDP not enabled), but not an LLDP table cut short', async () => {
+    const MAC = `<output xmlns="urn:brocade.com:mgmt:brocade-mac-address-table"><mac-address-table><vlanid>1001</vlanid><mac-address>5254.00aa.0001</mac-address><mac-type>dynamic</mac-type><forwarding-interface><interface-type>tengigabitethernet</interface-type><interface-name>101/0/10</interface-name></forwarding-interface></mac-address-table><has-more>false</has-more></output>`;
+    const refused = '<errors xmlns="http://brocade.com/ns/rest"><error><error-message>LLDP is not enabled</error-message></error></errors>';
+    const answers = [reply(200, MAC), reply(400, refused)];
+    const sent: Array<number[] | undefined> = [];
+    const wiring = await BROCADE_TABLE.wiring(['101/0/10'], async (req) => {
+      sent.push(req.tolerate);
+      return answers.shift()!;
+    }, ctx);
+    expect(sent[1], 'the LLDP request tolerates a refusal').to.include(400);
+    expect(Object.fromEntries(wiring)).to.deep.equal({ '101/0/10': { macs: ['52:54:00:aa:00:01'], lldp: [] } });
+    const LLDP = '<output xmlns="urn:brocade.com:mgmt:brocade-lldp-ext"><lldp-neighbor-detail><local-interface-name>Te 101/0/10</local-interface-name><local-interface-ifindex>7</local-interface-ifindex><remote-interface-name>eth0</remote-interface-name><remote-chassis-id>5254.00aa.0001</remote-chassis-id></lldp-neighbor-detail><has-more>true</has-more></output>';
+    const cut = [reply(200, MAC), reply(200, LLDP), reply(500, refused)];
+    const err = await BROCADE_TABLE.wiring(['101/0/10'], async () => cut.shift()!, ctx).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/LLDP neighbour table was refused at page 2/);
+  });
+
   it('fails, rather than answer part of the MAC table, when the switch never stops saying it has more', async () => {
     const MAC = 'urn:brocade.com:mgmt:brocade-mac-address-table';
     let n = 0;
@@ -253,6 +270,18 @@ describe('Dell OS9 table', () => {
       '1/4': { macs: [], lldp: [] },
       '1/5': { macs: ['52:54:00:aa:00:04'], lldp: [] },
     });
+  });
+});
+
+describe('REST wiring of a Dell OS9 that refuses its LLDP show (LLDP not enabled)', () => {
+  it('still reads its MAC table', async () => {
+    const out = (text: string) => reply(200, `<output xmlns="${DELL}"><command>${text}</command></output>`);
+    const answers = [
+      out(' 1512      52:54:00:aa:00:01     Dynamic       Te 1/3           Active'),
+      reply(400, '<errors xmlns="http://tail-f.com/ns/tailf-rest-error"><error><error-tag>malformed-message</error-tag><error-message>% Error: LLDP is not enabled.</error-message></error></errors>'),
+    ];
+    const wiring = await DELL_OS9_TABLE.wiring(['1/3'], async () => answers.shift()!, ctx);
+    expect(Object.fromEntries(wiring)).to.deep.equal({ '1/3': { macs: ['52:54:00:aa:00:01'], lldp: [] } });
   });
 });
 
