@@ -8,8 +8,9 @@
  * - Each change reads the port first (once per session: later changes start from the reading of
  *   the last one), sends the table's requests, then reads the port back and compares it with what
  *   was asked; a mismatch fails the operation (the service then sets the port back). A port not in
- *   the mode the table changes (not a trunk, a trunk of every VLAN, anything else the table reads
- *   as `other`) is reset first.
+ *   the mode the table changes (not a trunk, a trunk of every VLAN) is reset first; one in that
+ *   mode with something else the table reads as `other` is only reset, never changed one VLAN at
+ *   a time (the reset would drop the service's other VLANs on it).
  * - Every answer outside 2xx (but those a request tolerates, e.g. a 404 for deleting what is gone)
  *   fails the call with the switch's own message; 401/403 says the credentials were refused.
  * - The running configuration is saved when the session closes after changes, where the table
@@ -229,6 +230,14 @@ export class RestTableSession<R extends RestReading = RestReading> extends PortO
   protected change(port: string, op: PortOp): Promise<void> {
     return this.call(async () => {
       const before = this.readings.get(port) ?? (await this.read(port, false));
+      // A port in the mode the table sets but with settings the service never sets (a native
+      // VLAN sent tagged, an OS9 membership of another kind): the reset that would precede a
+      // change of one VLAN also takes off the VLANs the service holds on it, which it would go
+      // on holding. Only a reset (port_revert, a set-back, a drift repair) takes such a port.
+      if (op.kind !== 'reset' && before.ready && before.other.length) {
+        throw this.http.error(`port ${port} has ${before.other.join(', ')}, which the service never sets: "${opText(op)}" not sent `
+          + '(a port_revert or a drift repair resets the port); nothing was sent');
+      }
       const plan = planChange(this.table, this.ctx, port, op, before);
       if (!plan) return;
       this.readings.delete(port);

@@ -10,7 +10,7 @@ import { DELL_OS9_TABLE } from '../../../../drivers/switch/dellnos9';
 import { RestSwitchDriver, RestTable } from '../../../../drivers/switch/http/driver';
 import { SwitchError, SwitchSession } from '../../../../drivers/switch/types';
 import { startRestSim, AnyRestSim } from '../../../sim/rest-switch';
-import type { RestVendorName } from '../../../sim/rest-switch';
+import type { BrocadeSim, RestVendorName } from '../../../sim/rest-switch';
 
 const CASES: Array<{ vendor: RestVendorName; table: RestTable<any>; ports: [string, string, string] }> = [
   { vendor: 'brocade', table: BROCADE_TABLE, ports: ['101/0/1', '101/0/2', '101/0/3'] },
@@ -147,3 +147,35 @@ for (const c of CASES) {
     });
   });
 }
+
+describe('RestTableSession: a port with settings the service never sets (Brocade, its native VLAN tagged by hand)', function () {
+  this.timeout(20_000);
+  it('refuses a change of one VLAN, sending nothing, rather than reset the port and drop the VLANs the service holds on it', async () => {
+    const sim = (await startRestSim('brocade', { username: 'hilt', password: PASSWORD })) as BrocadeSim;
+    try {
+      const open = () => new RestSwitchDriver(BROCADE_TABLE, { requestTimeoutMs: 5000, save: false }).open({
+        name: 'sw', type: 'brocade', fields: { hostname: sim.url, username: 'hilt', password: PASSWORD, interface_type: 'TenGigabitEthernet' },
+      }, AbortSignal.timeout(10_000));
+      const s = await open();
+      await s.setNative('101/0/1', 1001);
+      await s.addTagged('101/0/1', 1002);
+      await s.close();
+      // behind the service's back: `switchport trunk tag native-vlan`
+      sim.vendor.ports.get('101/0/1')!.tagNative = true;
+      const again = await open();
+      const changes = sim.changes;
+      const err = await again.removeTagged('101/0/1', 1002).then(() => null, (e: Error) => e);
+      expect(err, 'a removal that also took native VLAN 1001 off would leave the service holding it').to.be.instanceOf(SwitchError);
+      expect(err!.message).to.match(/native VLAN 1001 sent tagged/);
+      expect(sim.changes, 'nothing sent').to.equal(changes);
+      expect(sim.vendor.carried('101/0/1').tagged).to.include(1002);
+      // a reset (port_revert, a drift repair) still takes it back
+      await again.resetPort('101/0/1');
+      await again.setNative('101/0/1', 1001);
+      expect(await again.getPortVlans('101/0/1')).to.deep.include({ native: 1001, tagged: [] });
+      await again.close();
+    } finally {
+      await sim.close();
+    }
+  });
+});
