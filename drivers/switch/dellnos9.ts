@@ -206,6 +206,12 @@ export const DELL_OS9_TABLE: RestTable<DellReading> = {
         block = { port: portOf(head[1]!, head[2]!), fields: new Map() };
         continue;
       }
+      // A rule of dashes ends one neighbour of the port: a port may have several.
+      if (block && /^\s*-{5,}\s*$/.test(line)) {
+        flush();
+        block = { port: block.port, fields: new Map() };
+        continue;
+      }
       const kv = /^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$/.exec(line);
       if (block && kv && !block.fields.has(kv[1]!.toLowerCase())) block.fields.set(kv[1]!.toLowerCase(), kv[2]!);
     }

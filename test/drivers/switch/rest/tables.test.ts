@@ -285,6 +285,27 @@ describe('REST wiring of a Dell OS9 that refuses its LLDP show (LLDP not enabled
   });
 });
 
+describe('REST wiring of a Dell OS9 port with two LLDP neighbours', () => {
+  it('keeps both, each from its own lines between the rules of dashes', async () => {
+    const out = (text: string) => reply(200, `<output xmlns="${DELL}"><command>${text}</command></output>`);
+    const answers = [
+      out(''),
+      out(['========================================================================',
+        ' Local Interface Te 1/3 has 2 neighbors', '  Total Frames Out: 6547', '  The neighbors are given below:',
+        '  -----------------------------------------------------------------------', '',
+        '    Remote Chassis ID Subtype: Mac address (4)', '    Remote Chassis ID:  52:54:00:aa:00:01', '    Remote Port ID:  52:54:00:aa:00:01', '    Remote System Name:  node-1',
+        '  ---------------------------------------------------------------------------', '',
+        '    Remote Chassis ID Subtype: Mac address (4)', '    Remote Chassis ID:  52:54:00:aa:00:02', '    Remote Port ID:  eth1',
+        '  ---------------------------------------------------------------------------'].join('\r\n')),
+    ];
+    const wiring = await DELL_OS9_TABLE.wiring(['1/3'], async () => answers.shift()!, ctx);
+    expect(wiring.get('1/3')!.lldp).to.deep.equal([
+      { chassisId: '52:54:00:aa:00:01', portId: '52:54:00:aa:00:01', systemName: 'node-1' },
+      { chassisId: '52:54:00:aa:00:02', portId: 'eth1' },
+    ]);
+  });
+});
+
 describe('REST switch registry entries', () => {
   it('both say nativeFirst, take HIL\'s port names and refuse others', () => {
     for (const name of ['brocade', 'dellnos9']) {
