@@ -29,6 +29,9 @@ const MAX_PAGES = 200;
 /** A table the switch still has more of after MAX_PAGES: a verdict on part of it could be wrong, so none is given. */
 const tooLong = (what: string) => new SwitchError(`the switch's ${what} has more than ${MAX_PAGES} pages (or its paging does not end): not read`);
 
+/** A page that says the table has more but gives no row to go on from. */
+const cutShort = (what: string) => new SwitchError(`the switch's ${what} says it has more, but its page ends without a row to read on from: not read`);
+
 /** A VDX port as read: the contract's reading plus what the reset needs. */
 export interface BrocadeReading extends RestReading {
   switchport: boolean;
@@ -151,8 +154,10 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
         const port = child(iface, 'interface-name')?.text;
         if (port) macs.set(port, [...(macs.get(port) ?? []), mac]);
       }
+      if (child(out, 'has-more')?.text !== 'true') break;
+      // More to come, but no row to ask for the next page after: the rest would go unread.
       last = child(rows[rows.length - 1], 'mac-address')?.text;
-      if (child(out, 'has-more')?.text !== 'true' || !last) break;
+      if (!last) throw cutShort('MAC address table');
     }
     const lldp: Array<{ port: string; neighbor: LldpNeighbor }> = [];
     let lastIndex: string | undefined;
@@ -174,8 +179,9 @@ export const BROCADE_TABLE: RestTable<BrocadeReading> = {
         const n = neighbor(child(row, 'remote-chassis-id')?.text, child(row, 'remote-interface-name')?.text ?? child(row, 'remote-interface-mac')?.text, child(row, 'remote-system-name')?.text);
         if (port && n) lldp.push({ port, neighbor: n });
       }
+      if (child(out, 'has-more')?.text !== 'true') break;
       lastIndex = child(rows[rows.length - 1], 'local-interface-ifindex')?.text;
-      if (child(out, 'has-more')?.text !== 'true' || !lastIndex) break;
+      if (!lastIndex) throw cutShort('LLDP neighbour table');
     }
     return wiringByPort(ports, macs, lldp, (name) => name);
   },

@@ -155,6 +155,19 @@ describe('Brocade VDX table', () => {
     expect(err?.message).to.match(/LLDP neighbour table was refused at page 2/);
   });
 
+  it('fails, rather than answer part of a table, when a page says it has more but ends without a row to go on from', async () => {
+    const MAC = 'urn:brocade.com:mgmt:brocade-mac-address-table';
+    const page1 = `<output xmlns="${MAC}"><mac-address-table><vlanid>1001</vlanid><mac-address>5254.00aa.0001</mac-address><mac-type>dynamic</mac-type><forwarding-interface><interface-type>tengigabitethernet</interface-type><interface-name>101/0/10</interface-name></forwarding-interface></mac-address-table><has-more>true</has-more></output>`;
+    const answers = [page1, `<output xmlns="${MAC}"><has-more>true</has-more></output>`];
+    const err = await BROCADE_TABLE.wiring(['101/0/10'], async () => reply(200, answers.shift() ?? `<output xmlns="${MAC}"><has-more>false</has-more></output>`), ctx).then(() => null, (e: Error) => e);
+    expect(err, 'an empty page that says has-more').to.be.instanceOf(Error);
+    expect(err!.message).to.match(/MAC address table says it has more/);
+    const lldp = ['<output xmlns="urn:brocade.com:mgmt:brocade-mac-address-table"><has-more>false</has-more></output>',
+      '<output xmlns="urn:brocade.com:mgmt:brocade-lldp-ext"><lldp-neighbor-detail><local-interface-name>Te 101/0/10</local-interface-name><remote-interface-name>eth0</remote-interface-name><remote-chassis-id>5254.00aa.0001</remote-chassis-id></lldp-neighbor-detail><has-more>true</has-more></output>'];
+    const err2 = await BROCADE_TABLE.wiring(['101/0/10'], async () => reply(200, lldp.shift() ?? '<output xmlns="urn:brocade.com:mgmt:brocade-lldp-ext"><has-more>false</has-more></output>'), ctx).then(() => null, (e: Error) => e);
+    expect(err2?.message).to.match(/LLDP neighbour table says it has more/);
+  });
+
   it('fails, rather than answer part of the MAC table, when the switch never stops saying it has more', async () => {
     const MAC = 'urn:brocade.com:mgmt:brocade-mac-address-table';
     let n = 0;
