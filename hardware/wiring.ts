@@ -5,10 +5,11 @@
  * the service holds and each nic's `macaddr` (informational, as HIL defines it: only read here).
  *
  * Verdicts, per registered port:
- * - `ok`: the wired nic's MAC was learned on the port, or an LLDP neighbour there names it
- *   (chassis or port id); other MACs beside it are normal (a node running VMs);
- * - `mismatch`: another MAC was learned there, or the nic's MAC was learned on another port
- *   (each named), while the nic's was not seen on this one;
+ * - `ok`: the wired nic's MAC was learned on the port, or an LLDP neighbour there names it (its
+ *   port id; its chassis id only where no port id names another interface and no other nic's MAC
+ *   was learned there); other MACs beside it are normal (a node running VMs);
+ * - `mismatch`: another MAC was learned there, the nic's MAC was learned on another port, or an
+ *   LLDP neighbour's port id is another nic's MAC (each named), while the nic was not seen here;
  * - `unseen`: nothing learned yet (a port shut while it carries nothing learns nothing);
  * - `unwired`: something was learned on a port that the service wires to no nic.
  * LLDP only confirms: a chassis id is often another interface's MAC of the same host.
@@ -181,12 +182,20 @@ export class WiringCheck {
       if (nic) {
         const mac = normalizeMac(nic.macaddr);
         if (!mac) details.push(`the nic's macaddr "${nic.macaddr}" is not a MAC address: it cannot be looked for`);
-        if (mac && (w.macs.includes(mac) || lldpMacs(w.lldp).includes(mac))) line.verdict = 'ok';
+        // An LLDP port id that is a MAC names the interface in the port; a chassis id only the
+        // host (often another of its interfaces' MAC): it confirms the nic only where no port id
+        // names another interface and no other nic's MAC was learned here.
+        const portIds = w.lldp.map((n) => normalizeMac(n.portId)).filter((m): m is string => m !== null);
+        const byChassis = !!mac && w.lldp.some((n) => normalizeMac(n.portId) === null && normalizeMac(n.chassisId) === mac)
+          && !w.macs.some((m) => m !== mac && byMac.has(m));
+        if (mac && (w.macs.includes(mac) || portIds.includes(mac) || byChassis)) line.verdict = 'ok';
         else {
           const elsewhere = mac ? (seenOn.get(mac) ?? []).filter((q) => q !== p.name) : [];
           for (const q of elsewhere) details.push(`the nic's MAC ${mac} was learned on port ${q}`);
           for (const m of w.macs) details.push(`MAC ${m} learned here belongs to ${whose(m)}`);
-          if (w.macs.length || elsewhere.length) line.verdict = 'mismatch';
+          const foreign = portIds.filter((m) => m !== mac && byMac.has(m));
+          for (const m of foreign) details.push(`the LLDP neighbour here has port id ${m}, the MAC of ${whose(m)}`);
+          if (w.macs.length || elsewhere.length || foreign.length) line.verdict = 'mismatch';
         }
       } else if (traffic) {
         line.verdict = 'unwired';

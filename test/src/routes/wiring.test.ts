@@ -290,3 +290,44 @@ describe('wiring check of every switch, a switch deleted meanwhile', () => {
     expect(all.summary).to.deep.include({ switches: 2, failed: 0, unsupported: 0 });
   });
 });
+
+describe('wiring verdicts from LLDP: a chassis id names the host, not which of its nics is in the port', () => {
+  // Node n's eth0 (MAC …:0a) is wired to port p1 and eth1 (…:0b) to p2, but the cables are
+  // swapped. An LLDP agent such as lldpd sends one chassis id for the host (eth0's MAC) on both
+  // and each interface's own MAC as the port id.
+  const A = '02:00:00:00:00:0a';
+  const B = '02:00:00:00:00:0b';
+  const nics = [{ node: 'n', name: 'eth0', macaddr: A }, { node: 'n', name: 'eth1', macaddr: B }];
+  const rm = {
+    switches: new Map([['s', {}]]),
+    portsOf: () => [
+      { name: 'p1', wire: { node: 'n', nic: 'eth0' }, config: { native: 1001, tagged: [] } },
+      { name: 'p2', wire: { node: 'n', nic: 'eth1' }, config: { native: 1001, tagged: [] } },
+    ],
+    nic: (node: string, nic: string) => nics.find((x) => x.node === node && x.name === nic),
+    nics: new Map(nics.map((x) => [`${x.node}/${x.name}`, x])),
+    wiring: { get: () => undefined },
+  };
+  const check = new WiringCheck({ rm: rm as never, switchInfo: () => undefined, sessions: {} as never });
+  const verdicts = (tables: Record<string, { macs: string[]; lldp: Array<{ chassisId: string; portId: string }> }>) =>
+    Object.fromEntries(check.report('s', new Map(Object.entries(tables))).ports.map((p) => [p.port, p.verdict]));
+
+  it('a neighbour whose port id is another nic\'s MAC does not confirm the nic its chassis id names', () => {
+    expect(verdicts({
+      p1: { macs: [], lldp: [{ chassisId: A, portId: B }] },
+      p2: { macs: [], lldp: [{ chassisId: A, portId: A }] },
+    })).to.deep.equal({ p1: 'mismatch', p2: 'mismatch' });
+  });
+
+  it('nor does the chassis id outweigh another nic\'s MAC learned on the port', () => {
+    expect(verdicts({
+      p1: { macs: [B], lldp: [{ chassisId: A, portId: 'eth1' }] },
+      p2: { macs: [A], lldp: [{ chassisId: A, portId: 'eth0' }] },
+    })).to.deep.equal({ p1: 'mismatch', p2: 'mismatch' });
+  });
+
+  it('the chassis id still confirms a nic where nothing names another (a port id that is no MAC)', () => {
+    expect(verdicts({ p1: { macs: [], lldp: [{ chassisId: A, portId: 'eth0' }] }, p2: { macs: [B], lldp: [] } }))
+      .to.deep.equal({ p1: 'ok', p2: 'ok' });
+  });
+});
