@@ -282,7 +282,8 @@ export function step(s0: State, op: Op, id: number): { status: number; s: State 
     case 'leaseDel': {
       const n = s.nodes[op.n];
       if (!n) return no(404);
-      if (n.project && !member(op.as, n.project)) return no(401);
+      // A free node's is an admin's change (docs/lifecycle.md): 401 before its lease's 404.
+      if (n.project ? !member(op.as, n.project) : op.as !== 'admin') return no(401);
       if (!n.lease) return no(404);
       n.lease = false;
       return done();
