@@ -90,6 +90,8 @@ export interface PassReport {
    * after it: they stay until it delivers them (a failing one: until it is resumed or deleted).
    */
   heldBack?: { webhook: string; position: number };
+  /** the service stopped it between chunks: the next pass goes on (neither a success nor a failure) */
+  stopped?: true;
 }
 
 /** `<Kind>Deleted`: the event that ends an object's life (its state is null after it). */
@@ -132,7 +134,7 @@ export class Retention {
   /** One pass now (a pass already running is the one answered). */
   pass(): Promise<PassReport> {
     this.running ??= this.run().then((r) => {
-      this.opts.onPass?.(true);
+      if (!r.stopped) this.opts.onPass?.(true);
       return r;
     }, (err: unknown) => {
       this.opts.onPass?.(false);
@@ -170,7 +172,7 @@ export class Retention {
       report.keys += done.keys;
       report.events += done.events;
       // The rest at the next pass (the mark still names them).
-      if (done.stopped) return report;
+      if (done.stopped) return { ...report, stopped: true };
       keptUsers.clear();
       await engine.setMark(KEPT_USERS_MARK, {});
     }
@@ -201,7 +203,7 @@ export class Retention {
       report.keys += done.keys;
       report.events += done.events;
       // The scan stays before the slice: the next pass reads it again and removes what is left.
-      if (done.stopped) break;
+      if (done.stopped) return { ...report, stopped: true };
       report.examined += slice.length;
       cursor = slice[slice.length - 1].position!;
       // Before the scan moves past them: a crash in between notes them again (the same).
@@ -230,12 +232,13 @@ export class Retention {
       // A nic of the live node's current registration: its node's statuses need it (it goes with that registration).
       if (data.nodeIncarnation !== undefined && rm.nodes.get(splitId(id)[0])?.incarnation === data.nodeIncarnation) return;
     }
-    note(expired, e.key, e.sequenceNumber);
     if (kind === 'node') {
       // The nics kept for this registration's statuses: their lives ended before this deletion
       // (a node is deleted without nics), so before the cutoff and the hold as it is. Read oldest
       // first up to it, never into a later registration's life (years of operations, maybe),
-      // yielding now and then: a long journal holds no request up.
+      // yielding now and then: a long journal holds no request up. Noted before the node: a pass
+      // cut between them (a stop, a crash) leaves the node's deletion, which the next pass reads
+      // again and finds its nics through; the node gone first, they would stay for good.
       const engine = this.world.runtime.engine;
       for (const nic of await this.world.nics.storedIds(childPrefix(id))) {
         let upTo = 0;
@@ -248,6 +251,7 @@ export class Retention {
         if (upTo) note(expired, `nic:${nic}`, upTo);
       }
     }
+    note(expired, e.key, e.sequenceNumber);
   }
 
   /**

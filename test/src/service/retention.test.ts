@@ -536,6 +536,37 @@ describe('journal retention: a deleted object with a long journal', function () 
     const archived = (await readArchive(join(archiveDir, readdirSync(archiveDir)[0]))).entries.filter((e) => e.name === 'stopped');
     expect(archived).to.have.length(20_000);
   });
+
+  it('leaves, when a stop cuts a pass between a deleted node and its nics, the node\'s deletion for the next pass, which removes them all', async () => {
+    const engine = ts.world.runtime.engine;
+    const clock = () => Date.now() + 3 * DAY;
+    await makeNode(ts.api, 'cutn', ['e1']);
+    await must(ts.api.del('/node/cutn/nic/e1'));
+    // While its node lives, the nic's deletion stays (the node's statuses need it); the scan passes it.
+    await new Retention(ts.world, { days: 1, archiveDir, now: clock }).pass();
+    expect(await engine.head('nic:cutn/e1')).to.be.above(0);
+    await must(ts.api.del('/node/cutn'));
+    // The service stops as the pass reads the first of the two.
+    const told: boolean[] = [];
+    const retention = new Retention(ts.world, { days: 1, archiveDir, now: clock, onPass: (ok) => told.push(ok) });
+    const events = engine.events;
+    let closing: Promise<void> | undefined;
+    engine.events = (key, ...rest) => {
+      if (key === 'node:cutn' || key === 'nic:cutn/e1') closing ??= retention.close();
+      return events.call(engine, key, ...rest);
+    };
+    try {
+      expect(await retention.pass()).to.include({ stopped: true });
+      await closing;
+      // Neither a success (the metrics' last good pass) nor a failure.
+      expect(told).to.deep.equal([]);
+    } finally {
+      engine.events = events;
+    }
+    await new Retention(ts.world, { days: 1, archiveDir, now: clock }).pass();
+    expect(await engine.head('node:cutn'), 'the node').to.equal(0);
+    expect(await engine.head('nic:cutn/e1'), 'its nic').to.equal(0);
+  });
 });
 
 
