@@ -12,7 +12,7 @@
  *   LLDP neighbour's port id is another nic's MAC (each named), while the nic was not seen here;
  * - `unseen`: nothing learned yet (a port shut while it carries nothing learns nothing);
  * - `unwired`: something was learned on a port that the service wires to no nic.
- * LLDP only confirms: a chassis id is often another interface's MAC of the same host.
+ * LLDP contradicts only through a port id: a chassis id is often another interface's MAC of the same host.
  *
  * Not an actor and owns no fact: it reads the committed view and calls the switch's sessions
  * (one read-only call per switch, queued like any other, so it shares an open session and

@@ -101,9 +101,10 @@ export interface RestDriverOptions {
 /**
  * The statuses of a switch refusing its LLDP request (LLDP not enabled, the operation unknown):
  * the wiring check then goes on with the MAC table alone, as for the SSH families. A refused
- * login (401/403) is never among them (RestTableSession.send raises it first).
+ * login (401/403) is never among them (RestTableSession.send raises it first), nor a switch's
+ * own failure (500, 503: busy, failing), which would hide the neighbours that contradict a wire.
  */
-export const LLDP_REFUSED = [400, 404, 405, 500, 501, 503];
+export const LLDP_REFUSED = [400, 404, 405, 501];
 
 /** Said of a port that carries every VLAN (never set by the service). */
 export const EVERY_VLAN = 'trunk allows every VLAN';

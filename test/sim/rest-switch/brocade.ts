@@ -49,6 +49,8 @@ export class BrocadeVendor implements SimVendor<BrocadePort> {
   pageSize: number;
   /** LLDP not enabled: its neighbour operation is refused */
   lldpDisabled = false;
+  /** the switch fails its neighbour operation (busy, a fault): 503 */
+  lldpFailing = false;
 
   constructor(opts: BrocadeSimOptions = {}) {
     this.interfaceType = opts.interfaceType ?? 'TenGigabitEthernet';
@@ -86,6 +88,7 @@ export class BrocadeVendor implements SimVendor<BrocadePort> {
     }
     if (req.method === 'POST' && req.path === '/rest/operational-state/get-mac-address-table') return this.macTable(req.body);
     if (req.method === 'POST' && req.path === '/rest/operational-state/get-lldp-neighbor-detail') {
+      if (this.lldpFailing) return this.error(503, 'Service Unavailable');
       return this.lldpDisabled ? this.error(400, '%Error: LLDP is not enabled') : this.lldp(req.body);
     }
     const m = /^\/rest\/config\/running\/interface\/([A-Za-z-]+)\/%22([0-9/]+)%22(\/[a-z/-]*)?$/.exec(req.path);

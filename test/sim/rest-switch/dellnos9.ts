@@ -54,6 +54,8 @@ export class Os9Vendor implements SimVendor<Os9Port> {
   errorInOutput: string | null = null;
   /** LLDP not enabled (no `protocol lldp`): its show command is refused */
   lldpDisabled = false;
+  /** the switch fails its neighbour command (busy, a fault): 503 */
+  lldpFailing = false;
   private readonly prefix: string;
   private readonly short: string;
   private readonly prompt: string;
@@ -134,6 +136,7 @@ export class Os9Vendor implements SimVendor<Os9Port> {
         for (const line of lines) vlan = this.config(line, vlan);
         return ok(`<output xmlns="${NS}">${this.errorInOutput ? `<command>${esc(`${this.errorInOutput}\r\n`)}</command>` : ''}</output>`);
       }
+      if (cmd.name === 'show-command' && lines[0] === 'lldp neighbors detail' && this.lldpFailing) return this.error(503, 'Service Unavailable');
       if (cmd.name === 'show-command' && lines.length === 1) return this.output(`show ${lines[0]}`, this.show(lines[0]!));
       if (cmd.name === 'exec-command' && /^write( memory)?$/.test(lines[0] ?? '')) {
         this.saves++;

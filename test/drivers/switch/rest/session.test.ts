@@ -97,6 +97,18 @@ for (const c of CASES) {
       await s.close();
     });
 
+    it('fails the wiring read of a switch whose LLDP request fails (503): its neighbours are not taken for none', async () => {
+      const s = await open();
+      await s.resetPort(c.ports[0]);
+      await s.setEnabled!(c.ports[0], true);
+      sim.setWiring(c.ports[0], { macs: ['52:54:00:00:00:01'], lldp: { chassisId: '52:54:00:00:00:09', portId: '52:54:00:00:00:09' } });
+      sim.vendor.lldpFailing = true;
+      const err = await s.readWiring!([c.ports[0]]).then(() => null, (e: Error) => e);
+      expect(err, 'the wiring read').to.be.instanceOf(Error);
+      expect(err!.message).to.match(/503/);
+      await s.close().catch(() => undefined);
+    });
+
     it('bounds every request by its timeout', async () => {
       const s = await open(300);
       sim.hang = 'all';
