@@ -69,3 +69,10 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** The number of days of a month (1–12) of a year, every year taken as itself (Date.UTC reads years 0–99 as 1900–1999). */
+export function daysInMonth(year: number, month: number): number {
+  const last = new Date(0);
+  last.setUTCFullYear(year, month, 0);
+  return last.getUTCDate();
+}

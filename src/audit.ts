@@ -20,6 +20,7 @@ import type { ProjectEvent } from '../actors/project/protocol';
 import type { NetworkEvent } from '../actors/network/protocol';
 import type { UserEvent } from '../actors/user/protocol';
 import type { HeadnodeEvent } from '../actors/headnode/protocol';
+import { daysInMonth } from '../lib/time';
 import type { WebhookEvent } from '../actors/webhook/protocol';
 import { badArgument } from './errors';
 import { redact } from './redact';
@@ -178,12 +179,10 @@ export function decodeCursor(cursor: string): number {
   throw badArgument('cursor is not one that a page of the audit log gave');
 }
 
-/** Date.parse takes 2026-02-30 for March 2: the day must be one of its month (setUTCFullYear: Date.UTC reads years 0–99 as 1900–1999). */
+/** Date.parse takes 2026-02-30 for March 2: the day must be one of its month. */
 function realDay(v: string): boolean {
   const [y, m, d] = v.slice(0, 10).split('-').map(Number);
-  const day = new Date(0);
-  day.setUTCFullYear(y, m - 1, d);
-  return day.getUTCDate() === d;
+  return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
 }
 
 /** An ISO 8601 date-time (or a date) as ms since the epoch, UTC unless it gives an offset; a 400 naming the parameter otherwise. */

@@ -1,5 +1,6 @@
 /** The tenant lifecycle's routes (docs/lifecycle.md): leases, quotas, the maintenance pool, nodes that need attention. */
 import { params, body, noBody, noQuery, str, responses, done } from './common';
+import { daysInMonth } from '../../lib/time';
 
 /** An RFC 3339 date-time with its offset (`2026-05-01T12:00:00Z`, `…+02:00`, fractions allowed). */
 export const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d{1,9})?([Zz]|[+-](\d\d):(\d\d))$/;
@@ -14,12 +15,7 @@ export function rfc3339Ms(text: string): number {
   const m = RFC3339.exec(text);
   if (!m) return NaN;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  // The month's last day, by setUTCFullYear: Date.UTC reads years 0–99 as 1900–1999 (1900 has no
-  // 29 February, year 0 has one).
-  const last = new Date(0);
-  last.setUTCFullYear(year, month, 0);
-  const daysInMonth = last.getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return NaN;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return NaN;
   if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return NaN;
   return Date.parse(text);
 }
