@@ -230,14 +230,18 @@ class OvsSession implements SwitchSession {
     return this.driver.run(cmds, this.ended.signal);
   }
 
+  /** `err`, or what it means when ovs-vsctl's `port-to-br` found no port of that name. */
+  private missing(port: string, err: unknown): unknown {
+    return /no port named/.test((err as Error).message) ? new SwitchError(`port ${port} is not on Open vSwitch bridge ${this.bridge} (it does not exist)`) : err;
+  }
+
   /** The port's columns, after checking that it is a port of this switch's bridge. */
   private async read(port: string): Promise<OvsColumns> {
     let lines: string[];
     try {
       lines = await this.run([['port-to-br', port], ['get', 'Port', port, 'tag', 'trunks', 'vlan_mode', 'protected']]);
     } catch (err) {
-      if (/no port named/.test((err as Error).message)) throw new SwitchError(`port ${port} is not on Open vSwitch bridge ${this.bridge} (it does not exist)`);
-      throw err;
+      throw this.missing(port, err);
     }
     if (lines.length !== 5) throw new SwitchError(`unexpected answer from ovs-vsctl about port ${port}: ${JSON.stringify(lines)}`);
     if (lines[0] !== this.bridge) throw new SwitchError(`port ${port} is on Open vSwitch bridge ${lines[0]}, not on this switch's bridge ${this.bridge}`);
@@ -259,7 +263,14 @@ class OvsSession implements SwitchSession {
   private async set(port: string, what: string, v: PortVlans): Promise<void> {
     const columns = columnsFor(v);
     this.changesSent++;
-    await this.run([['set', 'Port', port, ...columns]]);
+    // `port-to-br` in the same transaction: a Port record that names no port is read by
+    // ovs-vsctl as a UUID prefix, so a port deleted since the read would have the set change
+    // another port, whose UUID starts with its name (`1001`, `beef`).
+    try {
+      await this.run([['port-to-br', port], ['set', 'Port', port, ...columns]]);
+    } catch (err) {
+      throw this.missing(port, err);
+    }
     const after = toPortVlans(await this.read(port));
     if (!carries(after, v)) {
       throw new SwitchError(`port ${port} does not read back as asked after "${what}": expected ${described(v)}, OVSDB has ${described(after)}`);

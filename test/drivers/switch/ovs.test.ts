@@ -4,6 +4,7 @@
  * against a real one).
  */
 import { expect } from 'chai';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -102,6 +103,44 @@ describe('Open vSwitch driver: columns, names and settings', () => {
       expect(err.message).to.equal('ovs-vsctl port-to-br p1 -- get Port p1 tag trunks vlan_mode protected: gave up after 2 s (--timeout) waiting for the database at unix:/run/test/db.sock or for ovs-vswitchd');
       const missing = await new OvsSwitchDriver({ timeoutMs: 4_000, vsctlPath: path.join(dir, 'nothing-here') }).open(info, new AbortController().signal).catch((e) => e);
       expect(missing.message).to.match(/nothing-here not found \(is Open vSwitch installed\?\)/);
+    });
+  });
+
+  describe('against a database-only Open vSwitch (ovsdb-server, no ovs-vswitchd)', () => {
+    let dir: string;
+    let server: ChildProcess;
+    let sock: string;
+    const vsctl = (args: string[]) => execFileSync('ovs-vsctl', [`--db=unix:${sock}`, '--no-wait', '--timeout=5', ...args], { encoding: 'utf8' }).trim();
+
+    before(async function () {
+      this.timeout(20_000);
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hilt-ovsdb-'));
+      sock = path.join(dir, 'db.sock');
+      execFileSync('ovsdb-tool', ['create', path.join(dir, 'conf.db'), '/usr/share/openvswitch/vswitch.ovsschema']);
+      const env = { ...process.env, OVS_RUNDIR: dir, OVS_LOGDIR: dir, OVS_DBDIR: dir };
+      server = spawn('ovsdb-server', [path.join(dir, 'conf.db'), `--remote=punix:${sock}`, `--unixctl=${path.join(dir, 'ctl')}`, `--pidfile=${path.join(dir, 'pid')}`], { env, stdio: 'ignore' });
+      for (let i = 0; i < 100 && !fs.existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
+      vsctl(['init']);
+      vsctl(['add-br', 'br-hil']);
+    });
+    after(() => {
+      server?.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('never sets another port whose UUID begins with the name of a port deleted since the read', async () => {
+      vsctl(['add-port', 'br-hil', 'victim']);
+      const name = vsctl(['get', 'Port', 'victim', '_uuid']).slice(0, 8);
+      vsctl(['add-port', 'br-hil', name]);
+      // ovs-vsctl without ovs-vswitchd (--no-wait), whose `set` finds the port deleted by then.
+      const wrapper = path.join(dir, 'vsctl');
+      fs.writeFileSync(wrapper, `#!/bin/sh\nV="ovs-vsctl --db=unix:${sock} --no-wait"\nfor a; do [ "$a" = set ] && $V --if-exists del-port ${name}; done\nexec $V "$@"\n`, { mode: 0o755 });
+      const s = await new OvsSwitchDriver({ db: sock, timeoutMs: 10_000, vsctlPath: wrapper }).open({ name: 'sw', type: ovs.type, fields: { ovs_bridge: 'br-hil' } }, new AbortController().signal);
+      const err = await s.setNative(name, 100).catch((e) => e);
+      await s.close();
+      expect(err).to.be.instanceOf(SwitchError);
+      expect(err.message).to.match(/is not on Open vSwitch bridge br-hil \(it does not exist\)/);
+      expect(vsctl(['get', 'Port', 'victim', 'tag', 'vlan_mode'])).to.equal('[]\n[]');
     });
   });
 
