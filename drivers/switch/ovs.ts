@@ -237,6 +237,8 @@ class OvsSession implements SwitchSession {
 
   /** The port's columns, after checking that it is a port of this switch's bridge. */
   private async read(port: string): Promise<OvsColumns> {
+    // The bridge's own internal port (the host's interface on it): no node's, never a tenant's VLAN.
+    if (port === this.bridge) throw new SwitchError(`port ${port} is Open vSwitch bridge ${this.bridge}'s own interface (the host's), not a node's port: nothing is read or set on it`);
     let lines: string[];
     try {
       lines = await this.run([['port-to-br', port], ['get', 'Port', port, 'tag', 'trunks', 'vlan_mode', 'protected']]);

@@ -142,6 +142,18 @@ describe('Open vSwitch driver: columns, names and settings', () => {
       expect(err.message).to.match(/is not on Open vSwitch bridge br-hil \(it does not exist\)/);
       expect(vsctl(['get', 'Port', 'victim', 'tag', 'vlan_mode'])).to.equal('[]\n[]');
     });
+
+    it('neither reads nor sets a port named as the bridge: its own interface, the host\'s', async () => {
+      const s = await new OvsSwitchDriver({ db: sock, timeoutMs: 10_000 }).open({ name: 'sw', type: ovs.type, fields: { ovs_bridge: 'br-hil' } }, new AbortController().signal);
+      const set = await s.setNative('br-hil', 100).catch((e) => e);
+      const read = await s.getPortVlans('br-hil').catch((e) => e);
+      await s.close();
+      for (const err of [set, read]) {
+        expect(err).to.be.instanceOf(SwitchError);
+        expect(err.message).to.match(/is Open vSwitch bridge br-hil's own interface/);
+      }
+      expect(vsctl(['get', 'Port', 'br-hil', 'tag', 'vlan_mode'])).to.equal('[]\n[]');
+    });
   });
 
   it('registers a switch with ovs_bridge only, and ports named as network devices', () => {
