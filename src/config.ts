@@ -10,6 +10,7 @@ import { IMAGE_NAME } from '../drivers/headnode/types';
 import { STORAGE_ENGINES, StorageKind } from '../actors/persistence';
 import type { DriverSettings } from '../drivers/settings';
 import { INACTIVE_PORTS, InactivePorts } from '../hardware/port-hardware';
+import { OVS_NAME, ovsdbRemote } from '../drivers/switch/ovs';
 
 /** The service's settings; those its drivers read are declared in drivers/settings.ts. */
 export interface Config extends DriverSettings {
@@ -491,6 +492,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(cfg.consolePingMs) || cfg.consolePingMs < 100) throw new Error(`HILT_CONSOLE_PING_MS must be an integer of at least 100, got ${cfg.consolePingMs}`);
   if (!Number.isInteger(cfg.consoleViewers) || cfg.consoleViewers < 1) throw new Error(`HILT_CONSOLE_VIEWERS must be a positive integer, got ${cfg.consoleViewers}`);
   checkLifecycle(cfg);
+  // The headnodes' Open vSwitch settings, as the OVS switch driver takes its own: read here, so that
+  // a bad one stops the start rather than fail every headnode start (502).
+  if (typeof cfg.ovsBridge !== 'string' || !OVS_NAME.test(cfg.ovsBridge)) throw new Error(`HILT_OVS_BRIDGE (ovsBridge) must be an Open vSwitch bridge name (1 to 15 of A-Z a-z 0-9 _ . -, not starting with - or .), got ${JSON.stringify(cfg.ovsBridge)}`);
+  if (cfg.ovsDb !== undefined) ovsdbRemote(cfg.ovsDb);
   if (typeof cfg.journalRetentionDays !== 'number' || !(cfg.journalRetentionDays >= 0)) throw new Error('journalRetentionDays must be a number of days, 0 or more (0: keep everything)');
   if (!Number.isInteger(cfg.tokenMaxSeconds) || cfg.tokenMaxSeconds < 1) throw new Error('HILT_TOKEN_MAX_SECONDS (tokenMaxSeconds) must be a positive integer');
   if (!cfg.oidcIssuer !== !cfg.oidcAudience) throw new Error('HILT_OIDC_ISSUER and HILT_OIDC_AUDIENCE go together: set both (OpenID Connect) or neither');

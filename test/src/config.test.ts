@@ -152,6 +152,10 @@ describe('configuration', () => {
     expect(loadConfig({}).ipmiCipherSuite).to.equal(undefined);
     expect(() => loadConfig({ HILT_HEADNODE_DRIVER: 'libvirt' })).to.throw(/HILT_HEADNODE_DRIVER must be one of qemu, mock/);
     expect(() => loadConfig({ HILT_HEADNODE_ACCEL: 'hvf' })).to.throw(/HILT_HEADNODE_ACCEL/);
+    // The headnodes' Open vSwitch settings are read at the start, as the OVS switch driver's are.
+    for (const bridge of ['-br', 'a-bridge-name-too-long', 'br 0', 'br;x']) expect(() => loadConfig({ HILT_OVS_BRIDGE: bridge }), bridge).to.throw(/HILT_OVS_BRIDGE .* must be an Open vSwitch bridge name/);
+    expect(() => loadConfig({ HILT_OVS_DB: 'unix:' })).to.throw(/HILT_OVS_DB "unix:" names no socket/);
+    expect(loadConfig({ HILT_OVS_BRIDGE: 'br-hil_1.0', HILT_OVS_DB: 'unix:/run/openvswitch/db.sock' })).to.include({ ovsBridge: 'br-hil_1.0', ovsDb: 'unix:/run/openvswitch/db.sock' });
   });
 
   it('takes the headnode base images from HIL_BASE_IMG', () => {

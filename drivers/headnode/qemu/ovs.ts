@@ -8,7 +8,7 @@
  * - Attached taps are `vlan_mode=access`: frames the guest tags itself are dropped by OVS.
  */
 import * as fsp from 'node:fs/promises';
-import * as path from 'node:path';
+import { ovsdbRemote } from '../../switch/ovs';
 
 import { HeadnodeError } from '../types';
 import { run } from './exec';
@@ -52,7 +52,7 @@ export class OvsBridge {
     // No --timeout: ovs-vsctl waits for vswitchd to apply a change, and the caller's signal
     // decides how long that may take.
     // HILT_OVS_DB as the Open vSwitch switch driver takes it: a path or unix:PATH.
-    this.args = opts.dbSock ? [`--db=unix:${path.resolve(opts.dbSock.replace(/^unix:/, ''))}`] : [];
+    this.args = opts.dbSock ? [`--db=${ovsdbRemote(opts.dbSock)}`] : [];
     this.env = opts.env ? { ...process.env, ...opts.env } : undefined;
   }
 
