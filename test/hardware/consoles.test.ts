@@ -103,18 +103,24 @@ describe('Consoles', () => {
     consoles.logs.append = (n, chunk) => (full ? Promise.reject(new Error('ENOSPC: no space left on device')) : append(n, chunk));
     consoles.start();
     await until('the session', () => n1.io() !== undefined);
-    const burst = async () => {
-      for (let i = 0; i < 100; i++) n1.io()!.data(Buffer.from('x'));
-      await sleep(20);
+    const burst = (c: string) => {
+      for (let i = 0; i < 100; i++) n1.io()!.data(Buffer.from(c));
     };
     const failures = () => warned.filter((m) => m === 'could not write a console log').length;
-    await burst();
-    expect(failures()).to.equal(1);
+    // Each phase waits for what it shows, not for a time (a loaded machine writes late): a node's
+    // chunks are written in order, so once a later chunk is in the log every earlier write ended.
+    const written = (c: string) => until(`a chunk of ${c} written`, async () => String(await consoles.read('n1')).includes(c));
+    burst('a');
     full = false;
-    await burst();
+    burst('b');
+    await written('b');
+    expect(failures(), 'warnings of a burst that could not be written').to.equal(1);
     full = true;
-    await burst();
-    expect(failures()).to.equal(2);
+    burst('c');
+    full = false;
+    burst('d');
+    await written('d');
+    expect(failures(), 'warnings once a write failed again after one that could').to.equal(2);
     await consoles.close();
   });
 
