@@ -343,6 +343,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         done();
       },
     });
+    // A handshake ws refuses (a bad Sec-WebSocket-Key or -Version, -Protocol or -Extensions, an
+    // Upgrade other than websocket) is the client's mistake: a 400 with the API's error body
+    // (docs/api-conventions.md §1), where ws would answer it in plain text.
+    scope.websocketServer.on('wsClientError', (err: Error, socket: import('node:stream').Duplex) => {
+      const body = JSON.stringify({ type: 'BadArgumentError', msg: `not a valid WebSocket handshake: ${err.message}` });
+      const version = /Version/.test(err.message) ? 'sec-websocket-version: 13, 8\r\n' : '';
+      socket.once('finish', () => socket.destroy());
+      socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${version}connection: close\r\n\r\n${body}`);
+    });
     scope.addHook('onRoute', (r) => {
       if (r.wsHandler) wsRoutes.push(new RegExp(`^${r.url.replace(/:[^/]+/g, '[^/]+')}$`));
     });

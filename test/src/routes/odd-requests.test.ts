@@ -176,4 +176,26 @@ describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', fu
     // No login was checked, so none failed.
     expect(ts.app.hilt.auth.throttle.size).to.equal(failures);
   });
+
+  it('answers a WebSocket handshake the console stream cannot take (bad key, version, protocol, Upgrade) 400 with the API\'s error body', async () => {
+    await must(api.put('/node/wsn', { obm: { type: 'http://schema.massopencloud.org/haas/v0/obm/mock', host: 'bmc.example', user: 'u', password: 'obm-secret' } }));
+    const key = 'dGhlIHNhbXBsZSBub25jZQ==';
+    const handshake = (h: string) => `GET /node/wsn/console/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(ADMIN)}\r\nConnection: Upgrade\r\n${h}\r\n`;
+    const cases = {
+      key: handshake(`Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: x\r\n`),
+      version: handshake(`Upgrade: websocket\r\nSec-WebSocket-Version: 7\r\nSec-WebSocket-Key: ${key}\r\n`),
+      protocol: handshake(`Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Protocol: a b\r\n`),
+      upgrade: handshake(`Upgrade: h2c, websocket2\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\n`),
+    };
+    for (const [what, text] of Object.entries(cases)) {
+      const got = await raw(ts.url, text);
+      expect(got, what).to.match(/^HTTP\/1\.1 400 /);
+      const [head, body] = got.split('\r\n\r\n');
+      expect(head.toLowerCase(), what).to.contain('content-type: application/json');
+      const parsed = JSON.parse(body);
+      expect(Object.keys(parsed).sort(), what).to.deep.equal(['msg', 'type']);
+      expect(parsed.type, what).to.equal('BadArgumentError');
+    }
+    expect(ts.app.hilt.events.size, 'streams open').to.equal(0);
+  });
 });
