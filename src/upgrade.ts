@@ -19,7 +19,9 @@ export const BODY_LOST_MSG = 'a request that asks to switch protocols (Upgrade) 
 export function upgradeHandler(app: FastifyInstance, handler: Handler) {
   const server = app.server;
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    if (app.isWebSocketPath((req.url ?? '/').split('?')[0])) return void server.emit('upgrade', req, socket, head);
+    // Only a GET opens a WebSocket: another method's answer (a 404) would leave the socket open,
+    // unparsed and unanswered for good; answered here, the socket is closed after it.
+    if (req.method === 'GET' && app.isWebSocketPath((req.url ?? '/').split('?')[0])) return void server.emit('upgrade', req, socket, head);
     // node removed its own error listener before handing the socket over
     socket.on('error', () => socket.destroy());
     const res = new ServerResponse(req);
