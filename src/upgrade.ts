@@ -19,9 +19,11 @@ export const BODY_LOST_MSG = 'a request that asks to switch protocols (Upgrade) 
 export function upgradeHandler(app: FastifyInstance, handler: Handler) {
   const server = app.server;
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    // Only a GET opens a WebSocket: another method's answer (a 404) would leave the socket open,
+    // Only a GET with a well-formed path opens a WebSocket: the plugin's answer to another method
+    // (404) or to a path that is not valid percent-encoding (400) would leave the socket open,
     // unparsed and unanswered for good; answered here, the socket is closed after it.
-    if (req.method === 'GET' && app.isWebSocketPath((req.url ?? '/').split('?')[0])) return void server.emit('upgrade', req, socket, head);
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && app.isWebSocketPath(path) && decodes(path)) return void server.emit('upgrade', req, socket, head);
     // node removed its own error listener before handing the socket over
     socket.on('error', () => socket.destroy());
     const res = new ServerResponse(req);
@@ -40,4 +42,13 @@ export function upgradeHandler(app: FastifyInstance, handler: Handler) {
     }
     handler(req, res);
   };
+}
+
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

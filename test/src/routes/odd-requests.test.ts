@@ -199,9 +199,10 @@ describe('odd requests: HEAD on streams, bodies with Upgrade, unknown calls', fu
     expect(ts.app.hilt.events.size, 'streams open').to.equal(0);
   });
 
-  it('answers an Upgrade to a WebSocket path with another method than GET (HEAD, POST, DELETE) and closes the connection', async () => {
+  it('answers an Upgrade to a WebSocket path with another method than GET (HEAD, POST, DELETE) or a malformed path, and closes the connection', async () => {
     const ws = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
-    for (const [method, path] of [['POST', '/node/wsn/console/stream'], ['DELETE', '/v0/node/wsn/console/stream'], ['HEAD', '/node/wsn/console/stream'], ['PUT', '/ui/api/console/stream?node=wsn']]) {
+    for (const [method, path] of [['POST', '/node/wsn/console/stream'], ['DELETE', '/v0/node/wsn/console/stream'], ['HEAD', '/node/wsn/console/stream'], ['PUT', '/ui/api/console/stream?node=wsn'],
+      ['GET', '/node/%zz/console/stream'], ['GET', '/node/%ED%A0%80/console/stream'], ['GET', '/ui/api/node/%zz/console/stream']]) {
       // raw() rejects when the service does not close the connection within 2 s
       const got = await raw(ts.url, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(ADMIN)}\r\n${ws}\r\n`);
       expect(got, `${method} ${path}`).to.match(/^HTTP\/1\.1 4\d\d /);
