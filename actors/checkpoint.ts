@@ -30,7 +30,7 @@ import { escapeKeys, unescapeKeys } from './persistence/keys';
 import { readModelKinds, type ReadModelKind } from './readmodel-kinds';
 
 /** The file's layout; a checkpoint of another format is ignored. */
-const FORMAT = 3;
+const FORMAT = 4;
 /** States per encoded chunk: one slice of a background write. */
 const CHUNK = 512;
 /**
