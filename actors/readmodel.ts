@@ -14,9 +14,9 @@ import type { UserState } from './user/protocol';
 import type { HeadnodeState } from './headnode/protocol';
 import type { WebhookState } from './webhook/protocol';
 import { nicId, portId, splitId } from './ids';
-import { configured, NicsByNode, NodeAnswers, RecentOperations, registrationOrder, SetIndex, WiringIndex } from './readmodel-indexes';
+import { ChildStates, configured, nicIdOf, NicsByNode, NodeAnswers, portIdOf, PortsBySwitch, RecentOperations, registrationOrder, SetIndex, WiringIndex } from './readmodel-indexes';
 
-export { configured, NicsByNode, NodeAnswers, RecentOperations, SetIndex, WiringIndex } from './readmodel-indexes';
+export { configured, NicsByNode, NodeAnswers, PortsBySwitch, RecentOperations, SetIndex, WiringIndex } from './readmodel-indexes';
 export type { FinishedOperation, NodeView, PortRef } from './readmodel-indexes';
 
 function toggle<V>(index: Map<string, Map<string, V>>, key: string, member: string, value: V, add: boolean): void {
@@ -60,10 +60,10 @@ export class ReadModel {
   /** node in the maintenance pool → the notice of it (taken or not) */
   readonly maintenanceNotices = new Map<string, MaintenanceNotice>();
 
-  /** nicId(node, nic) → the nic */
-  readonly nics = new Map<string, NicState>();
   /** node → its nics, in registration order */
   readonly nicsByNode = new NicsByNode();
+  /** nicId(node, nic) → the nic (read from nicsByNode) */
+  readonly nics: ReadonlyMap<string, NicState> = new ChildStates(this.nicsByNode, nicIdOf);
   /** network → nicId → completed attachment */
   readonly attachmentsByNetwork = new Map<string, Map<string, Attachment>>();
   /** network → nicId → accepted, not yet finished connect to it */
@@ -82,10 +82,10 @@ export class ReadModel {
   nicDeletions = 0;
 
   readonly switches = new Map<string, SwitchState>();
-  /** portId(switch, port) → the port */
-  readonly ports = new Map<string, PortState>();
-  /** switch → its ports' names */
-  readonly portsBySwitch = new SetIndex();
+  /** switch → its ports */
+  readonly portsBySwitch = new PortsBySwitch();
+  /** portId(switch, port) → the port (read from portsBySwitch) */
+  readonly ports: ReadonlyMap<string, PortState> = new ChildStates(this.portsBySwitch, portIdOf);
   /** a nic, by its node's name and its own → the port it is wired to */
   readonly wiring = new WiringIndex();
   /** ports with a wire: more than the wiring index's entries when some nic is wired to two ports */
@@ -130,7 +130,7 @@ export class ReadModel {
 
   /** Empty every map and index (a start that gave up on a checkpoint half-way rebuilds from nothing). */
   clear(): void {
-    for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof NicsByNode || v instanceof WiringIndex || v instanceof RecentOperations || v instanceof NodeAnswers) v.clear();
+    for (const v of Object.values(this)) if (v instanceof Map || v instanceof Set || v instanceof SetIndex || v instanceof NicsByNode || v instanceof PortsBySwitch || v instanceof WiringIndex || v instanceof RecentOperations || v instanceof NodeAnswers) v.clear();
     this.nodesVersion++;
     this.wiredPorts = 0;
     this.nicDeletions++;
@@ -171,11 +171,9 @@ export class ReadModel {
       if (done && done.status !== 'PENDING') this.recentOperations.add(next.node, done, next.incarnation);
     }
     if (next) {
-      this.nics.set(id, next);
       this.nicsByNode.set(next);
       if (!prev && this.wiredWithoutNic.size) this.wiredWithoutNic.delete(id);
     } else if (prev) {
-      this.nics.delete(id);
       this.nicsByNode.delete(prev);
       if (prev.actions.length || prev.pending) {
         this.completeStatuses.delete(prev.node);
@@ -214,7 +212,7 @@ export class ReadModel {
   }
 
   nic(node: string, nic: string): NicState | undefined {
-    return this.nics.get(nicId(node, nic));
+    return this.nicsByNode.find(node, nic);
   }
 
   commitSwitch(id: string, _prev: SwitchState | null, next: SwitchState | null): void {
@@ -296,13 +294,8 @@ export class ReadModel {
     else if (prev?.doubt) this.portsInDoubt.delete(id);
     if (next?.setBackOwed) this.portsOwingSetBack.add(id);
     else if (prev?.setBackOwed) this.portsOwingSetBack.delete(id);
-    if (next) {
-      this.ports.set(id, next);
-      this.portsBySwitch.add(next.switch, next.name);
-    } else if (prev) {
-      this.ports.delete(id);
-      this.portsBySwitch.delete(prev.switch, prev.name);
-    }
+    if (next) this.portsBySwitch.set(next);
+    else if (prev) this.portsBySwitch.delete(prev.switch, prev.name);
   }
 
   /** The ports in doubt that may carry `vlan` (a handful at most: the set-back of each is under way). */
@@ -314,12 +307,12 @@ export class ReadModel {
   }
 
   port(sw: string, port: string): PortState | undefined {
-    return this.ports.get(portId(sw, port));
+    return this.portsBySwitch.find(sw, port);
   }
 
   /** The ports of a switch, committed, in registration order (the same before and after a restart). */
   portsOf(sw: string): PortState[] {
-    return [...this.portsBySwitch.get(sw)].map((port) => this.ports.get(portId(sw, port))!).sort(registrationOrder);
+    return [...this.portsBySwitch.states(sw)].sort(registrationOrder);
   }
 
   commitNetwork(id: string, prev: NetworkState | null, next: NetworkState | null): void {

@@ -49,7 +49,7 @@ function danglingRefs(rm: ReadModel): string[] {
 
 /** The committed states of the read model, comparable across a restart. */
 function stateOf(rm: ReadModel): unknown {
-  const sorted = (m: Map<string, unknown>) => [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = (m: ReadonlyMap<string, unknown>) => [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return {
     projects: sorted(rm.projects), nodes: sorted(rm.nodes), nics: sorted(rm.nics), switches: sorted(rm.switches),
     ports: sorted(rm.ports), networks: sorted(rm.networks), users: sorted(rm.users),
