@@ -14,7 +14,7 @@ import type { UserState } from './user/protocol';
 import type { HeadnodeState } from './headnode/protocol';
 import type { WebhookState } from './webhook/protocol';
 import { nicId, portId, splitId } from './ids';
-import { ChildStates, configured, nicIdOf, NicsByNode, NodeAnswers, portIdOf, PortsBySwitch, RecentOperations, registrationOrder, SetIndex, WiringIndex } from './readmodel-indexes';
+import { ChildStates, nicIdOf, NicsByNode, NodeAnswers, portIdOf, PortsBySwitch, RecentOperations, registrationOrder, SetIndex, WiringIndex } from './readmodel-indexes';
 
 export { configured, NicsByNode, NodeAnswers, PortsBySwitch, RecentOperations, SetIndex, WiringIndex } from './readmodel-indexes';
 export type { FinishedOperation, NodeView, PortRef } from './readmodel-indexes';
@@ -98,11 +98,9 @@ export class ReadModel {
   private readonly otherWires = new Map<string, Set<string>>();
   /** nicIds in the wiring index with no such nic (deleted while wired, its port not yet freed) */
   readonly wiredWithoutNic = new Set<string>();
-  /** portIds of the ports holding a configuration */
-  readonly configuredPorts = new Set<string>();
   /** portIds of the ports in doubt: the switch may carry VLANs beyond their record (hardware/port-hardware.ts) */
   readonly portsInDoubt = new Set<string>();
-  // The last three name the few ports a start's port-record check looks at (actors/recovery.ts).
+  // The last two name the few ports a start sets back (actors/recovery.ts).
   /** portIds of the ports whose doubt an admin cleared by hand, their set-back not confirmed yet (docs/actors.md, "Ports in doubt") */
   readonly portsOwingSetBack = new Set<string>();
 
@@ -288,8 +286,6 @@ export class ReadModel {
   }
 
   private commitPortRest(id: string, prev: PortState | null, next: PortState | null): void {
-    if (next && configured(next)) this.configuredPorts.add(id);
-    else if (prev && configured(prev)) this.configuredPorts.delete(id);
     if (next?.doubt) this.portsInDoubt.add(id);
     else if (prev?.doubt) this.portsInDoubt.delete(id);
     if (next?.setBackOwed) this.portsOwingSetBack.add(id);

@@ -97,37 +97,35 @@ export async function loadReadModels(world: World, checkpoint?: CheckpointOption
 export async function repairPortRecords(world: World): Promise<number> {
   const rm = world.rm;
   let repaired = 0;
-  const check = async (id: string, port: PortState) => {
+  const check = async (port: PortState) => {
+    const id = () => portId(port.switch, port.name);
     // A nic deleted while wired, with the service stopped before its port was freed (see
     // nic.delete): free the port now.
     const nic = port.wire && rm.nic(port.wire.node, port.wire.nic);
     if (port.wire && !nic) {
-      await world.ports.ask(id, { type: 'port.unwire', by: 'recovery', node: port.wire.node, nic: port.wire.nic });
+      await world.ports.ask(id(), { type: 'port.unwire', by: 'recovery', node: port.wire.node, nic: port.wire.nic });
       repaired++;
       return;
     }
     const config = nic ? configFor(nic.networks, (network) => rm.networks.get(network)?.vlan) : EMPTY_CONFIG;
     if (sameConfig(config, port.config)) return;
-    await world.ports.ask(id, { type: 'port.configured', by: 'recovery', config, wire: port.wire });
+    await world.ports.ask(id(), { type: 'port.configured', by: 'recovery', config, wire: port.wire });
     repaired++;
   };
   // Some nic wired to two ports (the wiring index keeps one of them): every port.
   if (rm.wiredPorts !== rm.wiring.size) {
-    for (const [id, port] of rm.ports) await check(id, port);
+    for (const port of rm.portsBySwitch.all()) await check(port);
     return repaired;
   }
   // The ports whose record may differ from what their nic's networks put on them: those with a
   // configuration, and those wired to a nic that has networks (an attachment) or is gone. A port
   // wired to a nic without networks and holding none needs nothing: at 100,000 nodes nearly
-  // every port, which a start then does not look at. A port checked twice is left as the first
-  // check left it.
-  for (const id of [...rm.configuredPorts]) {
-    const port = rm.ports.get(id);
-    if (port) await check(id, port);
-  }
+  // every port, which a start then only reads past. A check changes only its own port, which
+  // the iteration has passed; a port checked twice is left as the first check left it.
+  for (const port of rm.portsBySwitch.all()) if (configured(port)) await check(port);
   const wiredTo = async (node: string, nic: string) => {
     const port = rm.wiring.port(node, nic);
-    if (port && !configured(port)) await check(portId(port.switch, port.name), port);
+    if (port && !configured(port)) await check(port);
   };
   for (const attached of [...rm.attachmentsByNetwork.values()]) for (const a of [...attached.values()]) await wiredTo(a.node, a.nic);
   for (const nic of [...rm.wiredWithoutNic]) {

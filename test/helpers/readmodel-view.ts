@@ -20,7 +20,7 @@ export function indexes(rm: ReadModel) {
     nicsByNode: set(rm.nicsByNode), attachmentsByNetwork: nested(rm.attachmentsByNetwork),
     pendingByNetwork: nested(rm.pendingByNetwork), pendingByNode: set(rm.pendingByNode),
     portsBySwitch: set(rm.portsBySwitch), wiring: byKey(rm.wiring),
-    configuredPorts: sorted(rm.configuredPorts), portsInDoubt: sorted(rm.portsInDoubt), portsOwingSetBack: sorted(rm.portsOwingSetBack),
+    portsInDoubt: sorted(rm.portsInDoubt), portsOwingSetBack: sorted(rm.portsOwingSetBack),
     wired: { ports: rm.wiredPorts, withoutNic: sorted(rm.wiredWithoutNic) },
     networksByAccess: set(rm.networksByAccess), networksByOwner: set(rm.networksByOwner), pooledVlans: byKey(rm.pooledVlans),
     membersByProject: set(rm.membersByProject), headnodesByProject: set(rm.headnodesByProject), hnicsByNetwork: nested(rm.hnicsByNetwork),
@@ -57,7 +57,6 @@ export function derived(rm: ReadModel) {
     pendingByNode: group(nics.filter((n) => n.pending).map((n) => [n.node, n.name])),
     portsBySwitch: group([...rm.ports.values()].map((p) => [p.switch, p.name])),
     wiring: byKey([...rm.ports.values()].filter((p) => p.wire).map((p) => [nicId(p.wire!.node, p.wire!.nic), { switch: p.switch, port: p.name }])),
-    configuredPorts: sorted([...rm.ports].filter(([, p]) => p.config.native !== null || p.config.tagged.length).map(([id]) => id)),
     portsInDoubt: sorted([...rm.ports].filter(([, p]) => p.doubt).map(([id]) => id)),
     portsOwingSetBack: sorted([...rm.ports].filter(([, p]) => p.setBackOwed).map(([id]) => id)),
     wired: {
