@@ -208,3 +208,40 @@ describe('a force-detach while a set-back or a repair of the port waits for the 
     }
   });
 });
+
+describe('a start\'s check of the port records, over every port as it changes them', () => {
+  it('repairs each drifted port of every switch once, whatever their names, and ends', async () => {
+    const t = testWorld();
+    const world = t.world;
+    try {
+      await wiredNode(world, ['eth0', 'eth1', 'eth2']);
+      const drifted: string[] = [];
+      for (const sw of ['s1', 'a/b', '__proto__', 'a']) {
+        if (sw !== 's1') await world.switches.ask(sw, { type: 'switch.register', by, switchType: FAKE_SWITCH, fields: {} });
+        for (const port of ['x', 'x/1', '50%', '__proto__', 'constructor']) {
+          await world.switches.ask(sw, { type: 'switch.registerPort', by, port });
+          // An unwired port holding a configuration (a record its nic's networks do not make).
+          if (port !== 'x') {
+            await world.ports.ask(portId(sw, port), { type: 'port.configured', by: 'switch', config: { native: 150, tagged: [7] }, wire: null });
+            drifted.push(portId(sw, port));
+          }
+        }
+      }
+      // Wired to a nic without networks, holding one of them anyway.
+      await world.ports.ask(portId('s1', 'gi1/0/2'), { type: 'port.configured', by: 'switch', config: { native: 120, tagged: [] }, wire: { node: 'n1', nic: 'eth1' } });
+      drifted.push(portId('s1', 'gi1/0/2'));
+      const asked: string[] = [];
+      const ask = world.ports.ask.bind(world.ports);
+      world.ports.ask = ((id: string, ...rest: unknown[]) => {
+        asked.push(id);
+        return (ask as (...a: unknown[]) => unknown)(id, ...rest);
+      }) as typeof world.ports.ask;
+      expect(await repairPortRecords(world)).to.equal(drifted.length);
+      expect(asked.sort()).to.deep.equal(drifted.sort());
+      for (const p of world.rm.ports.values()) expect(p.config, `${p.switch} ${p.name}`).to.deep.equal({ native: null, tagged: [] });
+      expect(await repairPortRecords(world)).to.equal(0);
+    } finally {
+      await t.close();
+    }
+  });
+});
