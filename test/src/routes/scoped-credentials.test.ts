@@ -4,7 +4,8 @@
  * of its project alone would (same status, same answer), never on the other project's objects;
  * an admin's project-scoped token is no admin; a read-only project-scoped token reads its
  * project and changes nothing (403); an OpenID Connect caller whose groups name that project
- * acts as its member. The event stream and the dashboard keep to the same rights.
+ * acts as its member, and one whose groups make it a member of P and a reader of Q as the
+ * database user with those roles. The event stream and the dashboard keep to the same rights.
  */
 import { expect } from 'chai';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, makeNode, mockSwitch, finished, Res } from '../../helpers/server';
@@ -58,6 +59,9 @@ describe('narrowed credentials against every route', function () {
   let scopedToken: string;
   /** an OpenID Connect caller whose groups make it a member of scp1 (and of no project that exists besides) */
   let oidc: Client;
+  /** an OpenID Connect caller whose groups make it a member of scp1 and a reader of scp2, and the database user with those rights */
+  let oidcMixed: Client;
+  const mixed = { user: 'sc-mixed', password: 'sc-mixed-pw-1' };
   let issuer: TestIssuer;
 
   before(async () => {
@@ -93,6 +97,11 @@ describe('narrowed credentials against every route', function () {
     const jwt = await issuer.token(key, { preferred_username: 'sc-oidc', groups: ['hilt-project-scp1', 'hilt-project-scp-none'] });
     addSecret(jwt);
     oidc = api.with({ token: jwt });
+    await makeUser(api, mixed.user, mixed.password, [own.project]);
+    await must(api.post(`/auth/basic/user/${mixed.user}/add_project`, { project: other.project, role: 'reader' }));
+    const mixedJwt = await issuer.token(key, { preferred_username: 'sc-oidc-mixed', groups: ['hilt-project-scp1', 'hilt-project-scp2-readers'] });
+    addSecret(mixedJwt);
+    oidcMixed = api.with({ token: mixedJwt });
   });
   after(async () => {
     await stopTestServer(ts);
@@ -184,6 +193,27 @@ describe('narrowed credentials against every route', function () {
         expect(res.body.type).to.equal('ForbiddenError');
       }
     }
+    const audit = (await must(api.get(`/admin/audit?since=${since}&limit=1000`))).body.entries as { call: string | null }[];
+    expect(audit.filter((e) => e.call !== null)).to.deep.equal([]);
+  });
+
+  it('an OpenID Connect caller whose groups make it a member of P and a reader of Q answers as the database user with those roles, on every route', async () => {
+    const since = new Date().toISOString();
+    for (const s of [own, other, free]) {
+      const b = bodies(s);
+      for (const r of routes().filter((x) => !x.url.startsWith('/auth/'))) {
+        const key = `${r.method} ${r.url}`;
+        // Only what changes nothing: the other project's objects and those of none (its own project's changes would be made).
+        if (r.method !== 'GET' && s === own) continue;
+        const m = await api.with(mixed).call(r.method, path(r.method, r.url, s, mixed.user), { body: b[key] ?? {} });
+        const o = await oidcMixed.call(r.method, path(r.method, r.url, s, 'sc-oidc-mixed'), { body: b[key] ?? {} });
+        expect(o.status, `${key} on ${s.project}: database user ${m.status}, OpenID Connect ${o.status} ${o.text.slice(0, 200)}`).to.equal(m.status);
+        if (r.method === 'GET') expect(o.body, key).to.deep.equal(m.body);
+        else expect(m.status, `${key} on ${s.project}: ${m.text.slice(0, 200)}`).to.be.at.least(400);
+      }
+    }
+    // A reader of Q: its changes are 403, not 401.
+    expect((await oidcMixed.post(`/project/${other.project}/connect_node`, { node: 'sc-free' })).status).to.equal(403);
     const audit = (await must(api.get(`/admin/audit?since=${since}&limit=1000`))).body.entries as { call: string | null }[];
     expect(audit.filter((e) => e.call !== null)).to.deep.equal([]);
   });
