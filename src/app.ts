@@ -57,6 +57,8 @@ declare module 'fastify/types/context' {
   interface FastifyContextConfig {
     /** a change a read-only caller may make too: managing its own API tokens (src/routes/tokens.ts) */
     selfService?: boolean;
+    /** a POST that changes nothing (a wiring proposal, src/routes/wiring.ts): a read, as a GET is */
+    reads?: boolean;
   }
 }
 
@@ -78,6 +80,8 @@ export interface RouteEntry {
   url: string;
   /** the route's schemas as registered (tests check them against JSON Schema's meta-schema) */
   schema?: unknown;
+  /** a POST that changes nothing (FastifyContextConfig.reads) */
+  reads?: boolean;
 }
 
 /** Everything a route needs. */
@@ -213,7 +217,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (r) => {
     const methods = [r.method].flat();
-    for (const method of methods) routeTable.push({ method, url: r.url, schema: r.schema });
+    const reads = (r.config as { reads?: boolean } | undefined)?.reads;
+    for (const method of methods) routeTable.push({ method, url: r.url, schema: r.schema, ...(reads ? { reads } : {}) });
     // The catch-all parser takes every media type, but fastify refuses a Content-Type it cannot
     // parse (empty, malformed) with 415 before any parser runs: the body is JSON whatever the
     // header says (docs/api-conventions.md §2), so the header is not read at all. Only on routes
@@ -255,14 +260,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Runs after validation: a bad request is a 400 even for an unauthenticated caller. The API
   // description and its page are public: they reveal no data (docs/api-conventions.md §11).
   app.addHook('preHandler', (req, _reply, done) => {
-    const config = req.routeOptions.config as { public?: boolean; selfService?: boolean } | undefined;
+    const config = req.routeOptions.config as { public?: boolean; selfService?: boolean; reads?: boolean } | undefined;
     // No route: the 404 comes before any credential is checked, as HIL's did (the calls are
     // public in the API description anyway), and costs no scrypt.
     if (config?.public || req.routeOptions.url === undefined) return done();
     // What this call may do (src/auth/caller.ts): a read sees what the caller may read; a
     // read-only caller changes nothing, but may manage its own tokens (routes/tokens.ts says which).
     const admit = (caller: Caller) => {
-      if (isRead(req.method)) req.caller = forRead(caller);
+      if (isRead(req.method) || config?.reads) req.caller = forRead(caller);
       else if (caller.readOnly && !config?.selfService) return done(forbidden('read-only access: this call changes the service\'s state'));
       else req.caller = caller;
       done();

@@ -21,7 +21,8 @@ export async function wiringRoutes(app: FastifyInstance): Promise<void> {
     return world.wiring.checkAll();
   });
 
-  app.post<{ Params: { switch: string } }>('/admin/switch/:switch/wiring/propose', { schema: S.proposeWiring }, async (req) => {
+  // A POST for HIL-style clients that expect one, but it changes nothing: an auditor reads it too.
+  app.post<{ Params: { switch: string } }>('/admin/switch/:switch/wiring/propose', { schema: S.proposeWiring, config: { reads: true } }, async (req) => {
     requireAdmin(req.caller);
     found(world.rm.switches.get(req.params.switch), `switch ${req.params.switch}`);
     return world.wiring.propose(req.params.switch);

@@ -250,6 +250,11 @@ describe('wiring validation (admin)', function () {
       expect((await api.with(member).get('/admin/switch/w-mock/wiring')).status).to.equal(401);
       expect((await api.with(member).get('/admin/wiring')).status).to.equal(401);
       expect((await api.with(member).post('/admin/switch/nope/wiring/propose')).status).to.equal(401);
+      // An auditor reads what an admin reads: a proposal changes nothing.
+      await must(api.put('/auth/basic/user/wp-auditor', { password: 'pw', role: 'auditor' }));
+      const auditor = { user: 'wp-auditor', password: 'pw' };
+      expect((await must(api.with(auditor).post('/admin/switch/w-mock/wiring/propose'))).body).to.include.keys('switch', 'proposals');
+      expect((await api.with(auditor).post('/admin/switch/nope/wiring/propose')).status).to.equal(404);
       const missing = await api.get('/admin/switch/nope/wiring');
       expect(missing.status).to.equal(404);
       expect(missing.body).to.deep.equal({ type: 'NotFoundError', msg: 'switch nope does not exist' });
