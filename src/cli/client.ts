@@ -53,6 +53,17 @@ export class TransportError extends Error {}
 /** A command line the CLI refuses before it calls anything (exit code 2). */
 export class UsageError extends Error {}
 
+/**
+ * A success whose JSON is not of the shape the command reads (`{}` where a list is due, `null`,
+ * a field missing): the endpoint is not the service, or not a version this CLI reads. Exit code
+ * 3, as any answer that is not the call's (docs/cli.md).
+ */
+export class BadAnswer extends Error {
+  constructor(readonly endpoint: string, readonly call: string, detail?: string) {
+    super(`${endpoint} answered ${call} with JSON that is not what this command reads${detail ? ` (${detail})` : ''}: is it the service's address, and a version of it this hilt reads?`);
+  }
+}
+
 /** A user's password (HTTP basic), or a bearer token (an API token or an OpenID Connect token: docs/identity.md). */
 export type Credentials = { user: string; password: string } | { token: string };
 
@@ -64,6 +75,8 @@ export interface Answer {
   text: string;
   /** the body parsed as JSON (undefined when none) */
   body: unknown;
+  /** `METHOD /path`, as errors name the call */
+  call: string;
 }
 
 /**
@@ -77,6 +90,11 @@ export function path(...segments: string[]): string {
 export class Client {
   private readonly base: string;
   private readonly url: URL;
+  /**
+   * The last call whose success answered JSON: a TypeError the command meets while it reads that
+   * answer is the answer's fault (BadAnswer), said as such rather than as a stack (report).
+   */
+  lastJsonCall?: string;
 
   /**
    * `endpoint`: HIL_ENDPOINT or --endpoint, e.g. http://127.0.0.1:5000 (a path after the host,
@@ -164,7 +182,8 @@ export class Client {
         const what = /^\s*</.test(text) ? 'a web page, not the service\'s JSON' : `${text ? 'text that is not JSON' : 'nothing'} where the service answers JSON`;
         throw new TransportError(`${this.base} answered ${call} with ${what}: is it the service's address?`);
       }
-      return { status: res.status, text, body: parsed };
+      if (isJson) this.lastJsonCall = call;
+      return { status: res.status, text, body: parsed, call };
     }
     const e = parsed as { type?: unknown; msg?: unknown } | undefined;
     if (e && typeof e.type === 'string' && typeof e.msg === 'string') throw new ApiError(res.status, e.type, e.msg, call);
@@ -211,6 +230,14 @@ export class Client {
     if (!cred) return undefined;
     if ('token' in cred) return `Bearer ${cred.token}`;
     return 'Basic ' + Buffer.from(`${cred.user}:${cred.password}`, 'utf8').toString('base64');
+  }
+
+  /** A string field of an answer the command cannot do without (a status id, a token): BadAnswer without it. */
+  field(r: Answer, key: string): string {
+    const b = r.body;
+    const v = b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[key] : undefined;
+    if (typeof v !== 'string') throw new BadAnswer(this.base, r.call, `no "${key}" string`);
+    return v;
   }
 
   get = (p: string, query?: Record<string, string | undefined>) => this.call('GET', p, undefined, query, 'json');

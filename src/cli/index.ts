@@ -13,12 +13,13 @@ export async function run(argv: string[]): Promise<number> {
     // --help and --version end without error; anything else commander refuses is a usage error.
     if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     let endpoint: string | undefined;
+    let lastJsonCall: string | undefined;
     try {
-      endpoint = ctx.client().endpoint;
+      ({ endpoint, lastJsonCall } = ctx.client());
     } catch {
       endpoint = undefined;
     }
-    return report(err, endpoint);
+    return report(err, endpoint, lastJsonCall);
   }
 }
 

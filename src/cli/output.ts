@@ -3,7 +3,7 @@
  * is), everything else on stderr, and the exit code that says whose failure it was.
  */
 import Table from 'cli-table3';
-import { ApiError, TransportError, UsageError } from './client';
+import { ApiError, BadAnswer, TransportError, UsageError } from './client';
 import { InventoryErrors } from './inventory/model';
 
 export const EXIT = {
@@ -105,8 +105,12 @@ export function note(text: string): void {
   process.stderr.write(`hilt: ${text}\n`);
 }
 
-/** Says what went wrong on stderr and gives the exit code. */
-export function report(err: unknown, endpoint?: string): number {
+/**
+ * Says what went wrong on stderr and gives the exit code. `lastJsonCall`: the last call that
+ * answered JSON, whose answer a TypeError was met reading (a `{}` where a list is due, `null`).
+ */
+export function report(err: unknown, endpoint?: string, lastJsonCall?: string): number {
+  if (err instanceof TypeError && endpoint && lastJsonCall) err = new BadAnswer(endpoint, lastJsonCall);
   if (err instanceof ApiError) {
     if (notOffered(err)) {
       note(`the server${endpoint ? ` at ${endpoint}` : ''} does not offer ${err.call} (404${bare404(err) ? '' : ` ${err.type}: ${err.msg}`})`);
@@ -123,7 +127,7 @@ export function report(err: unknown, endpoint?: string): number {
     note(err.message);
     return EXIT.usage;
   }
-  if (err instanceof TransportError || err instanceof OperationFailed) {
+  if (err instanceof TransportError || err instanceof OperationFailed || err instanceof BadAnswer) {
     note(err.message);
     return EXIT.failed;
   }

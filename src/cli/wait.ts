@@ -3,7 +3,7 @@
  * Progress goes to stderr: a spinner with the elapsed time on a terminal, a plain line per
  * change of status otherwise. The answer (the final status) goes to stdout.
  */
-import { ApiError, Client, path, TransportError } from './client';
+import { ApiError, BadAnswer, Client, path, TransportError } from './client';
 import { answer, fields, OperationFailed } from './output';
 import { sleep } from '../../lib/time';
 
@@ -71,6 +71,8 @@ export async function waitFor(client: Client, statusId: string, what: string, op
         throw err;
       }
       const a = r.body as ActionStatus;
+      // Else an answer without a status (`{}`) would end the wait as a success.
+      if (!['PENDING', 'DONE', 'ERROR'].includes(client.field(r, 'status'))) throw new BadAnswer(client.endpoint, r.call, `status "${a.status}"`);
       if (a.status !== 'PENDING') {
         clear();
         if (!tty) process.stderr.write(`hilt: ${what}: ${a.status} after ${elapsed()}\n`);

@@ -149,7 +149,7 @@ export function webhookCommands(admin: Command, ctx: Ctx): void {
       const made = given === undefined;
       const secret = given ?? randomBytes(24).toString('base64url');
       const r = await c().postJson('/admin/webhooks', { url, secret, types: o.type, projects: o.project, description: o.description });
-      const id = (r.body as { id: string }).id;
+      const id = c().field(r, 'id');
       answer(wantsJson(o), r.text, () => fields([['id', id], ...(made ? [['secret (shown only now)', secret]] : [])]));
       if (made && wantsJson(o)) note(`the signing secret (shown only now): ${secret}`);
     });

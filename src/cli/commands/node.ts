@@ -1,7 +1,7 @@
 /** hilt node …: HIL's `hil node` group (hil/cli/node.py), verb for verb. */
 import { Argument, Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { path, UsageError } from '../client';
+import { Answer, path, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { passwordArgument } from '../credentials';
 import { ago, answer, fields, list, notOffered, note, out, table } from '../output';
@@ -71,9 +71,9 @@ function nodeList(rows: NodeRow[], wide: boolean): string {
 }
 
 /** Starts a network operation; prints its status id, or with --wait follows it to the end. */
-export async function queued(ctx: Ctx, p: Promise<{ text: string; body: unknown }>, what: string, o: JsonOpts & { wait?: boolean }): Promise<void> {
+export async function queued(ctx: Ctx, p: Promise<Answer>, what: string, o: JsonOpts & { wait?: boolean }): Promise<void> {
   const r = await p;
-  const id = (r.body as { status_id: string }).status_id;
+  const id = ctx.client().field(r, 'status_id');
   if (o.wait) return waitFor(ctx.client(), id, what, { json: wantsJson(o) });
   answer(wantsJson(o), r.text, () => fields([['Status ID', id], ['Short ID', shortStatusId(id)]]));
 }
@@ -167,7 +167,7 @@ export function nodeCommands(program: Command, ctx: Ctx): void {
     .option('--json', 'the server\'s JSON')
     .action(async (n: string, o: JsonOpts) => {
       const r = await c().get(path('node', n, 'power_status'));
-      answer(wantsJson(o), r.text, () => fields([['Power Status', (r.body as { power_status: string }).power_status]]));
+      answer(wantsJson(o), r.text, () => fields([['Power Status', c().field(r, 'power_status')]]));
     });
 
   consoleCommands(node, ctx);

@@ -29,7 +29,7 @@ async function revertPorts(client: Client, project: string, node: string): Promi
     // A member's node show has no wiring: only an admin can revert ports, as in HIL.
     if (!nic.switch || !nic.port) throw new ApiError(401, 'AuthorizationError', `only an admin may force the removal of node ${node}: the port of its nic ${nic.label} is not shown to you`, call);
     const r = await client.postJson(path('switch', nic.switch, 'port', nic.port, 'revert'));
-    ids.push((r.body as { status_id: string }).status_id);
+    ids.push(client.field(r, 'status_id'));
   }
   const deadline = limit === undefined ? undefined : { at: Date.now() + limit * 1000, why: `${limit} s (HIL_TIMEOUT); the node stays in project ${project}` };
   for (const id of ids) await waitFor(client, id, `revert of a port of ${node}`, { quiet: true, deadline });

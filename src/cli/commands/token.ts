@@ -28,7 +28,7 @@ export function tokenCommands(program: Command, ctx: Ctx): void {
       });
       if (wantsJson(o)) return out(r.text);
       const b = r.body as { id: string; token: string; expires_at: string };
-      out(b.token);
+      out(c().field(r, 'token'));
       note(`token ${b.id}, expires ${b.expires_at}; it is shown only now: export HILT_TOKEN=<it> to use it`);
     });
 

@@ -229,6 +229,42 @@ describe('hilt --wait and exit codes', function () {
       }
     });
 
+    it('3, and one line naming the call, for JSON of another shape ({} for a list, a list for an object, null, a number, a nic without networks), not a stack trace', async () => {
+      let body = '{}';
+      const odd = createServer((req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // The operation a --wait follows answers no status: that is no success.
+        if (req.url?.startsWith('/networking_action/')) return res.end('{}');
+        if (req.url?.endsWith('/connect_network') && body === '"wait"') return res.end('{"status_id": "0123456789abcdef0123456789abcdef"}');
+        res.end(body);
+      });
+      await new Promise<void>((r) => odd.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
+        const cases: [string, string[], string][] = [];
+        for (const b of ['{}', '[]', 'null', '5']) {
+          cases.push([b, ['node', 'show', 'n1'], 'GET /node/n1'], [b, ['node', 'list', 'all'], 'GET /nodes/all/details'],
+            [b, ['node', 'network', 'connect', 'n1', 'eth0', 'net'], 'POST /node/n1/nic/eth0/connect_network'],
+            [b, ['node', 'power', 'status', 'n1'], 'GET /node/n1/power_status'], [b, ['project', 'node', 'remove', 'p', 'n1', '--force'], 'GET /node/n1']);
+          if (b !== '[]') cases.push([b, ['project', 'list'], 'GET /projects'], [b, ['switch', 'list'], 'GET /switches/details']);
+        }
+        cases.push(['{"name": "n1", "project": null, "nics": [{"label": "eth0", "macaddr": "aa"}]}', ['node', 'show', 'n1'], 'GET /node/n1'],
+          ['"wait"', ['node', 'network', 'connect', 'n1', 'eth0', 'net', '--wait'], 'GET /networking_action/0123456789abcdef0123456789abcdef']);
+        for (const [b, args, call] of cases) {
+          body = b;
+          const r = await hilt(url, args);
+          const what = `${args.join(' ')} given ${b}`;
+          expect(r.code, what).to.equal(3);
+          expect(r.stderr.split('\n').filter((l) => !l.startsWith('hilt: waiting for') && l !== ''), what)
+            .to.have.length(1).and.to.match(new RegExp(`^hilt: ${url} answered ${call} with JSON that is not what this command reads( \\(.*\\))?: is it the service's address`));
+          expect(r.stderr, what).to.not.match(/unexpected failure|TypeError|\n\s+at /);
+          expect(r.stdout, what).to.equal('');
+        }
+      } finally {
+        await new Promise<void>((r) => odd.close(() => r()));
+      }
+    });
+
     it('reads the JSON of HIL\'s server, which sends it as its web framework\'s text/html, and a console log as the text it is', async () => {
       const hil = createServer((req, res) => {
         // Flask's default type for the string a view returns.
