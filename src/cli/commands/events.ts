@@ -9,7 +9,7 @@
 import { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ApiError, Client, path, TransportError, UsageError } from '../client';
+import { ApiError, BadAnswer, Client, path, TransportError, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { answer, fields, note, out, table } from '../output';
 import { backoff, sleep } from '../../../lib/time';
@@ -22,6 +22,21 @@ interface StreamEvent { id: string; at: string; by: string; kind: string; name: 
 function line(e: StreamEvent): string {
   const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
   return [pad(e.at, 24), pad(e.type, 28), pad(`${e.kind} ${e.name}`, 32), pad(e.project ?? '-', 14), e.by].join('  ').trimEnd();
+}
+
+/** An event of the stream, or BadAnswer: a line that is not an event with the fields printed. */
+function eventOf(data: string, endpoint: string): StreamEvent {
+  let e: unknown;
+  try {
+    e = JSON.parse(data);
+  } catch {
+    e = undefined;
+  }
+  const x = e as Record<string, unknown> | null | undefined;
+  if (!x || typeof x !== 'object' || !['id', 'at', 'type', 'kind', 'name'].every((k) => typeof x[k] === 'string')) {
+    throw new BadAnswer(endpoint, 'GET /events', `an event ${JSON.stringify(data.slice(0, 80))}`);
+  }
+  return x as unknown as StreamEvent;
 }
 
 /**
@@ -45,7 +60,7 @@ async function readStream(client: Client, query: [string, string][], lastId: str
         buf = buf.slice(i + 2);
         const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
         if (data) {
-          const e = JSON.parse(data) as StreamEvent;
+          const e = eventOf(data, client.endpoint);
           print(e);
           lastId = e.id;
         } else {
@@ -64,6 +79,8 @@ async function readStream(client: Client, query: [string, string][], lastId: str
     }
   } catch (err) {
     if (signal.aborted) return { lastId, live };
+    // An event that is not one: reconnecting would get it again, for ever.
+    if (err instanceof BadAnswer) throw err;
     // A connection that broke mid-stream: the caller reconnects from the last id.
   }
   return { lastId, live };

@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, must, makeUser, obm, ADMIN } from '../../helpers/server';
-import { cliFor, rows, CLI } from '../../helpers/cli';
+import { cliFor, hilt, rows, CLI } from '../../helpers/cli';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Receiver } from '../../helpers/receiver';
 import { addCredentials, record } from '../../helpers/secrets';
 import type { Stream } from '../../../src/events/hub';
@@ -143,6 +145,30 @@ describe('hilt events and hilt admin webhook', function () {
       hub.removed = 0;
       record(out.stdout, 'hilt events stdout');
       record(out.stderr, 'hilt events stderr');
+    }
+  });
+
+  it('an event of another shape ({}, not JSON) ends the command with 3 and one line naming it, --follow too (not reconnecting to it for ever)', async () => {
+    let data = '{}';
+    const odd = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`id: 1\ndata: ${data}\n\n: live\n\n`);
+      setTimeout(() => res.end(), 100);
+    });
+    await new Promise<void>((r) => odd.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
+      for (const d of ['{}', 'not json', '[1]']) {
+        data = d;
+        for (const args of [['events'], ['events', '--follow'], ['events', '--follow', '--json']]) {
+          const r = await hilt(url, args, { timeoutMs: 10_000 });
+          expect(r.code, `${args.join(' ')} given ${d}: ${r.stderr}`).to.equal(3);
+          expect(r.stderr).to.equal(`hilt: ${url} answered GET /events with JSON that is not what this command reads (an event ${JSON.stringify(d)}): is it the service's address, and a version of it this hilt reads?\n`);
+          expect(r.stdout).to.equal('');
+        }
+      }
+    } finally {
+      await new Promise<void>((r) => odd.close(() => r()));
     }
   });
 
