@@ -106,14 +106,18 @@ export class Client {
    */
   constructor(endpoint: string, private readonly credentials: () => Promise<Credentials | null>, readonly timeoutS = DEFAULT_TIMEOUT_S) {
     let url: URL;
-    // An endpoint may hold a password (http://user:pw@host): errors show it without.
-    const shown = endpoint.replace(/^([^:/?#]+:\/\/[^/?#:@]*):[^/?#]*@/, '$1:***@');
+    // An endpoint may hold a password (http://user:pw@host): errors show it without, to its
+    // last @, since a password typed as is may hold / ? # or @.
+    const shown = endpoint.replace(/^([^:/?#]+:\/\/[^/?#:@]*):.*@/, '$1:***@');
     try {
       url = new URL(endpoint);
     } catch {
       throw new UsageError(`the endpoint "${shown}" is not a URL (e.g. http://127.0.0.1:5000)`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the endpoint "${shown}" must be an http:// or https:// URL`);
+    // A # ? or @ in a password cuts the URL there: the host (or a port) would be a part of the
+    // password, shown in every error after; an endpoint has no @ after its user and password.
+    if ((url.pathname + url.search + url.hash).includes('@')) throw new UsageError(`the endpoint "${shown}" has an @ the URL does not read as user:password@host: percent-encode a / ? # or @ in the password (%2F %3F %23 %40)`);
     this.url = url;
     this.base = url.origin + url.pathname.replace(/\/+$/, '');
   }

@@ -160,6 +160,16 @@ describe('a script of HIL CLI invocations, run with hilt', function () {
     expect([wrong.code, wrong.stderr]).to.deep.equal([0, '']);
   });
 
+  it('an HIL_ENDPOINT whose password holds / ? # or @ unencoded: a usage error that shows no part of it', async () => {
+    for (const pw of ['s3cr#tq9-pw', 'ab1/zq2-pw', 'xk9?yq7-pw', '918#xq7-pw', 'pq8@wz7#zz9-pw']) {
+      addCredentials('url-user', pw);
+      const r = await hilt(ts.url.replace('://', `://url-user:${pw}@`), ['project', 'list'], { as: null });
+      expect(r.code, `${pw}: ${r.stderr}`).to.equal(2);
+      expect(r.stderr).to.match(/^hilt: the endpoint "http:\/\/url-user:\*\*\*@127\.0\.0\.1:\d+" /);
+      for (const part of pw.split(/[#/?@]/)) expect(r.stderr, pw).to.not.include(part);
+    }
+  });
+
   it('HIL\'s --jsonout, on every command where one of its CLI\'s versions took it, prints what --json prints', async () => {
     await hil('node', 'register', 'jo-node', 'mock', 'jo-bmc', 'ipmiuser', 'ipmipass');
     await hil('switch', 'register', 'jo-switch', 'mock', 'jo-host', 'user', 'pass');
