@@ -121,7 +121,7 @@ export function report(err: unknown, endpoint?: string, lastJsonCall?: string): 
     // Every problem of an import file on a line of its own, `file:line: problem`, as compilers do.
     process.stderr.write(`${err.message}\n`);
     note(`${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}: nothing was changed${err.problems.some((p) => /^(not tried|[A-Z]\w+Error:)/.test(p.message)) ? ' by the calls above (the rest was added)' : ''}`);
-    return EXIT.refused;
+    return err.problems.some((p) => p.failed) ? EXIT.failed : EXIT.refused;
   }
   if (err instanceof UsageError) {
     note(err.message);

@@ -116,7 +116,7 @@ export async function apply(c: Client, p: Plan): Promise<Problem[]> {
               }
               made++;
               if (!(err instanceof ApiError)) throw err;
-              failed.push({ line: call.line, message: `${err.type}: ${err.msg}` });
+              failed.push({ line: call.line, message: `${err.type}: ${err.msg}`, ...(err.status >= 500 ? { failed: true } : {}) });
               if (call.key) failedKeys.add(call.key);
             }
           }

@@ -42,7 +42,8 @@ export interface PortRef { switch: string; port: string; line: number }
 export interface Inventory { switches: SwitchSpec[]; nodes: NodeSpec[]; ports: PortRef[] }
 
 /** A problem of the file, at its line (0: the file as a whole). */
-export interface Problem { line: number; message: string }
+/** `failed`: the server failed the call (5xx), which is no fault of the file (exit code 3). */
+export interface Problem { line: number; message: string; failed?: boolean }
 
 export class InventoryErrors extends Error {
   constructor(readonly file: string, readonly problems: Problem[]) {

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, stopTestServer, TestServer, Client, must, MOCK_OBM, MOCK_SWITCH } from '../../helpers/server';
@@ -206,6 +207,23 @@ nodes:
     expect(cut.length).to.equal(n);
     expect(cut.every((x: { nics: { switch: string }[] }) => x.nics[0]?.switch === 'sw-cut'), 'every nic wired').to.equal(true);
     expect((await cli.run('import', f)).stdout).to.match(/^nothing to change/);
+  });
+
+  it('a call the service fails (5xx) half-way: reported with its line, and exit code 3 (a failure of the server, not of the file)', async () => {
+    const f = file('fails.yaml', `nodes:\n  - name: fl1\n    obm: {type: mock, host: 127.0.0.1, user: bmc, password: ${BMC_PW}}\n`);
+    // An empty service whose store refuses every change.
+    const failing = createHttpServer((req, res) => {
+      res.writeHead(req.method === 'GET' ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(req.method === 'GET' ? '{"switches": [], "nodes": []}' : JSON.stringify({ type: 'ServiceUnavailableError', msg: 'storage refused the change' }));
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    try {
+      const r = await cliFor(`http://127.0.0.1:${(failing.address() as { port: number }).port}`).run('import', f);
+      expect(r.code, r.stderr).to.equal(3);
+      expect(r.stderr).to.include(`${f}:2: ServiceUnavailableError: storage refused the change\n`);
+    } finally {
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
+    }
   });
 
   it('YAML: a metadata value of another type (3 and "3", true and "true") differs and is set; CSV, text only, compares the text', async () => {
