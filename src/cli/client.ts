@@ -25,13 +25,13 @@ class Silent extends Error {}
  * 10080, …), and a service may well listen there. `timeoutMs` bounds each wait for the server
  * (connecting, its answer, each part of its body); 0: none.
  */
-function send(to: RequestOptions, method: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number): Promise<{ res: { status: number; statusText: string; type: string }; text: string }> {
+function send(to: RequestOptions, method: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number): Promise<{ res: { status: number; statusText: string; type: string; location?: string }; text: string }> {
   return new Promise((resolve, reject) => {
     const request = to.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = request({ ...to, method, headers: payload === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', type: res.headers['content-type'] ?? '' }, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ res: { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', type: res.headers['content-type'] ?? '', location: res.headers.location }, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
     if (timeoutMs > 0) req.setTimeout(timeoutMs, () => req.destroy(new Silent()));
@@ -133,6 +133,15 @@ export class Client {
     return new TransportError(`${this.base} did not answer ${call} within ${this.timeoutS} s (--timeout or HILT_TIMEOUT sets the limit in seconds; 0: none)`);
   }
 
+  /**
+   * A redirect (a proxy sending http to https, a moved service): not followed, so that the
+   * credentials go nowhere but to the endpoint given; the endpoint is not the service (exit 3).
+   */
+  private redirected(call: string, status: number, location: string | undefined): TransportError {
+    const to = location ? ` to ${location.replace(/^([^:/?#]+:\/\/)[^/?#]*@/, '$1')}` : '';
+    return new TransportError(`${this.base} answered ${call} with a redirect (${status})${to}: hilt does not follow it; give the service's own address as the endpoint`);
+  }
+
   /** The path of a call behind the endpoint's own path (e.g. /v0). */
   private prefixed(p: string): string {
     return this.url.pathname.replace(/\/+$/, '') + p;
@@ -158,7 +167,7 @@ export class Client {
     const authorization = await this.authorization();
     if (authorization) headers.authorization = authorization;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: { status: number; statusText: string; type: string };
+    let res: { status: number; statusText: string; type: string; location?: string };
     let text: string;
     try {
       ({ res, text } = await send(to, method, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutS * 1000));
@@ -178,6 +187,7 @@ export class Client {
       }
     }
     const call = `${method} ${p}`;
+    if (res.status >= 300 && res.status < 400) throw this.redirected(call, res.status, res.location);
     if (res.status >= 200 && res.status < 300) {
       // Judged by the body, not its type: HIL's server (Flask) sends its JSON, and its empty
       // answers, as text/html. Anything else means the endpoint is not the service (a web
@@ -215,6 +225,10 @@ export class Client {
       req.end();
     });
     if (res.statusCode === 200) return res;
+    if (res.statusCode !== undefined && res.statusCode >= 300 && res.statusCode < 400) {
+      res.resume();
+      throw this.redirected(`GET ${p}`, res.statusCode, res.headers.location);
+    }
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');

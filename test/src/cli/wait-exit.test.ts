@@ -197,6 +197,25 @@ describe('hilt --wait and exit codes', function () {
       }
     });
 
+    it('3 for a redirect (a proxy sending http to https), not followed and said so, not a refusal (1) with the page', async () => {
+      const proxy = createServer((req, res) => {
+        res.writeHead(301, { location: `https://127.0.0.1:9${req.url}`, 'content-type': 'text/html' });
+        res.end('<html><body>Moved Permanently</body></html>');
+      });
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+        for (const [args, call] of [[['project', 'list'], 'GET /projects'], [['project', 'create', 'p9'], 'PUT /project/p9'], [['events', '--after', '1'], 'GET /events']] as const) {
+          const r = await hilt(url, [...args]);
+          expect(r.code, args.join(' ')).to.equal(3);
+          expect(r.stderr, args.join(' ')).to.match(new RegExp(`^hilt: ${url} answered ${call} with a redirect \\(301\\) to https://127\\.0\\.0\\.1:9/\\S*: hilt does not follow it; give the service's own address as the endpoint\n$`));
+          expect(r.stdout).to.equal('');
+        }
+      } finally {
+        await new Promise<void>((r) => proxy.close(() => r()));
+      }
+    });
+
     it('3, and a plain reason, for a 2xx answer that is not JSON (text, cut short, empty), not a stack trace', async () => {
       // What each call gets: plain text, a JSON text cut short, nothing at all.
       const bodies: Record<string, [string, string]> = {
