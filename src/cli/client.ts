@@ -50,6 +50,9 @@ export class ApiError extends Error {
 /** The server could not be reached, or its answer could not be read. */
 export class TransportError extends Error {}
 
+/** A redirect, not followed: the endpoint is not the service, and asking again will not make it one. */
+export class Redirected extends TransportError {}
+
 /** A command line the CLI refuses before it calls anything (exit code 2). */
 export class UsageError extends Error {}
 
@@ -137,9 +140,9 @@ export class Client {
    * A redirect (a proxy sending http to https, a moved service): not followed, so that the
    * credentials go nowhere but to the endpoint given; the endpoint is not the service (exit 3).
    */
-  private redirected(call: string, status: number, location: string | undefined): TransportError {
+  private redirected(call: string, status: number, location: string | undefined): Redirected {
     const to = location ? ` to ${location.replace(/^([^:/?#]+:\/\/)[^/?#]*@/, '$1')}` : '';
-    return new TransportError(`${this.base} answered ${call} with a redirect (${status})${to}: hilt does not follow it; give the service's own address as the endpoint`);
+    return new Redirected(`${this.base} answered ${call} with a redirect (${status})${to}: hilt does not follow it; give the service's own address as the endpoint`);
   }
 
   /** The path of a call behind the endpoint's own path (e.g. /v0). */

@@ -9,7 +9,7 @@
 import { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ApiError, BadAnswer, Client, path, TransportError, UsageError } from '../client';
+import { ApiError, BadAnswer, Client, path, Redirected, TransportError, UsageError } from '../client';
 import { Ctx, JsonOpts, wantsJson } from '../context';
 import { answer, fields, note, out, table } from '../output';
 import { backoff, sleep } from '../../../lib/time';
@@ -132,7 +132,7 @@ export function eventCommands(program: Command, ctx: Ctx): void {
           if (!o.follow && r.live) return;
         } catch (err) {
           // Refusals (410, 401, 400) end the command; a server that cannot be reached is tried again when following.
-          if (err instanceof ApiError && err.status < 500) throw err;
+          if ((err instanceof ApiError && err.status < 500) || err instanceof Redirected) throw err;
           if (!o.follow || !(err instanceof TransportError || err instanceof ApiError)) throw err;
         }
         if (stop.signal.aborted) return;
