@@ -62,8 +62,8 @@ export class UsageError extends Error {}
  * 3, as any answer that is not the call's (docs/cli.md).
  */
 export class BadAnswer extends Error {
-  constructor(readonly endpoint: string, readonly call: string, detail?: string) {
-    super(`${endpoint} answered ${call} with JSON that is not what this command reads${detail ? ` (${detail})` : ''}: is it the service's address, and a version of it this hilt reads?`);
+  constructor(readonly endpoint: string, readonly call: string, detail?: string, what = 'JSON that is not what this command reads') {
+    super(`${endpoint} answered ${call} with ${what}${detail ? ` (${detail})` : ''}: is it the service's address, and a version of it this hilt reads?`);
   }
 }
 

@@ -46,6 +46,11 @@ function eventOf(data: string, endpoint: string): StreamEvent {
  */
 async function readStream(client: Client, query: [string, string][], lastId: string | undefined, print: (e: StreamEvent) => void, stopAtLive: boolean, signal: AbortSignal, opened: (serverTime: string | undefined) => void): Promise<{ lastId: string | undefined; live: boolean }> {
   const res = await client.open('/events', query, { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) }, signal);
+  // A web page (a proxy's, a server without the stream): no reconnect makes it a stream.
+  if (!/^text\/event-stream\b/i.test(res.headers['content-type'] ?? '')) {
+    res.destroy();
+    throw new BadAnswer(client.endpoint, 'GET /events', undefined, `${res.headers['content-type'] || 'no content type'}, not an event stream`);
+  }
   const date = res.headers.date ? Date.parse(res.headers.date) : NaN;
   opened(Number.isNaN(date) ? undefined : new Date(date).toISOString());
   res.setEncoding('utf8');

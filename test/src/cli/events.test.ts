@@ -148,7 +148,7 @@ describe('hilt events and hilt admin webhook', function () {
     }
   });
 
-  it('an event of another shape ({}, not JSON) ends the command with 3 and one line naming it, --follow too (not reconnecting to it for ever)', async () => {
+  it('an event of another shape ({}, not JSON), or a web page for the stream, ends the command with 3 and one line naming it, --follow too (not reconnecting to it for ever)', async () => {
     let data = '{}';
     const odd = createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -156,6 +156,11 @@ describe('hilt events and hilt admin webhook', function () {
       setTimeout(() => res.end(), 100);
     });
     await new Promise<void>((r) => odd.listen(0, '127.0.0.1', r));
+    const page = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>welcome</title>\n\n<p>data: {}</p>\n\n');
+    });
+    await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
       for (const d of ['{}', 'not json', '[1]']) {
@@ -167,8 +172,15 @@ describe('hilt events and hilt admin webhook', function () {
           expect(r.stdout).to.equal('');
         }
       }
+      // A web page where the stream is due: no reconnect makes it one.
+      for (const args of [['events'], ['events', '--follow']]) {
+        const r = await hilt(url.replace(/\d+$/, String((page.address() as AddressInfo).port)), args, { timeoutMs: 10_000 });
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(3);
+        expect(r.stderr).to.match(/^hilt: http:\/\/127\.0\.0\.1:\d+ answered GET \/events with text\/html, not an event stream: is it the service's address/);
+      }
     } finally {
       await new Promise<void>((r) => odd.close(() => r()));
+      await new Promise<void>((r) => page.close(() => r()));
     }
   });
 
