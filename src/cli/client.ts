@@ -140,7 +140,7 @@ export class Client {
    * A redirect (a proxy sending http to https, a moved service): not followed, so that the
    * credentials go nowhere but to the endpoint given; the endpoint is not the service (exit 3).
    */
-  private redirected(call: string, status: number, location: string | undefined): Redirected {
+  redirected(call: string, status: number, location: string | undefined): Redirected {
     const to = location ? ` to ${location.replace(/^([^:/?#]+:\/\/)[^/?#]*@/, '$1')}` : '';
     return new Redirected(`${this.base} answered ${call} with a redirect (${status})${to}: hilt does not follow it; give the service's own address as the endpoint`);
   }

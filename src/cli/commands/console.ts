@@ -82,6 +82,7 @@ export async function attach(client: Client, node: string, term: Terminal): Prom
           e = JSON.parse(text) as typeof e;
         } catch { /* not our error body */ }
         const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400) return reject(client.redirected(`GET ${path('node', node, 'console', 'stream')}`, status, res.headers.location));
         reject(typeof e.type === 'string' && typeof e.msg === 'string'
           ? new ApiError(status, e.type, e.msg, `GET ${path('node', node, 'console', 'stream')}`)
           : new ApiError(status, `HTTP ${status}`, text.trim().slice(0, 500), `GET ${path('node', node, 'console', 'stream')}`));

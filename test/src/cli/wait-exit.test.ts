@@ -205,7 +205,7 @@ describe('hilt --wait and exit codes', function () {
       await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
       try {
         const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-        for (const [args, call] of [[['project', 'list'], 'GET /projects'], [['project', 'create', 'p9'], 'PUT /project/p9'], [['events', '--after', '1'], 'GET /events'], [['events', '--follow'], 'GET /events']] as const) {
+        for (const [args, call] of [[['project', 'list'], 'GET /projects'], [['project', 'create', 'p9'], 'PUT /project/p9'], [['events', '--after', '1'], 'GET /events'], [['events', '--follow'], 'GET /events'], [['node', 'console', 'attach', 'n1'], 'GET /node/n1/console/stream']] as const) {
           const r = await hilt(url, [...args]);
           expect(r.code, args.join(' ')).to.equal(3);
           expect(r.stderr, args.join(' ')).to.match(new RegExp(`^hilt: ${url} answered ${call} with a redirect \\(301\\) to https://127\\.0\\.0\\.1:9/\\S*: hilt does not follow it; give the service's own address as the endpoint\n$`));
