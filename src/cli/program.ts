@@ -50,7 +50,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): { program: C
     .option('--timeout <seconds>', `how long a call waits for the server before it fails with exit code 3 (default: $HILT_TIMEOUT, else ${DEFAULT_TIMEOUT_S}; 0: no limit); an open stream (events --follow, a console) is not cut`)
     .option('--user <name>', 'the user to call as (default: $HIL_USERNAME); the password is $HIL_PASSWORD, or asked for on a terminal. Without --user, a token in $HILT_TOKEN (or $HIL_TOKEN) is sent instead')
     .addHelpText('after', '\nExit codes: 0 success; 1 the server refused the call (4xx); 2 a usage error; 3 the server, its hardware or the\n'
-      + 'connection failed (5xx, unreachable, no answer within the timeout, a network operation that ended in ERROR).');
+      + 'connection failed (5xx, unreachable, no answer within the timeout, a network operation that ended in ERROR); 130 stopped by Ctrl-C (--wait, a prompt).');
   const ctx = context(program, env);
 
   program.command('serve').description('Start the service (configured by HILT_* variables: docs/operations.md, Settings)')

@@ -7,7 +7,9 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { startTestServer, stopTestServer, TestServer, Client, must, makeNode, mockSwitch } from '../../helpers/server';
 import { freePort } from '../../helpers/process';
-import { cliFor, hilt, rows } from '../../helpers/cli';
+import { cliFor, hilt, rows, CLI } from '../../helpers/cli';
+import { spawn } from 'node:child_process';
+import { until } from '../../helpers/wait';
 
 describe('hilt --wait and exit codes', function () {
   this.timeout(60_000);
@@ -66,6 +68,30 @@ describe('hilt --wait and exit codes', function () {
       const j = await cli.run('port', 'revert', 's1', 'gi1/0/9', '--wait', '--json');
       expect(j.code).to.equal(3);
       expect(JSON.parse(j.stdout)).to.deep.include({ status: 'ERROR', type: 'revert_port' });
+    });
+
+    it('Ctrl-C stops the waiting, not the operation: exit 130, and how to look the operation up later', async () => {
+      const id = '0123456789abcdef0123456789abcdef';
+      const slow = createServer((req, res) => {
+        res.writeHead(req.method === 'POST' ? 202 : 200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(req.method === 'POST' ? { status_id: id } : { status: 'PENDING', node: 'n1', nic: 'eth0', type: 'modify_port', channel: 'vlan/native', new_network: 'net' }));
+      });
+      await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+      try {
+        const child = spawn(process.execPath, [CLI, 'node', 'network', 'connect', 'n1', 'eth0', 'net', '--wait'], {
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, HIL_ENDPOINT: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, HIL_USERNAME: 'u', HIL_PASSWORD: 'u-pw' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (d) => (stderr += d));
+        const exited = new Promise<number | null>((r) => child.on('close', r));
+        await until('the wait begun', () => /PENDING/.test(stderr));
+        child.kill('SIGINT');
+        expect(await exited, stderr).to.equal(130);
+        expect(stderr).to.include(`hilt: stopped waiting; the operation goes on: hilt networking-action show ${id}\n`);
+      } finally {
+        await new Promise<void>((r) => slow.close(() => r()));
+      }
     });
 
     it('a server that fails or goes away while --wait polls: exit 3, and how to look the operation up later', async () => {
