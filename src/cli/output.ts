@@ -110,7 +110,8 @@ export function note(text: string): void {
  * answered JSON, whose answer a TypeError was met reading (a `{}` where a list is due, `null`).
  */
 export function report(err: unknown, endpoint?: string, lastJsonCall?: string): number {
-  if (err instanceof TypeError && endpoint && lastJsonCall) err = new BadAnswer(endpoint, lastJsonCall);
+  // The TypeError's own words stay in the line: were it hilt's bug, not the answer's, they say where.
+  if (err instanceof TypeError && endpoint && lastJsonCall) err = new BadAnswer(endpoint, lastJsonCall, `${err.name}: ${err.message}`);
   if (err instanceof ApiError) {
     if (notOffered(err)) {
       note(`the server${endpoint ? ` at ${endpoint}` : ''} does not offer ${err.call} (404${bare404(err) ? '' : ` ${err.type}: ${err.msg}`})`);
