@@ -73,13 +73,21 @@ describe('the event hub under a stream of commits', function () {
     const many = await burst(20, 800, 'many');
     expect(hub.flushInterval).to.equal(100);
     expect(many.positions.length).to.be.greaterThan(20);
-    for (const s of many.streams) {
-      const { writes, ids } = s.frames();
+    const perStream = many.streams.map((s) => s.frames());
+    for (const { writes, ids } of perStream) {
       expect(ids).to.deep.equal(many.positions);
-      // The first frame after a quiet spell goes at once; then one write per interval at most (a timer may fire a millisecond or two early by this clock).
-      for (const g of gaps(writes)) expect(g).to.be.greaterThan(90);
       expect(writes.length).to.be.at.most(Math.ceil(many.took / 100) + 2);
+      // Never two flushes back to back. A stream's write comes a little after its flush began,
+      // later still after a pause (a collection on a loaded machine) among the flush's writes.
+      for (const g of gaps(writes)) expect(g).to.be.greaterThan(50);
     }
+    // Every stream got every flush (the same frames, live before the burst): a flush began at
+    // its first write to any stream. The first after a quiet spell goes at once; then one per
+    // interval at most (a timer may fire a millisecond or two early by this clock).
+    const counts = new Set(perStream.map((f) => f.writes.length));
+    expect(counts.size).to.equal(1);
+    const starts = perStream[0].writes.map((_, k) => Math.min(...perStream.map((f) => f.writes[k])));
+    for (const g of gaps(starts)) expect(g).to.be.greaterThan(97);
     hub.close();
 
     hub = new EventHub(ts.world.runtime, { bufferBytes: 1 << 20, heartbeatMs: 60_000, ringSize: 4096, ringBytes: 1 << 20, flushMs: 10, writesPerSecond: 200 });
