@@ -12,6 +12,7 @@ import { startTestServer, stopTestServer, TestServer, Client, must, makeUser, ma
 import { SseStream } from '../../helpers/sse';
 import { startIssuer, type TestIssuer } from '../../helpers/oidc-issuer';
 import { addSecret } from '../../helpers/secrets';
+import { apiRoutes } from '../../helpers/api-routes';
 
 /** A valid body per change, naming the objects of `s` (its project, network). */
 const bodies = (s: Names): Record<string, object> => ({
@@ -108,16 +109,7 @@ describe('narrowed credentials against every route', function () {
     await issuer.close();
   });
 
-  /** Every route of the API once (not the /v0 copies, the dashboard or the API's description; the stream apart). */
-  function routes(): { method: string; url: string; reads?: boolean }[] {
-    const seen = new Set<string>();
-    return ts.app.routeTable.filter((r) => {
-      const k = `${r.method} ${r.url}`;
-      if (r.method === 'HEAD' || r.url.startsWith('/v0/') || /^\/(ui|docs|openapi)/.test(r.url) || r.url === '/events' || seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    });
-  }
+  const routes = () => apiRoutes(ts.app);
 
   /** The route's path with the names of `s` (`user`: the caller's own). */
   function path(method: string, url: string, s: Names, self: string): string {
