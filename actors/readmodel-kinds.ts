@@ -154,14 +154,14 @@ function sharing(rm: ReadModel): Record<string, (id: string, s: any) => unknown>
       return (found = find(key));
     };
   };
-  const nicNode = lastOuter((escaped) => {
+  /** An id's escaped node name → the node, or the name when the read model holds no such node. */
+  const nodeIn = (escaped: string) => {
     const name = unescapeName(escaped);
     return rm.nodes.get(name) ?? name;
-  });
-  const wireNode = lastOuter((escaped) => {
-    const name = unescapeName(escaped);
-    return rm.nodes.get(name) ?? name;
-  });
+  };
+  // One each for the nics' ids and the ports' wires: they follow different orders.
+  const nicNode = lastOuter(nodeIn);
+  const wireNode = lastOuter(nodeIn);
   const portSwitch = lastOuter((escaped) => {
     const name = unescapeName(escaped);
     return rm.switches.get(name)?.name ?? name;
